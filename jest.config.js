@@ -1,0 +1,10 @@
+/** Jest: unit tests (test/unit) and end-to-end tests (test/e2e) in one run. */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.spec.ts'],
+  // Type checking is done once by `tsc --noEmit` (npm run lint); here we only transpile.
+  transform: { '^.+\\.ts$': 'ts-jest' },
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,56 @@
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { AdminModule } from './admin/admin.module';
+import { AuthGuard } from './auth/auth.guard';
+import { AuthModule } from './auth/auth.module';
+import { ChatModule } from './chat/chat.module';
+import { OpenAIErrorFilter } from './common/errors/openai-error.filter';
+import { AppLogger } from './common/logging/logger';
+import { GatewayValidationPipe } from './common/validation/validation.pipe';
+import { ConfigModule } from './config/config.module';
+import type { GatewayConfig } from './config/config.schema';
+import { HealthModule } from './health/health.module';
+import { InFlightTracker } from './lifecycle/in-flight.tracker';
+import { RedisModule } from './redis/redis.module';
+import { RoutingModule } from './routing/routing.module';
+
+/** Process-wide singletons made before Nest starts (the logger logs Nest's own boot). */
+@Global()
+@Module({})
+class RuntimeModule {
+  static forRoot(logger: AppLogger, inFlight: InFlightTracker): DynamicModule {
+    return {
+      module: RuntimeModule,
+      providers: [
+        { provide: AppLogger, useValue: logger },
+        { provide: InFlightTracker, useValue: inFlight },
+      ],
+      exports: [AppLogger, InFlightTracker],
+    };
+  }
+}
+
+/** The global guard, pipe and filter are registered here and nowhere else. */
+@Module({})
+export class AppModule {
+  static forRoot(config: GatewayConfig, logger: AppLogger, inFlight: InFlightTracker): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        RuntimeModule.forRoot(logger, inFlight),
+        RedisModule,
+        AuthModule,
+        AdminModule,
+        RoutingModule,
+        ChatModule,
+        HealthModule,
+      ],
+      providers: [
+        { provide: APP_GUARD, useExisting: AuthGuard },
+        { provide: APP_PIPE, useClass: GatewayValidationPipe },
+        { provide: APP_FILTER, useClass: OpenAIErrorFilter },
+      ],
+    };
+  }
+}

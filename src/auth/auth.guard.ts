@@ -1,0 +1,56 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { GatewayConfig } from '../config/config.schema';
+import { GatewayException } from '../common/errors/gateway.exception';
+import { CredentialCache } from './credential.cache';
+import { ROUTE_ACCESS, type RouteAccess } from './route-access.decorators';
+import { bearerToken } from './token-format';
+
+/**
+ * The global guard. Default deny: a route without a marker needs a team token;
+ * `@Public()` and `@AdminOnly()` are the only ways to say otherwise.
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  private readonly adminKeyDigest: Buffer;
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly credentials: CredentialCache,
+    config: GatewayConfig,
+  ) {
+    this.adminKeyDigest = sha256(config.admin.apiKey);
+  }
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const access =
+      this.reflector.getAllAndOverride<RouteAccess | undefined>(ROUTE_ACCESS, [context.getHandler(), context.getClass()]) ??
+      'team';
+    if (access === 'public') return true;
+    const req = context.switchToHttp().getRequest<Request>();
+    const token = bearerToken(req.headers.authorization);
+    if (!token) {
+      throw new GatewayException(
+        'invalid_api_key',
+        req.headers.authorization
+          ? 'The Authorization header must be "Bearer <token>".'
+          : 'Missing bearer token: send "Authorization: Bearer <token>".',
+      );
+    }
+    if (access === 'admin') {
+      // Compare digests so the comparison is constant-time whatever the lengths.
+      if (!timingSafeEqual(sha256(token), this.adminKeyDigest)) {
+        throw new GatewayException('invalid_api_key', 'The admin key is not valid.');
+      }
+      return true;
+    }
+    req.ctx.principal = await this.credentials.authenticate(token);
+    return true;
+  }
+}
+
+function sha256(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}

@@ -1,0 +1,39 @@
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { ChatService } from './chat.service';
+import { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
+
+/**
+ * POST /v1/chat/completions. The handler takes `@Res()` because the streaming
+ * branch owns the socket; the non-streaming branch still gets a plain object from
+ * the service and only serialises it.
+ */
+@Controller('v1/chat')
+export class ChatController {
+  constructor(private readonly chat: ChatService) {}
+
+  @Post('completions')
+  @HttpCode(200)
+  async create(@Body() dto: ChatCompletionRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+    req.ctx.stream = dto.stream === true;
+    const signal = abortOnClientClose(req, res);
+    if (dto.stream === true) {
+      await this.chat.stream(dto, req, res, signal);
+      return;
+    }
+    const completion = await this.chat.complete(dto, req, signal);
+    res.status(200).json(completion);
+  }
+}
+
+/** An AbortSignal that fires when the client goes away before the response is complete. */
+function abortOnClientClose(req: Request, res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) {
+      req.ctx.aborted = true;
+      controller.abort();
+    }
+  });
+  return controller.signal;
+}

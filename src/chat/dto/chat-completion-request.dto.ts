@@ -1,0 +1,91 @@
+import { Type } from 'class-transformer';
+import {
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  Max,
+  Min,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { IsMessageContent, IsStopSequences, Satisfies } from './content-validators';
+
+export const MESSAGE_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
+
+export class ChatMessageDto {
+  @IsIn(MESSAGE_ROLES as unknown as string[], { message: `must be one of: ${MESSAGE_ROLES.join(', ')}` })
+  role!: (typeof MESSAGE_ROLES)[number];
+
+  @IsMessageContent()
+  content!: string | Array<Record<string, unknown>> | null;
+
+  @IsOptional() @IsString() name?: string;
+
+  @ValidateIf((m: ChatMessageDto) => m.role === 'tool') @IsString() @IsNotEmpty() tool_call_id?: string;
+
+  @IsOptional() @IsArray() tool_calls?: unknown[];
+}
+
+export class StreamOptionsDto {
+  @IsOptional() @IsBoolean() include_usage?: boolean;
+}
+
+export class ThinkingDto {
+  @IsIn(['enabled', 'disabled'], { message: 'must be "enabled" or "disabled"' }) type!: 'enabled' | 'disabled';
+
+  @ValidateIf((t: ThinkingDto) => t.type === 'enabled' || t.budget_tokens !== undefined)
+  @IsInt()
+  @Min(1)
+  budget_tokens?: number;
+}
+
+/**
+ * POST /v1/chat/completions. Only the fields the gateway itself understands are
+ * declared; every other OpenAI field (tools, response_format, seed, ...) is kept
+ * on the object and passed through to OpenAI-compatible backends unchanged.
+ */
+export class ChatCompletionRequestDto {
+  [passthrough: string]: unknown;
+
+  @IsString() @IsNotEmpty() model!: string;
+
+  @IsArray()
+  @ArrayMinSize(1)
+  @ValidateNested({ each: true })
+  @Type(() => ChatMessageDto)
+  messages!: ChatMessageDto[];
+
+  @IsOptional() @IsInt() @Min(1) max_tokens?: number | null;
+  @IsOptional() @IsInt() @Min(1) max_completion_tokens?: number | null;
+  @IsOptional() @IsNumber() @Min(0) @Max(2) temperature?: number | null;
+  @IsOptional() @IsNumber() @Min(0) @Max(1) top_p?: number | null;
+  @IsOptional() @IsInt() @Min(1) @Max(128) n?: number | null;
+  @IsOptional() @IsStopSequences() stop?: string | string[] | null;
+  @IsOptional() @IsBoolean() stream?: boolean | null;
+
+  @IsOptional()
+  @IsObject()
+  @Satisfies((_v, o) => (o.stream === true ? null : "is only allowed when 'stream' is true"))
+  @ValidateNested()
+  @Type(() => StreamOptionsDto)
+  stream_options?: StreamOptionsDto | null;
+
+  @IsOptional()
+  @IsObject()
+  @Satisfies((value, o) => {
+    const thinking = value as ThinkingDto;
+    const limit = (o.max_tokens ?? o.max_completion_tokens) as number | null | undefined;
+    if (thinking?.type !== 'enabled' || typeof limit !== 'number' || typeof thinking.budget_tokens !== 'number') return null;
+    return thinking.budget_tokens < limit ? null : `budget_tokens (${thinking.budget_tokens}) must be smaller than max_tokens (${limit})`;
+  })
+  @ValidateNested()
+  @Type(() => ThinkingDto)
+  thinking?: ThinkingDto | null;
+}

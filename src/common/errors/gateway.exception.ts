@@ -1,0 +1,45 @@
+import { ERROR_CODES, type ErrorCode } from './error-codes';
+
+export interface OpenAIErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+export interface GatewayExceptionOptions {
+  param?: string | null;
+  /** Overrides the table's `type` (e.g. an upstream 429 says `tokens` or `requests`). */
+  type?: string;
+  /** Headers to send with the error (e.g. Retry-After). */
+  headers?: Record<string, string>;
+  /** Overrides the code sent on the wire (an upstream's own code, like `context_length_exceeded`). */
+  wireCode?: string | null;
+  /** Overrides the table's status (an upstream 4xx we pass through as it came). */
+  status?: number;
+  cause?: unknown;
+}
+
+/** Thrown by services; turned into OpenAI's error body by the one exception filter. */
+export class GatewayException extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly param: string | null;
+  readonly wireCode: string | null;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options: GatewayExceptionOptions = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = 'GatewayException';
+    this.status = options.status ?? ERROR_CODES[code].status;
+    this.type = options.type ?? ERROR_CODES[code].type;
+    this.param = options.param ?? null;
+    this.wireCode = options.wireCode === undefined ? code : options.wireCode;
+    this.headers = options.headers ?? {};
+  }
+
+  toBody(): OpenAIErrorBody {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.wireCode } };
+  }
+}

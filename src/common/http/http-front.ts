@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response, type Express } from 'express';
+import type { GatewayConfig } from '../../config/config.schema';
+import { GatewayException } from '../errors/gateway.exception';
+import { sendError, toGatewayException } from '../errors/error-response';
+import type { AppLogger } from '../logging/logger';
+import type { InFlightTracker } from '../../lifecycle/in-flight.tracker';
+
+/**
+ * The Express layer in front of Nest: request id, trust proxy, JSON body parsing
+ * with our limits, and the access log. Body-parser errors happen before Nest's
+ * pipeline, so they are turned into OpenAI errors here.
+ */
+export function installHttpFront(
+  app: Express,
+  config: GatewayConfig,
+  logger: AppLogger,
+  inFlight: InFlightTracker,
+): void {
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  // Forwarded headers are believed only when the immediate peer is a configured proxy.
+  app.set('trust proxy', config.server.trustedProxies.length ? config.server.trustedProxies : false);
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    req.ctx = { requestId: randomUUID(), startedAt: process.hrtime.bigint() };
+    res.setHeader('x-request-id', req.ctx.requestId);
+    inFlight.begin(res);
+    if (config.accessLog) res.once('close', () => writeAccessLog(req, res, logger));
+    next();
+  });
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
+      return sendError(
+        res,
+        new GatewayException('unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json).', {
+          param: null,
+        }),
+      );
+    }
+    next();
+  });
+
+  app.use(express.json({ limit: config.server.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
+
+  // Express error handler for the parser above (4 arguments is how Express knows).
+  app.use((error: Error & { type?: string }, _req: Request, res: Response, next: NextFunction) => {
+    if (error.type === 'entity.parse.failed') {
+      return sendError(res, new GatewayException('invalid_json', `The request body is not valid JSON: ${error.message}`));
+    }
+    if (error.type === 'entity.too.large') {
+      return sendError(
+        res,
+        new GatewayException('request_too_large', `The request body is larger than ${config.server.maxBodyBytes} bytes.`),
+      );
+    }
+    if (error.type === 'encoding.unsupported' || error.type === 'charset.unsupported') {
+      return sendError(res, new GatewayException('unsupported_media_type', error.message));
+    }
+    if (error.type === 'request.aborted') return next();
+    sendError(res, toGatewayException(error, logger.pino));
+  });
+}
+
+function hasBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** One JSON line per request. Never headers, never bodies: they can carry secrets. */
+function writeAccessLog(req: Request, res: Response, logger: AppLogger): void {
+  const ctx = req.ctx;
+  const latencyMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
+  const tokens =
+    ctx.promptTokens !== undefined || ctx.completionTokens !== undefined
+      ? { prompt: ctx.promptTokens ?? 0, completion: ctx.completionTokens ?? 0 }
+      : undefined;
+  logger.pino.info(
+    {
+      type: 'access',
+      requestId: ctx.requestId,
+      method: req.method,
+      path: req.path,
+      status: res.statusCode,
+      latencyMs: Math.round(latencyMs * 100) / 100,
+      clientIp: req.ip,
+      clientHost: req.hostname,
+      team: ctx.principal?.teamId,
+      tokenId: ctx.principal?.tokenId,
+      model: ctx.model,
+      backend: ctx.backend,
+      stream: ctx.stream,
+      tokens,
+      error: ctx.errorCode,
+      aborted: ctx.aborted || (!res.writableFinished ? true : undefined),
+    },
+    'request',
+  );
+}

@@ -1,0 +1,115 @@
+import { readFileSync } from 'node:fs';
+import { plainToInstance, type ClassConstructor } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import { parse as parseYaml } from 'yaml';
+import { BackendConfig, GatewayConfig, ModelConfig, TeamSeedConfig } from './config.schema';
+
+/** A config problem, always naming the key, so the operator can fix it without reading code. */
+export class ConfigError extends Error {
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/**
+ * Replaces `${NAME}` and `${NAME:-default}` in every string of the parsed YAML.
+ * Interpolating after parsing means a secret can never break the YAML syntax.
+ */
+export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path: string, problems: string[]): unknown {
+  if (typeof value === 'string') {
+    return value.replace(ENV_REF, (_match, name: string, fallback: string | undefined) => {
+      const found = env[name];
+      if (found !== undefined) return found;
+      if (fallback !== undefined) return fallback;
+      problems.push(`${path || '(root)'}: environment variable ${name} is not set`);
+      return '';
+    });
+  }
+  if (Array.isArray(value)) return value.map((item, i) => interpolateEnv(item, env, `${path}[${i}]`, problems));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      out[key] = interpolateEnv(item, env, path ? `${path}.${key}` : key, problems);
+    }
+    return out;
+  }
+  return value;
+}
+
+function describe(errors: ValidationError[], path: string, out: string[]): void {
+  for (const error of errors) {
+    const here = path ? `${path}.${error.property}` : error.property;
+    for (const message of Object.values(error.constraints ?? {})) {
+      // class-validator starts each message with the property name; we print the full path instead.
+      out.push(`${here}: ${message.startsWith(error.property + ' ') ? message.slice(error.property.length + 1) : message}`);
+    }
+    describe(error.children ?? [], here, out);
+  }
+}
+
+function validateEntry<T extends object>(cls: ClassConstructor<T>, raw: unknown, path: string, problems: string[]): T {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
+    problems.push(`${path}: must be a mapping`);
+    return new cls();
+  }
+  const instance = plainToInstance(cls, raw);
+  describe(validateSync(instance, { forbidUnknownValues: false, whitelist: true, forbidNonWhitelisted: true }), path, problems);
+  return instance;
+}
+
+function validateMap<T extends object>(cls: ClassConstructor<T>, raw: unknown, path: string, problems: string[]) {
+  const out: Record<string, T> = {};
+  if (raw === undefined || raw === null) return out;
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    problems.push(`${path}: must be a mapping of id -> settings`);
+    return out;
+  }
+  for (const [id, entry] of Object.entries(raw)) out[id] = validateEntry(cls, entry, `${path}.${id}`, problems);
+  return out;
+}
+
+/** Builds a validated config from an already-parsed object (used by the loader and by tests). */
+export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const problems: string[] = [];
+  const doc = interpolateEnv(raw ?? {}, env, '', problems) as Record<string, unknown>;
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(['(root): must be a mapping']);
+  const { backends, models, teams, ...rest } = doc;
+  const config = validateEntry(GatewayConfig, rest, '', problems);
+  config.backends = validateMap(BackendConfig, backends, 'backends', problems);
+  config.models = validateMap(ModelConfig, models, 'models', problems);
+  config.teams = validateMap(TeamSeedConfig, teams, 'teams', problems);
+
+  for (const [name, model] of Object.entries(config.models)) {
+    if (model.backend && !config.backends[model.backend]) {
+      problems.push(`models.${name}.backend: unknown backend "${model.backend}" (known: ${Object.keys(config.backends).join(', ') || 'none'})`);
+    }
+  }
+  if (env.PORT !== undefined) {
+    const port = Number(env.PORT);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`PORT: "${env.PORT}" is not a port number`);
+    else config.server.port = port;
+  }
+  if (problems.length) throw new ConfigError(problems.map((p) => p.replace(/^\./, '')));
+  return config;
+}
+
+/** Reads SWITCHYARD_CONFIG (default config/switchyard.yaml), interpolates ${ENV}, validates. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const path = env.SWITCHYARD_CONFIG ?? 'config/switchyard.yaml';
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError([`SWITCHYARD_CONFIG: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? error})`]);
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(text);
+  } catch (error) {
+    throw new ConfigError([`${path}: not valid YAML: ${(error as Error).message}`]);
+  }
+  return buildConfig(parsed, env);
+}

@@ -1,0 +1,93 @@
+import { Type } from 'class-transformer';
+import {
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+
+/**
+ * The shape of config/switchyard.yaml. Every class here is validated at boot;
+ * maps (backends, models, teams) are validated entry by entry in config.loader.ts
+ * so an error can name the exact key (e.g. `models.gpt-4o.backend`).
+ */
+export const BACKEND_TYPES = ['openai'] as const;
+export type BackendType = (typeof BACKEND_TYPES)[number];
+
+export const THINKING_MODES = ['none'] as const;
+export type ThinkingMode = (typeof THINKING_MODES)[number];
+
+export class ServerConfig {
+  @IsInt() @Min(0) @Max(65535) port = 8080;
+  @IsString() host = '0.0.0.0';
+  /** CIDRs or addresses whose X-Forwarded-* headers are believed (Express `trust proxy`). */
+  @IsArray() @IsString({ each: true }) trustedProxies: string[] = ['127.0.0.1/32', '::1/128'];
+  @IsInt() @Min(1024) maxBodyBytes = 1_048_576;
+  /** How long SIGTERM waits for in-flight requests and streams before closing them. */
+  @IsInt() @Min(0) shutdownGraceMs = 30_000;
+  /** An SSE comment is sent on a stream that has been silent this long (0 turns it off). */
+  @IsInt() @Min(0) sseKeepAliveMs = 15_000;
+}
+
+export class RedisConfig {
+  @Matches(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL' }) url = 'redis://127.0.0.1:6379';
+  @IsString() keyPrefix = 'sy:';
+}
+
+export class AdminConfig {
+  @IsString() @IsNotEmpty({ message: 'must be set (it guards /admin/v1/*)' }) apiKey!: string;
+}
+
+export class LogConfig {
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) level = 'info';
+}
+
+export class TimeoutsConfig {
+  @IsInt() @Min(1) connectMs = 10_000;
+  /** Until the upstream's response headers arrive; reasoning models can think for minutes. */
+  @IsInt() @Min(1) firstByteMs = 300_000;
+  /** Longest silence allowed between two body chunks of an upstream response. */
+  @IsInt() @Min(1) idleMs = 300_000;
+}
+
+export class BackendConfig {
+  @IsIn(BACKEND_TYPES as unknown as string[]) type!: BackendType;
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) baseUrl!: string;
+  @IsOptional() @IsString() apiKey?: string;
+  @IsInt() @Min(1) maxConnections = 128;
+  @ValidateNested() @Type(() => TimeoutsConfig) timeouts: TimeoutsConfig = new TimeoutsConfig();
+  /** Extra static headers sent upstream (e.g. OpenAI-Organization). */
+  @IsOptional() @IsObject() headers?: Record<string, string>;
+}
+
+export class ModelConfig {
+  @IsString() @IsNotEmpty() backend!: string;
+  @IsString() @IsNotEmpty() upstreamModel!: string;
+  /** How the model reasons; the modes beyond `none` arrive with the reasoning issue. */
+  @IsIn(THINKING_MODES as unknown as string[]) thinking: ThinkingMode = 'none';
+}
+
+export class TeamSeedConfig {
+  @IsArray() @IsString({ each: true }) models: string[] = ['*'];
+}
+
+export class GatewayConfig {
+  @ValidateNested() @Type(() => ServerConfig) server: ServerConfig = new ServerConfig();
+  @ValidateNested() @Type(() => RedisConfig) redis: RedisConfig = new RedisConfig();
+  @ValidateNested() @Type(() => AdminConfig) admin!: AdminConfig;
+  @ValidateNested() @Type(() => LogConfig) log: LogConfig = new LogConfig();
+  @IsBoolean() accessLog = true;
+  // Maps are validated entry by entry by the loader (so errors name `models.<name>.<key>`).
+  @IsObject() backends: Record<string, BackendConfig> = {};
+  @IsObject() models: Record<string, ModelConfig> = {};
+  @IsObject() teams: Record<string, TeamSeedConfig> = {};
+}

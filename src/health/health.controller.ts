@@ -1,0 +1,52 @@
+import { Controller, Get, HttpCode, Inject, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import type Redis from 'ioredis';
+import { Public } from '../auth/route-access.decorators';
+import { REDIS } from '../redis/redis.module';
+import { InFlightTracker } from '../lifecycle/in-flight.tracker';
+
+const REDIS_PING_TIMEOUT_MS = 1000;
+
+/** Liveness (the process answers) and readiness (config loaded, Redis answers, not draining). */
+@Public()
+@Controller('health')
+export class HealthController {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly inFlight: InFlightTracker,
+  ) {}
+
+  @Get('live')
+  @HttpCode(200)
+  live() {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  async ready(@Res({ passthrough: true }) res: Response) {
+    // The config was validated before the app could start, so it is loaded if we answer at all.
+    const redis = await this.pingRedis();
+    const ok = redis && !this.inFlight.draining;
+    res.status(ok ? 200 : 503);
+    return {
+      status: ok ? 'ok' : 'unavailable',
+      checks: { config: 'ok', redis: redis ? 'ok' : 'unreachable', accepting: !this.inFlight.draining },
+    };
+  }
+
+  private async pingRedis(): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), REDIS_PING_TIMEOUT_MS);
+    });
+    const ping = this.redis.ping().then(
+      (answer) => answer === 'PONG',
+      () => false,
+    );
+    try {
+      return await Promise.race([ping, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,102 @@
+import type { BackendConfig } from '../../config/config.schema';
+import { GatewayException } from '../../common/errors/gateway.exception';
+import type { ChatCompletionRequestDto } from '../../chat/dto/chat-completion-request.dto';
+import type { CallTarget, ProviderAdapter, StreamMapper, StreamStep, UpstreamCall } from '../provider-adapter';
+import { normalizeUsage, type ChatCompletion, type ChatCompletionChunk } from '../shared/openai-types';
+import { mapUpstreamError } from '../shared/upstream-errors';
+import type { SseEvent } from '../shared/sse';
+
+/** Fields the gateway consumes itself and never forwards as-is. */
+const GATEWAY_ONLY_FIELDS = ['thinking'] as const;
+
+/**
+ * Any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama, Groq...). Requests
+ * pass through with unknown fields intact; only the model name and the stream
+ * options are ours to set.
+ */
+export class OpenAIAdapter implements ProviderAdapter {
+  constructor(
+    private readonly backendId: string,
+    private readonly config: BackendConfig,
+  ) {}
+
+  buildRequest(request: ChatCompletionRequestDto, target: CallTarget, stream: boolean): UpstreamCall {
+    const body: Record<string, unknown> = { ...request, model: target.upstreamModel };
+    for (const field of GATEWAY_ONLY_FIELDS) delete body[field];
+    if (stream) {
+      body.stream = true;
+      // Always ask for usage so every stream can be accounted; the relay strips it if the client did not ask.
+      body.stream_options = { ...(request.stream_options ?? {}), include_usage: true };
+    } else {
+      delete body.stream;
+      delete body.stream_options;
+    }
+    const headers: Record<string, string> = {
+      ...this.config.headers,
+      'content-type': 'application/json',
+      accept: stream ? 'text/event-stream' : 'application/json',
+    };
+    if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
+    return { path: '/chat/completions', headers, body: JSON.stringify(body) };
+  }
+
+  parseResponse(body: unknown): ChatCompletion {
+    const reply = body as Partial<ChatCompletion> | null;
+    if (!reply || typeof reply !== 'object' || !Array.isArray(reply.choices)) {
+      throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed chat completion.`);
+    }
+    return {
+      ...reply,
+      id: typeof reply.id === 'string' ? reply.id : `chatcmpl-${Date.now()}`,
+      object: 'chat.completion',
+      created: typeof reply.created === 'number' ? reply.created : Math.floor(Date.now() / 1000),
+      model: String(reply.model ?? ''),
+      choices: reply.choices,
+      usage: normalizeUsage(reply.usage),
+    };
+  }
+
+  createStreamMapper(): StreamMapper {
+    return {
+      map: (event: SseEvent): StreamStep => {
+        if (event.data === '[DONE]') return { chunks: [], done: true };
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(event.data);
+        } catch {
+          throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed stream event.`);
+        }
+        const chunk = parsed as ChatCompletionChunk & { error?: unknown };
+        if (chunk.error) throw this.errorFromBody(500, chunk, {});
+        if (chunk.usage) chunk.usage = normalizeUsage(chunk.usage);
+        return { chunks: [chunk] };
+      },
+    };
+  }
+
+  mapError(status: number, body: string, headers: Record<string, string | string[] | undefined>): GatewayException {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = undefined;
+    }
+    return this.errorFromBody(status, parsed, headers);
+  }
+
+  /** OpenAI's `{error: {...}}`, vLLM's older flat `{message, ...}`, or nothing usable. */
+  private errorFromBody(status: number, body: unknown, headers: Record<string, string | string[] | undefined>) {
+    const root = (body ?? {}) as Record<string, unknown>;
+    const error = (typeof root.error === 'object' && root.error ? root.error : root) as Record<string, unknown>;
+    return mapUpstreamError({
+      backendId: this.backendId,
+      status,
+      message: typeof error.message === 'string' ? error.message : undefined,
+      type: typeof error.type === 'string' ? error.type : undefined,
+      code: typeof error.code === 'string' ? error.code : null,
+      param: typeof error.param === 'string' ? error.param : null,
+      headers,
+      secrets: [this.config.apiKey],
+    });
+  }
+}

@@ -1,0 +1,56 @@
+import type { GatewayException } from '../common/errors/gateway.exception';
+import type { ChatCompletionRequestDto } from '../chat/dto/chat-completion-request.dto';
+import type { ModelConfig } from '../config/config.schema';
+import type { ChatCompletion, ChatCompletionChunk } from './shared/openai-types';
+import type { UpstreamClient } from './shared/upstream-client';
+import type { SseEvent } from './shared/sse';
+
+/** One HTTP request to an upstream, as an adapter builds it. */
+export interface UpstreamCall {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** What the model being called needs the adapter to know. */
+export interface CallTarget {
+  upstreamModel: string;
+  model: ModelConfig;
+}
+
+/** The result of mapping one upstream stream event. */
+export interface StreamStep {
+  chunks: ChatCompletionChunk[];
+  /** The upstream said the stream is complete. */
+  done?: boolean;
+}
+
+/** Stateful per stream: some vendors spread one OpenAI chunk's facts over several events. */
+export interface StreamMapper {
+  /** Throws a GatewayException when the upstream reports an error inside the stream. */
+  map(event: SseEvent): StreamStep;
+}
+
+/**
+ * The one interface every backend family implements (one folder per family under
+ * providers/). It only translates; the HTTP call, the relay and the accounting are
+ * shared, so a new family is a new adapter and nothing else.
+ */
+export interface ProviderAdapter {
+  buildRequest(request: ChatCompletionRequestDto, target: CallTarget, stream: boolean): UpstreamCall;
+  /** The upstream's 2xx JSON body -> an OpenAI chat.completion. */
+  parseResponse(body: unknown): ChatCompletion;
+  createStreamMapper(): StreamMapper;
+  /** An upstream non-2xx answer -> the error the client gets. */
+  mapError(status: number, body: string, headers: Record<string, string | string[] | undefined>): GatewayException;
+}
+
+/** A configured backend: its id, its adapter and its pooled HTTP client. */
+export interface Backend {
+  id: string;
+  adapter: ProviderAdapter;
+  client: UpstreamClient;
+}
+
+/** Injection token: Map<backendId, Backend>. */
+export const BACKENDS = Symbol('BACKENDS');

@@ -1,0 +1,34 @@
+import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { GatewayConfig, type BackendConfig } from '../config/config.schema';
+import { OpenAIAdapter } from './openai/openai.adapter';
+import { BACKENDS, type Backend, type ProviderAdapter } from './provider-adapter';
+import { UpstreamClient } from './shared/upstream-client';
+
+/** Backend `type` -> adapter factory. The only place that knows the families by name. */
+const ADAPTER_FACTORIES: Record<BackendConfig['type'], (id: string, config: BackendConfig) => ProviderAdapter> = {
+  openai: (id, config) => new OpenAIAdapter(id, config),
+};
+
+function buildBackends(config: GatewayConfig): Map<string, Backend> {
+  const backends = new Map<string, Backend>();
+  for (const [id, backendConfig] of Object.entries(config.backends)) {
+    backends.set(id, {
+      id,
+      adapter: ADAPTER_FACTORIES[backendConfig.type](id, backendConfig),
+      client: new UpstreamClient(id, backendConfig),
+    });
+  }
+  return backends;
+}
+
+@Module({
+  providers: [{ provide: BACKENDS, inject: [GatewayConfig], useFactory: buildBackends }],
+  exports: [BACKENDS],
+})
+export class ProvidersModule implements OnApplicationShutdown {
+  constructor(@Inject(BACKENDS) private readonly backends: Map<string, Backend>) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([...this.backends.values()].map((backend) => backend.client.close()));
+  }
+}

@@ -1,0 +1,73 @@
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import type { BackendConfig } from '../../config/config.schema';
+import { GatewayException } from '../../common/errors/gateway.exception';
+import type { UpstreamCall } from '../provider-adapter';
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Dispatcher.ResponseData['body'];
+}
+
+/**
+ * One pooled keep-alive connection set (undici Pool) per backend. Transport
+ * failures become gateway errors here: unreachable -> 502, timeouts -> 504.
+ */
+export class UpstreamClient {
+  private readonly pool: Pool;
+  private readonly basePath: string;
+
+  constructor(
+    private readonly backendId: string,
+    config: BackendConfig,
+  ) {
+    const url = new URL(config.baseUrl);
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.pool = new Pool(url.origin, {
+      connections: config.maxConnections,
+      connect: { timeout: config.timeouts.connectMs },
+      headersTimeout: config.timeouts.firstByteMs,
+      bodyTimeout: config.timeouts.idleMs,
+      keepAliveTimeout: 30_000,
+    });
+  }
+
+  async send(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
+    try {
+      const response = await this.pool.request({
+        method: 'POST',
+        path: this.basePath + call.path,
+        headers: call.headers,
+        body: call.body,
+        signal,
+      });
+      return { status: response.statusCode, headers: response.headers, body: response.body };
+    } catch (error) {
+      throw this.transportError(error);
+    }
+  }
+
+  /** Maps an undici/socket error (while connecting or reading) to what the client sees. */
+  transportError(error: unknown): unknown {
+    if (error instanceof GatewayException || isAbort(error)) return error;
+    if (
+      error instanceof undiciErrors.HeadersTimeoutError ||
+      error instanceof undiciErrors.BodyTimeoutError ||
+      error instanceof undiciErrors.ConnectTimeoutError
+    ) {
+      return new GatewayException('upstream_timeout', `Backend "${this.backendId}" did not answer in time.`, { cause: error });
+    }
+    return new GatewayException('upstream_unreachable', `Backend "${this.backendId}" could not be reached.`, { cause: error });
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+export function isAbort(error: unknown): boolean {
+  return (
+    error instanceof undiciErrors.RequestAbortedError ||
+    (error instanceof Error && (error.name === 'AbortError' || (error as { code?: string }).code === 'ABORT_ERR'))
+  );
+}

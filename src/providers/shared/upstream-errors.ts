@@ -1,0 +1,72 @@
+import { GatewayException } from '../../common/errors/gateway.exception';
+
+export interface UpstreamErrorFacts {
+  backendId: string;
+  status: number;
+  /** The vendor's own message, type and code, when its body had them. */
+  message?: string;
+  type?: string;
+  code?: string | null;
+  param?: string | null;
+  headers: Record<string, string | string[] | undefined>;
+  /** Strings that must never reach a client (the backend's API key). */
+  secrets: Array<string | undefined>;
+}
+
+function header(headers: UpstreamErrorFacts['headers'], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function scrub(text: string, secrets: Array<string | undefined>): string {
+  let out = text;
+  for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join('[redacted]');
+  // Vendors echo partial keys ("Incorrect API key provided: sk-abc***xyz"): drop anything key-shaped.
+  return out.replace(/\b(sk|sy|key)-[A-Za-z0-9_*.-]{6,}/g, '[redacted]');
+}
+
+/**
+ * One documented status per upstream outcome (see the README's error table):
+ * the client's own mistakes (400/404/413/422) pass through with the vendor's words;
+ * the gateway's credentials failing (401/403) is our problem, so 502; 429 keeps its
+ * Retry-After; 5xx become 502 (503 stays 503).
+ */
+export function mapUpstreamError(facts: UpstreamErrorFacts): GatewayException {
+  const vendorMessage = facts.message ? scrub(facts.message, facts.secrets) : undefined;
+  const said = vendorMessage ? `: ${vendorMessage}` : '';
+  const code = typeof facts.code === 'string' ? facts.code : null;
+  const { status, backendId } = facts;
+
+  if (status === 401 || status === 403) {
+    return new GatewayException('upstream_auth_failed', `Backend "${backendId}" rejected the gateway's credentials.`);
+  }
+  if (status === 429) {
+    const headers: Record<string, string> = {};
+    for (const name of ['retry-after', 'retry-after-ms']) {
+      const value = header(facts.headers, name);
+      if (value) headers[name] = value;
+    }
+    return new GatewayException('rate_limit_exceeded', `Backend "${backendId}" is rate limiting${said || '.'}`, {
+      type: facts.type ?? 'rate_limit_error',
+      wireCode: code ?? 'rate_limit_exceeded',
+      headers,
+    });
+  }
+  if (status === 400 || status === 404 || status === 409 || status === 413 || status === 422) {
+    return new GatewayException('invalid_request', vendorMessage ?? `Backend "${backendId}" rejected the request.`, {
+      status: status === 404 || status === 409 || status === 422 ? 400 : status,
+      type: facts.type ?? 'invalid_request_error',
+      param: facts.param ?? null,
+      wireCode: code,
+    });
+  }
+  if (status === 408 || status === 504) {
+    return new GatewayException('upstream_timeout', `Backend "${backendId}" timed out (HTTP ${status}).`);
+  }
+  if (status === 503 || status === 529) {
+    return new GatewayException('upstream_unavailable', `Backend "${backendId}" is overloaded or unavailable${said || '.'}`, {
+      headers: header(facts.headers, 'retry-after') ? { 'retry-after': header(facts.headers, 'retry-after')! } : {},
+    });
+  }
+  return new GatewayException('upstream_error', `Backend "${backendId}" failed with HTTP ${status}${said || '.'}`);
+}

@@ -1,0 +1,38 @@
+import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import Redis from 'ioredis';
+import { GatewayConfig } from '../config/config.schema';
+import { RedisKeys } from './redis-keys';
+
+export const REDIS = Symbol('REDIS');
+export const REDIS_SUBSCRIBER = Symbol('REDIS_SUBSCRIBER');
+
+function connect(config: GatewayConfig): Redis {
+  return new Redis(config.redis.url, {
+    // Fail a command fast when Redis is down instead of queueing it forever.
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: true,
+    connectTimeout: 2000,
+    lazyConnect: false,
+  });
+}
+
+/** One command connection and one subscriber connection (pub/sub needs its own). */
+@Global()
+@Module({
+  providers: [
+    { provide: REDIS, inject: [GatewayConfig], useFactory: connect },
+    { provide: REDIS_SUBSCRIBER, inject: [GatewayConfig], useFactory: connect },
+    { provide: RedisKeys, inject: [GatewayConfig], useFactory: (c: GatewayConfig) => new RedisKeys(c.redis.keyPrefix) },
+  ],
+  exports: [REDIS, REDIS_SUBSCRIBER, RedisKeys],
+})
+export class RedisModule implements OnApplicationShutdown {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS_SUBSCRIBER) private readonly subscriber: Redis,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([this.redis.quit(), this.subscriber.quit()]);
+  }
+}

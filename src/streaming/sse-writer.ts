@@ -1,0 +1,32 @@
+import type { Response } from 'express';
+import type { GatewayException } from '../common/errors/gateway.exception';
+
+/** Opens an SSE response and sends the headers at once, so the client sees the 200 immediately. */
+export function openSse(res: Response): void {
+  res.status(200);
+  res.setHeader('content-type', 'text/event-stream; charset=utf-8');
+  res.setHeader('cache-control', 'no-cache');
+  res.setHeader('connection', 'keep-alive');
+  // Tell nginx-style proxies not to buffer the stream.
+  res.setHeader('x-accel-buffering', 'no');
+  res.flushHeaders();
+}
+
+/** Writes one `data:` event; false means the socket buffer is full (wait for drain). */
+export function writeSseData(res: Response, json: string): boolean {
+  return res.write(`data: ${json}\n\n`);
+}
+
+/** SSE comments are ignored by every client: safe keep-alives. */
+export function writeSseComment(res: Response, text: string): void {
+  res.write(`: ${text}\n\n`);
+}
+
+export function endSseDone(res: Response): void {
+  res.end('data: [DONE]\n\n');
+}
+
+/** After the 200 went out, an error can only travel in-band: OpenAI's error body as a data event, then end. */
+export function writeSseError(res: Response, exception: GatewayException): void {
+  res.end(`data: ${JSON.stringify(exception.toBody())}\n\n`);
+}

@@ -1,0 +1,118 @@
+import { Injectable } from '@nestjs/common';
+import type { Response } from 'express';
+import { GatewayConfig } from '../config/config.schema';
+import { GatewayException } from '../common/errors/gateway.exception';
+import { toGatewayException } from '../common/errors/error-response';
+import { AppLogger } from '../common/logging/logger';
+import type { StreamMapper } from '../providers/provider-adapter';
+import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-types';
+import { readSse } from '../providers/shared/sse';
+import { isAbort, type UpstreamClient, type UpstreamResponse } from '../providers/shared/upstream-client';
+import { endSseDone, openSse, writeSseComment, writeSseData, writeSseError } from './sse-writer';
+
+export interface RelayRequest {
+  res: Response;
+  upstream: UpstreamResponse;
+  client: UpstreamClient;
+  mapper: StreamMapper;
+  /** The model name the client asked for (chunks carry it, not the upstream's name). */
+  clientModel: string;
+  /** Whether the client asked for the final usage chunk. */
+  includeUsage: boolean;
+  signal: AbortSignal;
+}
+
+export interface RelayOutcome {
+  usage?: Usage;
+  completed: boolean;
+  aborted: boolean;
+  error?: GatewayException;
+}
+
+/**
+ * Upstream SSE -> adapter -> client SSE, chunk by chunk, with no buffering: each
+ * event is written the moment it is parsed. Backpressure is honoured (we stop
+ * reading upstream while the client's socket is full).
+ */
+@Injectable()
+export class StreamRelay {
+  constructor(
+    private readonly config: GatewayConfig,
+    private readonly logger: AppLogger,
+  ) {}
+
+  async relay(request: RelayRequest): Promise<RelayOutcome> {
+    const { res, upstream, mapper, clientModel, includeUsage, signal } = request;
+    const outcome: RelayOutcome = { completed: false, aborted: false };
+    let sawFinish = false;
+    let lastWrite = Date.now();
+    openSse(res);
+    const keepAlive = this.startKeepAlive(res, () => lastWrite);
+    try {
+      for await (const event of readSse(upstream.body)) {
+        if (outcome.completed) continue; // drain what follows [DONE] so the connection can be reused
+        const step = mapper.map(event);
+        for (const chunk of step.chunks) {
+          if (chunk.usage) outcome.usage = chunk.usage;
+          if (chunk.choices?.some((choice) => choice.finish_reason)) sawFinish = true;
+          if (!this.prepareChunk(chunk, clientModel, includeUsage)) continue;
+          if (!writeSseData(res, JSON.stringify(chunk))) await drained(res);
+          lastWrite = Date.now();
+        }
+        if (step.done) {
+          outcome.completed = true;
+          endSseDone(res);
+        }
+      }
+      if (!outcome.completed) {
+        // Some servers close without [DONE]; a stream that reached finish_reason is still whole.
+        if (!sawFinish) throw new GatewayException('upstream_error', 'The backend ended the stream early.');
+        outcome.completed = true;
+        endSseDone(res);
+      }
+    } catch (error) {
+      if (signal.aborted || isAbort(error)) {
+        outcome.aborted = !outcome.completed;
+      } else if (!outcome.completed) {
+        outcome.error = toGatewayException(request.client.transportError(error), this.logger.pino);
+        if (!res.writableEnded) writeSseError(res, outcome.error);
+      }
+    } finally {
+      if (keepAlive) clearInterval(keepAlive);
+    }
+    return outcome;
+  }
+
+  /** Rewrites a chunk for the client; false when the chunk must not be sent at all. */
+  private prepareChunk(chunk: ChatCompletionChunk, clientModel: string, includeUsage: boolean): boolean {
+    chunk.model = clientModel;
+    if (includeUsage) return true;
+    // We asked upstream for usage; the client did not, so it gets neither the usage-only chunk nor `usage: null`.
+    if (chunk.usage && (!chunk.choices || chunk.choices.length === 0)) return false;
+    delete chunk.usage;
+    return true;
+  }
+
+  private startKeepAlive(res: Response, lastWrite: () => number): NodeJS.Timeout | undefined {
+    const every = this.config.server.sseKeepAliveMs;
+    if (!every) return undefined;
+    const timer = setInterval(() => {
+      if (!res.writableEnded && Date.now() - lastWrite() >= every) writeSseComment(res, 'keep-alive');
+    }, every);
+    timer.unref();
+    return timer;
+  }
+}
+
+/** Resolves when the socket can take more, or when it is gone (never hangs on a dead client). */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}

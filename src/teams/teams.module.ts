@@ -1,0 +1,5 @@
+import { Module } from '@nestjs/common';
+import { TeamStore } from './team.store';
+
+@Module({ providers: [TeamStore], exports: [TeamStore] })
+export class TeamsModule {}

@@ -1,0 +1,160 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A stand-in OpenAI-compatible upstream that follows OpenAI's documented wire format
+ * (openai-openapi CreateChatCompletionResponse / CreateChatCompletionStreamResponse):
+ * - non-streaming: chat.completion with usage;
+ * - streaming: a first chunk with delta.role + content "", content chunks, a final chunk with
+ *   `delta: {}` and finish_reason, then (only if stream_options.include_usage) a usage chunk with
+ *   `choices: []` while every other chunk carries `usage: null`, then `data: [DONE]`;
+ * - errors: `{"error": {message, type, param, code}}` with the documented statuses.
+ *
+ * What it does is chosen by the *upstream model name*, so each test routes a gateway model
+ * to the behaviour it needs:
+ *   echo            answers "echo: <last user message>" in words (one word per chunk)
+ *   slow            like echo, but waits `delayMs` between chunks (default 50)
+ *   hang            sends headers (streaming) or nothing, then never finishes
+ *   status-<code>   answers HTTP <code> with an OpenAI error body (429 adds Retry-After: 7)
+ *   leak-key        answers 400 with a message that quotes the Authorization header it got
+ *   midstream-error streams two chunks then an in-band error event
+ *   cut             streams two chunks then destroys the socket
+ */
+export interface RecordedRequest {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: Record<string, unknown>;
+}
+
+export class OpenAIUpstream {
+  readonly requests: RecordedRequest[] = [];
+  /** Requests whose client (the gateway) went away before we finished. */
+  readonly aborted: RecordedRequest[] = [];
+  delayMs = 50;
+  private server?: Server;
+  private readonly openSockets = new Set<import('node:net').Socket>();
+
+  get url(): string {
+    const { port } = this.server!.address() as AddressInfo;
+    return `http://127.0.0.1:${port}/v1`;
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.on('connection', (socket) => {
+      this.openSockets.add(socket);
+      socket.on('close', () => this.openSockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.openSockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+
+  last(): RecordedRequest {
+    return this.requests[this.requests.length - 1];
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+    const recorded: RecordedRequest = { path: req.url ?? '', headers: req.headers, body };
+    this.requests.push(recorded);
+    res.on('close', () => {
+      if (!res.writableFinished) this.aborted.push(recorded);
+    });
+
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return this.error(res, 404, 'Not found', 'invalid_request_error', null);
+    if (req.headers.authorization !== 'Bearer upstream-secret-key') {
+      return this.error(res, 401, 'Incorrect API key provided: upst****-key.', 'invalid_request_error', 'invalid_api_key');
+    }
+    const model = String(body.model);
+    const status = /^status-(\d{3})$/.exec(model);
+    if (status) return this.error(res, Number(status[1]), `Upstream says ${status[1]}`, statusType(Number(status[1])), statusCode(Number(status[1])));
+    if (model === 'leak-key') {
+      return this.error(res, 400, `Bad request from key ${req.headers.authorization?.slice(7)}`, 'invalid_request_error', null);
+    }
+    if (model === 'hang') {
+      if (body.stream) res.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders();
+      return; // never answers
+    }
+
+    const messages = body.messages as Array<{ role: string; content: unknown }>;
+    const lastUser = [...messages].reverse().find((m) => m.role === 'user');
+    const text = `echo: ${typeof lastUser?.content === 'string' ? lastUser.content : JSON.stringify(lastUser?.content)}`;
+    const words = text.split(/(?<= )/);
+    const maxTokens = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
+    const emitted = maxTokens !== undefined ? words.slice(0, maxTokens) : words;
+    const finishReason = emitted.length < words.length ? 'length' : 'stop';
+    const usage = {
+      prompt_tokens: messages.reduce((n, m) => n + String(typeof m.content === 'string' ? m.content : '').split(/\s+/).length, 0),
+      completion_tokens: emitted.length,
+      total_tokens: 0,
+    };
+    usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+    const id = `chatcmpl-${Math.random().toString(36).slice(2)}`;
+    const created = Math.floor(Date.now() / 1000);
+
+    if (!body.stream) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          id,
+          object: 'chat.completion',
+          created,
+          model: `${model}-2024-08-06`,
+          choices: [{ index: 0, message: { role: 'assistant', content: emitted.join(''), refusal: null }, logprobs: null, finish_reason: finishReason }],
+          usage,
+          system_fingerprint: 'fp_standin',
+        }),
+      );
+      return;
+    }
+
+    const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+    const base = { id, object: 'chat.completion.chunk', created, model: `${model}-2024-08-06`, system_fingerprint: 'fp_standin' };
+    const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+      res.write(`data: ${JSON.stringify({ ...base, choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`);
+    const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    send([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
+    for (let i = 0; i < emitted.length; i++) {
+      if (res.destroyed) return;
+      if (model === 'slow') await wait(this.delayMs);
+      send([{ index: 0, delta: { content: emitted[i] }, logprobs: null, finish_reason: null }]);
+      if (i === 1 && model === 'midstream-error') {
+        res.end(`data: ${JSON.stringify({ error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: 'server_error' } })}\n\n`);
+        return;
+      }
+      if (i === 1 && model === 'cut') {
+        res.destroy();
+        return;
+      }
+    }
+    send([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]);
+    if (includeUsage) res.write(`data: ${JSON.stringify({ ...base, choices: [], usage })}\n\n`);
+    res.end('data: [DONE]\n\n');
+  }
+
+  private error(res: ServerResponse, status: number, message: string, type: string, code: string | null): void {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (status === 429) headers['retry-after'] = '7';
+    res.writeHead(status, headers);
+    res.end(JSON.stringify({ error: { message, type, param: null, code } }));
+  }
+}
+
+function statusType(status: number): string {
+  if (status === 429) return 'requests';
+  return status >= 500 ? 'server_error' : 'invalid_request_error';
+}
+
+function statusCode(status: number): string | null {
+  if (status === 429) return 'rate_limit_exceeded';
+  if (status === 400) return 'context_length_exceeded';
+  return null;
+}
