@@ -50,6 +50,7 @@ export class ChatService {
     if (outcome.error) req.ctx.errorCode = outcome.error.wireCode ?? outcome.error.code;
     req.ctx.aborted = outcome.aborted || undefined;
     this.account(req, route, outcome.usage, outcome.aborted ? 'aborted' : outcome.error ? 'error' : 'ok');
+    this.relay.finish(res, outcome);
   }
 
   private route(dto: ChatCompletionRequestDto, req: Request): Route {

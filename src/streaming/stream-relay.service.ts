@@ -41,6 +41,11 @@ export class StreamRelay {
     private readonly logger: AppLogger,
   ) {}
 
+  /**
+   * Pumps the upstream stream to the client until it completes, fails or the client
+   * leaves. It does not end the response: the caller accounts first, then calls
+   * `finish`, so the access log and usage always see the final counts.
+   */
   async relay(request: RelayRequest): Promise<RelayOutcome> {
     const { res, upstream, mapper, clientModel, includeUsage, signal } = request;
     const outcome: RelayOutcome = { completed: false, aborted: false };
@@ -50,7 +55,6 @@ export class StreamRelay {
     const keepAlive = this.startKeepAlive(res, () => lastWrite);
     try {
       for await (const event of readSse(upstream.body)) {
-        if (outcome.completed) continue; // drain what follows [DONE] so the connection can be reused
         const step = mapper.map(event);
         for (const chunk of step.chunks) {
           if (chunk.usage) outcome.usage = chunk.usage;
@@ -59,28 +63,26 @@ export class StreamRelay {
           if (!writeSseData(res, JSON.stringify(chunk))) await drained(res);
           lastWrite = Date.now();
         }
-        if (step.done) {
-          outcome.completed = true;
-          endSseDone(res);
-        }
+        if (step.done) break;
       }
-      if (!outcome.completed) {
-        // Some servers close without [DONE]; a stream that reached finish_reason is still whole.
-        if (!sawFinish) throw new GatewayException('upstream_error', 'The backend ended the stream early.');
-        outcome.completed = true;
-        endSseDone(res);
-      }
+      // Some servers close without [DONE]; a stream that reached finish_reason is still whole.
+      if (!sawFinish && !outcome.usage) throw new GatewayException('upstream_error', 'The backend ended the stream early.');
+      outcome.completed = true;
     } catch (error) {
-      if (signal.aborted || isAbort(error)) {
-        outcome.aborted = !outcome.completed;
-      } else if (!outcome.completed) {
-        outcome.error = toGatewayException(request.client.transportError(error), this.logger.pino);
-        if (!res.writableEnded) writeSseError(res, outcome.error);
-      }
+      if (signal.aborted || isAbort(error)) outcome.aborted = true;
+      else outcome.error = toGatewayException(request.client.transportError(error), this.logger.pino);
     } finally {
       if (keepAlive) clearInterval(keepAlive);
     }
     return outcome;
+  }
+
+  /** Ends the client's stream: `[DONE]` after success, an in-band error event after a failure. */
+  finish(res: Response, outcome: RelayOutcome): void {
+    if (res.writableEnded) return;
+    if (outcome.completed) endSseDone(res);
+    else if (outcome.error) writeSseError(res, outcome.error);
+    else res.end();
   }
 
   /** Rewrites a chunk for the client; false when the chunk must not be sent at all. */

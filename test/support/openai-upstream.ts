@@ -131,6 +131,7 @@ export class OpenAIUpstream {
         return;
       }
       if (i === 1 && model === 'cut') {
+        await wait(30); // let what was written reach the wire, then drop the connection
         res.destroy();
         return;
       }

@@ -27,8 +27,9 @@ function scrub(text: string, secrets: Array<string | undefined>): string {
 
 /**
  * One documented status per upstream outcome (see the README's error table):
- * the client's own mistakes (400/404/413/422) pass through with the vendor's words;
- * the gateway's credentials failing (401/403) is our problem, so 502; 429 keeps its
+ * the client's own mistakes (400/409/413/422) pass through with the vendor's words;
+ * the gateway's credentials failing (401/403) or an upstream model that does not
+ * exist (404) is the gateway's configuration, so 502; 429 keeps its
  * Retry-After; 5xx become 502 (503 stays 503).
  */
 export function mapUpstreamError(facts: UpstreamErrorFacts): GatewayException {
@@ -52,9 +53,9 @@ export function mapUpstreamError(facts: UpstreamErrorFacts): GatewayException {
       headers,
     });
   }
-  if (status === 400 || status === 404 || status === 409 || status === 413 || status === 422) {
+  if (status === 400 || status === 409 || status === 413 || status === 422) {
     return new GatewayException('invalid_request', vendorMessage ?? `Backend "${backendId}" rejected the request.`, {
-      status: status === 404 || status === 409 || status === 422 ? 400 : status,
+      status: status === 413 ? 413 : 400,
       type: facts.type ?? 'invalid_request_error',
       param: facts.param ?? null,
       wireCode: code,
