@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config/config.loader';
 import { startGateway } from './bootstrap';
 

@@ -1,0 +1,162 @@
+import { createHash } from 'node:crypto';
+import OpenAI from 'openai';
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { startTestGateway, type TestGateway } from '../support/test-gateway';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(check: () => boolean, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
+    await sleep(10);
+  }
+  return Date.now() - started;
+}
+
+describe('client abort', () => {
+  let upstream: OpenAIUpstream;
+  let gw: TestGateway;
+  let token: string;
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    upstream.delayMs = 200;
+    gw = await startTestGateway({ upstreamUrl: upstream.url });
+    ({ token } = await gw.teamToken('aborters'));
+  });
+  afterAll(async () => {
+    await gw.close();
+    await upstream.stop();
+  });
+
+  it('a client abandoning a stream aborts the upstream request at once and is accounted as aborted', async () => {
+    const controller = new AbortController();
+    const stream = await gw.openai(token).chat.completions.create(
+      { model: 'slow', stream: true, messages: [{ role: 'user', content: 'w1 w2 w3 w4 w5 w6 w7 w8 w9 w10' }] },
+      { signal: controller.signal },
+    );
+    const iterator = stream[Symbol.asyncIterator]();
+    await iterator.next(); // role chunk
+    await iterator.next(); // first word
+    const abortedBefore = upstream.aborted.length;
+    controller.abort();
+    const took = await waitFor(() => upstream.aborted.length > abortedBefore, 1000);
+    expect(took).toBeLessThan(150); // well before the next 200 ms chunk
+    await sleep(50);
+    const line = gw.logs.filter((l) => l.type === 'access' && l.team === 'aborters').pop();
+    expect(line).toMatchObject({ aborted: true, stream: true, model: 'slow' });
+    const day = new Date().toISOString().slice(0, 10);
+    expect(await gw.redis.hget(`${gw.prefix}usage:{aborters}:${day}`, 'requests:aborted')).toBe('1');
+  });
+
+  it('a client abandoning a non-streaming call aborts the upstream request', async () => {
+    const controller = new AbortController();
+    const pending = gw
+      .openai(token)
+      .chat.completions.create({ model: 'hang', messages: [{ role: 'user', content: 'x' }] }, { signal: controller.signal })
+      .catch((e) => e);
+    await waitFor(() => upstream.requests.some((r) => r.body.model === 'hang'), 1000);
+    const abortedBefore = upstream.aborted.length;
+    controller.abort();
+    expect(await pending).toBeInstanceOf(OpenAI.APIUserAbortError);
+    await waitFor(() => upstream.aborted.length > abortedBefore, 1000);
+  });
+});
+
+describe('tokens and revocation', () => {
+  let upstream: OpenAIUpstream;
+  let replicaA: TestGateway;
+  let replicaB: TestGateway;
+
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    replicaA = await startTestGateway({ upstreamUrl: upstream.url });
+    // A second replica over the same Redis data.
+    replicaB = await startTestGateway({ upstreamUrl: upstream.url, prefix: replicaA.prefix });
+  });
+  afterAll(async () => {
+    await replicaB.close();
+    await replicaA.close();
+    await upstream.stop();
+  });
+
+  it('issues random tokens with a stable public id, shown once, stored only as SHA-256', async () => {
+    expect((await replicaA.admin('POST', '/admin/v1/teams', { id: 'vault' })).status).toBe(201);
+    const created = await replicaA.admin('POST', '/admin/v1/teams/vault/tokens', { name: 'ci' });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual(
+      expect.objectContaining({ id: expect.stringMatching(/^[0-9a-f]{16}$/), token: expect.any(String), team: 'vault', createdAt: expect.any(String) }),
+    );
+    const { id, token } = created.body;
+    expect(token).toMatch(new RegExp(`^sy-${id}-[A-Za-z0-9_-]{43}$`));
+    const stored = await replicaA.redis.hgetall(`${replicaA.prefix}token:{${id}}`);
+    expect(stored.hash).toBe(createHash('sha256').update(token).digest('hex'));
+    // The secret is nowhere in Redis.
+    const secret = token.slice(-43);
+    const keys = await replicaA.redis.keys(`${replicaA.prefix}*`);
+    for (const key of keys) {
+      const type = await replicaA.redis.type(key);
+      const dump = type === 'hash' ? JSON.stringify(await replicaA.redis.hgetall(key)) : type === 'set' ? JSON.stringify(await replicaA.redis.smembers(key)) : '';
+      expect(dump).not.toContain(secret);
+    }
+    const listed = await replicaA.admin('GET', '/admin/v1/teams/vault/tokens');
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toEqual([expect.objectContaining({ id, name: 'ci', prefix: `sy-${id}`, status: 'active', team: 'vault' })]);
+    expect(JSON.stringify(listed.body)).not.toContain(secret);
+    expect(JSON.stringify(listed.body)).not.toContain(stored.hash);
+    const second = await replicaA.admin('POST', '/admin/v1/teams/vault/tokens');
+    expect(second.body.token).not.toBe(token);
+  });
+
+  it('admin API: 409 for a duplicate team, 404 for unknown teams and tokens, 400 for a bad id, 401 without the key', async () => {
+    await replicaA.admin('POST', '/admin/v1/teams', { id: 'dupe' });
+    const again = await replicaA.admin('POST', '/admin/v1/teams', { id: 'dupe' });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('team_exists');
+    expect((await replicaA.admin('POST', '/admin/v1/teams/ghost/tokens')).body.error.code).toBe('team_not_found');
+    expect((await replicaA.admin('DELETE', '/admin/v1/tokens/0000000000000000')).status).toBe(404);
+    const bad = await replicaA.admin('POST', '/admin/v1/teams', { id: 'Bad Id!' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe('id');
+    expect((await fetch(`${replicaA.url}/admin/v1/teams`)).status).toBe(401);
+    expect((await fetch(`${replicaA.url}/admin/v1/teams`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+  });
+
+  it('a revoked token is refused on every replica within 1 s, even right after both cached it', async () => {
+    const { id, token } = await replicaA.teamToken('revokers');
+    const ask = (gw: TestGateway) => gw.openai(token).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] });
+    // Both replicas have now seen (and cached) the token.
+    await ask(replicaA);
+    await ask(replicaB);
+    const revoked = await replicaA.admin('DELETE', `/admin/v1/tokens/${id}`);
+    expect(revoked.status).toBe(200);
+    expect(revoked.body).toMatchObject({ id, status: 'revoked', revokedAt: expect.any(String) });
+    const started = Date.now();
+    for (const gw of [replicaA, replicaB]) {
+      let refused = false;
+      while (!refused && Date.now() - started < 1000) {
+        const error = await ask(gw).catch((e) => e);
+        refused = error instanceof OpenAI.AuthenticationError;
+        if (!refused) await sleep(10);
+      }
+      expect(refused).toBe(true);
+    }
+    expect(Date.now() - started).toBeLessThan(1000);
+    const error = await ask(replicaB).catch((e) => e);
+    expect(error.code).toBe('invalid_api_key');
+    expect(error.message).toContain('revoked');
+  });
+
+  it('seeds the teams from the config file without overwriting runtime changes', async () => {
+    // The operator changed team "seeded" at runtime; a (re)start with the seed must not undo that.
+    await replicaA.admin('POST', '/admin/v1/teams', { id: 'seeded', models: ['slow'] });
+    const seedConfig = { teams: { seeded: { models: ['echo'] }, fresh: { models: ['echo'] } } };
+    const restarted = await startTestGateway({ upstreamUrl: upstream.url, prefix: replicaA.prefix, config: seedConfig });
+    try {
+      expect((await restarted.admin('GET', '/admin/v1/teams/seeded')).body).toMatchObject({ id: 'seeded', models: ['slow'] });
+      expect((await restarted.admin('GET', '/admin/v1/teams/fresh')).body).toMatchObject({ id: 'fresh', models: ['echo'], disabled: false });
+    } finally {
+      await restarted.close();
+    }
+  });
+});

@@ -1,0 +1,58 @@
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { startTestGateway, type TestGateway } from '../support/test-gateway';
+
+describe('forwarded headers and the access log', () => {
+  let upstream: OpenAIUpstream;
+  let trusting: TestGateway;
+  let distrusting: TestGateway;
+
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    trusting = await startTestGateway({ upstreamUrl: upstream.url });
+    // Same machine, but the loopback peer is not a configured proxy here.
+    distrusting = await startTestGateway({ upstreamUrl: upstream.url, config: { server: { trustedProxies: ['10.0.0.0/8'] } } });
+  });
+  afterAll(async () => {
+    await distrusting.close();
+    await trusting.close();
+    await upstream.stop();
+  });
+
+  async function call(gw: TestGateway, team: string) {
+    const { token } = await gw.teamToken(team);
+    const response = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'x-forwarded-host': 'chat.example.com',
+        'x-forwarded-for': '203.0.113.7',
+        'x-forwarded-proto': 'https',
+      },
+      body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'hello' }] }),
+    });
+    expect(response.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 30));
+    return { token, line: gw.logs.filter((l) => l.type === 'access' && l.team === team).pop()! };
+  }
+
+  it('believes X-Forwarded-* from a configured proxy and logs the client host', async () => {
+    const { line } = await call(trusting, 'via-proxy');
+    expect(line).toMatchObject({ clientHost: 'chat.example.com', clientIp: '203.0.113.7', status: 200 });
+  });
+
+  it('ignores X-Forwarded-* from anyone else', async () => {
+    const { line } = await call(distrusting, 'direct');
+    expect(line.clientHost).not.toBe('chat.example.com');
+    expect(line.clientIp).not.toBe('203.0.113.7');
+  });
+
+  it('never writes a token (client, admin or upstream) to the log', async () => {
+    const { token } = await call(trusting, 'secretive');
+    const everything = trusting.rawLogs.join('');
+    expect(everything).not.toContain(token);
+    expect(everything).not.toContain(token.slice(-43));
+    expect(everything).not.toContain('test-admin-key');
+    expect(everything).not.toContain('upstream-secret-key');
+  });
+});

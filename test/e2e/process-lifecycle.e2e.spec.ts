@@ -1,0 +1,120 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
+import OpenAI from 'openai';
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { deletePrefix, REDIS_URL } from '../support/test-gateway';
+
+/** These tests run the built gateway (dist/main.js) as a real process, as an operator would. */
+const MAIN = join(__dirname, '../../dist/main.js');
+
+function writeConfig(yaml: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'switchyard-')), 'switchyard.yaml');
+  writeFileSync(path, yaml);
+  return path;
+}
+
+function run(configPath: string, env: Record<string, string> = {}): { child: ChildProcess; output: () => string; exit: Promise<number | null> } {
+  let output = '';
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH, SWITCHYARD_CONFIG: configPath, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => output, exit };
+}
+
+async function waitForListening(output: () => string): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    const match = /"url":"(http:\/\/[^"]+)"/.exec(output());
+    if (match) return match[1];
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`gateway did not start:\n${output()}`);
+}
+
+describe('the gateway process', () => {
+  it.each([
+    ['an unknown backend', 'admin: { apiKey: k }\nbackends: {}\nmodels:\n  m: { backend: nowhere, upstreamModel: x }\n', /models\.m\.backend: unknown backend "nowhere"/],
+    ['a bad port', 'server: { port: "eighty" }\nadmin: { apiKey: k }\n', /server\.port: must be an integer/],
+    ['a missing secret', 'admin: { apiKey: "${NOT_SET_ANYWHERE}" }\n', /admin\.apiKey: environment variable NOT_SET_ANYWHERE is not set/],
+    ['a bad backend URL', 'admin: { apiKey: k }\nbackends:\n  b: { type: openai, baseUrl: "not a url" }\n', /backends\.b\.baseUrl: must be a URL/],
+    ['an unknown backend type', 'admin: { apiKey: k }\nbackends:\n  b: { type: soap, baseUrl: "http://x" }\n', /backends\.b\.type: must be one of the following values: openai/],
+  ])('refuses to start with %s, naming the key', async (_what, yaml, message) => {
+    const { output, exit } = run(writeConfig(yaml));
+    expect(await exit).toBe(78);
+    expect(output()).toMatch(message);
+  });
+
+  it('PORT overrides server.port; health is public; ready reflects Redis; SIGTERM drains an in-flight stream', async () => {
+    const upstream = await new OpenAIUpstream().start();
+    upstream.delayMs = 150;
+    const prefix = `sy-test:${randomBytes(6).toString('hex')}:`;
+    const redis = new Redis(REDIS_URL);
+    const config = writeConfig(`
+server: { port: 8080, host: 127.0.0.1, shutdownGraceMs: 5000 }
+redis: { url: "${REDIS_URL}", keyPrefix: "${prefix}" }
+admin: { apiKey: "\${ADMIN}" }
+backends:
+  standin: { type: openai, baseUrl: "${upstream.url}", apiKey: "\${UPSTREAM_KEY}" }
+models:
+  slow: { backend: standin, upstreamModel: slow }
+teams:
+  ops: { models: ["*"] }
+`);
+    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const gw = run(config, { ADMIN: 'adm', UPSTREAM_KEY: 'upstream-secret-key', PORT: port });
+    try {
+      const url = await waitForListening(gw.output);
+      expect(url).toBe(`http://127.0.0.1:${port}`);
+      expect(await (await fetch(`${url}/health/live`)).json()).toEqual({ status: 'ok' });
+      const ready = await fetch(`${url}/health/ready`);
+      expect(ready.status).toBe(200);
+      expect((await ready.json()).checks).toEqual({ config: 'ok', redis: 'ok', accepting: true });
+
+      const token = await fetch(`${url}/admin/v1/teams/ops/tokens`, { method: 'POST', headers: { authorization: 'Bearer adm' } }).then((r) => r.json());
+      const client = new OpenAI({ apiKey: token.token, baseURL: `${url}/v1`, maxRetries: 0 });
+      const stream = await client.chat.completions.create({ model: 'slow', stream: true, messages: [{ role: 'user', content: 'a b c d e f' }] });
+      const iterator = stream[Symbol.asyncIterator]();
+      await iterator.next();
+
+      gw.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 100));
+      // Draining: new connections are refused while the stream finishes.
+      await expect(fetch(`${url}/health/live`)).rejects.toThrow();
+      let text = '';
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) text += next.value.choices[0]?.delta.content ?? '';
+      expect(text).toBe('echo: a b c d e f');
+      expect(await gw.exit).toBe(0);
+      expect(gw.output()).not.toContain(token.token);
+    } finally {
+      gw.child.kill('SIGKILL');
+      await upstream.stop();
+      await deletePrefix(redis, prefix);
+      await redis.quit();
+    }
+  });
+
+  it('is not ready when Redis does not answer', async () => {
+    const config = writeConfig(`
+server: { port: 0, host: 127.0.0.1 }
+redis: { url: "redis://127.0.0.1:1" }
+admin: { apiKey: k }
+`);
+    const gw = run(config);
+    try {
+      const url = await waitForListening(gw.output);
+      const ready = await fetch(`${url}/health/ready`);
+      expect(ready.status).toBe(503);
+      expect((await ready.json()).checks.redis).toBe('unreachable');
+      expect((await fetch(`${url}/health/live`)).status).toBe(200);
+    } finally {
+      gw.child.kill('SIGKILL');
+    }
+  });
+});
