@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { IsArray, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 
 export const ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;

@@ -1,0 +1,54 @@
+import { buildConfig, ConfigError, interpolateEnv } from '../../src/config/config.loader';
+
+const minimal = { admin: { apiKey: 'k' } };
+
+describe('config loader', () => {
+  it('fills defaults for everything optional', () => {
+    const config = buildConfig(minimal, {});
+    expect(config.server).toMatchObject({ port: 8080, maxBodyBytes: 1048576, trustedProxies: ['127.0.0.1/32', '::1/128'] });
+    expect(config.redis).toMatchObject({ url: 'redis://127.0.0.1:6379', keyPrefix: 'sy:' });
+  });
+
+  it('interpolates ${VAR} and ${VAR:-default} after parsing, and names the key of a missing variable', () => {
+    const problems: string[] = [];
+    const out = interpolateEnv({ a: { b: 'x-${SET}-y', c: ['${UNSET:-fallback}'], d: '${GONE}' } }, { SET: 'v' }, '', problems);
+    expect(out).toEqual({ a: { b: 'x-v-y', c: ['fallback'], d: '' } });
+    expect(problems).toEqual(['a.d: environment variable GONE is not set']);
+  });
+
+  it('lets PORT override server.port and rejects a PORT that is not a port', () => {
+    expect(buildConfig(minimal, { PORT: '9090' }).server.port).toBe(9090);
+    expect(() => buildConfig(minimal, { PORT: 'abc' })).toThrow(/PORT: "abc" is not a port number/);
+  });
+
+  it('reports every problem at once, each with its full key path', () => {
+    let error: ConfigError | undefined;
+    try {
+      buildConfig(
+        {
+          server: { maxBodyBytes: 10, extra: 1 },
+          admin: {},
+          backends: { b1: { type: 'openai', baseUrl: 'http://x.local/v1', timeouts: { idleMs: 0 } } },
+          models: { m1: { backend: 'b2', upstreamModel: 'u' }, m2: { backend: 'b1' } },
+        },
+        {},
+      );
+    } catch (e) {
+      error = e as ConfigError;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const text = error!.message;
+    expect(text).toMatch(/server\.maxBodyBytes: must not be less than 1024/);
+    expect(text).toMatch(/server\.extra: property extra should not exist/);
+    expect(text).toMatch(/admin\.apiKey: must be set/);
+    expect(text).toMatch(/backends\.b1\.timeouts\.idleMs: must not be less than 1/);
+    expect(text).toMatch(/models\.m1\.backend: unknown backend "b2" \(known: b1\)/);
+    expect(text).toMatch(/models\.m2\.upstreamModel/);
+  });
+
+  it('the shipped config/switchyard.yaml is valid', () => {
+    const { loadConfig } = jest.requireActual('../../src/config/config.loader');
+    const config = loadConfig({ SWITCHYARD_CONFIG: 'config/switchyard.yaml', SWITCHYARD_ADMIN_KEY: 'x' });
+    expect(Object.keys(config.models).length).toBeGreaterThan(0);
+  });
+});
