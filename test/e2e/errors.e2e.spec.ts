@@ -52,7 +52,7 @@ describe('errors', () => {
         body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'x' }] }),
       });
       expect(response.status).toBe(401);
-      const body = await response.json();
+      const body: any = await response.json();
       expectOpenAIError(body, 'invalid_api_key');
       expect(body.error.type).toBe('invalid_request_error');
     });
@@ -120,7 +120,7 @@ describe('errors', () => {
     ])('%s', async (_name, body, param) => {
       const response = await post(body);
       expect(response.status).toBe(400);
-      const error = await response.json();
+      const error: any = await response.json();
       expectOpenAIError(error, null, param);
       expect(error.error.type).toBe('invalid_request_error');
       expect(error.error.message).toContain(param.split(/[.[]/)[0]);
@@ -181,7 +181,7 @@ describe('errors', () => {
       const response = await post({ model: 'status-429', messages: [{ role: 'user', content: 'x' }] });
       expect(response.status).toBe(429);
       expect(response.headers.get('retry-after')).toBe('7');
-      const body = await response.json();
+      const body: any = await response.json();
       expectOpenAIError(body, 'rate_limit_exceeded');
       expect(body.error.type).toBe('requests');
       expect(await call('status-429')).toBeInstanceOf(OpenAI.RateLimitError);
@@ -203,7 +203,7 @@ describe('errors', () => {
     ])('%s -> %i %s', async (model, status, code) => {
       const response = await post({ model, messages: [{ role: 'user', content: 'x' }] });
       expect(response.status).toBe(status);
-      const body = await response.json();
+      const body: any = await response.json();
       expectOpenAIError(body, code);
       expect(JSON.stringify(body)).not.toMatch(/upstream-secret-key|at .*\.ts:\d+/);
     });

@@ -75,9 +75,9 @@ teams:
       expect(await (await fetch(`${url}/health/live`)).json()).toEqual({ status: 'ok' });
       const ready = await fetch(`${url}/health/ready`);
       expect(ready.status).toBe(200);
-      expect((await ready.json()).checks).toEqual({ config: 'ok', redis: 'ok', accepting: true });
+      expect(((await ready.json()) as any).checks).toEqual({ config: 'ok', redis: 'ok', accepting: true });
 
-      const token = await fetch(`${url}/admin/v1/teams/ops/tokens`, { method: 'POST', headers: { authorization: 'Bearer adm' } }).then((r) => r.json());
+      const token = await fetch(`${url}/admin/v1/teams/ops/tokens`, { method: 'POST', headers: { authorization: 'Bearer adm' } }).then((r) => r.json() as Promise<any>);
       const client = new OpenAI({ apiKey: token.token, baseURL: `${url}/v1`, maxRetries: 0 });
       const stream = await client.chat.completions.create({ model: 'slow', stream: true, messages: [{ role: 'user', content: 'a b c d e f' }] });
       const iterator = stream[Symbol.asyncIterator]();
@@ -111,7 +111,7 @@ admin: { apiKey: k }
       const url = await waitForListening(gw.output);
       const ready = await fetch(`${url}/health/ready`);
       expect(ready.status).toBe(503);
-      expect((await ready.json()).checks.redis).toBe('unreachable');
+      expect(((await ready.json()) as any).checks.redis).toBe('unreachable');
       expect((await fetch(`${url}/health/live`)).status).toBe(200);
     } finally {
       gw.child.kill('SIGKILL');

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
 import { GatewayException } from './gateway.exception';
-import { ERROR_CODES, type ErrorCode } from './error-codes';
+import type { ErrorCode } from './error-codes';
 import { HttpException } from '@nestjs/common';
 import type { Logger } from 'pino';
 
@@ -34,8 +34,4 @@ export function sendError(res: Response, exception: GatewayException): void {
   for (const [name, value] of Object.entries(exception.headers)) res.setHeader(name, value);
   res.setHeader('content-type', 'application/json');
   res.end(JSON.stringify(exception.toBody()));
-}
-
-export function statusOf(code: ErrorCode): number {
-  return ERROR_CODES[code].status;
 }
