@@ -60,6 +60,10 @@ describe('client abort', () => {
     controller.abort();
     expect(await pending).toBeInstanceOf(OpenAI.APIUserAbortError);
     await waitFor(() => upstream.aborted.length > abortedBefore, 1000);
+    await sleep(50);
+    // A client leaving is not a gateway error: nothing is logged at error level.
+    expect(gw.logs.filter((l) => (l.level as number) >= 50)).toEqual([]);
+    expect(gw.logs.filter((l) => l.type === 'access' && l.model === 'hang').pop()).toMatchObject({ aborted: true });
   });
 });
 

@@ -16,6 +16,8 @@ export class OpenAIErrorFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const res = http.getResponse<Response>();
     const req = http.getRequest<Request>();
+    // The client left and the upstream call was aborted for it: nothing to answer, nothing to log.
+    if (req.ctx?.aborted) return;
     const exception = toGatewayException(error, this.logger.pino);
     if (req.ctx) req.ctx.errorCode = exception.wireCode ?? exception.code;
     if (res.headersSent) {
