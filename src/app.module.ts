@@ -11,8 +11,10 @@ import { ConfigModule } from './config/config.module';
 import type { GatewayConfig } from './config/config.schema';
 import { HealthModule } from './health/health.module';
 import { InFlightTracker } from './lifecycle/in-flight.tracker';
+import { MetricsModule } from './metrics/metrics.module';
 import { RedisModule } from './redis/redis.module';
 import { RoutingModule } from './routing/routing.module';
+import { UsageModule } from './usage/usage.module';
 
 /** Process-wide singletons made before Nest starts (the logger logs Nest's own boot). */
 @Global()
@@ -40,10 +42,12 @@ export class AppModule {
         ConfigModule.forRoot(config),
         RuntimeModule.forRoot(logger, inFlight),
         RedisModule,
+        MetricsModule,
         AuthModule,
         AdminModule,
         RoutingModule,
         ChatModule,
+        UsageModule,
         HealthModule,
       ],
       providers: [

@@ -1,48 +1,113 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { AuditLog, type Actor } from '../audit/audit.log';
 import { AdminOnly } from '../auth/route-access.decorators';
-import { TokenStore } from '../auth/token.store';
-import { TeamStore } from '../teams/team.store';
-import { CreateTeamDto, CreateTokenDto } from './admin.dto';
+import { GatewayValidationPipe } from '../common/validation/validation.pipe';
+import { AccessAdminService } from './access-admin.service';
+import { AuditQueryDto, CreateTeamDto, CreateTokenDto, DeleteTeamQueryDto, RotateTokenDto, UpdateTeamDto } from './admin.dto';
 
-/** The admin API: teams and their tokens. Every route needs `Authorization: Bearer <admin.apiKey>`. */
+const strict = new GatewayValidationPipe({ strict: true });
+
+/** The admin API: teams, tokens and the audit trail. Every route needs `Authorization: Bearer <admin.apiKey>`. */
 @AdminOnly()
 @Controller('admin/v1')
 export class AdminController {
   constructor(
-    private readonly teams: TeamStore,
-    private readonly tokens: TokenStore,
+    private readonly admin: AccessAdminService,
+    private readonly audit: AuditLog,
   ) {}
 
   @Post('teams')
   @HttpCode(201)
-  async createTeam(@Body() body: CreateTeamDto) {
-    return { object: 'team', ...(await this.teams.create(body.id, body.models ?? ['*'])) };
+  async createTeam(@Body(strict) body: CreateTeamDto, @Req() req: Request) {
+    const { id, ...changes } = body;
+    return teamView(await this.admin.createTeam(actorOf(req), id, { models: ['*'], ...changes }));
   }
 
   @Get('teams')
   async listTeams() {
-    return { object: 'list', data: (await this.teams.list()).map((team) => ({ object: 'team', ...team })) };
+    return { object: 'list', data: (await this.admin.teams.list()).map(teamView) };
   }
 
   @Get('teams/:team')
   async getTeam(@Param('team') teamId: string) {
-    return { object: 'team', ...(await this.teams.require(teamId)) };
+    return teamView(await this.admin.teams.require(teamId));
+  }
+
+  @Patch('teams/:team')
+  async updateTeam(@Param('team') teamId: string, @Body(strict) body: UpdateTeamDto, @Req() req: Request) {
+    return teamView(await this.admin.updateTeam(actorOf(req), teamId, body));
+  }
+
+  @Post('teams/:team/disable')
+  @HttpCode(200)
+  async disableTeam(@Param('team') teamId: string, @Req() req: Request) {
+    return teamView(await this.admin.updateTeam(actorOf(req), teamId, { disabled: true }));
+  }
+
+  @Post('teams/:team/enable')
+  @HttpCode(200)
+  async enableTeam(@Param('team') teamId: string, @Req() req: Request) {
+    return teamView(await this.admin.updateTeam(actorOf(req), teamId, { disabled: false }));
+  }
+
+  @Delete('teams/:team')
+  async deleteTeam(@Param('team') teamId: string, @Query(strict) query: DeleteTeamQueryDto, @Req() req: Request) {
+    return this.admin.deleteTeam(actorOf(req), teamId, query.force === 'true');
   }
 
   /** 201 with the token itself: the only response that ever contains it. */
   @Post('teams/:team/tokens')
   @HttpCode(201)
-  async createToken(@Param('team') teamId: string, @Body() body: CreateTokenDto) {
-    return this.tokens.create(teamId, body.name);
+  async createToken(@Param('team') teamId: string, @Body(strict) body: CreateTokenDto, @Req() req: Request) {
+    const expiresAt = body.expiresAt
+      ? new Date(body.expiresAt)
+      : body.expiresInSeconds
+        ? new Date(Date.now() + body.expiresInSeconds * 1000)
+        : undefined;
+    return this.admin.createToken(actorOf(req), teamId, { name: body.name, expiresAt, models: body.models, limits: body.limits });
   }
 
   @Get('teams/:team/tokens')
   async listTokens(@Param('team') teamId: string) {
-    return { object: 'list', data: await this.tokens.list(teamId) };
+    await this.admin.teams.require(teamId);
+    return { object: 'list', data: await this.admin.tokens.list(teamId) };
+  }
+
+  @Get('tokens/:id')
+  async getToken(@Param('id') tokenId: string) {
+    return this.admin.tokens.require(tokenId);
   }
 
   @Delete('tokens/:id')
-  async revokeToken(@Param('id') tokenId: string) {
-    return this.tokens.revoke(tokenId);
+  async revokeToken(@Param('id') tokenId: string, @Req() req: Request) {
+    return this.admin.revokeToken(actorOf(req), tokenId);
   }
+
+  /** A new secret for the same token id; the response carries it, once. */
+  @Post('tokens/:id/rotate')
+  @HttpCode(200)
+  async rotateToken(@Param('id') tokenId: string, @Body(strict) body: RotateTokenDto, @Req() req: Request) {
+    return this.admin.rotateToken(actorOf(req), tokenId, body.gracePeriodSeconds ?? 0);
+  }
+
+  @Get('audit')
+  async readAudit(@Query(strict) query: AuditQueryDto) {
+    const data = await this.audit.read({ limit: query.limit ?? 100, before: query.before, action: query.action, target: query.target });
+    return { object: 'list', data, has_more: data.length === (query.limit ?? 100) };
+  }
+}
+
+function teamView<T extends object>(team: T): T & { object: 'team' } {
+  return { object: 'team', ...team };
+}
+
+/**
+ * The admin key is shared, so the audit trail records the caller's address and, when
+ * sent, the name in `X-Switchyard-Actor` (an operator's own label, not a credential).
+ */
+function actorOf(req: Request): Actor {
+  const named = req.headers['x-switchyard-actor'];
+  const label = typeof named === 'string' ? named.replace(/[^\w.@:-]/g, '').slice(0, 64) : '';
+  return { actor: label ? `admin-api:${label}` : 'admin-api', ip: req.ip, requestId: req.ctx.requestId };
 }

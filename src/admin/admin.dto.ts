@@ -1,17 +1,67 @@
 import 'reflect-metadata';
-import { IsArray, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { Type } from 'class-transformer';
+import {
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { IsStringMap } from '../common/validation/is-string-map';
+import { LimitSettings } from '../limits/limit-settings';
 
 export const ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const ID_MESSAGE = 'must be 1-63 chars of a-z, 0-9, "_" or "-", starting with a letter or digit';
 
-export class CreateTeamDto {
-  @IsString()
-  @Matches(ID_PATTERN, { message: 'must be 1-63 chars of a-z, 0-9, "_" or "-", starting with a letter or digit' })
-  id!: string;
-
-  /** Model names or `*` globs this team may call; default: all. */
+/** Fields a team body may set (create and PATCH share them). */
+class TeamFieldsDto {
+  /** Model names or `*` globs this team may call; default on create: all. */
   @IsOptional() @IsArray() @IsString({ each: true }) models?: string[];
+  @IsOptional() @ValidateNested() @Type(() => LimitSettings) limits?: LimitSettings;
+  @IsOptional() @IsStringMap() metadata?: Record<string, string>;
+}
+
+export class CreateTeamDto extends TeamFieldsDto {
+  @IsString() @Matches(ID_PATTERN, { message: ID_MESSAGE }) id!: string;
+}
+
+export class UpdateTeamDto extends TeamFieldsDto {
+  /** true: every token of the team is refused at once (on every replica). */
+  @IsOptional() @IsBoolean() disabled?: boolean;
 }
 
 export class CreateTokenDto {
   @IsOptional() @IsString() @MaxLength(128) name?: string;
+  /** An absolute expiry (ISO 8601), or ... */
+  @IsOptional() @IsISO8601({ strict: true }) expiresAt?: string;
+  /** ... a relative one. */
+  @IsOptional() @IsInt() @Min(1) expiresInSeconds?: number;
+  /** Must be names or globs the team already allows. */
+  @IsOptional() @IsArray() @IsString({ each: true }) models?: string[];
+  @IsOptional() @ValidateNested() @Type(() => LimitSettings) limits?: LimitSettings;
+}
+
+export class RotateTokenDto {
+  /** How long the old secret keeps working (default 0: it stops at once). At most 30 days. */
+  @IsOptional() @IsInt() @Min(0) @Max(30 * 86_400) gracePeriodSeconds?: number;
+}
+
+export class AuditQueryDto {
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000) limit?: number;
+  /** An entry id: return entries older than it (paging). */
+  @IsOptional() @Matches(/^\d+-\d+$/, { message: 'must be an audit entry id' }) before?: string;
+  @IsOptional() @IsString() action?: string;
+  /** `team/<id>` also matches that team's tokens. */
+  @IsOptional() @IsString() target?: string;
+}
+
+export class DeleteTeamQueryDto {
+  @IsOptional() @IsIn(['true', 'false']) force?: string;
 }

@@ -1,6 +1,13 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { TeamsModule } from '../teams/teams.module';
+import { AccessAdminService } from './access-admin.service';
 import { AdminController } from './admin.controller';
 
-@Module({ imports: [TeamsModule], controllers: [AdminController] })
+@Module({
+  imports: [TeamsModule, AuditModule],
+  controllers: [AdminController],
+  providers: [AccessAdminService],
+  exports: [AccessAdminService],
+})
 export class AdminModule {}

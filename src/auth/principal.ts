@@ -1,6 +1,13 @@
-/** Who is calling: the team token's stable id, its team, and the model globs the team may use. */
+import type { Limits } from '../limits/limit-settings';
+
+/** Who is calling: the token's stable id, its team, what it may use and its limits. */
 export interface Principal {
   tokenId: string;
   teamId: string;
+  /** The team's model globs. */
   models: readonly string[];
+  /** The token's narrower globs, or null when the token may use all the team's models. */
+  tokenModels: readonly string[] | null;
+  teamLimits: Limits;
+  tokenLimits: Limits;
 }

@@ -18,8 +18,8 @@ export interface IssuedToken {
   hash: string;
 }
 
-export function issueToken(): IssuedToken {
-  const id = randomBytes(ID_LENGTH / 2).toString('hex');
+/** A new token; pass `id` to mint a new secret for an existing token (rotation). */
+export function issueToken(id = randomBytes(ID_LENGTH / 2).toString('hex')): IssuedToken {
   const secret = randomBytes(32).toString('base64url');
   const token = `${PREFIX}${id}-${secret}`;
   return { id, token, hash: hashToken(token) };

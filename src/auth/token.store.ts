@@ -1,13 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { GatewayException } from '../common/errors/gateway.exception';
+import { cleanLimits, type Limits } from '../limits/limit-settings';
 import { REDIS } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
-import { TeamStore } from '../teams/team.store';
-import { CredentialCache } from './credential.cache';
 import { issueToken, publicPrefix } from './token-format';
 
-export type TokenStatus = 'active' | 'revoked';
+export type TokenStatus = 'active' | 'revoked' | 'expired';
 
 /** A token as the admin API shows it: never the secret, never the hash. */
 export interface TokenInfo {
@@ -16,78 +15,134 @@ export interface TokenInfo {
   team: string;
   name: string | null;
   prefix: string;
-  createdAt: string;
   status: TokenStatus;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
   revokedAt: string | null;
+  rotatedAt: string | null;
+  /** Narrower than the team's list, or null for "whatever the team may use". */
+  models: string[] | null;
+  limits: Limits;
 }
 
-export function toTokenInfo(fields: Record<string, string>): TokenInfo {
+export interface NewToken {
+  name?: string;
+  expiresAt?: Date;
+  models?: string[];
+  limits?: Limits;
+}
+
+export function toTokenInfo(fields: Record<string, string>, now = Date.now()): TokenInfo {
+  const expired = fields.expiresAt ? Date.parse(fields.expiresAt) <= now : false;
   return {
     id: fields.id,
     object: 'token',
     team: fields.team,
     name: fields.name || null,
     prefix: publicPrefix(fields.id),
+    status: fields.status === 'revoked' ? 'revoked' : expired ? 'expired' : 'active',
     createdAt: fields.createdAt,
-    status: fields.status as TokenStatus,
+    lastUsedAt: fields.lastUsedAt || null,
+    expiresAt: fields.expiresAt || null,
     revokedAt: fields.revokedAt || null,
+    rotatedAt: fields.rotatedAt || null,
+    models: fields.models ? (JSON.parse(fields.models) as string[]) : null,
+    limits: JSON.parse(fields.limits || '{}') as Limits,
   };
 }
 
-/** Team tokens in Redis: `token:{id}` holds the SHA-256 of the token, never the token. */
+/**
+ * Team tokens in Redis: `token:{id}` holds SHA-256 of the token, never the token.
+ * During a rotation grace period it also holds the previous hash and when it stops
+ * working. A data store only: audit and invalidation are the admin service's job.
+ */
 @Injectable()
 export class TokenStore {
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     private readonly keys: RedisKeys,
-    private readonly teams: TeamStore,
-    private readonly cache: CredentialCache,
   ) {}
 
   /** Issues a token; the only moment its secret exists outside the caller's hands. */
-  async create(teamId: string, name?: string): Promise<TokenInfo & { token: string }> {
-    await this.teams.require(teamId);
+  async create(teamId: string, spec: NewToken): Promise<TokenInfo & { token: string }> {
     const issued = issueToken();
-    const fields = {
+    const fields: Record<string, string> = {
       id: issued.id,
       team: teamId,
       hash: issued.hash,
-      name: name ?? '',
+      name: spec.name ?? '',
       createdAt: new Date().toISOString(),
+      expiresAt: spec.expiresAt ? spec.expiresAt.toISOString() : '',
+      models: spec.models ? JSON.stringify(spec.models) : '',
+      limits: JSON.stringify(cleanLimits(spec.limits)),
       status: 'active',
     };
-    await this.redis
-      .pipeline()
-      .hset(this.keys.token(issued.id), fields)
-      .sadd(this.keys.teamTokens(teamId), issued.id)
-      .exec();
+    // Token first, index second: a crash in between leaves an unlisted token, never a listed ghost.
+    await this.redis.hset(this.keys.token(issued.id), fields);
+    await this.redis.sadd(this.keys.teamTokens(teamId), issued.id);
     return { ...toTokenInfo(fields), token: issued.token };
   }
 
+  async require(tokenId: string): Promise<TokenInfo> {
+    const fields = await this.redis.hgetall(this.keys.token(tokenId));
+    if (!fields.id) throw new GatewayException('token_not_found', `Token "${tokenId}" does not exist.`);
+    return toTokenInfo(fields);
+  }
+
+  async ids(teamId: string): Promise<string[]> {
+    return this.redis.smembers(this.keys.teamTokens(teamId));
+  }
+
   async list(teamId: string): Promise<TokenInfo[]> {
-    await this.teams.require(teamId);
-    const ids = (await this.redis.smembers(this.keys.teamTokens(teamId))).sort();
+    const ids = (await this.ids(teamId)).sort();
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hgetall(this.keys.token(id));
     const rows = (await pipeline.exec()) ?? [];
     return rows
       .map(([, fields]) => fields as Record<string, string>)
       .filter((fields) => fields.id)
-      .map(toTokenInfo)
+      .map((fields) => toTokenInfo(fields))
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
-  /** Revokes a token and tells every replica to forget it at once. */
   async revoke(tokenId: string): Promise<TokenInfo> {
+    const info = await this.require(tokenId);
+    if (info.status !== 'revoked') {
+      await this.redis.hset(this.keys.token(tokenId), { status: 'revoked', revokedAt: new Date().toISOString() });
+    }
+    return this.require(tokenId);
+  }
+
+  /**
+   * A new secret under the same id. The old secret keeps working for `graceSeconds`
+   * (0: it stops at once), so clients can be redeployed without an outage.
+   */
+  async rotate(tokenId: string, graceSeconds: number): Promise<TokenInfo & { token: string }> {
     const key = this.keys.token(tokenId);
     const fields = await this.redis.hgetall(key);
     if (!fields.id) throw new GatewayException('token_not_found', `Token "${tokenId}" does not exist.`);
-    if (fields.status !== 'revoked') {
-      fields.status = 'revoked';
-      fields.revokedAt = new Date().toISOString();
-      await this.redis.hset(key, { status: fields.status, revokedAt: fields.revokedAt });
+    if (fields.status === 'revoked') {
+      throw new GatewayException('invalid_request', `Token "${tokenId}" is revoked; issue a new one instead.`, { param: null });
     }
-    await this.cache.invalidateEverywhere({ tokenId });
-    return toTokenInfo(fields);
+    const issued = issueToken(tokenId);
+    const now = Date.now();
+    await this.redis.hset(key, {
+      hash: issued.hash,
+      previousHash: graceSeconds > 0 ? fields.hash : '',
+      previousHashUntil: graceSeconds > 0 ? String(now + graceSeconds * 1000) : '',
+      rotatedAt: new Date(now).toISOString(),
+    });
+    return { ...(await this.require(tokenId)), token: issued.token };
+  }
+
+  async touchLastUsed(tokenId: string, at: Date): Promise<void> {
+    // Only if the token still exists: a deleted token must not come back as a stub.
+    await this.redis.hsetIfExists(this.keys.token(tokenId), 'lastUsedAt', at.toISOString());
+  }
+
+  /** Deletes the tokens outright (team deletion). */
+  async removeMany(tokenIds: string[]): Promise<void> {
+    for (const id of tokenIds) await this.redis.del(this.keys.token(id));
   }
 }

@@ -1,5 +1,6 @@
-import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req, Res, UseInterceptors } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { UsageRecorder } from '../usage/usage-recorder.interceptor';
 import { ChatService } from './chat.service';
 import { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
 
@@ -9,6 +10,7 @@ import { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
  * the service and only serialises it.
  */
 @Controller('v1/chat')
+@UseInterceptors(UsageRecorder)
 export class ChatController {
   constructor(private readonly chat: ChatService) {}
 
@@ -21,7 +23,7 @@ export class ChatController {
       await this.chat.stream(dto, req, res, signal);
       return;
     }
-    const completion = await this.chat.complete(dto, req, signal);
+    const completion = await this.chat.complete(dto, req, res, signal);
     res.status(200).json(completion);
   }
 }

@@ -1,42 +1,59 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../common/errors/gateway.exception';
+import type { TokenCounts } from '../common/http/request-context';
+import { LimitsService } from '../limits/limits.service';
 import { ModelRouter, type Route } from '../routing/model-router.service';
 import type { ChatCompletion, Usage } from '../providers/shared/openai-types';
 import type { UpstreamResponse } from '../providers/shared/upstream-client';
 import { StreamRelay } from '../streaming/stream-relay.service';
-import { UsageService } from '../usage/usage.service';
+import { countTokens, estimatePromptTokens } from '../usage/token-estimator';
 import type { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
 
-/** Routes a validated chat request to its backend and accounts for what it used. */
+/**
+ * Routes a validated chat request, admits it against the team's limits, calls the
+ * backend, and leaves the token counts on `req.ctx.tokens` (the usage recorder
+ * writes them when the response closes, however it ends).
+ */
 @Injectable()
 export class ChatService {
   constructor(
     private readonly router: ModelRouter,
     private readonly relay: StreamRelay,
-    private readonly usage: UsageService,
+    private readonly limits: LimitsService,
+    private readonly config: GatewayConfig,
   ) {}
 
   /** Non-streaming: returns the OpenAI chat.completion object. */
-  async complete(dto: ChatCompletionRequestDto, req: Request, signal: AbortSignal): Promise<ChatCompletion> {
+  async complete(dto: ChatCompletionRequestDto, req: Request, res: Response, signal: AbortSignal): Promise<ChatCompletion> {
     const route = this.route(dto, req);
-    const upstream = await this.send(route, dto, false, signal);
+    const prompt = memo(() => estimatePromptTokens(dto.messages, dto.tools));
+    await this.admit(dto, req, res, prompt);
     let completion: ChatCompletion;
     try {
+      const upstream = await this.send(route, dto, false, signal);
       const body: unknown = await upstream.body.json();
       completion = route.backend.adapter.parseResponse(body);
     } catch (error) {
+      // The client left while the backend was working: the prompt was spent; the answer is unknown.
+      if (signal.aborted) req.ctx.tokens = { prompt: prompt(), completion: 0, reasoning: 0, estimated: true };
       if (error instanceof GatewayException) throw error;
       throw route.backend.client.transportError(error);
     }
     completion.model = dto.model;
-    this.account(req, route, completion.usage, 'ok');
+    req.ctx.tokens = completion.usage
+      ? countsFrom(completion.usage)
+      : estimated(prompt(), completion.choices.map((choice) => String(choice.message.content ?? '')));
     return completion;
   }
 
   /** Streaming: relays SSE to `res`; errors before the first byte are thrown as normal HTTP errors. */
   async stream(dto: ChatCompletionRequestDto, req: Request, res: Response, signal: AbortSignal): Promise<void> {
     const route = this.route(dto, req);
+    const prompt = memo(() => estimatePromptTokens(dto.messages, dto.tools));
+    await this.admit(dto, req, res, prompt);
     const upstream = await this.send(route, dto, true, signal);
     const outcome = await this.relay.relay({
       res,
@@ -49,7 +66,13 @@ export class ChatService {
     });
     if (outcome.error) req.ctx.errorCode = outcome.error.wireCode ?? outcome.error.code;
     req.ctx.aborted = outcome.aborted || undefined;
-    this.account(req, route, outcome.usage, outcome.aborted ? 'aborted' : outcome.error ? 'error' : 'ok');
+    if (outcome.usage) req.ctx.tokens = countsFrom(outcome.usage);
+    else {
+      // No usage from upstream (client left, stream broke, or a server that never sends it): estimate.
+      // Yield first so an abort reaches the upstream socket before the tokenizer takes the CPU.
+      await nextTurn();
+      req.ctx.tokens = estimated(prompt(), outcome.relayedText);
+    }
     this.relay.finish(res, outcome);
   }
 
@@ -67,6 +90,19 @@ export class ChatService {
     return route;
   }
 
+  /** Limits: one Redis call; reserves prompt + completion allowance when a token limit applies. */
+  private async admit(dto: ChatCompletionRequestDto, req: Request, res: Response, prompt: () => number): Promise<void> {
+    const completionAllowance = (dto.max_completion_tokens ?? dto.max_tokens ?? this.config.limits.defaultCompletionReservation) * (dto.n ?? 1);
+    try {
+      const admission = await this.limits.admit(req.ctx.principal!, () => prompt() + completionAllowance);
+      req.ctx.reservation = admission.reservation;
+      for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
+    } catch (error) {
+      if (error instanceof GatewayException && error.status === 429) req.ctx.limitRejected = true;
+      throw error;
+    }
+  }
+
   private async send(route: Route, dto: ChatCompletionRequestDto, stream: boolean, signal: AbortSignal): Promise<UpstreamResponse> {
     const { adapter, client } = route.backend;
     const call = adapter.buildRequest(dto, { upstreamModel: route.config.upstreamModel, model: route.config }, stream);
@@ -75,18 +111,22 @@ export class ChatService {
     const text = await upstream.body.text().catch(() => '');
     throw adapter.mapError(upstream.status, text, upstream.headers);
   }
+}
 
-  private account(req: Request, route: Route, usage: Usage | undefined, outcome: 'ok' | 'error' | 'aborted'): void {
-    const principal = req.ctx.principal!;
-    req.ctx.promptTokens = usage?.prompt_tokens;
-    req.ctx.completionTokens = usage?.completion_tokens;
-    this.usage.record({
-      teamId: principal.teamId,
-      tokenId: principal.tokenId,
-      model: route.model,
-      promptTokens: usage?.prompt_tokens ?? 0,
-      completionTokens: usage?.completion_tokens ?? 0,
-      outcome,
-    });
-  }
+function countsFrom(usage: Usage): TokenCounts {
+  return {
+    prompt: usage.prompt_tokens,
+    completion: usage.completion_tokens,
+    reasoning: usage.completion_tokens_details?.reasoning_tokens ?? 0,
+    estimated: false,
+  };
+}
+
+function estimated(promptTokens: number, generated: string[]): TokenCounts {
+  return { prompt: promptTokens, completion: countTokens(generated.join('')), reasoning: 0, estimated: true };
+}
+
+function memo(compute: () => number): () => number {
+  let value: number | undefined;
+  return () => (value ??= compute());
 }

@@ -15,6 +15,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { LimitSettings } from '../limits/limit-settings';
 
 /**
  * The shape of config/switchyard.yaml. Every class here is validated at boot;
@@ -39,9 +40,44 @@ export class ServerConfig {
   @IsInt() @Min(0) sseKeepAliveMs = 15_000;
 }
 
+export const OUTAGE_MODES = ['fail-open', 'fail-closed'] as const;
+export type OutageMode = (typeof OUTAGE_MODES)[number];
+
 export class RedisConfig {
   @Matches(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL' }) url = 'redis://127.0.0.1:6379';
   @IsString() keyPrefix = 'sy:';
+  /**
+   * While Redis is unreachable: `fail-open` serves requests without enforcing limits
+   * (usage is buffered and written later); `fail-closed` answers 503 instead.
+   */
+  @IsIn(OUTAGE_MODES as unknown as string[]) onOutage: OutageMode = 'fail-open';
+  /** A Redis command slower than this fails (and counts as an outage for that request). */
+  @IsInt() @Min(50) commandTimeoutMs = 1000;
+}
+
+export const AUTH_OUTAGE_MODES = ['reject', 'last-known'] as const;
+export type AuthOutageMode = (typeof AUTH_OUTAGE_MODES)[number];
+
+export class AuthConfig {
+  /**
+   * When the token store is unreachable: `reject` answers 503; `last-known` accepts the
+   * tokens this replica last saw as valid (revocations during the outage are missed).
+   */
+  @IsIn(AUTH_OUTAGE_MODES as unknown as string[]) onOutage: AuthOutageMode = 'reject';
+}
+
+export class UsageConfig {
+  /** Usage records older than this are trimmed from each team's Redis Stream. */
+  @IsInt() @Min(1) recordRetentionDays = 90;
+  /** Per-day counters (what GET /admin/v1/usage reads) expire after this. */
+  @IsInt() @Min(1) counterRetentionDays = 400;
+  /** Usage records held in memory while Redis is unreachable; beyond this the oldest are dropped. */
+  @IsInt() @Min(100) bufferMaxRecords = 100_000;
+}
+
+export class LimitsConfig {
+  /** Completion tokens reserved at admission when a request sets no max_tokens. */
+  @IsInt() @Min(1) defaultCompletionReservation = 1024;
 }
 
 export class AdminConfig {
@@ -79,12 +115,17 @@ export class ModelConfig {
 
 export class TeamSeedConfig {
   @IsArray() @IsString({ each: true }) models: string[] = ['*'];
+  @IsOptional() @ValidateNested() @Type(() => LimitSettings) limits?: LimitSettings;
+  @IsOptional() @IsObject() metadata?: Record<string, string>;
 }
 
 export class GatewayConfig {
   @ValidateNested() @Type(() => ServerConfig) server: ServerConfig = new ServerConfig();
   @ValidateNested() @Type(() => RedisConfig) redis: RedisConfig = new RedisConfig();
   @ValidateNested() @Type(() => AdminConfig) admin!: AdminConfig;
+  @ValidateNested() @Type(() => AuthConfig) auth: AuthConfig = new AuthConfig();
+  @ValidateNested() @Type(() => UsageConfig) usage: UsageConfig = new UsageConfig();
+  @ValidateNested() @Type(() => LimitsConfig) limits: LimitsConfig = new LimitsConfig();
   @ValidateNested() @Type(() => LogConfig) log: LogConfig = new LogConfig();
   @IsBoolean() accessLog = true;
   // Maps are validated entry by entry by the loader (so errors name `models.<name>.<key>`).

@@ -1,9 +1,11 @@
 /**
  * Every Redis key name in one place. The prefix isolates deployments (and test runs)
- * sharing one Redis; the `{...}` hash tag keeps a team's keys in one Cluster slot.
+ * sharing one Redis. The `{...}` hash tag puts all of a team's keys (its record, token
+ * set, usage and limit counters) in one Redis Cluster slot, so the Lua scripts that
+ * touch several of them stay legal on a cluster.
  */
 export class RedisKeys {
-  constructor(private readonly prefix: string) {}
+  constructor(readonly prefix: string) {}
   team(teamId: string): string {
     return `${this.prefix}team:{${teamId}}`;
   }
@@ -16,8 +18,24 @@ export class RedisKeys {
   token(tokenId: string): string {
     return `${this.prefix}token:{${tokenId}}`;
   }
+  /** The team's usage records (a Redis Stream). */
+  usageRecords(teamId: string): string {
+    return `${this.prefix}usage:{${teamId}}:records`;
+  }
+  /** The team's counters for one UTC day (yyyy-mm-dd). */
   usageDay(teamId: string, day: string): string {
-    return `${this.prefix}usage:{${teamId}}:${day}`;
+    return `${this.prefix}usage:{${teamId}}:d:${day}`;
+  }
+  /** Marks a usage record as written, so a retried write is not counted twice. */
+  usageSeen(teamId: string, recordId: string): string {
+    return `${this.prefix}usage:{${teamId}}:seen:${recordId}`;
+  }
+  /** A limit counter: scope is `team` or `tok:<tokenId>`, window e.g. `m:29412345`. */
+  limitCounter(teamId: string, scope: string, limit: string, window: string): string {
+    return `${this.prefix}rl:{${teamId}}:${scope}:${limit}:${window}`;
+  }
+  audit(): string {
+    return `${this.prefix}audit`;
   }
   invalidationChannel(): string {
     return `${this.prefix}auth:invalidate`;

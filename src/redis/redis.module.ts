@@ -2,18 +2,30 @@ import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/comm
 import Redis from 'ioredis';
 import { GatewayConfig } from '../config/config.schema';
 import { RedisKeys } from './redis-keys';
+import { registerScripts } from './scripts';
 
 export const REDIS = Symbol('REDIS');
 export const REDIS_SUBSCRIBER = Symbol('REDIS_SUBSCRIBER');
 
 function connect(config: GatewayConfig): Redis {
-  return new Redis(config.redis.url, {
+  const redis = new Redis(config.redis.url, {
     // Fail a command fast when Redis is down instead of queueing it forever.
     maxRetriesPerRequest: 1,
     enableOfflineQueue: true,
     connectTimeout: 2000,
+    commandTimeout: config.redis.commandTimeoutMs,
     lazyConnect: false,
   });
+  registerScripts(redis);
+  return redis;
+}
+
+/**
+ * False while the connection is down. The hot path checks this first so that an
+ * outage costs a request nothing instead of a command timeout.
+ */
+export function redisReady(redis: Redis): boolean {
+  return redis.status === 'ready';
 }
 
 /** One command connection and one subscriber connection (pub/sub needs its own). */

@@ -36,10 +36,13 @@ export class ModelRouter {
         param: 'model',
       });
     }
-    if (!this.allows(principal, model)) {
+    if (!this.matcher(principal.models)(model)) {
       throw new GatewayException('model_not_allowed', `Team "${principal.teamId}" may not use the model \`${model}\`.`, {
         param: 'model',
       });
+    }
+    if (principal.tokenModels && !this.matcher(principal.tokenModels)(model)) {
+      throw new GatewayException('model_not_allowed', `This token may not use the model \`${model}\`.`, { param: 'model' });
     }
     return route;
   }
@@ -50,13 +53,17 @@ export class ModelRouter {
   }
 
   private allows(principal: Principal, model: string): boolean {
-    const key = principal.models.join('\n');
+    return this.matcher(principal.models)(model) && (!principal.tokenModels || this.matcher(principal.tokenModels)(model));
+  }
+
+  private matcher(globs: readonly string[]): (model: string) => boolean {
+    const key = globs.join('\n');
     let matcher = this.matchers.get(key);
     if (!matcher) {
-      matcher = compileModelGlobs(principal.models);
+      matcher = compileModelGlobs(globs);
       if (this.matchers.size > 10_000) this.matchers.clear();
       this.matchers.set(key, matcher);
     }
-    return matcher(model);
+    return matcher;
   }
 }

@@ -27,6 +27,12 @@ export interface RelayOutcome {
   completed: boolean;
   aborted: boolean;
   error?: GatewayException;
+  /**
+   * The generated text relayed to the client (content, reasoning, tool-call
+   * arguments), kept so a stream that ends without the upstream's usage can still
+   * be accounted with a tokenizer estimate.
+   */
+  relayedText: string[];
 }
 
 /**
@@ -48,7 +54,7 @@ export class StreamRelay {
    */
   async relay(request: RelayRequest): Promise<RelayOutcome> {
     const { res, upstream, mapper, clientModel, includeUsage, signal } = request;
-    const outcome: RelayOutcome = { completed: false, aborted: false };
+    const outcome: RelayOutcome = { completed: false, aborted: false, relayedText: [] };
     let sawFinish = false;
     let lastWrite = Date.now();
     openSse(res);
@@ -59,6 +65,7 @@ export class StreamRelay {
         for (const chunk of step.chunks) {
           if (chunk.usage) outcome.usage = chunk.usage;
           if (chunk.choices?.some((choice) => choice.finish_reason)) sawFinish = true;
+          collectText(chunk, outcome.relayedText);
           if (!this.prepareChunk(chunk, clientModel, includeUsage)) continue;
           if (!writeSseData(res, JSON.stringify(chunk))) await drained(res);
           lastWrite = Date.now();
@@ -103,6 +110,20 @@ export class StreamRelay {
     }, every);
     timer.unref();
     return timer;
+  }
+}
+
+function collectText(chunk: ChatCompletionChunk, into: string[]): void {
+  for (const choice of chunk.choices ?? []) {
+    const delta = choice.delta;
+    if (typeof delta?.content === 'string' && delta.content) into.push(delta.content);
+    if (typeof delta?.reasoning_content === 'string' && delta.reasoning_content) into.push(delta.reasoning_content);
+    if (Array.isArray(delta?.tool_calls)) {
+      for (const call of delta.tool_calls as Array<{ function?: { name?: unknown; arguments?: unknown } }>) {
+        if (typeof call.function?.name === 'string') into.push(call.function.name);
+        if (typeof call.function?.arguments === 'string') into.push(call.function.arguments);
+      }
+    }
   }
 }
 

@@ -2,14 +2,28 @@ import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common'
 import type Redis from 'ioredis';
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../common/errors/gateway.exception';
+import { cleanLimits, type Limits } from '../limits/limit-settings';
 import { REDIS } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 
 export interface Team {
   id: string;
+  /** Model names or `*` globs the team may call. */
   models: string[];
-  createdAt: string;
+  limits: Limits;
+  /** Free-form labels for the operator (cost centre, owner, ...). */
+  metadata: Record<string, string>;
   disabled: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** What create and update accept; absent fields are left as they are. */
+export interface TeamChanges {
+  models?: string[];
+  limits?: Limits;
+  metadata?: Record<string, string>;
+  disabled?: boolean;
 }
 
 export function parseTeam(fields: Record<string, string>): Team | null {
@@ -17,12 +31,28 @@ export function parseTeam(fields: Record<string, string>): Team | null {
   return {
     id: fields.id,
     models: JSON.parse(fields.models ?? '[]') as string[],
-    createdAt: fields.createdAt,
+    limits: JSON.parse(fields.limits ?? '{}') as Limits,
+    metadata: JSON.parse(fields.metadata ?? '{}') as Record<string, string>,
     disabled: fields.disabled === '1',
+    createdAt: fields.createdAt,
+    updatedAt: fields.updatedAt ?? fields.createdAt,
   };
 }
 
-/** Teams in Redis. Teams in the config file are a seed: created at boot when missing, never overwritten. */
+function toFields(changes: TeamChanges): Record<string, string> {
+  const fields: Record<string, string> = {};
+  if (changes.models) fields.models = JSON.stringify(changes.models);
+  if (changes.limits) fields.limits = JSON.stringify(cleanLimits(changes.limits));
+  if (changes.metadata) fields.metadata = JSON.stringify(changes.metadata);
+  if (changes.disabled !== undefined) fields.disabled = changes.disabled ? '1' : '0';
+  return fields;
+}
+
+/**
+ * Teams in Redis (`team:{id}` hash, plus the `teams` index set). A data store only:
+ * audit and cross-replica invalidation are the admin service's job.
+ * Teams in the config file are a seed: created at boot when missing, never overwritten.
+ */
 @Injectable()
 export class TeamStore implements OnApplicationBootstrap {
   constructor(
@@ -33,27 +63,30 @@ export class TeamStore implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     for (const [id, seed] of Object.entries(this.config.teams)) {
-      await this.createIfMissing(id, seed.models);
+      await this.createIfMissing(id, { models: seed.models, limits: seed.limits, metadata: seed.metadata });
     }
   }
 
-  /** Creates the team; false when it already existed. */
-  async createIfMissing(id: string, models: string[]): Promise<boolean> {
-    const key = this.keys.team(id);
-    const created = await this.redis.hsetnx(key, 'id', id);
-    if (!created) return false;
-    await this.redis
-      .multi()
-      .hset(key, { models: JSON.stringify(models), createdAt: new Date().toISOString(), disabled: '0' })
-      .sadd(this.keys.teamIndex(), id)
-      .exec();
-    return true;
+  /** Creates the team in one atomic step; false when it already existed. */
+  async createIfMissing(id: string, changes: TeamChanges): Promise<boolean> {
+    const now = new Date().toISOString();
+    const fields = { models: '["*"]', limits: '{}', metadata: '{}', disabled: '0', ...toFields(changes), id, createdAt: now, updatedAt: now };
+    const created = await this.redis.createHashIfMissing(this.keys.team(id), ...Object.entries(fields).flat());
+    // The index lives in another Cluster slot, so it is a second command; list() skips ids without a team.
+    await this.redis.sadd(this.keys.teamIndex(), id);
+    return created === 1;
   }
 
-  async create(id: string, models: string[]): Promise<Team> {
-    if (!(await this.createIfMissing(id, models))) {
+  async create(id: string, changes: TeamChanges): Promise<Team> {
+    if (!(await this.createIfMissing(id, changes))) {
       throw new GatewayException('team_exists', `Team "${id}" already exists.`, { param: 'id' });
     }
+    return this.require(id);
+  }
+
+  async update(id: string, changes: TeamChanges): Promise<Team> {
+    await this.require(id);
+    await this.redis.hset(this.keys.team(id), { ...toFields(changes), updatedAt: new Date().toISOString() });
     return this.require(id);
   }
 
@@ -73,5 +106,11 @@ export class TeamStore implements OnApplicationBootstrap {
     for (const id of ids) pipeline.hgetall(this.keys.team(id));
     const rows = (await pipeline.exec()) ?? [];
     return rows.map(([, fields]) => parseTeam(fields as Record<string, string>)).filter((t): t is Team => t !== null);
+  }
+
+  /** Removes the team record and its token index (the tokens themselves are the caller's job). */
+  async remove(id: string): Promise<void> {
+    await this.redis.del(this.keys.team(id), this.keys.teamTokens(id));
+    await this.redis.srem(this.keys.teamIndex(), id);
   }
 }

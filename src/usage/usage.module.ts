@@ -1,5 +1,20 @@
-import { Module } from '@nestjs/common';
-import { UsageService } from './usage.service';
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { LimitsModule } from '../limits/limits.module';
+import { TeamsModule } from '../teams/teams.module';
+import { AdminUsageController, TeamUsageController } from './usage.controller';
+import { UsageQueryService } from './usage-query.service';
+import { UsageRecorder } from './usage-recorder.interceptor';
+import { UsageWriter } from './usage-writer';
+import { loadTokenizer } from './token-estimator';
 
-@Module({ providers: [UsageService], exports: [UsageService] })
-export class UsageModule {}
+@Module({
+  imports: [LimitsModule, TeamsModule],
+  controllers: [AdminUsageController, TeamUsageController],
+  providers: [UsageWriter, UsageRecorder, UsageQueryService],
+  exports: [UsageWriter, UsageRecorder],
+})
+export class UsageModule implements OnModuleInit {
+  onModuleInit(): void {
+    loadTokenizer();
+  }
+}

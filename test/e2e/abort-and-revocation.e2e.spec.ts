@@ -1,3 +1,5 @@
+import { countTokens } from 'gpt-tokenizer'; // its default encoding is o200k_base
+import { eventually } from '../support/eventually';
 import { createHash } from 'node:crypto';
 import OpenAI from 'openai';
 import { OpenAIUpstream } from '../support/openai-upstream';
@@ -45,8 +47,22 @@ describe('client abort', () => {
     await sleep(50);
     const line = gw.logs.filter((l) => l.type === 'access' && l.team === 'aborters').pop();
     expect(line).toMatchObject({ aborted: true, stream: true, model: 'slow' });
-    const day = new Date().toISOString().slice(0, 10);
-    expect(await gw.redis.hget(`${gw.prefix}usage:{aborters}:${day}`, 'requests:aborted')).toBe('1');
+    // The upstream never reported usage: the record carries a tokenizer estimate of what was relayed.
+    const content = 'w1 w2 w3 w4 w5 w6 w7 w8 w9 w10';
+    const record = await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=aborters&limit=1');
+      expect(body.data).toHaveLength(1);
+      return body.data[0];
+    });
+    expect(record).toMatchObject({
+      outcome: 'aborted',
+      stream: true,
+      model: 'slow',
+      estimated: true,
+      // OpenAI's chat format: 3 priming + per message (3 + role + content), counted with o200k_base.
+      prompt_tokens: 3 + 3 + countTokens('user') + countTokens(content),
+      completion_tokens: countTokens('echo: '),
+    });
   });
 
   it('a client abandoning a non-streaming call aborts the upstream request', async () => {

@@ -4,23 +4,31 @@
  */
 export const ERROR_CODES = {
   invalid_api_key: { status: 401, type: 'invalid_request_error' },
+  token_expired: { status: 401, type: 'invalid_request_error' },
+  permission_denied: { status: 403, type: 'invalid_request_error' },
   model_not_allowed: { status: 403, type: 'invalid_request_error' },
   model_not_found: { status: 404, type: 'invalid_request_error' },
   not_found: { status: 404, type: 'invalid_request_error' },
   team_not_found: { status: 404, type: 'invalid_request_error' },
   token_not_found: { status: 404, type: 'invalid_request_error' },
   team_exists: { status: 409, type: 'invalid_request_error' },
+  team_has_tokens: { status: 409, type: 'invalid_request_error' },
   invalid_request: { status: 400, type: 'invalid_request_error' },
   invalid_json: { status: 400, type: 'invalid_request_error' },
   request_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
-  rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
+  /** A per-minute limit of the team or token (also an upstream's 429, with the upstream's type). */
+  rate_limit_exceeded: { status: 429, type: 'rate_limit_exceeded' },
+  /** A per-day or per-month token quota of the team or token. */
+  quota_exceeded: { status: 429, type: 'rate_limit_exceeded' },
   upstream_error: { status: 502, type: 'server_error' },
   upstream_auth_failed: { status: 502, type: 'server_error' },
   upstream_unreachable: { status: 502, type: 'server_error' },
   upstream_unavailable: { status: 503, type: 'server_error' },
   upstream_timeout: { status: 504, type: 'server_error' },
   auth_unavailable: { status: 503, type: 'server_error' },
+  limits_unavailable: { status: 503, type: 'server_error' },
+  store_unavailable: { status: 503, type: 'server_error' },
   shutting_down: { status: 503, type: 'server_error' },
   internal_error: { status: 500, type: 'server_error' },
 } as const satisfies Record<string, { status: number; type: string }>;

@@ -72,10 +72,6 @@ function hasBody(req: Request): boolean {
 function writeAccessLog(req: Request, res: Response, logger: AppLogger): void {
   const ctx = req.ctx;
   const latencyMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
-  const tokens =
-    ctx.promptTokens !== undefined || ctx.completionTokens !== undefined
-      ? { prompt: ctx.promptTokens ?? 0, completion: ctx.completionTokens ?? 0 }
-      : undefined;
   logger.pino.info(
     {
       type: 'access',
@@ -91,7 +87,7 @@ function writeAccessLog(req: Request, res: Response, logger: AppLogger): void {
       model: ctx.model,
       backend: ctx.backend,
       stream: ctx.stream,
-      tokens,
+      tokens: ctx.tokens,
       error: ctx.errorCode,
       aborted: ctx.aborted || (!res.writableFinished ? true : undefined),
     },

@@ -1,4 +1,14 @@
 import type { Principal } from '../../auth/principal';
+import type { Reservation } from '../../limits/limits.service';
+
+/** The tokens one request used, as accounted. */
+export interface TokenCounts {
+  prompt: number;
+  completion: number;
+  reasoning: number;
+  /** Worked out by the gateway's tokenizer rather than reported by the upstream. */
+  estimated: boolean;
+}
 
 /** What one request learns on its way through the gateway; the access log prints it. */
 export interface RequestContext {
@@ -11,8 +21,11 @@ export interface RequestContext {
   backend?: string;
   upstreamModel?: string;
   stream?: boolean;
-  promptTokens?: number;
-  completionTokens?: number;
+  tokens?: TokenCounts;
+  /** What the request reserved against token limits (settled when it is accounted). */
+  reservation?: Reservation;
+  /** Refused by a team or token limit (accounted as `rejected`, not `error`). */
+  limitRejected?: boolean;
   errorCode?: string;
   /** Set when the client went away before the response was complete. */
   aborted?: boolean;

@@ -30,10 +30,12 @@ export function firstProblem(errors: ValidationError[], parent = ''): { param: s
  * new OpenAI parameters reach OpenAI-compatible backends without a gateway release.
  */
 export class GatewayValidationPipe extends ValidationPipe {
-  constructor() {
+  /** `strict` refuses unknown fields (the admin API: a typo in a limit name must not pass silently). */
+  constructor(options: { strict?: boolean } = {}) {
     super({
       transform: true,
-      whitelist: false,
+      whitelist: options.strict === true,
+      forbidNonWhitelisted: options.strict === true,
       forbidUnknownValues: false,
       // No implicit conversion: "1" for an integer is the client's bug and must be a 400.
       transformOptions: { enableImplicitConversion: false },

@@ -1,0 +1,93 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type Redis from 'ioredis';
+import { REDIS } from '../redis/redis.module';
+import { RedisKeys } from '../redis/redis-keys';
+
+/** Who made an admin change: `admin-api` (with the caller's address) or `cli:<user>@<host>`. */
+export interface Actor {
+  actor: string;
+  ip?: string;
+  requestId?: string;
+}
+
+export interface AuditEntry {
+  id: string;
+  at: string;
+  actor: string;
+  ip: string | null;
+  requestId: string | null;
+  action: string;
+  target: string;
+  details: Record<string, unknown>;
+}
+
+/** The audit trail never grows without bound; the newest entries are what an operator reads. */
+const MAX_ENTRIES = 100_000;
+
+/** Every admin change, appended to one Redis Stream (`audit`). */
+@Injectable()
+export class AuditLog {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  async write(by: Actor, action: string, target: string, details: Record<string, unknown> = {}): Promise<void> {
+    await this.redis.xadd(
+      this.keys.audit(),
+      'MAXLEN',
+      '~',
+      MAX_ENTRIES,
+      '*',
+      'at',
+      new Date().toISOString(),
+      'actor',
+      by.actor,
+      'ip',
+      by.ip ?? '',
+      'requestId',
+      by.requestId ?? '',
+      'action',
+      action,
+      'target',
+      target,
+      'details',
+      JSON.stringify(details),
+    );
+  }
+
+  /** Newest first; `before` is an entry id to page from. */
+  async read(filter: { limit: number; before?: string; action?: string; target?: string }): Promise<AuditEntry[]> {
+    const out: AuditEntry[] = [];
+    let end = filter.before ? `(${filter.before}` : '+';
+    // Filters are applied while paging so `limit` counts matching entries.
+    while (out.length < filter.limit) {
+      const batch = await this.redis.xrevrange(this.keys.audit(), end, '-', 'COUNT', 500);
+      if (batch.length === 0) break;
+      for (const [id, flat] of batch) {
+        const entry = toEntry(id, flat);
+        if (filter.action && entry.action !== filter.action) continue;
+        if (filter.target && entry.target !== filter.target && !entry.target.startsWith(`${filter.target}/`)) continue;
+        out.push(entry);
+        if (out.length === filter.limit) break;
+      }
+      end = `(${batch[batch.length - 1][0]}`;
+    }
+    return out;
+  }
+}
+
+function toEntry(id: string, flat: string[]): AuditEntry {
+  const fields: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) fields[flat[i]] = flat[i + 1];
+  return {
+    id,
+    at: fields.at,
+    actor: fields.actor,
+    ip: fields.ip || null,
+    requestId: fields.requestId || null,
+    action: fields.action,
+    target: fields.target,
+    details: JSON.parse(fields.details || '{}') as Record<string, unknown>,
+  };
+}

@@ -1,0 +1,171 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type Redis from 'ioredis';
+import type { Principal } from '../auth/principal';
+import { GatewayConfig } from '../config/config.schema';
+import { GatewayException } from '../common/errors/gateway.exception';
+import { AppLogger } from '../common/logging/logger';
+import { MetricsService } from '../metrics/metrics.service';
+import { REDIS, redisReady } from '../redis/redis.module';
+import { RedisKeys } from '../redis/redis-keys';
+import { LIMIT_NAMES, type LimitName, type Limits } from './limit-settings';
+import { formatDuration, windowOf } from './limit-windows';
+
+/** One counter an admission checks: `requestsPerMinute` of the team, `tokensPerDay` of a token, ... */
+interface Check {
+  name: LimitName;
+  scope: 'team' | 'token';
+  key: string;
+  limit: number;
+  cost: number;
+  resetAt: number;
+}
+
+/** What a request reserved against token limits, settled to the real count when it ends. */
+export interface Reservation {
+  teamId: string;
+  keys: string[];
+  reserved: number;
+}
+
+export interface Admission {
+  reservation?: Reservation;
+  /** x-ratelimit-* headers for the response. */
+  headers: Record<string, string>;
+}
+
+/**
+ * Quotas and rate limits, enforced across replicas by one Lua call per request.
+ * Token limits reserve an estimate (prompt + max_tokens, or the configured default)
+ * at admission; usage accounting settles each reservation to the real count, in the
+ * same Redis script that writes the usage record.
+ */
+@Injectable()
+export class LimitsService {
+  private lastOutageLog = 0;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+    private readonly config: GatewayConfig,
+    private readonly metrics: MetricsService,
+    private readonly logger: AppLogger,
+  ) {}
+
+  /** True when this principal has any limit at all (so callers can skip the estimate). */
+  hasTokenLimits(principal: Principal): boolean {
+    return hasTokenLimit(principal.teamLimits) || hasTokenLimit(principal.tokenLimits);
+  }
+
+  /**
+   * Admits the request or throws 429. `estimate` is the token reservation; it is only
+   * called when a token limit applies.
+   */
+  async admit(principal: Principal, estimate: () => number): Promise<Admission> {
+    const now = Date.now();
+    const tokens = this.hasTokenLimits(principal) ? estimate() : 0;
+    const checks = [
+      ...this.checksFor(principal, 'team', principal.teamLimits, tokens, now),
+      ...this.checksFor(principal, 'token', principal.tokenLimits, tokens, now),
+    ];
+    if (checks.length === 0) return { headers: {} };
+
+    let result: number[];
+    try {
+      if (!redisReady(this.redis)) throw new Error(`redis is ${this.redis.status}`);
+      const args: (string | number)[] = checks.map((check) => check.key);
+      for (const check of checks) args.push(check.limit, check.cost, Math.ceil((check.resetAt - now) / 1000) + 60);
+      result = await this.redis.admitLimits(checks.length, ...args);
+    } catch (error) {
+      return this.duringOutage(error);
+    }
+    const [failed, ...values] = result.map(Number);
+    const headers = rateLimitHeaders(checks, values, now);
+    if (failed > 0) throw this.refusal(principal, checks[failed - 1], values[failed - 1], now, headers);
+    const tokenKeys = checks.filter((check) => check.name !== 'requestsPerMinute').map((check) => check.key);
+    return { headers, reservation: tokenKeys.length ? { teamId: principal.teamId, keys: tokenKeys, reserved: tokens } : undefined };
+  }
+
+  /** The keys and deltas that turn a reservation into the real count (for the usage script). */
+  settlement(reservation: Reservation | undefined, actualTokens: number): { keys: string[]; deltas: number[] } {
+    if (!reservation) return { keys: [], deltas: [] };
+    const delta = actualTokens - reservation.reserved;
+    return { keys: reservation.keys, deltas: reservation.keys.map(() => delta) };
+  }
+
+  private checksFor(principal: Principal, scope: 'team' | 'token', limits: Limits, tokens: number, now: number): Check[] {
+    const checks: Check[] = [];
+    for (const name of LIMIT_NAMES) {
+      const limit = limits[name];
+      if (limit === undefined) continue;
+      const window = windowOf(name, now);
+      const scopeKey = scope === 'team' ? 'team' : `tok:${principal.tokenId}`;
+      checks.push({
+        name,
+        scope,
+        key: this.keys.limitCounter(principal.teamId, scopeKey, name, window.id),
+        limit,
+        cost: name === 'requestsPerMinute' ? 1 : tokens,
+        resetAt: window.resetAt,
+      });
+    }
+    return checks;
+  }
+
+  private refusal(principal: Principal, check: Check, used: number, now: number, headers: Record<string, string>): GatewayException {
+    this.metrics.limitRejections.inc({ team: principal.teamId, limit: check.name });
+    const who = check.scope === 'team' ? `team "${principal.teamId}"` : `token ${principal.tokenId}`;
+    const resetIn = check.resetAt - now;
+    const when = `resets at ${new Date(check.resetAt).toISOString()} (in ${formatDuration(resetIn)})`;
+    const isQuota = check.name === 'tokensPerDay' || check.name === 'tokensPerMonth';
+    const code = isQuota ? 'quota_exceeded' : 'rate_limit_exceeded';
+    if (check.cost > check.limit) {
+      // Waiting cannot help: this one request asks for more than the whole window allows.
+      return new GatewayException(code, `This request reserves ${check.cost} tokens, more than the ${check.name} limit of ${who} (${check.limit}) allows; lower max_tokens.`, {
+        headers,
+      });
+    }
+    const what = check.name === 'requestsPerMinute' ? `${used}/${check.limit} requests used` : `${used}/${check.limit} tokens used, this request reserves ${check.cost}`;
+    return new GatewayException(code, `${check.name} limit of ${who} reached (${what}); it ${when}.`, {
+      headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(resetIn / 1000))) },
+    });
+  }
+
+  private duringOutage(error: unknown): Admission {
+    if (this.config.redis.onOutage === 'fail-closed') {
+      throw new GatewayException('limits_unavailable', 'Limits cannot be checked because Redis is unreachable; try again shortly.', {
+        cause: error,
+      });
+    }
+    this.metrics.redisOutageAdmissions.inc();
+    if (Date.now() - this.lastOutageLog > 10_000) {
+      this.lastOutageLog = Date.now();
+      this.logger.pino.warn({ err: error }, 'redis unreachable: admitting requests without limit checks (redis.onOutage: fail-open)');
+    }
+    return { headers: {} };
+  }
+}
+
+function hasTokenLimit(limits: Limits): boolean {
+  return limits.tokensPerMinute !== undefined || limits.tokensPerDay !== undefined || limits.tokensPerMonth !== undefined;
+}
+
+/**
+ * OpenAI's x-ratelimit-* headers. With several limits of one kind (team and token,
+ * minute and day), the headers describe the one with the least remaining.
+ */
+function rateLimitHeaders(checks: Check[], values: number[], now: number): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const kind of ['requests', 'tokens'] as const) {
+    let tightest: { check: Check; remaining: number } | undefined;
+    checks.forEach((check, i) => {
+      if ((check.name === 'requestsPerMinute') !== (kind === 'requests')) return;
+      const remaining = Math.max(0, check.limit - values[i]);
+      if (!tightest || remaining < tightest.remaining) tightest = { check, remaining };
+    });
+    if (!tightest) continue;
+    headers[`x-ratelimit-limit-${kind}`] = String(tightest.check.limit);
+    headers[`x-ratelimit-remaining-${kind}`] = String(tightest.remaining);
+    headers[`x-ratelimit-reset-${kind}`] = formatDuration(tightest.check.resetAt - now);
+  }
+  return headers;
+}

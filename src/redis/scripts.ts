@@ -1,0 +1,96 @@
+import type Redis from 'ioredis';
+import type { Result } from 'ioredis';
+
+/**
+ * The Lua scripts, registered on every connection with `defineCommand` (ioredis runs
+ * them by EVALSHA and falls back to EVAL after a Redis restart). Each script touches
+ * only keys passed in KEYS, all with one team's hash tag, so they are Cluster-safe.
+ */
+
+/** KEYS[1] hash; ARGV field/value pairs. Writes the hash only if it does not exist yet. */
+const CREATE_HASH_IF_MISSING = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+`;
+
+/** KEYS[1] hash; ARGV field/value pairs. Writes only if the hash exists (never resurrects a deleted record). */
+const HSET_IF_EXISTS = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+`;
+
+/**
+ * Limit admission. KEYS: one counter per limit. ARGV: for each key, a triple
+ * (limit, cost, ttlSeconds). Either every counter can take its cost and all are
+ * incremented, or none is and the first failing index (1-based) is returned.
+ * Returns {failedIndex, v1, v2, ...} where v is each counter's value after the call
+ * (or its current value when refused), for the x-ratelimit-* headers.
+ */
+const ADMIT = `
+local n = #KEYS
+local values = {}
+local failed = 0
+for i = 1, n do
+  local limit = tonumber(ARGV[i * 3 - 2])
+  local cost = tonumber(ARGV[i * 3 - 1])
+  local current = tonumber(redis.call('GET', KEYS[i]) or '0')
+  values[i] = current
+  if failed == 0 and current + cost > limit then failed = i end
+end
+if failed == 0 then
+  for i = 1, n do
+    local cost = tonumber(ARGV[i * 3 - 1])
+    values[i] = redis.call('INCRBY', KEYS[i], cost)
+    if redis.call('TTL', KEYS[i]) < 0 then redis.call('EXPIRE', KEYS[i], tonumber(ARGV[i * 3])) end
+  end
+end
+table.insert(values, 1, failed)
+return values
+`;
+
+/**
+ * One usage record, written exactly once. KEYS: [1] seen-marker, [2] records stream,
+ * [3] day counters, then limit counters to settle. ARGV: [1] seen ttl, [2] stream
+ * MINID (trim bound), [3] counters ttl, [4] number of counter increments m, then m
+ * (field, amount) pairs, then one delta per limit counter, then the record's
+ * field/value pairs. A record whose marker exists was already written: nothing happens.
+ */
+const RECORD_USAGE = `
+if redis.call('SET', KEYS[1], '1', 'NX', 'EX', tonumber(ARGV[1])) == false then return 0 end
+local m = tonumber(ARGV[4])
+local at = 5
+for i = 1, m do
+  redis.call('HINCRBY', KEYS[3], ARGV[at], tonumber(ARGV[at + 1]))
+  at = at + 2
+end
+if redis.call('TTL', KEYS[3]) < 0 then redis.call('EXPIRE', KEYS[3], tonumber(ARGV[3])) end
+for k = 4, #KEYS do
+  local delta = tonumber(ARGV[at])
+  at = at + 1
+  -- Settle only a window that still exists: an expired window has nothing left to correct.
+  if delta ~= 0 and redis.call('EXISTS', KEYS[k]) == 1 then redis.call('INCRBY', KEYS[k], delta) end
+end
+local record = {}
+for i = at, #ARGV do record[#record + 1] = ARGV[i] end
+redis.call('XADD', KEYS[2], 'MINID', '~', ARGV[2], '*', unpack(record))
+return 1
+`;
+
+export function registerScripts(redis: Redis): void {
+  redis.defineCommand('createHashIfMissing', { numberOfKeys: 1, lua: CREATE_HASH_IF_MISSING });
+  redis.defineCommand('hsetIfExists', { numberOfKeys: 1, lua: HSET_IF_EXISTS });
+  redis.defineCommand('admitLimits', { lua: ADMIT });
+  redis.defineCommand('recordUsage', { lua: RECORD_USAGE });
+}
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    createHashIfMissing(key: string, ...fieldValues: string[]): Result<number, Context>;
+    hsetIfExists(key: string, ...fieldValues: string[]): Result<number, Context>;
+    /** numberOfKeys first (the script takes a variable number of keys). */
+    admitLimits(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Result<number[], Context>;
+    recordUsage(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Result<number, Context>;
+  }
+}

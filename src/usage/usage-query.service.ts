@@ -1,0 +1,144 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type Redis from 'ioredis';
+import { GatewayException } from '../common/errors/gateway.exception';
+import { REDIS } from '../redis/redis.module';
+import { RedisKeys } from '../redis/redis-keys';
+import { TeamStore } from '../teams/team.store';
+import { parseCounterField, recordView, USAGE_OUTCOMES } from './usage-record';
+
+export type UsageGroupBy = 'day' | 'model' | 'token';
+
+export interface UsageQuery {
+  /** One team, or every team when absent. */
+  team?: string;
+  model?: string;
+  /** Inclusive UTC days, yyyy-mm-dd. */
+  from: string;
+  to: string;
+  groupBy: UsageGroupBy;
+}
+
+export interface UsageTotals {
+  requests: number;
+  requests_ok: number;
+  requests_error: number;
+  requests_aborted: number;
+  requests_rejected: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  reasoning_tokens: number;
+  total_tokens: number;
+  estimated_requests: number;
+}
+
+export interface UsageRow extends UsageTotals {
+  team: string;
+  day?: string;
+  model?: string;
+  token_id?: string;
+}
+
+const MAX_DAYS = 400;
+
+function emptyTotals(): UsageTotals {
+  return {
+    requests: 0,
+    requests_ok: 0,
+    requests_error: 0,
+    requests_aborted: 0,
+    requests_rejected: 0,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    reasoning_tokens: 0,
+    total_tokens: 0,
+    estimated_requests: 0,
+  };
+}
+
+/** Reads the per-team, per-day counters and sums them the way a query groups them. */
+@Injectable()
+export class UsageQueryService {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+    private readonly teams: TeamStore,
+  ) {}
+
+  async summary(query: UsageQuery): Promise<{ data: UsageRow[]; total: UsageTotals }> {
+    const days = daysBetween(query.from, query.to);
+    const teamIds = query.team ? [query.team] : (await this.teams.list()).map((team) => team.id);
+    const pipeline = this.redis.pipeline();
+    for (const team of teamIds) for (const day of days) pipeline.hgetall(this.keys.usageDay(team, day));
+    const results = (await pipeline.exec()) ?? [];
+
+    const rows = new Map<string, UsageRow>();
+    const total = emptyTotals();
+    let i = 0;
+    for (const team of teamIds) {
+      for (const day of days) {
+        const [error, fields] = results[i++];
+        if (error) throw error;
+        for (const [field, value] of Object.entries(fields as Record<string, string>)) {
+          const counter = parseCounterField(field);
+          if (!counter || (query.model && counter.model !== query.model)) continue;
+          const group = query.groupBy === 'day' ? day : query.groupBy === 'model' ? counter.model : counter.tokenId;
+          const key = `${team}\n${group}`;
+          let row = rows.get(key);
+          if (!row) {
+            const label = query.groupBy === 'day' ? { day: group } : query.groupBy === 'model' ? { model: group } : { token_id: group };
+            row = { team, ...label, ...emptyTotals() };
+            rows.set(key, row);
+          }
+          add(row, counter.metric, Number(value));
+          add(total, counter.metric, Number(value));
+        }
+      }
+    }
+    const data = [...rows.values()].sort((a, b) =>
+      a.team === b.team ? String(a.day ?? a.model ?? a.token_id).localeCompare(String(b.day ?? b.model ?? b.token_id)) : a.team.localeCompare(b.team),
+    );
+    return { data, total };
+  }
+
+  /** A team's newest usage records first; `before` is an entry id to page from. */
+  async records(team: string, limit: number, before?: string): Promise<Array<Record<string, unknown>>> {
+    const entries = await this.redis.xrevrange(this.keys.usageRecords(team), before ? `(${before}` : '+', '-', 'COUNT', limit);
+    return entries.map(([id, flat]) => recordView(id, flat));
+  }
+}
+
+function add(totals: UsageTotals, metric: string, value: number): void {
+  switch (metric) {
+    case 'requests':
+      totals.requests += value;
+      return;
+    case 'prompt':
+      totals.prompt_tokens += value;
+      totals.total_tokens += value;
+      return;
+    case 'completion':
+      totals.completion_tokens += value;
+      totals.total_tokens += value;
+      return;
+    case 'reasoning':
+      totals.reasoning_tokens += value;
+      return;
+    case 'estimated':
+      totals.estimated_requests += value;
+      return;
+    default:
+      if ((USAGE_OUTCOMES as readonly string[]).includes(metric)) totals[`requests_${metric}` as keyof UsageTotals] += value;
+  }
+}
+
+/** Every UTC day from `from` to `to`, inclusive. */
+function daysBetween(from: string, to: string): string[] {
+  const start = Date.parse(`${from}T00:00:00Z`);
+  const end = Date.parse(`${to}T00:00:00Z`);
+  if (end < start) throw new GatewayException('invalid_request', '`from` must not be after `to`.', { param: 'from', wireCode: null });
+  const count = (end - start) / 86_400_000 + 1;
+  if (count > MAX_DAYS) {
+    throw new GatewayException('invalid_request', `At most ${MAX_DAYS} days per query.`, { param: 'from', wireCode: null });
+  }
+  return Array.from({ length: count }, (_, i) => new Date(start + i * 86_400_000).toISOString().slice(0, 10));
+}

@@ -1,0 +1,94 @@
+/** How a request ended, as usage accounting sees it. */
+export type UsageOutcome = 'ok' | 'error' | 'aborted' | 'rejected';
+export const USAGE_OUTCOMES: readonly UsageOutcome[] = ['ok', 'error', 'aborted', 'rejected'];
+
+/** One request's usage: appended to the team's Redis Stream and added to its day counters. */
+export interface UsageRecord {
+  /** Unique per record (not the request id, which a client can choose): the write is deduplicated on it. */
+  id: string;
+  at: string;
+  requestId: string;
+  team: string;
+  tokenId: string;
+  model: string;
+  backend: string;
+  upstreamModel: string;
+  stream: boolean;
+  promptTokens: number;
+  completionTokens: number;
+  reasoningTokens: number;
+  /** The HTTP status the client got (200 for a stream, even one that failed midway). */
+  status: number;
+  outcome: UsageOutcome;
+  errorCode: string;
+  latencyMs: number;
+  /** True when the counts were worked out by the gateway's tokenizer, not reported by the upstream. */
+  estimated: boolean;
+}
+
+/** Counter names in a day hash are `<metric>|<tokenId>|<model>`; the reader sums what a query asks for. */
+export const COUNTER_METRICS = ['requests', 'prompt', 'completion', 'reasoning', 'estimated', ...USAGE_OUTCOMES] as const;
+export type CounterMetric = (typeof COUNTER_METRICS)[number];
+
+export function counterField(metric: CounterMetric, tokenId: string, model: string): string {
+  return `${metric}|${tokenId}|${model}`;
+}
+
+export function parseCounterField(field: string): { metric: CounterMetric; tokenId: string; model: string } | null {
+  const first = field.indexOf('|');
+  const second = field.indexOf('|', first + 1);
+  if (first < 0 || second < 0) return null;
+  return { metric: field.slice(0, first) as CounterMetric, tokenId: field.slice(first + 1, second), model: field.slice(second + 1) };
+}
+
+/** The HINCRBY pairs one record adds to its day hash. */
+export function counterIncrements(record: UsageRecord): Array<[string, number]> {
+  const at = (metric: CounterMetric) => counterField(metric, record.tokenId, record.model);
+  const out: Array<[string, number]> = [
+    [at('requests'), 1],
+    [at(record.outcome), 1],
+  ];
+  if (record.promptTokens) out.push([at('prompt'), record.promptTokens]);
+  if (record.completionTokens) out.push([at('completion'), record.completionTokens]);
+  if (record.reasoningTokens) out.push([at('reasoning'), record.reasoningTokens]);
+  if (record.estimated) out.push([at('estimated'), 1]);
+  return out;
+}
+
+/** Stream entry fields, snake_case like the rest of the public API. */
+export function recordFields(record: UsageRecord): string[] {
+  return [
+    'id', record.id,
+    'at', record.at,
+    'request_id', record.requestId,
+    'team', record.team,
+    'token_id', record.tokenId,
+    'model', record.model,
+    'backend', record.backend,
+    'upstream_model', record.upstreamModel,
+    'stream', record.stream ? '1' : '0',
+    'prompt_tokens', String(record.promptTokens),
+    'completion_tokens', String(record.completionTokens),
+    'reasoning_tokens', String(record.reasoningTokens),
+    'total_tokens', String(record.promptTokens + record.completionTokens),
+    'status', String(record.status),
+    'outcome', record.outcome,
+    'error_code', record.errorCode,
+    'latency_ms', String(record.latencyMs),
+    'estimated', record.estimated ? '1' : '0',
+  ];
+}
+
+/** A stream entry as the API shows it. */
+export function recordView(entryId: string, flat: string[]): Record<string, unknown> {
+  const fields: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) fields[flat[i]] = flat[i + 1];
+  const numbers = ['prompt_tokens', 'completion_tokens', 'reasoning_tokens', 'total_tokens', 'status', 'latency_ms'];
+  const view: Record<string, unknown> = { entry_id: entryId };
+  for (const [name, value] of Object.entries(fields)) {
+    if (numbers.includes(name)) view[name] = Number(value);
+    else if (name === 'stream' || name === 'estimated') view[name] = value === '1';
+    else view[name] = value === '' ? null : value;
+  }
+  return view;
+}

@@ -1,0 +1,160 @@
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type Redis from 'ioredis';
+import { GatewayConfig } from '../config/config.schema';
+import { AppLogger } from '../common/logging/logger';
+import { MetricsService } from '../metrics/metrics.service';
+import { REDIS, redisReady } from '../redis/redis.module';
+import { RedisKeys } from '../redis/redis-keys';
+import { counterIncrements, recordFields, type UsageRecord } from './usage-record';
+
+/** A record plus the reservation it settles (limit counter keys and deltas). */
+export interface PendingUsage {
+  record: UsageRecord;
+  settle: { keys: string[]; deltas: number[] };
+}
+
+const BATCH = 200;
+const RETRY_MS = 500;
+/** A written record's marker lives this long: a retry later than that would count twice. */
+const SEEN_TTL_SECONDS = 7 * 86_400;
+/** How long shutdown waits for the buffer to reach Redis. */
+const SHUTDOWN_FLUSH_MS = 5_000;
+
+/**
+ * Writes usage records to Redis, never on the request's path: records are queued in
+ * memory and flushed in pipelined batches. While Redis is unreachable the queue is the
+ * buffer (bounded by usage.bufferMaxRecords; a metric shows its size). Each record is
+ * written by one Lua script guarded by a per-record marker, so a batch retried after a
+ * dropped connection never counts a record twice.
+ */
+@Injectable()
+export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
+  private queue: PendingUsage[] = [];
+  private flushing = false;
+  private retryTimer?: NodeJS.Timeout;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+    private readonly config: GatewayConfig,
+    private readonly metrics: MetricsService,
+    private readonly logger: AppLogger,
+  ) {}
+
+  onModuleInit(): void {
+    this.redis.on('ready', () => this.schedule());
+  }
+
+  get backlog(): number {
+    return this.queue.length;
+  }
+
+  enqueue(pending: PendingUsage): void {
+    if (this.queue.length >= this.config.usage.bufferMaxRecords) {
+      const dropped = this.queue.shift()!;
+      this.metrics.usageDroppedRecords.inc();
+      this.logger.pino.error({ record: dropped.record }, 'usage buffer full: oldest record dropped');
+    }
+    this.queue.push(pending);
+    this.metrics.usageBufferedRecords.set(this.queue.length);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.flushing || this.queue.length === 0) return;
+    this.flushing = true;
+    // setImmediate batches the records of one event-loop turn into one pipeline.
+    setImmediate(() => void this.flush());
+  }
+
+  /** Writes batches until the queue is empty or Redis fails; then retries on a timer. */
+  async flush(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        if (!redisReady(this.redis)) return this.retryLater();
+        const batch = this.queue.slice(0, BATCH);
+        const failedAt = await this.write(batch);
+        const written = failedAt === -1 ? batch.length : failedAt;
+        this.queue.splice(0, written);
+        this.metrics.usageBufferedRecords.set(this.queue.length);
+        if (failedAt !== -1) return this.retryLater();
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /** -1 when the whole batch was written, else the index of the first record to retry. */
+  private async write(batch: PendingUsage[]): Promise<number> {
+    const pipeline = this.redis.pipeline();
+    const now = Date.now();
+    const minId = `${now - this.config.usage.recordRetentionDays * 86_400_000}-0`;
+    const counterTtl = this.config.usage.counterRetentionDays * 86_400;
+    for (const { record, settle } of batch) {
+      const increments = counterIncrements(record);
+      const keys = [
+        this.keys.usageSeen(record.team, record.id),
+        this.keys.usageRecords(record.team),
+        this.keys.usageDay(record.team, record.at.slice(0, 10)),
+        ...settle.keys,
+      ];
+      pipeline.recordUsage(
+        keys.length,
+        ...keys,
+        SEEN_TTL_SECONDS,
+        minId,
+        counterTtl,
+        increments.length,
+        ...increments.flat(),
+        ...settle.deltas,
+        ...recordFields(record),
+      );
+    }
+    let results: Array<[Error | null, unknown]>;
+    try {
+      results = (await pipeline.exec()) ?? [];
+    } catch (error) {
+      this.logger.pino.warn({ err: error, backlog: this.queue.length }, 'usage write failed; will retry');
+      return 0;
+    }
+    for (let i = 0; i < batch.length; i++) {
+      const error = results[i]?.[0];
+      if (!error) continue;
+      if (isConnectionError(error)) {
+        this.logger.pino.warn({ err: error, backlog: this.queue.length }, 'usage write failed; will retry');
+        return i;
+      }
+      // Redis refused this record itself (not the connection): retrying cannot help.
+      this.logger.pino.error({ err: error, record: batch[i].record }, 'usage record rejected by redis');
+    }
+    return -1;
+  }
+
+  private retryLater(): void {
+    if (this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.schedule();
+    }, RETRY_MS);
+    this.retryTimer.unref();
+  }
+
+  /** Shutdown waits (bounded) for the buffer to reach Redis; what cannot is logged, record by record. */
+  async beforeApplicationShutdown(): Promise<void> {
+    const deadline = Date.now() + SHUTDOWN_FLUSH_MS;
+    while (this.queue.length > 0 && Date.now() < deadline) {
+      if (!this.flushing) {
+        this.flushing = true;
+        await this.flush();
+      }
+      if (this.queue.length > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    for (const { record } of this.queue) this.logger.pino.error({ record }, 'usage record not written before shutdown');
+  }
+}
+
+/** Redis' own refusals start with ERR/WRONGTYPE; anything else (closed, timed out, LOADING, ...) is worth a retry. */
+function isConnectionError(error: Error): boolean {
+  return !/^(ERR|WRONGTYPE)\b/.test(error.message);
+}

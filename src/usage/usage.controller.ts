@@ -1,0 +1,52 @@
+import { Controller, Get, Query, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { AdminOnly } from '../auth/route-access.decorators';
+import { GatewayException } from '../common/errors/gateway.exception';
+import { GatewayValidationPipe } from '../common/validation/validation.pipe';
+import { UsageQueryService, type UsageQuery } from './usage-query.service';
+import { UsageQueryDto, UsageRecordsQueryDto } from './usage.dto';
+
+const strict = new GatewayValidationPipe({ strict: true });
+
+function toQuery(dto: UsageQueryDto): UsageQuery {
+  const to = dto.to ?? new Date().toISOString().slice(0, 10);
+  const from = dto.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);
+  return { team: dto.team, model: dto.model, from, to, groupBy: dto.groupBy ?? 'day' };
+}
+
+async function summaryView(usage: UsageQueryService, query: UsageQuery) {
+  const { data, total } = await usage.summary(query);
+  return { object: 'usage', from: query.from, to: query.to, group_by: query.groupBy, team: query.team ?? null, model: query.model ?? null, data, total };
+}
+
+/** GET /admin/v1/usage: any team's (or every team's) counters. */
+@AdminOnly()
+@Controller('admin/v1/usage')
+export class AdminUsageController {
+  constructor(private readonly usage: UsageQueryService) {}
+
+  @Get()
+  async summary(@Query(strict) dto: UsageQueryDto) {
+    return summaryView(this.usage, toQuery(dto));
+  }
+
+  @Get('records')
+  async records(@Query(strict) dto: UsageRecordsQueryDto) {
+    return { object: 'list', data: await this.usage.records(dto.team, dto.limit ?? 100, dto.before) };
+  }
+}
+
+/** GET /v1/usage: a team reads its own counters with its own token. */
+@Controller('v1/usage')
+export class TeamUsageController {
+  constructor(private readonly usage: UsageQueryService) {}
+
+  @Get()
+  async summary(@Query(strict) dto: UsageQueryDto, @Req() req: Request) {
+    const team = req.ctx.principal!.teamId;
+    if (dto.team !== undefined && dto.team !== team) {
+      throw new GatewayException('permission_denied', 'A team token can only read its own team\'s usage.', { param: 'team' });
+    }
+    return summaryView(this.usage, { ...toQuery(dto), team });
+  }
+}
