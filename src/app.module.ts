@@ -19,7 +19,7 @@ import { UsageModule } from './usage/usage.module';
 /** Process-wide singletons made before Nest starts (the logger logs Nest's own boot). */
 @Global()
 @Module({})
-class RuntimeModule {
+export class RuntimeModule {
   static forRoot(logger: AppLogger, inFlight: InFlightTracker): DynamicModule {
     return {
       module: RuntimeModule,

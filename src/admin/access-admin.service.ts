@@ -40,7 +40,7 @@ export class AccessAdminService {
     await this.teams.require(id);
     const tokenIds = await this.tokens.ids(id);
     if (tokenIds.length > 0 && !force) {
-      throw new GatewayException('team_has_tokens', `Team "${id}" still has ${tokenIds.length} token(s); revoke them or delete with ?force=true.`);
+      throw new GatewayException('team_has_tokens', `Team "${id}" still has ${tokenIds.length} token(s); revoke them, or delete with force (?force=true, CLI --force).`);
     }
     await this.tokens.removeMany(tokenIds);
     await this.teams.remove(id);

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../common/errors/gateway.exception';
@@ -47,12 +47,13 @@ const LAST_USED_EVERY_MS = 60_000;
  * cache, and still subject to expiry and rotation deadlines, which are timestamps).
  */
 @Injectable()
-export class CredentialCache implements OnModuleInit {
+export class CredentialCache implements OnModuleInit, BeforeApplicationShutdown {
   private readonly entries = new Map<string, Credential>();
   private readonly lastKnown = new Map<string, Credential>();
   private readonly lastUsedWritten = new Map<string, number>();
   private subscribed = false;
   private generation = 0;
+  private closing = false;
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
@@ -68,7 +69,7 @@ export class CredentialCache implements OnModuleInit {
       if (from === channel) this.apply(JSON.parse(message) as Invalidation);
     });
     const goDark = () => {
-      if (this.subscribed) this.logger.pino.warn('auth invalidation channel lost: credential cache off');
+      if (this.subscribed && !this.closing) this.logger.pino.warn('auth invalidation channel lost: credential cache off');
       this.subscribed = false;
       this.clear();
     };
@@ -76,6 +77,10 @@ export class CredentialCache implements OnModuleInit {
     this.subscriber.on('reconnecting', goDark);
     this.subscriber.on('ready', () => void this.subscribe(channel));
     await this.subscribe(channel);
+  }
+
+  beforeApplicationShutdown(): void {
+    this.closing = true;
   }
 
   private async subscribe(channel: string): Promise<void> {

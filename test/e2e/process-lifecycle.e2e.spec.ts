@@ -1,42 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import OpenAI from 'openai';
+import { run, waitForListening, writeConfig } from '../support/gateway-process';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { deletePrefix, REDIS_URL } from '../support/test-gateway';
-
-/** These tests run the built gateway (dist/main.js) as a real process, as an operator would. */
-const MAIN = join(__dirname, '../../dist/main.js');
-
-function writeConfig(yaml: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'switchyard-')), 'switchyard.yaml');
-  writeFileSync(path, yaml);
-  return path;
-}
-
-function run(configPath: string, env: Record<string, string> = {}): { child: ChildProcess; output: () => string; exit: Promise<number | null> } {
-  let output = '';
-  const child = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH, SWITCHYARD_CONFIG: configPath, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exit };
-}
-
-async function waitForListening(output: () => string): Promise<string> {
-  for (let i = 0; i < 200; i++) {
-    const match = /"url":"(http:\/\/[^"]+)"/.exec(output());
-    if (match) return match[1];
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`gateway did not start:\n${output()}`);
-}
 
 describe('the gateway process', () => {
   it.each([

@@ -18,7 +18,9 @@ export interface TestGateway {
   logs: Array<Record<string, unknown>>;
   rawLogs: string[];
   redis: Redis;
-  admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  admin(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  /** A request with a team token (for /v1/usage and friends). */
+  asTeam(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
   /** Creates a team (if needed) and a token for it. */
   teamToken(team: string, models?: string[]): Promise<{ id: string; token: string }>;
   openai(token: string, options?: Partial<ConstructorParameters<typeof OpenAI>[0]>): OpenAI;
@@ -62,15 +64,16 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   });
   const redis = new Redis(REDIS_URL);
 
-  const admin = async (method: string, path: string, body?: unknown) => {
+  const call = async (bearer: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(`${gateway.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: { authorization: `Bearer ${bearer}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
   };
+  const admin = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => call(ADMIN_KEY, method, path, body, headers);
 
   return {
     gateway,
@@ -80,6 +83,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     rawLogs,
     redis,
     admin,
+    asTeam: (token, method, path, body) => call(token, method, path, body),
     async teamToken(team, teamModels) {
       const created = await admin('POST', '/admin/v1/teams', { id: team, models: teamModels });
       if (created.status !== 201 && created.status !== 409) throw new Error(`team create failed: ${JSON.stringify(created)}`);

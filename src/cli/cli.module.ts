@@ -1,0 +1,35 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { AdminModule } from '../admin/admin.module';
+import { RuntimeModule } from '../app.module';
+import { AuditModule } from '../audit/audit.module';
+import { AuthModule } from '../auth/auth.module';
+import { AppLogger } from '../common/logging/logger';
+import { ConfigModule } from '../config/config.module';
+import type { GatewayConfig } from '../config/config.schema';
+import { InFlightTracker } from '../lifecycle/in-flight.tracker';
+import { MetricsModule } from '../metrics/metrics.module';
+import { RedisModule } from '../redis/redis.module';
+import { TeamsModule } from '../teams/teams.module';
+import { UsageQueryService } from '../usage/usage-query.service';
+
+/** The gateway's own services without HTTP: the CLI changes exactly what the admin API changes. */
+@Module({})
+export class CliModule {
+  static forRoot(config: GatewayConfig, logger: AppLogger): DynamicModule {
+    return {
+      module: CliModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        RuntimeModule.forRoot(logger, new InFlightTracker()),
+        RedisModule,
+        MetricsModule,
+        AuthModule,
+        TeamsModule,
+        AuditModule,
+        AdminModule,
+      ],
+      providers: [UsageQueryService],
+      exports: [UsageQueryService],
+    };
+  }
+}

@@ -1,0 +1,141 @@
+#!/usr/bin/env node
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { hostname, userInfo } from 'node:os';
+import { NestFactory } from '@nestjs/core';
+import { Command, Option } from 'commander';
+import pino from 'pino';
+import { AccessAdminService } from '../admin/access-admin.service';
+import { AuditLog, type Actor } from '../audit/audit.log';
+import { GatewayException } from '../common/errors/gateway.exception';
+import { AppLogger } from '../common/logging/logger';
+import { ConfigError, loadConfig } from '../config/config.loader';
+import { cleanLimits, type Limits } from '../limits/limit-settings';
+import { UsageQueryService } from '../usage/usage-query.service';
+import { CliModule } from './cli.module';
+
+/**
+ * `switchyard` (npx switchyard ...): operators' commands over the same services as the
+ * admin API, talking to the Redis named by the gateway's config (SWITCHYARD_CONFIG).
+ * Every change is audited as `cli:<user>@<host>`. Output is JSON.
+ */
+type Services = { admin: AccessAdminService; audit: AuditLog; usage: UsageQueryService; by: Actor };
+
+async function withServices(work: (services: Services) => Promise<unknown>): Promise<void> {
+  // The CLI never serves the admin API, so it does not need the admin key the config may require.
+  const config = loadConfig({ SWITCHYARD_ADMIN_KEY: randomBytes(16).toString('hex'), ...process.env });
+  const logger = new AppLogger('warn', pino.destination(2));
+  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config, logger), { logger: false, abortOnError: false });
+  try {
+    const by: Actor = { actor: `cli:${userInfo().username}@${hostname()}` };
+    const result = await work({ admin: app.get(AccessAdminService), audit: app.get(AuditLog), usage: app.get(UsageQueryService), by });
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    await app.close();
+  }
+}
+
+const limitOptions = (command: Command) =>
+  command
+    .addOption(new Option('--rpm <n>', 'requestsPerMinute').argParser(positiveInt))
+    .addOption(new Option('--tpm <n>', 'tokensPerMinute').argParser(positiveInt))
+    .addOption(new Option('--tpd <n>', 'tokensPerDay').argParser(positiveInt))
+    .addOption(new Option('--tokens-per-month <n>', 'tokensPerMonth').argParser(positiveInt));
+
+function limitsFrom(options: { rpm?: number; tpm?: number; tpd?: number; tokensPerMonth?: number }): Limits | undefined {
+  const limits = cleanLimits({ requestsPerMinute: options.rpm, tokensPerMinute: options.tpm, tokensPerDay: options.tpd, tokensPerMonth: options.tokensPerMonth });
+  return Object.keys(limits).length ? limits : undefined;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`"${value}" is not a positive integer`);
+  return n;
+}
+
+function list(value: string): string[] {
+  return value.split(',').map((item) => item.trim()).filter(Boolean);
+}
+
+function metadata(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const at = value.indexOf('=');
+  if (at < 1) throw new Error(`--meta wants key=value, got "${value}"`);
+  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
+
+export function buildProgram(): Command {
+  const program = new Command('switchyard').description('Manage Switchyard teams, tokens and usage').showHelpAfterError();
+  const teams = program.command('teams').description('Teams');
+  limitOptions(teams.command('create <id>').description('Create a team'))
+    .option('--models <list>', 'comma-separated model names or * globs (default: *)', list)
+    .option('--meta <key=value>', 'metadata label (repeatable)', metadata)
+    .action((id: string, o) => withServices(({ admin, by }) => admin.createTeam(by, id, { models: o.models ?? ['*'], limits: limitsFrom(o), metadata: o.meta })));
+  teams.command('list').description('List teams').action(() => withServices(({ admin }) => admin.teams.list()));
+  teams.command('get <id>').description('Show a team').action((id: string) => withServices(({ admin }) => admin.teams.require(id)));
+  limitOptions(teams.command('update <id>').description('Change models, limits or metadata (limits given replace the old set)'))
+    .option('--models <list>', 'comma-separated model names or * globs', list)
+    .option('--meta <key=value>', 'metadata label (repeatable; replaces the old set)', metadata)
+    .action((id: string, o) => withServices(({ admin, by }) => admin.updateTeam(by, id, { models: o.models, limits: limitsFrom(o), metadata: o.meta })));
+  teams.command('disable <id>').description('Refuse every token of the team').action((id: string) => withServices(({ admin, by }) => admin.updateTeam(by, id, { disabled: true })));
+  teams.command('enable <id>').description('Accept the team\'s tokens again').action((id: string) => withServices(({ admin, by }) => admin.updateTeam(by, id, { disabled: false })));
+  teams
+    .command('delete <id>')
+    .description('Delete a team (refused while it has tokens, unless --force)')
+    .option('--force', 'also delete its tokens')
+    .action((id: string, o: { force?: boolean }) => withServices(({ admin, by }) => admin.deleteTeam(by, id, o.force === true)));
+
+  const tokens = program.command('tokens').description('Team tokens');
+  limitOptions(tokens.command('create').description('Issue a token (printed once)'))
+    .requiredOption('--team <id>', 'the team')
+    .option('--name <name>', 'a label')
+    .option('--expires-in <seconds>', 'expiry, in seconds from now', positiveInt)
+    .option('--models <list>', 'narrower than the team\'s: comma-separated names or globs', list)
+    .action((o) =>
+      withServices(({ admin, by }) =>
+        admin.createToken(by, o.team as string, {
+          name: o.name as string | undefined,
+          expiresAt: o.expiresIn ? new Date(Date.now() + (o.expiresIn as number) * 1000) : undefined,
+          models: o.models as string[] | undefined,
+          limits: limitsFrom(o),
+        }),
+      ),
+    );
+  tokens.command('list').requiredOption('--team <id>', 'the team').description('List a team\'s tokens (no secrets)').action((o: { team: string }) => withServices(({ admin }) => admin.teams.require(o.team).then(() => admin.tokens.list(o.team))));
+  tokens.command('revoke <tokenId>').description('Revoke a token on every replica').action((id: string) => withServices(({ admin, by }) => admin.revokeToken(by, id)));
+  tokens
+    .command('rotate <tokenId>')
+    .description('New secret, same id (printed once)')
+    .option('--grace <seconds>', 'how long the old secret keeps working (default 0)', (v) => (v === '0' ? 0 : positiveInt(v)))
+    .action((id: string, o: { grace?: number }) => withServices(({ admin, by }) => admin.rotateToken(by, id, o.grace ?? 0)));
+
+  program
+    .command('usage')
+    .description('Usage counters')
+    .option('--team <id>')
+    .option('--model <name>')
+    .option('--from <yyyy-mm-dd>')
+    .option('--to <yyyy-mm-dd>', 'default: today (UTC)')
+    .addOption(new Option('--group-by <by>').choices(['day', 'model', 'token']).default('day'))
+    .action((o: { team?: string; model?: string; from?: string; to?: string; groupBy: 'day' | 'model' | 'token' }) =>
+      withServices(({ usage }) => {
+        const to = o.to ?? new Date().toISOString().slice(0, 10);
+        const from = o.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);
+        return usage.summary({ team: o.team, model: o.model, from, to, groupBy: o.groupBy });
+      }),
+    );
+  program
+    .command('audit')
+    .description('The admin audit trail, newest first')
+    .option('--limit <n>', 'entries', positiveInt, 50)
+    .option('--target <target>', 'e.g. team/research')
+    .action((o: { limit: number; target?: string }) => withServices(({ audit }) => audit.read({ limit: o.limit, target: o.target })));
+  return program;
+}
+
+buildProgram()
+  .parseAsync()
+  .catch((error: unknown) => {
+    if (error instanceof GatewayException || error instanceof ConfigError) process.stderr.write(`switchyard: ${error.message}\n`);
+    else process.stderr.write(`switchyard: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = error instanceof ConfigError ? 78 : 1;
+  });

@@ -1,0 +1,50 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The built gateway and CLI, run as real processes, as an operator would. */
+export const MAIN = join(__dirname, '../../dist/main.js');
+export const CLI = join(__dirname, '../../dist/cli/main.js');
+
+export function writeConfig(yaml: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'switchyard-')), 'switchyard.yaml');
+  writeFileSync(path, yaml);
+  return path;
+}
+
+export interface RunningProcess {
+  child: ChildProcess;
+  output: () => string;
+  exit: Promise<number | null>;
+}
+
+export function run(configPath: string, env: Record<string, string> = {}, script = MAIN, args: string[] = []): RunningProcess {
+  let output = '';
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { PATH: process.env.PATH, SWITCHYARD_CONFIG: configPath, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => output, exit };
+}
+
+export async function waitForListening(output: () => string): Promise<string> {
+  for (let i = 0; i < 400; i++) {
+    const match = /"url":"(http:\/\/[^"]+)"/.exec(output());
+    if (match) return match[1];
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`gateway did not start:\n${output()}`);
+}
+
+/** Runs the CLI to completion; resolves with its exit code and output. */
+export async function runCli(configPath: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; output: string }> {
+  let stdout = '';
+  const proc = run(configPath, env, CLI, args);
+  proc.child.stdout!.on('data', (d) => (stdout += d));
+  const code = await proc.exit;
+  return { code, stdout, output: proc.output() };
+}
