@@ -74,7 +74,7 @@ for k = 4, #KEYS do
 end
 local record = {}
 for i = at, #ARGV do record[#record + 1] = ARGV[i] end
-redis.call('XADD', KEYS[2], 'MINID', '~', ARGV[2], '*', unpack(record))
+redis.call('XADD', KEYS[2], 'MINID', ARGV[2], '*', unpack(record))
 return 1
 `;
 

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const DAY_MESSAGE = 'must be a UTC day, yyyy-mm-dd';
@@ -9,9 +9,9 @@ export class UsageQueryDto {
   @IsOptional() @IsString() team?: string;
   @IsOptional() @IsString() model?: string;
   /** Inclusive; default: 29 days before `to`. */
-  @IsOptional() @Matches(DAY, { message: DAY_MESSAGE }) from?: string;
+  @IsOptional() @Matches(DAY, { message: DAY_MESSAGE }) @IsISO8601({ strict: true }, { message: DAY_MESSAGE }) from?: string;
   /** Inclusive; default: today (UTC). */
-  @IsOptional() @Matches(DAY, { message: DAY_MESSAGE }) to?: string;
+  @IsOptional() @Matches(DAY, { message: DAY_MESSAGE }) @IsISO8601({ strict: true }, { message: DAY_MESSAGE }) to?: string;
   @IsOptional() @IsIn(['day', 'model', 'token']) groupBy?: 'day' | 'model' | 'token';
 }
 
