@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { countTokens } from 'gpt-tokenizer'; // its default encoding is o200k_base
+import Redis from 'ioredis';
+import { eventually } from '../support/eventually';
+import { run, waitForListening, writeConfig, type RunningProcess } from '../support/gateway-process';
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { deletePrefix, REDIS_URL } from '../support/test-gateway';
+
+const ADMIN = 'replica-admin-key';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Two gateway processes sharing one Redis, as two replicas behind a load balancer. */
+describe('two gateway processes sharing Redis', () => {
+  let upstream: OpenAIUpstream;
+  const prefix = `sy-test:${randomBytes(6).toString('hex')}:`;
+  const redis = new Redis(REDIS_URL);
+  let processes: RunningProcess[] = [];
+  let urls: string[] = [];
+
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    const config = writeConfig(`
+server: { port: 0, host: 127.0.0.1 }
+redis: { url: "${REDIS_URL}", keyPrefix: "${prefix}" }
+admin: { apiKey: "\${ADMIN}" }
+log: { level: info }
+accessLog: false
+backends:
+  standin: { type: openai, baseUrl: "${upstream.url}", apiKey: "\${UPSTREAM_KEY}" }
+models:
+  echo: { backend: standin, upstreamModel: echo }
+`);
+    processes = [0, 1].map(() => run(config, { ADMIN, UPSTREAM_KEY: 'upstream-secret-key' }));
+    urls = await Promise.all(processes.map((p) => waitForListening(p.output)));
+  });
+  afterAll(async () => {
+    for (const p of processes) p.child.kill('SIGKILL');
+    await upstream.stop();
+    await deletePrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  const admin = async (url: string, method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+    return (await res.json()) as any;
+  };
+  const chat = async (url: string, token: string, body: object = { model: 'echo', messages: [{ role: 'user', content: 'hi' }] }) => {
+    const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  /** Ms until every replica gives `status` for this token (polling), or throws after 1 s. */
+  async function allReplicasWithin1s(token: string, status: number): Promise<number> {
+    const started = Date.now();
+    await eventually(async () => {
+      for (const url of urls) expect((await chat(url, token)).status).toBe(status);
+    }, 1000, 10);
+    return Date.now() - started;
+  }
+
+  it('a revocation made on one replica is refused on the other within 1 s, although both had cached the token', async () => {
+    await admin(urls[0], 'POST', '/admin/v1/teams', { id: 'revoked' });
+    const token = await admin(urls[0], 'POST', '/admin/v1/teams/revoked/tokens', {});
+    for (const url of urls) expect((await chat(url, token.token)).status).toBe(200);
+    await admin(urls[1], 'DELETE', `/admin/v1/tokens/${token.id}`);
+    expect(await allReplicasWithin1s(token.token, 401)).toBeLessThan(1000);
+  });
+
+  it('disabling a team on one replica refuses its tokens on both within 1 s', async () => {
+    await admin(urls[0], 'POST', '/admin/v1/teams', { id: 'switched-off' });
+    const token = await admin(urls[0], 'POST', '/admin/v1/teams/switched-off/tokens', {});
+    for (const url of urls) expect((await chat(url, token.token)).status).toBe(200);
+    await admin(urls[0], 'PATCH', '/admin/v1/teams/switched-off', { disabled: true });
+    expect(await allReplicasWithin1s(token.token, 401)).toBeLessThan(1000);
+  });
+
+  it('rotation with a grace period: the old secret works on both replicas until the grace ends, then on neither', async () => {
+    await admin(urls[0], 'POST', '/admin/v1/teams', { id: 'rotated' });
+    const original = await admin(urls[0], 'POST', '/admin/v1/teams/rotated/tokens', {});
+    for (const url of urls) expect((await chat(url, original.token)).status).toBe(200);
+    const rotated = await admin(urls[1], 'POST', `/admin/v1/tokens/${original.id}/rotate`, { gracePeriodSeconds: 2 });
+    const graceEnds = Date.now() + 2000;
+    for (const url of urls) {
+      expect((await chat(url, rotated.token)).status).toBe(200);
+      expect((await chat(url, original.token)).status).toBe(200);
+    }
+    await sleep(graceEnds - Date.now() + 50);
+    expect(await allReplicasWithin1s(original.token, 401)).toBeLessThan(1000);
+    for (const url of urls) expect((await chat(url, rotated.token)).status).toBe(200);
+    // Rotation without grace: the previous secret stops at once everywhere.
+    const again = await admin(urls[0], 'POST', `/admin/v1/tokens/${original.id}/rotate`, {});
+    expect(await allReplicasWithin1s(rotated.token, 401)).toBeLessThan(1000);
+    for (const url of urls) expect((await chat(url, again.token)).status).toBe(200);
+  });
+
+  it('200 concurrent requests over both replicas never spend more than the quota (the documented bound)', async () => {
+    const limit = 600;
+    await admin(urls[0], 'POST', '/admin/v1/teams', { id: 'crowd', limits: { tokensPerDay: limit } });
+    const token = await admin(urls[1], 'POST', '/admin/v1/teams/crowd/tokens', {});
+    const content = 'a b c d e f';
+    // Each reserves its prompt estimate + max_tokens; the stand-in uses 6 prompt + 3 completion = 9 of them.
+    const reservation = 3 + 3 + countTokens('user') + countTokens(content) + 3;
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => chat(urls[i % 2], token.token, { model: 'echo', max_tokens: 3, messages: [{ role: 'user', content }] })),
+    );
+    const admitted = results.filter((r) => r.status === 200).length;
+    const refused = results.filter((r) => r.status === 429);
+    expect(admitted + refused.length).toBe(200);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((r) => r.body.error.code === 'quota_exceeded')).toBe(true);
+    // Admission was all-or-nothing: at least as many as the quota holds at full reservation got in.
+    expect(admitted).toBeGreaterThanOrEqual(Math.floor(limit / reservation));
+    const usage = await eventually(async () => {
+      const u = await admin(urls[0], 'GET', '/admin/v1/usage?team=crowd');
+      expect(u.total.requests).toBe(200);
+      return u.total;
+    });
+    expect(usage.requests_ok).toBe(admitted);
+    expect(usage.requests_rejected).toBe(refused.length);
+    expect(usage.total_tokens).toBe(admitted * 9);
+    // Every request used less than it reserved, so the documented overshoot bound is 0: never above the quota.
+    expect(usage.total_tokens).toBeLessThanOrEqual(limit);
+  });
+});
