@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import { runCli, writeConfig } from '../support/gateway-process';
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { deletePrefix, startTestGateway, type TestGateway, REDIS_URL } from '../support/test-gateway';
+
+/** The operator CLI (dist/cli/main.js, `npx switchyard`) changes exactly what the admin API changes. */
+describe('switchyard CLI', () => {
+  const prefix = `sy-test:${randomBytes(6).toString('hex')}:`;
+  const config = writeConfig(`redis: { url: "${REDIS_URL}", keyPrefix: "${prefix}" }\nadmin: { apiKey: "\${SWITCHYARD_ADMIN_KEY}" }\n`);
+  let upstream: OpenAIUpstream;
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    gw = await startTestGateway({ upstreamUrl: upstream.url, prefix });
+  });
+  afterAll(async () => {
+    await deletePrefix(gw.redis, prefix);
+    await gw.close();
+    await upstream.stop();
+  });
+
+  const cli = async (...args: string[]) => {
+    const result = await runCli(config, args);
+    if (result.code !== 0) throw new Error(`switchyard ${args.join(' ')} exited ${result.code}: ${result.output}`);
+    return JSON.parse(result.stdout);
+  };
+
+  it('creates a team and a token the gateway accepts; lists, rotates, revokes, reads usage and the audit trail', async () => {
+    const team = await cli('teams', 'create', 'research', '--models', 'echo,slow', '--rpm', '100', '--meta', 'owner=ana');
+    expect(team).toMatchObject({ id: 'research', models: ['echo', 'slow'], limits: { requestsPerMinute: 100 }, metadata: { owner: 'ana' } });
+    const token = await cli('tokens', 'create', '--team', 'research', '--name', 'laptop', '--expires-in', '3600');
+    expect(token).toMatchObject({ team: 'research', name: 'laptop', status: 'active', token: expect.stringMatching(/^sy-[0-9a-f]{16}-/) });
+
+    const completion = await gw.openai(token.token).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'hi there' }] });
+    expect(completion.choices[0].message.content).toBe('echo: hi there');
+    expect((await gw.admin('GET', '/admin/v1/teams/research')).body.limits).toEqual({ requestsPerMinute: 100 });
+
+    const listed = await cli('tokens', 'list', '--team', 'research');
+    expect(listed).toEqual([expect.objectContaining({ id: token.id, name: 'laptop' })]);
+    expect(JSON.stringify(listed)).not.toContain(token.token);
+
+    const rotated = await cli('tokens', 'rotate', token.id);
+    expect(rotated.id).toBe(token.id);
+    await expect(gw.openai(token.token).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 401 });
+    await cli('tokens', 'revoke', token.id);
+    await expect(gw.openai(rotated.token).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 401 });
+
+    const usage = await cli('usage', '--team', 'research', '--group-by', 'model');
+    expect(usage.total).toMatchObject({ prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 });
+    const audit = await cli('audit', '--target', 'team/research');
+    expect(audit.map((e: any) => e.action)).toEqual(['token.revoke', 'token.rotate', 'token.create', 'team.create']);
+    expect(audit[0].actor).toMatch(/^cli:/);
+
+    const refused = await runCli(config, ['teams', 'delete', 'research']);
+    expect(refused.code).toBe(1);
+    expect(refused.output).toMatch(/still has 1 token/);
+    expect(await cli('teams', 'delete', 'research', '--force')).toMatchObject({ deleted: true, tokensDeleted: 1 });
+    const bad = await runCli(config, ['teams', 'create', 'x', '--rpm', 'lots']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.output).toMatch(/not a positive integer/);
+  });
+});

@@ -1,0 +1,45 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Redis from 'ioredis';
+
+/**
+ * A private redis-server (the machine's binary) on its own port and data directory,
+ * with AOF persistence, that a test can stop and start again like an operator would.
+ */
+export class PrivateRedis {
+  readonly port = 30000 + Math.floor(Math.random() * 20000);
+  readonly dir = mkdtempSync(join(tmpdir(), 'switchyard-redis-'));
+  private child?: ChildProcess;
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--save', ''], { stdio: 'ignore' });
+    const probe = new Redis(this.url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    for (let i = 0; i < 200; i++) {
+      try {
+        await probe.connect();
+        await probe.ping();
+        probe.disconnect();
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    }
+    throw new Error(`redis-server on ${this.port} did not start`);
+  }
+
+  /** SIGTERM: Redis flushes its AOF and exits, as on a normal restart. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  }
+}

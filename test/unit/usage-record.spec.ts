@@ -1,0 +1,25 @@
+import { counterField, counterIncrements, parseCounterField, recordFields, recordView, type UsageRecord } from '../../src/usage/usage-record';
+
+const record: UsageRecord = {
+  id: 'r1', at: '2026-11-21T10:00:00.000Z', requestId: 'q1', team: 't', tokenId: '0123456789abcdef', model: 'meta-llama/Llama|3',
+  backend: 'b', upstreamModel: 'u', stream: true, promptTokens: 10, completionTokens: 5, reasoningTokens: 2, status: 200,
+  outcome: 'aborted', errorCode: '', latencyMs: 12.5, estimated: true,
+};
+
+describe('usage records', () => {
+  it('counter fields round-trip even when a model name contains the separator', () => {
+    expect(parseCounterField(counterField('prompt', record.tokenId, record.model))).toEqual({ metric: 'prompt', tokenId: record.tokenId, model: 'meta-llama/Llama|3' });
+    expect(parseCounterField('garbage')).toBeNull();
+  });
+
+  it('one record adds requests, its outcome, its tokens and the estimated flag', () => {
+    const at = (metric: any) => counterField(metric, record.tokenId, record.model);
+    expect(counterIncrements(record)).toEqual([[at('requests'), 1], [at('aborted'), 1], [at('prompt'), 10], [at('completion'), 5], [at('reasoning'), 2], [at('estimated'), 1]]);
+    expect(counterIncrements({ ...record, promptTokens: 0, completionTokens: 0, reasoningTokens: 0, estimated: false, outcome: 'ok' })).toEqual([[at('requests'), 1], [at('ok'), 1]]);
+  });
+
+  it('the stream entry reads back with numbers, booleans and total = prompt + completion', () => {
+    const view = recordView('1-0', recordFields(record));
+    expect(view).toMatchObject({ entry_id: '1-0', prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, stream: true, estimated: true, error_code: null, latency_ms: 12.5 });
+  });
+});
