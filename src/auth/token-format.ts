@@ -53,3 +53,13 @@ export function bearerToken(header: string | undefined): string | null {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match ? match[1] : null;
 }
+
+/** SHA-256 of a configured secret (admin key, metrics token), for constant-time checks. */
+export function secretDigest(secret: string): Buffer {
+  return createHash('sha256').update(secret).digest();
+}
+
+/** Compares digests so the comparison is constant-time whatever the lengths. */
+export function matchesDigest(presented: string, digest: Buffer): boolean {
+  return timingSafeEqual(secretDigest(presented), digest);
+}

@@ -32,15 +32,19 @@ export class ChatService {
     const prompt = memo(() => estimatePromptTokens(dto.messages, dto.tools));
     await this.admit(dto, req, res, prompt);
     let completion: ChatCompletion;
+    req.ctx.upstreamStartedAt = process.hrtime.bigint();
     try {
       const upstream = await this.send(route, dto, false, signal);
       const body: unknown = await upstream.body.json();
+      req.ctx.upstreamEndedAt = process.hrtime.bigint();
       completion = route.backend.adapter.parseResponse(body);
     } catch (error) {
+      req.ctx.upstreamEndedAt ??= process.hrtime.bigint();
       // The client left while the backend was working: the prompt was spent; the answer is unknown.
       if (signal.aborted) req.ctx.tokens = { prompt: prompt(), completion: 0, reasoning: 0, estimated: true };
-      if (error instanceof GatewayException) throw error;
-      throw route.backend.client.transportError(error);
+      const failure = error instanceof GatewayException ? error : route.backend.client.transportError(error);
+      if (failure instanceof GatewayException) req.ctx.upstreamErrorReason = failure.code;
+      throw failure;
     }
     completion.model = dto.model;
     req.ctx.tokens = completion.usage
@@ -54,7 +58,15 @@ export class ChatService {
     const route = this.route(dto, req);
     const prompt = memo(() => estimatePromptTokens(dto.messages, dto.tools));
     await this.admit(dto, req, res, prompt);
-    const upstream = await this.send(route, dto, true, signal);
+    req.ctx.upstreamStartedAt = process.hrtime.bigint();
+    let upstream: UpstreamResponse;
+    try {
+      upstream = await this.send(route, dto, true, signal);
+    } catch (error) {
+      req.ctx.upstreamEndedAt = process.hrtime.bigint();
+      if (error instanceof GatewayException) req.ctx.upstreamErrorReason = error.code;
+      throw error;
+    }
     const outcome = await this.relay.relay({
       res,
       upstream,
@@ -64,7 +76,12 @@ export class ChatService {
       includeUsage: dto.stream_options?.include_usage === true,
       signal,
     });
-    if (outcome.error) req.ctx.errorCode = outcome.error.wireCode ?? outcome.error.code;
+    req.ctx.upstreamEndedAt = process.hrtime.bigint();
+    req.ctx.firstTokenAt = outcome.firstTokenAt;
+    if (outcome.error) {
+      req.ctx.errorCode = outcome.error.wireCode ?? outcome.error.code;
+      req.ctx.upstreamErrorReason = outcome.error.code;
+    }
     req.ctx.aborted = outcome.aborted || undefined;
     if (outcome.usage) req.ctx.tokens = countsFrom(outcome.usage);
     else {

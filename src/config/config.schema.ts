@@ -38,6 +38,15 @@ export class ServerConfig {
   @IsInt() @Min(0) shutdownGraceMs = 30_000;
   /** An SSE comment is sent on a stream that has been silent this long (0 turns it off). */
   @IsInt() @Min(0) sseKeepAliveMs = 15_000;
+  /** When set, GET /metrics needs `Authorization: Bearer <metricsToken>`. */
+  @IsOptional() @IsString() metricsToken?: string;
+}
+
+export class MetricsConfig {
+  /** Adds a `token_id` label to the request and token counters (one series per token: off by default). */
+  @IsBoolean() tokenLabel = false;
+  /** How long the per-team quota-remaining gauge reuses what it read from Redis. */
+  @IsInt() @Min(0) quotaCacheMs = 5_000;
 }
 
 export const OUTAGE_MODES = ['fail-open', 'fail-closed'] as const;
@@ -126,6 +135,7 @@ export class GatewayConfig {
   @ValidateNested() @Type(() => AuthConfig) auth: AuthConfig = new AuthConfig();
   @ValidateNested() @Type(() => UsageConfig) usage: UsageConfig = new UsageConfig();
   @ValidateNested() @Type(() => LimitsConfig) limits: LimitsConfig = new LimitsConfig();
+  @ValidateNested() @Type(() => MetricsConfig) metrics: MetricsConfig = new MetricsConfig();
   @ValidateNested() @Type(() => LogConfig) log: LogConfig = new LogConfig();
   @IsBoolean() accessLog = true;
   // Maps are validated entry by entry by the loader (so errors name `models.<name>.<key>`).

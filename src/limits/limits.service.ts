@@ -136,7 +136,7 @@ export class LimitsService {
         cause: error,
       });
     }
-    this.metrics.redisOutageAdmissions.inc();
+    this.metrics.limitsUnchecked.inc();
     if (Date.now() - this.lastOutageLog > 10_000) {
       this.lastOutageLog = Date.now();
       this.logger.pino.warn({ err: error }, 'redis unreachable: admitting requests without limit checks (redis.onOutage: fail-open)');

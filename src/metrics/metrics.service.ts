@@ -1,14 +1,58 @@
 import { Injectable } from '@nestjs/common';
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { GatewayConfig } from '../config/config.schema';
+import { InFlightTracker } from '../lifecycle/in-flight.tracker';
+import type { UsageRecord } from '../usage/usage-record';
+
+/** Request latencies reach minutes: reasoning models can think for a long time before answering. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600];
+/** The gateway's own time is sub-millisecond when healthy. */
+const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+
+/** Timings of one request, in seconds. */
+export interface RequestTimings {
+  total: number;
+  /** From sending the upstream request to having its whole answer (absent if it was never called). */
+  upstream?: number;
+  /** From the request's arrival to the first generated token sent (streams only). */
+  firstToken?: number;
+}
+
+export interface QuotaReading {
+  team: string;
+  limit: string;
+  remaining: number;
+}
 
 /**
  * The one owner of Prometheus metrics: every metric is declared here, once, on this
- * registry (never prom-client's global one, so two gateways in one process, as in
- * the tests, do not collide).
+ * gateway's own registry (never prom-client's global one, so two gateways in one
+ * process, as in the tests, do not collide). Labels are bounded: team, model and
+ * backend come from config and the team store, never from free text; token ids only
+ * when `metrics.tokenLabel` is on.
  */
 @Injectable()
 export class MetricsService {
   readonly registry = new Registry();
+  private quotaSource?: () => Promise<QuotaReading[]>;
+  private readonly tokenLabel: boolean;
+
+  readonly requests: Counter<string>;
+  readonly tokens: Counter<string>;
+
+  readonly upstreamErrors = new Counter({
+    name: 'switchyard_upstream_errors_total',
+    help: 'Backend failures, by the gateway error code they became (upstream_timeout, upstream_unreachable, ...)',
+    labelNames: ['backend', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly limitRejections = new Counter({
+    name: 'switchyard_limit_rejections_total',
+    help: 'Requests refused by a team or token limit',
+    labelNames: ['team', 'limit'] as const,
+    registers: [this.registry],
+  });
 
   readonly usageBufferedRecords = new Gauge({
     name: 'switchyard_usage_buffered_records',
@@ -22,20 +66,112 @@ export class MetricsService {
     registers: [this.registry],
   });
 
-  readonly limitRejections = new Counter({
-    name: 'switchyard_limit_rejections_total',
-    help: 'Requests refused by a team or token limit',
-    labelNames: ['team', 'limit'] as const,
-    registers: [this.registry],
-  });
-
-  readonly redisOutageAdmissions = new Counter({
+  readonly limitsUnchecked = new Counter({
     name: 'switchyard_limits_unchecked_total',
     help: 'Requests admitted without a limit check because Redis was unreachable (fail-open)',
     registers: [this.registry],
   });
 
-  constructor() {
+  readonly requestDuration = new Histogram({
+    name: 'switchyard_request_duration_seconds',
+    help: 'Chat request duration, from arrival to the last byte sent',
+    labelNames: ['model', 'backend', 'stream'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly upstreamDuration = new Histogram({
+    name: 'switchyard_upstream_duration_seconds',
+    help: 'Time waiting on the backend, from sending the request to its whole answer',
+    labelNames: ['model', 'backend', 'stream'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly gatewayOverhead = new Histogram({
+    name: 'switchyard_gateway_overhead_seconds',
+    help: "The gateway's own time: request duration minus the upstream wait",
+    labelNames: ['stream'] as const,
+    buckets: OVERHEAD_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly timeToFirstToken = new Histogram({
+    name: 'switchyard_time_to_first_token_seconds',
+    help: 'Streams: from the request arriving to the first generated token sent to the client',
+    labelNames: ['model', 'backend'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly openStreams = new Gauge({
+    name: 'switchyard_open_streams',
+    help: 'SSE streams being relayed right now',
+    registers: [this.registry],
+  });
+
+  constructor(config: GatewayConfig, inFlight: InFlightTracker) {
+    this.tokenLabel = config.metrics.tokenLabel;
+    const token = this.tokenLabel ? ['token_id'] : [];
+    this.requests = new Counter({
+      name: 'switchyard_requests_total',
+      help: 'Authenticated chat requests, by how they ended (outcome: ok, error, aborted, rejected)',
+      labelNames: ['team', 'model', 'backend', 'status_code', 'stream', 'outcome', ...token],
+      registers: [this.registry],
+    });
+    this.tokens = new Counter({
+      name: 'switchyard_tokens_total',
+      help: 'Tokens accounted (the same numbers as the usage API); reasoning tokens are part of completion',
+      labelNames: ['team', 'model', 'backend', 'type', ...token],
+      registers: [this.registry],
+    });
+    new Gauge({
+      name: 'switchyard_in_flight_requests',
+      help: 'Requests being answered right now (streams included)',
+      registers: [this.registry],
+      collect() {
+        this.set(inFlight.size);
+      },
+    });
+    const readQuotas = () => this.quotaSource?.().catch(() => undefined);
+    new Gauge({
+      name: 'switchyard_quota_remaining',
+      help: "What is left of each team limit in its current window, read from Redis (every replica reports the same)",
+      labelNames: ['team', 'limit'] as const,
+      registers: [this.registry],
+      async collect() {
+        const readings = await readQuotas();
+        if (!readings) return; // Redis unreachable: keep the last values rather than report none
+        this.reset();
+        for (const reading of readings) this.set({ team: reading.team, limit: reading.limit }, reading.remaining);
+      },
+    });
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Where the quota gauge reads from (the limits module plugs in; metrics stays free of Redis). */
+  setQuotaSource(source: () => Promise<QuotaReading[]>): void {
+    this.quotaSource = source;
+  }
+
+  /** One finished chat request: the same record usage accounting writes, plus its timings. */
+  observeRequest(record: UsageRecord, timings: RequestTimings): void {
+    const stream = String(record.stream);
+    const token = this.tokenLabel ? { token_id: record.tokenId } : {};
+    const where = { team: record.team, model: record.model, backend: record.backend || '-' };
+    this.requests.inc({ ...where, ...token, status_code: String(record.status), stream, outcome: record.outcome });
+    if (record.promptTokens) this.tokens.inc({ ...where, ...token, type: 'prompt' }, record.promptTokens);
+    if (record.completionTokens) this.tokens.inc({ ...where, ...token, type: 'completion' }, record.completionTokens);
+    if (record.reasoningTokens) this.tokens.inc({ ...where, ...token, type: 'reasoning' }, record.reasoningTokens);
+
+    // Latency histograms describe requests that reached a backend; refusals would only blur them.
+    if (!record.backend) return;
+    const route = { model: record.model, backend: record.backend };
+    this.requestDuration.observe({ ...route, stream }, timings.total);
+    if (timings.upstream !== undefined) {
+      this.upstreamDuration.observe({ ...route, stream }, timings.upstream);
+      this.gatewayOverhead.observe({ stream }, Math.max(0, timings.total - timings.upstream));
+    }
+    if (timings.firstToken !== undefined) this.timeToFirstToken.observe(route, timings.firstToken);
   }
 }

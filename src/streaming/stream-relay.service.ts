@@ -4,6 +4,7 @@ import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../common/errors/gateway.exception';
 import { toGatewayException } from '../common/errors/error-response';
 import { AppLogger } from '../common/logging/logger';
+import { MetricsService } from '../metrics/metrics.service';
 import type { StreamMapper } from '../providers/provider-adapter';
 import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-types';
 import { readSse } from '../providers/shared/sse';
@@ -33,6 +34,8 @@ export interface RelayOutcome {
    * be accounted with a tokenizer estimate.
    */
   relayedText: string[];
+  /** When the first generated token (content, reasoning or a tool call) went to the client. */
+  firstTokenAt?: bigint;
 }
 
 /**
@@ -45,6 +48,7 @@ export class StreamRelay {
   constructor(
     private readonly config: GatewayConfig,
     private readonly logger: AppLogger,
+    private readonly metrics: MetricsService,
   ) {}
 
   /**
@@ -58,6 +62,7 @@ export class StreamRelay {
     let sawFinish = false;
     let lastWrite = Date.now();
     openSse(res);
+    this.metrics.openStreams.inc();
     const keepAlive = this.startKeepAlive(res, () => lastWrite);
     try {
       for await (const event of readSse(upstream.body)) {
@@ -65,9 +70,11 @@ export class StreamRelay {
         for (const chunk of step.chunks) {
           if (chunk.usage) outcome.usage = chunk.usage;
           if (chunk.choices?.some((choice) => choice.finish_reason)) sawFinish = true;
+          const textBefore = outcome.relayedText.length;
           collectText(chunk, outcome.relayedText);
           if (!this.prepareChunk(chunk, clientModel, includeUsage)) continue;
           if (!writeSseData(res, JSON.stringify(chunk))) await drained(res);
+          if (outcome.firstTokenAt === undefined && outcome.relayedText.length > textBefore) outcome.firstTokenAt = process.hrtime.bigint();
           lastWrite = Date.now();
         }
         if (step.done) break;
@@ -80,6 +87,7 @@ export class StreamRelay {
       else outcome.error = toGatewayException(request.client.transportError(error), this.logger.pino);
     } finally {
       if (keepAlive) clearInterval(keepAlive);
+      this.metrics.openStreams.dec();
     }
     return outcome;
   }

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { finalize, type Observable } from 'rxjs';
+import type { RequestContext } from '../common/http/request-context';
 import { LimitsService } from '../limits/limits.service';
+import { MetricsService, type RequestTimings } from '../metrics/metrics.service';
 import type { UsageOutcome, UsageRecord } from './usage-record';
 import { UsageWriter } from './usage-writer';
 
@@ -19,6 +21,7 @@ export class UsageRecorder implements NestInterceptor {
   constructor(
     private readonly writer: UsageWriter,
     private readonly limits: LimitsService,
+    private readonly metrics: MetricsService,
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -58,7 +61,22 @@ export class UsageRecorder implements NestInterceptor {
       estimated: tokens.estimated,
     };
     this.writer.enqueue({ record, settle: this.limits.settlement(ctx.reservation, tokens.prompt + tokens.completion) });
+    this.metrics.observeRequest(record, timingsOf(ctx));
+    if (ctx.upstreamErrorReason && !ctx.aborted) this.metrics.upstreamErrors.inc({ backend: record.backend, reason: ctx.upstreamErrorReason });
   }
+}
+
+function seconds(from: bigint, to: bigint): number {
+  return Number(to - from) / 1e9;
+}
+
+function timingsOf(ctx: RequestContext): RequestTimings {
+  const now = process.hrtime.bigint();
+  return {
+    total: seconds(ctx.startedAt, now),
+    upstream: ctx.upstreamStartedAt !== undefined ? seconds(ctx.upstreamStartedAt, ctx.upstreamEndedAt ?? now) : undefined,
+    firstToken: ctx.firstTokenAt !== undefined ? seconds(ctx.startedAt, ctx.firstTokenAt) : undefined,
+  };
 }
 
 function outcomeOf(req: Request, res: Response): UsageOutcome {

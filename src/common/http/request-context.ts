@@ -27,6 +27,13 @@ export interface RequestContext {
   /** Refused by a team or token limit (accounted as `rejected`, not `error`). */
   limitRejected?: boolean;
   errorCode?: string;
+  /** When the upstream call started and ended (its whole answer read), for the latency metrics. */
+  upstreamStartedAt?: bigint;
+  upstreamEndedAt?: bigint;
+  /** When the first generated token was written to the client (streams). */
+  firstTokenAt?: bigint;
+  /** The gateway's error code for a failure that came from the backend (a bounded metric label). */
+  upstreamErrorReason?: string;
   /** Set when the client went away before the response was complete. */
   aborted?: boolean;
 }
