@@ -1,0 +1,77 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const CACHE = join(__dirname, '../../.cache/prometheus');
+
+/**
+ * The Prometheus server binary: from PATH, or Debian's `prometheus` package unpacked into
+ * .cache/ (apt-get download + dpkg-deb -x: no root, no service started, a static binary).
+ */
+export function ensurePrometheus(): string {
+  try {
+    return execFileSync('sh', ['-c', 'command -v prometheus'], { encoding: 'utf8' }).trim();
+  } catch {
+    // not installed: fetch the package below
+  }
+  const binary = join(CACHE, 'root/usr/bin/prometheus');
+  if (existsSync(binary)) return binary;
+  mkdirSync(CACHE, { recursive: true });
+  execFileSync('apt-get', ['download', 'prometheus'], { cwd: CACHE, stdio: 'ignore', timeout: 120_000 });
+  const deb = readdirSync(CACHE).find((file) => file.startsWith('prometheus_') && file.endsWith('.deb'));
+  if (!deb) throw new Error('apt-get download prometheus produced no package');
+  execFileSync('dpkg-deb', ['-x', join(CACHE, deb), join(CACHE, 'root')], { timeout: 60_000 });
+  return binary;
+}
+
+export class PrometheusServer {
+  readonly port = 30000 + Math.floor(Math.random() * 20000);
+  private child?: ChildProcess;
+  private output = '';
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(binary: string, configYaml: string): Promise<void> {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-prometheus-'));
+    writeFileSync(join(dir, 'prometheus.yml'), configYaml);
+    this.child = spawn(
+      binary,
+      [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${this.port}`],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.child.stdout!.on('data', (d) => (this.output += d));
+    this.child.stderr!.on('data', (d) => (this.output += d));
+    for (let i = 0; i < 300; i++) {
+      if (this.child.exitCode !== null) break;
+      const ready = await fetch(`${this.url}/-/ready`).then((r) => r.ok, () => false);
+      if (ready) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`prometheus did not start:\n${this.output}`);
+  }
+
+  /** An instant query; returns the result vector. */
+  async query(expr: string): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>> {
+    const res = await fetch(`${this.url}/api/v1/query?query=${encodeURIComponent(expr)}`);
+    const body = (await res.json()) as { status: string; error?: string; data: { resultType: string; result: any[] } };
+    if (body.status !== 'success') throw new Error(`${expr}: ${body.error}`);
+    return body.data.result;
+  }
+
+  async targetsHealth(): Promise<string[]> {
+    const body = (await (await fetch(`${this.url}/api/v1/targets`)).json()) as { data: { activeTargets: Array<{ health: string; lastError: string }> } };
+    return body.data.activeTargets.map((t) => `${t.health}${t.lastError ? `: ${t.lastError}` : ''}`);
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  }
+}
