@@ -9,7 +9,7 @@ import { ModelRouter, type Route } from '../routing/model-router.service';
 import type { ChatCompletion, Usage } from '../providers/shared/openai-types';
 import type { UpstreamResponse } from '../providers/shared/upstream-client';
 import { StreamRelay } from '../streaming/stream-relay.service';
-import { countTokens, estimatePromptTokens } from '../usage/token-estimator';
+import { countTokens, estimatePromptTokens, fillReasoningTokens } from '../usage/token-estimator';
 import type { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
 
 /**
@@ -47,9 +47,13 @@ export class ChatService {
       throw failure;
     }
     completion.model = dto.model;
-    req.ctx.tokens = completion.usage
-      ? countsFrom(completion.usage)
-      : estimated(prompt(), completion.choices.map((choice) => String(choice.message.content ?? '')));
+    const reasoning = completion.choices.map((choice) => choice.message.reasoning_content).filter((text): text is string => typeof text === 'string' && text !== '');
+    if (completion.usage) {
+      const reasoningCounted = fillReasoningTokens(completion.usage, reasoning);
+      req.ctx.tokens = { ...countsFrom(completion.usage), estimated: reasoningCounted };
+    } else {
+      req.ctx.tokens = estimated(prompt(), [...completion.choices.map((choice) => String(choice.message.content ?? '')), ...reasoning]);
+    }
     return completion;
   }
 
@@ -83,7 +87,7 @@ export class ChatService {
       req.ctx.upstreamErrorReason = outcome.error.code;
     }
     req.ctx.aborted = outcome.aborted || undefined;
-    if (outcome.usage) req.ctx.tokens = countsFrom(outcome.usage);
+    if (outcome.usage) req.ctx.tokens = { ...countsFrom(outcome.usage), estimated: outcome.reasoningEstimated === true };
     else {
       // No usage from upstream (client left, stream broke, or a server that never sends it): estimate.
       // Yield first so an abort reaches the upstream socket before the tokenizer takes the CPU.
@@ -104,6 +108,7 @@ export class ChatService {
         wireCode: null,
       });
     }
+    route.backend.adapter.validate?.(dto, { upstreamModel: route.config.upstreamModel, model: route.config });
     return route;
   }
 

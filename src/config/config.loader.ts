@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
-import { BackendConfig, GatewayConfig, ModelConfig, TeamSeedConfig } from './config.schema';
+import { BackendConfig, GatewayConfig, ModelConfig, TeamSeedConfig, type BackendType, type ThinkingMode } from './config.schema';
 
 /** A config problem, always naming the key, so the operator can fix it without reading code. */
 export class ConfigError extends Error {
@@ -71,6 +71,17 @@ function validateMap<T extends object>(cls: ClassConstructor<T>, raw: unknown, p
   return out;
 }
 
+/** Which thinking modes make sense for which backend type. */
+const THINKING_BY_TYPE: Record<BackendType, ThinkingMode[]> = {
+  openai: ['none', 'reasoning_effort', 'chat_template_kwargs'],
+  anthropic: ['none', 'native'],
+  gemini: ['none', 'native'],
+};
+
+function thinkingFits(type: BackendType, mode: ThinkingMode): boolean {
+  return THINKING_BY_TYPE[type].includes(mode);
+}
+
 /** Builds a validated config from an already-parsed object (used by the loader and by tests). */
 export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const problems: string[] = [];
@@ -83,8 +94,11 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
   config.teams = validateMap(TeamSeedConfig, teams, 'teams', problems);
 
   for (const [name, model] of Object.entries(config.models)) {
-    if (model.backend && !config.backends[model.backend]) {
+    const backend = config.backends[model.backend];
+    if (model.backend && !backend) {
       problems.push(`models.${name}.backend: unknown backend "${model.backend}" (known: ${Object.keys(config.backends).join(', ') || 'none'})`);
+    } else if (backend && !thinkingFits(backend.type, model.thinking)) {
+      problems.push(`models.${name}.thinking: "${model.thinking}" does not apply to a ${backend.type} backend (use ${THINKING_BY_TYPE[backend.type].join(' or ')})`);
     }
   }
   if (env.PORT !== undefined) {

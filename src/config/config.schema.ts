@@ -22,10 +22,15 @@ import { LimitSettings } from '../limits/limit-settings';
  * maps (backends, models, teams) are validated entry by entry in config.loader.ts
  * so an error can name the exact key (e.g. `models.gpt-4o.backend`).
  */
-export const BACKEND_TYPES = ['openai'] as const;
+export const BACKEND_TYPES = ['openai', 'anthropic', 'gemini'] as const;
 export type BackendType = (typeof BACKEND_TYPES)[number];
 
-export const THINKING_MODES = ['none'] as const;
+/**
+ * How a model reasons: `native` (anthropic, gemini: the vendor's own thinking config),
+ * `reasoning_effort` (OpenAI o-series/gpt-5: budget -> effort), `chat_template_kwargs`
+ * (vLLM/SGLang/llama.cpp serving Qwen3-style models), or `none`.
+ */
+export const THINKING_MODES = ['none', 'native', 'reasoning_effort', 'chat_template_kwargs'] as const;
 export type ThinkingMode = (typeof THINKING_MODES)[number];
 
 export class ServerConfig {
@@ -113,13 +118,34 @@ export class BackendConfig {
   @ValidateNested() @Type(() => TimeoutsConfig) timeouts: TimeoutsConfig = new TimeoutsConfig();
   /** Extra static headers sent upstream (e.g. OpenAI-Organization). */
   @IsOptional() @IsObject() headers?: Record<string, string>;
+  /** anthropic only: the `anthropic-version` header. */
+  @IsString() anthropicVersion = '2023-06-01';
+}
+
+export class BudgetRangeConfig {
+  @IsInt() @Min(0) min = 1;
+  @IsInt() @Min(1) max = 24_576;
+}
+
+export class EffortThresholdsConfig {
+  /** A budget at or below this is `low` effort ... */
+  @IsInt() @Min(1) low = 2048;
+  /** ... at or above this `high`; in between `medium`. */
+  @IsInt() @Min(1) high = 8192;
 }
 
 export class ModelConfig {
   @IsString() @IsNotEmpty() backend!: string;
   @IsString() @IsNotEmpty() upstreamModel!: string;
-  /** How the model reasons; the modes beyond `none` arrive with the reasoning issue. */
   @IsIn(THINKING_MODES as unknown as string[]) thinking: ThinkingMode = 'none';
+  /** anthropic: `max_tokens` sent when the client sets none (Anthropic requires it). */
+  @IsInt() @Min(1) maxTokens = 4096;
+  /** gemini `native`: the thinking budgets the model accepts (a budget outside is a 400 before any call). */
+  @ValidateNested() @Type(() => BudgetRangeConfig) thinkingBudget: BudgetRangeConfig = new BudgetRangeConfig();
+  /** `reasoning_effort`: how a budget becomes an effort. */
+  @ValidateNested() @Type(() => EffortThresholdsConfig) effortThresholds: EffortThresholdsConfig = new EffortThresholdsConfig();
+  /** `chat_template_kwargs`: the top-level request field that carries the budget (e.g. vLLM's `thinking_token_budget`); none if unset. */
+  @IsOptional() @IsString() budgetField?: string;
 }
 
 export class TeamSeedConfig {

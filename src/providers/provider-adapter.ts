@@ -37,6 +37,10 @@ export interface StreamMapper {
  * shared, so a new family is a new adapter and nothing else.
  */
 export interface ProviderAdapter {
+  /** The model family, shown in GET /v1/models (`openai`, `anthropic`, `gemini`). */
+  readonly family: string;
+  /** Vendor rules checked before any upstream call; throws a 400 that names the rule. */
+  validate?(request: ChatCompletionRequestDto, target: CallTarget): void;
   buildRequest(request: ChatCompletionRequestDto, target: CallTarget, stream: boolean): UpstreamCall;
   /** The upstream's 2xx JSON body -> an OpenAI chat.completion. */
   parseResponse(body: unknown): ChatCompletion;

@@ -1,5 +1,7 @@
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { GatewayConfig, type BackendConfig } from '../config/config.schema';
+import { AnthropicAdapter } from './anthropic/anthropic.adapter';
+import { GeminiAdapter } from './gemini/gemini.adapter';
 import { OpenAIAdapter } from './openai/openai.adapter';
 import { BACKENDS, type Backend, type ProviderAdapter } from './provider-adapter';
 import { UpstreamClient } from './shared/upstream-client';
@@ -7,6 +9,8 @@ import { UpstreamClient } from './shared/upstream-client';
 /** Backend `type` -> adapter factory. The only place that knows the families by name. */
 const ADAPTER_FACTORIES: Record<BackendConfig['type'], (id: string, config: BackendConfig) => ProviderAdapter> = {
   openai: (id, config) => new OpenAIAdapter(id, config),
+  anthropic: (id, config) => new AnthropicAdapter(id, config),
+  gemini: (id, config) => new GeminiAdapter(id, config),
 };
 
 function buildBackends(config: GatewayConfig): Map<string, Backend> {

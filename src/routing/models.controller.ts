@@ -18,6 +18,8 @@ export class ModelsController {
         object: 'model',
         created: LISTED_AT,
         owned_by: route.backend.id,
+        family: route.backend.adapter.family,
+        reasoning: route.config.thinking !== 'none',
       })),
     };
   }

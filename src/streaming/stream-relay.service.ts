@@ -8,6 +8,7 @@ import { MetricsService } from '../metrics/metrics.service';
 import type { StreamMapper } from '../providers/provider-adapter';
 import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-types';
 import { readSse } from '../providers/shared/sse';
+import { fillReasoningTokens } from '../usage/token-estimator';
 import { isAbort, type UpstreamClient, type UpstreamResponse } from '../providers/shared/upstream-client';
 import { endSseDone, openSse, writeSseComment, writeSseData, writeSseError } from './sse-writer';
 
@@ -34,6 +35,10 @@ export interface RelayOutcome {
    * be accounted with a tokenizer estimate.
    */
   relayedText: string[];
+  /** The reasoning text alone (to count reasoning tokens when the upstream does not). */
+  reasoningText: string[];
+  /** True when reasoning_tokens in the usage were counted by the gateway. */
+  reasoningEstimated?: boolean;
   /** When the first generated token (content, reasoning or a tool call) went to the client. */
   firstTokenAt?: bigint;
 }
@@ -58,7 +63,7 @@ export class StreamRelay {
    */
   async relay(request: RelayRequest): Promise<RelayOutcome> {
     const { res, upstream, mapper, clientModel, includeUsage, signal } = request;
-    const outcome: RelayOutcome = { completed: false, aborted: false, relayedText: [] };
+    const outcome: RelayOutcome = { completed: false, aborted: false, relayedText: [], reasoningText: [] };
     let sawFinish = false;
     let lastWrite = Date.now();
     openSse(res);
@@ -68,10 +73,13 @@ export class StreamRelay {
       for await (const event of readSse(upstream.body)) {
         const step = mapper.map(event);
         for (const chunk of step.chunks) {
-          if (chunk.usage) outcome.usage = chunk.usage;
+          if (chunk.usage) {
+            outcome.reasoningEstimated = fillReasoningTokens(chunk.usage, outcome.reasoningText) || outcome.reasoningEstimated;
+            outcome.usage = chunk.usage;
+          }
           if (chunk.choices?.some((choice) => choice.finish_reason)) sawFinish = true;
           const textBefore = outcome.relayedText.length;
-          collectText(chunk, outcome.relayedText);
+          collectText(chunk, outcome.relayedText, outcome.reasoningText);
           if (!this.prepareChunk(chunk, clientModel, includeUsage)) continue;
           if (!writeSseData(res, JSON.stringify(chunk))) await drained(res);
           if (outcome.firstTokenAt === undefined && outcome.relayedText.length > textBefore) outcome.firstTokenAt = process.hrtime.bigint();
@@ -121,11 +129,14 @@ export class StreamRelay {
   }
 }
 
-function collectText(chunk: ChatCompletionChunk, into: string[]): void {
+function collectText(chunk: ChatCompletionChunk, into: string[], reasoning: string[]): void {
   for (const choice of chunk.choices ?? []) {
     const delta = choice.delta;
     if (typeof delta?.content === 'string' && delta.content) into.push(delta.content);
-    if (typeof delta?.reasoning_content === 'string' && delta.reasoning_content) into.push(delta.reasoning_content);
+    if (typeof delta?.reasoning_content === 'string' && delta.reasoning_content) {
+      into.push(delta.reasoning_content);
+      reasoning.push(delta.reasoning_content);
+    }
     if (Array.isArray(delta?.tool_calls)) {
       for (const call of delta.tool_calls as Array<{ function?: { name?: unknown; arguments?: unknown } }>) {
         if (typeof call.function?.name === 'string') into.push(call.function.name);

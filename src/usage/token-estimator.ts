@@ -58,3 +58,13 @@ function contentTokens(content: unknown): number {
   }
   return total;
 }
+
+/**
+ * Sets `completion_tokens_details.reasoning_tokens` from the reasoning text when the
+ * upstream sent reasoning but did not count it. True when it had to count.
+ */
+export function fillReasoningTokens(usage: { completion_tokens_details?: Record<string, number> }, reasoningText: readonly string[]): boolean {
+  if (reasoningText.length === 0 || typeof usage.completion_tokens_details?.reasoning_tokens === 'number') return false;
+  usage.completion_tokens_details = { ...usage.completion_tokens_details, reasoning_tokens: countTokens(reasoningText.join('')) };
+  return true;
+}

@@ -3,6 +3,7 @@ import { GatewayException } from '../../common/errors/gateway.exception';
 import type { ChatCompletionRequestDto } from '../../chat/dto/chat-completion-request.dto';
 import type { CallTarget, ProviderAdapter, StreamMapper, StreamStep, UpstreamCall } from '../provider-adapter';
 import { normalizeUsage, type ChatCompletion, type ChatCompletionChunk } from '../shared/openai-types';
+import { effortFor, normalizeReasoningField, requestedThinking } from '../shared/reasoning';
 import { mapUpstreamError } from '../shared/upstream-errors';
 import type { SseEvent } from '../shared/sse';
 
@@ -15,6 +16,8 @@ const GATEWAY_ONLY_FIELDS = ['thinking'] as const;
  * options are ours to set.
  */
 export class OpenAIAdapter implements ProviderAdapter {
+  readonly family = 'openai';
+
   constructor(
     private readonly backendId: string,
     private readonly config: BackendConfig,
@@ -23,6 +26,7 @@ export class OpenAIAdapter implements ProviderAdapter {
   buildRequest(request: ChatCompletionRequestDto, target: CallTarget, stream: boolean): UpstreamCall {
     const body: Record<string, unknown> = { ...request, model: target.upstreamModel };
     for (const field of GATEWAY_ONLY_FIELDS) delete body[field];
+    applyThinking(body, request, target);
     if (stream) {
       body.stream = true;
       // Always ask for usage so every stream can be accounted; the relay strips it if the client did not ask.
@@ -45,6 +49,7 @@ export class OpenAIAdapter implements ProviderAdapter {
     if (!reply || typeof reply !== 'object' || !Array.isArray(reply.choices)) {
       throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed chat completion.`);
     }
+    for (const choice of reply.choices) normalizeReasoningField(choice?.message);
     return {
       ...reply,
       id: typeof reply.id === 'string' ? reply.id : `chatcmpl-${Date.now()}`,
@@ -69,6 +74,7 @@ export class OpenAIAdapter implements ProviderAdapter {
         const chunk = parsed as ChatCompletionChunk & { error?: unknown };
         if (chunk.error) throw this.errorFromBody(500, chunk, {});
         if (chunk.usage) chunk.usage = normalizeUsage(chunk.usage);
+        for (const choice of chunk.choices ?? []) normalizeReasoningField(choice?.delta);
         return { chunks: [chunk] };
       },
     };
@@ -98,5 +104,26 @@ export class OpenAIAdapter implements ProviderAdapter {
       headers,
       secrets: [this.config.apiKey],
     });
+  }
+}
+
+/**
+ * `thinking` for OpenAI-compatible servers, by the model's configured mode:
+ * - `reasoning_effort` (o-series, gpt-5): the budget becomes low/medium/high by the model's
+ *   thresholds, and `max_tokens` becomes `max_completion_tokens` (those models refuse the former);
+ * - `chat_template_kwargs` (vLLM/SGLang/llama.cpp, Qwen3-style templates): `enable_thinking`,
+ *   plus the budget in the configured top-level field.
+ */
+function applyThinking(body: Record<string, unknown>, request: ChatCompletionRequestDto, target: CallTarget): void {
+  const thinking = requestedThinking(request);
+  const mode = target.model.thinking;
+  if (mode === 'reasoning_effort') {
+    if (body.max_tokens !== undefined && body.max_completion_tokens === undefined) body.max_completion_tokens = body.max_tokens;
+    delete body.max_tokens;
+    if (typeof thinking === 'number') body.reasoning_effort = effortFor(thinking, target.model.effortThresholds);
+  } else if (mode === 'chat_template_kwargs' && thinking !== undefined) {
+    const kwargs = typeof body.chat_template_kwargs === 'object' && body.chat_template_kwargs ? body.chat_template_kwargs : {};
+    body.chat_template_kwargs = { ...kwargs, enable_thinking: thinking !== false };
+    if (typeof thinking === 'number' && target.model.budgetField) body[target.model.budgetField] = thinking;
   }
 }

@@ -1,0 +1,78 @@
+import type { ChatCompletionRequestDto } from '../../chat/dto/chat-completion-request.dto';
+import type { BackendConfig } from '../../config/config.schema';
+import { GatewayException } from '../../common/errors/gateway.exception';
+import type { CallTarget, ProviderAdapter, StreamMapper, UpstreamCall } from '../provider-adapter';
+import type { ChatCompletion } from '../shared/openai-types';
+import { mapUpstreamError } from '../shared/upstream-errors';
+import { toAnthropicBody, validateForAnthropic } from './anthropic.request';
+import { finishReasonOf, messageOf, usageOf } from './anthropic.response';
+import { AnthropicStreamMapper } from './anthropic.stream';
+
+/** Anthropic's Messages API (`POST <baseUrl>/messages`, x-api-key + anthropic-version). */
+export class AnthropicAdapter implements ProviderAdapter {
+  readonly family = 'anthropic';
+
+  constructor(
+    private readonly backendId: string,
+    private readonly config: BackendConfig,
+  ) {}
+
+  validate(request: ChatCompletionRequestDto, target: CallTarget): void {
+    validateForAnthropic(request, target);
+  }
+
+  buildRequest(request: ChatCompletionRequestDto, target: CallTarget, stream: boolean): UpstreamCall {
+    const headers: Record<string, string> = {
+      ...this.config.headers,
+      'content-type': 'application/json',
+      accept: stream ? 'text/event-stream' : 'application/json',
+      'anthropic-version': this.config.anthropicVersion,
+    };
+    if (this.config.apiKey) headers['x-api-key'] = this.config.apiKey;
+    return { path: '/messages', headers, body: JSON.stringify(toAnthropicBody(request, target, stream)) };
+  }
+
+  parseResponse(body: unknown): ChatCompletion {
+    const message = body as { id?: string; model?: string; content?: unknown; stop_reason?: unknown; usage?: object } | null;
+    if (!message || typeof message !== 'object' || !Array.isArray(message.content)) {
+      throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed message.`);
+    }
+    return {
+      id: String(message.id ?? `msg-${Date.now()}`),
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: String(message.model ?? ''),
+      choices: [{ index: 0, message: messageOf(message.content as never[]), finish_reason: finishReasonOf(message.stop_reason) ?? 'stop', logprobs: null }],
+      usage: usageOf(message.usage ?? {}),
+    };
+  }
+
+  createStreamMapper(): StreamMapper {
+    return new AnthropicStreamMapper((status, body) => this.errorFromBody(status, body, {}));
+  }
+
+  mapError(status: number, body: string, headers: Record<string, string | string[] | undefined>): GatewayException {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = undefined;
+    }
+    return this.errorFromBody(status, parsed, headers);
+  }
+
+  /** `{"type":"error","error":{"type","message"}}` -> the gateway's error for that status. */
+  private errorFromBody(status: number, body: unknown, headers: Record<string, string | string[] | undefined>): GatewayException {
+    const error = ((body as { error?: unknown } | undefined)?.error ?? {}) as { type?: unknown; message?: unknown };
+    return mapUpstreamError({
+      backendId: this.backendId,
+      status,
+      message: typeof error.message === 'string' ? error.message : undefined,
+      type: typeof error.type === 'string' ? error.type : undefined,
+      code: null,
+      param: null,
+      headers,
+      secrets: [this.config.apiKey],
+    });
+  }
+}

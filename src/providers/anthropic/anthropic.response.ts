@@ -1,0 +1,67 @@
+import type { Usage } from '../shared/openai-types';
+
+/** Anthropic `stop_reason` -> OpenAI `finish_reason` (the table in README "Model families"). */
+const FINISH_REASONS: Record<string, string> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  pause_turn: 'stop',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+};
+
+export function finishReasonOf(stopReason: unknown): string | null {
+  if (typeof stopReason !== 'string') return null;
+  return FINISH_REASONS[stopReason] ?? 'stop';
+}
+
+export interface AnthropicUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  output_tokens_details?: { thinking_tokens?: number } | null;
+}
+
+const n = (value: unknown) => (typeof value === 'number' && value > 0 ? value : 0);
+
+/**
+ * Anthropic usage -> OpenAI usage. Cache reads and writes are input tokens too, so they
+ * count in prompt_tokens (and reads in cached_tokens): total = prompt + completion holds.
+ */
+export function usageOf(usage: AnthropicUsage): Usage {
+  const cacheRead = n(usage.cache_read_input_tokens);
+  const prompt = n(usage.input_tokens) + n(usage.cache_creation_input_tokens) + cacheRead;
+  const completion = n(usage.output_tokens);
+  const out: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  out.prompt_tokens_details = { cached_tokens: cacheRead };
+  const thinking = usage.output_tokens_details?.thinking_tokens;
+  if (typeof thinking === 'number') out.completion_tokens_details = { reasoning_tokens: thinking };
+  return out;
+}
+
+type Block = { type: string; [key: string]: unknown };
+
+/** A Message's content blocks -> the OpenAI assistant message (reasoning and thinking blocks included). */
+export function messageOf(content: Block[]): Record<string, unknown> {
+  let text = '';
+  let reasoning = '';
+  const thinkingBlocks: Block[] = [];
+  const toolCalls: unknown[] = [];
+  for (const block of content) {
+    if (block.type === 'text') text += String(block.text ?? '');
+    else if (block.type === 'thinking') {
+      reasoning += String(block.thinking ?? '');
+      thinkingBlocks.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
+    } else if (block.type === 'redacted_thinking') thinkingBlocks.push({ type: 'redacted_thinking', data: block.data });
+    else if (block.type === 'tool_use') {
+      toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
+    }
+  }
+  const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
+  if (reasoning) message.reasoning_content = reasoning;
+  if (thinkingBlocks.length) message.thinking_blocks = thinkingBlocks;
+  if (toolCalls.length) message.tool_calls = toolCalls;
+  return message;
+}

@@ -1,0 +1,87 @@
+import type { ChatCompletionRequestDto } from '../../chat/dto/chat-completion-request.dto';
+import type { BackendConfig } from '../../config/config.schema';
+import { GatewayException } from '../../common/errors/gateway.exception';
+import type { CallTarget, ProviderAdapter, StreamMapper, UpstreamCall } from '../provider-adapter';
+import type { ChatCompletion } from '../shared/openai-types';
+import { mapUpstreamError } from '../shared/upstream-errors';
+import { toGeminiBody, validateForGemini } from './gemini.request';
+import { finishReasonOf, splitParts, usageOf, type GeminiPart } from './gemini.response';
+import { GeminiStreamMapper } from './gemini.stream';
+
+/** Google's Generative Language API (`<baseUrl>/models/<model>:generateContent`, x-goog-api-key). */
+export class GeminiAdapter implements ProviderAdapter {
+  readonly family = 'gemini';
+
+  constructor(
+    private readonly backendId: string,
+    private readonly config: BackendConfig,
+  ) {}
+
+  validate(request: ChatCompletionRequestDto, target: CallTarget): void {
+    validateForGemini(request, target);
+  }
+
+  buildRequest(request: ChatCompletionRequestDto, target: CallTarget, stream: boolean): UpstreamCall {
+    const headers: Record<string, string> = {
+      ...this.config.headers,
+      'content-type': 'application/json',
+      accept: stream ? 'text/event-stream' : 'application/json',
+    };
+    if (this.config.apiKey) headers['x-goog-api-key'] = this.config.apiKey;
+    const model = encodeURIComponent(target.upstreamModel);
+    const path = stream ? `/models/${model}:streamGenerateContent?alt=sse` : `/models/${model}:generateContent`;
+    return { path, headers, body: JSON.stringify(toGeminiBody(request, target)) };
+  }
+
+  parseResponse(body: unknown): ChatCompletion {
+    const reply = body as { candidates?: Array<Record<string, any>>; usageMetadata?: object; modelVersion?: string; responseId?: string } | null;
+    if (!reply || typeof reply !== 'object' || !Array.isArray(reply.candidates)) {
+      throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed response.`);
+    }
+    const choices = reply.candidates.map((candidate, position) => {
+      const index = Number(candidate.index ?? position);
+      const { text, reasoning, toolCalls } = splitParts((candidate.content?.parts ?? []) as GeminiPart[], `call_${index}_`);
+      const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
+      if (reasoning) message.reasoning_content = reasoning;
+      if (toolCalls.length) message.tool_calls = toolCalls;
+      return { index, message, finish_reason: finishReasonOf(candidate.finishReason, toolCalls.length > 0) ?? 'stop', logprobs: null };
+    });
+    return {
+      id: reply.responseId ? `chatcmpl-${reply.responseId}` : `chatcmpl-${Date.now().toString(36)}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: String(reply.modelVersion ?? ''),
+      choices,
+      usage: usageOf(reply.usageMetadata ?? {}),
+    };
+  }
+
+  createStreamMapper(): StreamMapper {
+    return new GeminiStreamMapper((status, body) => this.errorFromBody(status, body, {}));
+  }
+
+  mapError(status: number, body: string, headers: Record<string, string | string[] | undefined>): GatewayException {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = undefined;
+    }
+    return this.errorFromBody(status, parsed, headers);
+  }
+
+  /** Google's `{"error": {code, message, status}}` -> the gateway's error for that status. */
+  private errorFromBody(status: number, body: unknown, headers: Record<string, string | string[] | undefined>): GatewayException {
+    const error = ((body as { error?: unknown } | undefined)?.error ?? {}) as { message?: unknown; status?: unknown };
+    return mapUpstreamError({
+      backendId: this.backendId,
+      status,
+      message: typeof error.message === 'string' ? error.message : undefined,
+      type: typeof error.status === 'string' ? error.status : undefined,
+      code: null,
+      param: null,
+      headers,
+      secrets: [this.config.apiKey],
+    });
+  }
+}

@@ -1,0 +1,72 @@
+import type { Usage } from '../shared/openai-types';
+
+/** Gemini `finishReason` -> OpenAI `finish_reason` (the README "Model families" table). */
+const FINISH_REASONS: Record<string, string> = {
+  STOP: 'stop',
+  MAX_TOKENS: 'length',
+  SAFETY: 'content_filter',
+  RECITATION: 'content_filter',
+  BLOCKLIST: 'content_filter',
+  PROHIBITED_CONTENT: 'content_filter',
+  SPII: 'content_filter',
+  IMAGE_SAFETY: 'content_filter',
+  LANGUAGE: 'content_filter',
+  MALFORMED_FUNCTION_CALL: 'stop',
+  OTHER: 'stop',
+};
+
+export function finishReasonOf(reason: unknown, calledTools: boolean): string | null {
+  if (typeof reason !== 'string' || reason === 'FINISH_REASON_UNSPECIFIED') return null;
+  if (reason === 'STOP' && calledTools) return 'tool_calls';
+  return FINISH_REASONS[reason] ?? 'stop';
+}
+
+export interface GeminiUsage {
+  promptTokenCount?: number;
+  candidatesTokenCount?: number;
+  thoughtsTokenCount?: number;
+  cachedContentTokenCount?: number;
+  toolUsePromptTokenCount?: number;
+}
+
+const n = (value: unknown) => (typeof value === 'number' && value > 0 ? value : 0);
+
+/** usageMetadata -> OpenAI usage: thoughts are completion tokens, and reasoning_tokens. */
+export function usageOf(usage: GeminiUsage): Usage {
+  const prompt = n(usage.promptTokenCount) + n(usage.toolUsePromptTokenCount);
+  const reasoning = n(usage.thoughtsTokenCount);
+  const completion = n(usage.candidatesTokenCount) + reasoning;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: n(usage.cachedContentTokenCount) },
+    completion_tokens_details: { reasoning_tokens: reasoning },
+  };
+}
+
+export interface GeminiPart {
+  text?: string;
+  thought?: boolean;
+  functionCall?: { name: string; args?: unknown; id?: string };
+}
+
+/** A candidate's parts, split into text, thought text and function calls. */
+export function splitParts(parts: GeminiPart[], callIdPrefix: string, firstCall = 0) {
+  let text = '';
+  let reasoning = '';
+  const toolCalls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> = [];
+  for (const part of parts) {
+    if (part.functionCall) {
+      toolCalls.push({
+        id: part.functionCall.id ?? `${callIdPrefix}${firstCall + toolCalls.length}`,
+        type: 'function',
+        function: { name: part.functionCall.name, arguments: JSON.stringify(part.functionCall.args ?? {}) },
+      });
+    } else if (typeof part.text === 'string') {
+      if (part.thought) reasoning += part.text;
+      else text += part.text;
+    }
+  }
+  return { text, reasoning, toolCalls };
+}

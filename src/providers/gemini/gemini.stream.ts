@@ -1,0 +1,62 @@
+import { GatewayException } from '../../common/errors/gateway.exception';
+import type { StreamMapper, StreamStep } from '../provider-adapter';
+import type { ChatCompletionChunk } from '../shared/openai-types';
+import type { SseEvent } from '../shared/sse';
+import { finishReasonOf, splitParts, usageOf, type GeminiPart, type GeminiUsage } from './gemini.response';
+
+/**
+ * `streamGenerateContent?alt=sse`: every event is a whole GenerateContentResponse with the
+ * next parts; usageMetadata is cumulative; there is no end marker, so the chunk carrying
+ * finishReason also brings the usage chunk and ends the stream.
+ */
+export class GeminiStreamMapper implements StreamMapper {
+  private readonly id = `chatcmpl-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  private readonly created = Math.floor(Date.now() / 1000);
+  private model = '';
+  private started = new Set<number>();
+  private readonly toolCounts = new Map<number, number>();
+  private usage: GeminiUsage = {};
+
+  constructor(private readonly onError: (status: number, body: unknown) => GatewayException) {}
+
+  map(event: SseEvent): StreamStep {
+    let data: Record<string, any>;
+    try {
+      data = JSON.parse(event.data) as Record<string, any>;
+    } catch {
+      throw new GatewayException('upstream_error', 'The backend sent a malformed stream event.');
+    }
+    if (data.error) throw this.onError(Number(data.error.code) || 500, data);
+    if (data.modelVersion) this.model = String(data.modelVersion);
+    if (data.usageMetadata) this.usage = data.usageMetadata as GeminiUsage;
+    const chunks: ChatCompletionChunk[] = [];
+    let finished = false;
+    for (const candidate of (data.candidates ?? []) as Array<Record<string, any>>) {
+      const index = Number(candidate.index ?? 0);
+      if (!this.started.has(index)) {
+        this.started.add(index);
+        chunks.push(this.chunk(index, { role: 'assistant', content: '' }));
+      }
+      const called = this.toolCounts.get(index) ?? 0;
+      const { text, reasoning, toolCalls } = splitParts((candidate.content?.parts ?? []) as GeminiPart[], `call_${index}_`, called);
+      if (reasoning) chunks.push(this.chunk(index, { reasoning_content: reasoning }));
+      if (text) chunks.push(this.chunk(index, { content: text }));
+      if (toolCalls.length) {
+        chunks.push(this.chunk(index, { tool_calls: toolCalls.map((call, i) => ({ index: called + i, ...call })) }));
+        this.toolCounts.set(index, called + toolCalls.length);
+      }
+      const finish = finishReasonOf(candidate.finishReason, (this.toolCounts.get(index) ?? 0) > 0);
+      if (finish) {
+        chunks.push(this.chunk(index, {}, finish));
+        finished = true;
+      }
+    }
+    if (!finished) return { chunks };
+    const usageChunk: ChatCompletionChunk = { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: usageOf(this.usage) };
+    return { chunks: [...chunks, usageChunk], done: true };
+  }
+
+  private chunk(index: number, delta: Record<string, unknown>, finishReason: string | null = null): ChatCompletionChunk {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index, delta, finish_reason: finishReason }] };
+  }
+}
