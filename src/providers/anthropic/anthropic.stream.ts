@@ -4,6 +4,25 @@ import type { ChatCompletionChunk, Usage } from '../shared/openai-types';
 import type { SseEvent } from '../shared/sse';
 import { finishReasonOf, usageOf, type AnthropicUsage } from './anthropic.response';
 
+/** The Anthropic stream event fields this mapper reads (Anthropic streaming doc, "Event types"). */
+interface AnthropicEvent {
+  type?: string;
+  index?: number;
+  message?: { id?: string; model?: string; usage?: AnthropicUsage };
+  content_block?: AnthropicBlock;
+  delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null };
+  usage?: AnthropicUsage;
+  error?: { type?: string; message?: string };
+}
+
+interface AnthropicBlock {
+  type?: string;
+  id?: string;
+  name?: string;
+  text?: string;
+  data?: string;
+}
+
 interface OpenBlock {
   type: string;
   toolIndex?: number;
@@ -29,9 +48,9 @@ export class AnthropicStreamMapper implements StreamMapper {
   constructor(private readonly onError: (status: number, body: unknown) => GatewayException) {}
 
   map(event: SseEvent): StreamStep {
-    let data: Record<string, any>;
+    let data: AnthropicEvent;
     try {
-      data = JSON.parse(event.data) as Record<string, any>;
+      data = JSON.parse(event.data) as AnthropicEvent;
     } catch {
       throw new GatewayException('upstream_error', 'The backend sent a malformed stream event.');
     }
@@ -60,7 +79,7 @@ export class AnthropicStreamMapper implements StreamMapper {
     }
   }
 
-  private blockStart(index: number, block: Record<string, any>): StreamStep {
+  private blockStart(index: number, block: AnthropicBlock): StreamStep {
     const open: OpenBlock = { type: String(block.type), thinking: '', signature: '' };
     this.blocks.set(index, open);
     if (block.type === 'tool_use') {
@@ -72,7 +91,7 @@ export class AnthropicStreamMapper implements StreamMapper {
     return { chunks: [] };
   }
 
-  private blockDelta(index: number, delta: Record<string, any>): StreamStep {
+  private blockDelta(index: number, delta: NonNullable<AnthropicEvent['delta']>): StreamStep {
     const open = this.blocks.get(index);
     switch (delta.type) {
       case 'text_delta':

@@ -5,7 +5,7 @@ import type { CallTarget, ProviderAdapter, StreamMapper, UpstreamCall } from '..
 import type { ChatCompletion } from '../shared/openai-types';
 import { mapUpstreamError } from '../shared/upstream-errors';
 import { toGeminiBody, validateForGemini } from './gemini.request';
-import { finishReasonOf, splitParts, usageOf, type GeminiPart } from './gemini.response';
+import { finishReasonOf, splitParts, usageOf, type GeminiResponse } from './gemini.response';
 import { GeminiStreamMapper } from './gemini.stream';
 
 /** Google's Generative Language API (`<baseUrl>/models/<model>:generateContent`, x-goog-api-key). */
@@ -34,13 +34,13 @@ export class GeminiAdapter implements ProviderAdapter {
   }
 
   parseResponse(body: unknown): ChatCompletion {
-    const reply = body as { candidates?: Array<Record<string, any>>; usageMetadata?: object; modelVersion?: string; responseId?: string } | null;
+    const reply = body as GeminiResponse | null;
     if (!reply || typeof reply !== 'object' || !Array.isArray(reply.candidates)) {
       throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed response.`);
     }
     const choices = reply.candidates.map((candidate, position) => {
       const index = Number(candidate.index ?? position);
-      const { text, reasoning, toolCalls } = splitParts((candidate.content?.parts ?? []) as GeminiPart[], `call_${index}_`);
+      const { text, reasoning, toolCalls } = splitParts(candidate.content?.parts ?? [], `call_${index}_`);
       const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
       if (reasoning) message.reasoning_content = reasoning;
       if (toolCalls.length) message.tool_calls = toolCalls;

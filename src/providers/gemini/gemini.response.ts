@@ -70,3 +70,12 @@ export function splitParts(parts: GeminiPart[], callIdPrefix: string, firstCall 
   }
   return { text, reasoning, toolCalls };
 }
+
+/** The GenerateContentResponse fields the adapter reads (one per stream event, too). */
+export interface GeminiResponse {
+  candidates?: Array<{ index?: number; content?: { parts?: GeminiPart[] }; finishReason?: string }>;
+  usageMetadata?: GeminiUsage;
+  modelVersion?: string;
+  responseId?: string;
+  error?: { code?: number; message?: string; status?: string };
+}

@@ -2,7 +2,7 @@ import { GatewayException } from '../../common/errors/gateway.exception';
 import type { StreamMapper, StreamStep } from '../provider-adapter';
 import type { ChatCompletionChunk } from '../shared/openai-types';
 import type { SseEvent } from '../shared/sse';
-import { finishReasonOf, splitParts, usageOf, type GeminiPart, type GeminiUsage } from './gemini.response';
+import { finishReasonOf, splitParts, usageOf, type GeminiResponse, type GeminiUsage } from './gemini.response';
 
 /**
  * `streamGenerateContent?alt=sse`: every event is a whole GenerateContentResponse with the
@@ -20,25 +20,25 @@ export class GeminiStreamMapper implements StreamMapper {
   constructor(private readonly onError: (status: number, body: unknown) => GatewayException) {}
 
   map(event: SseEvent): StreamStep {
-    let data: Record<string, any>;
+    let data: GeminiResponse;
     try {
-      data = JSON.parse(event.data) as Record<string, any>;
+      data = JSON.parse(event.data) as GeminiResponse;
     } catch {
       throw new GatewayException('upstream_error', 'The backend sent a malformed stream event.');
     }
     if (data.error) throw this.onError(Number(data.error.code) || 500, data);
     if (data.modelVersion) this.model = String(data.modelVersion);
-    if (data.usageMetadata) this.usage = data.usageMetadata as GeminiUsage;
+    if (data.usageMetadata) this.usage = data.usageMetadata;
     const chunks: ChatCompletionChunk[] = [];
     let finished = false;
-    for (const candidate of (data.candidates ?? []) as Array<Record<string, any>>) {
+    for (const candidate of data.candidates ?? []) {
       const index = Number(candidate.index ?? 0);
       if (!this.started.has(index)) {
         this.started.add(index);
         chunks.push(this.chunk(index, { role: 'assistant', content: '' }));
       }
       const called = this.toolCounts.get(index) ?? 0;
-      const { text, reasoning, toolCalls } = splitParts((candidate.content?.parts ?? []) as GeminiPart[], `call_${index}_`, called);
+      const { text, reasoning, toolCalls } = splitParts(candidate.content?.parts ?? [], `call_${index}_`, called);
       if (reasoning) chunks.push(this.chunk(index, { reasoning_content: reasoning }));
       if (text) chunks.push(this.chunk(index, { content: text }));
       if (toolCalls.length) {
