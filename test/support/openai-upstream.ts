@@ -19,6 +19,8 @@ import type { AddressInfo } from 'node:net';
  *   leak-key        answers 400 with a message that quotes the Authorization header it got
  *   midstream-error streams two chunks then an in-band error event
  *   cut             streams two chunks then destroys the socket
+ *   reasoner        like echo, with reasoning text in `message.reasoning` / `delta.reasoning` first (vLLM >= 0.17
+ *                   naming) and no reasoning_tokens in usage, as vLLM and llama.cpp report it
  */
 export interface RecordedRequest {
   path: string;
@@ -107,7 +109,7 @@ export class OpenAIUpstream {
           object: 'chat.completion',
           created,
           model: `${model}-2024-08-06`,
-          choices: [{ index: 0, message: { role: 'assistant', content: emitted.join(''), refusal: null }, logprobs: null, finish_reason: finishReason }],
+          choices: [{ index: 0, message: { role: 'assistant', content: emitted.join(''), refusal: null, ...(model === 'reasoner' ? { reasoning: 'Thinking it over.' } : {}) }, logprobs: null, finish_reason: finishReason }],
           usage,
           system_fingerprint: 'fp_standin',
         }),
@@ -122,6 +124,7 @@ export class OpenAIUpstream {
     const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     send([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
+    if (model === 'reasoner') for (const word of ['Thinking ', 'it ', 'over.']) send([{ index: 0, delta: { reasoning: word }, logprobs: null, finish_reason: null }]);
     for (let i = 0; i < emitted.length; i++) {
       if (res.destroyed) return;
       if (model === 'slow') await wait(this.delayMs);

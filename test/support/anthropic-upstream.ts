@@ -1,0 +1,96 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StandInServer, wait, words, type RecordedRequest } from './standin-server';
+
+/**
+ * A stand-in Anthropic Messages API, written from Anthropic's docs (see
+ * ../shared/reference/wire-formats.md section D): `POST /v1/messages` with `x-api-key` and
+ * `anthropic-version`; `max_tokens` and `messages` required; thinking needs budget_tokens >= 1024
+ * and < max_tokens; errors are `{"type":"error","error":{type,message}}`; streams are
+ * message_start, ping, content_block_start/delta/stop per block, message_delta, message_stop.
+ *
+ * Behaviour by model:
+ *   claude-echo         answers "echo: <last user text>" (after a thinking block when thinking is on,
+ *                       or a tool_use block when tools are offered and the last turn is not a tool result);
+ *                       usage reports 4 cache-read and 2 cache-write input tokens
+ *   claude-overloaded   HTTP 529 overloaded_error
+ *   claude-midstream    streams one text delta, then an in-stream `error` event
+ */
+export class AnthropicUpstream extends StandInServer {
+  get url(): string {
+    return `${this.origin}/v1`;
+  }
+
+  protected async handle({ path, headers, body }: RecordedRequest, _req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (path !== '/v1/messages') return error(res, 404, 'not_found_error', 'Not found');
+    if (headers['x-api-key'] !== 'upstream-secret-key') return error(res, 401, 'authentication_error', 'invalid x-api-key');
+    if (!headers['anthropic-version']) return error(res, 400, 'invalid_request_error', 'anthropic-version header is required');
+    if (typeof body.max_tokens !== 'number') return error(res, 400, 'invalid_request_error', 'max_tokens: Field required');
+    if (!Array.isArray(body.messages)) return error(res, 400, 'invalid_request_error', 'messages: Field required');
+    if (body.messages.some((m: { role: string }) => m.role === 'system')) return error(res, 400, 'invalid_request_error', 'messages: Unexpected role "system"');
+    const thinking = body.thinking?.type === 'enabled';
+    if (thinking && (body.thinking.budget_tokens < 1024 || body.thinking.budget_tokens >= body.max_tokens)) {
+      return error(res, 400, 'invalid_request_error', 'thinking.budget_tokens: must be >= 1024 and less than max_tokens');
+    }
+    if (body.model === 'claude-overloaded') return error(res, 529, 'overloaded_error', 'Overloaded');
+
+    const last = body.messages[body.messages.length - 1];
+    const lastBlocks: Array<Record<string, any>> = typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : last.content;
+    const toolResult = lastBlocks.find((b) => b.type === 'tool_result');
+    const userText = lastBlocks.filter((b) => b.type === 'text').map((b) => b.text).join(' ');
+    const blocks: Array<Record<string, any>> = [];
+    if (thinking) blocks.push({ type: 'thinking', thinking: `Let me think about ${userText || 'the tool result'}.`, signature: `sig-${Buffer.from(userText).toString('base64')}` });
+    let stopReason = 'end_turn';
+    if (toolResult) blocks.push({ type: 'text', text: `tool said: ${typeof toolResult.content === 'string' ? toolResult.content : JSON.stringify(toolResult.content)}` });
+    else if (Array.isArray(body.tools) && body.tools.length && body.tool_choice?.type !== 'none') {
+      blocks.push({ type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: body.tools[0].name, input: { query: userText } });
+      stopReason = 'tool_use';
+    } else blocks.push({ type: 'text', text: `echo: ${userText}` });
+
+    const inputWords = body.messages.reduce((n: number, m: { content: unknown }) => n + words(JSON.stringify(m.content)), 0) + words(String(body.system ?? ''));
+    const outputTokens = blocks.reduce((n, b) => n + words(String(b.text ?? b.thinking ?? JSON.stringify(b.input ?? ''))), 0);
+    const usage = { input_tokens: inputWords, cache_creation_input_tokens: 2, cache_read_input_tokens: 4, output_tokens: outputTokens };
+    const message = { id: 'msg_013Zva2CMHLNnXjNJJKqJ2EF', type: 'message', role: 'assistant', model: `${body.model}-20250514`, content: blocks, stop_reason: stopReason, stop_sequence: null, usage };
+
+    if (!body.stream) {
+      res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_standin' });
+      res.end(JSON.stringify(message));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const send = (event: string, data: object) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
+    send('message_start', { message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } });
+    send('ping', {});
+    for (const [index, block] of blocks.entries()) {
+      if (block.type === 'thinking') {
+        send('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+        for (const word of block.thinking.split(/(?<= )/)) send('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: word } });
+        send('content_block_delta', { index, delta: { type: 'signature_delta', signature: block.signature } });
+      } else if (block.type === 'tool_use') {
+        send('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
+        const json = JSON.stringify(block.input);
+        send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(0, 5) } });
+        send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(5) } });
+      } else {
+        send('content_block_start', { index, content_block: { type: 'text', text: '' } });
+        for (const [i, word] of block.text.split(/(?<= )/).entries()) {
+          send('content_block_delta', { index, delta: { type: 'text_delta', text: word } });
+          if (body.model === 'claude-midstream' && i === 0) {
+            await wait(10);
+            send('error', { error: { type: 'overloaded_error', message: 'Overloaded' } });
+            res.end();
+            return;
+          }
+        }
+      }
+      send('content_block_stop', { index });
+    }
+    send('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } });
+    send('message_stop', {});
+    res.end();
+  }
+}
+
+function error(res: ServerResponse, status: number, type: string, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_standin', ...(status === 429 ? { 'retry-after': '3' } : {}) });
+  res.end(JSON.stringify({ type: 'error', error: { type, message }, request_id: 'req_standin' }));
+}

@@ -1,0 +1,67 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StandInServer, words, type RecordedRequest } from './standin-server';
+
+/**
+ * A stand-in Gemini (Generative Language API v1beta), written from Google's docs:
+ * `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent?alt=sse` with
+ * `x-goog-api-key`; roles `user`/`model`; `systemInstruction`; `generationConfig`
+ * (`thinkingConfig.thinkingBudget`, `includeThoughts`); function calls as `functionCall`
+ * parts; errors `{"error":{code,message,status}}`; streams are `data:` events each holding a
+ * GenerateContentResponse, the last with `finishReason`, no end marker.
+ *
+ * Behaviour by model:
+ *   gemini-echo        answers "echo: <last user text>" (after a thought part when includeThoughts
+ *                      and a budget > 0; a functionCall when tools are offered and the last turn is
+ *                      not a functionResponse)
+ *   gemini-exhausted   HTTP 429 RESOURCE_EXHAUSTED
+ */
+export class GeminiUpstream extends StandInServer {
+  get url(): string {
+    return `${this.origin}/v1beta`;
+  }
+
+  protected handle({ path, headers, body }: RecordedRequest, _req: IncomingMessage, res: ServerResponse): void {
+    const route = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)(\?alt=sse)?$/.exec(path);
+    if (!route) return error(res, 404, 'NOT_FOUND', `Path ${path} not found`);
+    if (headers['x-goog-api-key'] !== 'upstream-secret-key') return error(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.');
+    const [, model, method] = route;
+    if (model === 'gemini-exhausted') return error(res, 429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).');
+    if (!Array.isArray(body.contents)) return error(res, 400, 'INVALID_ARGUMENT', '* GenerateContentRequest.contents: contents is not specified');
+
+    const last = body.contents[body.contents.length - 1];
+    const functionResponse = last.parts.find((p: any) => p.functionResponse)?.functionResponse;
+    const userText = last.parts.filter((p: any) => typeof p.text === 'string').map((p: any) => p.text).join(' ');
+    const thinking = body.generationConfig?.thinkingConfig;
+    const parts: Array<Record<string, any>> = [];
+    if (thinking?.includeThoughts && thinking.thinkingBudget > 0) parts.push({ text: `Thinking about ${userText || 'the result'}.`, thought: true });
+    const declarations = body.tools?.[0]?.functionDeclarations;
+    if (functionResponse) parts.push({ text: `tool ${functionResponse.name} said: ${JSON.stringify(functionResponse.response)}` });
+    else if (declarations?.length && body.toolConfig?.functionCallingConfig?.mode !== 'NONE') parts.push({ functionCall: { name: declarations[0].name, args: { query: userText } } });
+    else parts.push({ text: `echo: ${userText}` });
+
+    const promptTokenCount = body.contents.reduce((n: number, c: any) => n + words(JSON.stringify(c.parts)), 0);
+    const thoughtsTokenCount = parts.filter((p) => p.thought).reduce((n, p) => n + words(p.text), 0);
+    const candidatesTokenCount = parts.filter((p) => !p.thought).reduce((n, p) => n + words(p.text ?? JSON.stringify(p.functionCall)), 0);
+    const usageMetadata = { promptTokenCount, candidatesTokenCount, totalTokenCount: promptTokenCount + candidatesTokenCount + thoughtsTokenCount, ...(thoughtsTokenCount ? { thoughtsTokenCount } : {}) };
+    const base = { modelVersion: `${model}-001`, responseId: 'resp-standin' };
+
+    if (method === 'generateContent') {
+      res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
+      res.end(JSON.stringify({ candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata, ...base }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    // One event per part (text parts split by word), usage cumulative, finishReason on the last.
+    const pieces = parts.flatMap((p) => (typeof p.text === 'string' ? p.text.split(/(?<= )/).map((text: string) => ({ ...p, text })) : [p]));
+    pieces.forEach((piece, i) => {
+      const finish = i === pieces.length - 1 ? { finishReason: 'STOP' } : {};
+      res.write(`data: ${JSON.stringify({ candidates: [{ content: { role: 'model', parts: [piece] }, index: 0, ...finish }], usageMetadata: { ...usageMetadata }, ...base })}\r\n\r\n`);
+    });
+    res.end();
+  }
+}
+
+function error(res: ServerResponse, code: number, status: string, message: string): void {
+  res.writeHead(code, { 'content-type': 'application/json; charset=UTF-8' });
+  res.end(JSON.stringify({ error: { code, message, status } }));
+}

@@ -1,0 +1,53 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Socket } from 'node:net';
+
+export interface RecordedRequest {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: Record<string, any>;
+}
+
+/** The HTTP plumbing every stand-in vendor server shares: listen, record requests, stop. */
+export abstract class StandInServer {
+  readonly requests: RecordedRequest[] = [];
+  private server?: Server;
+  private readonly sockets = new Set<Socket>();
+
+  protected abstract handle(recorded: RecordedRequest, req: IncomingMessage, res: ServerResponse): Promise<void> | void;
+
+  get origin(): string {
+    const { port } = this.server!.address() as AddressInfo;
+    return `http://127.0.0.1:${port}`;
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.receive(req, res));
+    this.server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+
+  last(): RecordedRequest {
+    return this.requests[this.requests.length - 1];
+  }
+
+  private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const recorded: RecordedRequest = { path: req.url ?? '', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') };
+    this.requests.push(recorded);
+    await this.handle(recorded, req, res);
+  }
+}
+
+export const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
