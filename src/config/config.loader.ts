@@ -98,7 +98,7 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
     if (model.backend && !backend) {
       problems.push(`models.${name}.backend: unknown backend "${model.backend}" (known: ${Object.keys(config.backends).join(', ') || 'none'})`);
     } else if (backend && !thinkingFits(backend.type, model.thinking)) {
-      problems.push(`models.${name}.thinking: "${model.thinking}" does not apply to a ${backend.type} backend (use ${THINKING_BY_TYPE[backend.type].join(' or ')})`);
+      problems.push(`models.${name}.thinking: "${model.thinking}" does not apply to ${backend.type} backends (use ${THINKING_BY_TYPE[backend.type].join(' or ')})`);
     }
   }
   if (env.PORT !== undefined) {

@@ -51,4 +51,17 @@ describe('config loader', () => {
     const config = loadConfig({ SWITCHYARD_CONFIG: 'config/switchyard.yaml', SWITCHYARD_ADMIN_KEY: 'x' });
     expect(Object.keys(config.models).length).toBeGreaterThan(0);
   });
+
+  it('refuses a thinking mode that does not fit the backend type, naming the key', () => {
+    expect(() =>
+      buildConfig(
+        {
+          admin: { apiKey: 'k' },
+          backends: { o: { type: 'openai', baseUrl: 'http://x/v1' }, a: { type: 'anthropic', baseUrl: 'http://y/v1' } },
+          models: { m1: { backend: 'o', upstreamModel: 'x', thinking: 'native' }, m2: { backend: 'a', upstreamModel: 'y', thinking: 'reasoning_effort' }, m3: { backend: 'a', upstreamModel: 'z', thinking: 'native' } },
+        },
+        {},
+      ),
+    ).toThrow(/models\.m1\.thinking: "native" does not apply to openai backends[\s\S]*models\.m2\.thinking: "reasoning_effort" does not apply to anthropic backends \(use none or native\)/);
+  });
 });
