@@ -13,6 +13,7 @@ import {
   Matches,
   Max,
   Min,
+  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 import { LimitSettings } from '../limits/limit-settings';
@@ -22,7 +23,7 @@ import { LimitSettings } from '../limits/limit-settings';
  * maps (backends, models, teams) are validated entry by entry in config.loader.ts
  * so an error can name the exact key (e.g. `models.gpt-4o.backend`).
  */
-export const BACKEND_TYPES = ['openai', 'anthropic', 'gemini'] as const;
+export const BACKEND_TYPES = ['openai', 'anthropic', 'gemini', 'local'] as const;
 export type BackendType = (typeof BACKEND_TYPES)[number];
 
 /**
@@ -110,9 +111,27 @@ export class TimeoutsConfig {
   @IsInt() @Min(1) idleMs = 300_000;
 }
 
+export class LocalBackendConfig {
+  /** A GGUF file (default: the model `npm run model:fetch` puts in .cache/models). */
+  @IsString() modelPath = '.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf';
+  /** Where `npm run local:install` put node-llama-cpp (kept out of the gateway's own install). */
+  @IsString() runtimeDir = 'runtimes/local';
+  /** Requests generated at once (one context sequence each). */
+  @IsInt() @Min(1) @Max(64) parallel = 2;
+  /** Requests waiting for a free sequence; beyond this, 429 with Retry-After. */
+  @IsInt() @Min(0) queueSize = 16;
+  /** Context tokens per sequence (prompt + completion). */
+  @IsInt() @Min(256) contextSize = 2048;
+  /** CPU threads for inference (0: one per core). More threads than cores makes llama.cpp crawl. */
+  @IsInt() @Min(0) threads = 0;
+}
+
 export class BackendConfig {
   @IsIn(BACKEND_TYPES as unknown as string[]) type!: BackendType;
-  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) baseUrl!: string;
+  /** Not used by `local` backends. */
+  @ValidateIf((backend: BackendConfig) => backend.type !== 'local')
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  baseUrl!: string;
   @IsOptional() @IsString() apiKey?: string;
   @IsInt() @Min(1) maxConnections = 128;
   @ValidateNested() @Type(() => TimeoutsConfig) timeouts: TimeoutsConfig = new TimeoutsConfig();
@@ -120,6 +139,8 @@ export class BackendConfig {
   @IsOptional() @IsObject() headers?: Record<string, string>;
   /** anthropic only: the `anthropic-version` header. */
   @IsString() anthropicVersion = '2023-06-01';
+  /** local only: the model runtime, its model and its capacity. */
+  @ValidateNested() @Type(() => LocalBackendConfig) local: LocalBackendConfig = new LocalBackendConfig();
 }
 
 export class BudgetRangeConfig {

@@ -2,7 +2,7 @@ import type { GatewayException } from '../common/errors/gateway.exception';
 import type { ChatCompletionRequestDto } from '../chat/dto/chat-completion-request.dto';
 import type { ModelConfig } from '../config/config.schema';
 import type { ChatCompletion, ChatCompletionChunk } from './shared/openai-types';
-import type { UpstreamClient } from './shared/upstream-client';
+import type { BackendClient } from './shared/upstream-client';
 import type { SseEvent } from './shared/sse';
 
 /** One HTTP request to an upstream, as an adapter builds it. */
@@ -53,7 +53,7 @@ export interface ProviderAdapter {
 export interface Backend {
   id: string;
   adapter: ProviderAdapter;
-  client: UpstreamClient;
+  client: BackendClient;
 }
 
 /** Injection token: Map<backendId, Backend>. */

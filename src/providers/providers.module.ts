@@ -2,6 +2,8 @@ import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { GatewayConfig, type BackendConfig } from '../config/config.schema';
 import { AnthropicAdapter } from './anthropic/anthropic.adapter';
 import { GeminiAdapter } from './gemini/gemini.adapter';
+import { AppLogger } from '../common/logging/logger';
+import { LocalModelClient } from './local/local-model.client';
 import { OpenAIAdapter } from './openai/openai.adapter';
 import { BACKENDS, type Backend, type ProviderAdapter } from './provider-adapter';
 import { UpstreamClient } from './shared/upstream-client';
@@ -11,22 +13,25 @@ const ADAPTER_FACTORIES: Record<BackendConfig['type'], (id: string, config: Back
   openai: (id, config) => new OpenAIAdapter(id, config),
   anthropic: (id, config) => new AnthropicAdapter(id, config),
   gemini: (id, config) => new GeminiAdapter(id, config),
+  // The local worker speaks OpenAI's format, so the OpenAI adapter translates for it.
+  local: (id, config) => new OpenAIAdapter(id, config, 'local'),
 };
 
-function buildBackends(config: GatewayConfig): Map<string, Backend> {
+function buildBackends(config: GatewayConfig, logger: AppLogger): Map<string, Backend> {
+  const log = (message: string) => logger.pino.info(message);
   const backends = new Map<string, Backend>();
   for (const [id, backendConfig] of Object.entries(config.backends)) {
     backends.set(id, {
       id,
       adapter: ADAPTER_FACTORIES[backendConfig.type](id, backendConfig),
-      client: new UpstreamClient(id, backendConfig),
+      client: backendConfig.type === 'local' ? new LocalModelClient(id, backendConfig.local, log) : new UpstreamClient(id, backendConfig),
     });
   }
   return backends;
 }
 
 @Module({
-  providers: [{ provide: BACKENDS, inject: [GatewayConfig], useFactory: buildBackends }],
+  providers: [{ provide: BACKENDS, inject: [GatewayConfig, AppLogger], useFactory: buildBackends }],
   exports: [BACKENDS],
 })
 export class ProvidersModule implements OnApplicationShutdown {

@@ -9,13 +9,13 @@ import type { StreamMapper } from '../providers/provider-adapter';
 import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-types';
 import { readSse } from '../providers/shared/sse';
 import { fillReasoningTokens } from '../usage/token-estimator';
-import { isAbort, type UpstreamClient, type UpstreamResponse } from '../providers/shared/upstream-client';
+import { isAbort, type BackendClient, type UpstreamResponse } from '../providers/shared/upstream-client';
 import { endSseDone, openSse, writeSseComment, writeSseData, writeSseError } from './sse-writer';
 
 export interface RelayRequest {
   res: Response;
   upstream: UpstreamResponse;
-  client: UpstreamClient;
+  client: BackendClient;
   mapper: StreamMapper;
   /** The model name the client asked for (chunks carry it, not the upstream's name). */
   clientModel: string;

@@ -16,11 +16,10 @@ const GATEWAY_ONLY_FIELDS = ['thinking'] as const;
  * options are ours to set.
  */
 export class OpenAIAdapter implements ProviderAdapter {
-  readonly family = 'openai';
-
   constructor(
     private readonly backendId: string,
     private readonly config: BackendConfig,
+    readonly family: string = 'openai',
   ) {}
 
   buildRequest(request: ChatCompletionRequestDto, target: CallTarget, stream: boolean): UpstreamCall {

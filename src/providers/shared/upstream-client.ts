@@ -1,19 +1,33 @@
-import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { Pool, errors as undiciErrors } from 'undici';
 import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { UpstreamCall } from '../provider-adapter';
 
+/** What the gateway needs of a response body: read it whole, or as a byte stream. */
+export interface UpstreamBody extends AsyncIterable<Uint8Array> {
+  json(): Promise<unknown>;
+  text(): Promise<string>;
+}
+
 export interface UpstreamResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData['body'];
+  body: UpstreamBody;
+}
+
+/** How a backend is reached: over HTTP (UpstreamClient) or in a local worker (LocalModelClient). */
+export interface BackendClient {
+  send(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse>;
+  /** Maps a transport failure to what the client sees. */
+  transportError(error: unknown): unknown;
+  close(): Promise<void>;
 }
 
 /**
  * One pooled keep-alive connection set (undici Pool) per backend. Transport
  * failures become gateway errors here: unreachable -> 502, timeouts -> 504.
  */
-export class UpstreamClient {
+export class UpstreamClient implements BackendClient {
   private readonly pool: Pool;
   private readonly basePath: string;
 

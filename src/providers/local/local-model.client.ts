@@ -1,0 +1,186 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import type { LocalBackendConfig } from '../../config/config.schema';
+import { GatewayException } from '../../common/errors/gateway.exception';
+import type { UpstreamCall } from '../provider-adapter';
+import type { BackendClient, UpstreamResponse } from '../shared/upstream-client';
+import { PushBody } from './local-body';
+import type { FromWorker, GenerateRequest, ToWorker } from './local-protocol';
+
+interface Pending {
+  body: PushBody;
+  stream: boolean;
+  text: string;
+  model: string;
+  id: string;
+  created: number;
+}
+
+/** The compiled worker (under ts-jest this file is .ts, so use the build's copy). */
+function workerScript(): string {
+  return __filename.endsWith('.ts') ? resolve(__dirname, '../../../dist/providers/local/local-worker.js') : join(__dirname, 'local-worker.js');
+}
+
+/**
+ * A `local` backend: requests go to a worker process running node-llama-cpp and come back
+ * as an OpenAI-format body (JSON, or SSE chunks as tokens arrive). At most `parallel`
+ * generate at once, `queueSize` more wait; beyond that 429. A crashed worker fails its
+ * requests with 503 and is restarted.
+ */
+export class LocalModelClient implements BackendClient {
+  private worker?: ChildProcess;
+  private ready?: Promise<void>;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private restarts = 0;
+  private closed = false;
+  private lastFailure = 'starting';
+
+  constructor(
+    private readonly backendId: string,
+    private readonly config: LocalBackendConfig,
+    private readonly log: (message: string) => void = () => undefined,
+  ) {
+    this.start();
+  }
+
+  get workerPid(): number | undefined {
+    return this.worker?.pid;
+  }
+
+  async send(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
+    if (this.pending.size >= this.config.parallel + this.config.queueSize) {
+      throw new GatewayException('rate_limit_exceeded', `The local model "${this.backendId}" is busy (${this.pending.size} requests); retry shortly.`, {
+        headers: { 'retry-after': '1' },
+      });
+    }
+    await this.whenReady();
+    const request = JSON.parse(call.body) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const id = this.nextId++;
+    const body = new PushBody();
+    const pending: Pending = { body, stream: request.stream === true, text: '', model: String(request.model), id: `chatcmpl-local-${id}`, created: Math.floor(Date.now() / 1000) };
+    this.pending.set(id, pending);
+    const message: GenerateRequest = {
+      type: 'generate',
+      id,
+      messages: (request.messages as Array<{ role: string; content: unknown }>).map((m) => ({ role: m.role, content: textOf(m.content) })),
+      maxTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
+      temperature: request.temperature ?? undefined,
+      topP: request.top_p ?? undefined,
+      stop: request.stop === undefined || request.stop === null ? undefined : Array.isArray(request.stop) ? request.stop : [request.stop],
+    };
+    this.post(message);
+    // Client gone: cancel generation in the worker at once and free the slot.
+    signal.addEventListener('abort', () => {
+      if (!this.pending.delete(id)) return;
+      this.post({ type: 'abort', id });
+      body.fail(Object.assign(new Error('aborted'), { name: 'AbortError' }));
+    });
+    if (pending.stream) this.chunk(pending, { role: 'assistant', content: '' });
+    return { status: 200, headers: {}, body };
+  }
+
+  transportError(error: unknown): unknown {
+    return error;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.worker?.kill('SIGTERM');
+  }
+
+  private start(): void {
+    const worker = fork(workerScript(), [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' });
+    this.worker = worker;
+    worker.stderr?.on('data', () => undefined); // llama.cpp chatter; failures arrive as messages
+    this.ready = new Promise<void>((resolveReady, reject) => {
+      worker.on('message', (message: FromWorker) => {
+        if (message.type === 'ready') {
+          this.restarts = 0;
+          this.log(`local model ready: ${message.modelName}`);
+          resolveReady();
+        } else if (message.type === 'failed') {
+          this.lastFailure = message.message;
+          reject(new Error(message.message));
+        } else this.onMessage(message);
+      });
+      worker.once('exit', (code, signal) => {
+        this.lastFailure = `the worker exited (${signal ?? code})`;
+        reject(new Error(this.lastFailure));
+        this.onExit();
+      });
+    });
+    this.ready.catch(() => undefined);
+    this.post({ type: 'init', ...this.config });
+  }
+
+  private async whenReady(): Promise<void> {
+    try {
+      await this.ready;
+    } catch {
+      throw new GatewayException('upstream_unavailable', `The local model "${this.backendId}" is not available: ${this.lastFailure}.`);
+    }
+  }
+
+  private onExit(): void {
+    for (const [id, pending] of this.pending) {
+      this.pending.delete(id);
+      pending.body.fail(new GatewayException('upstream_unavailable', `The local model "${this.backendId}" worker crashed; it is being restarted.`));
+    }
+    if (this.closed) return;
+    // Restart with backoff (0.5 s doubling to 30 s) so a model that cannot load does not spin.
+    const delay = Math.min(30_000, 500 * 2 ** this.restarts++);
+    this.log(`local model worker exited (${this.lastFailure}); restarting in ${delay} ms`);
+    setTimeout(() => this.closed || this.start(), delay).unref();
+  }
+
+  private onMessage(message: FromWorker): void {
+    if (!('id' in message)) return;
+    const pending = this.pending.get(message.id);
+    if (!pending) return;
+    if (message.type === 'text') {
+      pending.text += message.text;
+      if (pending.stream) this.chunk(pending, { content: message.text });
+      return;
+    }
+    this.pending.delete(message.id);
+    if (message.type === 'error') {
+      pending.body.fail(new GatewayException('upstream_error', `The local model "${this.backendId}" failed: ${message.message}`));
+      return;
+    }
+    const usage = { prompt_tokens: message.promptTokens, completion_tokens: message.completionTokens, total_tokens: message.promptTokens + message.completionTokens };
+    if (pending.stream) {
+      this.chunk(pending, {}, message.finishReason);
+      pending.body.push(`data: ${JSON.stringify({ ...this.base(pending), object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
+      pending.body.push('data: [DONE]\n\n');
+    } else {
+      pending.body.push(
+        JSON.stringify({
+          ...this.base(pending),
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: pending.text }, finish_reason: message.finishReason, logprobs: null }],
+          usage,
+        }),
+      );
+    }
+    pending.body.end();
+  }
+
+  private chunk(pending: Pending, delta: Record<string, unknown>, finishReason: string | null = null): void {
+    pending.body.push(`data: ${JSON.stringify({ ...this.base(pending), object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
+  }
+
+  private base(pending: Pending) {
+    return { id: pending.id, created: pending.created, model: pending.model };
+  }
+
+  private post(message: ToWorker): void {
+    if (this.worker?.connected) this.worker.send(message);
+  }
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part: { type?: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : '')).join('\n');
+}

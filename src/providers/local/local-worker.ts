@@ -1,0 +1,98 @@
+/**
+ * The local-model worker: a child process that owns node-llama-cpp, so a long prompt or a
+ * native crash never stalls or kills the gateway. It loads the model once, keeps one context
+ * sequence per parallel request, and streams text back over IPC as it is generated.
+ *
+ * node-llama-cpp is loaded from the runtime folder (`npm run local:install`) with
+ * `build: "never"` and `gpu: false`: it never downloads, compiles or probes GPUs at run time.
+ */
+import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { FromWorker, GenerateRequest, ToWorker, WorkerInit } from './local-protocol';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- node-llama-cpp is ESM, loaded at run time, and untyped here */
+const importEsm = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<any>;
+
+const send = (message: FromWorker) => process.send?.(message);
+const running = new Map<number, AbortController>();
+let runtime: { module: any; model: any; free: any[]; waiting: Array<(sequence: any) => void> } | undefined;
+
+async function init(config: WorkerInit): Promise<void> {
+  try {
+    const entry = join(resolve(config.runtimeDir), 'node_modules/node-llama-cpp/dist/index.js');
+    const module = await importEsm(entry);
+    const llama = await module.getLlama({ build: 'never', gpu: false, logLevel: 'error', progressLogs: false });
+    const model = await llama.loadModel({ modelPath: resolve(config.modelPath) });
+    const context = await model.createContext({ sequences: config.parallel, contextSize: config.contextSize, threads: config.threads || availableParallelism() });
+    const free = Array.from({ length: config.parallel }, () => context.getSequence());
+    runtime = { module, model, free, waiting: [] };
+    send({ type: 'ready', modelName: String(model.fileInfo?.metadata?.general?.name ?? config.modelPath) });
+  } catch (error) {
+    send({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
+    process.exit(1);
+  }
+}
+
+function acquire(): Promise<any> {
+  const sequence = runtime!.free.pop();
+  return sequence ? Promise.resolve(sequence) : new Promise((resolveSequence) => runtime!.waiting.push(resolveSequence));
+}
+
+function release(sequence: any): void {
+  const next = runtime!.waiting.shift();
+  if (next) next(sequence);
+  else runtime!.free.push(sequence);
+}
+
+/** OpenAI messages -> node-llama-cpp chat history; the GGUF's own chat template renders it. */
+function historyOf(messages: GenerateRequest['messages']): any[] {
+  const history: any[] = messages.map((m) =>
+    m.role === 'assistant' ? { type: 'model', response: [m.content] } : { type: m.role === 'user' ? 'user' : 'system', text: m.content },
+  );
+  history.push({ type: 'model', response: [] });
+  return history;
+}
+
+async function generate(request: GenerateRequest): Promise<void> {
+  const controller = new AbortController();
+  running.set(request.id, controller);
+  const sequence = await acquire();
+  let chat: any;
+  try {
+    if (controller.signal.aborted) return;
+    const { LlamaChat } = runtime!.module;
+    chat = new LlamaChat({ contextSequence: sequence });
+    const history = historyOf(request.messages);
+    // The prompt exactly as the model sees it: the chat template applied, then tokenized.
+    const promptTokens = chat.chatWrapper.generateContextState({ chatHistory: history }).contextText.tokenize(runtime!.model.tokenizer).length;
+    let completionTokens = 0;
+    const result = await chat.generateResponse(history, {
+      maxTokens: request.maxTokens,
+      temperature: request.temperature,
+      topP: request.topP,
+      customStopTriggers: request.stop?.length ? request.stop : undefined,
+      signal: controller.signal,
+      stopOnAbortSignal: true,
+      onToken: (tokens: unknown[]) => (completionTokens += tokens.length),
+      onTextChunk: (text: string) => send({ type: 'text', id: request.id, text }),
+    });
+    if (controller.signal.aborted) return;
+    const finishReason = result.metadata?.stopReason === 'maxTokens' ? 'length' : 'stop';
+    send({ type: 'done', id: request.id, finishReason, promptTokens, completionTokens });
+  } catch (error) {
+    if (!controller.signal.aborted) send({ type: 'error', id: request.id, message: error instanceof Error ? error.message : String(error) });
+  } finally {
+    running.delete(request.id);
+    chat?.dispose?.({ disposeSequence: false });
+    await sequence.clearHistory?.();
+    release(sequence);
+  }
+}
+
+process.on('message', (message: ToWorker) => {
+  if (message.type === 'init') void init(message);
+  else if (message.type === 'generate') void generate(message);
+  else if (message.type === 'abort') running.get(message.id)?.abort();
+});
+// The gateway went away: so do we.
+process.on('disconnect', () => process.exit(0));
