@@ -1,0 +1,124 @@
+import { BACKENDS, type Backend } from '../../src/providers/provider-adapter';
+import type { LocalModelClient } from '../../src/providers/local/local-model.client';
+import { eventually } from '../support/eventually';
+import { ensureLocalModel, LOCAL_MODEL, referenceTokens } from '../support/local-model';
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { startTestGateway, type TestGateway } from '../support/test-gateway';
+
+/** The real default model (SmolLM2-135M-Instruct GGUF) through the gateway, in its worker process. */
+describe('local model backend (real model)', () => {
+  jest.setTimeout(180_000);
+  let upstream: OpenAIUpstream;
+  let gw: TestGateway;
+  let token: string;
+  let client: ReturnType<TestGateway['openai']>;
+  const ask = (content: string, extra: object = {}) => ({ model: 'smollm2', messages: [{ role: 'user' as const, content }], temperature: 0, ...extra });
+
+  beforeAll(async () => {
+    ensureLocalModel();
+    upstream = await new OpenAIUpstream().start();
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: {
+        backends: { local: { type: 'local', local: { modelPath: LOCAL_MODEL, parallel: 2, queueSize: 2, contextSize: 1024, threads: 2 } } },
+        models: { smollm2: { backend: 'local', upstreamModel: 'SmolLM2-135M-Instruct' } },
+      },
+    });
+    ({ token } = await gw.teamToken('local'));
+    client = gw.openai(token);
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await upstream?.stop();
+  });
+
+  const localClient = () => (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('local')!.client as LocalModelClient;
+
+  it('answers non-streaming, with usage counted by the model tokenizer on the rendered prompt', async () => {
+    const messages = [{ role: 'user' as const, content: 'What is the capital of France?' }];
+    const completion = await client.chat.completions.create({ model: 'smollm2', messages, temperature: 0, max_tokens: 40 });
+    expect(completion.object).toBe('chat.completion');
+    expect(completion.choices[0].message.content).toMatch(/Paris/);
+    expect(completion.choices[0].finish_reason).toBe('stop');
+
+    // The reference: the same GGUF's chat template and tokenizer, driven directly.
+    const history = [{ type: 'user', text: messages[0].content }, { type: 'model', response: [] }];
+    const reference = referenceTokens(history, completion.choices[0].message.content!);
+    const rendered = reference.prompt;
+    expect(completion.usage).toEqual({ prompt_tokens: rendered, completion_tokens: expect.any(Number), total_tokens: rendered + completion.usage!.completion_tokens });
+    // What was generated: the answer's tokens (the end-of-turn token that stopped it is not content).
+    expect(completion.usage!.completion_tokens).toBe(reference.text);
+    // A system message reaches the template too (rendered prompt grows by its tokens).
+    const withSystem = await client.chat.completions.create({ model: 'smollm2', messages: [{ role: 'system', content: 'Answer briefly.' }, ...messages], temperature: 0, max_tokens: 5 });
+    expect(withSystem.usage!.prompt_tokens).toBeGreaterThan(rendered);
+  });
+
+  it('streams token by token through the SDK, with the usage chunk', async () => {
+    const stream = await client.chat.completions.create({ ...ask('Name three colors.', { max_tokens: 30 }), stream: true, stream_options: { include_usage: true } });
+    const chunks: any[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+    expect(chunks.filter((c) => c.choices[0]?.delta?.content).length).toBeGreaterThan(3);
+    expect(text.length).toBeGreaterThan(5);
+    expect(chunks.at(-1).usage.completion_tokens).toBeGreaterThan(3);
+  });
+
+  it('max_tokens is honoured and ends with finish_reason "length"; thinking is a 400 for this model', async () => {
+    const completion = await client.chat.completions.create(ask('Write a long story about a dragon.', { max_tokens: 5 }));
+    expect(completion.choices[0].finish_reason).toBe('length');
+    expect(completion.usage!.completion_tokens).toBe(5);
+    await expect(client.chat.completions.create({ ...ask('x'), thinking: { type: 'enabled', budget_tokens: 100 } } as any)).rejects.toMatchObject({ status: 400, param: 'thinking' });
+  });
+
+  it('a full queue answers 429 with Retry-After; a client abort frees its slot at once; 4 concurrent streams all complete', async () => {
+    const controllers = Array.from({ length: 4 }, () => new AbortController());
+    const busy = await Promise.all(controllers.map((c) => client.chat.completions.create({ ...ask('Count from one to five hundred.', { max_tokens: 400 }), stream: true }, { signal: c.signal })));
+    const full = await gw.asTeam(token, 'POST', '/v1/chat/completions', ask('x'));
+    expect(full.status).toBe(429);
+    expect(full.headers.get('retry-after')).toBe('1');
+    const started = Date.now();
+    for (const c of controllers) c.abort();
+    for (const s of busy) await (async () => { for await (const _ of s) void _; })().catch(() => undefined);
+    const results = await Promise.all(
+      Array.from({ length: 4 }, async (_, i) => {
+        const s = await client.chat.completions.create({ ...ask(`Say the number ${i}.`, { max_tokens: 12 }), stream: true, stream_options: { include_usage: true } });
+        const chunks: any[] = [];
+        for await (const chunk of s) chunks.push(chunk);
+        return chunks;
+      }),
+    );
+    expect(Date.now() - started).toBeLessThan(30_000); // the aborted 400-token generations did not hold the slots
+    for (const chunks of results) {
+      expect(chunks.some((c) => c.choices[0]?.finish_reason)).toBe(true);
+      expect(chunks.at(-1).usage.completion_tokens).toBeGreaterThan(0);
+    }
+  });
+
+  it('a crashed worker fails its requests with 503 and is restarted', async () => {
+    const pending = gw.asTeam(token, 'POST', '/v1/chat/completions', ask('Write a long poem.', { max_tokens: 300 }));
+    await new Promise((r) => setTimeout(r, 300));
+    const pid = localClient().workerPid!;
+    process.kill(pid, 'SIGKILL');
+    const failed = await pending;
+    expect(failed.status).toBe(503);
+    expect(failed.body.error).toMatchObject({ code: 'upstream_unavailable' });
+    expect(failed.body.error.message).toMatch(/crashed/);
+    await eventually(async () => {
+      expect(localClient().workerPid).not.toBe(pid);
+      const again = await client.chat.completions.create(ask('Say hello.', { max_tokens: 8 }));
+      expect(again.choices[0].message.content!.length).toBeGreaterThan(0);
+    }, 60_000, 500);
+  });
+
+  it('usage accounting and metrics agree for the local model', async () => {
+    const usage = await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/usage?team=local&model=smollm2');
+      expect(body.total.requests).toBeGreaterThanOrEqual(12);
+      return body.total;
+    });
+    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    const sum = (type: string) =>
+      text.split('\n').filter((l) => l.startsWith('switchyard_tokens_total{') && l.includes('model="smollm2"') && l.includes(`type="${type}"`)).reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+    expect({ prompt: sum('prompt'), completion: sum('completion') }).toEqual({ prompt: usage.prompt_tokens, completion: usage.completion_tokens });
+  });
+});
