@@ -15,7 +15,11 @@ const importEsm = new Function('specifier', 'return import(specifier)') as (spec
 
 const send = (message: FromWorker) => process.send?.(message);
 const running = new Map<number, AbortController>();
-let runtime: { module: any; model: any; free: any[]; waiting: Array<(sequence: any) => void> } | undefined;
+interface Slot {
+  sequence: any;
+  chat: any;
+}
+let runtime: { module: any; model: any; context: any; free: Slot[]; waiting: Array<(slot: Slot) => void> } | undefined;
 
 async function init(config: WorkerInit): Promise<void> {
   try {
@@ -24,8 +28,12 @@ async function init(config: WorkerInit): Promise<void> {
     const llama = await module.getLlama({ build: 'never', gpu: false, logLevel: 'error', progressLogs: false });
     const model = await llama.loadModel({ modelPath: resolve(config.modelPath) });
     const context = await model.createContext({ sequences: config.parallel, contextSize: config.contextSize, threads: config.threads || availableParallelism() });
-    const free = Array.from({ length: config.parallel }, () => context.getSequence());
-    runtime = { module, model, free, waiting: [] };
+    // One LlamaChat per sequence, made once: building one resolves the chat template (~300 ms).
+    const free = Array.from({ length: config.parallel }, () => {
+      const sequence = context.getSequence();
+      return { sequence, chat: new module.LlamaChat({ contextSequence: sequence }) };
+    });
+    runtime = { module, model, context, free, waiting: [] };
     send({ type: 'ready', modelName: String(model.fileInfo?.metadata?.general?.name ?? config.modelPath) });
   } catch (error) {
     send({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
@@ -33,15 +41,15 @@ async function init(config: WorkerInit): Promise<void> {
   }
 }
 
-function acquire(): Promise<any> {
-  const sequence = runtime!.free.pop();
-  return sequence ? Promise.resolve(sequence) : new Promise((resolveSequence) => runtime!.waiting.push(resolveSequence));
+function acquire(): Promise<Slot> {
+  const slot = runtime!.free.pop();
+  return slot ? Promise.resolve(slot) : new Promise((resolveSlot) => runtime!.waiting.push(resolveSlot));
 }
 
-function release(sequence: any): void {
+function release(slot: Slot): void {
   const next = runtime!.waiting.shift();
-  if (next) next(sequence);
-  else runtime!.free.push(sequence);
+  if (next) next(slot);
+  else runtime!.free.push(slot);
 }
 
 /** OpenAI messages -> node-llama-cpp chat history; the GGUF's own chat template renders it. */
@@ -56,12 +64,10 @@ function historyOf(messages: GenerateRequest['messages']): any[] {
 async function generate(request: GenerateRequest): Promise<void> {
   const controller = new AbortController();
   running.set(request.id, controller);
-  const sequence = await acquire();
-  let chat: any;
+  const slot = await acquire();
+  const { chat, sequence } = slot;
   try {
     if (controller.signal.aborted) return;
-    const { LlamaChat } = runtime!.module;
-    chat = new LlamaChat({ contextSequence: sequence });
     const history = historyOf(request.messages);
     // The prompt exactly as the model sees it: the chat template applied, then tokenized.
     const promptTokens = chat.chatWrapper.generateContextState({ chatHistory: history }).contextText.tokenize(runtime!.model.tokenizer).length;
@@ -83,9 +89,9 @@ async function generate(request: GenerateRequest): Promise<void> {
     if (!controller.signal.aborted) send({ type: 'error', id: request.id, message: error instanceof Error ? error.message : String(error) });
   } finally {
     running.delete(request.id);
-    chat?.dispose?.({ disposeSequence: false });
-    await sequence.clearHistory?.();
-    release(sequence);
+    // Each request is independent: forget this one's tokens before the slot is reused.
+    await sequence.clearHistory();
+    release(slot);
   }
 }
 
