@@ -63,10 +63,15 @@ describe('local model backend (real model)', () => {
     expect(chunks.at(-1).usage.completion_tokens).toBeGreaterThan(3);
   });
 
-  it('max_tokens is honoured and ends with finish_reason "length"; thinking is a 400 for this model', async () => {
+  it('max_tokens is honoured and ends with finish_reason "length"; stop sequences are honoured; thinking is a 400 for this model', async () => {
     const completion = await client.chat.completions.create(ask('Write a long story about a dragon.', { max_tokens: 5 }));
     expect(completion.choices[0].finish_reason).toBe('length');
     expect(completion.usage!.completion_tokens).toBe(5);
+    // stop sequences end the answer before them (temperature 0: the answer is "The capital of France is Paris.").
+    const stopped = await client.chat.completions.create(ask('What is the capital of France?', { max_tokens: 40, stop: ['Paris'] }));
+    expect(stopped.choices[0].message.content).not.toContain('Paris');
+    expect(stopped.choices[0].message.content).toContain('France');
+    expect(stopped.choices[0].finish_reason).toBe('stop');
     await expect(client.chat.completions.create({ ...ask('x'), thinking: { type: 'enabled', budget_tokens: 100 } } as any)).rejects.toMatchObject({ status: 400, param: 'thinking' });
   });
 
@@ -120,5 +125,26 @@ describe('local model backend (real model)', () => {
     const sum = (type: string) =>
       text.split('\n').filter((l) => l.startsWith('switchyard_tokens_total{') && l.includes('model="smollm2"') && l.includes(`type="${type}"`)).reduce((n, l) => n + Number(l.split(' ').pop()), 0);
     expect({ prompt: sum('prompt'), completion: sum('completion') }).toEqual({ prompt: usage.prompt_tokens, completion: usage.completion_tokens });
+  });
+
+  it('a model that cannot load answers 503 with what to do, and is not restarted in a loop', async () => {
+    const broken = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: {
+        backends: { local: { type: 'local', local: { modelPath: '/nonexistent/model.gguf', threads: 1 } } },
+        models: { smollm2: { backend: 'local', upstreamModel: 'x' } },
+      },
+    });
+    try {
+      const { token: t } = await broken.teamToken('broken');
+      const res = await broken.asTeam(t, 'POST', '/v1/chat/completions', ask('hi'));
+      expect(res.status).toBe(503);
+      expect(res.body.error).toMatchObject({ code: 'upstream_unavailable' });
+      expect(res.body.error.message).toMatch(/npm run model:fetch/);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(broken.logs.filter((l) => String(l.msg).includes('restarting'))).toHaveLength(0);
+    } finally {
+      await broken.close();
+    }
   });
 });

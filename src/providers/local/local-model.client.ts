@@ -35,6 +35,8 @@ export class LocalModelClient implements BackendClient {
   private restarts = 0;
   private closed = false;
   private lastFailure = 'starting';
+  /** Set when the model could not even load (runtime or file missing): restarting cannot help. */
+  private cannotLoad = false;
 
   constructor(
     private readonly backendId: string,
@@ -100,12 +102,13 @@ export class LocalModelClient implements BackendClient {
           this.log(`local model ready: ${message.modelName}`);
           resolveReady();
         } else if (message.type === 'failed') {
-          this.lastFailure = message.message;
+          this.cannotLoad = true;
+          this.lastFailure = `${message.message} (run "npm run local:install" and "npm run model:fetch", or fix local.modelPath)`;
           reject(new Error(message.message));
         } else this.onMessage(message);
       });
       worker.once('exit', (code, signal) => {
-        this.lastFailure = `the worker exited (${signal ?? code})`;
+        if (!this.cannotLoad) this.lastFailure = `the worker exited (${signal ?? code})`;
         reject(new Error(this.lastFailure));
         this.onExit();
       });
@@ -128,6 +131,10 @@ export class LocalModelClient implements BackendClient {
       pending.body.fail(new GatewayException('upstream_unavailable', `The local model "${this.backendId}" worker crashed; it is being restarted.`));
     }
     if (this.closed) return;
+    if (this.cannotLoad) {
+      this.log(`local model "${this.backendId}" unavailable: ${this.lastFailure}`);
+      return;
+    }
     // Restart with backoff (0.5 s doubling to 30 s) so a model that cannot load does not spin.
     const delay = Math.min(30_000, 500 * 2 ** this.restarts++);
     this.log(`local model worker exited (${this.lastFailure}); restarting in ${delay} ms`);
