@@ -132,6 +132,29 @@ describe('POST /v1/chat/completions (relay)', () => {
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('echo: count these words');
   });
 
+  it('every response carries Server-Timing with the gateway time and, once a backend was called, the upstream time', async () => {
+    const timing = /^gateway;dur=(\d+\.\d{2}), upstream;dur=(\d+\.\d{2})$/;
+    const plain = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'slow', messages: [{ role: 'user', content: 'a b' }] }),
+    });
+    await plain.text();
+    const [, gateway, upstreamMs] = timing.exec(plain.headers.get('server-timing') ?? '')!.map(Number);
+    expect(upstreamMs).toBeGreaterThan(0);
+    expect(gateway).toBeGreaterThan(0);
+    const streamed = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'echo', stream: true, messages: [{ role: 'user', content: 'a b' }] }),
+    });
+    await streamed.text();
+    expect(streamed.headers.get('server-timing')).toMatch(timing);
+    const refused = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"model":"nope","messages":[{"role":"user","content":"x"}]}' });
+    expect(refused.status).toBe(404);
+    expect(refused.headers.get('server-timing')).toMatch(/^gateway;dur=\d+\.\d{2}$/);
+  });
+
   it('relays the first chunk before the upstream has finished (no buffering)', async () => {
     upstream.delayMs = 400;
     const started = Date.now();

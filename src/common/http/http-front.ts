@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import onHeaders from 'on-headers';
 import express, { type NextFunction, type Request, type Response, type Express } from 'express';
 import type { GatewayConfig } from '../../config/config.schema';
 import { GatewayException } from '../errors/gateway.exception';
 import { sendError, toGatewayException } from '../errors/error-response';
 import type { AppLogger } from '../logging/logger';
 import type { InFlightTracker } from '../../lifecycle/in-flight.tracker';
+import type { RequestContext } from './request-context';
 
 /**
  * The Express layer in front of Nest: request id, trust proxy, JSON body parsing
@@ -26,6 +28,7 @@ export function installHttpFront(
     req.ctx = { requestId: randomUUID(), startedAt: process.hrtime.bigint() };
     res.setHeader('x-request-id', req.ctx.requestId);
     inFlight.begin(res);
+    onHeaders(res, () => res.setHeader('server-timing', serverTiming(req.ctx)));
     if (config.accessLog) res.once('close', () => writeAccessLog(req, res, logger));
     next();
   });
@@ -61,6 +64,18 @@ export function installHttpFront(
     if (error.type === 'request.aborted') return next();
     sendError(res, toGatewayException(error, logger.pino));
   });
+}
+
+/**
+ * `Server-Timing: gateway;dur=<ms>, upstream;dur=<ms>` on every response, computed as the
+ * headers go out: upstream is the wait on the backend so far (the whole answer for a
+ * non-streaming call, the time to its first byte for a stream), gateway is the rest.
+ */
+export function serverTiming(ctx: RequestContext, now = process.hrtime.bigint()): string {
+  const total = Number(now - ctx.startedAt) / 1e6;
+  if (ctx.upstreamStartedAt === undefined) return `gateway;dur=${total.toFixed(2)}`;
+  const upstream = Number((ctx.upstreamEndedAt ?? now) - ctx.upstreamStartedAt) / 1e6;
+  return `gateway;dur=${Math.max(0, total - upstream).toFixed(2)}, upstream;dur=${upstream.toFixed(2)}`;
 }
 
 function hasBody(req: Request): boolean {
