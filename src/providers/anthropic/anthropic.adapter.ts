@@ -3,6 +3,7 @@ import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { CallTarget, ProviderAdapter, StreamMapper, UpstreamCall } from '../provider-adapter';
 import type { ChatCompletion } from '../shared/openai-types';
+import { parseErrorBody } from '../shared/json';
 import { mapUpstreamError } from '../shared/upstream-errors';
 import { toAnthropicBody, validateForAnthropic } from './anthropic.request';
 import { finishReasonOf, messageOf, usageOf } from './anthropic.response';
@@ -52,13 +53,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   mapError(status: number, body: string, headers: Record<string, string | string[] | undefined>): GatewayException {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      parsed = undefined;
-    }
-    return this.errorFromBody(status, parsed, headers);
+    return this.errorFromBody(status, parseErrorBody(body), headers);
   }
 
   /** `{"type":"error","error":{"type","message"}}` -> the gateway's error for that status. */

@@ -1,6 +1,7 @@
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { StreamMapper, StreamStep } from '../provider-adapter';
 import type { ChatCompletionChunk, Usage } from '../shared/openai-types';
+import { parseStreamEvent } from '../shared/json';
 import type { SseEvent } from '../shared/sse';
 import { finishReasonOf, usageOf, type AnthropicUsage } from './anthropic.response';
 
@@ -48,12 +49,7 @@ export class AnthropicStreamMapper implements StreamMapper {
   constructor(private readonly onError: (status: number, body: unknown) => GatewayException) {}
 
   map(event: SseEvent): StreamStep {
-    let data: AnthropicEvent;
-    try {
-      data = JSON.parse(event.data) as AnthropicEvent;
-    } catch {
-      throw new GatewayException('upstream_error', 'The backend sent a malformed stream event.');
-    }
+    const data = parseStreamEvent<AnthropicEvent>(event.data);
     switch (data.type) {
       case 'message_start':
         this.id = String(data.message?.id ?? '');

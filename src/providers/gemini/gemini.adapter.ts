@@ -3,6 +3,7 @@ import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { CallTarget, ProviderAdapter, StreamMapper, UpstreamCall } from '../provider-adapter';
 import type { ChatCompletion } from '../shared/openai-types';
+import { parseErrorBody } from '../shared/json';
 import { mapUpstreamError } from '../shared/upstream-errors';
 import { toGeminiBody, validateForGemini } from './gemini.request';
 import { finishReasonOf, splitParts, usageOf, type GeminiResponse } from './gemini.response';
@@ -61,13 +62,7 @@ export class GeminiAdapter implements ProviderAdapter {
   }
 
   mapError(status: number, body: string, headers: Record<string, string | string[] | undefined>): GatewayException {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      parsed = undefined;
-    }
-    return this.errorFromBody(status, parsed, headers);
+    return this.errorFromBody(status, parseErrorBody(body), headers);
   }
 
   /** Google's `{"error": {code, message, status}}` -> the gateway's error for that status. */

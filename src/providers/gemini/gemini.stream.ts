@@ -1,6 +1,7 @@
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { StreamMapper, StreamStep } from '../provider-adapter';
 import type { ChatCompletionChunk } from '../shared/openai-types';
+import { parseStreamEvent } from '../shared/json';
 import type { SseEvent } from '../shared/sse';
 import { finishReasonOf, splitParts, usageOf, type GeminiResponse, type GeminiUsage } from './gemini.response';
 
@@ -20,12 +21,7 @@ export class GeminiStreamMapper implements StreamMapper {
   constructor(private readonly onError: (status: number, body: unknown) => GatewayException) {}
 
   map(event: SseEvent): StreamStep {
-    let data: GeminiResponse;
-    try {
-      data = JSON.parse(event.data) as GeminiResponse;
-    } catch {
-      throw new GatewayException('upstream_error', 'The backend sent a malformed stream event.');
-    }
+    const data = parseStreamEvent<GeminiResponse>(event.data);
     if (data.error) throw this.onError(Number(data.error.code) || 500, data);
     if (data.modelVersion) this.model = String(data.modelVersion);
     if (data.usageMetadata) this.usage = data.usageMetadata;

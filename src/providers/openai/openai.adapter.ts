@@ -4,6 +4,7 @@ import type { ChatCompletionRequestDto } from '../../chat/dto/chat-completion-re
 import type { CallTarget, ProviderAdapter, StreamMapper, StreamStep, UpstreamCall } from '../provider-adapter';
 import { normalizeUsage, type ChatCompletion, type ChatCompletionChunk } from '../shared/openai-types';
 import { effortFor, normalizeReasoningField, requestedThinking } from '../shared/reasoning';
+import { parseErrorBody, parseStreamEvent } from '../shared/json';
 import { mapUpstreamError } from '../shared/upstream-errors';
 import type { SseEvent } from '../shared/sse';
 
@@ -64,13 +65,7 @@ export class OpenAIAdapter implements ProviderAdapter {
     return {
       map: (event: SseEvent): StreamStep => {
         if (event.data === '[DONE]') return { chunks: [], done: true };
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(event.data);
-        } catch {
-          throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed stream event.`);
-        }
-        const chunk = parsed as ChatCompletionChunk & { error?: unknown };
+        const chunk = parseStreamEvent<ChatCompletionChunk & { error?: unknown }>(event.data, this.backendId);
         if (chunk.error) throw this.errorFromBody(500, chunk, {});
         if (chunk.usage) chunk.usage = normalizeUsage(chunk.usage);
         for (const choice of chunk.choices ?? []) normalizeReasoningField(choice?.delta);
@@ -80,13 +75,7 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   mapError(status: number, body: string, headers: Record<string, string | string[] | undefined>): GatewayException {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      parsed = undefined;
-    }
-    return this.errorFromBody(status, parsed, headers);
+    return this.errorFromBody(status, parseErrorBody(body), headers);
   }
 
   /** OpenAI's `{error: {...}}`, vLLM's older flat `{message, ...}`, or nothing usable. */
