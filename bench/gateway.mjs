@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Switchyard against the direct upstream and the floor proxy, in one run on one machine.
 // node bench/gateway.mjs [--duration S] [--prime S] [--quick]   (after npm run build; needs Redis)
-// Prints a table; writes bench/results/gateway.{json,md}. Peers (Portkey, LiteLLM) are issue 7's next step.
+// Prints a table; writes bench/results/gateway.{json,md}. --no-peers skips Portkey and LiteLLM (installed by
+// bench/install-peers.sh on first use, under bench/peers/; every server listens on 127.0.0.1 only).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,6 +38,22 @@ function start(script, env, ready = /"port":(\d+)/) {
   });
 }
 
+/** Starts a peer process and waits until `readyUrl` answers (any HTTP status). */
+async function startPeer(command, argv, env, readyUrl, timeoutMs = 90_000) {
+  const child = spawn(command, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'ignore'] });
+  children.push(child);
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${command} exited ${child.exitCode}`);
+    const up = await request(readyUrl).then((r) => r.body.dump().then(() => true), () => false);
+    if (up) return child.pid;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${command} did not start`);
+}
+
+const freePort = () => 20000 + Math.floor(Math.random() * 20000);
+
 function cpuMs(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, CLK_TCK 100
@@ -49,13 +66,13 @@ const pct = (xs, p) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.le
 const body = (stream) => JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'Say something.' }], ...(stream ? { stream: true } : {}) });
 
 async function validate(target) {
-  const headers = { authorization: `Bearer ${target.token}`, 'content-type': 'application/json' };
+  const headers = { authorization: `Bearer ${target.token}`, 'content-type': 'application/json', ...target.headers };
   const plain = await request(`${target.url}/v1/chat/completions`, { method: 'POST', headers, body: body(false) });
   const json = await plain.body.json();
   if (plain.statusCode !== 200 || json.object !== 'chat.completion' || !json.choices?.[0]?.message?.content) throw new Error(`${target.name}: bad completion ${JSON.stringify(json)}`);
   const streamed = await request(`${target.url}/v1/chat/completions`, { method: 'POST', headers, body: body(true) });
   const text = await streamed.body.text();
-  if (streamed.statusCode !== 200 || !text.trimEnd().endsWith('data: [DONE]') || !text.includes('"content":"word "')) throw new Error(`${target.name}: bad stream`);
+  if (streamed.statusCode !== 200 || !text.trimEnd().endsWith('data: [DONE]') || !/"content": ?"word "/.test(text)) throw new Error(`${target.name}: bad stream ${text.slice(0, 300)}`);
 }
 
 async function nonStreaming(target, connections, duration) {
@@ -64,7 +81,7 @@ async function nonStreaming(target, connections, duration) {
     method: 'POST',
     connections,
     duration,
-    headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json', ...target.headers },
     body: body(false),
   });
   return { requests: result.requests.total, rps: result.requests.average, p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, errors: result.errors + result.non2xx };
@@ -80,7 +97,7 @@ async function streaming(target, connections, duration) {
       while (Date.now() < deadline) {
         const started = performance.now();
         try {
-          const res = await request(`${target.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json' }, body: body(true) });
+          const res = await request(`${target.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json', ...target.headers }, body: body(true) });
           let first = 0;
           for await (const _ of res.body) if (!first) first = performance.now();
           if (res.statusCode !== 200) errors++;
@@ -128,6 +145,7 @@ teams:
     { name: 'floor (node proxy)', url: floor.url, pid: floor.pid, token: TOKEN_FLOOR },
     { name: 'switchyard', url: gateway.url, pid: gateway.pid, token: issued.token },
   ];
+  if (!args.includes('--no-peers')) targets.push(...(await startPeers(upstream.url, dir)));
   const scenarios = [
     { name: 'plain c=1', connections: 1 },
     { name: 'plain c=32', connections: 32 },
@@ -152,6 +170,26 @@ teams:
   const md = ['| scenario | target | req/s | p50 ms | p99 ms | +p50 ms | TTFB p50 ms | CPU ms / 1000 req | peak RSS MB | errors |', '|---|---|---|---|---|---|---|---|---|---|'];
   for (const r of rows) md.push(`| ${r.scenario} | ${r.target} | ${fmt(r.rps, 0)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${fmt(r.addedP50Ms, 2)} | ${fmt(r.ttfbP50, 2)} | ${fmt(r.cpuMsPer1000, 0)} | ${fmt(r.peakRssMb, 0)} | ${r.errors} |`);
   writeFileSync(join(root, 'bench/results/gateway.md'), md.join('\n') + '\n');
+}
+
+async function startPeers(upstreamUrl, dir) {
+  const install = spawn('bash', [join(root, 'bench/install-peers.sh')], { stdio: 'inherit' });
+  if ((await new Promise((r) => install.once('exit', r))) !== 0) throw new Error('installing the peers failed');
+  const peers = join(root, 'bench/peers');
+  const portkeyPort = freePort();
+  const portkeyPid = await startPeer(
+    process.execPath,
+    ['--import', join(peers, 'loopback.mjs'), join(peers, 'node_modules/@portkey-ai/gateway/build/start-server.js'), `--port=${portkeyPort}`, '--headless'],
+    { NODE_ENV: 'production' },
+    `http://127.0.0.1:${portkeyPort}/`,
+  );
+  const litellmPort = freePort();
+  writeFileSync(join(dir, 'litellm.yaml'), `model_list:\n  - model_name: bench\n    litellm_params:\n      model: openai/bench\n      api_base: ${upstreamUrl}/v1\n      api_key: upstream-key\ngeneral_settings:\n  master_key: sk-bench-litellm\n`);
+  const litellmPid = await startPeer(join(peers, 'litellm-venv/bin/litellm'), ['--config', join(dir, 'litellm.yaml'), '--host', '127.0.0.1', '--port', String(litellmPort), '--num_workers', '1'], { LITELLM_LOG: 'ERROR' }, `http://127.0.0.1:${litellmPort}/health/liveliness`);
+  return [
+    { name: 'portkey', url: `http://127.0.0.1:${portkeyPort}`, pid: portkeyPid, token: 'upstream-key', headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${upstreamUrl}/v1` } },
+    { name: 'litellm', url: `http://127.0.0.1:${litellmPort}`, pid: litellmPid, token: 'sk-bench-litellm' },
+  ];
 }
 
 main()
