@@ -24,7 +24,11 @@ export class ChatController {
       return;
     }
     const completion = await this.chat.complete(dto, req, res, signal);
-    res.status(200).json(completion);
+    // Written directly: Express's res.json()/send() (charset and ETag handling, freshness checks) cost
+    // ~10% of a request's CPU in the benchmark, and a completion needs none of it.
+    const payload = JSON.stringify(completion);
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
+    res.end(payload);
   }
 }
 
