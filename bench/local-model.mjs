@@ -12,7 +12,7 @@ const modelPath = join(root, '.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf');
 const runtimeDir = join(root, 'runtimes/local');
 const rounds = Number(process.argv[2] ?? 5);
 const MAX_TOKENS = 128;
-const THREADS = 2;
+const THREADS = Number(process.env.THREADS ?? 2);
 const messages = [{ role: 'user', content: 'Write a short story about a lighthouse keeper.' }];
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
