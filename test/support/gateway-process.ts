@@ -48,3 +48,12 @@ export async function runCli(configPath: string, args: string[], env: Record<str
   const code = await proc.exit;
   return { code, stdout, output: proc.output() };
 }
+
+/** SIGTERM a child and wait for it to exit (no-op if it is gone already). */
+export async function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null) return;
+  await new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}

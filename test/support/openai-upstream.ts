@@ -1,5 +1,5 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StandInServer, type RecordedRequest } from './standin-server';
 
 /**
  * A stand-in OpenAI-compatible upstream that follows OpenAI's documented wire format
@@ -22,50 +22,19 @@ import type { AddressInfo } from 'node:net';
  *   reasoner        like echo, with reasoning text in `message.reasoning` / `delta.reasoning` first (vLLM >= 0.17
  *                   naming) and no reasoning_tokens in usage, as vLLM and llama.cpp report it
  */
-export interface RecordedRequest {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: Record<string, unknown>;
-}
+export type { RecordedRequest };
 
-export class OpenAIUpstream {
-  readonly requests: RecordedRequest[] = [];
+export class OpenAIUpstream extends StandInServer {
   /** Requests whose client (the gateway) went away before we finished. */
   readonly aborted: RecordedRequest[] = [];
   delayMs = 50;
-  private server?: Server;
-  private readonly openSockets = new Set<import('node:net').Socket>();
 
   get url(): string {
-    const { port } = this.server!.address() as AddressInfo;
-    return `http://127.0.0.1:${port}/v1`;
+    return `${this.origin}/v1`;
   }
 
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    this.server.on('connection', (socket) => {
-      this.openSockets.add(socket);
-      socket.on('close', () => this.openSockets.delete(socket));
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    for (const socket of this.openSockets) socket.destroy();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
-  }
-
-  last(): RecordedRequest {
-    return this.requests[this.requests.length - 1];
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
-    const recorded: RecordedRequest = { path: req.url ?? '', headers: req.headers, body };
-    this.requests.push(recorded);
+  protected async handle(recorded: RecordedRequest, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = recorded.body;
     res.on('close', () => {
       if (!res.writableFinished) this.aborted.push(recorded);
     });

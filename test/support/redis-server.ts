@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stopChild } from './gateway-process';
 import Redis from 'ioredis';
 
 /**
@@ -35,11 +36,6 @@ export class PrivateRedis {
 
   /** SIGTERM: Redis flushes its AOF and exits, as on a normal restart. */
   async stop(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null) return;
-    await new Promise<void>((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
+    await stopChild(this.child);
   }
 }
