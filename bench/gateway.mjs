@@ -1,103 +1,87 @@
 #!/usr/bin/env node
-// Switchyard against the direct upstream and the floor proxy, in one run on one machine.
-// node bench/gateway.mjs [--duration S] [--prime S] [--quick]   (after npm run build; needs Redis)
-// Prints a table; writes bench/results/gateway.{json,md}. --no-peers skips Portkey and LiteLLM (installed by
-// bench/install-peers.sh on first use, under bench/peers/; every server listens on 127.0.0.1 only).
+// Switchyard side by side with the direct upstream, the floor proxy and the peers, in one run on one machine.
+//   npm run bench [-- --duration S] [--prime S] [--quick] [--no-peers] [--scenarios a,b] [--targets a,b]
+//   npm run bench -- --soak [N]      N requests (default 100000) through one Switchyard, RSS sampled each second
+// (after npm run build; needs Redis). Portkey and LiteLLM are installed by bench/install-peers.sh on first use,
+// under bench/peers/. Every server listens on 127.0.0.1 only and every load is bounded in time.
+// --scenarios / --targets keep only the names containing one of the words ('direct' is always measured: added
+// latency is relative to it). Prints a table; writes bench/results/gateway.{json,md} (or soak.{json,md}).
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { request } from 'undici';
+import { cpuMs, freePort, pct, rssMb, start, startPeer, stopAll } from './lib/processes.mjs';
 
 const root = join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const option = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
+const option = (name, fallback) => (args.includes(name) && !String(args[args.indexOf(name) + 1] ?? '-').startsWith('-') ? Number(args[args.indexOf(name) + 1]) : fallback);
+const listOption = (name) => (args.includes(name) ? args[args.indexOf(name) + 1].split(',') : undefined);
+const keep = (list, name) => !list || list.some((word) => name.includes(word));
 const DURATION = option('--duration', quick ? 3 : 10);
 const PRIME = option('--prime', quick ? 2 : 10);
 const TOKEN_FLOOR = 'floor-token';
-const children = [];
 
-function start(script, env, ready = /"port":(\d+)/) {
-  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const onData = (d) => {
-      out += d;
-      const match = ready.exec(out);
-      if (match) {
-        child.stdout.off('data', onData);
-        child.stdout.resume(); // keep draining (the gateway's access log)
-        resolve({ pid: child.pid, url: match[1].startsWith('http') ? match[1] : `http://127.0.0.1:${match[1]}` });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${script} exited ${code}: ${out}`)));
-  });
-}
+const openaiBody = (model, stream) => JSON.stringify({ model, messages: [{ role: 'user', content: 'Say something.' }], ...(stream ? { stream: true } : {}) });
+const anthropicBody = (model, stream) => JSON.stringify({ model, max_tokens: 256, messages: [{ role: 'user', content: 'Say something.' }], ...(stream ? { stream: true } : {}) });
 
-/** Starts a peer process and waits until `readyUrl` answers (any HTTP status). */
-async function startPeer(command, argv, env, readyUrl, timeoutMs = 90_000) {
-  const child = spawn(command, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'ignore'] });
-  children.push(child);
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${command} exited ${child.exitCode}`);
-    const up = await request(readyUrl).then((r) => r.body.dump().then(() => true), () => false);
-    if (up) return child.pid;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${command} did not start`);
-}
-
-const freePort = () => 20000 + Math.floor(Math.random() * 20000);
-
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, CLK_TCK 100
-}
-function rssMb(pid) {
-  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
-}
-const pct = (xs, p) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN);
-
-const body = (stream) => JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'Say something.' }], ...(stream ? { stream: true } : {}) });
-
-async function validate(target) {
+/** What a target is sent for a scenario: the OpenAI route with the scenario's model, or a target's own wire format. */
+function requestFor(target, scenario) {
+  const model = target.models?.[scenario.model] ?? scenario.model;
   const headers = { authorization: `Bearer ${target.token}`, 'content-type': 'application/json', ...target.headers };
-  const plain = await request(`${target.url}/v1/chat/completions`, { method: 'POST', headers, body: body(false) });
-  const json = await plain.body.json();
-  if (plain.statusCode !== 200 || json.object !== 'chat.completion' || !json.choices?.[0]?.message?.content) throw new Error(`${target.name}: bad completion ${JSON.stringify(json)}`);
-  const streamed = await request(`${target.url}/v1/chat/completions`, { method: 'POST', headers, body: body(true) });
-  const text = await streamed.body.text();
-  if (streamed.statusCode !== 200 || !text.trimEnd().endsWith('data: [DONE]') || !/"content": ?"word "/.test(text)) throw new Error(`${target.name}: bad stream ${text.slice(0, 300)}`);
+  if (target.family === 'anthropic') return { path: '/v1/messages', headers: { ...headers, 'x-api-key': 'k', 'anthropic-version': '2023-06-01' }, body: anthropicBody(model, scenario.stream) };
+  return { path: '/v1/chat/completions', headers, body: openaiBody(model, scenario.stream) };
 }
 
-async function nonStreaming(target, connections, duration) {
-  const result = await autocannon({
-    url: `${target.url}/v1/chat/completions`,
-    method: 'POST',
-    connections,
-    duration,
-    headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json', ...target.headers },
-    body: body(false),
-  });
-  return { requests: result.requests.total, rps: result.requests.average, p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, errors: result.errors + result.non2xx };
+/** A target that fails fast is not a result: check a plain and a streamed answer before timing. */
+async function validate(target, scenario) {
+  for (const url of target.urls) {
+    const plain = requestFor(target, { ...scenario, stream: false });
+    const answer = await request(`${url}${plain.path}`, { method: 'POST', headers: plain.headers, body: plain.body });
+    const json = await answer.body.json();
+    const text = target.family === 'anthropic' ? json.content?.[0]?.text : json.choices?.[0]?.message?.content;
+    if (answer.statusCode !== 200 || !text?.startsWith('word ')) throw new Error(`${target.name}: bad answer for ${scenario.model}: ${JSON.stringify(json)}`);
+    const streamed = requestFor(target, { ...scenario, stream: true });
+    const sse = await (await request(`${url}${streamed.path}`, { method: 'POST', headers: streamed.headers, body: streamed.body })).body.text();
+    const deltas = (sse.match(target.family === 'anthropic' ? /"text_delta","text":"word "/g : /"content": ?"word "/g) ?? []).length;
+    const ended = target.family === 'anthropic' ? sse.includes('message_stop') : sse.trimEnd().endsWith('data: [DONE]');
+    if (!ended || deltas !== scenario.chunks) throw new Error(`${target.name}: stream for ${scenario.model} has ${deltas} of ${scenario.chunks} chunks: ${sse.slice(0, 300)}`);
+  }
 }
 
-async function streaming(target, connections, duration) {
+async function nonStreaming(target, scenario, duration) {
+  const { path, headers, body } = requestFor(target, scenario);
+  // Several replicas share the connections; their results add up.
+  const runs = await Promise.all(
+    target.urls.map((url) => autocannon({ url: `${url}${path}`, method: 'POST', connections: Math.max(1, scenario.connections / target.urls.length), duration, headers, body })),
+  );
+  const latencies = runs.map((r) => r.latency);
+  return {
+    requests: runs.reduce((n, r) => n + r.requests.total, 0),
+    rps: runs.reduce((n, r) => n + r.requests.average, 0),
+    p50: Math.max(...latencies.map((l) => l.p50)),
+    p90: Math.max(...latencies.map((l) => l.p90)),
+    p99: Math.max(...latencies.map((l) => l.p99)),
+    errors: runs.reduce((n, r) => n + r.errors + r.non2xx, 0),
+  };
+}
+
+/** A closed loop of undici requests per connection, timing the first body byte and the whole answer. */
+async function streaming(target, scenario, duration) {
+  const { path, headers, body } = requestFor(target, scenario);
   const deadline = Date.now() + duration * 1000;
   const ttfb = [];
   const totals = [];
   let errors = 0;
   await Promise.all(
-    Array.from({ length: connections }, async () => {
+    Array.from({ length: scenario.connections }, async (_, i) => {
+      const url = `${target.urls[i % target.urls.length]}${path}`;
       while (Date.now() < deadline) {
         const started = performance.now();
         try {
-          const res = await request(`${target.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json', ...target.headers }, body: body(true) });
+          const res = await request(url, { method: 'POST', headers, body });
           let first = 0;
           for await (const _ of res.body) if (!first) first = performance.now();
           if (res.statusCode !== 200) errors++;
@@ -109,67 +93,149 @@ async function streaming(target, connections, duration) {
       }
     }),
   );
-  return { requests: totals.length, rps: totals.length / duration, p50: pct(totals, 50), p90: pct(totals, 90), p99: pct(totals, 99), ttfbP50: pct(ttfb, 50), errors };
+  return { requests: totals.length, rps: totals.length / duration, p50: pct(totals, 50), p90: pct(totals, 90), p99: pct(totals, 99), ttfbP50: pct(ttfb, 50), ttfbP99: pct(ttfb, 99), errors };
 }
 
 async function measure(target, scenario) {
-  const cpuBefore = cpuMs(target.pid);
-  let peak = rssMb(target.pid);
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(target.pid))), 100);
-  const run = scenario.stream ? await streaming(target, scenario.connections, DURATION) : await nonStreaming(target, scenario.connections, DURATION);
+  const cpuBefore = target.pids.reduce((n, pid) => n + cpuMs(pid), 0);
+  const rss = () => target.pids.reduce((n, pid) => n + rssMb(pid), 0);
+  let peak = rss();
+  const sampler = setInterval(() => (peak = Math.max(peak, rss())), 100);
+  // autocannon reports whole milliseconds; one connection is timed by our own client to the microsecond.
+  const run = scenario.stream || scenario.connections === 1 ? await streaming(target, scenario, DURATION) : await nonStreaming(target, scenario, DURATION);
   clearInterval(sampler);
-  const cpu = cpuMs(target.pid) - cpuBefore;
+  const cpu = target.pids.reduce((n, pid) => n + cpuMs(pid), 0) - cpuBefore;
   return { scenario: scenario.name, target: target.name, ...run, cpuMsPer1000: run.requests ? (cpu / run.requests) * 1000 : NaN, peakRssMb: peak };
 }
 
-async function main() {
-  const chunks = 20;
-  const upstream = await start(join(root, 'bench/standin-upstream.mjs'), { CHUNKS: String(chunks), LATENCY_MS: '0', GAP_MS: '0' });
-  const floor = await start(join(root, 'bench/floor-proxy.mjs'), { UPSTREAM: upstream.url, TOKEN: TOKEN_FLOOR });
-  const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
-  const prefix = `sy-bench:${Date.now()}:`;
-  writeFileSync(join(dir, 'switchyard.yaml'), `server: { port: 0, host: 127.0.0.1 }
+function switchyardConfig(upstreamUrl, prefix) {
+  return `server: { port: 0, host: 127.0.0.1 }
 redis: { keyPrefix: "${prefix}" }
 admin: { apiKey: bench-admin }
 backends:
-  standin: { type: openai, baseUrl: "${upstream.url}/v1", apiKey: upstream-key, maxConnections: 256 }
+  standin: { type: openai, baseUrl: "${upstreamUrl}/v1", apiKey: upstream-key, maxConnections: 256 }
+  standin-anthropic: { type: anthropic, baseUrl: "${upstreamUrl}/v1", apiKey: upstream-key, maxConnections: 256 }
 models:
   bench: { backend: standin, upstreamModel: bench }
+  bench-200: { backend: standin, upstreamModel: bench-200 }
+  bench-claude: { backend: standin-anthropic, upstreamModel: claude-bench }
 teams:
   bench: { models: ["*"], limits: { requestsPerMinute: 100000000, tokensPerDay: 100000000000 } }
-`);
-  const gateway = await start(join(root, 'dist/main.js'), { SWITCHYARD_CONFIG: join(dir, 'switchyard.yaml') }, /"url":"(http:[^"]+)"/);
-  const issued = await (await request(`${gateway.url}/admin/v1/teams/bench/tokens`, { method: 'POST', headers: { authorization: 'Bearer bench-admin' } })).body.json();
+`;
+}
+
+/** Upstream, floor and Switchyard (one, and a second replica on the same Redis prefix). */
+async function startCore(dir) {
+  const upstream = await start(join(root, 'bench/standin-upstream.mjs'), { CHUNKS: '20', LATENCY_MS: '0', GAP_MS: '0' });
+  const floor = await start(join(root, 'bench/floor-proxy.mjs'), { UPSTREAM: upstream.url, TOKEN: TOKEN_FLOOR });
+  writeFileSync(join(dir, 'switchyard.yaml'), switchyardConfig(upstream.url, `sy-bench:${Date.now()}:`));
+  const gateway = () => start(join(root, 'dist/main.js'), { SWITCHYARD_CONFIG: join(dir, 'switchyard.yaml') }, /"url":"(http:[^"]+)"/);
+  const [first, second] = [await gateway(), await gateway()];
+  const issued = await (await request(`${first.url}/admin/v1/teams/bench/tokens`, { method: 'POST', headers: { authorization: 'Bearer bench-admin' } })).body.json();
+  return { upstream, floor, first, second, token: issued.token };
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
+  const { upstream, floor, first, second, token } = await startCore(dir);
+  const one = (name, process, extra) => ({ name, urls: [process.url], pids: [process.pid], ...extra });
   const targets = [
-    { name: 'direct', url: upstream.url, pid: upstream.pid, token: 'none' },
-    { name: 'floor (node proxy)', url: floor.url, pid: floor.pid, token: TOKEN_FLOOR },
-    { name: 'switchyard', url: gateway.url, pid: gateway.pid, token: issued.token },
+    one('direct', upstream, { token: 'none' }),
+    one('floor (node proxy)', floor, { token: TOKEN_FLOOR }),
+    one('switchyard', first, { token }),
+    { name: 'switchyard x2 replicas', urls: [first.url, second.url], pids: [first.pid, second.pid], token },
   ];
-  if (!args.includes('--no-peers')) targets.push(...(await startPeers(upstream.url, dir)));
+  if (!args.includes('--no-peers') && keep(listOption('--targets'), 'portkey litellm')) targets.push(...(await startPeers(upstream.url, dir)));
+  const anthropicTargets = [one('direct', upstream, { token: 'none', family: 'anthropic', models: { 'bench-claude': 'claude-bench' } }), one('switchyard', first, { token })];
+
+  const openai = (name, model, chunks, connections, stream) => ({ name, model, chunks, connections, stream, targets });
   const scenarios = [
-    { name: 'plain c=1', connections: 1 },
-    { name: 'plain c=32', connections: 32 },
-    { name: 'plain c=128', connections: 128 },
-    { name: `stream ${chunks} chunks c=1`, connections: 1, stream: true },
-    { name: `stream ${chunks} chunks c=32`, connections: 32, stream: true },
-  ];
-  const rows = [];
-  for (const target of targets) {
-    await validate(target);
-    await nonStreaming(target, 8, PRIME); // unmeasured: let V8 optimise
+    openai('plain c=1', 'bench', 20, 1, false),
+    openai('plain c=32', 'bench', 20, 32, false),
+    openai('plain c=128', 'bench', 20, 128, false),
+    openai('stream 20 chunks c=1', 'bench', 20, 1, true),
+    openai('stream 20 chunks c=32', 'bench', 20, 32, true),
+    openai('stream 200 chunks c=1', 'bench-200', 200, 1, true),
+    openai('stream 200 chunks c=32', 'bench-200', 200, 32, true),
+    { name: 'anthropic stream 20 chunks c=1', model: 'bench-claude', chunks: 20, connections: 1, stream: true, targets: anthropicTargets },
+    { name: 'anthropic stream 20 chunks c=32', model: 'bench-claude', chunks: 20, connections: 32, stream: true, targets: anthropicTargets },
+  ].filter((s) => keep(listOption('--scenarios'), s.name));
+  for (const s of scenarios) s.targets = s.targets.filter((t) => t.name === 'direct' || keep(listOption('--targets'), t.name));
+
+  for (const s of scenarios) for (const target of s.targets) await validate(target, s);
+  for (const target of targets.filter((t) => scenarios.some((s) => s.targets.includes(t)))) {
+    await nonStreaming(target, { model: 'bench', connections: 8 }, PRIME); // unmeasured: let V8 optimise
+    await streaming(target, { model: 'bench', connections: 8, stream: true }, Math.max(1, PRIME / 2));
   }
-  for (const scenario of scenarios) for (const target of targets) rows.push(await measure(target, scenario));
+  const rows = [];
+  for (const scenario of scenarios) for (const target of scenario.targets) rows.push(await measure(target, scenario));
   for (const row of rows) {
     const direct = rows.find((r) => r.scenario === row.scenario && r.target === 'direct');
     row.addedP50Ms = row.p50 - direct.p50;
+    if (row.ttfbP50 !== undefined) row.addedTtfbP50Ms = row.ttfbP50 - direct.ttfbP50;
   }
-  const fmt = (n, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');
-  console.table(rows.map((r) => ({ scenario: r.scenario, target: r.target, 'req/s': fmt(r.rps, 0), p50: fmt(r.p50, 2), p90: fmt(r.p90, 2), p99: fmt(r.p99, 2), '+p50': fmt(r.addedP50Ms, 2), ttfb50: fmt(r.ttfbP50, 2), 'cpu ms/1k': fmt(r.cpuMsPer1000, 0), 'rss MB': fmt(r.peakRssMb, 0), errors: r.errors })));
+  report(rows, 'gateway', { duration: DURATION, prime: PRIME });
+}
+
+const fmt = (n, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');
+const COLUMNS = [
+  ['scenario', (r) => r.scenario],
+  ['target', (r) => r.target],
+  ['req/s', (r) => fmt(r.rps, 0)],
+  ['p50 ms', (r) => fmt(r.p50, 2)],
+  ['p90 ms', (r) => fmt(r.p90, 2)],
+  ['p99 ms', (r) => fmt(r.p99, 2)],
+  ['+p50 ms', (r) => fmt(r.addedP50Ms, 2)],
+  ['TTFB p50 ms', (r) => fmt(r.ttfbP50, 2)],
+  ['+TTFB p50 ms', (r) => fmt(r.addedTtfbP50Ms, 2)],
+  ['CPU ms/1000 req', (r) => fmt(r.cpuMsPer1000, 0)],
+  ['peak RSS MB', (r) => fmt(r.peakRssMb, 0)],
+  ['errors', (r) => String(r.errors)],
+];
+
+function report(rows, name, meta) {
+  console.table(rows.map((r) => Object.fromEntries(COLUMNS.map(([title, cell]) => [title, cell(r)]))));
   mkdirSync(join(root, 'bench/results'), { recursive: true });
-  writeFileSync(join(root, 'bench/results/gateway.json'), JSON.stringify({ date: new Date().toISOString(), duration: DURATION, prime: PRIME, rows }, null, 2));
-  const md = ['| scenario | target | req/s | p50 ms | p99 ms | +p50 ms | TTFB p50 ms | CPU ms / 1000 req | peak RSS MB | errors |', '|---|---|---|---|---|---|---|---|---|---|'];
-  for (const r of rows) md.push(`| ${r.scenario} | ${r.target} | ${fmt(r.rps, 0)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${fmt(r.addedP50Ms, 2)} | ${fmt(r.ttfbP50, 2)} | ${fmt(r.cpuMsPer1000, 0)} | ${fmt(r.peakRssMb, 0)} | ${r.errors} |`);
-  writeFileSync(join(root, 'bench/results/gateway.md'), md.join('\n') + '\n');
+  writeFileSync(join(root, `bench/results/${name}.json`), JSON.stringify({ date: new Date().toISOString(), ...meta, rows }, null, 2));
+  const md = [`| ${COLUMNS.map(([t]) => t).join(' | ')} |`, `|${COLUMNS.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${COLUMNS.map(([, cell]) => cell(r)).join(' | ')} |`)];
+  writeFileSync(join(root, `bench/results/${name}.md`), md.join('\n') + '\n');
+}
+
+/** 100k requests (half plain, half streamed) through one Switchyard; RSS must stay flat once warm. */
+async function soak(total) {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-soak-'));
+  const { first, token } = await startCore(dir);
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  await autocannon({ url: `${first.url}/v1/chat/completions`, method: 'POST', connections: 8, duration: PRIME, headers, body: openaiBody('bench', false) });
+  const samples = [];
+  const started = Date.now();
+  const sampler = setInterval(() => samples.push({ s: (Date.now() - started) / 1000, rssMb: rssMb(first.pid) }), 1000);
+  const result = await autocannon({
+    url: `${first.url}/v1/chat/completions`,
+    method: 'POST',
+    connections: 32,
+    amount: total,
+    timeout: 30,
+    headers,
+    requests: [{ body: openaiBody('bench', false) }, { body: openaiBody('bench', true) }],
+  });
+  clearInterval(sampler);
+  const tenth = Math.max(1, Math.floor(samples.length / 10));
+  const mean = (xs) => xs.reduce((n, x) => n + x.rssMb, 0) / xs.length;
+  const summary = {
+    requests: result.requests.total,
+    errors: result.errors + result.non2xx,
+    seconds: (Date.now() - started) / 1000,
+    firstTenthMb: mean(samples.slice(0, tenth)),
+    lastTenthMb: mean(samples.slice(-tenth)),
+    maxMb: Math.max(...samples.map((x) => x.rssMb)),
+  };
+  console.log(`soak: ${summary.requests} requests in ${fmt(summary.seconds)} s, ${summary.errors} errors; RSS first tenth ${fmt(summary.firstTenthMb)} MB, last tenth ${fmt(summary.lastTenthMb)} MB, max ${fmt(summary.maxMb)} MB`);
+  mkdirSync(join(root, 'bench/results'), { recursive: true });
+  writeFileSync(join(root, 'bench/results/soak.json'), JSON.stringify({ date: new Date().toISOString(), ...summary, samples }, null, 2));
+  const md = ['| s | RSS MB |', '|---|---|', ...samples.filter((_, i) => i % Math.max(1, Math.floor(samples.length / 20)) === 0).map((x) => `| ${fmt(x.s, 0)} | ${fmt(x.rssMb)} |`)];
+  writeFileSync(join(root, 'bench/results/soak.md'), `${summary.requests} requests, ${summary.errors} errors, RSS first tenth ${fmt(summary.firstTenthMb)} MB, last tenth ${fmt(summary.lastTenthMb)} MB, max ${fmt(summary.maxMb)} MB\n\n${md.join('\n')}\n`);
+  if (summary.errors || summary.lastTenthMb > summary.firstTenthMb * 1.1) process.exitCode = 2;
 }
 
 async function startPeers(upstreamUrl, dir) {
@@ -184,19 +250,18 @@ async function startPeers(upstreamUrl, dir) {
     `http://127.0.0.1:${portkeyPort}/`,
   );
   const litellmPort = freePort();
-  writeFileSync(join(dir, 'litellm.yaml'), `model_list:\n  - model_name: bench\n    litellm_params:\n      model: openai/bench\n      api_base: ${upstreamUrl}/v1\n      api_key: upstream-key\ngeneral_settings:\n  master_key: sk-bench-litellm\n`);
+  const litellmModel = (name) => `  - model_name: ${name}\n    litellm_params:\n      model: openai/${name}\n      api_base: ${upstreamUrl}/v1\n      api_key: upstream-key\n`;
+  writeFileSync(join(dir, 'litellm.yaml'), `model_list:\n${litellmModel('bench')}${litellmModel('bench-200')}general_settings:\n  master_key: sk-bench-litellm\n`);
   const litellmPid = await startPeer(join(peers, 'litellm-venv/bin/litellm'), ['--config', join(dir, 'litellm.yaml'), '--host', '127.0.0.1', '--port', String(litellmPort), '--num_workers', '1'], { LITELLM_LOG: 'ERROR' }, `http://127.0.0.1:${litellmPort}/health/liveliness`);
   return [
-    { name: 'portkey', url: `http://127.0.0.1:${portkeyPort}`, pid: portkeyPid, token: 'upstream-key', headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${upstreamUrl}/v1` } },
-    { name: 'litellm', url: `http://127.0.0.1:${litellmPort}`, pid: litellmPid, token: 'sk-bench-litellm' },
+    { name: 'portkey', urls: [`http://127.0.0.1:${portkeyPort}`], pids: [portkeyPid], token: 'upstream-key', headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${upstreamUrl}/v1` } },
+    { name: 'litellm', urls: [`http://127.0.0.1:${litellmPort}`], pids: [litellmPid], token: 'sk-bench-litellm' },
   ];
 }
 
-main()
+(args.includes('--soak') ? soak(option('--soak', 100_000)) : main())
   .catch((error) => {
     console.error(error);
     process.exitCode = 1;
   })
-  .finally(() => {
-    for (const child of children) child.kill('SIGTERM');
-  });
+  .finally(stopAll);
