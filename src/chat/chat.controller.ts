@@ -1,6 +1,6 @@
-import { Body, Controller, HttpCode, Post, Req, Res, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { UsageRecorder } from '../usage/usage-recorder.interceptor';
+import { UsageRecorder } from '../usage/usage-recorder';
 import { ChatService } from './chat.service';
 import { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
 
@@ -10,13 +10,21 @@ import { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
  * the service and only serialises it.
  */
 @Controller('v1/chat')
-@UseInterceptors(UsageRecorder)
 export class ChatController {
-  constructor(private readonly chat: ChatService) {}
+  constructor(
+    private readonly chat: ChatService,
+    private readonly usage: UsageRecorder,
+  ) {}
 
   @Post('completions')
   @HttpCode(200)
   async create(@Body() dto: ChatCompletionRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const handling = this.handle(dto, req, res);
+    this.usage.hold(req, handling); // the usage record waits for what this request relayed to be counted
+    await handling;
+  }
+
+  private async handle(dto: ChatCompletionRequestDto, req: Request, res: Response): Promise<void> {
     req.ctx.stream = dto.stream === true;
     const signal = abortOnClientClose(req, res);
     if (dto.stream === true) {

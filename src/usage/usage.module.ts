@@ -3,7 +3,7 @@ import { LimitsModule } from '../limits/limits.module';
 import { TeamsModule } from '../teams/teams.module';
 import { AdminUsageController, TeamUsageController } from './usage.controller';
 import { UsageQueryService } from './usage-query.service';
-import { UsageRecorder } from './usage-recorder.interceptor';
+import { UsageRecorder } from './usage-recorder';
 import { UsageWriter } from './usage-writer';
 import { loadTokenizer } from './token-estimator';
 

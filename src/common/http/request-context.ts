@@ -36,6 +36,8 @@ export interface RequestContext {
   upstreamErrorReason?: string;
   /** Set when the client went away before the response was complete. */
   aborted?: boolean;
+  /** Set on billable routes by the usage recorder: keeps the usage record open until `work` settles. */
+  usageHold?: (work: Promise<unknown>) => void;
 }
 
 declare module 'express-serve-static-core' {
