@@ -7,8 +7,9 @@ import { registerScripts } from './scripts';
 export const REDIS = Symbol('REDIS');
 export const REDIS_SUBSCRIBER = Symbol('REDIS_SUBSCRIBER');
 
-function connect(config: GatewayConfig): Redis {
+function connect(config: GatewayConfig, autoPipelining = false): Redis {
   const redis = new Redis(config.redis.url, {
+    enableAutoPipelining: autoPipelining,
     // Fail a command fast when Redis is down instead of queueing it forever.
     maxRetriesPerRequest: 1,
     enableOfflineQueue: true,
@@ -32,8 +33,10 @@ export function redisReady(redis: Redis): boolean {
 @Global()
 @Module({
   providers: [
-    { provide: REDIS, inject: [GatewayConfig], useFactory: connect },
-    { provide: REDIS_SUBSCRIBER, inject: [GatewayConfig], useFactory: connect },
+    // Commands issued in the same event-loop turn (concurrent admissions, usage batches) share one socket write:
+    // each write is a syscall, and they were ~5% of a request's CPU at 32 concurrent requests.
+    { provide: REDIS, inject: [GatewayConfig], useFactory: (c: GatewayConfig) => connect(c, true) },
+    { provide: REDIS_SUBSCRIBER, inject: [GatewayConfig], useFactory: (c: GatewayConfig) => connect(c) },
     { provide: RedisKeys, inject: [GatewayConfig], useFactory: (c: GatewayConfig) => new RedisKeys(c.redis.keyPrefix) },
   ],
   exports: [REDIS, REDIS_SUBSCRIBER, RedisKeys],
