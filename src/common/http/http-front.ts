@@ -87,7 +87,7 @@ function hasBody(req: Request): boolean {
 function writeAccessLog(req: Request, res: Response, logger: AppLogger): void {
   const ctx = req.ctx;
   const latencyMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
-  logger.pino.info(
+  logger.access.info(
     {
       type: 'access',
       requestId: ctx.requestId,

@@ -7,20 +7,25 @@ import pino, { type DestinationStream, type Logger } from 'pino';
  */
 export class AppLogger implements LoggerService {
   readonly pino: Logger;
+  /**
+   * The access log: same level and destination, but no redaction pass. Its lines are built field by field
+   * from the request context (never headers or bodies), and redaction cost ~2% of a request's CPU.
+   */
+  readonly access: Logger;
 
-  constructor(level: string, destination?: DestinationStream) {
+  constructor(level: string, destination: DestinationStream = pino.destination({ sync: false })) {
+    const options = { level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime };
     this.pino = pino(
       {
-        level,
-        base: undefined,
-        timestamp: pino.stdTimeFunctions.isoTime,
+        ...options,
         redact: {
           paths: ['*.authorization', '*.headers.authorization', '*.apiKey', '*.token', 'req.headers.authorization'],
           censor: '[redacted]',
         },
       },
-      destination ?? pino.destination({ sync: false }),
+      destination,
     );
+    this.access = pino(options, destination);
   }
 
   // Nest's own chatter (route mapping, module init) is debug-level for us.
