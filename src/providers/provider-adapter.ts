@@ -23,6 +23,11 @@ export interface StreamStep {
   chunks: ChatCompletionChunk[];
   /** The upstream said the stream is complete. */
   done?: boolean;
+  /**
+   * The upstream event's JSON text when it already is the single chunk in `chunks`, unchanged (OpenAI-
+   * compatible upstreams): the relay may send it as is instead of serialising the chunk again.
+   */
+  raw?: string;
 }
 
 /** Stateful per stream: some vendors spread one OpenAI chunk's facts over several events. */

@@ -1,15 +1,21 @@
 import type { Response } from 'express';
 import type { GatewayException } from '../common/errors/gateway.exception';
 
-/** Opens an SSE response and sends the headers at once, so the client sees the 200 immediately. */
+/**
+ * Opens an SSE response. The headers leave with the first events when those are already here (one socket
+ * write instead of two), and on their own one event-loop turn later otherwise, so a client waiting for a
+ * slow first token still sees the 200 at once.
+ */
 export function openSse(res: Response): void {
-  res.status(200);
+  res.statusCode = 200;
   res.setHeader('content-type', 'text/event-stream; charset=utf-8');
   res.setHeader('cache-control', 'no-cache');
   res.setHeader('connection', 'keep-alive');
   // Tell nginx-style proxies not to buffer the stream.
   res.setHeader('x-accel-buffering', 'no');
-  res.flushHeaders();
+  setImmediate(() => {
+    if (!res.headersSent && !res.writableEnded && !res.destroyed) res.flushHeaders();
+  });
 }
 
 /** Writes one `data:` event; false means the socket buffer is full (wait for drain). */

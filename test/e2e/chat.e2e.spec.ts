@@ -167,6 +167,22 @@ describe('POST /v1/chat/completions (relay)', () => {
     expect(firstAt).toBeLessThan(300);
   });
 
+  it('sends the stream headers at once while the upstream has not produced a first event', async () => {
+    const started = Date.now();
+    const controller = new AbortController();
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'hang', stream: true, messages: [{ role: 'user', content: 'a' }] }),
+      signal: controller.signal,
+    });
+    const headersAfter = Date.now() - started;
+    controller.abort();
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(headersAfter).toBeLessThan(500);
+  });
+
   it('lists only the models the team may use', async () => {
     const narrow = await gw.teamToken('narrow', ['echo', 'status-*']);
     const all = await gw.openai(token).models.list();

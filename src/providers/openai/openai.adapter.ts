@@ -67,6 +67,8 @@ export class OpenAIAdapter implements ProviderAdapter {
         if (event.data === '[DONE]') return { chunks: [], done: true };
         const chunk = parseStreamEvent<ChatCompletionChunk & { error?: unknown }>(event.data, this.backendId);
         if (chunk.error) throw this.errorFromBody(500, chunk, {});
+        const renamesReasoning = chunk.choices?.some((choice) => typeof choice?.delta?.reasoning === 'string') === true;
+        if (!chunk.usage && !renamesReasoning) return { chunks: [chunk], raw: event.data };
         if (chunk.usage) chunk.usage = normalizeUsage(chunk.usage);
         for (const choice of chunk.choices ?? []) normalizeReasoningField(choice?.delta);
         return { chunks: [chunk] };
