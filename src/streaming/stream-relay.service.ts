@@ -110,7 +110,7 @@ export class StreamRelay {
       }
       // What follows the end marker is drained in the background, not abandoned: leaving an iterator early
       // destroys the body (an AbortError with a stack trace per request, and the pooled connection).
-      if (ended) drainQuietly(batches);
+      if (ended) void drainQuietly(batches);
       // Some servers close without [DONE]; a stream that reached finish_reason is still whole.
       if (!sawFinish && !outcome.usage) throw new GatewayException('upstream_error', 'The backend ended the stream early.');
       outcome.completed = true;
