@@ -41,13 +41,15 @@ async function validate(target, scenario) {
     const plain = requestFor(target, { ...scenario, stream: false });
     const answer = await request(`${url}${plain.path}`, { method: 'POST', headers: plain.headers, body: plain.body });
     const json = await answer.body.json();
+    const expected = Array.from({ length: scenario.chunks }, (_, i) => `w${i} `).join('');
     const text = target.family === 'anthropic' ? json.content?.[0]?.text : json.choices?.[0]?.message?.content;
-    if (answer.statusCode !== 200 || !text?.startsWith('word ')) throw new Error(`${target.name}: bad answer for ${scenario.model}: ${JSON.stringify(json)}`);
+    if (answer.statusCode !== 200 || text !== expected) throw new Error(`${target.name}: bad answer for ${scenario.model}: ${JSON.stringify(json)}`);
     const streamed = requestFor(target, { ...scenario, stream: true });
     const sse = await (await request(`${url}${streamed.path}`, { method: 'POST', headers: streamed.headers, body: streamed.body })).body.text();
-    const deltas = (sse.match(target.family === 'anthropic' ? /"text_delta","text":"word "/g : /"content": ?"word "/g) ?? []).length;
+    const events = sse.split('\n').filter((line) => line.startsWith('data: {')).map((line) => JSON.parse(line.slice(6)));
+    const streamedText = events.map((e) => (target.family === 'anthropic' ? (e.delta?.text ?? '') : (e.choices?.[0]?.delta?.content ?? ''))).join('');
     const ended = target.family === 'anthropic' ? sse.includes('message_stop') : sse.trimEnd().endsWith('data: [DONE]');
-    if (!ended || deltas !== scenario.chunks) throw new Error(`${target.name}: stream for ${scenario.model} has ${deltas} of ${scenario.chunks} chunks: ${sse.slice(0, 300)}`);
+    if (!ended || streamedText !== expected) throw new Error(`${target.name}: stream for ${scenario.model} is not the whole answer: ${streamedText.slice(0, 100)}... ${sse.slice(-300)}`);
   }
 }
 

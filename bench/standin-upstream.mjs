@@ -13,6 +13,9 @@ const defaultChunks = Number(process.env.CHUNKS ?? 20);
 const gap = Number(process.env.GAP_MS ?? 0);
 const wait = (ms) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
 const chunksFor = (model) => Number(/-(\d+)$/.exec(String(model))?.[1] ?? defaultChunks);
+// Numbered words: LiteLLM cuts a stream that repeats the same chunk 100 times (its loop guard).
+const word = (i) => `w${i} `;
+const answer = (chunks) => Array.from({ length: chunks }, (_, i) => word(i)).join('');
 
 function fail(res, status, body) {
   res.writeHead(status, { 'content-type': 'application/json' });
@@ -29,7 +32,7 @@ async function openai(body, res) {
   const usage = { prompt_tokens: 10, completion_tokens: chunks, total_tokens: 10 + chunks };
   if (!body.stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'word '.repeat(chunks) }, finish_reason: 'stop', logprobs: null }], usage }));
+    res.end(JSON.stringify({ id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: answer(chunks) }, finish_reason: 'stop', logprobs: null }], usage }));
     return;
   }
   res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -37,7 +40,7 @@ async function openai(body, res) {
   send([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
   for (let i = 0; i < chunks; i++) {
     await wait(gap);
-    send([{ index: 0, delta: { content: 'word ' }, finish_reason: null }]);
+    send([{ index: 0, delta: { content: word(i) }, finish_reason: null }]);
   }
   send([{ index: 0, delta: {}, finish_reason: 'stop' }]);
   if (body.stream_options?.include_usage) send([], { usage });
@@ -56,7 +59,7 @@ async function anthropic(req, body, res) {
   const message = { id: 'msg_bench', type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } };
   if (!body.stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ ...message, content: [{ type: 'text', text: 'word '.repeat(chunks) }], stop_reason: 'end_turn', usage }));
+    res.end(JSON.stringify({ ...message, content: [{ type: 'text', text: answer(chunks) }], stop_reason: 'end_turn', usage }));
     return;
   }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -65,7 +68,7 @@ async function anthropic(req, body, res) {
   send('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
   for (let i = 0; i < chunks; i++) {
     await wait(gap);
-    send('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'word ' } });
+    send('content_block_delta', { index: 0, delta: { type: 'text_delta', text: word(i) } });
   }
   send('content_block_stop', { index: 0 });
   send('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: chunks } });
