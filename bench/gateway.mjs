@@ -198,7 +198,10 @@ const COLUMNS = [
 function report(rows, name, meta) {
   console.table(rows.map((r) => Object.fromEntries(COLUMNS.map(([title, cell]) => [title, cell(r)]))));
   mkdirSync(join(root, 'bench/results'), { recursive: true });
-  writeFileSync(join(root, `bench/results/${name}.json`), JSON.stringify({ date: new Date().toISOString(), ...meta, rows }, null, 2));
+  const json = JSON.stringify({ date: new Date().toISOString(), ...meta, rows }, null, 2);
+  writeFileSync(join(root, `bench/results/${name}.json`), json);
+  // Kept per run too, for bench/spread.mjs (the spread of two runs).
+  writeFileSync(join(root, `bench/results/${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), json);
   const md = [`| ${COLUMNS.map(([t]) => t).join(' | ')} |`, `|${COLUMNS.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${COLUMNS.map(([, cell]) => cell(r)).join(' | ')} |`)];
   writeFileSync(join(root, `bench/results/${name}.md`), md.join('\n') + '\n');
 }

@@ -51,7 +51,12 @@ const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
 const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'));
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const selfUs = new Map();
-for (let i = 0; i < profile.samples.length; i++) selfUs.set(profile.samples[i], (selfUs.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
+// Boot (module loading, the tokenizer tables) is not a request's cost: count from the first sample in chat code.
+let loaded = false;
+for (let i = 0; i < profile.samples.length; i++) {
+  loaded ||= byId.get(profile.samples[i]).callFrame.url.includes('/dist/chat/');
+  if (loaded) selfUs.set(profile.samples[i], (selfUs.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
+}
 const groupOf = (url) => {
   if (!url) return '(native / gc / idle)';
   const path = url.replace('file://', '');
@@ -82,4 +87,24 @@ const show = (map, n) =>
     .slice(0, n)
     .map(([k, us]) => `${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${k}`)
     .join('\n');
+// Groups -> the layers docs/performance.md talks about.
+const LAYERS = [
+  ['HTTP server, sockets and syscalls (node:)', (g) => g.startsWith('node:') || g === '(native / gc / idle)'],
+  ['Express, router, body-parser', (g) => /^(express|router|body-parser|raw-body|type-is|content-type|parseurl|on-headers|finalhandler|iconv-lite|mime-types|media-typer)$/.test(g)],
+  ['Nest (core, common, rxjs)', (g) => /^(@nestjs\/|rxjs|reflect-metadata)/.test(g)],
+  ['validation (class-validator, class-transformer)', (g) => /^class-(validator|transformer)$/.test(g)],
+  ['upstream HTTP client (undici + llhttp wasm)', (g) => g === 'undici' || g.startsWith('wasm:')],
+  ['Redis client (ioredis)', (g) => /^(ioredis|redis-parser|denque|cluster-key-slot|standard-as-callback|@ioredis\/)/.test(g)],
+  ['logging (pino)', (g) => /^(pino|sonic-boom|@pinojs\/|fast-redact|quick-format-unescaped|thread-stream|atomic-sleep|on-exit-leak-free)/.test(g)],
+  ['metrics (prom-client)', (g) => /^(prom-client|tdigest|bintrees)$/.test(g) || g.startsWith('dist/metrics')],
+  ['tokenizer (gpt-tokenizer)', (g) => g === 'gpt-tokenizer'],
+  ['Switchyard code (dist/)', (g) => g.startsWith('dist/')],
+];
+const layers = new Map();
+for (const [group, us] of groups) {
+  const layer = LAYERS.find(([, test]) => test(group))?.[0] ?? `other: ${group}`;
+  layers.set(layer, (layers.get(layer) ?? 0) + us);
+}
+const gc = [...fns].filter(([k]) => k.startsWith('(garbage collector)')).reduce((n, [, us]) => n + us, 0);
+console.log(`by layer (garbage collection ${((gc / total) * 100).toFixed(1)}% is inside the first)\n${show(layers, 20)}\n`);
 console.log(`busy CPU ${(total / 1000).toFixed(0)} ms = ${((total / result.requests.total) * 1).toFixed(0)} us/request\n\nby module\n${show(groups, 30)}\n\ntop functions\n${show(fns, 40)}\n\nprofile: ${join(dir, file)}`);

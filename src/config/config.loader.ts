@@ -76,8 +76,8 @@ const THINKING_BY_TYPE: Record<BackendType, ThinkingMode[]> = {
   openai: ['none', 'reasoning_effort', 'chat_template_kwargs'],
   anthropic: ['none', 'native'],
   gemini: ['none', 'native'],
-  // The default local model's template has no thought section; budget-enforced thinking is not built yet.
-  local: ['none'],
+  // native: thinking as the GGUF's chat template allows (a thought budget if it has a thought section, else a 400).
+  local: ['none', 'native'],
 };
 
 function thinkingFits(type: BackendType, mode: ThinkingMode): boolean {

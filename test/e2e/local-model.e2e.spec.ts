@@ -1,7 +1,7 @@
 import { BACKENDS, type Backend } from '../../src/providers/provider-adapter';
 import type { LocalModelClient } from '../../src/providers/local/local-model.client';
 import { eventually } from '../support/eventually';
-import { ensureLocalModel, LOCAL_MODEL, referenceTokens } from '../support/local-model';
+import { ensureLocalModel, ensureThinkingModel, LOCAL_MODEL, referenceTokens, THINKING_MODEL } from '../support/local-model';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
@@ -21,7 +21,7 @@ describe('local model backend (real model)', () => {
       upstreamUrl: upstream.url,
       config: {
         backends: { local: { type: 'local', local: { modelPath: LOCAL_MODEL, parallel: 2, queueSize: 2, contextSize: 1024, threads: 2 } } },
-        models: { smollm2: { backend: 'local', upstreamModel: 'SmolLM2-135M-Instruct' } },
+        models: { smollm2: { backend: 'local', upstreamModel: 'SmolLM2-135M-Instruct', thinking: 'native' } },
       },
     });
     ({ token } = await gw.teamToken('local'));
@@ -72,7 +72,11 @@ describe('local model backend (real model)', () => {
     expect(stopped.choices[0].message.content).not.toContain('Paris');
     expect(stopped.choices[0].message.content).toContain('France');
     expect(stopped.choices[0].finish_reason).toBe('stop');
-    await expect(client.chat.completions.create({ ...ask('x'), thinking: { type: 'enabled', budget_tokens: 100 } } as any)).rejects.toMatchObject({ status: 400, param: 'thinking' });
+    // `thinking: native` follows the template, and SmolLM2's has no thought section.
+    const thinking = await gw.asTeam(token, 'POST', '/v1/chat/completions', { ...ask('x'), thinking: { type: 'enabled', budget_tokens: 100 } });
+    expect(thinking.status).toBe(400);
+    expect(thinking.body.error).toMatchObject({ type: 'invalid_request_error', param: 'thinking' });
+    expect(thinking.body.error.message).toMatch(/no thought section/);
   });
 
   it('a full queue answers 429 with Retry-After; a client abort frees its slot at once; 4 concurrent streams all complete', async () => {
@@ -146,5 +150,84 @@ describe('local model backend (real model)', () => {
     } finally {
       await broken.close();
     }
+  });
+});
+
+/**
+ * A GGUF whose chat template has a thought section (see ensureThinkingModel): thinking is run with the
+ * budget enforced by node-llama-cpp, relayed as reasoning_content and counted as reasoning_tokens.
+ */
+describe('local model backend with a thought section in its template (real model)', () => {
+  jest.setTimeout(180_000);
+  let upstream: OpenAIUpstream;
+  let gw: TestGateway;
+  let client: ReturnType<TestGateway['openai']>;
+  const think = (budget: number, extra: object = {}) => ({
+    model: 'thinker',
+    messages: [{ role: 'user' as const, content: 'Why is the sky blue?' }],
+    temperature: 0,
+    max_tokens: 120,
+    thinking: { type: "enabled", budget_tokens: budget },
+    ...extra,
+  });
+
+  beforeAll(async () => {
+    ensureThinkingModel();
+    upstream = await new OpenAIUpstream().start();
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: {
+        backends: { local: { type: 'local', local: { modelPath: THINKING_MODEL, parallel: 1, queueSize: 4, contextSize: 1024, threads: 2 } } },
+        models: { thinker: { backend: 'local', upstreamModel: 'SmolLM2-think', thinking: 'native' } },
+      },
+    });
+    client = gw.openai((await gw.teamToken('thinkers')).token);
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await upstream?.stop();
+  });
+
+  it('thinks within the budget, then answers; the budget is what limits the thought', async () => {
+    const small = (await client.chat.completions.create(think(12) as any)) as any;
+    const reasoning = small.usage.completion_tokens_details.reasoning_tokens;
+    expect(small.choices[0].message.reasoning_content.length).toBeGreaterThan(0);
+    expect(reasoning).toBeGreaterThan(0);
+    expect(reasoning).toBeLessThanOrEqual(12);
+    expect(small.usage.completion_tokens).toBeGreaterThan(reasoning); // the answer came after the thought
+    expect(small.choices[0].message.content.length).toBeGreaterThan(0);
+    expect(small.usage.total_tokens).toBe(small.usage.prompt_tokens + small.usage.completion_tokens);
+    // Same prompt, larger budget: the model thinks longer, so the budget (not the model) stopped the first thought.
+    const large = (await client.chat.completions.create(think(48) as any)) as any;
+    expect(large.usage.completion_tokens_details.reasoning_tokens).toBeGreaterThan(reasoning);
+    expect(large.usage.completion_tokens_details.reasoning_tokens).toBeLessThanOrEqual(48);
+  });
+
+  it('streams the thought as reasoning_content deltas before the answer, with reasoning_tokens in the usage chunk', async () => {
+    const stream = await client.chat.completions.create({ ...think(16), stream: true, stream_options: { include_usage: true } } as any);
+    const chunks: any[] = [];
+    for await (const chunk of stream as any) chunks.push(chunk);
+    const firstReasoning = chunks.findIndex((c) => c.choices[0]?.delta?.reasoning_content);
+    const firstContent = chunks.findIndex((c) => c.choices[0]?.delta?.content);
+    expect(firstReasoning).toBeGreaterThan(-1);
+    expect(firstContent).toBeGreaterThan(firstReasoning);
+    const usage = chunks.at(-1).usage;
+    expect(usage.completion_tokens_details.reasoning_tokens).toBeGreaterThan(0);
+    expect(usage.completion_tokens_details.reasoning_tokens).toBeLessThanOrEqual(16);
+  });
+
+  it('answers without a thought when the request does not ask for thinking', async () => {
+    const plain = (await client.chat.completions.create({ model: 'thinker', messages: [{ role: 'user', content: 'Why is the sky blue?' }], temperature: 0, max_tokens: 30 })) as any;
+    expect(plain.choices[0].message.reasoning_content).toBeUndefined();
+    expect(plain.usage.completion_tokens_details).toBeUndefined();
+    expect(plain.choices[0].message.content.length).toBeGreaterThan(0);
+  });
+
+  it('records the reasoning tokens in usage accounting', async () => {
+    await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/usage?team=thinkers&model=thinker');
+      expect(body.total.requests).toBe(4);
+      expect(body.total.reasoning_tokens).toBeGreaterThan(0);
+    });
   });
 });

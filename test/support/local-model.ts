@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(__dirname, '../..');
@@ -22,4 +22,30 @@ export function referenceTokens(history: unknown[], text: string): { prompt: num
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   return JSON.parse(out) as { prompt: number; text: number };
+}
+
+/**
+ * A GGUF whose chat template has a thought section, for the thinking tests. No small thinking model ships on
+ * the registries this machine reaches, so this is the default model's weights with a QwQ-style template
+ * (test/fixtures/local/think-chat-template.jinja: ChatML, `<think>` opened by the generation prompt, earlier
+ * thoughts stripped), written with gguf-py's gguf-new-metadata (llama.cpp's own GGUF library, from PyPI).
+ * The thoughts are not smart, but everything the gateway does with them is real: node-llama-cpp detects the
+ * section from the template, the budget is enforced in generation, and the tokens are the model's.
+ */
+export const THINKING_MODEL = join(root, '.cache/models/SmolLM2-135M-Instruct.think-template.gguf');
+
+export function ensureThinkingModel(): void {
+  ensureLocalModel();
+  if (existsSync(THINKING_MODEL)) return;
+  const venv = join(root, '.cache/gguf-venv');
+  if (!existsSync(join(venv, 'bin/gguf-new-metadata'))) {
+    execFileSync('python3', ['-m', 'venv', venv], { stdio: 'ignore', timeout: 120_000 });
+    execFileSync(join(venv, 'bin/pip'), ['install', '--quiet', '--disable-pip-version-check', 'gguf==0.19.0'], { stdio: 'ignore', timeout: 300_000 });
+  }
+  const template = join(__dirname, '../fixtures/local/think-chat-template.jinja');
+  execFileSync(join(venv, 'bin/gguf-new-metadata'), ['--chat-template-file', template, '--general-name', 'SmolLM2 135M think-template', LOCAL_MODEL, `${THINKING_MODEL}.tmp`, '--force'], {
+    stdio: 'ignore',
+    timeout: 120_000,
+  });
+  renameSync(`${THINKING_MODEL}.tmp`, THINKING_MODEL);
 }

@@ -11,6 +11,7 @@ interface Pending {
   body: PushBody;
   stream: boolean;
   text: string;
+  reasoning: string;
   model: string;
   id: string;
   created: number;
@@ -37,6 +38,8 @@ export class LocalModelClient implements BackendClient {
   private lastFailure = 'starting';
   /** Set when the model could not even load (runtime or file missing): restarting cannot help. */
   private cannotLoad = false;
+  /** Whether the loaded model's chat template has a thought section (known once the worker is ready). */
+  private thoughts = false;
 
   constructor(
     private readonly backendId: string,
@@ -58,9 +61,10 @@ export class LocalModelClient implements BackendClient {
     }
     await this.whenReady();
     const request = JSON.parse(call.body) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const thoughtBudget = this.thoughtBudget(request.thinking);
     const id = this.nextId++;
     const body = new PushBody();
-    const pending: Pending = { body, stream: request.stream === true, text: '', model: String(request.model), id: `chatcmpl-local-${id}`, created: Math.floor(Date.now() / 1000) };
+    const pending: Pending = { body, stream: request.stream === true, text: '', reasoning: '', model: String(request.model), id: `chatcmpl-local-${id}`, created: Math.floor(Date.now() / 1000) };
     this.pending.set(id, pending);
     const message: GenerateRequest = {
       type: 'generate',
@@ -70,6 +74,7 @@ export class LocalModelClient implements BackendClient {
       temperature: request.temperature ?? undefined,
       topP: request.top_p ?? undefined,
       stop: request.stop === undefined || request.stop === null ? undefined : Array.isArray(request.stop) ? request.stop : [request.stop],
+      thoughtBudget,
     };
     this.post(message);
     // Client gone: cancel generation in the worker at once and free the slot.
@@ -80,6 +85,21 @@ export class LocalModelClient implements BackendClient {
     });
     if (pending.stream) this.chunk(pending, { role: 'assistant', content: '' });
     return { status: 200, headers: {}, body };
+  }
+
+  /**
+   * `thinking: {type: "enabled", budget_tokens}` -> the thought budget the worker enforces; a 400 when the
+   * model's template has no thought section. Without it (or `disabled`), a thinking model answers at once.
+   */
+  private thoughtBudget(thinking: { type?: string; budget_tokens?: number } | undefined): number {
+    if (thinking?.type !== 'enabled') return 0;
+    if (!this.thoughts) {
+      throw new GatewayException('invalid_request', `The local model "${this.backendId}" has no thought section in its chat template, so it cannot use 'thinking'.`, {
+        param: 'thinking',
+        wireCode: null,
+      });
+    }
+    return thinking.budget_tokens ?? 0;
   }
 
   transportError(error: unknown): unknown {
@@ -99,6 +119,7 @@ export class LocalModelClient implements BackendClient {
       worker.on('message', (message: FromWorker) => {
         if (message.type === 'ready') {
           this.restarts = 0;
+          this.thoughts = message.thoughts;
           this.log(`local model ready: ${message.modelName}`);
           resolveReady();
         } else if (message.type === 'failed') {
@@ -150,12 +171,22 @@ export class LocalModelClient implements BackendClient {
       if (pending.stream) this.chunk(pending, { content: message.text });
       return;
     }
+    if (message.type === 'thought') {
+      pending.reasoning += message.text;
+      if (pending.stream) this.chunk(pending, { reasoning_content: message.text });
+      return;
+    }
     this.pending.delete(message.id);
     if (message.type === 'error') {
       pending.body.fail(new GatewayException('upstream_error', `The local model "${this.backendId}" failed: ${message.message}`));
       return;
     }
-    const usage = { prompt_tokens: message.promptTokens, completion_tokens: message.completionTokens, total_tokens: message.promptTokens + message.completionTokens };
+    const usage = {
+      prompt_tokens: message.promptTokens,
+      completion_tokens: message.completionTokens,
+      total_tokens: message.promptTokens + message.completionTokens,
+      ...(message.reasoningTokens ? { completion_tokens_details: { reasoning_tokens: message.reasoningTokens } } : {}),
+    };
     if (pending.stream) {
       this.chunk(pending, {}, message.finishReason);
       pending.body.push(`data: ${JSON.stringify({ ...this.base(pending), object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
@@ -165,7 +196,14 @@ export class LocalModelClient implements BackendClient {
         JSON.stringify({
           ...this.base(pending),
           object: 'chat.completion',
-          choices: [{ index: 0, message: { role: 'assistant', content: pending.text }, finish_reason: message.finishReason, logprobs: null }],
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: pending.text, ...(pending.reasoning ? { reasoning_content: pending.reasoning } : {}) },
+              finish_reason: message.finishReason,
+              logprobs: null,
+            },
+          ],
           usage,
         }),
       );

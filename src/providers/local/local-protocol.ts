@@ -17,6 +17,8 @@ export interface GenerateRequest {
   temperature?: number;
   topP?: number;
   stop?: string[];
+  /** Tokens the model may spend in its thought section (0: none); only for models that have one. */
+  thoughtBudget: number;
 }
 
 export interface AbortRequest {
@@ -27,8 +29,11 @@ export interface AbortRequest {
 export type ToWorker = WorkerInit | GenerateRequest | AbortRequest;
 
 export type FromWorker =
-  | { type: 'ready'; modelName: string }
+  /** `thoughts`: the GGUF's chat template has a thought section (e.g. <think>...</think>). */
+  | { type: 'ready'; modelName: string; thoughts: boolean }
   | { type: 'failed'; message: string }
   | { type: 'text'; id: number; text: string }
-  | { type: 'done'; id: number; finishReason: 'stop' | 'length'; promptTokens: number; completionTokens: number }
+  | { type: 'thought'; id: number; text: string }
+  /** completionTokens includes reasoningTokens (the thought section's), as in OpenAI's usage. */
+  | { type: 'done'; id: number; finishReason: 'stop' | 'length'; promptTokens: number; completionTokens: number; reasoningTokens: number }
   | { type: 'error'; id: number; message: string };

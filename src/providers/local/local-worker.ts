@@ -28,17 +28,39 @@ async function init(config: WorkerInit): Promise<void> {
     const llama = await module.getLlama({ build: 'never', gpu: false, logLevel: 'error', progressLogs: false });
     const model = await llama.loadModel({ modelPath: resolve(config.modelPath) });
     const context = await model.createContext({ sequences: config.parallel, contextSize: config.contextSize, threads: config.threads || availableParallelism() });
-    // One LlamaChat per sequence, made once: building one resolves the chat template (~300 ms).
+    // One chat wrapper (resolving the template takes ~300 ms) and one LlamaChat per sequence, made once.
+    const chatWrapper = chatWrapperFor(module, model);
     const free = Array.from({ length: config.parallel }, () => {
       const sequence = context.getSequence();
-      return { sequence, chat: new module.LlamaChat({ contextSequence: sequence }) };
+      return { sequence, chat: new module.LlamaChat({ contextSequence: sequence, chatWrapper }) };
     });
     runtime = { module, model, context, free, waiting: [] };
-    send({ type: 'ready', modelName: String(model.fileInfo?.metadata?.general?.name ?? config.modelPath) });
+    const thoughts = chatWrapper.settings?.segments?.thought != null;
+    send({ type: 'ready', modelName: String(model.fileInfo?.metadata?.general?.name ?? config.modelPath), thoughts });
   } catch (error) {
     send({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
     process.exit(1);
   }
+}
+
+/**
+ * The chat wrapper node-llama-cpp picks for the GGUF, unless the GGUF's own Jinja template has a thought section
+ * that the picked wrapper lacks: a template that is ChatML plus `<think>` (QwQ-style) matches the plain ChatML
+ * wrapper, which would drop the thoughts. Then the template itself is used, as written.
+ */
+function chatWrapperFor(module: any, model: any): any {
+  const resolved = module.resolveChatWrapper({ type: 'auto', fileInfo: model.fileInfo, tokenizer: model.tokenizer, bosString: model.tokens?.bosString, filename: model.filename });
+  if (resolved?.settings?.segments?.thought) return resolved;
+  const template = model.fileInfo?.metadata?.tokenizer?.chat_template;
+  if (typeof template === 'string') {
+    try {
+      const jinja = new module.JinjaTemplateChatWrapper({ template, tokenizer: model.tokenizer });
+      if (jinja.settings?.segments?.thought) return jinja;
+    } catch {
+      // A template node-llama-cpp cannot render: keep the wrapper it picked.
+    }
+  }
+  return resolved ?? 'auto';
 }
 
 function acquire(): Promise<Slot> {
@@ -72,6 +94,7 @@ async function generate(request: GenerateRequest): Promise<void> {
     // The prompt exactly as the model sees it: the chat template applied, then tokenized.
     const promptTokens = chat.chatWrapper.generateContextState({ chatHistory: history }).contextText.tokenize(runtime!.model.tokenizer).length;
     let completionTokens = 0;
+    let reasoningTokens = 0;
     const result = await chat.generateResponse(history, {
       maxTokens: request.maxTokens,
       temperature: request.temperature,
@@ -79,12 +102,19 @@ async function generate(request: GenerateRequest): Promise<void> {
       customStopTriggers: request.stop?.length ? request.stop : undefined,
       signal: controller.signal,
       stopOnAbortSignal: true,
-      onToken: (tokens: unknown[]) => (completionTokens += tokens.length),
-      onTextChunk: (text: string) => send({ type: 'text', id: request.id, text }),
+      // node-llama-cpp closes the thought section when its budget is spent (0: the model answers at once).
+      budgets: { thoughtTokens: request.thoughtBudget },
+      onResponseChunk: (chunk: { type?: string; segmentType?: string; text: string; tokens: unknown[] }) => {
+        completionTokens += chunk.tokens.length;
+        if (chunk.type === 'segment' && chunk.segmentType === 'thought') {
+          reasoningTokens += chunk.tokens.length;
+          if (chunk.text) send({ type: 'thought', id: request.id, text: chunk.text });
+        } else if (chunk.type === undefined && chunk.text) send({ type: 'text', id: request.id, text: chunk.text });
+      },
     });
     if (controller.signal.aborted) return;
     const finishReason = result.metadata?.stopReason === 'maxTokens' ? 'length' : 'stop';
-    send({ type: 'done', id: request.id, finishReason, promptTokens, completionTokens });
+    send({ type: 'done', id: request.id, finishReason, promptTokens, completionTokens, reasoningTokens });
   } catch (error) {
     if (!controller.signal.aborted) send({ type: 'error', id: request.id, message: error instanceof Error ? error.message : String(error) });
   } finally {

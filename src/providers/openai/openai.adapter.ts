@@ -111,6 +111,9 @@ function applyThinking(body: Record<string, unknown>, request: ChatCompletionReq
     if (body.max_tokens !== undefined && body.max_completion_tokens === undefined) body.max_completion_tokens = body.max_tokens;
     delete body.max_tokens;
     if (typeof thinking === 'number') body.reasoning_effort = effortFor(thinking, target.model.effortThresholds);
+  } else if (mode === 'native' && request.thinking) {
+    // Only local backends take `native` here: their worker reads the request's thinking as is.
+    body.thinking = request.thinking;
   } else if (mode === 'chat_template_kwargs' && thinking !== undefined) {
     const kwargs = typeof body.chat_template_kwargs === 'object' && body.chat_template_kwargs ? body.chat_template_kwargs : {};
     body.chat_template_kwargs = { ...kwargs, enable_thinking: thinking !== false };
