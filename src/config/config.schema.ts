@@ -122,7 +122,7 @@ export class LocalBackendConfig {
   @IsInt() @Min(0) queueSize = 16;
   /** Context tokens per sequence (prompt + completion). */
   @IsInt() @Min(256) contextSize = 2048;
-  /** CPU threads for inference (0: one per core). More threads than cores makes llama.cpp crawl. */
+  /** CPU threads for inference (0: one per core but one, left to the gateway). More threads than cores makes llama.cpp crawl. */
   @IsInt() @Min(0) threads = 0;
 }
 

@@ -27,7 +27,10 @@ async function init(config: WorkerInit): Promise<void> {
     const module = await importEsm(entry);
     const llama = await module.getLlama({ build: 'never', gpu: false, logLevel: 'error', progressLogs: false });
     const model = await llama.loadModel({ modelPath: resolve(config.modelPath) });
-    const context = await model.createContext({ sequences: config.parallel, contextSize: config.contextSize, threads: config.threads || availableParallelism() });
+    // Default: every core but one, which is left to the gateway (and the client) on the same machine. llama.cpp's
+    // threads spin-wait on each other, so one that loses its core to the gateway stalls the rest: on the 2-core dev
+    // machine two threads lost 19% of tokens/s through the gateway, one thread 2% (docs/performance.md).
+    const context = await model.createContext({ sequences: config.parallel, contextSize: config.contextSize, threads: config.threads || Math.max(1, availableParallelism() - 1) });
     // One chat wrapper (resolving the template takes ~300 ms) and one LlamaChat per sequence, made once.
     const chatWrapper = chatWrapperFor(module, model);
     const free = Array.from({ length: config.parallel }, () => {
@@ -91,8 +94,6 @@ async function generate(request: GenerateRequest): Promise<void> {
   try {
     if (controller.signal.aborted) return;
     const history = historyOf(request.messages);
-    // The prompt exactly as the model sees it: the chat template applied, then tokenized.
-    const promptTokens = chat.chatWrapper.generateContextState({ chatHistory: history }).contextText.tokenize(runtime!.model.tokenizer).length;
     let completionTokens = 0;
     let reasoningTokens = 0;
     const result = await chat.generateResponse(history, {
@@ -113,6 +114,9 @@ async function generate(request: GenerateRequest): Promise<void> {
       },
     });
     if (controller.signal.aborted) return;
+    // The prompt exactly as the model saw it: the chat template applied, then tokenized. Counted after the
+    // answer, not before: rendering and tokenizing again cost the first token a few milliseconds.
+    const promptTokens = chat.chatWrapper.generateContextState({ chatHistory: history }).contextText.tokenize(runtime!.model.tokenizer).length;
     const finishReason = result.metadata?.stopReason === 'maxTokens' ? 'length' : 'stop';
     send({ type: 'done', id: request.id, finishReason, promptTokens, completionTokens, reasoningTokens });
   } catch (error) {
