@@ -90,7 +90,7 @@ const show = (map, n) =>
 // Groups -> the layers docs/performance.md talks about.
 const LAYERS = [
   ['HTTP server, sockets and syscalls (node:)', (g) => g.startsWith('node:') || g === '(native / gc / idle)'],
-  ['Express, router, body-parser', (g) => /^(express|router|body-parser|raw-body|type-is|content-type|parseurl|on-headers|finalhandler|iconv-lite|mime-types|media-typer)$/.test(g)],
+  ['Express, router, body-parser', (g) => /^(express|router|body-parser|raw-body|type-is|content-type|parseurl|on-headers|on-finished|finalhandler|iconv-lite|mime-types|media-typer|debug|forwarded|path-to-regexp|proxy-addr|depd|statuses|vary)$/.test(g)],
   ['Nest (core, common, rxjs)', (g) => /^(@nestjs\/|rxjs|reflect-metadata)/.test(g)],
   ['validation (class-validator, class-transformer)', (g) => /^class-(validator|transformer)$/.test(g)],
   ['upstream HTTP client (undici + llhttp wasm)', (g) => g === 'undici' || g.startsWith('wasm:')],
