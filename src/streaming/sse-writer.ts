@@ -18,9 +18,9 @@ export function openSse(res: Response): void {
   });
 }
 
-/** Writes one `data:` event; false means the socket buffer is full (wait for drain). */
-export function writeSseData(res: Response, json: string): boolean {
-  return res.write(`data: ${json}\n\n`);
+/** One `data:` event, as written on the wire. */
+export function sseData(json: string): string {
+  return `data: ${json}\n\n`;
 }
 
 /** SSE comments are ignored by every client: safe keep-alives. */
@@ -34,5 +34,5 @@ export function endSseDone(res: Response): void {
 
 /** After the 200 went out, an error can only travel in-band: OpenAI's error body as a data event, then end. */
 export function writeSseError(res: Response, exception: GatewayException): void {
-  res.end(`data: ${JSON.stringify(exception.toBody())}\n\n`);
+  res.end(sseData(JSON.stringify(exception.toBody())));
 }

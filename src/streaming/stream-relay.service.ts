@@ -10,7 +10,7 @@ import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-type
 import { readSse } from '../providers/shared/sse';
 import { fillReasoningTokens } from '../usage/token-estimator';
 import { isAbort, type BackendClient, type UpstreamResponse } from '../providers/shared/upstream-client';
-import { endSseDone, openSse, writeSseComment, writeSseData, writeSseError } from './sse-writer';
+import { endSseDone, openSse, sseData, writeSseComment, writeSseError } from './sse-writer';
 
 export interface RelayRequest {
   res: Response;
@@ -76,10 +76,7 @@ export class StreamRelay {
         const next = await batches.next();
         if (next.done) break;
         let full = false;
-        // Events that arrived together leave together: one socket write instead of one per event (each
-        // write is a syscall, the largest cost of a stream). Nothing waits for more input, so no chunk
-        // is held back.
-        res.cork();
+        let out = '';
         try {
           for (const event of next.value) {
             const step = mapper.map(event);
@@ -93,7 +90,7 @@ export class StreamRelay {
               collectText(chunk, outcome.relayedText, outcome.reasoningText);
               const json = clientJson(chunk, step.chunks.length === 1 ? step.raw : undefined, clientModel, includeUsage);
               if (json === undefined) continue;
-              full = !writeSseData(res, json) || full;
+              out += sseData(json);
               if (outcome.firstTokenAt === undefined && outcome.relayedText.length > textBefore) outcome.firstTokenAt = process.hrtime.bigint();
             }
             if (step.done) {
@@ -102,8 +99,12 @@ export class StreamRelay {
             }
           }
         } finally {
-          // The last batch stays corked: `finish` adds [DONE] and the end of the response to the same write.
-          if (!ended) res.uncork();
+          // Events that arrived together leave together, as one write: one syscall and one chunk of the chunked
+          // encoding instead of one per event (the largest cost of a stream). Nothing waits for more input, so
+          // no chunk is held back. The last batch stays corked: `finish` adds [DONE] and the end of the response
+          // to the same write.
+          if (ended) res.cork();
+          if (out) full = !res.write(out);
         }
         lastWrite = Date.now();
         if (full && !ended) await drained(res);
