@@ -44,9 +44,9 @@ export interface RelayOutcome {
 }
 
 /**
- * Upstream SSE -> adapter -> client SSE, chunk by chunk, with no buffering: each
- * event is written the moment it is parsed. Backpressure is honoured (we stop
- * reading upstream while the client's socket is full).
+ * Upstream SSE -> adapter -> client SSE, with no buffering: the events of each upstream
+ * read are written, in one write, the moment they are parsed. Backpressure is honoured
+ * (we stop reading upstream while the client's socket is full).
  */
 @Injectable()
 export class StreamRelay {

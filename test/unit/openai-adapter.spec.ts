@@ -38,6 +38,20 @@ describe('OpenAI adapter', () => {
     expect(() => mapper.map({ data: 'not json', event: undefined, id: undefined })).toThrow(/malformed stream event/);
   });
 
+  it('offers the upstream text for reuse only when it is one line and the chunk was not changed', () => {
+    const mapper = adapter.createStreamMapper();
+    const chunk = { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'x' }, finish_reason: null }] };
+    const oneLine = JSON.stringify(chunk);
+    expect(mapper.map({ data: oneLine, event: undefined, id: undefined }).raw).toBe(oneLine);
+    // Sent over several data: lines (joined with \n): reusing it would break the client's SSE framing.
+    expect(mapper.map({ data: JSON.stringify(chunk, null, 1), event: undefined, id: undefined }).raw).toBeUndefined();
+    // vLLM's `reasoning` is renamed, and usage is normalised: the text no longer matches the chunk.
+    const reasoning = { ...chunk, choices: [{ index: 0, delta: { reasoning: 'r' }, finish_reason: null }] };
+    expect(mapper.map({ data: JSON.stringify(reasoning), event: undefined, id: undefined }).raw).toBeUndefined();
+    const usage = { ...chunk, choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } };
+    expect(mapper.map({ data: JSON.stringify(usage), event: undefined, id: undefined }).raw).toBeUndefined();
+  });
+
   it("reads vLLM's integer codes and old flat error bodies without crashing", () => {
     expect(adapter.mapError(400, JSON.stringify({ error: { message: 'bad', type: 'BadRequestError', code: 400 } }), {}).toBody().error.code).toBeNull();
     expect(adapter.mapError(400, JSON.stringify({ object: 'error', message: 'flat bad' }), {}).message).toBe('flat bad');

@@ -68,7 +68,8 @@ export class OpenAIAdapter implements ProviderAdapter {
         const chunk = parseStreamEvent<ChatCompletionChunk & { error?: unknown }>(event.data, this.backendId);
         if (chunk.error) throw this.errorFromBody(500, chunk, {});
         const renamesReasoning = chunk.choices?.some((choice) => typeof choice?.delta?.reasoning === 'string') === true;
-        if (!chunk.usage && !renamesReasoning) return { chunks: [chunk], raw: event.data };
+        // Reusable as is unless it was sent over several `data:` lines (joined with \n, which would break our framing).
+        if (!chunk.usage && !renamesReasoning && !event.data.includes('\n')) return { chunks: [chunk], raw: event.data };
         if (chunk.usage) chunk.usage = normalizeUsage(chunk.usage);
         for (const choice of chunk.choices ?? []) normalizeReasoningField(choice?.delta);
         return { chunks: [chunk] };
