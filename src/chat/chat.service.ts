@@ -30,11 +30,10 @@ export class ChatService {
   async complete(dto: ChatCompletionRequestDto, req: Request, res: Response, signal: AbortSignal): Promise<ChatCompletion> {
     const route = this.route(dto, req);
     const prompt = memo(() => estimatePromptTokens(dto.messages, dto.tools));
-    await this.admit(dto, req, res, prompt);
+    const call = await this.admitAndStart(route, dto, req, res, prompt, false, signal);
     let completion: ChatCompletion;
-    req.ctx.upstreamStartedAt = process.hrtime.bigint();
     try {
-      const upstream = await this.send(route, dto, false, signal);
+      const upstream = await call.upstream;
       const body: unknown = await upstream.body.json();
       req.ctx.upstreamEndedAt = process.hrtime.bigint();
       completion = route.backend.adapter.parseResponse(body);
@@ -61,11 +60,10 @@ export class ChatService {
   async stream(dto: ChatCompletionRequestDto, req: Request, res: Response, signal: AbortSignal): Promise<void> {
     const route = this.route(dto, req);
     const prompt = memo(() => estimatePromptTokens(dto.messages, dto.tools));
-    await this.admit(dto, req, res, prompt);
-    req.ctx.upstreamStartedAt = process.hrtime.bigint();
+    const call = await this.admitAndStart(route, dto, req, res, prompt, true, signal);
     let upstream: UpstreamResponse;
     try {
-      upstream = await this.send(route, dto, true, signal);
+      upstream = await call.upstream;
     } catch (error) {
       req.ctx.upstreamEndedAt = process.hrtime.bigint();
       if (error instanceof GatewayException) req.ctx.upstreamErrorReason = error.code;
@@ -110,6 +108,40 @@ export class ChatService {
     }
     route.backend.adapter.validate?.(dto, { upstreamModel: route.config.upstreamModel, model: route.config });
     return route;
+  }
+
+  /**
+   * Admits the request and starts the backend call; resolves once admitted, with the call in flight (a refusal
+   * throws here, a backend failure when `upstream` is awaited). A backend that `cancelsAtNoCost` (a local model)
+   * is started before the admission, so its prompt evaluation overlaps the admission's Redis round trip (measured
+   * in bench/local-model.mjs); nothing it produces reaches the client before the admission, and a refusal cancels it.
+   */
+  private async admitAndStart(
+    route: Route,
+    dto: ChatCompletionRequestDto,
+    req: Request,
+    res: Response,
+    prompt: () => number,
+    stream: boolean,
+    signal: AbortSignal,
+  ): Promise<{ upstream: Promise<UpstreamResponse> }> {
+    if (!route.backend.client.cancelsAtNoCost) {
+      await this.admit(dto, req, res, prompt);
+      req.ctx.upstreamStartedAt = process.hrtime.bigint();
+      return { upstream: this.send(route, dto, stream, signal) };
+    }
+    const refused = new AbortController();
+    req.ctx.upstreamStartedAt = process.hrtime.bigint();
+    const upstream = this.send(route, dto, stream, AbortSignal.any([signal, refused.signal]));
+    upstream.catch(() => undefined); // awaited by the caller once admitted; moot if the admission refuses
+    try {
+      await this.admit(dto, req, res, prompt);
+    } catch (error) {
+      refused.abort();
+      req.ctx.upstreamStartedAt = undefined;
+      throw error;
+    }
+    return { upstream };
   }
 
   /** Limits: one Redis call; reserves prompt + completion allowance when a token limit applies. */

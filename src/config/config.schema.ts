@@ -124,6 +124,11 @@ export class LocalBackendConfig {
   @IsInt() @Min(256) contextSize = 2048;
   /** CPU threads for inference (0: one per core but one, left to the gateway). More threads than cores makes llama.cpp crawl. */
   @IsInt() @Min(0) threads = 0;
+  /**
+   * Pin the worker to the CPUs its threads use (the last `threads` this process may use), leaving the others to
+   * the gateway, when that leaves it at least one. Linux with `taskset`; elsewhere nothing is pinned.
+   */
+  @IsBoolean() pinCpus = true;
 }
 
 export class BackendConfig {

@@ -1,5 +1,8 @@
+import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { BACKENDS, type Backend } from '../../src/providers/provider-adapter';
 import type { LocalModelClient } from '../../src/providers/local/local-model.client';
+import { allowedCpus, parseCpuList } from '../../src/providers/local/cpu-placement';
 import { eventually } from '../support/eventually';
 import { ensureLocalModel, ensureThinkingModel, LOCAL_MODEL, referenceTokens, THINKING_MODEL } from '../support/local-model';
 import { OpenAIUpstream } from '../support/openai-upstream';
@@ -103,6 +106,38 @@ describe('local model backend (real model)', () => {
     }
   });
 
+  it('generation starts while the admission is in flight; a request the limits refuse is cancelled in the worker and accounted as rejected', async () => {
+    await gw.admin('POST', '/admin/v1/teams', { id: 'local-quota', limits: { tokensPerDay: 200 } });
+    const { token: quota } = await gw.teamToken('local-quota');
+    const worker = (localClient() as any).worker as ChildProcess;
+    const posted: Array<{ type: string; id?: number }> = [];
+    const send = worker.send;
+    worker.send = ((message: any, ...rest: any[]) => {
+      posted.push(message);
+      return (send as any).call(worker, message, ...rest);
+    }) as typeof worker.send;
+    try {
+      const admitted = await gw.asTeam(quota, 'POST', '/v1/chat/completions', ask('Say hello.', { max_tokens: 4 }));
+      expect(admitted.status).toBe(200);
+      // Reserves its prompt + 400 completion tokens against a 200-token day: refused, whatever it would really use.
+      const refused = await gw.asTeam(quota, 'POST', '/v1/chat/completions', { ...ask('Count to a thousand.', { max_tokens: 400 }), stream: true });
+      expect(refused.status).toBe(429);
+      expect(refused.body.error).toMatchObject({ type: 'rate_limit_exceeded', code: 'quota_exceeded' });
+      // Both went to the worker before their admission answered; the refused one was told to stop at once.
+      const generate = posted.filter((m) => m.type === 'generate');
+      expect(generate).toHaveLength(2);
+      expect(posted.at(-1)).toEqual({ type: 'abort', id: generate[1].id });
+      expect((localClient() as any).pending.size).toBe(0);
+    } finally {
+      worker.send = send;
+    }
+    await eventually(async () => {
+      const usage = (await gw.admin('GET', '/admin/v1/usage?team=local-quota')).body.total;
+      expect(usage).toMatchObject({ requests: 2, requests_ok: 1, requests_rejected: 1 });
+      expect(usage.completion_tokens).toBeLessThanOrEqual(4); // nothing of the refused request was counted
+    });
+  });
+
   it('a crashed worker fails its requests with 503 and is restarted', async () => {
     const pending = gw.asTeam(token, 'POST', '/v1/chat/completions', ask('Write a long poem.', { max_tokens: 300 }));
     await new Promise((r) => setTimeout(r, 300));
@@ -127,7 +162,7 @@ describe('local model backend (real model)', () => {
     });
     const text = await (await fetch(`${gw.url}/metrics`)).text();
     const sum = (type: string) =>
-      text.split('\n').filter((l) => l.startsWith('switchyard_tokens_total{') && l.includes('model="smollm2"') && l.includes(`type="${type}"`)).reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+      text.split('\n').filter((l) => l.startsWith('switchyard_tokens_total{') && l.includes('team="local"') && l.includes('model="smollm2"') && l.includes(`type="${type}"`)).reduce((n, l) => n + Number(l.split(' ').pop()), 0);
     expect({ prompt: sum('prompt'), completion: sum('completion') }).toEqual({ prompt: usage.prompt_tokens, completion: usage.completion_tokens });
   });
 
@@ -177,7 +212,8 @@ describe('local model backend with a thought section in its template (real model
     gw = await startTestGateway({
       upstreamUrl: upstream.url,
       config: {
-        backends: { local: { type: 'local', local: { modelPath: THINKING_MODEL, parallel: 1, queueSize: 4, contextSize: 1024, threads: 2 } } },
+        // Default threads and pinning: every CPU but the first, the worker pinned to them.
+        backends: { local: { type: 'local', local: { modelPath: THINKING_MODEL, parallel: 1, queueSize: 4, contextSize: 1024 } } },
         models: { thinker: { backend: 'local', upstreamModel: 'SmolLM2-think', thinking: 'native' } },
       },
     });
@@ -186,6 +222,21 @@ describe('local model backend with a thought section in its template (real model
   afterAll(async () => {
     await gw?.close();
     await upstream?.stop();
+  });
+
+  it('by default the worker is pinned to every CPU but the first, which is left to the gateway', async () => {
+    const allowed = allowedCpus();
+    const worker = (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('local')!.client as LocalModelClient;
+    await eventually(async () => expect(gw.logs.some((line) => /local model ready: .*inference thread/.test(String(line.msg)))).toBe(true));
+    const status = readFileSync(`/proc/${worker.workerPid}/status`, 'utf8');
+    const workerCpus = parseCpuList(/^Cpus_allowed_list:\s*(.+)$/m.exec(status)![1]);
+    if (allowed.length < 2) expect(workerCpus).toEqual(allowed); // one CPU: nothing to leave to the gateway
+    else expect(workerCpus).toEqual(allowed.slice(1));
+    // Every thread of the worker, llama.cpp's included (started after the pinning), runs there.
+    for (const task of readdirSync(`/proc/${worker.workerPid}/task`)) {
+      const taskStatus = readFileSync(`/proc/${worker.workerPid}/task/${task}/status`, 'utf8');
+      expect(parseCpuList(/^Cpus_allowed_list:\s*(.+)$/m.exec(taskStatus)![1])).toEqual(workerCpus);
+    }
   });
 
   it('thinks within the budget, then answers; the budget is what limits the thought', async () => {

@@ -4,6 +4,7 @@ import type { LocalBackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { UpstreamCall } from '../provider-adapter';
 import type { BackendClient, UpstreamResponse } from '../shared/upstream-client';
+import { placementFor } from './cpu-placement';
 import { PushBody } from './local-body';
 import type { FromWorker, GenerateRequest, ToWorker } from './local-protocol';
 
@@ -29,8 +30,11 @@ function workerScript(): string {
  * requests with 503 and is restarted.
  */
 export class LocalModelClient implements BackendClient {
+  readonly cancelsAtNoCost = true;
   private worker?: ChildProcess;
   private ready?: Promise<void>;
+  /** The worker has said ready: requests go out synchronously, with no turn of the event loop first. */
+  private isReady = false;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private restarts = 0;
@@ -59,7 +63,7 @@ export class LocalModelClient implements BackendClient {
         headers: { 'retry-after': '1' },
       });
     }
-    await this.whenReady();
+    if (!this.isReady) await this.whenReady();
     const request = JSON.parse(call.body) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     const thoughtBudget = this.thoughtBudget(request.thinking);
     const id = this.nextId++;
@@ -119,8 +123,10 @@ export class LocalModelClient implements BackendClient {
       worker.on('message', (message: FromWorker) => {
         if (message.type === 'ready') {
           this.restarts = 0;
+          this.isReady = true;
           this.thoughts = message.thoughts;
-          this.log(`local model ready: ${message.modelName}`);
+          const pinning = message.pinnedCpus ? `pinned to CPU ${message.pinnedCpus.join(',')}` : message.pinFailure ? `not pinned: ${message.pinFailure}` : 'not pinned';
+          this.log(`local model ready: ${message.modelName} (${message.threads} inference thread(s), ${pinning})`);
           resolveReady();
         } else if (message.type === 'failed') {
           this.cannotLoad = true;
@@ -129,13 +135,14 @@ export class LocalModelClient implements BackendClient {
         } else this.onMessage(message);
       });
       worker.once('exit', (code, signal) => {
+        this.isReady = false;
         if (!this.cannotLoad) this.lastFailure = `the worker exited (${signal ?? code})`;
         reject(new Error(this.lastFailure));
         this.onExit();
       });
     });
     this.ready.catch(() => undefined);
-    this.post({ type: 'init', ...this.config });
+    this.post({ type: 'init', ...this.config, ...placementFor(this.config) });
   }
 
   private async whenReady(): Promise<void> {

@@ -6,7 +6,10 @@ export interface WorkerInit {
   runtimeDir: string;
   parallel: number;
   contextSize: number;
+  /** Resolved by the gateway (cpu-placement.ts), never 0 here. */
   threads: number;
+  /** CPUs the worker pins itself to before it loads anything (so every thread it starts inherits them). */
+  cpus?: number[];
 }
 
 export interface GenerateRequest {
@@ -30,7 +33,7 @@ export type ToWorker = WorkerInit | GenerateRequest | AbortRequest;
 
 export type FromWorker =
   /** `thoughts`: the GGUF's chat template has a thought section (e.g. <think>...</think>). */
-  | { type: 'ready'; modelName: string; thoughts: boolean }
+  | { type: 'ready'; modelName: string; thoughts: boolean; threads: number; pinnedCpus?: number[]; pinFailure?: string }
   | { type: 'failed'; message: string }
   | { type: 'text'; id: number; text: string }
   | { type: 'thought'; id: number; text: string }

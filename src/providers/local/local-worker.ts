@@ -6,8 +6,8 @@
  * node-llama-cpp is loaded from the runtime folder (`npm run local:install`) with
  * `build: "never"` and `gpu: false`: it never downloads, compiles or probes GPUs at run time.
  */
-import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pinThisProcess } from './cpu-placement';
 import type { FromWorker, GenerateRequest, ToWorker, WorkerInit } from './local-protocol';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- node-llama-cpp is ESM, loaded at run time, and untyped here */
@@ -22,15 +22,14 @@ interface Slot {
 let runtime: { module: any; model: any; context: any; free: Slot[]; waiting: Array<(slot: Slot) => void> } | undefined;
 
 async function init(config: WorkerInit): Promise<void> {
+  // First, so the threads llama.cpp and Node start later inherit the pinning.
+  const pinFailure = config.cpus ? pinThisProcess(config.cpus) : undefined;
   try {
     const entry = join(resolve(config.runtimeDir), 'node_modules/node-llama-cpp/dist/index.js');
     const module = await importEsm(entry);
     const llama = await module.getLlama({ build: 'never', gpu: false, logLevel: 'error', progressLogs: false });
     const model = await llama.loadModel({ modelPath: resolve(config.modelPath) });
-    // Default: every core but one, which is left to the gateway (and the client) on the same machine. llama.cpp's
-    // threads spin-wait on each other, so one that loses its core to the gateway stalls the rest: on the 2-core dev
-    // machine two threads lost 19% of tokens/s through the gateway, one thread 2% (docs/performance.md).
-    const context = await model.createContext({ sequences: config.parallel, contextSize: config.contextSize, threads: config.threads || Math.max(1, availableParallelism() - 1) });
+    const context = await model.createContext({ sequences: config.parallel, contextSize: config.contextSize, threads: config.threads });
     // One chat wrapper (resolving the template takes ~300 ms) and one LlamaChat per sequence, made once.
     const chatWrapper = chatWrapperFor(module, model);
     const free = Array.from({ length: config.parallel }, () => {
@@ -39,7 +38,8 @@ async function init(config: WorkerInit): Promise<void> {
     });
     runtime = { module, model, context, free, waiting: [] };
     const thoughts = chatWrapper.settings?.segments?.thought != null;
-    send({ type: 'ready', modelName: String(model.fileInfo?.metadata?.general?.name ?? config.modelPath), thoughts });
+    const pinnedCpus = config.cpus && !pinFailure ? config.cpus : undefined;
+    send({ type: 'ready', modelName: String(model.fileInfo?.metadata?.general?.name ?? config.modelPath), thoughts, threads: config.threads, pinnedCpus, pinFailure });
   } catch (error) {
     send({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
     process.exit(1);

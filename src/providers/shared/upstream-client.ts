@@ -20,6 +20,12 @@ export interface BackendClient {
   send(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse>;
   /** Maps a transport failure to what the client sees. */
   transportError(error: unknown): unknown;
+  /**
+   * True when starting a request and cancelling it at once costs nothing billable and stops all work (a local
+   * model): the chat service then starts it while the team's admission is still in flight, and cancels it if
+   * the admission refuses. Never for a vendor, which may bill a prompt it has received.
+   */
+  readonly cancelsAtNoCost?: boolean;
   close(): Promise<void>;
 }
 
