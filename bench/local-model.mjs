@@ -1,11 +1,22 @@
 #!/usr/bin/env node
-// Local model: the same GGUF, settings and prompt driven directly with node-llama-cpp and through the
-// gateway (auth, limits, accounting, SSE relay, worker process), in the same run, alternating.
-// Prints a table and writes bench/results/local-model.{json,md}. Usage: node bench/local-model.mjs [rounds]
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+// Local model: the same GGUF, settings and prompt driven directly with node-llama-cpp, through the gateway's
+// worker process alone (IPC, no HTTP), and through the gateway (auth, limits, accounting, SSE relay, worker
+// process), in the same run.
+//
+// This VM's speed drifts by tens of percent within a minute, so every figure is paired: each round runs the three
+// targets back to back in a rotating order, each after a pause (so none inherits another's tail: the gateway's
+// accounting and the worker's cleanup run after the client has its answer), and the cost of a path is the median
+// of its per-round differences from direct. Two phases: many short calls for time to first token, then fewer
+// full-length ones for tokens/s.
+//
+// Usage: node bench/local-model.mjs [throughput rounds = 20] [ttft rounds = 100]
+// Env: THREADS (default: the gateway's, every CPU but one), PIN=0 (no CPU pinning), PAUSE_MS (100), ONLY=direct,gateway
+// Writes bench/results/local-model.{json,md}.
+import { fork, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { request } from 'undici';
 import { start, stopAll } from './lib/processes.mjs';
@@ -13,48 +24,73 @@ import { start, stopAll } from './lib/processes.mjs';
 const root = join(import.meta.dirname, '..');
 const modelPath = join(root, '.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf');
 const runtimeDir = join(root, 'runtimes/local');
-const rounds = Number(process.argv[2] ?? 5);
-const MAX_TOKENS = 128;
-// The gateway's default: every core but one (see local-worker.ts); the direct run uses the same.
-const THREADS = Number(process.env.THREADS ?? Math.max(1, availableParallelism() - 1));
-const messages = [{ role: 'user', content: 'Write a short story about a lighthouse keeper.' }];
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const throughputRounds = Number(process.argv[2] ?? 20);
+const ttftRounds = Number(process.argv[3] ?? 100);
+const PAUSE_MS = Number(process.env.PAUSE_MS ?? 100);
+const FULL_TOKENS = 128;
+const TTFT_TOKENS = 4; // the first token is all the TTFT phase needs
+// The gateway's defaults (src/providers/local/cpu-placement.ts): every CPU but the first for inference, the worker
+// pinned to them (the gateway is not pinned). Direct and the worker alone run in processes pinned the same way.
+const { placementFor } = await import(join(root, 'dist/providers/local/cpu-placement.js'));
+const THREADS = Number(process.env.THREADS ?? 0);
+const PIN = process.env.PIN !== '0';
+const placement = placementFor({ threads: THREADS, pinCpus: PIN });
+// Two prompts: a one-line question (the worst case for the first token: the gateway's fixed cost against ~35 prompt
+// tokens) and a ~400-token passage to summarise (closer to a chat request with context).
+const SHORT_PROMPT = 'Write a short story about a lighthouse keeper.';
+const LONG_PROMPT = `${readFileSync(join(root, 'bench/fixtures/long-prompt.txt'), 'utf8')}\nSummarise the text above in two sentences.`;
+const median = (xs) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length / 2;
+  return sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const timing = (started, first, ended, tokens) => ({ ttft: first - started, tokensPerSecond: (tokens - 1) / ((ended - first) / 1000), tokens });
 
-// --- direct
-const { getLlama, LlamaChat } = await import(join(runtimeDir, 'node_modules/node-llama-cpp/dist/index.js'));
-const llama = await getLlama({ build: 'never', gpu: false, logLevel: 'error' });
-const model = await llama.loadModel({ modelPath });
-const context = await model.createContext({ sequences: 1, contextSize: 2048, threads: THREADS });
-const sequence = context.getSequence();
-const chat = new LlamaChat({ contextSequence: sequence }); // made once, as the worker does
-async function direct() {
-  const started = performance.now();
-  let first = 0;
-  let tokens = 0;
-  await chat.generateResponse([{ type: 'user', text: messages[0].content }, { type: 'model', response: [] }], {
-    maxTokens: MAX_TOKENS, temperature: 0,
-    onToken: (t) => { tokens += t.length; },
-    onTextChunk: () => { if (!first) first = performance.now(); },
+// --- direct: node-llama-cpp in a process of its own (bench/lib/direct-llama.mjs), pinned like the worker
+const directProcess = fork(join(root, 'bench/lib/direct-llama.mjs'), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+const fromDirect = () => new Promise((resolve) => directProcess.once('message', resolve));
+directProcess.send({ init: { runtimeDir, modelPath, threads: placement.threads, cpus: placement.cpus, pinModule: join(root, 'dist/providers/local/cpu-placement.js') } });
+await fromDirect();
+async function direct(maxTokens, text) {
+  await sleep(PAUSE_MS);
+  const result = fromDirect();
+  directProcess.send({ generate: { text, maxTokens } });
+  return result;
+}
+
+// --- the gateway's worker process alone: the same process boundary and protocol, no HTTP and no gateway work
+const worker = fork(join(root, 'dist/providers/local/local-worker.js'), [], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], serialization: 'advanced' });
+let onWorkerMessage = () => undefined;
+worker.on('message', (message) => onWorkerMessage(message));
+await new Promise((resolve) => {
+  onWorkerMessage = (message) => message.type === 'ready' && resolve();
+  worker.send({ type: 'init', modelPath, runtimeDir, parallel: 1, contextSize: 2048, ...placement });
+});
+let workerRequestId = 0;
+async function viaWorker(maxTokens, text) {
+  await sleep(PAUSE_MS);
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    let first = 0;
+    onWorkerMessage = (message) => {
+      if (message.type === 'text' && !first) first = performance.now();
+      if (message.type === 'error') reject(new Error(message.message));
+      if (message.type === 'done') resolve(timing(started, first, performance.now(), message.completionTokens));
+    };
+    worker.send({ type: 'generate', id: ++workerRequestId, messages: [{ role: 'user', content: text }], maxTokens, temperature: 0, thoughtBudget: 0 });
   });
-  const ended = performance.now();
-  await sequence.clearHistory();
-  return { ttft: first - started, tokensPerSecond: (tokens - 1) / ((ended - first) / 1000), tokens };
 }
 
 // --- through the gateway (a real process, production-like config)
-// A stand-in upstream to prime the gateway's shared request path (auth, validation, limits, accounting,
-// relay) with 10 s of traffic before timing, as bench/gateway.mjs primes every target: until V8 has
-// optimised it, that path costs ~2 ms instead of well under one. A production gateway is always warm.
 const upstream = await start(join(root, 'bench/standin-upstream.mjs'), {});
 const prefix = `sy-bench-local:${Date.now()}:`;
-const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
-const config = join(dir, 'switchyard.yaml');
+const config = join(mkdtempSync(join(tmpdir(), 'switchyard-bench-')), 'switchyard.yaml');
 writeFileSync(config, `server: { port: 0, host: 127.0.0.1 }
 redis: { keyPrefix: "${prefix}" }
 admin: { apiKey: bench-admin }
 accessLog: false
 backends:
-  local: { type: local, local: { modelPath: "${modelPath}", runtimeDir: "${runtimeDir}", parallel: 1, contextSize: 2048, threads: ${THREADS} } }
+  local: { type: local, local: { modelPath: "${modelPath}", runtimeDir: "${runtimeDir}", parallel: 1, contextSize: 2048, threads: ${THREADS}, pinCpus: ${PIN} } }
   standin: { type: openai, baseUrl: "${upstream.url}/v1", apiKey: upstream-key }
 models:
   smollm2: { backend: local, upstreamModel: smollm2 }
@@ -73,13 +109,14 @@ const url = await new Promise((resolve, reject) => {
   gateway.once('exit', () => reject(new Error(out)));
 });
 const token = (await (await fetch(`${url}/admin/v1/teams/bench/tokens`, { method: 'POST', headers: { authorization: 'Bearer bench-admin' } })).json()).token;
-async function viaGateway() {
+async function viaGateway(maxTokens, text) {
+  await sleep(PAUSE_MS);
   const started = performance.now();
   // undici's request, as in bench/gateway.mjs: fetch's web streams add ~1 ms of client time per call.
   const res = await request(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'smollm2', messages, max_tokens: MAX_TOKENS, temperature: 0, stream: true, stream_options: { include_usage: true } }),
+    body: JSON.stringify({ model: 'smollm2', messages: [{ role: 'user', content: text }], max_tokens: maxTokens, temperature: 0, stream: true, stream_options: { include_usage: true } }),
   });
   let first = 0;
   let usage;
@@ -97,46 +134,89 @@ async function viaGateway() {
       if (chunk.usage) usage = chunk.usage;
     }
   }
-  const ended = performance.now();
-  return { ttft: first - started, tokensPerSecond: (usage.completion_tokens - 1) / ((ended - first) / 1000), tokens: usage.completion_tokens };
+  return timing(started, first, performance.now(), usage.completion_tokens);
 }
 
-const results = { direct: [], gateway: [] };
-const only = process.env.ONLY;
-if (only !== 'gateway') await direct();
-if (only !== 'direct') {
-  const body = (stream) => JSON.stringify({ model: 'primer', messages, ...(stream ? { stream: true } : {}) });
+const targets = { direct, worker: viaWorker, gateway: viaGateway };
+const names = { direct: 'node-llama-cpp direct', worker: 'worker process (IPC, no HTTP)', gateway: 'through Switchyard' };
+const only = process.env.ONLY?.split(',') ?? Object.keys(targets);
+if (!only.includes('direct')) throw new Error('ONLY must include direct: every figure is paired with it');
+for (const name of only) await targets[name](FULL_TOKENS, SHORT_PROMPT); // warm each path once
+if (only.includes('gateway')) {
+  // Prime the gateway's shared request path (auth, validation, limits, accounting, relay) with 10 s of traffic to a
+  // stand-in backend, as bench/gateway.mjs primes every target: until V8 has optimised it, it costs ~2 ms more.
+  const body = (stream) => JSON.stringify({ model: 'primer', messages: [{ role: 'user', content: SHORT_PROMPT }], ...(stream ? { stream: true } : {}) });
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   await autocannon({ url: `${url}/v1/chat/completions`, method: 'POST', connections: 8, duration: 10, headers, requests: [{ body: body(false) }, { body: body(true) }] });
-  await viaGateway(); // and the local path itself
+  await viaGateway(FULL_TOKENS, SHORT_PROMPT);
 }
-for (let i = 0; i < rounds; i++) {
-  if (only !== 'gateway') results.direct.push(await direct());
-  if (only !== 'direct') results.gateway.push(await viaGateway());
+async function phase(rounds, maxTokens, text) {
+  const results = Object.fromEntries(only.map((name) => [name, []]));
+  for (let i = 0; i < rounds; i++) {
+    for (let k = 0; k < only.length; k++) {
+      const name = only[(i + k) % only.length]; // rotate who goes first, so no target always follows the same one
+      results[name].push(await targets[name](maxTokens, text));
+    }
+  }
+  return results;
 }
-if (only) {
-  console.log(only, JSON.stringify(results[only].map((r) => [Math.round(r.ttft), Math.round(r.tokensPerSecond)])));
-  gateway.kill('SIGTERM');
-  stopAll();
-  process.exit(0);
-}
+const ttft = await phase(ttftRounds, TTFT_TOKENS, SHORT_PROMPT);
+const longRounds = Math.ceil(ttftRounds / 4);
+const ttftLong = await phase(longRounds, TTFT_TOKENS, LONG_PROMPT);
+const throughput = await phase(throughputRounds, FULL_TOKENS, SHORT_PROMPT);
 gateway.kill('SIGTERM');
+worker.kill('SIGTERM');
+directProcess.kill('SIGTERM');
 stopAll();
 
-const row = (name, runs) => ({
-  target: name,
-  ttftMs: median(runs.map((r) => r.ttft)),
-  tokensPerSecond: median(runs.map((r) => r.tokensPerSecond)),
-  tokens: median(runs.map((r) => r.tokens)),
-});
-const rows = [row('node-llama-cpp direct', results.direct), row('through Switchyard', results.gateway)];
-const cost = {
-  ttftAddedMs: rows[1].ttftMs - rows[0].ttftMs,
-  throughputCostPercent: (1 - rows[1].tokensPerSecond / rows[0].tokensPerSecond) * 100,
-};
-console.table(rows.map((r) => ({ ...r, ttftMs: r.ttftMs.toFixed(1), tokensPerSecond: r.tokensPerSecond.toFixed(1) })));
-console.log(`gateway path: TTFT +${cost.ttftAddedMs.toFixed(1)} ms, throughput ${cost.throughputCostPercent.toFixed(1)}% lower (median of ${rounds} alternating rounds, ${MAX_TOKENS} max tokens, ${THREADS} threads)`);
+const paired = (runs, of) => runs[of].map((r, i) => ({ r, d: runs.direct[i] }));
+function quantile(xs, q) {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+/** TTFT of one target in one phase: its median, and its paired cost over direct (median and middle half). */
+function ttftOf(runs, name) {
+  const ms = median(runs[name].map((r) => r.ttft));
+  if (name === 'direct') return { ms };
+  const added = paired(runs, name).map(({ r, d }) => r.ttft - d.ttft);
+  return {
+    ms,
+    addedMs: median(added),
+    addedPercent: median(paired(runs, name).map(({ r, d }) => ((r.ttft - d.ttft) / d.ttft) * 100)),
+    addedIqrMs: [quantile(added, 0.25), quantile(added, 0.75)],
+  };
+}
+const rows = only.map((name) => ({
+  target: names[name],
+  ttftShort: ttftOf(ttft, name),
+  ttftLong: ttftOf(ttftLong, name),
+  tokensPerSecond: median(throughput[name].map((r) => r.tokensPerSecond)),
+  throughputCostPercent: name === 'direct' ? undefined : median(paired(throughput, name).map(({ r, d }) => (1 - r.tokensPerSecond / d.tokensPerSecond) * 100)),
+}));
+const fmt = (x, digits = 1) => (x === undefined ? '' : x.toFixed(digits));
+const cost = (t) => (t.addedMs === undefined ? '' : `${t.addedMs >= 0 ? '+' : ''}${fmt(t.addedMs, 2)} ms (${fmt(t.addedPercent)} %)`);
+console.table(
+  rows.map((r) => ({
+    target: r.target,
+    'TTFT short ms': fmt(r.ttftShort.ms),
+    'added': cost(r.ttftShort),
+    'added IQR ms': r.ttftShort.addedIqrMs ? `${fmt(r.ttftShort.addedIqrMs[0])}..${fmt(r.ttftShort.addedIqrMs[1])}` : '',
+    'TTFT long ms': fmt(r.ttftLong.ms),
+    'added ': cost(r.ttftLong),
+    'tokens/s': fmt(r.tokensPerSecond),
+    'tokens/s lower %': fmt(r.throughputCostPercent),
+  })),
+);
+const pinning = placement.cpus ? `pinned to CPU ${placement.cpus.join(',')}` : 'not pinned';
+const setting = `TTFT: ${ttftRounds} rounds (short prompt) and ${longRounds} (long prompt) of ${TTFT_TOKENS}-token calls; tokens/s: ${throughputRounds} rounds of ${FULL_TOKENS}-token calls; costs are medians of per-round differences from direct; ${placement.threads} inference thread(s) ${pinning}; ${PAUSE_MS} ms pause before each call`;
+console.log(setting);
 mkdirSync(join(root, 'bench/results'), { recursive: true });
-writeFileSync(join(root, 'bench/results/local-model.json'), JSON.stringify({ date: new Date().toISOString(), rounds, maxTokens: MAX_TOKENS, threads: THREADS, rows, cost, raw: results }, null, 2));
-writeFileSync(join(root, 'bench/results/local-model.md'), `| target | TTFT ms (p50) | tokens/s (p50) |\n|---|---|---|\n${rows.map((r) => `| ${r.target} | ${r.ttftMs.toFixed(1)} | ${r.tokensPerSecond.toFixed(1)} |`).join('\n')}\n\nGateway path: TTFT +${cost.ttftAddedMs.toFixed(1)} ms, throughput ${cost.throughputCostPercent.toFixed(1)}% lower.\n`);
+const result = { date: new Date().toISOString(), ttftRounds, throughputRounds, threads: placement.threads, pinnedCpus: placement.cpus ?? null, pauseMs: PAUSE_MS, rows, raw: { ttft, ttftLong, throughput } };
+writeFileSync(join(root, 'bench/results/local-model.json'), JSON.stringify(result, null, 2));
+writeFileSync(
+  join(root, 'bench/results/local-model.md'),
+  `| target | TTFT, short prompt | added | TTFT, ~400-token prompt | added | tokens/s | tokens/s lower |\n|---|---|---|---|---|---|---|\n${rows
+    .map((r) => `| ${r.target} | ${fmt(r.ttftShort.ms)} ms | ${cost(r.ttftShort)} | ${fmt(r.ttftLong.ms)} ms | ${cost(r.ttftLong)} | ${fmt(r.tokensPerSecond)} | ${r.throughputCostPercent === undefined ? '' : `${fmt(r.throughputCostPercent)} %`} |`)
+    .join('\n')}\n\n${setting}.\n`,
+);
 process.exit(0);

@@ -1,7 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config/config.loader';
 import { startGateway } from './bootstrap';
-import { gatewayCpus, pinThisProcess } from './providers/local/cpu-placement';
 
 async function main(): Promise<void> {
   let config;
@@ -14,12 +13,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  // Local workers pinned to inference CPUs: the gateway keeps to the others (here, not in startGateway, so tests
-  // that run the gateway inside the test process leave that process alone).
-  const cpus = gatewayCpus(Object.values(config.backends));
-  const pinFailure = cpus ? pinThisProcess(cpus) : undefined;
   const gateway = await startGateway(config);
-  if (cpus) gateway.logger.pino.info({ cpus, pinned: !pinFailure, pinFailure }, 'gateway CPUs: those not used for local inference');
   let stopping = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {

@@ -1,4 +1,4 @@
-import { allowedCpus, gatewayCpus, parseCpuList, placementFor } from '../../src/providers/local/cpu-placement';
+import { allowedCpus, parseCpuList, placementFor } from '../../src/providers/local/cpu-placement';
 
 describe('local inference CPU placement', () => {
   it('parses the kernel cpu list format', () => {
@@ -22,21 +22,5 @@ describe('local inference CPU placement', () => {
     const cpus = allowedCpus();
     expect(cpus.length).toBeGreaterThan(0);
     expect(new Set(cpus).size).toBe(cpus.length);
-  });
-});
-
-describe('the gateway keeps the CPUs local inference does not use', () => {
-  const local = (threads = 0, pinCpus = true) => ({ type: 'local', local: { threads, pinCpus } });
-  const remote = { type: 'openai', local: { threads: 0, pinCpus: true } };
-
-  it('is everything but the pinned workers\' CPUs', () => {
-    expect(gatewayCpus([remote, local()], [0, 1])).toEqual([0]);
-    expect(gatewayCpus([local(2), local(2)], [0, 1, 2, 3, 4, 5])).toEqual([0, 1, 2, 3]); // both take the last two
-  });
-
-  it('is not pinned when no worker is (no local backend, pinning off, or a single CPU)', () => {
-    expect(gatewayCpus([remote], [0, 1])).toBeUndefined();
-    expect(gatewayCpus([local(0, false)], [0, 1])).toBeUndefined();
-    expect(gatewayCpus([local()], [0])).toBeUndefined();
   });
 });

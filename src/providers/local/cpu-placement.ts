@@ -6,10 +6,12 @@ import { availableParallelism } from 'node:os';
  * Where local inference runs: how many threads, and which CPUs the worker process is pinned to.
  *
  * By default inference takes every CPU this process may use but the first, which is left to the gateway and its
- * clients. Pinning the worker to those CPUs keeps the scheduler from putting the gateway (woken once per
- * relayed token) on an inference core: unpinned, on the 2-core dev machine, tokens/s through the gateway were
- * 10-12% lower than node-llama-cpp driven directly; pinned, within noise of it (bench/local-model.mjs,
- * docs/performance.md). Pinning needs Linux and `taskset` (util-linux); without them nothing is pinned.
+ * clients, and the worker is pinned to those CPUs, so llama.cpp's threads do not wander onto the gateway's CPU
+ * when the gateway (woken once per relayed token) runs on theirs. Unpinned, on the 2-core dev machine, tokens/s
+ * through the gateway were 8-12% lower than node-llama-cpp driven directly; pinned, within a few percent
+ * (bench/local-model.mjs, docs/performance.md). The gateway itself is not pinned: confining it to the other CPU
+ * cost 1.4 ms of first token and ~15% of tokens/s in the same run (every token then needs a cross-CPU wake-up).
+ * Pinning needs Linux and `taskset` (util-linux); without them nothing is pinned.
  */
 export interface Placement {
   threads: number;
@@ -21,17 +23,6 @@ export function placementFor(config: { threads: number; pinCpus: boolean }, allo
   const threads = config.threads || Math.max(1, allowed.length - 1);
   if (!config.pinCpus || threads >= allowed.length) return { threads };
   return { threads, cpus: allowed.slice(allowed.length - threads) };
-}
-
-/**
- * The CPUs the gateway process keeps when local workers are pinned: all it may use but theirs. Without this the
- * scheduler sometimes runs the gateway on an inference CPU, where it waits behind llama.cpp's thread: the first
- * token then reached the client ~3 ms late (bench/local-model.mjs). Undefined when no worker is pinned.
- */
-export function gatewayCpus(backends: Array<{ type: string; local: { threads: number; pinCpus: boolean } }>, allowed = allowedCpus()): number[] | undefined {
-  const taken = new Set(backends.filter((b) => b.type === 'local').flatMap((b) => placementFor(b.local, allowed).cpus ?? []));
-  const rest = allowed.filter((cpu) => !taken.has(cpu));
-  return taken.size && rest.length ? rest : undefined;
 }
 
 /** The CPUs this process may run on: Linux's `Cpus_allowed_list` (honours cpusets and taskset), else 0..n-1. */
