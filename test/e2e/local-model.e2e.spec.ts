@@ -227,7 +227,7 @@ describe('local model backend with a thought section in its template (real model
   it('by default the worker is pinned to every CPU but the first, which is left to the gateway', async () => {
     const allowed = allowedCpus();
     const worker = (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('local')!.client as LocalModelClient;
-    await eventually(async () => expect(gw.logs.some((line) => /local model ready: .*inference thread/.test(String(line.msg)))).toBe(true));
+    await eventually(async () => expect(gw.logs.some((line) => /local model ready: .*inference thread/.test(String(line.msg)))).toBe(true), 60_000, 200);
     const status = readFileSync(`/proc/${worker.workerPid}/status`, 'utf8');
     const workerCpus = parseCpuList(/^Cpus_allowed_list:\s*(.+)$/m.exec(status)![1]);
     if (allowed.length < 2) expect(workerCpus).toEqual(allowed); // one CPU: nothing to leave to the gateway
