@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Local model: the same GGUF, settings and prompt driven directly with node-llama-cpp, through the gateway's
-// worker process alone (IPC, no HTTP), and through the gateway (auth, limits, accounting, SSE relay, worker
-// process), in the same run.
+// worker process alone (IPC, no HTTP), through a bare HTTP server in front of that worker (the floor), and through
+// the gateway (auth, limits, accounting, SSE relay, worker process), in the same run.
 //
-// This VM's speed drifts by tens of percent within a minute, so every figure is paired: each round runs the three
+// This VM's speed drifts by tens of percent within a minute, so every figure is paired: each round runs the four
 // targets back to back in a rotating order, each after a pause (so none inherits another's tail: the gateway's
 // accounting and the worker's cleanup run after the client has its answer), and the cost of a path is the median
 // of its per-round differences from direct. Two phases: many short calls for time to first token, then fewer
@@ -109,11 +109,17 @@ const url = await new Promise((resolve, reject) => {
   gateway.once('exit', () => reject(new Error(out)));
 });
 const token = (await (await fetch(`${url}/admin/v1/teams/bench/tokens`, { method: 'POST', headers: { authorization: 'Bearer bench-admin' } })).json()).token;
-async function viaGateway(maxTokens, text) {
+// --- the floor: a bare node:http server in front of the same worker (bench/lib/local-floor.mjs): the HTTP and IPC
+// hops any isolated HTTP gateway pays, and nothing else
+const floor = await start([join(root, 'bench/lib/local-floor.mjs'), JSON.stringify({ modelPath, runtimeDir, parallel: 1, contextSize: 2048, ...placement })], {}, /"url":"([^"]+)"/);
+const viaFloor = (maxTokens, text) => streamed(floor.url, maxTokens, text);
+const viaGateway = (maxTokens, text) => streamed(url, maxTokens, text);
+
+async function streamed(baseUrl, maxTokens, text) {
   await sleep(PAUSE_MS);
   const started = performance.now();
   // undici's request, as in bench/gateway.mjs: fetch's web streams add ~1 ms of client time per call.
-  const res = await request(`${url}/v1/chat/completions`, {
+  const res = await request(`${baseUrl}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'smollm2', messages: [{ role: 'user', content: text }], max_tokens: maxTokens, temperature: 0, stream: true, stream_options: { include_usage: true } }),
@@ -137,8 +143,8 @@ async function viaGateway(maxTokens, text) {
   return timing(started, first, performance.now(), usage.completion_tokens);
 }
 
-const targets = { direct, worker: viaWorker, gateway: viaGateway };
-const names = { direct: 'node-llama-cpp direct', worker: 'worker process (IPC, no HTTP)', gateway: 'through Switchyard' };
+const targets = { direct, worker: viaWorker, floor: viaFloor, gateway: viaGateway };
+const names = { direct: 'node-llama-cpp direct', worker: 'worker process (IPC, no HTTP)', floor: 'floor: bare HTTP server + worker', gateway: 'through Switchyard' };
 const only = process.env.ONLY?.split(',') ?? Object.keys(targets);
 if (!only.includes('direct')) throw new Error('ONLY must include direct: every figure is paired with it');
 for (const name of only) await targets[name](FULL_TOKENS, SHORT_PROMPT); // warm each path once
