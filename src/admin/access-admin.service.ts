@@ -35,12 +35,16 @@ export class AccessAdminService {
     return team;
   }
 
-  /** Refused while the team has tokens, unless `force`: then its tokens are deleted with it. */
+  /**
+   * Refused while the team has tokens that still work (active ones), unless `force`. Revoked and expired tokens
+   * never block it: they are deleted with the team, as every token is with `force`.
+   */
   async deleteTeam(by: Actor, id: string, force: boolean): Promise<{ id: string; object: 'team'; deleted: true; tokensDeleted: number }> {
     await this.teams.require(id);
     const tokenIds = await this.tokens.ids(id);
-    if (tokenIds.length > 0 && !force) {
-      throw new GatewayException('team_has_tokens', `Team "${id}" still has ${tokenIds.length} token(s); revoke them, or delete with force (?force=true, CLI --force).`);
+    const active = (await this.tokens.list(id)).filter((token) => token.status === 'active').length;
+    if (active > 0 && !force) {
+      throw new GatewayException('team_has_tokens', `Team "${id}" still has ${active} active token(s); revoke them, or delete with force (?force=true, CLI --force).`);
     }
     await this.tokens.removeMany(tokenIds);
     await this.teams.remove(id);

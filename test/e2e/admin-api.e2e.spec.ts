@@ -66,6 +66,22 @@ describe('admin API: teams, tokens, audit', () => {
     expect((await gw.admin('DELETE', '/admin/v1/teams/empty')).status).toBe(200);
   });
 
+  it('a team whose tokens are all revoked is deleted without force, its tokens with it', async () => {
+    const first = await gw.teamToken('retired');
+    const second = await gw.admin('POST', '/admin/v1/teams/retired/tokens', { name: 'second' });
+    const stillActive = await gw.admin('DELETE', '/admin/v1/teams/retired');
+    expect(stillActive.status).toBe(409);
+    expect(stillActive.body.error.message).toMatch(/2 active token/);
+    await gw.admin('DELETE', `/admin/v1/tokens/${first.id}`);
+    const oneLeft = await gw.admin('DELETE', '/admin/v1/teams/retired');
+    expect(oneLeft.body.error.message).toMatch(/1 active token/);
+    await gw.admin('DELETE', `/admin/v1/tokens/${second.body.id}`);
+    const deleted = await gw.admin('DELETE', '/admin/v1/teams/retired');
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toEqual({ id: 'retired', object: 'team', deleted: true, tokensDeleted: 2 });
+    expect((await gw.admin('GET', `/admin/v1/tokens/${first.id}`)).status).toBe(404);
+  });
+
   it('lists tokens without secrets: id, name, prefix, created, last used, expiry, status', async () => {
     await gw.admin('POST', '/admin/v1/teams', { id: 'listing' });
     const created = await gw.admin('POST', '/admin/v1/teams/listing/tokens', { name: 'ci', expiresInSeconds: 3600 });
