@@ -47,6 +47,12 @@ function limitsFrom(options: { rpm?: number; tpm?: number; tpd?: number; tokensP
   return Object.keys(limits).length ? limits : undefined;
 }
 
+/** The version in package.json (two folders up from dist/cli/ or src/cli/). */
+function packageVersion(): string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('../../package.json') as { version: string }).version;
+}
+
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`"${value}" is not a positive integer`);
@@ -64,7 +70,10 @@ function metadata(value: string, previous: Record<string, string> = {}): Record<
 }
 
 export function buildProgram(): Command {
-  const program = new Command('switchyard').description('Manage Switchyard teams, tokens and usage').showHelpAfterError();
+  const program = new Command('switchyard')
+    .description('Manage Switchyard teams, tokens and usage')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .showHelpAfterError();
   const teams = program.command('teams').description('Teams');
   limitOptions(teams.command('create <id>').description('Create a team'))
     .option('--models <list>', 'comma-separated model names or * globs (default: *)', list)

@@ -52,12 +52,20 @@ describe('switchyard CLI', () => {
     expect(audit.map((e: any) => e.action)).toEqual(['token.revoke', 'token.rotate', 'token.create', 'team.create']);
     expect(audit[0].actor).toMatch(/^cli:/);
 
+    // The revoked token does not block a delete; a live one does, unless forced.
+    await cli('tokens', 'create', '--team', 'research', '--name', 'desktop');
     const refused = await runCli(config, ['teams', 'delete', 'research']);
     expect(refused.code).toBe(1);
-    expect(refused.output).toMatch(/still has 1 token/);
-    expect(await cli('teams', 'delete', 'research', '--force')).toMatchObject({ deleted: true, tokensDeleted: 1 });
+    expect(refused.output).toMatch(/still has 1 active token/);
+    expect(await cli('teams', 'delete', 'research', '--force')).toMatchObject({ deleted: true, tokensDeleted: 2 });
     const bad = await runCli(config, ['teams', 'create', 'x', '--rpm', 'lots']);
     expect(bad.code).not.toBe(0);
     expect(bad.output).toMatch(/not a positive integer/);
+  });
+
+  it('prints its version (the package version) and exits 0', async () => {
+    const result = await runCli(config, ['--version']);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe((require('../../package.json') as { version: string }).version);
   });
 });
