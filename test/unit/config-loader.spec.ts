@@ -1,4 +1,4 @@
-import { buildConfig, ConfigError, interpolateEnv } from '../../src/config/config.loader';
+import { buildConfig, ConfigError, interpolateEnv, loadConfig } from '../../src/config/config.loader';
 
 const minimal = { admin: { apiKey: 'k' } };
 
@@ -14,6 +14,12 @@ describe('config loader', () => {
     const out = interpolateEnv({ a: { b: 'x-${SET}-y', c: ['${UNSET:-fallback}'], d: '${GONE}' } }, { SET: 'v' }, '', problems);
     expect(out).toEqual({ a: { b: 'x-v-y', c: ['fallback'], d: '' } });
     expect(problems).toEqual(['a.d: environment variable GONE is not set']);
+  });
+
+  it('the default config takes its Redis key prefix from SWITCHYARD_REDIS_PREFIX (sy: when unset)', () => {
+    const env = { SWITCHYARD_ADMIN_KEY: 'k', SWITCHYARD_CONFIG: 'config/switchyard.yaml' };
+    expect(loadConfig(env).redis.keyPrefix).toBe('sy:');
+    expect(loadConfig({ ...env, SWITCHYARD_REDIS_PREFIX: 'staging:' }).redis.keyPrefix).toBe('staging:');
   });
 
   it('lets PORT override server.port and rejects a PORT that is not a port', () => {
