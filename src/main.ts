@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config/config.loader';
 import { startGateway } from './bootstrap';
+import { assertRedisReachable, RedisUnreachableError } from './redis/redis-preflight';
 
 async function main(): Promise<void> {
   let config;
@@ -10,6 +11,15 @@ async function main(): Promise<void> {
     if (error instanceof ConfigError) {
       process.stderr.write(`switchyard: ${error.message}\n`);
       process.exit(78); // EX_CONFIG
+    }
+    throw error;
+  }
+  try {
+    await assertRedisReachable(config.redis.url);
+  } catch (error) {
+    if (error instanceof RedisUnreachableError) {
+      process.stderr.write(`switchyard: ${error.message}\n`);
+      process.exit(69); // EX_UNAVAILABLE
     }
     throw error;
   }

@@ -1,13 +1,15 @@
 import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import Redis from 'ioredis';
+import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig } from '../config/config.schema';
+import { redactUrl } from './redis-preflight';
 import { RedisKeys } from './redis-keys';
 import { registerScripts } from './scripts';
 
 export const REDIS = Symbol('REDIS');
 export const REDIS_SUBSCRIBER = Symbol('REDIS_SUBSCRIBER');
 
-function connect(config: GatewayConfig, autoPipelining = false): Redis {
+function connect(config: GatewayConfig, logger: AppLogger, role: 'commands' | 'subscriber', autoPipelining = false): Redis {
   const redis = new Redis(config.redis.url, {
     enableAutoPipelining: autoPipelining,
     // Fail a command fast when Redis is down instead of queueing it forever.
@@ -18,7 +20,28 @@ function connect(config: GatewayConfig, autoPipelining = false): Redis {
     lazyConnect: false,
   });
   registerScripts(redis);
+  logConnectionStates(redis, logger, role, config.redis.url);
   return redis;
+}
+
+/**
+ * One structured log line per change of the connection's state (lost, back), not one per failed reconnect:
+ * without an 'error' listener ioredis prints "[ioredis] Unhandled error event" with a stack trace to stderr
+ * for every attempt (26 lines in a 5 s outage), none of it JSON.
+ */
+function logConnectionStates(redis: Redis, logger: AppLogger, role: string, url: string): void {
+  let down: string | undefined;
+  redis.on('error', (error: Error & { code?: string }) => {
+    const reason = error.code ?? error.message;
+    if (down === reason) return;
+    down = reason;
+    logger.pino.warn({ redis: redactUrl(url), connection: role, reason }, 'redis connection lost; reconnecting');
+  });
+  redis.on('ready', () => {
+    if (down === undefined) return;
+    down = undefined;
+    logger.pino.info({ redis: redactUrl(url), connection: role }, 'redis connection restored');
+  });
 }
 
 /**
@@ -35,8 +58,8 @@ export function redisReady(redis: Redis): boolean {
   providers: [
     // Commands issued in the same event-loop turn (concurrent admissions, usage batches) share one socket write:
     // each write is a syscall, and they were ~5% of a request's CPU at 32 concurrent requests.
-    { provide: REDIS, inject: [GatewayConfig], useFactory: (c: GatewayConfig) => connect(c, true) },
-    { provide: REDIS_SUBSCRIBER, inject: [GatewayConfig], useFactory: (c: GatewayConfig) => connect(c) },
+    { provide: REDIS, inject: [GatewayConfig, AppLogger], useFactory: (c: GatewayConfig, l: AppLogger) => connect(c, l, 'commands', true) },
+    { provide: REDIS_SUBSCRIBER, inject: [GatewayConfig, AppLogger], useFactory: (c: GatewayConfig, l: AppLogger) => connect(c, l, 'subscriber') },
     { provide: RedisKeys, inject: [GatewayConfig], useFactory: (c: GatewayConfig) => new RedisKeys(c.redis.keyPrefix) },
   ],
   exports: [REDIS, REDIS_SUBSCRIBER, RedisKeys],
