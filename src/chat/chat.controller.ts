@@ -1,5 +1,6 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { InFlightTracker } from '../lifecycle/in-flight.tracker';
 import { UsageRecorder } from '../usage/usage-recorder';
 import { ChatService } from './chat.service';
 import { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
@@ -14,6 +15,7 @@ export class ChatController {
   constructor(
     private readonly chat: ChatService,
     private readonly usage: UsageRecorder,
+    private readonly inFlight: InFlightTracker,
   ) {}
 
   @Post('completions')
@@ -26,7 +28,7 @@ export class ChatController {
 
   private async handle(dto: ChatCompletionRequestDto, req: Request, res: Response): Promise<void> {
     req.ctx.stream = dto.stream === true;
-    const signal = abortOnClientClose(req, res);
+    const signal = abortSignalFor(req, res, this.inFlight.cutSignal);
     if (dto.stream === true) {
       await this.chat.stream(dto, req, res, signal);
       return;
@@ -40,11 +42,18 @@ export class ChatController {
   }
 }
 
-/** An AbortSignal that fires when the client goes away before the response is complete. */
-function abortOnClientClose(req: Request, res: Response): AbortSignal {
+/**
+ * An AbortSignal that fires when the client goes away before the response is complete, or when the gateway's
+ * shutdown grace period ends (then its reason is the `server_shutting_down` GatewayException the client gets).
+ */
+function abortSignalFor(req: Request, res: Response, shutdownCut: AbortSignal): AbortSignal {
   const controller = new AbortController();
+  const onCut = () => controller.abort(shutdownCut.reason);
+  if (shutdownCut.aborted) onCut();
+  else shutdownCut.addEventListener('abort', onCut, { once: true });
   res.once('close', () => {
-    if (!res.writableFinished) {
+    shutdownCut.removeEventListener('abort', onCut);
+    if (!res.writableFinished && !controller.signal.aborted) {
       req.ctx.aborted = true;
       controller.abort();
     }

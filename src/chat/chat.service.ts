@@ -41,8 +41,8 @@ export class ChatService {
       req.ctx.upstreamEndedAt ??= process.hrtime.bigint();
       // The client left while the backend was working: the prompt was spent; the answer is unknown.
       if (signal.aborted) req.ctx.tokens = { prompt: prompt(), completion: 0, reasoning: 0, estimated: true };
-      const failure = error instanceof GatewayException ? error : route.backend.client.transportError(error);
-      if (failure instanceof GatewayException) req.ctx.upstreamErrorReason = failure.code;
+      const failure = cutByGateway(signal) ?? (error instanceof GatewayException ? error : route.backend.client.transportError(error));
+      if (failure instanceof GatewayException && !cutByGateway(signal)) req.ctx.upstreamErrorReason = failure.code;
       throw failure;
     }
     completion.model = dto.model;
@@ -66,6 +66,11 @@ export class ChatService {
       upstream = await call.upstream;
     } catch (error) {
       req.ctx.upstreamEndedAt = process.hrtime.bigint();
+      // Left (or cut) before the backend's headers: the prompt was sent and may be billed, so it is accounted
+      // (estimated), as for a non-streaming request; otherwise aborting early would be a way around token limits.
+      if (signal.aborted) req.ctx.tokens = { prompt: prompt(), completion: 0, reasoning: 0, estimated: true };
+      const cut = cutByGateway(signal);
+      if (cut) throw cut;
       if (error instanceof GatewayException) req.ctx.upstreamErrorReason = error.code;
       throw error;
     }
@@ -82,7 +87,7 @@ export class ChatService {
     req.ctx.firstTokenAt = outcome.firstTokenAt;
     if (outcome.error) {
       req.ctx.errorCode = outcome.error.wireCode ?? outcome.error.code;
-      req.ctx.upstreamErrorReason = outcome.error.code;
+      if (!cutByGateway(signal)) req.ctx.upstreamErrorReason = outcome.error.code;
     }
     req.ctx.aborted = outcome.aborted || undefined;
     if (outcome.usage) req.ctx.tokens = { ...countsFrom(outcome.usage), estimated: outcome.reasoningEstimated === true };
@@ -165,6 +170,11 @@ export class ChatService {
     const text = await upstream.body.text().catch(() => '');
     throw adapter.mapError(upstream.status, text, upstream.headers);
   }
+}
+
+/** The gateway's own reason for aborting (the shutdown's grace period ended), if that is why the signal fired. */
+export function cutByGateway(signal: AbortSignal): GatewayException | undefined {
+  return signal.aborted && signal.reason instanceof GatewayException ? signal.reason : undefined;
 }
 
 function countsFrom(usage: Usage): TokenCounts {

@@ -3,9 +3,14 @@ import type { INestApplication } from '@nestjs/common';
 import type { InFlightTracker } from './in-flight.tracker';
 import type { AppLogger } from '../common/logging/logger';
 
+/** How long requests cut at the deadline get to write their error event and be accounted. */
+const CUT_FLUSH_MS = 2000;
+
 /**
- * SIGTERM: stop accepting connections, let in-flight requests and streams finish
- * (up to graceMs), then cut what is left and close Redis and the upstream pools.
+ * SIGTERM: keep listening so health checks see the drain (ready answers 503) and new requests get a
+ * 503 `server_shutting_down` (http-front.ts); let in-flight requests and streams finish (up to graceMs);
+ * then end what is left with an in-band `server_shutting_down` error (accounted as the gateway's doing, not
+ * the client's), stop listening, and close Redis (which flushes the usage queue) and the upstream pools.
  */
 export async function shutdownGracefully(
   app: INestApplication,
@@ -15,11 +20,15 @@ export async function shutdownGracefully(
 ): Promise<void> {
   inFlight.draining = true;
   const server = app.getHttpServer() as Server;
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   logger.pino.info({ inFlight: inFlight.size, graceMs }, 'shutting down: draining in-flight requests');
   const drained = await inFlight.waitForIdle(graceMs);
-  if (!drained) logger.pino.warn({ inFlight: inFlight.size }, 'grace period over: closing remaining connections');
+  if (!drained) {
+    logger.pino.warn({ inFlight: inFlight.size }, 'grace period over: ending the remaining requests with server_shutting_down');
+    inFlight.cutRemaining();
+    await inFlight.waitForIdle(CUT_FLUSH_MS);
+  }
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
   await closed;
   await app.close();

@@ -1,13 +1,31 @@
 import type { Response } from 'express';
 
+import { GatewayException } from '../common/errors/gateway.exception';
+
 /**
  * Counts requests (streams included) still being answered, so a SIGTERM can wait
- * for them to finish before the process exits.
+ * for them to finish before the process exits; and tells those still running when the
+ * grace period is over (`cutSignal`), so they end with an error the client can read.
  */
 export class InFlightTracker {
   private count = 0;
   private waiters: Array<() => void> = [];
+  private readonly cut = new AbortController();
   draining = false;
+
+  /** Aborts, with a `server_shutting_down` GatewayException as its reason, when the drain's grace period ends. */
+  get cutSignal(): AbortSignal {
+    return this.cut.signal;
+  }
+
+  /** The grace period is over: every request still in flight is ended by the gateway. */
+  cutRemaining(): void {
+    this.cut.abort(
+      new GatewayException('server_shutting_down', 'The gateway is shutting down and ended this request at the end of its grace period; retry it.', {
+        headers: { 'retry-after': '1' },
+      }),
+    );
+  }
 
   begin(res: Response): void {
     this.count++;

@@ -116,7 +116,9 @@ export class StreamRelay {
       if (!sawFinish && !outcome.usage) throw new GatewayException('upstream_error', 'The backend ended the stream early.');
       outcome.completed = true;
     } catch (error) {
-      if (signal.aborted || isAbort(error)) outcome.aborted = true;
+      // The gateway ended it (shutdown deadline): the client gets that reason in-band; it did not leave.
+      if (signal.aborted && signal.reason instanceof GatewayException) outcome.error = signal.reason;
+      else if (signal.aborted || isAbort(error)) outcome.aborted = true;
       else outcome.error = toGatewayException(request.client.transportError(error), this.logger.pino);
     } finally {
       if (keepAlive) clearInterval(keepAlive);

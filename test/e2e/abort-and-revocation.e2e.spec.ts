@@ -65,6 +65,30 @@ describe('client abort', () => {
     });
   });
 
+  it('a stream abandoned before the backend sent its headers still bills the prompt it sent (estimated)', async () => {
+    const { token: limited } = await gw.teamToken('early-leavers');
+    await gw.admin('PATCH', '/admin/v1/teams/early-leavers', { limits: { tokensPerDay: 100_000 } });
+    const content = 'a prompt the backend received and may bill';
+    const controller = new AbortController();
+    const pending = gw
+      .openai(limited)
+      .chat.completions.create({ model: 'hang-headers', stream: true, messages: [{ role: 'user', content }] }, { signal: controller.signal })
+      .catch((e) => e);
+    await waitFor(() => upstream.requests.some((r) => r.body.model === 'hang-headers'), 1000);
+    controller.abort();
+    expect(await pending).toBeInstanceOf(OpenAI.APIUserAbortError);
+    const record = await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=early-leavers&limit=1');
+      expect(body.data).toHaveLength(1);
+      return body.data[0];
+    });
+    const promptTokens = 3 + 3 + countTokens('user') + countTokens(content);
+    expect(record).toMatchObject({ outcome: 'aborted', stream: true, estimated: true, prompt_tokens: promptTokens, completion_tokens: 0 });
+    // ... and the team's daily quota keeps it charged (the reservation settles to the prompt, not to 0).
+    const [counter] = await gw.redis.keys(`${gw.prefix}rl:{early-leavers}:team:tokensPerDay:*`);
+    await eventually(async () => expect(Number(await gw.redis.get(counter))).toBe(promptTokens));
+  });
+
   it('a client abandoning a non-streaming call aborts the upstream request', async () => {
     const controller = new AbortController();
     const pending = gw

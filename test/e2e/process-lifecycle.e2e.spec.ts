@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import OpenAI from 'openai';
+import { eventually } from '../support/eventually';
 import { run, waitForListening, writeConfig } from '../support/gateway-process';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { deletePrefix, REDIS_URL } from '../support/test-gateway';
@@ -51,9 +52,16 @@ teams:
       await iterator.next();
 
       gw.child.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 100));
-      // Draining: new connections are refused while the stream finishes.
-      await expect(fetch(`${url}/health/live`)).rejects.toThrow();
+      // Draining: health keeps answering (ready: 503, not accepting) and new requests get a 503 to retry elsewhere.
+      await eventually(async () => expect((await fetch(`${url}/health/ready`)).status).toBe(503));
+      const draining = await fetch(`${url}/health/ready`);
+      expect(((await draining.json()) as any).checks.accepting).toBe(false);
+      expect(draining.headers.get('connection')).toBe('close');
+      expect((await fetch(`${url}/health/live`)).status).toBe(200);
+      const refused = await client.chat.completions.create({ model: 'slow', messages: [{ role: 'user', content: 'late' }] }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(OpenAI.InternalServerError);
+      expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+      expect((refused as InstanceType<typeof OpenAI.APIError>).code).toBe('server_shutting_down');
       let text = '';
       for (let next = await iterator.next(); !next.done; next = await iterator.next()) text += next.value.choices[0]?.delta.content ?? '';
       expect(text).toBe('echo: a b c d e f');
@@ -67,19 +75,19 @@ teams:
     }
   });
 
-  it('is not ready when Redis does not answer', async () => {
+  it('refuses to start when Redis does not answer: one line naming the URL (password hidden) and what to do', async () => {
     const config = writeConfig(`
 server: { port: 0, host: 127.0.0.1 }
-redis: { url: "redis://127.0.0.1:1" }
+redis: { url: "redis://ops:hunter2@127.0.0.1:1" }
 admin: { apiKey: k }
 `);
     const gw = run(config);
     try {
-      const url = await waitForListening(gw.output);
-      const ready = await fetch(`${url}/health/ready`);
-      expect(ready.status).toBe(503);
-      expect(((await ready.json()) as any).checks.redis).toBe('unreachable');
-      expect((await fetch(`${url}/health/live`)).status).toBe(200);
+      expect(await gw.exit).toBe(69);
+      const lines = gw.output().trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^switchyard: cannot reach Redis at redis:\/\/ops:\*\*\*@127\.0\.0\.1:1 \(.*ECONNREFUSED.*\)\. Start it .*REDIS_URL/);
+      expect(gw.output()).not.toContain('hunter2');
     } finally {
       gw.child.kill('SIGKILL');
     }

@@ -15,6 +15,7 @@ import { StandInServer, type RecordedRequest } from './standin-server';
  *   echo            answers "echo: <last user message>" in words (one word per chunk)
  *   slow            like echo, but waits `delayMs` between chunks (default 50)
  *   hang            sends headers (streaming) or nothing, then never finishes
+ *   hang-headers    sends nothing at all, streaming or not (a backend still reading the prompt)
  *   status-<code>   answers HTTP <code> with an OpenAI error body (429 adds Retry-After: 7)
  *   leak-key        answers 400 with a message that quotes the Authorization header it got
  *   midstream-error streams two chunks then an in-band error event
@@ -49,6 +50,7 @@ export class OpenAIUpstream extends StandInServer {
     if (model === 'leak-key') {
       return this.error(res, 400, `Bad request from key ${req.headers.authorization?.slice(7)}`, 'invalid_request_error', null);
     }
+    if (model === 'hang-headers') return; // never answers, not even headers
     if (model === 'hang') {
       if (body.stream) res.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders();
       return; // never answers

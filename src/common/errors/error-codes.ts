@@ -29,7 +29,8 @@ export const ERROR_CODES = {
   auth_unavailable: { status: 503, type: 'server_error' },
   limits_unavailable: { status: 503, type: 'server_error' },
   store_unavailable: { status: 503, type: 'server_error' },
-  shutting_down: { status: 503, type: 'server_error' },
+  /** New requests while draining, and streams still open when the drain's grace period ends (in-band). */
+  server_shutting_down: { status: 503, type: 'server_error' },
   internal_error: { status: 500, type: 'server_error' },
 } as const satisfies Record<string, { status: number; type: string }>;
 

@@ -33,6 +33,15 @@ export function installHttpFront(
     next();
   });
 
+  // Draining (SIGTERM): health keeps answering (ready says 503) so orchestrators see it; anything else is a
+  // 503 the client can retry elsewhere, and every answer closes its connection so keep-alive clients move on.
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (!inFlight.draining) return next();
+    res.setHeader('connection', 'close');
+    if (req.path.startsWith('/health/')) return next();
+    sendError(res, new GatewayException('server_shutting_down', 'The gateway is shutting down; retry the request.', { headers: { 'retry-after': '1' } }));
+  });
+
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
       return sendError(
