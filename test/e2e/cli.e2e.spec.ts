@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { runCli, writeConfig } from '../support/gateway-process';
 import { OpenAIUpstream } from '../support/openai-upstream';
@@ -66,6 +68,6 @@ describe('switchyard CLI', () => {
   it('prints its version (the package version) and exits 0', async () => {
     const result = await runCli(config, ['--version']);
     expect(result.code).toBe(0);
-    expect(result.stdout.trim()).toBe((require('../../package.json') as { version: string }).version);
+    expect(result.stdout.trim()).toBe((JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as { version: string }).version);
   });
 });
