@@ -4,6 +4,7 @@ import { AdminModule } from './admin/admin.module';
 import { AuthGuard } from './auth/auth.guard';
 import { AuthModule } from './auth/auth.module';
 import { ChatModule } from './chat/chat.module';
+import { BodyReaderGuard } from './common/http/body-reader.guard';
 import { OpenAIErrorFilter } from './common/errors/openai-error.filter';
 import { AppLogger } from './common/logging/logger';
 import { GatewayValidationPipe } from './common/validation/validation.pipe';
@@ -54,6 +55,8 @@ export class AppModule {
       ],
       providers: [
         { provide: APP_GUARD, useExisting: AuthGuard },
+        // After AuthGuard (global guards run in this order): no body is read for a caller without credentials.
+        { provide: APP_GUARD, useClass: BodyReaderGuard },
         { provide: APP_PIPE, useClass: GatewayValidationPipe },
         { provide: APP_FILTER, useClass: OpenAIErrorFilter },
       ],

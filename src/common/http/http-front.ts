@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import onHeaders from 'on-headers';
-import express, { type NextFunction, type Request, type Response, type Express } from 'express';
+import type { NextFunction, Request, Response, Express } from 'express';
 import type { GatewayConfig } from '../../config/config.schema';
 import { GatewayException } from '../errors/gateway.exception';
-import { sendError, toGatewayException } from '../errors/error-response';
+import { sendError } from '../errors/error-response';
 import type { AppLogger } from '../logging/logger';
 import type { InFlightTracker } from '../../lifecycle/in-flight.tracker';
 import type { RequestContext } from './request-context';
 
 /**
- * The Express layer in front of Nest: request id, trust proxy, JSON body parsing
- * with our limits, and the access log. Body-parser errors happen before Nest's
- * pipeline, so they are turned into OpenAI errors here.
+ * The Express layer in front of Nest: request id, trust proxy, the drain's 503, and the access log.
+ * Bodies are read later, after authentication (common/http/body-reader.guard.ts).
  */
 export function installHttpFront(
   app: Express,
@@ -41,38 +40,6 @@ export function installHttpFront(
     if (req.path.startsWith('/health/')) return next();
     sendError(res, new GatewayException('server_shutting_down', 'The gateway is shutting down; retry the request.', { headers: { 'retry-after': '1' } }));
   });
-
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    if (hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
-      return sendError(
-        res,
-        new GatewayException('unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json).', {
-          param: null,
-        }),
-      );
-    }
-    next();
-  });
-
-  app.use(express.json({ limit: config.server.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
-
-  // Express error handler for the parser above (4 arguments is how Express knows).
-  app.use((error: Error & { type?: string }, _req: Request, res: Response, next: NextFunction) => {
-    if (error.type === 'entity.parse.failed') {
-      return sendError(res, new GatewayException('invalid_json', `The request body is not valid JSON: ${error.message}`));
-    }
-    if (error.type === 'entity.too.large') {
-      return sendError(
-        res,
-        new GatewayException('request_too_large', `The request body is larger than ${config.server.maxBodyBytes} bytes.`),
-      );
-    }
-    if (error.type === 'encoding.unsupported' || error.type === 'charset.unsupported') {
-      return sendError(res, new GatewayException('unsupported_media_type', error.message));
-    }
-    if (error.type === 'request.aborted') return next();
-    sendError(res, toGatewayException(error, logger.pino));
-  });
 }
 
 /**
@@ -85,11 +52,6 @@ export function serverTiming(ctx: RequestContext, now = process.hrtime.bigint())
   if (ctx.upstreamStartedAt === undefined) return `gateway;dur=${total.toFixed(2)}`;
   const upstream = Number((ctx.upstreamEndedAt ?? now) - ctx.upstreamStartedAt) / 1e6;
   return `gateway;dur=${Math.max(0, total - upstream).toFixed(2)}, upstream;dur=${upstream.toFixed(2)}`;
-}
-
-function hasBody(req: Request): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /** One JSON line per request. Never headers, never bodies: they can carry secrets. */

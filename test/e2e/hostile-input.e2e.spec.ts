@@ -1,0 +1,95 @@
+import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { startTestGateway, type TestGateway } from '../support/test-gateway';
+
+/** Bodies and requests built to break a parser: each is a 4xx in OpenAI's shape, never a 500 or a crash. */
+function expectOpenAIError(body: any, code: string | null) {
+  expect(body).toEqual({ error: { message: expect.any(String), type: expect.any(String), param: null, code } });
+}
+
+/** Sends raw bytes and returns what came back (for requests Node itself refuses). */
+function rawExchange(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let answer = '';
+    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+    socket.on('data', (d) => (answer += d));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(answer));
+  });
+}
+
+describe('hostile input', () => {
+  let upstream: OpenAIUpstream;
+  let gw: TestGateway;
+  let token: string;
+  const post = (body: string | Buffer, headers: Record<string, string>) => fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers, body });
+  const json = { 'content-type': 'application/json' };
+
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    gw = await startTestGateway({ upstreamUrl: upstream.url });
+    ({ token } = await gw.teamToken('hostile'));
+  });
+  afterAll(async () => {
+    await gw.close();
+    await upstream.stop();
+  });
+
+  it('authenticates before reading the body: no token or a bad one is a 401 whatever the body is', async () => {
+    for (const auth of [{}, { authorization: 'Bearer sy-0000000000000000-nope' }]) {
+      for (const [body, headers] of [
+        ['{"model": ', json],
+        [Buffer.from('not gzip at all'), { ...json, 'content-encoding': 'gzip' }],
+        ['model=x', { 'content-type': 'application/x-www-form-urlencoded' }],
+      ] as const) {
+        const response = await post(body, { ...headers, ...auth });
+        expect(response.status).toBe(401);
+        expectOpenAIError(await response.json(), 'invalid_api_key');
+      }
+    }
+  });
+
+  it('a gzip body that is not gzip is a 400, not a 500, and logs no error', async () => {
+    const response = await post(Buffer.from('not gzip at all'), { ...json, 'content-encoding': 'gzip', authorization: `Bearer ${token}` });
+    expect(response.status).toBe(400);
+    expectOpenAIError(await response.json(), null);
+    expect(gw.logs.filter((l) => (l.level as number) >= 50)).toEqual([]);
+    // A real gzip body is read as usual.
+    const good = gzipSync(JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'zipped' }] }));
+    const ok = await post(good, { ...json, 'content-encoding': 'gzip', authorization: `Bearer ${token}` });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as any).choices[0].message.content).toBe('echo: zipped');
+  });
+
+  it.each([
+    ['300 nested arrays', `{"model":"echo","messages":${'['.repeat(300)}${']'.repeat(300)}}`],
+    ['1,500 nested arrays', `{"model":"echo","messages":${'['.repeat(1500)}${']'.repeat(1500)}}`],
+    ['5,000 nested objects', `{"model":"echo","messages":[{"role":"user","content":"x","extra":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}]}`],
+  ])('%s: 400 invalid_json, and the gateway keeps answering', async (_what, body) => {
+    const response = await post(body, { ...json, authorization: `Bearer ${token}` });
+    expect(response.status).toBe(400);
+    expectOpenAIError(await response.json(), 'invalid_json');
+    expect((await fetch(`${gw.url}/health/live`)).status).toBe(200);
+  });
+
+  it('a JSON schema nested a few dozen levels (response_format, tools) is still accepted', async () => {
+    let schema: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 40; i++) schema = { type: 'object', properties: { child: schema } };
+    const response = await post(JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'deep' }], response_format: { type: 'json_schema', json_schema: { name: 'deep', schema } } }), {
+      ...json,
+      authorization: `Bearer ${token}`,
+    });
+    expect(response.status).toBe(200);
+  });
+
+  it('headers over Node’s limit get a 431 and a malformed request line a 400, both in OpenAI’s shape', async () => {
+    const port = Number(new URL(gw.url).port);
+    const big = await rawExchange(port, `GET /health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(100_000)}\r\n\r\n`);
+    expect(big).toMatch(/^HTTP\/1\.1 431 /);
+    expectOpenAIError(JSON.parse(big.slice(big.indexOf('\r\n\r\n') + 4)), 'request_header_too_large');
+    const garbage = await rawExchange(port, 'THIS IS NOT HTTP\r\n\r\n');
+    expect(garbage).toMatch(/^HTTP\/1\.1 400 /);
+    expectOpenAIError(JSON.parse(garbage.slice(garbage.indexOf('\r\n\r\n') + 4)), null);
+  });
+});
