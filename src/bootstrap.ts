@@ -3,6 +3,8 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
+import type { Server } from 'node:http';
+import { answerClientErrorsInOpenAIShape } from './common/http/client-errors';
 import { installHttpFront } from './common/http/http-front';
 import { AppLogger } from './common/logging/logger';
 import type { GatewayConfig } from './config/config.schema';
@@ -33,6 +35,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     abortOnError: false,
   });
   installHttpFront(app.getHttpAdapter().getInstance(), config, logger, inFlight);
+  answerClientErrorsInOpenAIShape(app.getHttpServer() as Server);
   await app.listen(config.server.port, config.server.host);
   const address = app.getHttpServer().address() as { address: string; port: number; family: string };
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -16,6 +16,9 @@ export const ERROR_CODES = {
   invalid_request: { status: 400, type: 'invalid_request_error' },
   invalid_json: { status: 400, type: 'invalid_request_error' },
   request_too_large: { status: 413, type: 'invalid_request_error' },
+  /** Node refused the request before the gateway saw it (common/http/client-errors.ts). */
+  request_header_too_large: { status: 431, type: 'invalid_request_error' },
+  request_timeout: { status: 408, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   /** A per-minute limit of the team or token (also an upstream's 429, with the upstream's type). */
   rate_limit_exceeded: { status: 429, type: 'rate_limit_exceeded' },
