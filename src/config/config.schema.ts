@@ -39,7 +39,7 @@ export class ServerConfig {
   @IsString() host = '0.0.0.0';
   /** CIDRs or addresses whose X-Forwarded-* headers are believed (Express `trust proxy`). */
   @IsArray() @IsString({ each: true }) trustedProxies: string[] = ['127.0.0.1/32', '::1/128'];
-  @IsInt() @Min(1024) maxBodyBytes = 1_048_576;
+  @IsInt() @Min(1024) maxBodyBytes = 20 * 1024 * 1024;
   /** How long SIGTERM waits for in-flight requests and streams before closing them. */
   @IsInt() @Min(0) shutdownGraceMs = 30_000;
   /** An SSE comment is sent on a stream that has been silent this long (0 turns it off). */

@@ -5,7 +5,7 @@ const minimal = { admin: { apiKey: 'k' } };
 describe('config loader', () => {
   it('fills defaults for everything optional', () => {
     const config = buildConfig(minimal, {});
-    expect(config.server).toMatchObject({ port: 8080, maxBodyBytes: 1048576, trustedProxies: ['127.0.0.1/32', '::1/128'] });
+    expect(config.server).toMatchObject({ port: 8080, maxBodyBytes: 20971520, trustedProxies: ['127.0.0.1/32', '::1/128'] });
     expect(config.redis).toMatchObject({ url: 'redis://127.0.0.1:6379', keyPrefix: 'sy:' });
   });
 
