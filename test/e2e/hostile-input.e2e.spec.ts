@@ -37,7 +37,7 @@ describe('hostile input', () => {
   });
 
   it('authenticates before reading the body: no token or a bad one is a 401 whatever the body is', async () => {
-    for (const auth of [{}, { authorization: 'Bearer sy-0000000000000000-nope' }]) {
+    for (const auth of [{}, { authorization: 'Bearer sy-0000000000000000-nope' }] as Array<Record<string, string>>) {
       for (const [body, headers] of [
         ['{"model": ', json],
         [Buffer.from('not gzip at all'), { ...json, 'content-encoding': 'gzip' }],
