@@ -1,4 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { GatewayConfig } from '../config/config.schema';
@@ -9,7 +8,8 @@ import { ModelRouter, type Route } from '../routing/model-router.service';
 import type { ChatCompletion, Usage } from '../providers/shared/openai-types';
 import type { UpstreamResponse } from '../providers/shared/upstream-client';
 import { StreamRelay } from '../streaming/stream-relay.service';
-import { countTokens, estimatePromptTokens, fillReasoningTokens } from '../usage/token-estimator';
+import { TokenCounter } from '../usage/token-counter';
+import { fillReasoningTokens, promptTexts, reservationEstimate, type PromptTexts } from '../usage/token-estimator';
 import type { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
 
 /**
@@ -24,12 +24,13 @@ export class ChatService {
     private readonly relay: StreamRelay,
     private readonly limits: LimitsService,
     private readonly config: GatewayConfig,
+    private readonly counter: TokenCounter,
   ) {}
 
   /** Non-streaming: returns the OpenAI chat.completion object. */
   async complete(dto: ChatCompletionRequestDto, req: Request, res: Response, signal: AbortSignal): Promise<ChatCompletion> {
     const route = this.route(dto, req);
-    const prompt = memo(() => estimatePromptTokens(dto.messages, dto.tools));
+    const prompt = memo(() => promptTexts(dto.messages, dto.tools));
     const call = await this.admitAndStart(route, dto, req, res, prompt, false, signal);
     let completion: ChatCompletion;
     try {
@@ -40,7 +41,7 @@ export class ChatService {
     } catch (error) {
       req.ctx.upstreamEndedAt ??= process.hrtime.bigint();
       // The client left while the backend was working: the prompt was spent; the answer is unknown.
-      if (signal.aborted) req.ctx.tokens = { prompt: prompt(), completion: 0, reasoning: 0, estimated: true };
+      if (signal.aborted) req.ctx.tokens = await this.promptOnly(prompt());
       const failure = cutByGateway(signal) ?? (error instanceof GatewayException ? error : route.backend.client.transportError(error));
       if (failure instanceof GatewayException && !cutByGateway(signal)) req.ctx.upstreamErrorReason = failure.code;
       throw failure;
@@ -51,7 +52,7 @@ export class ChatService {
       const reasoningCounted = fillReasoningTokens(completion.usage, reasoning);
       req.ctx.tokens = { ...countsFrom(completion.usage), estimated: reasoningCounted };
     } else {
-      req.ctx.tokens = estimated(prompt(), [...completion.choices.map((choice) => String(choice.message.content ?? '')), ...reasoning]);
+      req.ctx.tokens = await this.estimated(prompt(), [...completion.choices.map((choice) => String(choice.message.content ?? '')), ...reasoning]);
     }
     return completion;
   }
@@ -59,7 +60,7 @@ export class ChatService {
   /** Streaming: relays SSE to `res`; errors before the first byte are thrown as normal HTTP errors. */
   async stream(dto: ChatCompletionRequestDto, req: Request, res: Response, signal: AbortSignal): Promise<void> {
     const route = this.route(dto, req);
-    const prompt = memo(() => estimatePromptTokens(dto.messages, dto.tools));
+    const prompt = memo(() => promptTexts(dto.messages, dto.tools));
     const call = await this.admitAndStart(route, dto, req, res, prompt, true, signal);
     let upstream: UpstreamResponse;
     try {
@@ -68,7 +69,7 @@ export class ChatService {
       req.ctx.upstreamEndedAt = process.hrtime.bigint();
       // Left (or cut) before the backend's headers: the prompt was sent and may be billed, so it is accounted
       // (estimated), as for a non-streaming request; otherwise aborting early would be a way around token limits.
-      if (signal.aborted) req.ctx.tokens = { prompt: prompt(), completion: 0, reasoning: 0, estimated: true };
+      if (signal.aborted) req.ctx.tokens = await this.promptOnly(prompt());
       const cut = cutByGateway(signal);
       if (cut) throw cut;
       if (error instanceof GatewayException) req.ctx.upstreamErrorReason = error.code;
@@ -92,10 +93,9 @@ export class ChatService {
     req.ctx.aborted = outcome.aborted || undefined;
     if (outcome.usage) req.ctx.tokens = { ...countsFrom(outcome.usage), estimated: outcome.reasoningEstimated === true };
     else {
-      // No usage from upstream (client left, stream broke, or a server that never sends it): estimate.
-      // Yield first so an abort reaches the upstream socket before the tokenizer takes the CPU.
-      await nextTurn();
-      req.ctx.tokens = estimated(prompt(), outcome.relayedText);
+      // No usage from upstream (client left, stream broke, or a server that never sends it): count it ourselves
+      // (large texts in the token counter's worker thread, so this never stalls the event loop).
+      req.ctx.tokens = await this.estimated(prompt(), outcome.relayedText);
     }
     this.relay.finish(res, outcome);
   }
@@ -126,7 +126,7 @@ export class ChatService {
     dto: ChatCompletionRequestDto,
     req: Request,
     res: Response,
-    prompt: () => number,
+    prompt: () => PromptTexts,
     stream: boolean,
     signal: AbortSignal,
   ): Promise<{ upstream: Promise<UpstreamResponse> }> {
@@ -150,16 +150,27 @@ export class ChatService {
   }
 
   /** Limits: one Redis call; reserves prompt + completion allowance when a token limit applies. */
-  private async admit(dto: ChatCompletionRequestDto, req: Request, res: Response, prompt: () => number): Promise<void> {
+  private async admit(dto: ChatCompletionRequestDto, req: Request, res: Response, prompt: () => PromptTexts): Promise<void> {
     const completionAllowance = (dto.max_completion_tokens ?? dto.max_tokens ?? this.config.limits.defaultCompletionReservation) * (dto.n ?? 1);
     try {
-      const admission = await this.limits.admit(req.ctx.principal!, () => prompt() + completionAllowance);
+      const admission = await this.limits.admit(req.ctx.principal!, () => reservationEstimate(prompt()) + completionAllowance);
       req.ctx.reservation = admission.reservation;
       for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
     } catch (error) {
       if (error instanceof GatewayException && error.status === 429) req.ctx.limitRejected = true;
       throw error;
     }
+  }
+
+  /** The prompt was sent but nothing is known of the answer (the client left, the gateway cut it). */
+  private async promptOnly(prompt: PromptTexts): Promise<TokenCounts> {
+    return { prompt: await this.counter.prompt(prompt), completion: 0, reasoning: 0, estimated: true };
+  }
+
+  /** Counts worked out by the gateway for an answer that came without usage. */
+  private async estimated(prompt: PromptTexts, generated: string[]): Promise<TokenCounts> {
+    const [promptTokens, completionTokens] = await Promise.all([this.counter.prompt(prompt), this.counter.texts([generated.join('')])]);
+    return { prompt: promptTokens, completion: completionTokens, reasoning: 0, estimated: true };
   }
 
   private async send(route: Route, dto: ChatCompletionRequestDto, stream: boolean, signal: AbortSignal): Promise<UpstreamResponse> {
@@ -186,11 +197,7 @@ function countsFrom(usage: Usage): TokenCounts {
   };
 }
 
-function estimated(promptTokens: number, generated: string[]): TokenCounts {
-  return { prompt: promptTokens, completion: countTokens(generated.join('')), reasoning: 0, estimated: true };
-}
-
-function memo(compute: () => number): () => number {
-  let value: number | undefined;
+function memo<T>(compute: () => T): () => T {
+  let value: T | undefined;
   return () => (value ??= compute());
 }

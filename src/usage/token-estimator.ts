@@ -1,12 +1,19 @@
 /**
- * Token counts the gateway has to work out itself: the prompt estimate reserved by
- * token limits at admission, and the completion of a stream the client abandoned
- * before the upstream reported usage. A real BPE tokenizer (o200k_base, GPT-4o's),
- * never characters/4. For other model families it is an estimate, and records say so.
+ * Token counts the gateway has to work out itself: the reservation token limits take at admission, and the
+ * counts of a request the upstream reported no usage for (a stream the client abandoned, a server that never
+ * sends usage). A real BPE tokenizer (o200k_base, GPT-4o's), never characters/4, for every count that is
+ * billed; for other model families it is an estimate, and records say so.
  *
- * The encoder's tables cost ~200 ms of CPU and ~70 MB of RSS to load. They are loaded
- * once at boot (`loadTokenizer`), because loading them on first use would stall every
- * in-flight request on that replica for those 200 ms.
+ * Two rules keep this off the critical path (docs/architecture.md):
+ * - No input costs more than linear time. BPE is quadratic in the length of one pre-token, and a pre-token can
+ *   be a whole run of one letter (200 KB of "a" took 28 s), so runs longer than MAX_RUN are counted in pieces.
+ * - The admission only needs a cheap, safe estimate: the upstream reports exact counts for every answer that
+ *   completes, and the reservation is settled to them. Prompts with more than EXACT_UP_TO_BYTES of text are
+ *   reserved at one token per 3 UTF-8 bytes (o200k averages over 4 on English text); exact counting of large
+ *   texts happens in a worker thread (token-counter.ts), only when no usage came back.
+ *
+ * The encoder's tables cost ~200 ms of CPU and ~70 MB of RSS to load. They are loaded once at boot
+ * (`loadTokenizer`), because loading them on first use would stall every in-flight request on that replica.
  */
 type CountTokens = (text: string) => number;
 let countTokensImpl: CountTokens | undefined;
@@ -17,9 +24,26 @@ export function loadTokenizer(): CountTokens {
   return countTokensImpl;
 }
 
+/** Runs of non-space (or of space) longer than this are counted in pieces of this size. */
+export const MAX_RUN = 256;
+const LONG_RUN = new RegExp(`\\S{${MAX_RUN + 1},}|\\s{${MAX_RUN + 1},}`, 'g');
+
+/**
+ * o200k_base tokens in `text`, in time linear in its length. Ordinary text (words, numbers, code) has no run
+ * longer than MAX_RUN, so its count is exact; a longer run is counted in MAX_RUN-character pieces, which can
+ * only add a token or two per piece.
+ */
 export function countTokens(text: string): number {
   if (!text) return 0;
-  return (countTokensImpl ?? loadTokenizer())(text);
+  const count = countTokensImpl ?? loadTokenizer();
+  let total = 0;
+  let from = 0;
+  for (const run of text.matchAll(LONG_RUN)) {
+    total += count(text.slice(from, run.index));
+    for (let at = 0; at < run[0].length; at += MAX_RUN) total += count(run[0].slice(at, at + MAX_RUN));
+    from = run.index + run[0].length;
+  }
+  return total + count(from === 0 ? text : text.slice(from));
 }
 
 interface MessageLike {
@@ -35,28 +59,60 @@ const REPLY_PRIMING = 3;
 /** A low-detail image costs 85 tokens on OpenAI; detail is unknown here, so this is the floor. */
 const PER_IMAGE = 85;
 
-/** The prompt's tokens as OpenAI's chat format counts them (messages, tools). */
-export function estimatePromptTokens(messages: readonly MessageLike[], tools?: unknown): number {
-  let total = REPLY_PRIMING;
+/** A chat prompt as texts to count plus the format's fixed tokens (messages, images). */
+export interface PromptTexts {
+  fixed: number;
+  texts: string[];
+}
+
+/** The texts of a prompt that tokens are counted on, in OpenAI's chat format (messages, tools). */
+export function promptTexts(messages: readonly MessageLike[], tools?: unknown): PromptTexts {
+  const out: PromptTexts = { fixed: REPLY_PRIMING, texts: [] };
   for (const message of messages) {
-    total += PER_MESSAGE + countTokens(typeof message.role === 'string' ? message.role : '');
-    if (typeof message.name === 'string') total += countTokens(message.name) + 1;
-    total += contentTokens(message.content);
-    if (message.tool_calls) total += countTokens(JSON.stringify(message.tool_calls));
+    out.fixed += PER_MESSAGE;
+    out.texts.push(typeof message.role === 'string' ? message.role : '');
+    if (typeof message.name === 'string') {
+      out.fixed += 1;
+      out.texts.push(message.name);
+    }
+    if (typeof message.content === 'string') out.texts.push(message.content);
+    else if (Array.isArray(message.content)) {
+      for (const part of message.content as Array<{ type?: string; text?: unknown }>) {
+        if (part?.type === 'text' && typeof part.text === 'string') out.texts.push(part.text);
+        else if (part?.type === 'image_url') out.fixed += PER_IMAGE;
+      }
+    }
+    if (message.tool_calls) out.texts.push(JSON.stringify(message.tool_calls));
   }
-  if (tools) total += countTokens(JSON.stringify(tools));
+  if (tools) out.texts.push(JSON.stringify(tools));
+  return out;
+}
+
+/** The prompt's exact tokens as OpenAI's chat format counts them (each text counted on its own). */
+export function countPrompt(prompt: PromptTexts): number {
+  let total = prompt.fixed;
+  for (const text of prompt.texts) total += countTokens(text);
   return total;
 }
 
-function contentTokens(content: unknown): number {
-  if (typeof content === 'string') return countTokens(content);
-  if (!Array.isArray(content)) return 0;
-  let total = 0;
-  for (const part of content as Array<{ type?: string; text?: unknown }>) {
-    if (part?.type === 'text' && typeof part.text === 'string') total += countTokens(part.text);
-    else if (part?.type === 'image_url') total += PER_IMAGE;
-  }
-  return total;
+/** Shorthand: the exact count of a chat prompt. */
+export function estimatePromptTokens(messages: readonly MessageLike[], tools?: unknown): number {
+  return countPrompt(promptTexts(messages, tools));
+}
+
+/** Prompts with at most this much text are counted exactly at admission (well under a millisecond). */
+export const EXACT_UP_TO_BYTES = 4096;
+/** Larger ones are reserved at one token per this many UTF-8 bytes. */
+export const BYTES_PER_RESERVED_TOKEN = 3;
+
+/**
+ * What token limits reserve for a prompt at admission: exact for small prompts, one token per 3 bytes for
+ * larger ones (no tokenizer on the event loop for a 100k-token prompt). Settled to the real count at the end.
+ */
+export function reservationEstimate(prompt: PromptTexts): number {
+  let bytes = 0;
+  for (const text of prompt.texts) bytes += Buffer.byteLength(text, 'utf8');
+  return bytes <= EXACT_UP_TO_BYTES ? countPrompt(prompt) : prompt.fixed + Math.ceil(bytes / BYTES_PER_RESERVED_TOKEN);
 }
 
 /**

@@ -5,13 +5,14 @@ import { AdminUsageController, TeamUsageController } from './usage.controller';
 import { UsageQueryService } from './usage-query.service';
 import { UsageRecorder } from './usage-recorder';
 import { UsageWriter } from './usage-writer';
+import { TokenCounter } from './token-counter';
 import { loadTokenizer } from './token-estimator';
 
 @Module({
   imports: [LimitsModule, TeamsModule],
   controllers: [AdminUsageController, TeamUsageController],
-  providers: [UsageWriter, UsageRecorder, UsageQueryService],
-  exports: [UsageWriter, UsageRecorder],
+  providers: [UsageWriter, UsageRecorder, UsageQueryService, TokenCounter],
+  exports: [UsageWriter, UsageRecorder, TokenCounter],
 })
 export class UsageModule implements OnModuleInit {
   onModuleInit(): void {

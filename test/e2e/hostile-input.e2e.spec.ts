@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
@@ -81,6 +82,41 @@ describe('hostile input', () => {
       authorization: `Bearer ${token}`,
     });
     expect(response.status).toBe(200);
+  });
+
+  it('a 200 KB message of one letter from a team with token limits never stalls the gateway (admission, abort estimate)', async () => {
+    const { token: limited } = await gw.teamToken('one-letter');
+    await gw.admin('PATCH', '/admin/v1/teams/one-letter', { limits: { tokensPerDay: 10_000_000 } });
+    let worstHealthMs = 0;
+    let polling = true;
+    const poll = (async () => {
+      while (polling) {
+        const started = Date.now();
+        await fetch(`${gw.url}/health/live`);
+        worstHealthMs = Math.max(worstHealthMs, Date.now() - started);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    const content = 'a'.repeat(200_000);
+    const controller = new AbortController();
+    const stream = await gw
+      .openai(limited)
+      .chat.completions.create({ model: 'hang', stream: true, messages: [{ role: 'user', content }] }, { signal: controller.signal });
+    controller.abort(); // no usage will come: the gateway counts the prompt itself
+    await (async () => {
+      for await (const chunk of stream) void chunk;
+    })().catch(() => undefined);
+    const record = await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=one-letter&limit=1');
+      expect(body.data).toHaveLength(1);
+      return body.data[0];
+    }, 20_000);
+    polling = false;
+    await poll;
+    expect(record).toMatchObject({ outcome: 'aborted', estimated: true });
+    expect(record.prompt_tokens).toBeGreaterThan(200_000 / 256);
+    // Before: the tokenizer ran on the event loop, quadratic in the run, and health waited 28 s.
+    expect(worstHealthMs).toBeLessThan(1000);
   });
 
   it('headers over Node’s limit get a 431 and a malformed request line a 400, both in OpenAI’s shape', async () => {
