@@ -37,6 +37,23 @@ describe('upstream error mapping', () => {
     expect(facts(429, { headers: { 'retry-after': '3', 'retry-after-ms': '2500' } }).headers).toEqual({ 'retry-after': '3', 'retry-after-ms': '2500' });
   });
 
+  it.each([
+    ['without its prefix', 'Invalid key: live-abcdef123456.'],
+    ['as its body alone', 'key abcdef123456 is not valid'],
+    ['masked in the middle', 'Incorrect API key provided: live-abc****f123456'],
+    ['truncated', 'key starting sk-live-abcdef12...'],
+    ['URL-encoded', 'see https://example.test/?key=sk-live-abcdef123456&x=1'],
+    ['glued to other text', 'Authorization=Bearersk-live-abcdef123456,scope=all'],
+  ])('scrubs the configured key %s', (_form, message) => {
+    const error = facts(400, { message });
+    expect(error.message).toContain('[redacted]');
+    for (let at = 0; at + 8 <= 'sk-live-abcdef123456'.length; at++) expect(error.message).not.toContain('sk-live-abcdef123456'.slice(at, at + 8));
+  });
+
+  it('leaves ordinary words of a message alone', () => {
+    expect(facts(400, { message: 'The parameter max_tokens is too large for this model.' }).message).toBe('The parameter max_tokens is too large for this model.');
+  });
+
   it('scrubs the backend key and anything key-shaped from vendor messages', () => {
     const error = facts(400, { message: 'key sk-live-abcdef123456 and Incorrect API key provided: sk-proj-****abcd' });
     expect(error.message).not.toContain('abcdef123456');

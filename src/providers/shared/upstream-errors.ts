@@ -18,11 +18,42 @@ function header(headers: UpstreamErrorFacts['headers'], name: string): string | 
   return Array.isArray(value) ? value[0] : value;
 }
 
-function scrub(text: string, secrets: Array<string | undefined>): string {
+/** A word made of characters keys are made of; vendors mask the middle of a key with `*`. */
+const KEY_LIKE_WORD = /[A-Za-z0-9_\-+/=.*%]{8,}/g;
+/** A piece of a configured key this long, anywhere in a message, is taken to be the key. */
+const MIN_FRAGMENT = 8;
+
+/**
+ * Removes configured keys from a vendor's message in any form: whole, URL-encoded, without their vendor prefix
+ * (`sk-`, `sk-ant-api03-`), truncated or masked (`abc***xyz`): any word that contains, or is, a piece of at least
+ * MIN_FRAGMENT characters of a configured key is redacted. Anything else key-shaped is dropped as well.
+ */
+export function scrub(text: string, secrets: Array<string | undefined>): string {
+  const keys = secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length >= 4);
   let out = text;
-  for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join('[redacted]');
-  // Vendors echo partial keys ("Incorrect API key provided: sk-abc***xyz"): drop anything key-shaped.
+  for (const key of keys) for (const form of [key, encodeURIComponent(key)]) out = out.split(form).join('[redacted]');
+  out = out.replace(KEY_LIKE_WORD, (word) => (keys.some((key) => sharesFragment(word, key)) ? '[redacted]' : word));
+  // Vendors echo partial keys of other credentials too ("Incorrect API key provided: sk-abc***xyz").
   return out.replace(/\b(sk|sy|key)-[A-Za-z0-9_*.-]{6,}/g, '[redacted]');
+}
+
+function sharesFragment(word: string, key: string): boolean {
+  for (const piece of decodeSafely(word).split('*')) {
+    if (piece.length >= MIN_FRAGMENT && key.includes(piece)) return true;
+  }
+  // A word that holds the key's own tail (the key without its prefix, or with text glued to it).
+  for (let at = 0; at + MIN_FRAGMENT <= key.length; at += MIN_FRAGMENT) {
+    if (word.includes(key.slice(at, at + MIN_FRAGMENT))) return true;
+  }
+  return false;
+}
+
+function decodeSafely(word: string): string {
+  try {
+    return decodeURIComponent(word);
+  } catch {
+    return word;
+  }
 }
 
 /**
