@@ -6,7 +6,7 @@ import type { TokenCounts } from '../common/http/request-context';
 import { LimitsService } from '../limits/limits.service';
 import { ModelRouter, type Route } from '../routing/model-router.service';
 import type { ChatCompletion, Usage } from '../providers/shared/openai-types';
-import type { UpstreamResponse } from '../providers/shared/upstream-client';
+import { replyError, type UpstreamResponse } from '../providers/shared/upstream-client';
 import { StreamRelay } from '../streaming/stream-relay.service';
 import { TokenCounter } from '../usage/token-counter';
 import { fillReasoningTokens, promptTexts, reservationEstimate, type PromptTexts } from '../usage/token-estimator';
@@ -33,16 +33,20 @@ export class ChatService {
     const prompt = memo(() => promptTexts(dto.messages, dto.tools));
     const call = await this.admitAndStart(route, dto, req, res, prompt, false, signal);
     let completion: ChatCompletion;
+    let replied = false; // the backend answered: later failures are its reply's, not reaching it
     try {
       const upstream = await call.upstream;
+      replied = true;
       const body: unknown = await upstream.body.json();
       req.ctx.upstreamEndedAt = process.hrtime.bigint();
       completion = route.backend.adapter.parseResponse(body);
+      if (!Array.isArray(completion?.choices)) throw new TypeError('no choices in the reply');
     } catch (error) {
       req.ctx.upstreamEndedAt ??= process.hrtime.bigint();
       // The client left while the backend was working: the prompt was spent; the answer is unknown.
       if (signal.aborted) req.ctx.tokens = await this.promptOnly(prompt());
-      const failure = cutByGateway(signal) ?? (error instanceof GatewayException ? error : route.backend.client.transportError(error));
+      const mapped = replied ? replyError(route.backend.id, error) : error instanceof GatewayException ? error : route.backend.client.transportError(error);
+      const failure = cutByGateway(signal) ?? mapped;
       if (failure instanceof GatewayException && !cutByGateway(signal)) req.ctx.upstreamErrorReason = failure.code;
       throw failure;
     }
@@ -78,7 +82,7 @@ export class ChatService {
     const outcome = await this.relay.relay({
       res,
       upstream,
-      client: route.backend.client,
+      backendId: route.backend.id,
       mapper: route.backend.adapter.createStreamMapper(),
       clientModel: dto.model,
       includeUsage: dto.stream_options?.include_usage === true,

@@ -9,13 +9,14 @@ import type { StreamMapper } from '../providers/provider-adapter';
 import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-types';
 import { readSse } from '../providers/shared/sse';
 import { fillReasoningTokens } from '../usage/token-estimator';
-import { isAbort, type BackendClient, type UpstreamResponse } from '../providers/shared/upstream-client';
+import { isAbort, replyError, type UpstreamResponse } from '../providers/shared/upstream-client';
 import { endSseDone, openSse, sseData, writeSseComment, writeSseError } from './sse-writer';
 
 export interface RelayRequest {
   res: Response;
   upstream: UpstreamResponse;
-  client: BackendClient;
+  /** For error messages: which backend's reply failed. */
+  backendId: string;
   mapper: StreamMapper;
   /** The model name the client asked for (chunks carry it, not the upstream's name). */
   clientModel: string;
@@ -119,7 +120,7 @@ export class StreamRelay {
       // The gateway ended it (shutdown deadline): the client gets that reason in-band; it did not leave.
       if (signal.aborted && signal.reason instanceof GatewayException) outcome.error = signal.reason;
       else if (signal.aborted || isAbort(error)) outcome.aborted = true;
-      else outcome.error = toGatewayException(request.client.transportError(error), this.logger.pino);
+      else outcome.error = toGatewayException(replyError(request.backendId, error), this.logger.pino);
     } finally {
       if (keepAlive) clearInterval(keepAlive);
       this.metrics.openStreams.dec();

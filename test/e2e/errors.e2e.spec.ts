@@ -216,6 +216,20 @@ describe('errors', () => {
       expect(text).toContain('[redacted]');
     });
 
+    it('a reply that is not JSON is upstream_error (the backend was reached), not upstream_unreachable', async () => {
+      const response = await post({ model: 'malformed', messages: [{ role: 'user', content: 'x' }] });
+      expect(response.status).toBe(502);
+      const body: any = await response.json();
+      expectOpenAIError(body, 'upstream_error');
+      expect(body.error.message).toMatch(/malformed reply/);
+    });
+
+    it('a stream cut mid-way ends with upstream_error, not upstream_unreachable', async () => {
+      const response = await post({ model: 'cut', stream: true, messages: [{ role: 'user', content: 'a b c' }] });
+      const events = (await response.text()).split('\n\n').filter(Boolean);
+      expectOpenAIError(JSON.parse(events[events.length - 1].replace(/^data: /, '')), 'upstream_error');
+    });
+
     it('an upstream failure before the first byte of a stream is a normal HTTP error', async () => {
       const error = await gw.openai(token).chat.completions.create({ model: 'status-500', stream: true, messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
       expect(error).toBeInstanceOf(OpenAI.InternalServerError);

@@ -16,6 +16,7 @@ import { StandInServer, type RecordedRequest } from './standin-server';
  *   slow            like echo, but waits `delayMs` between chunks (default 50)
  *   hang            sends headers (streaming) or nothing, then never finishes
  *   hang-headers    sends nothing at all, streaming or not (a backend still reading the prompt)
+ *   malformed       answers 200 with a body that is not JSON (a broken proxy in front of the backend)
  *   status-<code>   answers HTTP <code> with an OpenAI error body (429 adds Retry-After: 7)
  *   leak-key        answers 400 with a message that quotes the Authorization header it got
  *   midstream-error streams two chunks then an in-band error event
@@ -51,6 +52,10 @@ export class OpenAIUpstream extends StandInServer {
       return this.error(res, 400, `Bad request from key ${req.headers.authorization?.slice(7)}`, 'invalid_request_error', null);
     }
     if (model === 'hang-headers') return; // never answers, not even headers
+    if (model === 'malformed') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('<html>502 Bad Gateway</html>');
+      return;
+    }
     if (model === 'hang') {
       if (body.stream) res.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders();
       return; // never answers

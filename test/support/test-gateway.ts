@@ -8,7 +8,7 @@ export const ADMIN_KEY = 'test-admin-key';
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** Models every e2e test can use; each maps to a stand-in upstream behaviour (see openai-upstream.ts). */
-export const TEST_MODELS = ['echo', 'slow', 'hang', 'hang-headers', 'leak-key', 'midstream-error', 'cut', 'status-400', 'status-404', 'status-401', 'status-429', 'status-500', 'status-503'];
+export const TEST_MODELS = ['echo', 'slow', 'hang', 'hang-headers', 'malformed', 'leak-key', 'midstream-error', 'cut', 'status-400', 'status-404', 'status-401', 'status-429', 'status-500', 'status-503'];
 
 export interface TestGateway {
   gateway: Gateway;

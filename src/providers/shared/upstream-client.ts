@@ -85,6 +85,20 @@ export class UpstreamClient implements BackendClient {
   }
 }
 
+/**
+ * A failure while reading or parsing a reply the backend had started to send (a connection cut mid-body, a
+ * body that is not what its format says): the backend was reached, so this is `upstream_error` (502), not
+ * `upstream_unreachable`; a body that stalls past `idleMs` is `upstream_timeout`.
+ */
+export function replyError(backendId: string, error: unknown): unknown {
+  if (error instanceof GatewayException || isAbort(error)) return error;
+  if (error instanceof undiciErrors.BodyTimeoutError) {
+    return new GatewayException('upstream_timeout', `Backend "${backendId}" went silent in the middle of its reply.`, { cause: error });
+  }
+  const what = error instanceof SyntaxError || error instanceof TypeError ? 'a malformed reply' : 'a reply that was cut off';
+  return new GatewayException('upstream_error', `Backend "${backendId}" sent ${what}.`, { cause: error });
+}
+
 export function isAbort(error: unknown): boolean {
   return (
     error instanceof undiciErrors.RequestAbortedError ||
