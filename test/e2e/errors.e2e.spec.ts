@@ -126,6 +126,24 @@ describe('errors', () => {
       expect(error.error.message).toContain(param.split(/[.[]/)[0]);
     });
 
+    it.each([
+      [{ ...ok, max_tokens: '10' }, "Invalid 'max_tokens': must be an integer number."],
+      [{ ...ok, n: 'two' }, "Invalid 'n': must be an integer number."],
+      [{ ...ok, temperature: 'hot' }, "Invalid 'temperature': must be a number conforming to the specified constraints."],
+      [{ ...ok, messages: [] }, "Invalid 'messages': must contain at least one message."],
+    ])('says what is wrong in plain words: %j', async (body, message) => {
+      expect(((await (await post(body)).json()) as any).error.message).toBe(message);
+    });
+
+    it('checks a thinking budget against the limit the backend will get (max_completion_tokens wins, as in the adapters)', async () => {
+      const thinking = { type: 'enabled', budget_tokens: 100 };
+      // Accepted by the DTO (max_completion_tokens 200 is what the backend gets); refused only as the stand-in cannot think.
+      const both = (await (await post({ ...ok, max_tokens: 50, max_completion_tokens: 200, thinking })).json()) as any;
+      expect(both.error.message).toMatch(/does not support extended reasoning/);
+      const refused = (await (await post({ ...ok, max_tokens: 500, max_completion_tokens: 100, thinking })).json()) as any;
+      expect(refused.error.message).toMatch(/must be smaller than max_completion_tokens \(100\)/);
+    });
+
     it('accepts null for optional fields and assistant content null with tool_calls', async () => {
       const response = await post({
         ...ok,

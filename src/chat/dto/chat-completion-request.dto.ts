@@ -58,7 +58,7 @@ export class ChatCompletionRequestDto {
   @IsString() @IsNotEmpty() model!: string;
 
   @IsArray()
-  @ArrayMinSize(1)
+  @ArrayMinSize(1, { message: 'must contain at least one message' })
   @ValidateNested({ each: true })
   @Type(() => ChatMessageDto)
   messages!: ChatMessageDto[];
@@ -82,9 +82,11 @@ export class ChatCompletionRequestDto {
   @IsObject()
   @Satisfies((value, o) => {
     const thinking = value as ThinkingDto;
-    const limit = (o.max_tokens ?? o.max_completion_tokens) as number | null | undefined;
+    // The same precedence as the adapters and the limits (max_completion_tokens, OpenAI's current name, wins).
+    const limit = (o.max_completion_tokens ?? o.max_tokens) as number | null | undefined;
     if (thinking?.type !== 'enabled' || typeof limit !== 'number' || typeof thinking.budget_tokens !== 'number') return null;
-    return thinking.budget_tokens < limit ? null : `budget_tokens (${thinking.budget_tokens}) must be smaller than max_tokens (${limit})`;
+    const which = typeof o.max_completion_tokens === 'number' ? 'max_completion_tokens' : 'max_tokens';
+    return thinking.budget_tokens < limit ? null : `budget_tokens (${thinking.budget_tokens}) must be smaller than ${which} (${limit})`;
   })
   @ValidateNested()
   @Type(() => ThinkingDto)

@@ -13,7 +13,7 @@ export function firstProblem(errors: ValidationError[], parent = ''): { param: s
       : parent
         ? `${parent}.${error.property}`
         : error.property;
-    const constraint = Object.values(error.constraints ?? {})[0];
+    const constraint = mostBasic(error.constraints);
     if (constraint) {
       // class-validator phrases messages as "<property> must ..."; name the full param instead.
       const text = constraint.startsWith(`${error.property} `) ? constraint.slice(error.property.length + 1) : constraint;
@@ -23,6 +23,18 @@ export function firstProblem(errors: ValidationError[], parent = ''): { param: s
     if (nested) return nested;
   }
   return null;
+}
+
+/**
+ * Type checks come first: class-validator lists constraints in reverse decorator order, so `"10"` for
+ * `@IsInt() @Min(1)` used to say "must not be less than 1" when the problem is that it is not an integer.
+ */
+const TYPE_CONSTRAINTS = ['isDefined', 'isString', 'isInt', 'isNumber', 'isBoolean', 'isArray', 'isObject', 'isIn', 'isEnum'];
+
+function mostBasic(constraints: Record<string, string> | undefined): string | undefined {
+  if (!constraints) return undefined;
+  for (const name of TYPE_CONSTRAINTS) if (constraints[name]) return constraints[name];
+  return Object.values(constraints)[0];
 }
 
 /**
