@@ -84,6 +84,14 @@ function thinkingFits(type: BackendType, mode: ThinkingMode): boolean {
   return THINKING_BY_TYPE[type].includes(mode);
 }
 
+type RawDoc = { backends?: Record<string, { apiKey?: unknown } | undefined> } | undefined;
+
+/** The first environment variable a raw config string refers to (`${OPENAI_API_KEY:-}` -> OPENAI_API_KEY). */
+function envNameOf(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  return new RegExp(ENV_REF.source).exec(value)?.[1];
+}
+
 /** Builds a validated config from an already-parsed object (used by the loader and by tests). */
 export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const problems: string[] = [];
@@ -92,6 +100,7 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
   const { backends, models, teams, ...rest } = doc;
   const config = validateEntry(GatewayConfig, rest, '', problems);
   config.backends = validateMap(BackendConfig, backends, 'backends', problems);
+  for (const [id, backend] of Object.entries(config.backends)) backend.apiKeyEnv = envNameOf((raw as RawDoc)?.backends?.[id]?.apiKey);
   config.models = validateMap(ModelConfig, models, 'models', problems);
   config.teams = validateMap(TeamSeedConfig, teams, 'teams', problems);
 

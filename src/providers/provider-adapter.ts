@@ -59,6 +59,8 @@ export interface Backend {
   id: string;
   adapter: ProviderAdapter;
   client: BackendClient;
+  /** Why this backend cannot answer at all (e.g. it needs an API key and has none); its models are unavailable. */
+  unavailable?: string;
 }
 
 /** Injection token: Map<backendId, Backend>. */

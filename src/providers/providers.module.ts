@@ -21,13 +21,30 @@ function buildBackends(config: GatewayConfig, logger: AppLogger): Map<string, Ba
   const log = (message: string) => logger.pino.info(message);
   const backends = new Map<string, Backend>();
   for (const [id, backendConfig] of Object.entries(config.backends)) {
+    const unavailable = missingKey(id, backendConfig);
+    if (unavailable) logger.pino.warn({ backend: id }, `${unavailable}: its models are not listed and answer 503 model_unavailable`);
     backends.set(id, {
       id,
       adapter: ADAPTER_FACTORIES[backendConfig.type](id, backendConfig),
       client: backendConfig.type === 'local' ? new LocalModelClient(id, backendConfig.local, log) : new UpstreamClient(id, backendConfig),
+      unavailable,
     });
   }
   return backends;
+}
+
+/** Vendors need a key; servers on plain http (Ollama, vLLM in a private network) and local models do not. */
+function keyRequired(config: BackendConfig): boolean {
+  if (config.apiKeyRequired !== undefined) return config.apiKeyRequired;
+  if (config.type === 'local') return false;
+  if (config.type === 'openai') return config.baseUrl.startsWith('https:');
+  return true;
+}
+
+function missingKey(id: string, config: BackendConfig): string | undefined {
+  if (!keyRequired(config) || config.apiKey) return undefined;
+  const where = config.apiKeyEnv ? `set ${config.apiKeyEnv}` : `set backends.${id}.apiKey`;
+  return `backend "${id}" has no API key configured (${where})`;
 }
 
 @Module({

@@ -44,12 +44,15 @@ export class ModelRouter {
     if (principal.tokenModels && !this.matcher(principal.tokenModels)(model)) {
       throw new GatewayException('model_not_allowed', `This token may not use the model \`${model}\`.`, { param: 'model' });
     }
+    if (route.backend.unavailable) {
+      throw new GatewayException('model_unavailable', `The model \`${model}\` is not available: ${route.backend.unavailable}.`);
+    }
     return route;
   }
 
-  /** The configured models this principal's team may use, in config order. */
+  /** The configured models this principal's team may use and that can answer, in config order. */
   modelsFor(principal: Principal): Route[] {
-    return [...this.routes.values()].filter((route) => this.allows(principal, route.model));
+    return [...this.routes.values()].filter((route) => !route.backend.unavailable && this.allows(principal, route.model));
   }
 
   private allows(principal: Principal, model: string): boolean {

@@ -28,8 +28,9 @@ describe('errors', () => {
         backends: {
           standin: { timeouts: { firstByteMs: 400, idleMs: 400 } },
           down: { type: 'openai', baseUrl: 'http://127.0.0.1:9/v1' },
+          keyless: { type: 'anthropic', baseUrl: 'http://127.0.0.1:9/v1', apiKey: '${KEYLESS_ANTHROPIC_KEY:-}' },
         },
-        models: { 'unreachable-model': { backend: 'down', upstreamModel: 'x' } },
+        models: { 'unreachable-model': { backend: 'down', upstreamModel: 'x' }, 'keyless-claude': { backend: 'keyless', upstreamModel: 'claude-x' } },
       },
     });
     ({ token } = await gw.teamToken('errors'));
@@ -246,6 +247,18 @@ describe('errors', () => {
       const response = await post({ model: 'cut', stream: true, messages: [{ role: 'user', content: 'a b c' }] });
       const events = (await response.text()).split('\n\n').filter(Boolean);
       expectOpenAIError(JSON.parse(events[events.length - 1].replace(/^data: /, '')), 'upstream_error');
+    });
+
+    it('a model whose backend has no API key is not listed, and says so with a 503 instead of "could not be reached"', async () => {
+      const listed = (await gw.asTeam(token, 'GET', '/v1/models')).body.data.map((m: any) => m.id);
+      expect(listed).toContain('echo');
+      expect(listed).not.toContain('keyless-claude');
+      const response = await post({ model: 'keyless-claude', messages: [{ role: 'user', content: 'x' }] });
+      expect(response.status).toBe(503);
+      const body: any = await response.json();
+      expectOpenAIError(body, 'model_unavailable');
+      expect(body.error.message).toBe('The model `keyless-claude` is not available: backend "keyless" has no API key configured (set KEYLESS_ANTHROPIC_KEY).');
+      expect(gw.logs.some((l) => l.backend === 'keyless' && String(l.msg).includes('no API key'))).toBe(true);
     });
 
     it('an upstream failure before the first byte of a stream is a normal HTTP error', async () => {
