@@ -6,7 +6,8 @@ import type { TokenCounts } from '../common/http/request-context';
 import { LimitsService } from '../limits/limits.service';
 import { ModelRouter, type Route } from '../routing/model-router.service';
 import type { ChatCompletion, Usage } from '../providers/shared/openai-types';
-import { replyError, type UpstreamResponse } from '../providers/shared/upstream-client';
+import { AbortedWithUsage, replyError, type UpstreamResponse } from '../providers/shared/upstream-client';
+import { isUpstreamFailure } from '../providers/shared/upstream-errors';
 import { StreamRelay } from '../streaming/stream-relay.service';
 import { TokenCounter } from '../usage/token-counter';
 import { fillReasoningTokens, promptTexts, reservationEstimate, type PromptTexts } from '../usage/token-estimator';
@@ -43,11 +44,12 @@ export class ChatService {
       if (!Array.isArray(completion?.choices)) throw new TypeError('no choices in the reply');
     } catch (error) {
       req.ctx.upstreamEndedAt ??= process.hrtime.bigint();
-      // The client left while the backend was working: the prompt was spent; the answer is unknown.
-      if (signal.aborted) req.ctx.tokens = await this.promptOnly(prompt());
+      // The client left while the backend was working: the prompt was spent; the answer is unknown, unless the
+      // backend reported what it had generated (a local model does).
+      if (signal.aborted) req.ctx.tokens = error instanceof AbortedWithUsage && error.usage ? countsFrom(error.usage) : await this.promptOnly(prompt());
       const mapped = replied ? replyError(route.backend.id, error) : error instanceof GatewayException ? error : route.backend.client.transportError(error);
       const failure = cutByGateway(signal) ?? mapped;
-      if (failure instanceof GatewayException && !cutByGateway(signal)) req.ctx.upstreamErrorReason = failure.code;
+      if (failure instanceof GatewayException && !cutByGateway(signal) && isUpstreamFailure(failure)) req.ctx.upstreamErrorReason = failure.code;
       throw failure;
     }
     completion.model = dto.model;
@@ -76,7 +78,7 @@ export class ChatService {
       if (signal.aborted) req.ctx.tokens = await this.promptOnly(prompt());
       const cut = cutByGateway(signal);
       if (cut) throw cut;
-      if (error instanceof GatewayException) req.ctx.upstreamErrorReason = error.code;
+      if (error instanceof GatewayException && isUpstreamFailure(error)) req.ctx.upstreamErrorReason = error.code;
       throw error;
     }
     const outcome = await this.relay.relay({
@@ -92,7 +94,7 @@ export class ChatService {
     req.ctx.firstTokenAt = outcome.firstTokenAt;
     if (outcome.error) {
       req.ctx.errorCode = outcome.error.wireCode ?? outcome.error.code;
-      if (!cutByGateway(signal)) req.ctx.upstreamErrorReason = outcome.error.code;
+      if (!cutByGateway(signal) && isUpstreamFailure(outcome.error)) req.ctx.upstreamErrorReason = outcome.error.code;
     }
     req.ctx.aborted = outcome.aborted || undefined;
     if (outcome.usage) req.ctx.tokens = { ...countsFrom(outcome.usage), estimated: outcome.reasoningEstimated === true };
@@ -109,7 +111,7 @@ export class ChatService {
     req.ctx.model = dto.model;
     req.ctx.backend = route.backend.id;
     req.ctx.upstreamModel = route.config.upstreamModel;
-    if (dto.thinking?.type === 'enabled' && route.config.thinking === 'none') {
+    if (dto.thinking?.type === 'enabled' && (route.config.thinking === 'none' || route.backend.client.canThink?.() === false)) {
       throw new GatewayException('invalid_request', `The model \`${dto.model}\` does not support extended reasoning ('thinking').`, {
         param: 'thinking',
         wireCode: null,

@@ -129,6 +129,11 @@ export class LocalBackendConfig {
    * the gateway, when that leaves it at least one. Linux with `taskset`; elsewhere nothing is pinned.
    */
   @IsBoolean() pinCpus = true;
+  /**
+   * Completion tokens a request gets when it sets no max_tokens (never more than the context has left): a small
+   * model without a limit can repeat itself until the context is full, and with context shifting, forever.
+   */
+  @IsInt() @Min(1) defaultMaxTokens = 512;
 }
 
 export class BackendConfig {

@@ -3,6 +3,7 @@ import { GatewayConfig, type BackendConfig } from '../config/config.schema';
 import { AnthropicAdapter } from './anthropic/anthropic.adapter';
 import { GeminiAdapter } from './gemini/gemini.adapter';
 import { AppLogger } from '../common/logging/logger';
+import { LocalAdapter } from './local/local.adapter';
 import { LocalModelClient } from './local/local-model.client';
 import { OpenAIAdapter } from './openai/openai.adapter';
 import { BACKENDS, type Backend, type ProviderAdapter } from './provider-adapter';
@@ -13,8 +14,8 @@ const ADAPTER_FACTORIES: Record<BackendConfig['type'], (id: string, config: Back
   openai: (id, config) => new OpenAIAdapter(id, config),
   anthropic: (id, config) => new AnthropicAdapter(id, config),
   gemini: (id, config) => new GeminiAdapter(id, config),
-  // The local worker speaks OpenAI's format, so the OpenAI adapter translates for it.
-  local: (id, config) => new OpenAIAdapter(id, config, 'local'),
+  // The local worker speaks OpenAI's format, so the OpenAI adapter translates for it (plus what it cannot do).
+  local: (id, config) => new LocalAdapter(id, config, 'local'),
 };
 
 function buildBackends(config: GatewayConfig, logger: AppLogger): Map<string, Backend> {

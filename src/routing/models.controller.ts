@@ -19,7 +19,8 @@ export class ModelsController {
         created: LISTED_AT,
         owned_by: route.backend.id,
         family: route.backend.adapter.family,
-        reasoning: route.config.thinking !== 'none',
+        // A local model reasons only if its GGUF's chat template has a thought section, whatever the config says.
+        reasoning: route.config.thinking !== 'none' && route.backend.client.canThink?.() !== false,
       })),
     };
   }

@@ -9,7 +9,7 @@ import type { StreamMapper } from '../providers/provider-adapter';
 import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-types';
 import { readSse } from '../providers/shared/sse';
 import { fillReasoningTokens } from '../usage/token-estimator';
-import { isAbort, replyError, type UpstreamResponse } from '../providers/shared/upstream-client';
+import { AbortedWithUsage, isAbort, replyError, type UpstreamResponse } from '../providers/shared/upstream-client';
 import { endSseDone, openSse, sseData, writeSseComment, writeSseError } from './sse-writer';
 
 export interface RelayRequest {
@@ -117,6 +117,8 @@ export class StreamRelay {
       if (!sawFinish && !outcome.usage) throw new GatewayException('upstream_error', 'The backend ended the stream early.');
       outcome.completed = true;
     } catch (error) {
+      // An abandoned stream whose backend reported what it had spent is accounted with that, not an estimate.
+      if (error instanceof AbortedWithUsage && error.usage) outcome.usage = error.usage;
       // The gateway ended it (shutdown deadline): the client gets that reason in-band; it did not leave.
       if (signal.aborted && signal.reason instanceof GatewayException) outcome.error = signal.reason;
       else if (signal.aborted || isAbort(error)) outcome.aborted = true;

@@ -23,7 +23,7 @@ describe('local model backend (real model)', () => {
     gw = await startTestGateway({
       upstreamUrl: upstream.url,
       config: {
-        backends: { local: { type: 'local', local: { modelPath: LOCAL_MODEL, parallel: 2, queueSize: 2, contextSize: 1024, threads: 2 } } },
+        backends: { local: { type: 'local', local: { modelPath: LOCAL_MODEL, parallel: 2, queueSize: 2, contextSize: 1024, threads: 2, defaultMaxTokens: 96 } } },
         models: { smollm2: { backend: 'local', upstreamModel: 'SmolLM2-135M-Instruct', thinking: 'native' } },
       },
     });
@@ -79,7 +79,82 @@ describe('local model backend (real model)', () => {
     const thinking = await gw.asTeam(token, 'POST', '/v1/chat/completions', { ...ask('x'), thinking: { type: 'enabled', budget_tokens: 100 } });
     expect(thinking.status).toBe(400);
     expect(thinking.body.error).toMatchObject({ type: 'invalid_request_error', param: 'thinking' });
-    expect(thinking.body.error.message).toMatch(/no thought section/);
+    expect(thinking.body.error.message).toBe("The model `smollm2` does not support extended reasoning ('thinking').");
+    // So it is not listed as a reasoning model, and the client's mistake is no upstream error in the metrics.
+    const listed = (await gw.asTeam(token, 'GET', '/v1/models')).body.data.find((m: any) => m.id === 'smollm2');
+    expect(listed.reasoning).toBe(false);
+    expect(await (await fetch(`${gw.url}/metrics`)).text()).not.toMatch(/switchyard_upstream_errors_total\{[^}]*backend="local"/);
+  });
+
+  it.each([
+    ['n', { n: 2 }],
+    ['tools', { tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] }],
+    ['response_format', { response_format: { type: 'json_object' } }],
+    ['logprobs', { logprobs: true }],
+  ])('refuses %s with a 400 naming the field instead of ignoring it', async (field, extra) => {
+    const refused = await gw.asTeam(token, 'POST', '/v1/chat/completions', { ...ask('Say hi.', { max_tokens: 4 }), ...extra });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ type: 'invalid_request_error', param: field, code: 'unsupported_parameter' });
+    expect(refused.body.error.message).toContain('`smollm2`');
+  });
+
+  it('passes the off values of those fields (n: 1, tools: [], response_format text)', async () => {
+    const ok = await gw.asTeam(token, 'POST', '/v1/chat/completions', { ...ask('Say hi.', { max_tokens: 4 }), n: 1, tools: [], response_format: { type: 'text' } });
+    expect(ok.status).toBe(200);
+  });
+
+  it.each(['Say hi', 'Hello', 'Tell me a joke'])('"%s" with no max_tokens and no sampling settings ends, streamed and not, within the default cap', async (prompt) => {
+    const messages = [{ role: 'user' as const, content: prompt }];
+    const plain = await client.chat.completions.create({ model: 'smollm2', messages });
+    const cap = 96; // local.defaultMaxTokens in this test's config
+    expect(plain.usage!.completion_tokens).toBeLessThanOrEqual(cap);
+    if (plain.choices[0].finish_reason === 'length') expect(plain.usage!.completion_tokens).toBe(cap);
+    const stream = await client.chat.completions.create({ model: 'smollm2', messages, stream: true, stream_options: { include_usage: true } });
+    let usage: any;
+    let finish: string | null | undefined;
+    for await (const chunk of stream) {
+      finish ??= chunk.choices[0]?.finish_reason;
+      usage = chunk.usage ?? usage;
+    }
+    expect(['stop', 'length']).toContain(finish);
+    expect(usage.completion_tokens).toBeLessThanOrEqual(cap);
+  });
+
+  it('without max_tokens a long answer is cut at the default cap with finish_reason "length"', async () => {
+    const story = await client.chat.completions.create({ model: 'smollm2', messages: [{ role: 'user', content: 'Write a very long story about a dragon, with many chapters.' }], temperature: 0 });
+    expect(story.choices[0].finish_reason).toBe('length');
+    expect(story.usage!.completion_tokens).toBe(96);
+  });
+
+  it('never generates past the context: max_tokens is capped at what the prompt leaves; a prompt over the context is a 400', async () => {
+    const long = 'The quick brown fox jumps over the lazy dog. '.repeat(90); // ~900 of the 1024 context tokens
+    const capped = await client.chat.completions.create({ model: 'smollm2', messages: [{ role: 'user', content: long }], max_tokens: 500, temperature: 0 });
+    expect(capped.usage!.prompt_tokens + capped.usage!.completion_tokens).toBeLessThanOrEqual(1024);
+    expect(capped.usage!.completion_tokens).toBeLessThan(500);
+    const tooLong = await gw.asTeam(token, 'POST', '/v1/chat/completions', { ...ask(long.repeat(2), { max_tokens: 10 }) });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error).toMatchObject({ code: 'context_length_exceeded', param: 'messages' });
+  });
+
+  it('an abandoned non-streaming request is accounted with exactly what the worker generated', async () => {
+    const { token: leaver } = await gw.teamToken('local-leavers');
+    const controller = new AbortController();
+    const pending = gw
+      .openai(leaver)
+      .chat.completions.create(ask('Count from one to five hundred, one number per line.', { max_tokens: 400 }), { signal: controller.signal })
+      .catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 700)); // the worker is generating
+    controller.abort();
+    await pending;
+    const record = await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=local-leavers&limit=1');
+      expect(body.data).toHaveLength(1);
+      return body.data[0];
+    }, 10_000);
+    expect(record).toMatchObject({ outcome: 'aborted', estimated: false });
+    expect(record.prompt_tokens).toBeGreaterThan(10);
+    expect(record.completion_tokens).toBeGreaterThan(0);
+    expect(record.completion_tokens).toBeLessThan(400);
   });
 
   it('a full queue answers 429 with Retry-After; a client abort frees its slot at once; 4 concurrent streams all complete', async () => {

@@ -3,13 +3,15 @@ import { join, resolve } from 'node:path';
 import type { LocalBackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { UpstreamCall } from '../provider-adapter';
-import type { BackendClient, UpstreamResponse } from '../shared/upstream-client';
+import { AbortedWithUsage, type BackendClient, type UpstreamResponse } from '../shared/upstream-client';
 import { placementFor } from './cpu-placement';
 import { PushBody } from './local-body';
 import type { FromWorker, GenerateRequest, ToWorker } from './local-protocol';
 
 interface Pending {
   body: PushBody;
+  /** Set once the client has gone: the body fails when the worker reports what was spent (or after a bound). */
+  abandoned?: NodeJS.Timeout;
   stream: boolean;
   text: string;
   reasoning: string;
@@ -17,6 +19,9 @@ interface Pending {
   id: string;
   created: number;
 }
+
+/** How long an abandoned request waits for the worker's report of what it spent before it is let go. */
+const ABORT_REPORT_MS = 2000;
 
 /** The compiled worker (under ts-jest this file is .ts, so use the build's copy). */
 function workerScript(): string {
@@ -36,6 +41,8 @@ export class LocalModelClient implements BackendClient {
   /** The worker has said ready: requests go out synchronously, with no turn of the event loop first. */
   private isReady = false;
   private readonly pending = new Map<number, Pending>();
+  /** Requests the client abandoned, waiting for the worker's report of what they spent; they hold no capacity. */
+  private readonly abandoned = new Map<number, Pending>();
   private nextId = 1;
   private restarts = 0;
   private closed = false;
@@ -77,15 +84,20 @@ export class LocalModelClient implements BackendClient {
       maxTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
       temperature: request.temperature ?? undefined,
       topP: request.top_p ?? undefined,
+      seed: typeof request.seed === 'number' ? request.seed : undefined,
+      presencePenalty: typeof request.presence_penalty === 'number' ? request.presence_penalty : undefined,
+      frequencyPenalty: typeof request.frequency_penalty === 'number' ? request.frequency_penalty : undefined,
       stop: request.stop === undefined || request.stop === null ? undefined : Array.isArray(request.stop) ? request.stop : [request.stop],
       thoughtBudget,
     };
     this.post(message);
-    // Client gone: cancel generation in the worker at once and free the slot.
+    // Client gone: cancel generation in the worker at once; the body fails once the worker says what was spent
+    // (so the request is accounted exactly), or after ABORT_REPORT_MS if it does not answer.
     signal.addEventListener('abort', () => {
       if (!this.pending.delete(id)) return;
+      this.abandoned.set(id, pending);
       this.post({ type: 'abort', id });
-      body.fail(Object.assign(new Error('aborted'), { name: 'AbortError' }));
+      pending.abandoned = setTimeout(() => this.settleAbort(id, undefined), ABORT_REPORT_MS);
     });
     if (pending.stream) this.chunk(pending, { role: 'assistant', content: '' });
     return { status: 200, headers: {}, body };
@@ -98,7 +110,7 @@ export class LocalModelClient implements BackendClient {
   private thoughtBudget(thinking: { type?: string; budget_tokens?: number } | undefined): number {
     if (thinking?.type !== 'enabled') return 0;
     if (!this.thoughts) {
-      throw new GatewayException('invalid_request', `The local model "${this.backendId}" has no thought section in its chat template, so it cannot use 'thinking'.`, {
+      throw new GatewayException('invalid_request', `The model's chat template has no thought section, so it cannot use 'thinking'.`, {
         param: 'thinking',
         wireCode: null,
       });
@@ -108,6 +120,11 @@ export class LocalModelClient implements BackendClient {
 
   transportError(error: unknown): unknown {
     return error;
+  }
+
+  /** Known once the worker has loaded the model: whether its chat template has a thought section. */
+  canThink(): boolean | undefined {
+    return this.isReady ? this.thoughts : undefined;
   }
 
   async close(): Promise<void> {
@@ -158,6 +175,7 @@ export class LocalModelClient implements BackendClient {
       this.pending.delete(id);
       pending.body.fail(new GatewayException('upstream_unavailable', `The local model "${this.backendId}" worker crashed; it is being restarted.`));
     }
+    for (const id of [...this.abandoned.keys()]) this.settleAbort(id, undefined);
     if (this.closed) return;
     if (this.cannotLoad) {
       this.log(`local model "${this.backendId}" unavailable: ${this.lastFailure}`);
@@ -171,6 +189,10 @@ export class LocalModelClient implements BackendClient {
 
   private onMessage(message: FromWorker): void {
     if (!('id' in message)) return;
+    if (message.type === 'aborted') {
+      this.settleAbort(message.id, { prompt_tokens: message.promptTokens, completion_tokens: message.completionTokens, reasoning_tokens: message.reasoningTokens });
+      return;
+    }
     const pending = this.pending.get(message.id);
     if (!pending) return;
     if (message.type === 'text') {
@@ -185,7 +207,11 @@ export class LocalModelClient implements BackendClient {
     }
     this.pending.delete(message.id);
     if (message.type === 'error') {
-      pending.body.fail(new GatewayException('upstream_error', `The local model "${this.backendId}" failed: ${message.message}`));
+      pending.body.fail(
+        message.code === 'context_length_exceeded'
+          ? new GatewayException('invalid_request', message.message, { param: 'messages', wireCode: 'context_length_exceeded' })
+          : new GatewayException('upstream_error', `The local model "${this.backendId}" failed: ${message.message}`),
+      );
       return;
     }
     const usage = {
@@ -216,6 +242,21 @@ export class LocalModelClient implements BackendClient {
       );
     }
     pending.body.end();
+  }
+
+  /** Ends an abandoned request's body with an abort that carries what the worker spent on it (when it said). */
+  private settleAbort(id: number, spent: { prompt_tokens: number; completion_tokens: number; reasoning_tokens: number } | undefined): void {
+    const pending = this.abandoned.get(id);
+    if (!pending) return;
+    this.abandoned.delete(id);
+    clearTimeout(pending.abandoned);
+    const usage = spent && {
+      prompt_tokens: spent.prompt_tokens,
+      completion_tokens: spent.completion_tokens,
+      total_tokens: spent.prompt_tokens + spent.completion_tokens,
+      ...(spent.reasoning_tokens ? { completion_tokens_details: { reasoning_tokens: spent.reasoning_tokens } } : {}),
+    };
+    pending.body.fail(new AbortedWithUsage(usage));
   }
 
   private chunk(pending: Pending, delta: Record<string, unknown>, finishReason: string | null = null): void {

@@ -10,15 +10,21 @@ export interface WorkerInit {
   threads: number;
   /** CPUs the worker pins itself to before it loads anything (so every thread it starts inherits them). */
   cpus?: number[];
+  /** Completion tokens when the client sets no limit (and never more than the context has left). */
+  defaultMaxTokens: number;
 }
 
 export interface GenerateRequest {
   type: 'generate';
   id: number;
   messages: Array<{ role: string; content: string }>;
+  /** The client's limit, if it set one (the worker caps it at what the context has left). */
   maxTokens?: number;
   temperature?: number;
   topP?: number;
+  seed?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
   stop?: string[];
   /** Tokens the model may spend in its thought section (0: none); only for models that have one. */
   thoughtBudget: number;
@@ -39,4 +45,7 @@ export type FromWorker =
   | { type: 'thought'; id: number; text: string }
   /** completionTokens includes reasoningTokens (the thought section's), as in OpenAI's usage. */
   | { type: 'done'; id: number; finishReason: 'stop' | 'length'; promptTokens: number; completionTokens: number; reasoningTokens: number }
-  | { type: 'error'; id: number; message: string };
+  /** The answer to an abort: what was spent before it stopped (exact), so an abandoned request is accounted. */
+  | { type: 'aborted'; id: number; promptTokens: number; completionTokens: number; reasoningTokens: number }
+  /** `code` marks a failure that is the request's own (the prompt does not fit the context): a 400, not a 502. */
+  | { type: 'error'; id: number; message: string; code?: 'context_length_exceeded' };

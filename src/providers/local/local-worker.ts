@@ -9,6 +9,7 @@
 import { join, resolve } from 'node:path';
 import { pinThisProcess } from './cpu-placement';
 import type { FromWorker, GenerateRequest, ToWorker, WorkerInit } from './local-protocol';
+import { completionLimit, samplingFor, type GgufSampling } from './sampling';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- node-llama-cpp is ESM, loaded at run time, and untyped here */
 const importEsm = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<any>;
@@ -19,7 +20,25 @@ interface Slot {
   sequence: any;
   chat: any;
 }
-let runtime: { module: any; model: any; context: any; free: Slot[]; waiting: Array<(slot: Slot) => void> } | undefined;
+let runtime:
+  | {
+      module: any;
+      model: any;
+      context: any;
+      chatWrapper: any;
+      free: Slot[];
+      waiting: Array<(slot: Slot) => void>;
+      defaultMaxTokens: number;
+      ggufSampling?: GgufSampling;
+    }
+  | undefined;
+
+/**
+ * Template text a chat adds around the messages, in characters, at most (role markers, the system prompt some
+ * templates insert). A prompt whose characters plus this plus the completion limit fit the context cannot
+ * overflow it (a token is at least one character), so it need not be counted before generating.
+ */
+const TEMPLATE_SLACK_CHARS = 512;
 
 async function init(config: WorkerInit): Promise<void> {
   // First, so the threads llama.cpp and Node start later inherit the pinning.
@@ -36,7 +55,8 @@ async function init(config: WorkerInit): Promise<void> {
       const sequence = context.getSequence();
       return { sequence, chat: new module.LlamaChat({ contextSequence: sequence, chatWrapper }) };
     });
-    runtime = { module, model, context, free, waiting: [] };
+    const ggufSampling = model.fileInfo?.metadata?.general?.sampling as GgufSampling | undefined;
+    runtime = { module, model, context, chatWrapper, free, waiting: [], defaultMaxTokens: config.defaultMaxTokens, ggufSampling };
     const thoughts = chatWrapper.settings?.segments?.thought != null;
     const pinnedCpus = config.cpus && !pinFailure ? config.cpus : undefined;
     send({ type: 'ready', modelName: String(model.fileInfo?.metadata?.general?.name ?? config.modelPath), thoughts, threads: config.threads, pinnedCpus, pinFailure });
@@ -66,9 +86,22 @@ function chatWrapperFor(module: any, model: any): any {
   return resolved ?? 'auto';
 }
 
-function acquire(): Promise<Slot> {
+/** A free sequence, or undefined if the request is abandoned while it waits for one. */
+function acquire(signal: AbortSignal): Promise<Slot | undefined> {
   const slot = runtime!.free.pop();
-  return slot ? Promise.resolve(slot) : new Promise((resolveSlot) => runtime!.waiting.push(resolveSlot));
+  if (slot) return Promise.resolve(slot);
+  return new Promise((resolveSlot) => {
+    const waiter = (freed: Slot) => {
+      signal.removeEventListener('abort', leave);
+      resolveSlot(freed);
+    };
+    const leave = () => {
+      runtime!.waiting.splice(runtime!.waiting.indexOf(waiter), 1);
+      resolveSlot(undefined);
+    };
+    signal.addEventListener('abort', leave, { once: true });
+    runtime!.waiting.push(waiter);
+  });
 }
 
 function release(slot: Slot): void {
@@ -89,17 +122,36 @@ function historyOf(messages: GenerateRequest['messages']): any[] {
 async function generate(request: GenerateRequest): Promise<void> {
   const controller = new AbortController();
   running.set(request.id, controller);
-  const slot = await acquire();
+  const history = historyOf(request.messages);
+  // The prompt exactly as the model sees it: the chat template applied, then tokenized. Counted before generating
+  // only when it could matter for the limit (a long prompt or a large limit); otherwise after the answer, since
+  // rendering and tokenizing cost the first token a few milliseconds.
+  let promptTokens: number | undefined;
+  const countPrompt = () =>
+    (promptTokens ??= runtime!.chatWrapper.generateContextState({ chatHistory: history }).contextText.tokenize(runtime!.model.tokenizer).length);
+  const slot = await acquire(controller.signal);
+  if (!slot) {
+    // Abandoned while queued: nothing was generated; the prompt is still what the request asked to run.
+    running.delete(request.id);
+    send({ type: 'aborted', id: request.id, promptTokens: safely(countPrompt), completionTokens: 0, reasoningTokens: 0 });
+    return;
+  }
   const { chat, sequence } = slot;
+  let completionTokens = 0;
+  let reasoningTokens = 0;
   try {
     if (controller.signal.aborted) return;
-    const history = historyOf(request.messages);
-    let completionTokens = 0;
-    let reasoningTokens = 0;
+    const contextSize: number = sequence.contextSize;
+    const promptChars = request.messages.reduce((sum, m) => sum + m.content.length, 0);
+    const wanted = request.maxTokens ?? runtime!.defaultMaxTokens;
+    if (promptChars + TEMPLATE_SLACK_CHARS + wanted > contextSize && countPrompt() >= contextSize) {
+      send({ type: 'error', id: request.id, code: 'context_length_exceeded', message: `The prompt is ${promptTokens} tokens; this model's context holds ${contextSize}.` });
+      return;
+    }
+    const maxTokens = completionLimit(request.maxTokens, runtime!.defaultMaxTokens, contextSize, promptTokens);
     const result = await chat.generateResponse(history, {
-      maxTokens: request.maxTokens,
-      temperature: request.temperature,
-      topP: request.topP,
+      maxTokens,
+      ...samplingFor(request, runtime!.ggufSampling),
       customStopTriggers: request.stop?.length ? request.stop : undefined,
       signal: controller.signal,
       stopOnAbortSignal: true,
@@ -114,18 +166,27 @@ async function generate(request: GenerateRequest): Promise<void> {
       },
     });
     if (controller.signal.aborted) return;
-    // The prompt exactly as the model saw it: the chat template applied, then tokenized. Counted after the
-    // answer, not before: rendering and tokenizing again cost the first token a few milliseconds.
-    const promptTokens = chat.chatWrapper.generateContextState({ chatHistory: history }).contextText.tokenize(runtime!.model.tokenizer).length;
-    const finishReason = result.metadata?.stopReason === 'maxTokens' ? 'length' : 'stop';
-    send({ type: 'done', id: request.id, finishReason, promptTokens, completionTokens, reasoningTokens });
+    // The limit ends the answer (maxTokens), or a full context does: both are `length`, as OpenAI reports them.
+    const stopReason = result.metadata?.stopReason;
+    const finishReason = stopReason === 'maxTokens' || completionTokens >= maxTokens ? 'length' : 'stop';
+    send({ type: 'done', id: request.id, finishReason, promptTokens: countPrompt(), completionTokens, reasoningTokens });
   } catch (error) {
     if (!controller.signal.aborted) send({ type: 'error', id: request.id, message: error instanceof Error ? error.message : String(error) });
   } finally {
     running.delete(request.id);
+    // An abandoned request is still accounted, exactly: what the prompt was and what had been generated.
+    if (controller.signal.aborted) send({ type: 'aborted', id: request.id, promptTokens: safely(countPrompt), completionTokens, reasoningTokens });
     // Each request is independent: forget this one's tokens before the slot is reused.
     await sequence.clearHistory();
     release(slot);
+  }
+}
+
+function safely(count: () => number): number {
+  try {
+    return count();
+  } catch {
+    return 0;
   }
 }
 

@@ -2,6 +2,7 @@ import { Pool, errors as undiciErrors } from 'undici';
 import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { UpstreamCall } from '../provider-adapter';
+import type { Usage } from './openai-types';
 
 /** What the gateway needs of a response body: read it whole, or as a byte stream. */
 export interface UpstreamBody extends AsyncIterable<Uint8Array> {
@@ -26,6 +27,8 @@ export interface BackendClient {
    * the admission refuses. Never for a vendor, which may bill a prompt it has received.
    */
   readonly cancelsAtNoCost?: boolean;
+  /** Whether the model behind it can reason (`thinking`), when the backend itself decides (a local GGUF's template). */
+  canThink?(): boolean | undefined;
   close(): Promise<void>;
 }
 
@@ -97,6 +100,17 @@ export function replyError(backendId: string, error: unknown): unknown {
   }
   const what = error instanceof SyntaxError || error instanceof TypeError ? 'a malformed reply' : 'a reply that was cut off';
   return new GatewayException('upstream_error', `Backend "${backendId}" sent ${what}.`, { cause: error });
+}
+
+/**
+ * The request was abandoned (the client left, or the gateway cut it), and the backend reported exactly what it
+ * had spent on it by then (a local model does): accounted as that usage instead of an estimate.
+ */
+export class AbortedWithUsage extends Error {
+  constructor(readonly usage: Usage | undefined) {
+    super('aborted');
+    this.name = 'AbortError';
+  }
 }
 
 export function isAbort(error: unknown): boolean {

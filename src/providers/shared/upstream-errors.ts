@@ -102,3 +102,12 @@ export function mapUpstreamError(facts: UpstreamErrorFacts): GatewayException {
   }
   return new GatewayException('upstream_error', `Backend "${backendId}" failed with HTTP ${status}${said || '.'}`);
 }
+
+/**
+ * Whether an error from a backend call counts as the backend failing (`switchyard_upstream_errors_total`):
+ * yes for its 5xx-class outcomes, timeouts and rate limits; no for the client's own mistakes that it relayed
+ * (invalid_request, 400/413), which say nothing about the backend's health.
+ */
+export function isUpstreamFailure(error: GatewayException): boolean {
+  return error.status >= 500 || error.status === 429;
+}

@@ -1,0 +1,34 @@
+import type { ChatCompletionRequestDto } from '../../chat/dto/chat-completion-request.dto';
+import { GatewayException } from '../../common/errors/gateway.exception';
+import type { CallTarget } from '../provider-adapter';
+import { OpenAIAdapter } from '../openai/openai.adapter';
+
+/**
+ * OpenAI options a local model does not implement. Each is refused with a 400 naming the field rather than
+ * answered as if it had been applied (a 200 that silently ignored `tools` or a JSON `response_format` would
+ * hand the client an answer of the wrong shape). A field set to its "off" value passes.
+ */
+const UNSUPPORTED: Array<{ field: string; isOff: (value: unknown) => boolean; why: string }> = [
+  { field: 'n', isOff: (v) => v === 1, why: 'generates one choice per request' },
+  { field: 'tools', isOff: (v) => Array.isArray(v) && v.length === 0, why: 'does not call tools' },
+  { field: 'tool_choice', isOff: (v) => v === 'none', why: 'does not call tools' },
+  { field: 'functions', isOff: (v) => Array.isArray(v) && v.length === 0, why: 'does not call functions' },
+  { field: 'response_format', isOff: (v) => (v as { type?: unknown })?.type === 'text', why: 'has no structured output' },
+  { field: 'logprobs', isOff: (v) => v === false, why: 'does not return log probabilities' },
+  { field: 'top_logprobs', isOff: (v) => v === 0, why: 'does not return log probabilities' },
+  { field: 'logit_bias', isOff: (v) => typeof v === 'object' && v !== null && Object.keys(v).length === 0, why: 'does not take a logit bias' },
+];
+
+/** A `local` backend: the worker speaks OpenAI's format, so the OpenAI adapter translates; this adds its limits. */
+export class LocalAdapter extends OpenAIAdapter {
+  validate(request: ChatCompletionRequestDto, _target: CallTarget): void {
+    for (const { field, isOff, why } of UNSUPPORTED) {
+      const value = request[field];
+      if (value === undefined || value === null || isOff(value)) continue;
+      throw new GatewayException('invalid_request', `The model \`${request.model}\` runs locally and ${why}: '${field}' is not supported.`, {
+        param: field,
+        wireCode: 'unsupported_parameter',
+      });
+    }
+  }
+}
