@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   upstream_auth_failed: { status: 502, type: 'server_error' },
   upstream_unreachable: { status: 502, type: 'server_error' },
   upstream_unavailable: { status: 503, type: 'server_error' },
+  /** Every connection to the backend is in use and none freed within timeouts.connectionWaitMs (Retry-After). */
+  upstream_busy: { status: 503, type: 'server_error' },
   /** The model's backend is not usable as configured (e.g. no API key): an operator must fix the config. */
   model_unavailable: { status: 503, type: 'server_error' },
   upstream_timeout: { status: 504, type: 'server_error' },

@@ -2,6 +2,7 @@ import { Pool, errors as undiciErrors } from 'undici';
 import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { UpstreamCall } from '../provider-adapter';
+import { ConnectionSlots } from './connection-slots';
 import type { Usage } from './openai-types';
 
 /** What the gateway needs of a response body: read it whole, or as a byte stream. */
@@ -38,6 +39,7 @@ export interface BackendClient {
  */
 export class UpstreamClient implements BackendClient {
   private readonly pool: Pool;
+  private readonly slots: ConnectionSlots;
   private readonly basePath: string;
 
   constructor(
@@ -46,6 +48,7 @@ export class UpstreamClient implements BackendClient {
   ) {
     const url = new URL(config.baseUrl);
     this.basePath = url.pathname.replace(/\/+$/, '');
+    this.slots = new ConnectionSlots(backendId, config.maxConnections, config.timeouts.connectionWaitMs);
     this.pool = new Pool(url.origin, {
       connections: config.maxConnections,
       connect: { timeout: config.timeouts.connectMs },
@@ -56,6 +59,7 @@ export class UpstreamClient implements BackendClient {
   }
 
   async send(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
+    const release = await this.slots.acquire(signal);
     try {
       const response = await this.pool.request({
         method: 'POST',
@@ -64,8 +68,11 @@ export class UpstreamClient implements BackendClient {
         body: call.body,
         signal,
       });
+      // The connection is busy until the body is consumed or destroyed ('close' fires either way).
+      response.body.once('close', release);
       return { status: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
+      release();
       throw this.transportError(error);
     }
   }
