@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { GatewayConfig } from '../config/config.schema';
@@ -10,7 +11,8 @@ import { AbortedWithUsage, replyError, type UpstreamResponse } from '../provider
 import { isUpstreamFailure } from '../providers/shared/upstream-errors';
 import { StreamRelay } from '../streaming/stream-relay.service';
 import { TokenCounter } from '../usage/token-counter';
-import { fillReasoningTokens, promptTexts, reservationEstimate, type PromptTexts } from '../usage/token-estimator';
+import { InflightLeases } from '../usage/inflight-leases';
+import { fillReasoningTokens, promptTexts, reservationEstimate, roughEstimate, type PromptTexts } from '../usage/token-estimator';
 import type { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
 
 /**
@@ -26,6 +28,7 @@ export class ChatService {
     private readonly limits: LimitsService,
     private readonly config: GatewayConfig,
     private readonly counter: TokenCounter,
+    private readonly leases: InflightLeases,
   ) {}
 
   /** Non-streaming: returns the OpenAI chat.completion object. */
@@ -155,17 +158,41 @@ export class ChatService {
     return { upstream };
   }
 
-  /** Limits: one Redis call; reserves prompt + completion allowance when a token limit applies. */
+  /**
+   * Limits: one Redis call; reserves prompt + completion allowance when a token limit applies, and takes a
+   * concurrency lease when one does. Then the request is leased in Redis (not awaited), so a survivor accounts
+   * it if this replica dies before it ends.
+   */
   private async admit(dto: ChatCompletionRequestDto, req: Request, res: Response, prompt: () => PromptTexts): Promise<void> {
     const completionAllowance = (dto.max_completion_tokens ?? dto.max_tokens ?? this.config.limits.defaultCompletionReservation) * (dto.n ?? 1);
+    const principal = req.ctx.principal!;
+    const recordId = (req.ctx.recordId = randomUUID());
+    const promptEstimate = memo(() => reservationEstimate(prompt()));
     try {
-      const admission = await this.limits.admit(req.ctx.principal!, () => reservationEstimate(prompt()) + completionAllowance);
+      const admission = await this.limits.admit(principal, () => promptEstimate() + completionAllowance, recordId, this.leases.leaseLength);
       req.ctx.reservation = admission.reservation;
+      req.ctx.concurrencyKeys = admission.concurrencyKeys;
       for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
     } catch (error) {
       if (error instanceof GatewayException && error.status === 429) req.ctx.limitRejected = true;
       throw error;
     }
+    const reserved = req.ctx.reservation !== undefined;
+    this.leases.begin({
+      recordId,
+      requestId: req.ctx.requestId,
+      team: principal.teamId,
+      tokenId: principal.tokenId,
+      model: dto.model,
+      backend: req.ctx.backend ?? '',
+      upstreamModel: req.ctx.upstreamModel ?? '',
+      stream: dto.stream === true,
+      // If this replica dies, the survivor bills what was reserved (or, with no token limit, a rough prompt count).
+      promptTokens: reserved ? promptEstimate() : roughEstimate(prompt()),
+      completionTokens: reserved ? completionAllowance : 0,
+      admittedAt: Date.now(),
+      concurrencyKeys: req.ctx.concurrencyKeys ?? [],
+    });
   }
 
   /** The prompt was sent but nothing is known of the answer (the client left, the gateway cut it). */

@@ -37,13 +37,14 @@ async function withServices(work: (services: Services) => Promise<unknown>): Pro
 
 const limitOptions = (command: Command) =>
   command
+    .addOption(new Option('--concurrency <n>', 'concurrentRequests').argParser(positiveInt))
     .addOption(new Option('--rpm <n>', 'requestsPerMinute').argParser(positiveInt))
     .addOption(new Option('--tpm <n>', 'tokensPerMinute').argParser(positiveInt))
     .addOption(new Option('--tpd <n>', 'tokensPerDay').argParser(positiveInt))
     .addOption(new Option('--tokens-per-month <n>', 'tokensPerMonth').argParser(positiveInt));
 
-function limitsFrom(options: { rpm?: number; tpm?: number; tpd?: number; tokensPerMonth?: number }): Limits | undefined {
-  const limits = cleanLimits({ requestsPerMinute: options.rpm, tokensPerMinute: options.tpm, tokensPerDay: options.tpd, tokensPerMonth: options.tokensPerMonth });
+function limitsFrom(options: { concurrency?: number; rpm?: number; tpm?: number; tpd?: number; tokensPerMonth?: number }): Limits | undefined {
+  const limits = cleanLimits({ concurrentRequests: options.concurrency, requestsPerMinute: options.rpm, tokensPerMinute: options.tpm, tokensPerDay: options.tpd, tokensPerMonth: options.tokensPerMonth });
   return Object.keys(limits).length ? limits : undefined;
 }
 

@@ -88,6 +88,12 @@ export class UsageConfig {
   @IsInt() @Min(1) counterRetentionDays = 400;
   /** Usage records held in memory while Redis is unreachable; beyond this the oldest are dropped. */
   @IsInt() @Min(100) bufferMaxRecords = 100_000;
+  /**
+   * Every admitted request holds a lease in Redis, renewed by its replica every third of this. When a replica
+   * dies, a survivor records its requests (what they reserved, estimated) once their leases run out: within
+   * about 1.7x this. Concurrency limits release a dead replica's requests on the same clock.
+   */
+  @IsInt() @Min(1) leaseSeconds = 30;
 }
 
 export class LimitsConfig {
@@ -109,6 +115,8 @@ export class TimeoutsConfig {
   @IsInt() @Min(1) firstByteMs = 300_000;
   /** Longest silence allowed between two body chunks of an upstream response. */
   @IsInt() @Min(1) idleMs = 300_000;
+  /** How long a request waits for one of the backend's `maxConnections` before a 503 upstream_busy with Retry-After. */
+  @IsInt() @Min(0) connectionWaitMs = 2_000;
 }
 
 export class LocalBackendConfig {
@@ -151,7 +159,11 @@ export class BackendConfig {
   @IsOptional() @IsBoolean() apiKeyRequired?: boolean;
   /** Set by the loader, not in YAML: the environment variable `apiKey` is read from, for error messages. */
   declare apiKeyEnv?: string;
-  @IsInt() @Min(1) maxConnections = 128;
+  /**
+   * Requests in flight to this backend at once (one connection each: HTTP/1.1 has no multiplexing, and a stream
+   * holds its connection for as long as it runs). Sized for streaming; see timeouts.connectionWaitMs.
+   */
+  @IsInt() @Min(1) maxConnections = 1024;
   @ValidateNested() @Type(() => TimeoutsConfig) timeouts: TimeoutsConfig = new TimeoutsConfig();
   /** Extra static headers sent upstream (e.g. OpenAI-Organization). */
   @IsOptional() @IsObject() headers?: Record<string, string>;

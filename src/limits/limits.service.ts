@@ -7,7 +7,7 @@ import { AppLogger } from '../common/logging/logger';
 import { MetricsService } from '../metrics/metrics.service';
 import { REDIS, redisReady } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
-import { LIMIT_NAMES, type LimitName, type Limits } from './limit-settings';
+import { LIMIT_KINDS, LIMIT_NAMES, type LimitName, type Limits } from './limit-settings';
 import { formatDuration, windowOf } from './limit-windows';
 
 /** One counter an admission checks: `requestsPerMinute` of the team, `tokensPerDay` of a token, ... */
@@ -17,6 +17,7 @@ interface Check {
   key: string;
   limit: number;
   cost: number;
+  /** Counters: when the window ends. Concurrency: 0 (a lease ends with its request). */
   resetAt: number;
 }
 
@@ -27,8 +28,14 @@ export interface Reservation {
   reserved: number;
 }
 
-export interface Admission {
+/** What an admitted request holds until it is accounted. */
+export interface AdmissionHold {
   reservation?: Reservation;
+  /** Concurrency lease sets the request's record id is in (released when it is accounted). */
+  concurrencyKeys: string[];
+}
+
+export interface Admission extends AdmissionHold {
   /** x-ratelimit-* headers for the response. */
   headers: Record<string, string>;
 }
@@ -57,23 +64,27 @@ export class LimitsService {
   }
 
   /**
-   * Admits the request or throws 429. `estimate` is the token reservation; it is only
-   * called when a token limit applies.
+   * Admits the request or throws 429. `estimate` is the token reservation; it is only called when a token limit
+   * applies. `recordId` (the request's usage record id) names its concurrency lease, which lasts `leaseMs` unless
+   * renewed (usage/inflight-leases.ts).
    */
-  async admit(principal: Principal, estimate: () => number): Promise<Admission> {
+  async admit(principal: Principal, estimate: () => number, recordId: string, leaseMs: number): Promise<Admission> {
     const now = Date.now();
     const tokens = this.hasTokenLimits(principal) ? estimate() : 0;
     const checks = [
       ...this.checksFor(principal, 'team', principal.teamLimits, tokens, now),
       ...this.checksFor(principal, 'token', principal.tokenLimits, tokens, now),
     ];
-    if (checks.length === 0) return { headers: {} };
+    if (checks.length === 0) return { headers: {}, concurrencyKeys: [] };
 
     let result: number[];
     try {
       if (!redisReady(this.redis)) throw new Error(`redis is ${this.redis.status}`);
-      const args: (string | number)[] = checks.map((check) => check.key);
-      for (const check of checks) args.push(check.limit, check.cost, Math.ceil((check.resetAt - now) / 1000) + 60);
+      const args: (string | number)[] = [...checks.map((check) => check.key), now, recordId];
+      for (const check of checks) {
+        if (LIMIT_KINDS[check.name] === 'concurrency') args.push('z', check.limit, 1, leaseMs);
+        else args.push('c', check.limit, check.cost, Math.ceil((check.resetAt - now) / 1000) + 60);
+      }
       result = await this.redis.admitLimits(checks.length, ...args);
     } catch (error) {
       return this.duringOutage(error);
@@ -81,8 +92,13 @@ export class LimitsService {
     const [failed, ...values] = result.map(Number);
     const headers = rateLimitHeaders(checks, values, now);
     if (failed > 0) throw this.refusal(principal, checks[failed - 1], values[failed - 1], now, headers);
-    const tokenKeys = checks.filter((check) => check.name !== 'requestsPerMinute').map((check) => check.key);
-    return { headers, reservation: tokenKeys.length ? { teamId: principal.teamId, keys: tokenKeys, reserved: tokens } : undefined };
+    const keysOf = (kind: string) => checks.filter((check) => LIMIT_KINDS[check.name] === kind).map((check) => check.key);
+    const tokenKeys = keysOf('tokens');
+    return {
+      headers,
+      reservation: tokenKeys.length ? { teamId: principal.teamId, keys: tokenKeys, reserved: tokens } : undefined,
+      concurrencyKeys: keysOf('concurrency'),
+    };
   }
 
   /** The keys and deltas that turn a reservation into the real count (for the usage script). */
@@ -97,14 +113,18 @@ export class LimitsService {
     for (const name of LIMIT_NAMES) {
       const limit = limits[name];
       if (limit === undefined) continue;
-      const window = windowOf(name, now);
       const scopeKey = scope === 'team' ? 'team' : `tok:${principal.tokenId}`;
+      if (LIMIT_KINDS[name] === 'concurrency') {
+        checks.push({ name, scope, key: this.keys.concurrency(principal.teamId, scopeKey), limit, cost: 1, resetAt: 0 });
+        continue;
+      }
+      const window = windowOf(name, now);
       checks.push({
         name,
         scope,
         key: this.keys.limitCounter(principal.teamId, scopeKey, name, window.id),
         limit,
-        cost: name === 'requestsPerMinute' ? 1 : tokens,
+        cost: LIMIT_KINDS[name] === 'requests' ? 1 : tokens,
         resetAt: window.resetAt,
       });
     }
@@ -114,6 +134,11 @@ export class LimitsService {
   private refusal(principal: Principal, check: Check, used: number, now: number, headers: Record<string, string>): GatewayException {
     this.metrics.limitRejections.inc({ team: principal.teamId, limit: check.name });
     const who = check.scope === 'team' ? `team "${principal.teamId}"` : `token ${principal.tokenId}`;
+    if (LIMIT_KINDS[check.name] === 'concurrency') {
+      return new GatewayException('rate_limit_exceeded', `concurrentRequests limit of ${who} reached (${used}/${check.limit} requests in flight); retry when one ends.`, {
+        headers: { ...headers, 'retry-after': '1' },
+      });
+    }
     const resetIn = check.resetAt - now;
     const when = `resets at ${new Date(check.resetAt).toISOString()} (in ${formatDuration(resetIn)})`;
     const isQuota = check.name === 'tokensPerDay' || check.name === 'tokensPerMonth';
@@ -124,7 +149,7 @@ export class LimitsService {
         headers,
       });
     }
-    const what = check.name === 'requestsPerMinute' ? `${used}/${check.limit} requests used` : `${used}/${check.limit} tokens used, this request reserves ${check.cost}`;
+    const what = LIMIT_KINDS[check.name] === 'requests' ? `${used}/${check.limit} requests used` : `${used}/${check.limit} tokens used, this request reserves ${check.cost}`;
     return new GatewayException(code, `${check.name} limit of ${who} reached (${what}); it ${when}.`, {
       headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(resetIn / 1000))) },
     });
@@ -141,7 +166,7 @@ export class LimitsService {
       this.lastOutageLog = Date.now();
       this.logger.pino.warn({ err: error }, 'redis unreachable: admitting requests without limit checks (redis.onOutage: fail-open)');
     }
-    return { headers: {} };
+    return { headers: {}, concurrencyKeys: [] };
   }
 }
 
@@ -158,7 +183,7 @@ function rateLimitHeaders(checks: Check[], values: number[], now: number): Recor
   for (const kind of ['requests', 'tokens'] as const) {
     let tightest: { check: Check; remaining: number } | undefined;
     checks.forEach((check, i) => {
-      if ((check.name === 'requestsPerMinute') !== (kind === 'requests')) return;
+      if (LIMIT_KINDS[check.name] !== kind) return;
       const remaining = Math.max(0, check.limit - values[i]);
       if (!tightest || remaining < tightest.remaining) tightest = { check, remaining };
     });

@@ -5,7 +5,7 @@ import { MetricsService, type QuotaReading } from '../metrics/metrics.service';
 import { REDIS, redisReady } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { TeamStore } from '../teams/team.store';
-import { LIMIT_NAMES } from './limit-settings';
+import { LIMIT_KINDS, LIMIT_NAMES } from './limit-settings';
 import { windowOf } from './limit-windows';
 
 /**
@@ -37,7 +37,7 @@ export class QuotaReporter implements OnModuleInit {
     for (const team of await this.teams.list()) {
       for (const name of LIMIT_NAMES) {
         const max = team.limits[name];
-        if (max === undefined) continue;
+        if (max === undefined || LIMIT_KINDS[name] === 'concurrency') continue; // a quota gauge is for windowed counters
         wanted.push({ team: team.id, limit: name, max, key: this.keys.limitCounter(team.id, 'team', name, windowOf(name, now).id) });
       }
     }

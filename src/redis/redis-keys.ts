@@ -34,6 +34,18 @@ export class RedisKeys {
   limitCounter(teamId: string, scope: string, limit: string, window: string): string {
     return `${this.prefix}rl:{${teamId}}:${scope}:${limit}:${window}`;
   }
+  /** Leases on a team's (scope `team`) or token's (`tok:<id>`) requests in flight: ZSET record id -> lease end (ms). */
+  concurrency(teamId: string, scope: string): string {
+    return `${this.prefix}conc:{${teamId}}:${scope}`;
+  }
+  /** The team's requests in flight: HASH usage-record id -> what to record if the replica serving it dies. */
+  inflight(teamId: string): string {
+    return `${this.prefix}inflight:{${teamId}}`;
+  }
+  /** Every replica's requests in flight: ZSET `<team>|<record id>` -> lease end (ms); global, swept by survivors. */
+  inflightIndex(): string {
+    return `${this.prefix}inflight`;
+  }
   audit(): string {
     return `${this.prefix}audit`;
   }

@@ -22,28 +22,45 @@ return 1
 `;
 
 /**
- * Limit admission. KEYS: one counter per limit. ARGV: for each key, a triple
- * (limit, cost, ttlSeconds). Either every counter can take its cost and all are
- * incremented, or none is and the first failing index (1-based) is returned.
- * Returns {failedIndex, v1, v2, ...} where v is each counter's value after the call
- * (or its current value when refused), for the x-ratelimit-* headers.
+ * Limit admission. ARGV[1] now (ms), ARGV[2] the request's record id; then for each key a quadruple (kind,
+ * limit, cost, ttl): kind `c` is a counter in a fixed window (INCRBY, expiring after ttl seconds); kind `z` is a
+ * concurrency set of leases (ZSET record id -> lease end in ms; cost 1; ttl is the lease length in ms): expired
+ * leases are dropped first, then the request takes a lease. Either every key can take its cost and all do, or
+ * none does and the first failing index (1-based) is returned. Returns {failedIndex, v1, v2, ...}: each key's
+ * value after the call (or its current value when refused), for the x-ratelimit-* headers.
  */
 const ADMIT = `
+local now = tonumber(ARGV[1])
 local n = #KEYS
 local values = {}
 local failed = 0
 for i = 1, n do
-  local limit = tonumber(ARGV[i * 3 - 2])
-  local cost = tonumber(ARGV[i * 3 - 1])
-  local current = tonumber(redis.call('GET', KEYS[i]) or '0')
+  local at = 2 + (i - 1) * 4
+  local limit = tonumber(ARGV[at + 2])
+  local cost = tonumber(ARGV[at + 3])
+  local current
+  if ARGV[at + 1] == 'z' then
+    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
+    current = redis.call('ZCARD', KEYS[i])
+  else
+    current = tonumber(redis.call('GET', KEYS[i]) or '0')
+  end
   values[i] = current
   if failed == 0 and current + cost > limit then failed = i end
 end
 if failed == 0 then
   for i = 1, n do
-    local cost = tonumber(ARGV[i * 3 - 1])
-    values[i] = redis.call('INCRBY', KEYS[i], cost)
-    if redis.call('TTL', KEYS[i]) < 0 then redis.call('EXPIRE', KEYS[i], tonumber(ARGV[i * 3])) end
+    local at = 2 + (i - 1) * 4
+    local cost = tonumber(ARGV[at + 3])
+    local ttl = tonumber(ARGV[at + 4])
+    if ARGV[at + 1] == 'z' then
+      redis.call('ZADD', KEYS[i], now + ttl, ARGV[2])
+      redis.call('PEXPIRE', KEYS[i], ttl * 2)
+      values[i] = values[i] + 1
+    else
+      values[i] = redis.call('INCRBY', KEYS[i], cost)
+      if redis.call('TTL', KEYS[i]) < 0 then redis.call('EXPIRE', KEYS[i], ttl) end
+    end
   end
 end
 table.insert(values, 1, failed)
@@ -51,27 +68,31 @@ return values
 `;
 
 /**
- * One usage record, written exactly once. KEYS: [1] seen-marker, [2] records stream,
- * [3] day counters, then limit counters to settle. ARGV: [1] seen ttl, [2] stream
- * MINID (trim bound), [3] counters ttl, [4] number of counter increments m, then m
- * (field, amount) pairs, then one delta per limit counter, then the record's
- * field/value pairs. A record whose marker exists was already written: nothing happens.
+ * One usage record, written exactly once. KEYS: [1] seen-marker, [2] records stream, [3] day counters,
+ * [4] the team's in-flight hash, then L limit counters to settle, then concurrency lease sets to release.
+ * ARGV: [1] seen ttl, [2] stream MINID (trim bound), [3] counters ttl, [4] the record id, [5] L, [6] number of
+ * counter increments m, then m (field, amount) pairs, then one delta per limit counter, then the record's
+ * field/value pairs. A record whose marker exists was already written (by this replica's retry, or by a
+ * survivor that settled it after this replica's lease ran out): nothing happens.
  */
 const RECORD_USAGE = `
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', tonumber(ARGV[1])) == false then return 0 end
-local m = tonumber(ARGV[4])
-local at = 5
+local limitKeys = tonumber(ARGV[5])
+local m = tonumber(ARGV[6])
+local at = 7
 for i = 1, m do
   redis.call('HINCRBY', KEYS[3], ARGV[at], tonumber(ARGV[at + 1]))
   at = at + 2
 end
 if redis.call('TTL', KEYS[3]) < 0 then redis.call('EXPIRE', KEYS[3], tonumber(ARGV[3])) end
-for k = 4, #KEYS do
+for k = 5, 4 + limitKeys do
   local delta = tonumber(ARGV[at])
   at = at + 1
   -- Settle only a window that still exists: an expired window has nothing left to correct.
   if delta ~= 0 and redis.call('EXISTS', KEYS[k]) == 1 then redis.call('INCRBY', KEYS[k], delta) end
 end
+for k = 5 + limitKeys, #KEYS do redis.call('ZREM', KEYS[k], ARGV[4]) end
+redis.call('HDEL', KEYS[4], ARGV[4])
 local record = {}
 for i = at, #ARGV do record[#record + 1] = ARGV[i] end
 redis.call('XADD', KEYS[2], 'MINID', ARGV[2], '*', unpack(record))

@@ -115,6 +115,13 @@ export function reservationEstimate(prompt: PromptTexts): number {
   return bytes <= EXACT_UP_TO_BYTES ? countPrompt(prompt) : prompt.fixed + Math.ceil(bytes / BYTES_PER_RESERVED_TOKEN);
 }
 
+/** A bound with no tokenizer at all (one token per 3 bytes), for records that only need an order of magnitude. */
+export function roughEstimate(prompt: PromptTexts): number {
+  let bytes = 0;
+  for (const text of prompt.texts) bytes += Buffer.byteLength(text, 'utf8');
+  return prompt.fixed + Math.ceil(bytes / BYTES_PER_RESERVED_TOKEN);
+}
+
 /**
  * Sets `completion_tokens_details.reasoning_tokens` from the reasoning text when the
  * upstream sent reasoning but did not count it. True when it had to count.

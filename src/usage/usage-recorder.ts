@@ -5,6 +5,7 @@ import type { RequestContext } from '../common/http/request-context';
 import { LimitsService } from '../limits/limits.service';
 import { MetricsService, type RequestTimings } from '../metrics/metrics.service';
 import type { UsageOutcome, UsageRecord } from './usage-record';
+import { InflightLeases } from './inflight-leases';
 import { UsageWriter } from './usage-writer';
 
 /**
@@ -25,6 +26,7 @@ export class UsageRecorder implements NestMiddleware {
     private readonly writer: UsageWriter,
     private readonly limits: LimitsService,
     private readonly metrics: MetricsService,
+    private readonly leases: InflightLeases,
   ) {}
 
   /** Runs before the guard, so a request that fails authentication simply has no principal to bill. */
@@ -51,7 +53,7 @@ export class UsageRecorder implements NestMiddleware {
     const principal = ctx.principal!;
     const tokens = ctx.tokens ?? { prompt: 0, completion: 0, reasoning: 0, estimated: false };
     const record: UsageRecord = {
-      id: randomUUID(),
+      id: ctx.recordId ?? randomUUID(),
       at: new Date().toISOString(),
       requestId: ctx.requestId,
       team: principal.teamId,
@@ -70,7 +72,13 @@ export class UsageRecorder implements NestMiddleware {
       latencyMs: Math.round(Number(process.hrtime.bigint() - ctx.startedAt) / 1e4) / 100,
       estimated: tokens.estimated,
     };
-    this.writer.enqueue({ record, settle: this.limits.settlement(ctx.reservation, tokens.prompt + tokens.completion) });
+    const leased = this.leases.end(record.id);
+    this.writer.enqueue({
+      record,
+      settle: this.limits.settlement(ctx.reservation, tokens.prompt + tokens.completion),
+      concurrencyKeys: ctx.concurrencyKeys ?? [],
+      leaseMember: leased ? this.leases.indexMember(record.team, record.id) : undefined,
+    });
     this.metrics.observeRequest(record, timingsOf(ctx));
     if (ctx.upstreamErrorReason && !ctx.aborted) this.metrics.upstreamErrors.inc({ backend: record.backend, reason: ctx.upstreamErrorReason });
   }

@@ -7,10 +7,14 @@ import { REDIS, redisReady } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { counterIncrements, recordFields, type UsageRecord } from './usage-record';
 
-/** A record plus the reservation it settles (limit counter keys and deltas). */
+/** A record plus the reservation it settles (limit counter keys and deltas) and the leases it releases. */
 export interface PendingUsage {
   record: UsageRecord;
   settle: { keys: string[]; deltas: number[] };
+  /** Concurrency lease sets the request is in. */
+  concurrencyKeys: string[];
+  /** Its member of the global in-flight index, if it was admitted (inflight-leases.ts). */
+  leaseMember?: string;
 }
 
 const BATCH = 200;
@@ -90,13 +94,16 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
     const now = Date.now();
     const minId = `${now - this.config.usage.recordRetentionDays * 86_400_000}-0`;
     const counterTtl = this.config.usage.counterRetentionDays * 86_400;
-    for (const { record, settle } of batch) {
+    const leaseMembers: string[] = [];
+    for (const { record, settle, concurrencyKeys, leaseMember } of batch) {
       const increments = counterIncrements(record);
       const keys = [
         this.keys.usageSeen(record.team, record.id),
         this.keys.usageRecords(record.team),
         this.keys.usageDay(record.team, record.at.slice(0, 10)),
+        this.keys.inflight(record.team),
         ...settle.keys,
+        ...concurrencyKeys,
       ];
       pipeline.recordUsage(
         keys.length,
@@ -104,12 +111,18 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
         SEEN_TTL_SECONDS,
         minId,
         counterTtl,
+        record.id,
+        settle.keys.length,
         increments.length,
         ...increments.flat(),
         ...settle.deltas,
         ...recordFields(record),
       );
+      if (leaseMember) leaseMembers.push(leaseMember);
     }
+    // The global index is on another Cluster slot than the team's keys, so it is cleaned outside the script; an
+    // entry left behind by a failure here is removed by the next sweep (its team entry is gone by then).
+    if (leaseMembers.length) pipeline.zrem(this.keys.inflightIndex(), ...leaseMembers);
     let results: Array<[Error | null, unknown]>;
     try {
       results = (await pipeline.exec()) ?? [];

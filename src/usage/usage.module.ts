@@ -5,14 +5,15 @@ import { AdminUsageController, TeamUsageController } from './usage.controller';
 import { UsageQueryService } from './usage-query.service';
 import { UsageRecorder } from './usage-recorder';
 import { UsageWriter } from './usage-writer';
+import { InflightLeases } from './inflight-leases';
 import { TokenCounter } from './token-counter';
 import { loadTokenizer } from './token-estimator';
 
 @Module({
   imports: [LimitsModule, TeamsModule],
   controllers: [AdminUsageController, TeamUsageController],
-  providers: [UsageWriter, UsageRecorder, UsageQueryService, TokenCounter],
-  exports: [UsageWriter, UsageRecorder, TokenCounter],
+  providers: [UsageWriter, UsageRecorder, UsageQueryService, TokenCounter, InflightLeases],
+  exports: [UsageWriter, UsageRecorder, TokenCounter, InflightLeases],
 })
 export class UsageModule implements OnModuleInit {
   onModuleInit(): void {

@@ -141,9 +141,10 @@ describe('local model backend (real model)', () => {
     const controller = new AbortController();
     const pending = gw
       .openai(leaver)
-      .chat.completions.create(ask('Count from one to five hundred, one number per line.', { max_tokens: 400 }), { signal: controller.signal })
+      .chat.completions.create(ask('Write a very long story about a dragon, with many chapters.', { max_tokens: 400 }), { signal: controller.signal })
       .catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 700)); // the worker is generating
+    // Abort once the worker has generated some of the answer.
+    await eventually(() => expect([...(localClient() as any).pending.values()].some((p: { text: string }) => p.text.length > 20)).toBe(true), 30_000, 10);
     controller.abort();
     await pending;
     const record = await eventually(async () => {

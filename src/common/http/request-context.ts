@@ -22,8 +22,12 @@ export interface RequestContext {
   upstreamModel?: string;
   stream?: boolean;
   tokens?: TokenCounts;
+  /** Its usage record's id, chosen at admission (its in-flight lease and concurrency leases carry it). */
+  recordId?: string;
   /** What the request reserved against token limits (settled when it is accounted). */
   reservation?: Reservation;
+  /** Concurrency lease sets it is in (released when it is accounted). */
+  concurrencyKeys?: string[];
   /** Refused by a team or token limit (accounted as `rejected`, not `error`). */
   limitRejected?: boolean;
   errorCode?: string;

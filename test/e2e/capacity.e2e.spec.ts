@@ -1,0 +1,112 @@
+import OpenAI from 'openai';
+import { eventually } from '../support/eventually';
+import { run, waitForListening, writeConfig } from '../support/gateway-process';
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { REDIS_URL, startTestGateway, type TestGateway } from '../support/test-gateway';
+
+const hangingStream = async (client: OpenAI, signal: AbortSignal) =>
+  client.chat.completions.create({ model: 'hang', stream: true, messages: [{ role: 'user', content: 'wait' }] }, { signal });
+
+/** One team cannot take a backend's capacity from everyone else, and no request waits without bound for it. */
+describe('backend capacity and per-team concurrency', () => {
+  let upstream: OpenAIUpstream;
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    gw = await startTestGateway({ upstreamUrl: upstream.url, config: { backends: { standin: { maxConnections: 2, timeouts: { connectionWaitMs: 300 } } } } });
+  });
+  afterAll(async () => {
+    await gw.close();
+    await upstream.stop();
+  });
+
+  it('with every connection to a backend held by streams, a new request gets 503 upstream_busy with Retry-After, not a silent queue', async () => {
+    const hog = gw.openai((await gw.teamToken('hog')).token);
+    const other = gw.openai((await gw.teamToken('bystander')).token);
+    const controllers = [new AbortController(), new AbortController()];
+    await Promise.all(controllers.map((c) => hangingStream(hog, c.signal)));
+
+    const started = Date.now();
+    const refused = await other.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(refused).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).code).toBe('upstream_busy');
+    expect((refused as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).toBe('1');
+
+    // A stream ending frees its connection for the next request.
+    controllers[0].abort();
+    await eventually(async () => expect((await other.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] })).choices[0].message.content).toBe('echo: hi'));
+    controllers[1].abort();
+  });
+
+  it('a team with concurrentRequests gets 429 past it, and its slot back when a request ends', async () => {
+    await gw.admin('POST', '/admin/v1/teams', { id: 'narrow', limits: { concurrentRequests: 1 } });
+    const token = (await gw.admin('POST', '/admin/v1/teams/narrow/tokens', {})).body.token;
+    const client = gw.openai(token);
+    const controller = new AbortController();
+    await hangingStream(client, controller.signal);
+    const refused = await gw.asTeam(token, 'POST', '/v1/chat/completions', { model: 'echo', messages: [{ role: 'user', content: 'x' }] });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('rate_limit_exceeded');
+    expect(refused.body.error.message).toBe('concurrentRequests limit of team "narrow" reached (1/1 requests in flight); retry when one ends.');
+    controller.abort();
+    await eventually(async () => expect((await gw.asTeam(token, 'POST', '/v1/chat/completions', { model: 'echo', messages: [{ role: 'user', content: 'x' }] })).status).toBe(200));
+  });
+});
+
+/** A replica killed with streams open: a survivor records each of them, and their concurrency leases expire. */
+describe('a replica killed mid-stream', () => {
+  it('SIGKILL with 20 open streams: the survivor writes 20 records (reservation, estimated, replica_lost) within a bounded time', async () => {
+    const upstream = await new OpenAIUpstream().start();
+    upstream.delayMs = 400;
+    const survivor = await startTestGateway({ upstreamUrl: upstream.url, config: { usage: { leaseSeconds: 1 } } });
+    const config = writeConfig(`
+server: { port: 0, host: 127.0.0.1 }
+redis: { url: "${REDIS_URL}", keyPrefix: "${survivor.prefix}" }
+admin: { apiKey: "\${ADMIN}" }
+usage: { leaseSeconds: 1 }
+backends:
+  standin: { type: openai, baseUrl: "${upstream.url}", apiKey: upstream-secret-key }
+models:
+  slow: { backend: standin, upstreamModel: slow }
+`);
+    const doomed = run(config, { ADMIN: 'adm' });
+    try {
+      const url = await waitForListening(doomed.output);
+      await survivor.admin('POST', '/admin/v1/teams', { id: 'crashers', limits: { tokensPerDay: 1_000_000, concurrentRequests: 20 } });
+      const token = (await survivor.admin('POST', '/admin/v1/teams/crashers/tokens', {})).body.token;
+      const client = new OpenAI({ apiKey: token, baseURL: `${url}/v1`, maxRetries: 0 });
+      const words = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
+      const streams = await Promise.all(
+        Array.from({ length: 20 }, () => client.chat.completions.create({ model: 'slow', stream: true, max_tokens: 50, messages: [{ role: 'user', content: words }] })),
+      );
+      // Each has relayed part of its answer.
+      await Promise.all(streams.map(async (s) => (await s[Symbol.asyncIterator]().next()).value));
+      doomed.child.kill('SIGKILL');
+      await doomed.exit;
+
+      const records = await eventually(async () => {
+        const { body } = await survivor.admin('GET', '/admin/v1/usage/records?team=crashers&limit=100');
+        expect(body.data).toHaveLength(20);
+        return body.data as any[];
+      }, 15_000, 100);
+      for (const record of records) {
+        expect(record).toMatchObject({ model: 'slow', outcome: 'error', error_code: 'replica_lost', estimated: true, stream: true, completion_tokens: 50 });
+        expect(record.prompt_tokens).toBeGreaterThan(40);
+      }
+      // The 20 concurrency leases expired with the replica: the team can use its 20 slots again (on the survivor).
+      const again = await survivor.asTeam(token, 'POST', '/v1/chat/completions', { model: 'echo', messages: [{ role: 'user', content: 'x' }] });
+      expect(again.status).toBe(200);
+      // Swept once: nothing is left in flight, and no record is written twice by a second sweep.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect((await survivor.admin('GET', '/admin/v1/usage/records?team=crashers&limit=100')).body.data).toHaveLength(21);
+      expect(await survivor.redis.zcard(`${survivor.prefix}inflight`)).toBe(0);
+    } finally {
+      doomed.child.kill('SIGKILL');
+      await survivor.close();
+      await upstream.stop();
+    }
+  });
+});
