@@ -16,6 +16,7 @@ import {
 } from 'class-validator';
 import { IsStringMap } from '../common/validation/is-string-map';
 import { LimitSettings } from '../limits/limit-settings';
+import { STREAM_ID_PATTERN } from '../redis/stream-page';
 
 export const ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const ID_MESSAGE = 'must be 1-63 chars of a-z, 0-9, "_" or "-", starting with a letter or digit';
@@ -56,7 +57,7 @@ export class RotateTokenDto {
 export class AuditQueryDto {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000) limit?: number;
   /** An entry id: return entries older than it (paging). */
-  @IsOptional() @Matches(/^\d+-\d+$/, { message: 'must be an audit entry id' }) before?: string;
+  @IsOptional() @Matches(STREAM_ID_PATTERN, { message: 'must be an audit entry id' }) before?: string;
   @IsOptional() @IsString() action?: string;
   /** `team/<id>` also matches that team's tokens. */
   @IsOptional() @IsString() target?: string;

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { REDIS } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
+import { pageEnd } from '../redis/stream-page';
 
 /** Who made an admin change: `admin-api` (with the caller's address) or `cli:<user>@<host>`. */
 export interface Actor {
@@ -59,7 +60,9 @@ export class AuditLog {
   /** Newest first; `before` is an entry id to page from. */
   async read(filter: { limit: number; before?: string; action?: string; target?: string }): Promise<AuditEntry[]> {
     const out: AuditEntry[] = [];
-    let end = filter.before ? `(${filter.before}` : '+';
+    const first = pageEnd(filter.before || undefined);
+    if (first === null) return out;
+    let end = first;
     // Filters are applied while paging so `limit` counts matching entries.
     while (out.length < filter.limit) {
       const batch = await this.redis.xrevrange(this.keys.audit(), end, '-', 'COUNT', 500);

@@ -5,6 +5,7 @@ import { REDIS } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { TeamStore } from '../teams/team.store';
 import { parseCounterField, recordView, USAGE_OUTCOMES } from './usage-record';
+import { pageEnd } from '../redis/stream-page';
 
 export type UsageGroupBy = 'day' | 'model' | 'token';
 
@@ -102,7 +103,9 @@ export class UsageQueryService {
 
   /** A team's newest usage records first; `before` is an entry id to page from. */
   async records(team: string, limit: number, before?: string): Promise<Array<Record<string, unknown>>> {
-    const entries = await this.redis.xrevrange(this.keys.usageRecords(team), before ? `(${before}` : '+', '-', 'COUNT', limit);
+    const end = pageEnd(before || undefined);
+    if (end === null) return [];
+    const entries = await this.redis.xrevrange(this.keys.usageRecords(team), end, '-', 'COUNT', limit);
     return entries.map(([id, flat]) => recordView(id, flat));
   }
 }

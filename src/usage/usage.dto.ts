@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { STREAM_ID_PATTERN } from '../redis/stream-page';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const DAY_MESSAGE = 'must be a UTC day, yyyy-mm-dd';
@@ -18,5 +19,5 @@ export class UsageQueryDto {
 export class UsageRecordsQueryDto {
   @IsString() team!: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000) limit?: number;
-  @IsOptional() @Matches(/^\d+-\d+$/, { message: 'must be a record entry_id' }) before?: string;
+  @IsOptional() @Matches(STREAM_ID_PATTERN, { message: 'must be a record entry_id' }) before?: string;
 }
