@@ -13,6 +13,7 @@ import type { GatewayConfig } from './config/config.schema';
 import { HealthModule } from './health/health.module';
 import { InFlightTracker } from './lifecycle/in-flight.tracker';
 import { MetricsModule } from './metrics/metrics.module';
+import { OpenApiModule } from './openapi/openapi.module';
 import { RedisModule } from './redis/redis.module';
 import { RoutingModule } from './routing/routing.module';
 import { UsageModule } from './usage/usage.module';
@@ -52,6 +53,7 @@ export class AppModule {
         RoutingModule,
         UsageModule,
         HealthModule,
+        OpenApiModule,
       ],
       providers: [
         { provide: APP_GUARD, useExisting: AuthGuard },

@@ -1,0 +1,28 @@
+import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
+// class-transformer's metadata (which class a nested @Type points at) has no typed entry point.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as { defaultMetadataStorage: never };
+/** A JSON Schema (OpenAPI 3.1 uses JSON Schema 2020-12). */
+export type SchemaObject = Record<string, unknown>;
+
+/**
+ * JSON Schemas of every DTO class, generated from the same class-validator decorators that validate requests
+ * (class-validator-jsonschema), so the document cannot drift from what the gateway accepts. Custom validators
+ * are described here, once each.
+ */
+export function dtoSchemas(): Record<string, SchemaObject> {
+  return validationMetadatasToSchemas({
+    refPointerPrefix: '#/components/schemas/',
+    classTransformerMetadataStorage: defaultMetadataStorage,
+    additionalConverters: {
+      isMessageContent: {
+        description: 'A string; an array of content parts (text parts need `text`); or null for an assistant message with tool_calls.',
+        oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } } }, { type: 'null' }],
+      },
+      isStopSequences: { oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, maxItems: 4, items: { type: 'string' } }] },
+      isStringMap: { type: 'object', additionalProperties: { type: 'string' } },
+      // Cross-field rules (stream_options only with stream; a thinking budget under max_tokens) add no shape.
+      satisfies: {},
+    },
+  }) as Record<string, SchemaObject>;
+}

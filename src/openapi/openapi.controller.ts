@@ -1,0 +1,16 @@
+import { Controller, Get } from '@nestjs/common';
+import { Public } from '../auth/route-access.decorators';
+import { buildOpenApiDocument } from './openapi.document';
+
+/** GET /openapi.json: the OpenAPI 3.1 document of this gateway's HTTP API (public, like the vendors' own). */
+@Public()
+@Controller('openapi.json')
+export class OpenApiController {
+  private document?: Record<string, unknown>;
+
+  @Get()
+  get(): Record<string, unknown> {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return (this.document ??= buildOpenApiDocument((require('../../package.json') as { version: string }).version));
+  }
+}

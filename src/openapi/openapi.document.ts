@@ -1,0 +1,133 @@
+import '../chat/dto/chat-completion-request.dto';
+import '../admin/admin.dto';
+import '../usage/usage.dto';
+import { ERROR_CODES } from '../common/errors/error-codes';
+import { dtoSchemas, type SchemaObject } from './dto-schemas';
+
+/** Who may call a route: a team token, the admin key, the metrics token (if set), or anyone. */
+type Access = 'team' | 'admin' | 'metrics' | 'public';
+
+interface Operation {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  /** OpenAPI form: /admin/v1/teams/{team} */
+  path: string;
+  access: Access;
+  summary: string;
+  /** A DTO class name: the JSON body, validated by it. */
+  body?: string;
+  /** A DTO class name: the query string, validated by it. */
+  query?: string;
+  /** The success status and what it returns. */
+  ok: { status: number; description: string; schema?: SchemaObject; contentType?: string };
+}
+
+const object = (properties: Record<string, SchemaObject> = {}, required: string[] = []): SchemaObject => ({ type: 'object', properties, required });
+const list = (items: SchemaObject = { type: 'object' }): SchemaObject => object({ object: { const: 'list' }, data: { type: 'array', items } }, ['object', 'data']);
+const ref = (name: string): SchemaObject => ({ $ref: `#/components/schemas/${name}` });
+
+/**
+ * Every route of the HTTP API, in one table. test/e2e/openapi.e2e.spec.ts fails if a route the app serves is
+ * missing here (or the other way round), and request schemas come from the DTOs themselves (dto-schemas.ts).
+ */
+export const OPERATIONS: Operation[] = [
+  {
+    method: 'post',
+    path: '/v1/chat/completions',
+    access: 'team',
+    summary: "OpenAI chat completions, streamed (text/event-stream) or not. Fields the gateway does not declare pass through to OpenAI-compatible backends.",
+    body: 'ChatCompletionRequestDto',
+    ok: { status: 200, description: 'A chat.completion object, or chat.completion.chunk events ending in data: [DONE]', schema: object({ object: { enum: ['chat.completion'] }, choices: { type: 'array' } }) },
+  },
+  { method: 'get', path: '/v1/models', access: 'team', summary: 'The models this token may use and that can answer.', ok: { status: 200, description: 'OpenAI model list', schema: list() } },
+  { method: 'get', path: '/v1/usage', access: 'team', summary: "The caller's own team's usage.", query: 'UsageQueryDto', ok: { status: 200, description: 'Usage summary', schema: object({ object: { const: 'usage' } }) } },
+  { method: 'get', path: '/metrics', access: 'metrics', summary: 'Prometheus text format.', ok: { status: 200, description: 'Metrics', schema: { type: 'string' }, contentType: 'text/plain' } },
+  { method: 'get', path: '/health/live', access: 'public', summary: 'Liveness: the process answers.', ok: { status: 200, description: 'Alive', schema: object({ status: { const: 'ok' } }) } },
+  { method: 'get', path: '/health/ready', access: 'public', summary: 'Readiness: config loaded, Redis answers, not draining (503 otherwise).', ok: { status: 200, description: 'Ready', schema: object({ status: { type: 'string' } }) } },
+  { method: 'get', path: '/openapi.json', access: 'public', summary: 'This document.', ok: { status: 200, description: 'OpenAPI 3.1', schema: object({ openapi: { type: 'string' } }) } },
+  { method: 'post', path: '/admin/v1/teams', access: 'admin', summary: 'Create a team.', body: 'CreateTeamDto', ok: { status: 201, description: 'The team', schema: ref('Team') } },
+  { method: 'get', path: '/admin/v1/teams', access: 'admin', summary: 'List teams.', ok: { status: 200, description: 'Teams', schema: list(ref('Team')) } },
+  { method: 'get', path: '/admin/v1/teams/{team}', access: 'admin', summary: 'One team.', ok: { status: 200, description: 'The team', schema: ref('Team') } },
+  { method: 'patch', path: '/admin/v1/teams/{team}', access: 'admin', summary: "Change a team's models, limits, metadata or disabled flag.", body: 'UpdateTeamDto', ok: { status: 200, description: 'The team', schema: ref('Team') } },
+  { method: 'delete', path: '/admin/v1/teams/{team}', access: 'admin', summary: 'Delete a team (409 while it has active tokens, unless force=true).', query: 'DeleteTeamQueryDto', ok: { status: 200, description: 'Deleted', schema: object({ deleted: { const: true } }) } },
+  { method: 'post', path: '/admin/v1/teams/{team}/disable', access: 'admin', summary: 'Refuse every token of the team at once.', ok: { status: 200, description: 'The team', schema: ref('Team') } },
+  { method: 'post', path: '/admin/v1/teams/{team}/enable', access: 'admin', summary: 'Let the team back in.', ok: { status: 200, description: 'The team', schema: ref('Team') } },
+  { method: 'post', path: '/admin/v1/teams/{team}/tokens', access: 'admin', summary: 'Issue a token (its secret is in this response only).', body: 'CreateTokenDto', ok: { status: 201, description: 'The token, with its secret', schema: ref('Token') } },
+  { method: 'get', path: '/admin/v1/teams/{team}/tokens', access: 'admin', summary: "List a team's tokens (no secrets).", ok: { status: 200, description: 'Tokens', schema: list(ref('Token')) } },
+  { method: 'get', path: '/admin/v1/tokens/{id}', access: 'admin', summary: 'One token (no secret).', ok: { status: 200, description: 'The token', schema: ref('Token') } },
+  { method: 'delete', path: '/admin/v1/tokens/{id}', access: 'admin', summary: 'Revoke a token.', ok: { status: 200, description: 'The token', schema: ref('Token') } },
+  { method: 'post', path: '/admin/v1/tokens/{id}/rotate', access: 'admin', summary: 'A new secret for the same token id (the old one works for the grace period).', body: 'RotateTokenDto', ok: { status: 200, description: 'The token, with its new secret', schema: ref('Token') } },
+  { method: 'get', path: '/admin/v1/audit', access: 'admin', summary: 'The audit trail, newest first, paged.', query: 'AuditQueryDto', ok: { status: 200, description: 'Audit entries', schema: list() } },
+  { method: 'get', path: '/admin/v1/usage', access: 'admin', summary: "Any team's (or every team's) usage.", query: 'UsageQueryDto', ok: { status: 200, description: 'Usage summary', schema: object({ object: { const: 'usage' } }) } },
+  { method: 'get', path: '/admin/v1/usage/records', access: 'admin', summary: "A team's usage records, newest first.", query: 'UsageRecordsQueryDto', ok: { status: 200, description: 'Usage records', schema: list() } },
+];
+
+const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
+  team: [{ teamToken: [] }],
+  admin: [{ adminKey: [] }],
+  metrics: [{}, { metricsToken: [] }],
+  public: [],
+};
+
+/** OpenAI's error body: what every 4xx and 5xx of this API carries (streams: the same object in a data: event). */
+const ERROR_SCHEMA: SchemaObject = object(
+  {
+    error: object(
+      {
+        message: { type: 'string' },
+        type: { type: 'string' },
+        param: { type: ['string', 'null'] },
+        code: { type: ['string', 'null'], description: `One of: ${Object.keys(ERROR_CODES).join(', ')}; or an upstream's own code.` },
+      },
+      ['message', 'type', 'param', 'code'],
+    ),
+  },
+  ['error'],
+);
+
+/** The OpenAPI 3.1 document of the whole HTTP API, served at GET /openapi.json. */
+export function buildOpenApiDocument(version: string): Record<string, unknown> {
+  const dtos = dtoSchemas();
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const operation of OPERATIONS) {
+    const pathParams = [...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => ({ name: match[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const queryParams = operation.query ? queryParameters(dtos[operation.query]) : [];
+    const errorResponse = { description: "An error in OpenAI's shape", content: { 'application/json': { schema: ref('Error') } } };
+    paths[operation.path] ??= {};
+    paths[operation.path][operation.method] = {
+      operationId: `${operation.method}${operation.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+      summary: operation.summary,
+      security: SECURITY[operation.access],
+      parameters: [...pathParams, ...queryParams],
+      ...(operation.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(operation.body) } } } } : {}),
+      responses: {
+        [String(operation.ok.status)]: { description: operation.ok.description, content: { [operation.ok.contentType ?? 'application/json']: { schema: operation.ok.schema ?? { type: 'object' } } } },
+        '4XX': errorResponse,
+        '5XX': errorResponse,
+      },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Switchyard', version, description: "An organisation-wide model gateway. Every error is OpenAI's error body." },
+    paths,
+    components: {
+      securitySchemes: {
+        teamToken: { type: 'http', scheme: 'bearer', description: 'A team token (sy-...), issued by an admin.' },
+        adminKey: { type: 'http', scheme: 'bearer', description: 'The admin key (admin.apiKey).' },
+        metricsToken: { type: 'http', scheme: 'bearer', description: 'server.metricsToken, when one is set.' },
+      },
+      schemas: {
+        ...dtos,
+        Error: ERROR_SCHEMA,
+        Team: object({ object: { const: 'team' }, id: { type: 'string' }, models: { type: 'array', items: { type: 'string' } }, limits: ref('LimitSettings'), disabled: { type: 'boolean' } }, ['id']),
+        Token: object({ id: { type: 'string' }, team: { type: 'string' }, status: { enum: ['active', 'revoked', 'expired'] }, token: { type: 'string', description: 'Only when issued or rotated.' } }, ['id', 'team']),
+      },
+    },
+  };
+}
+
+function queryParameters(schema: SchemaObject | undefined): unknown[] {
+  const properties = (schema?.properties ?? {}) as Record<string, SchemaObject>;
+  const required = new Set((schema?.required as string[] | undefined) ?? []);
+  return Object.entries(properties).map(([name, property]) => ({ name, in: 'query', required: required.has(name), schema: property }));
+}
