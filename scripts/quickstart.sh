@@ -7,22 +7,40 @@ cd "$(dirname "$0")/.."
 started=$(date +%s)
 say() { printf '\033[1mquickstart:\033[0m %s\n' "$*"; }
 
-say "installing and building"
-npm ci --no-audit --no-fund --loglevel=error
-npm run build --silent
-npm run local:install --silent
-say "fetching the default local model (SmolLM2-135M-Instruct, checksum-verified)"
-python3 scripts/fetch-model.py >/dev/null
-
+# Redis first: no point installing anything if the gateway could not start. Node's own net module, so this
+# works before npm ci (a PING answered with PONG, or NOAUTH from a Redis that wants a password, means it is up).
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 if ! node -e "
-  const Redis = require('ioredis');
-  const r = new Redis(process.env.REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  r.connect().then(() => r.ping()).then(() => process.exit(0), () => process.exit(1));
+  const url = new URL(process.env.REDIS_URL);
+  const socket = require('net').connect(Number(url.port || 6379), url.hostname.replace(/^\[|\]$/g, ''));
+  socket.setTimeout(2000, () => process.exit(1));
+  socket.on('error', () => process.exit(1));
+  socket.on('connect', () => socket.write('PING\r\n'));
+  socket.on('data', (d) => process.exit(/^(\+PONG|-NOAUTH)/.test(String(d)) ? 0 : 1));
 " 2>/dev/null; then
   say "no Redis answers at $REDIS_URL. Start one: 'redis-server --daemonize yes' (or 'docker run -d -p 6379:6379 redis:7'), or set REDIS_URL."
   exit 1
 fi
+
+# Installs are skipped when what they would install is already there (the lock file's hash, the build's sources).
+mkdir -p .cache
+lock_hash=$(node -e "process.stdout.write(require('crypto').createHash('sha256').update(require('fs').readFileSync('package-lock.json')).digest('hex'))")
+if [ "$(cat .cache/quickstart-npm-ci 2>/dev/null)" != "$lock_hash" ] || [ ! -d node_modules ]; then
+  say "installing dependencies (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+  printf '%s' "$lock_hash" > .cache/quickstart-npm-ci
+else
+  say "dependencies up to date"
+fi
+if [ ! -f dist/main.js ] || [ -n "$(find src tsconfig.json tsconfig.build.json package-lock.json -newer dist/main.js -print -quit)" ]; then
+  say "building"
+  npm run build --silent
+else
+  say "build up to date"
+fi
+npm run local:install --silent
+say "the default local model (SmolLM2-135M-Instruct, 93 MB download, checksum-verified)"
+python3 scripts/fetch-model.py >/dev/null
 
 if [ -z "${SWITCHYARD_ADMIN_KEY:-}" ]; then
   mkdir -p .cache && umask 077
