@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { request } from 'undici';
+import { bigPrompt } from './lib/big-prompt.mjs';
 import { cpuMs, freePort, pct, rssMb, start, startPeer, stopAll } from './lib/processes.mjs';
 
 const root = join(import.meta.dirname, '..');
@@ -177,6 +178,22 @@ async function main() {
     if (row.ttfbP50 !== undefined) row.addedTtfbP50Ms = row.ttfbP50 - direct.ttfbP50;
   }
   report(rows, 'gateway', { duration: DURATION, prime: PRIME });
+  if (keep(listOption('--scenarios'), 'big prompt')) reportBigPrompt(await bigPrompt({ url: first.url, token, pid: first.pid }, DURATION));
+}
+
+/** Gateway CPU per long prompt against a bare parse + serialise of the same body; small requests' p99 with them. */
+function reportBigPrompt({ rows, contention }) {
+  console.table(rows.map((r) => ({ prompt: r.prompt, 'body KB': r.bodyKb, 'gateway CPU ms': fmt(r.gatewayCpuMs, 2), 'bare JSON CPU ms': fmt(r.bareJsonCpuMs, 2), 'x bare': fmt(r.ratio, 2), 'above ~1k, x bare': fmt(r.marginalRatio, 2), 'p50 ms': fmt(r.latencyP50Ms, 2) })));
+  const line = `small requests' p99: ${fmt(contention.smallP99AloneMs, 2)} ms alone, ${fmt(contention.smallP99WithBigMs, 2)} ms while ${contention.bigPromptsSent} ~100k-token prompts passed (x${fmt(contention.ratio, 2)})`;
+  console.log(line);
+  const md = [
+    '| prompt | body KB | gateway CPU ms | bare JSON CPU ms | x bare | above ~1k, x bare | p50 ms |',
+    '|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.prompt} | ${r.bodyKb} | ${fmt(r.gatewayCpuMs, 2)} | ${fmt(r.bareJsonCpuMs, 2)} | ${fmt(r.ratio, 2)} | ${fmt(r.marginalRatio, 2)} | ${fmt(r.latencyP50Ms, 2)} |`),
+  ];
+  mkdirSync(join(root, 'bench/results'), { recursive: true });
+  writeFileSync(join(root, 'bench/results/big-prompt.json'), JSON.stringify({ date: new Date().toISOString(), rows, contention }, null, 2));
+  writeFileSync(join(root, 'bench/results/big-prompt.md'), `${md.join('\n')}\n\n${line}\n`);
 }
 
 const fmt = (n, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');

@@ -13,6 +13,8 @@ import { start, stopAll } from './lib/processes.mjs';
 const root = join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
 const stream = args.includes('--stream');
+// --big: each request carries a ~100k-token prompt (the big-prompt scenario of npm run bench).
+const big = args.includes('--big');
 const duration = args.includes('--duration') ? Number(args[args.indexOf('--duration') + 1]) : 10;
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-profile-'));
@@ -39,7 +41,7 @@ const load = (seconds) =>
     connections: 32,
     duration: seconds,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'Say something.' }], ...(stream ? { stream: true } : {}) }),
+    body: JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: big ? 'The quick brown fox jumps over the lazy dog near the riverbank today. '.repeat(7150) : 'Say something.' }], ...(stream ? { stream: true } : {}) }),
   });
 const result = await load(duration);
 console.log(`${result.requests.total} requests, ${result.requests.average} req/s, errors ${result.errors + result.non2xx}`);

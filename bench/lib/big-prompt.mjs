@@ -1,0 +1,78 @@
+// The big-prompt scenario of `npm run bench` (issue 13): what a long prompt costs the gateway, and what it costs
+// everyone else's requests while it passes. The baseline is measured in the same run: a bare JSON.parse and
+// JSON.stringify of the same body in this process, the least any JSON gateway must spend on it.
+import { request } from 'undici';
+import { cpuMs, pct } from './processes.mjs';
+
+const SENTENCE = 'The quick brown fox jumps over the lazy dog near the riverbank today. '; // ~14 o200k tokens
+const SIZES = [
+  // Enough requests each that /proc's 10 ms CPU clock ticks are under 0.2 ms a request.
+  { name: '~1k tokens', sentences: 72, requests: 300 },
+  { name: '~16k tokens', sentences: 1150, requests: 100 },
+  { name: '~100k tokens', sentences: 7150, requests: 60 },
+];
+const bodyOf = (sentences) => JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: SENTENCE.repeat(sentences) }] });
+
+/** CPU ms per parse + stringify of `body` in this process (median of 5 rounds). */
+function bareJsonCpuMs(body, rounds = 5, iterations = 20) {
+  const samples = [];
+  for (let r = 0; r < rounds; r++) {
+    const before = process.cpuUsage();
+    for (let i = 0; i < iterations; i++) JSON.stringify(JSON.parse(body));
+    const used = process.cpuUsage(before);
+    samples.push((used.user + used.system) / 1000 / iterations);
+  }
+  return pct(samples, 50);
+}
+
+async function post(url, token, body) {
+  const started = performance.now();
+  const res = await request(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+  await res.body.dump();
+  if (res.statusCode !== 200) throw new Error(`big-prompt: HTTP ${res.statusCode}`);
+  return performance.now() - started;
+}
+
+/** Small requests on `connections` closed loops for `seconds`: their latencies. */
+async function smallLoad(url, token, seconds, connections = 4) {
+  const body = bodyOf(1);
+  const deadline = Date.now() + seconds * 1000;
+  const latencies = [];
+  await Promise.all(Array.from({ length: connections }, async () => {
+    while (Date.now() < deadline) latencies.push(await post(url, token, body));
+  }));
+  return latencies;
+}
+
+export async function bigPrompt({ url, token, pid }, seconds) {
+  const rows = [];
+  await smallLoad(url, token, Math.min(5, seconds)); // unmeasured: let V8 optimise the request path first
+  for (const size of SIZES) {
+    const body = bodyOf(size.sentences);
+    for (let i = 0; i < 10; i++) await post(url, token, body); // warm
+    const latencies = [];
+    const before = cpuMs(pid);
+    for (let i = 0; i < size.requests; i++) latencies.push(await post(url, token, body));
+    const gatewayCpu = (cpuMs(pid) - before) / size.requests;
+    const bare = bareJsonCpuMs(body);
+    rows.push({ prompt: size.name, bodyKb: Math.round(body.length / 1024), gatewayCpuMs: gatewayCpu, bareJsonCpuMs: bare, ratio: gatewayCpu / bare, latencyP50Ms: pct(latencies, 50) });
+  }
+  // What the size itself costs: each row's CPU above the ~1k-token row's (the per-request work every call pays).
+  for (const row of rows) row.marginalRatio = (row.gatewayCpuMs - rows[0].gatewayCpuMs) / row.bareJsonCpuMs;
+  const alone = await smallLoad(url, token, seconds);
+  const big = bodyOf(SIZES[2].sentences);
+  let running = true;
+  const bigLoop = (async () => {
+    let sent = 0;
+    while (running) {
+      await post(url, token, big);
+      sent++;
+    }
+    return sent;
+  })();
+  const during = await smallLoad(url, token, seconds);
+  running = false;
+  const bigSent = await bigLoop;
+  const contention = { smallP99AloneMs: pct(alone, 99), smallP99WithBigMs: pct(during, 99), ratio: pct(during, 99) / pct(alone, 99), bigPromptsSent: bigSent };
+  return { rows, contention };
+}
