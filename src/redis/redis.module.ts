@@ -32,8 +32,8 @@ function connect(config: GatewayConfig, logger: AppLogger, role: 'commands' | 's
 function logConnectionStates(redis: Redis, logger: AppLogger, role: string, url: string): void {
   let down: string | undefined;
   redis.on('error', (error: Error & { code?: string }) => {
+    if (down !== undefined) return; // still the same outage
     const reason = error.code ?? error.message;
-    if (down === reason) return;
     down = reason;
     logger.pino.warn({ redis: redactUrl(url), connection: role, reason }, 'redis connection lost; reconnecting');
   });

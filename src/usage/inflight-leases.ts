@@ -8,23 +8,17 @@ import { RedisKeys } from '../redis/redis-keys';
 import type { UsageRecord } from './usage-record';
 import { UsageWriter } from './usage-writer';
 
-/** What a survivor records for a request whose replica died: the request as admitted, and what it reserved. */
-export interface LeasedRequest {
+/**
+ * What a survivor records for a request whose replica died: the request as admitted (the fields of its usage
+ * record it already knows), and what it reserved, billed if the replica dies (prompt estimate + completion
+ * allowance when there is a reservation).
+ */
+export type LeasedRequest = Pick<UsageRecord, 'requestId' | 'team' | 'tokenId' | 'model' | 'backend' | 'upstreamModel' | 'stream' | 'promptTokens' | 'completionTokens'> & {
   recordId: string;
-  requestId: string;
-  team: string;
-  tokenId: string;
-  model: string;
-  backend: string;
-  upstreamModel: string;
-  stream: boolean;
-  /** Billed if the replica dies: the reservation (prompt estimate + completion allowance) when there is one. */
-  promptTokens: number;
-  completionTokens: number;
   admittedAt: number;
   /** Concurrency lease sets holding this request (released when it is accounted). */
   concurrencyKeys: string[];
-}
+};
 
 /** Most expired leases one sweep settles (the rest wait for the next sweep). */
 const SWEEP_BATCH = 100;

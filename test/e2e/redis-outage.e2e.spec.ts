@@ -93,6 +93,12 @@ describe('Redis stopped and restarted mid-run', () => {
     const records = (await open.admin('GET', '/admin/v1/usage/records?team=outage&limit=100')).body.data;
     expect(records).toHaveLength(4 + during + 1);
     expect(new Set(records.map((r: any) => r.request_id)).size).toBe(records.length);
+    // The outage was logged as one structured line per connection when it began and one when it ended, not a
+    // line per reconnect attempt (ioredis retries every few hundred ms).
+    const lost = open.logs.filter((l) => l.msg === 'redis connection lost; reconnecting');
+    expect(lost.map((l) => l.connection).sort()).toEqual(['commands', 'subscriber']);
+    expect(lost[0]).toMatchObject({ level: 40, redis: redis.url, reason: expect.any(String) });
+    await eventually(() => expect(open.logs.filter((l) => l.msg === 'redis connection restored').map((l) => l.connection).sort()).toEqual(['commands', 'subscriber']));
     // And the strict replica works again, limits checked.
     const after = await closed.asTeam(token, 'POST', '/v1/chat/completions', ask('after'));
     expect(after.status).toBe(200);
