@@ -76,7 +76,7 @@ def download_with_progress(requirements: list, into: Path, expected: int) -> Non
     while pip.poll() is None:
         time.sleep(0.5)
         # pip writes the file under TMPDIR, then copies it to the destination: count the further of the two.
-        done = max(bytes_under(into, skip=wheels), bytes_under(wheels))
+        done = min(expected, max(bytes_under(into, skip=wheels), bytes_under(wheels)))
         percent = min(100, done * 100 // expected)
         line = f"  downloading the model: {done / 1e6:.1f} of {expected / 1e6:.1f} MB ({percent}%)"
         if tty:

@@ -39,7 +39,7 @@ else
   say "build up to date"
 fi
 npm run local:install --silent
-say "the default local model (SmolLM2-135M-Instruct, 93 MB download, checksum-verified)"
+say "the default local model (SmolLM2-135M-Instruct: a 93 MB download the first time, checksum-verified)"
 python3 scripts/fetch-model.py >/dev/null
 
 if [ -z "${SWITCHYARD_ADMIN_KEY:-}" ]; then
