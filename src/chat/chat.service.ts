@@ -5,7 +5,10 @@ import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../common/errors/gateway.exception';
 import type { TokenCounts } from '../common/http/request-context';
 import { LimitsService } from '../limits/limits.service';
-import { ModelRouter, type Route } from '../routing/model-router.service';
+import type { ModelConfig } from '../config/config.schema';
+import type { Backend } from '../providers/provider-adapter';
+import { ModelRouter, type Deployment, type Route } from '../routing/model-router.service';
+import { UpstreamCaller, type AttemptRecord, type CallResult, type Candidate } from '../routing/upstream-caller';
 import type { ChatCompletion, Usage } from '../providers/shared/openai-types';
 import { AbortedWithUsage, replyError, type UpstreamResponse } from '../providers/shared/upstream-client';
 import { isUpstreamFailure } from '../providers/shared/upstream-errors';
@@ -29,6 +32,7 @@ export class ChatService {
     private readonly config: GatewayConfig,
     private readonly counter: TokenCounter,
     private readonly leases: InflightLeases,
+    private readonly caller: UpstreamCaller,
   ) {}
 
   /** Non-streaming: returns the OpenAI chat.completion object. */
@@ -37,20 +41,22 @@ export class ChatService {
     const prompt = memo(() => promptTexts(dto.messages, dto.tools));
     const call = await this.admitAndStart(route, dto, req, res, prompt, false, signal);
     let completion: ChatCompletion;
+    let backend = route.backend; // the answering deployment's, once known
     let replied = false; // the backend answered: later failures are its reply's, not reaching it
     try {
-      const upstream = await call.upstream;
+      const answered = await call.result;
+      backend = this.answeredBy(answered, req, res);
       replied = true;
-      const body: unknown = await upstream.body.json();
+      const body: unknown = await answered.response.body.json();
       req.ctx.upstreamEndedAt = process.hrtime.bigint();
-      completion = route.backend.adapter.parseResponse(body);
+      completion = backend.adapter.parseResponse(body);
       if (!Array.isArray(completion?.choices)) throw new TypeError('no choices in the reply');
     } catch (error) {
       req.ctx.upstreamEndedAt ??= process.hrtime.bigint();
       // The client left while the backend was working: the prompt was spent; the answer is unknown, unless the
       // backend reported what it had generated (a local model does).
       if (signal.aborted) req.ctx.tokens = error instanceof AbortedWithUsage && error.usage ? countsFrom(error.usage) : await this.promptOnly(prompt());
-      const mapped = replied ? replyError(route.backend.id, error) : error instanceof GatewayException ? error : route.backend.client.transportError(error);
+      const mapped = replied ? replyError(backend.id, error) : error instanceof GatewayException ? error : backend.client.transportError(error);
       const failure = cutByGateway(signal) ?? mapped;
       if (failure instanceof GatewayException && !cutByGateway(signal) && isUpstreamFailure(failure)) req.ctx.upstreamErrorReason = failure.code;
       throw failure;
@@ -71,9 +77,9 @@ export class ChatService {
     const route = this.route(dto, req);
     const prompt = memo(() => promptTexts(dto.messages, dto.tools));
     const call = await this.admitAndStart(route, dto, req, res, prompt, true, signal);
-    let upstream: UpstreamResponse;
+    let answered: CallResult;
     try {
-      upstream = await call.upstream;
+      answered = await call.result;
     } catch (error) {
       req.ctx.upstreamEndedAt = process.hrtime.bigint();
       // Left (or cut) before the backend's headers: the prompt was sent and may be billed, so it is accounted
@@ -84,11 +90,12 @@ export class ChatService {
       if (error instanceof GatewayException && isUpstreamFailure(error)) req.ctx.upstreamErrorReason = error.code;
       throw error;
     }
+    const backend = this.answeredBy(answered, req, res);
     const outcome = await this.relay.relay({
       res,
-      upstream,
-      backendId: route.backend.id,
-      mapper: route.backend.adapter.createStreamMapper(),
+      upstream: answered.response,
+      backendId: backend.id,
+      mapper: backend.adapter.createStreamMapper(),
       clientModel: dto.model,
       includeUsage: dto.stream_options?.include_usage === true,
       signal,
@@ -109,26 +116,57 @@ export class ChatService {
     this.relay.finish(res, outcome);
   }
 
+  /** Resolves the model and checks the request against its vendor rules (a 400 names the client's mistake). */
   private route(dto: ChatCompletionRequestDto, req: Request): Route {
     const route = this.router.resolve(dto.model, req.ctx.principal!);
     req.ctx.model = dto.model;
     req.ctx.backend = route.backend.id;
-    req.ctx.upstreamModel = route.config.upstreamModel;
-    if (dto.thinking?.type === 'enabled' && (route.config.thinking === 'none' || route.backend.client.canThink?.() === false)) {
-      throw new GatewayException('invalid_request', `The model \`${dto.model}\` does not support extended reasoning ('thinking').`, {
+    req.ctx.upstreamModel = route.deployments[0].upstreamModel;
+    this.checkRules(dto, dto.model, route.config, route.deployments[0]);
+    return route;
+  }
+
+  /** The request's thinking and vendor rules against one deployment of a model; throws a 400 naming the rule. */
+  private checkRules(dto: ChatCompletionRequestDto, model: string, config: ModelConfig, deployment: Deployment): void {
+    const { backend, upstreamModel } = deployment;
+    if (dto.thinking?.type === 'enabled' && (config.thinking === 'none' || backend.client.canThink?.() === false)) {
+      throw new GatewayException('invalid_request', `The model \`${model}\` does not support extended reasoning ('thinking').`, {
         param: 'thinking',
         wireCode: null,
       });
     }
-    route.backend.adapter.validate?.(dto, { upstreamModel: route.config.upstreamModel, model: route.config });
-    return route;
+    backend.adapter.validate?.(dto, { upstreamModel, model: config });
+  }
+
+  /** Why a candidate cannot take this request (another deployment's or a fallback's vendor rules), if it cannot. */
+  private ruleBreak(dto: ChatCompletionRequestDto, candidate: Candidate): string | undefined {
+    try {
+      this.checkRules(dto, candidate.routed.model, candidate.routed.config, candidate.deployment);
+      return undefined;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+
+  /** The deployment that answered: named in the response headers and the usage record. */
+  private answeredBy(answered: CallResult, req: Request, res: Response): Backend {
+    const { deployment, routed } = answered.candidate;
+    req.ctx.backend = deployment.backend.id;
+    req.ctx.upstreamModel = deployment.upstreamModel;
+    req.ctx.servedModel = routed.model;
+    req.ctx.attempts = answered.attempts.filter((a) => a.deployment !== '-').length;
+    res.setHeader('x-switchyard-model', routed.model);
+    res.setHeader('x-switchyard-backend', deployment.backend.id);
+    res.setHeader('x-switchyard-attempts', String(req.ctx.attempts));
+    return deployment.backend;
   }
 
   /**
-   * Admits the request and starts the backend call; resolves once admitted, with the call in flight (a refusal
-   * throws here, a backend failure when `upstream` is awaited). A backend that `cancelsAtNoCost` (a local model)
-   * is started before the admission, so its prompt evaluation overlaps the admission's Redis round trip (measured
-   * in bench/local-model.mjs); nothing it produces reaches the client before the admission, and a refusal cancels it.
+   * Admits the request and starts the backend calls; resolves once admitted, with the calls under way (a refusal
+   * throws here; the last backend failure, after retries and fallbacks, when `result` is awaited). A first
+   * deployment whose client `cancelsAtNoCost` (a local model) is started before the admission, so its prompt
+   * evaluation overlaps the admission's Redis round trip (measured in bench/local-model.mjs); nothing it produces
+   * reaches the client before the admission, and a refusal cancels it.
    */
   private async admitAndStart(
     route: Route,
@@ -138,16 +176,32 @@ export class ChatService {
     prompt: () => PromptTexts,
     stream: boolean,
     signal: AbortSignal,
-  ): Promise<{ upstream: Promise<UpstreamResponse> }> {
-    if (!route.backend.client.cancelsAtNoCost) {
+  ): Promise<{ result: Promise<CallResult> }> {
+    const plan = this.caller.plan(route);
+    const attempt = (candidate: Candidate) => this.send(candidate, dto, stream, signal);
+    const skip = (candidate: Candidate) => this.ruleBreak(dto, candidate);
+    // Filled as the calls are made, so a request whose every call failed is still recorded with them.
+    const attempts: AttemptRecord[] = [];
+    const run = (first?: Promise<UpstreamResponse>) =>
+      this.caller.call(plan, attempt, signal, { skip, first, attempts }).catch((error: unknown) => {
+        const calls = attempts.filter((a) => a.deployment !== '-');
+        if (calls.length) {
+          req.ctx.attempts = calls.length;
+          const last = calls[calls.length - 1].deployment;
+          req.ctx.backend = last.slice(0, last.indexOf('/'));
+          req.ctx.upstreamModel = last.slice(last.indexOf('/') + 1);
+        }
+        throw error;
+      });
+    if (!plan[0].deployment.backend.client.cancelsAtNoCost) {
       await this.admit(dto, req, res, prompt);
       req.ctx.upstreamStartedAt = process.hrtime.bigint();
-      return { upstream: this.send(route, dto, stream, signal) };
+      return { result: run() };
     }
     const refused = new AbortController();
     req.ctx.upstreamStartedAt = process.hrtime.bigint();
-    const upstream = this.send(route, dto, stream, AbortSignal.any([signal, refused.signal]));
-    upstream.catch(() => undefined); // awaited by the caller once admitted; moot if the admission refuses
+    const first = this.send(plan[0], dto, stream, AbortSignal.any([signal, refused.signal]));
+    first.catch(() => undefined); // awaited by the caller once admitted; moot if the admission refuses
     try {
       await this.admit(dto, req, res, prompt);
     } catch (error) {
@@ -155,7 +209,7 @@ export class ChatService {
       req.ctx.upstreamStartedAt = undefined;
       throw error;
     }
-    return { upstream };
+    return { result: run(first) };
   }
 
   /**
@@ -206,13 +260,13 @@ export class ChatService {
     return { prompt: promptTokens, completion: completionTokens, reasoning: 0, estimated: true };
   }
 
-  private async send(route: Route, dto: ChatCompletionRequestDto, stream: boolean, signal: AbortSignal): Promise<UpstreamResponse> {
-    const { adapter, client } = route.backend;
-    const call = adapter.buildRequest(dto, { upstreamModel: route.config.upstreamModel, model: route.config }, stream);
-    const upstream = await client.send(call, signal);
+  private async send(candidate: Candidate, dto: ChatCompletionRequestDto, stream: boolean, signal: AbortSignal): Promise<UpstreamResponse> {
+    const { backend, upstreamModel } = candidate.deployment;
+    const call = backend.adapter.buildRequest(dto, { upstreamModel, model: candidate.routed.config }, stream);
+    const upstream = await backend.client.send(call, signal);
     if (upstream.status >= 200 && upstream.status < 300) return upstream;
     const text = await upstream.body.text().catch(() => '');
-    throw adapter.mapError(upstream.status, text, upstream.headers);
+    throw backend.adapter.mapError(upstream.status, text, upstream.headers);
   }
 }
 

@@ -105,11 +105,23 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
   config.teams = validateMap(TeamSeedConfig, teams, 'teams', problems);
 
   for (const [name, model] of Object.entries(config.models)) {
-    const backend = config.backends[model.backend];
-    if (model.backend && !backend) {
-      problems.push(`models.${name}.backend: unknown backend "${model.backend}" (known: ${Object.keys(config.backends).join(', ') || 'none'})`);
-    } else if (backend && !thinkingFits(backend.type, model.thinking)) {
-      problems.push(`models.${name}.thinking: "${model.thinking}" does not apply to ${backend.type} backends (use ${THINKING_BY_TYPE[backend.type].join(' or ')})`);
+    if (model.deployments !== undefined && (model.backend !== undefined || model.upstreamModel !== undefined)) {
+      problems.push(`models.${name}: give either backend + upstreamModel or deployments, not both`);
+    }
+    const deployments = model.deployments ?? (model.backend ? [{ backend: model.backend, upstreamModel: model.upstreamModel }] : []);
+    if (model.deployments !== undefined && deployments.length === 0) problems.push(`models.${name}.deployments: must list at least one deployment`);
+    deployments.forEach((deployment, i) => {
+      const where = model.deployments ? `models.${name}.deployments[${i}].backend` : `models.${name}.backend`;
+      const backend = config.backends[deployment.backend];
+      if (!backend) {
+        problems.push(`${where}: unknown backend "${deployment.backend}" (known: ${Object.keys(config.backends).join(', ') || 'none'})`);
+      } else if (!thinkingFits(backend.type, model.thinking)) {
+        problems.push(`models.${name}.thinking: "${model.thinking}" does not apply to ${backend.type} backends (use ${THINKING_BY_TYPE[backend.type].join(' or ')})`);
+      }
+    });
+    for (const fallback of model.fallbacks ?? []) {
+      if (!config.models[fallback]) problems.push(`models.${name}.fallbacks: unknown model "${fallback}"`);
+      else if (fallback === name) problems.push(`models.${name}.fallbacks: a model cannot fall back to itself`);
     }
   }
   if (env.PORT !== undefined) {

@@ -185,9 +185,45 @@ export class EffortThresholdsConfig {
   @IsInt() @Min(1) high = 8192;
 }
 
-export class ModelConfig {
+/** One deployment of a model: a backend and the model name there. */
+export class DeploymentConfig {
   @IsString() @IsNotEmpty() backend!: string;
   @IsString() @IsNotEmpty() upstreamModel!: string;
+  /** `weighted` routing: this deployment's share (relative to the others of its priority). */
+  @IsInt() @Min(0) weight = 1;
+  /** Lower is tried first; deployments of one priority share its traffic (by weight, or least busy). */
+  @IsInt() @Min(0) priority = 0;
+}
+
+export const ROUTING_STRATEGIES = ['weighted', 'least-busy', 'priority'] as const;
+export type RoutingStrategy = (typeof ROUTING_STRATEGIES)[number];
+
+/** Retrying a failed call (before its first byte reached the client). */
+export class RetriesConfig {
+  /** Further calls after the first, per model (the first ones go to other deployments when there are any). */
+  @IsInt() @Min(0) @Max(10) attempts = 2;
+  /** Backoff before calling a deployment again: this, doubled each time, with jitter. */
+  @IsInt() @Min(0) backoffMs = 100;
+  /** An upstream's Retry-After is honoured up to this; longer, the next deployment or the error. */
+  @IsInt() @Min(0) maxRetryAfterMs = 2_000;
+}
+
+/** Per replica: a deployment that failed `failures` times in a row is skipped for `cooldownMs`, then probed once. */
+export class CircuitConfig {
+  @IsInt() @Min(1) failures = 5;
+  @IsInt() @Min(100) cooldownMs = 30_000;
+}
+
+export class ModelConfig {
+  /** The one-deployment shorthand: `backend` + `upstreamModel` (or use `deployments`). */
+  @ValidateIf((model: ModelConfig) => model.deployments === undefined) @IsString() @IsNotEmpty() backend!: string;
+  @ValidateIf((model: ModelConfig) => model.deployments === undefined) @IsString() @IsNotEmpty() upstreamModel!: string;
+  /** Several deployments serving this model (two keys, regions, replicas); see `routing`. */
+  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => DeploymentConfig) deployments?: DeploymentConfig[];
+  /** Other configured models tried, in order, when every deployment of this one failed. */
+  @IsOptional() @IsArray() @IsString({ each: true }) fallbacks?: string[];
+  /** `weighted` (default): random by weight within the best priority; `least-busy`: fewest in flight; `priority`: in the order listed. */
+  @IsIn(ROUTING_STRATEGIES as unknown as string[]) routing: RoutingStrategy = 'weighted';
   @IsIn(THINKING_MODES as unknown as string[]) thinking: ThinkingMode = 'none';
   /** anthropic: `max_tokens` sent when the client sets none (Anthropic requires it). */
   @IsInt() @Min(1) maxTokens = 4096;
@@ -205,6 +241,11 @@ export class TeamSeedConfig {
   @IsOptional() @IsObject() metadata?: Record<string, string>;
 }
 
+export class RoutingConfig {
+  @ValidateNested() @Type(() => RetriesConfig) retries: RetriesConfig = new RetriesConfig();
+  @ValidateNested() @Type(() => CircuitConfig) circuit: CircuitConfig = new CircuitConfig();
+}
+
 export class GatewayConfig {
   @ValidateNested() @Type(() => ServerConfig) server: ServerConfig = new ServerConfig();
   @ValidateNested() @Type(() => RedisConfig) redis: RedisConfig = new RedisConfig();
@@ -212,6 +253,8 @@ export class GatewayConfig {
   @ValidateNested() @Type(() => AuthConfig) auth: AuthConfig = new AuthConfig();
   @ValidateNested() @Type(() => UsageConfig) usage: UsageConfig = new UsageConfig();
   @ValidateNested() @Type(() => LimitsConfig) limits: LimitsConfig = new LimitsConfig();
+  /** Retries and circuit breaking for every model (see models.<name>.deployments and fallbacks). */
+  @ValidateNested() @Type(() => RoutingConfig) routing: RoutingConfig = new RoutingConfig();
   @ValidateNested() @Type(() => MetricsConfig) metrics: MetricsConfig = new MetricsConfig();
   @ValidateNested() @Type(() => LogConfig) log: LogConfig = new LogConfig();
   @IsBoolean() accessLog = true;

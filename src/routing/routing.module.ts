@@ -1,7 +1,14 @@
 import { Module } from '@nestjs/common';
 import { ProvidersModule } from '../providers/providers.module';
+import { CircuitBreakers } from './circuit-breakers';
 import { ModelRouter } from './model-router.service';
 import { ModelsController } from './models.controller';
+import { UpstreamCaller } from './upstream-caller';
 
-@Module({ imports: [ProvidersModule], providers: [ModelRouter], controllers: [ModelsController], exports: [ModelRouter] })
+@Module({
+  imports: [ProvidersModule],
+  providers: [ModelRouter, CircuitBreakers, UpstreamCaller],
+  controllers: [ModelsController],
+  exports: [ModelRouter, CircuitBreakers, UpstreamCaller],
+})
 export class RoutingModule {}

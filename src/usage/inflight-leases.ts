@@ -145,6 +145,8 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
       model: request.model,
       backend: request.backend,
       upstreamModel: request.upstreamModel,
+      servedModel: request.model,
+      attempts: 1,
       stream: request.stream,
       promptTokens: request.promptTokens,
       completionTokens: request.completionTokens,

@@ -13,6 +13,10 @@ export interface UsageRecord {
   model: string;
   backend: string;
   upstreamModel: string;
+  /** The configured model that answered: a fallback's name when one did, else the model asked for. */
+  servedModel: string;
+  /** Calls made to backends for this request (retries and fallbacks included; 0 if none was called). */
+  attempts: number;
   stream: boolean;
   promptTokens: number;
   completionTokens: number;
@@ -66,6 +70,8 @@ export function recordFields(record: UsageRecord): string[] {
     'model', record.model,
     'backend', record.backend,
     'upstream_model', record.upstreamModel,
+    'served_model', record.servedModel,
+    'attempts', String(record.attempts),
     'stream', record.stream ? '1' : '0',
     'prompt_tokens', String(record.promptTokens),
     'completion_tokens', String(record.completionTokens),
@@ -83,7 +89,7 @@ export function recordFields(record: UsageRecord): string[] {
 export function recordView(entryId: string, flat: string[]): Record<string, unknown> {
   const fields: Record<string, string> = {};
   for (let i = 0; i < flat.length; i += 2) fields[flat[i]] = flat[i + 1];
-  const numbers = ['prompt_tokens', 'completion_tokens', 'reasoning_tokens', 'total_tokens', 'status', 'latency_ms'];
+  const numbers = ['prompt_tokens', 'completion_tokens', 'reasoning_tokens', 'total_tokens', 'status', 'latency_ms', 'attempts'];
   const view: Record<string, unknown> = { entry_id: entryId };
   for (const [name, value] of Object.entries(fields)) {
     if (numbers.includes(name)) view[name] = Number(value);

@@ -62,6 +62,8 @@ export class UsageRecorder implements NestMiddleware {
       model: ctx.model ?? '-',
       backend: ctx.backend ?? '',
       upstreamModel: ctx.upstreamModel ?? '',
+      servedModel: ctx.servedModel ?? ctx.model ?? '',
+      attempts: ctx.attempts ?? (ctx.upstreamStartedAt !== undefined ? 1 : 0),
       stream: ctx.stream === true,
       promptTokens: tokens.prompt,
       completionTokens: tokens.completion,

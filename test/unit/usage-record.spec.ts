@@ -2,7 +2,7 @@ import { counterField, counterIncrements, parseCounterField, recordFields, recor
 
 const record: UsageRecord = {
   id: 'r1', at: '2026-11-21T10:00:00.000Z', requestId: 'q1', team: 't', tokenId: '0123456789abcdef', model: 'meta-llama/Llama|3',
-  backend: 'b', upstreamModel: 'u', stream: true, promptTokens: 10, completionTokens: 5, reasoningTokens: 2, status: 200,
+  backend: 'b', upstreamModel: 'u', servedModel: 'meta-llama/Llama|3', attempts: 2, stream: true, promptTokens: 10, completionTokens: 5, reasoningTokens: 2, status: 200,
   outcome: 'aborted', errorCode: '', latencyMs: 12.5, estimated: true,
 };
 
@@ -20,6 +20,6 @@ describe('usage records', () => {
 
   it('the stream entry reads back with numbers, booleans and total = prompt + completion', () => {
     const view = recordView('1-0', recordFields(record));
-    expect(view).toMatchObject({ entry_id: '1-0', prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, stream: true, estimated: true, error_code: null, latency_ms: 12.5 });
+    expect(view).toMatchObject({ entry_id: '1-0', attempts: 2, served_model: 'meta-llama/Llama|3', prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, stream: true, estimated: true, error_code: null, latency_ms: 12.5 });
   });
 });

@@ -72,6 +72,8 @@ function writeAccessLog(req: Request, res: Response, logger: AppLogger): void {
       tokenId: ctx.principal?.tokenId,
       model: ctx.model,
       backend: ctx.backend,
+      servedModel: ctx.servedModel !== ctx.model ? ctx.servedModel : undefined,
+      attempts: ctx.attempts,
       stream: ctx.stream,
       tokens: ctx.tokens,
       error: ctx.errorCode,

@@ -18,8 +18,13 @@ export interface RequestContext {
   clientHost?: string;
   principal?: Principal;
   model?: string;
+  /** The deployment that answered (or was tried last): its backend and model name there. */
   backend?: string;
   upstreamModel?: string;
+  /** The configured model that answered, when a fallback did (else the model asked for). */
+  servedModel?: string;
+  /** Calls made to backends (retries and fallbacks included). */
+  attempts?: number;
   stream?: boolean;
   tokens?: TokenCounts;
   /** Its usage record's id, chosen at admission (its in-flight lease and concurrency leases carry it). */

@@ -122,6 +122,10 @@ export class LocalModelClient implements BackendClient {
     return error;
   }
 
+  inFlight(): number {
+    return this.pending.size;
+  }
+
   /** Known once the worker has loaded the model: whether its chat template has a thought section. */
   canThink(): boolean | undefined {
     return this.isReady ? this.thoughts : undefined;

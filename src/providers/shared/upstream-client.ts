@@ -30,6 +30,8 @@ export interface BackendClient {
   readonly cancelsAtNoCost?: boolean;
   /** Whether the model behind it can reason (`thinking`), when the backend itself decides (a local GGUF's template). */
   canThink?(): boolean | undefined;
+  /** Requests in flight now (least-busy routing). */
+  inFlight?(): number;
   close(): Promise<void>;
 }
 
@@ -75,6 +77,10 @@ export class UpstreamClient implements BackendClient {
       release();
       throw this.transportError(error);
     }
+  }
+
+  inFlight(): number {
+    return this.slots.inUse;
   }
 
   /** Maps an undici/socket error (while connecting or reading) to what the client sees. */

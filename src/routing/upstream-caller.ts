@@ -1,0 +1,187 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable } from '@nestjs/common';
+import { GatewayConfig } from '../config/config.schema';
+import { GatewayException } from '../common/errors/gateway.exception';
+import { isAbort, type UpstreamResponse } from '../providers/shared/upstream-client';
+import { CircuitBreakers } from './circuit-breakers';
+import type { Deployment, Route, RoutedModel } from './model-router.service';
+
+/** One call the plan may make: a deployment of a model (the one asked for, or a fallback). */
+export interface Candidate {
+  routed: RoutedModel;
+  deployment: Deployment;
+  fallback: boolean;
+}
+
+/** What one attempt did, for the usage record and the logs. */
+export interface AttemptRecord {
+  model: string;
+  deployment: string;
+  /** The gateway error it ended in, or `ok`. */
+  outcome: string;
+}
+
+export interface CallResult {
+  response: UpstreamResponse;
+  candidate: Candidate;
+  attempts: AttemptRecord[];
+}
+
+/**
+ * Failures worth another call (to another deployment first): the backend could not be reached, timed out
+ * before answering, was overloaded or rate-limiting, failed, refused our key, or every connection to it was
+ * busy. Never the client's own mistakes (invalid_request: 400/413/422), which another deployment would refuse too.
+ */
+const RETRYABLE = new Set(['upstream_unreachable', 'upstream_timeout', 'upstream_unavailable', 'upstream_error', 'upstream_busy', 'upstream_auth_failed', 'rate_limit_exceeded']);
+
+/**
+ * The one seam every upstream call goes through: which deployment, how many attempts, retries with backoff
+ * (honouring Retry-After up to a cap), fallbacks to other models, circuit breaking. It knows nothing of HTTP
+ * to the client: `attempt` sends one call and resolves once the backend answered 2xx (headers only, for a
+ * stream), so nothing is retried after the first byte reached the client.
+ */
+@Injectable()
+export class UpstreamCaller {
+  private readonly retries: number;
+  private readonly backoffMs: number;
+  private readonly maxRetryAfterMs: number;
+
+  constructor(
+    private readonly circuits: CircuitBreakers,
+    config: GatewayConfig,
+  ) {
+    this.retries = config.routing.retries.attempts;
+    this.backoffMs = config.routing.retries.backoffMs;
+    this.maxRetryAfterMs = config.routing.retries.maxRetryAfterMs;
+  }
+
+  /**
+   * The calls this request may make, in order: for the model asked for and then each fallback, up to
+   * 1 + retries calls, each to the next deployment by the model's strategy that is not skipped by its circuit,
+   * going round again when there are fewer deployments than calls.
+   */
+  plan(route: Route): Candidate[] {
+    const plan: Candidate[] = [];
+    for (const [index, routed] of [route, ...route.fallbacks].entries()) {
+      const ordered = this.order(routed);
+      const open = ordered.filter((deployment) => this.circuits.state(deployment.id) !== 'open');
+      const usable = open.length ? open : index === 0 && route.fallbacks.length === 0 ? ordered : [];
+      for (let call = 0; call <= this.retries && usable.length; call++) plan.push({ routed, deployment: usable[call % usable.length], fallback: index > 0 });
+    }
+    // Every deployment's circuit is open and nothing else can answer: try the first anyway (a probe, in effect).
+    if (plan.length === 0) plan.push({ routed: route, deployment: this.order(route)[0], fallback: false });
+    return plan;
+  }
+
+  /**
+   * Runs the plan: the first call that succeeds wins. `skip` names a reason to pass a candidate over (a fallback
+   * whose vendor rules the request breaks); `first` is a call already started for plan[0] (a local model starts
+   * before the admission).
+   */
+  async call(
+    plan: Candidate[],
+    attempt: (candidate: Candidate) => Promise<UpstreamResponse>,
+    signal: AbortSignal,
+    options: { skip?: (candidate: Candidate) => string | undefined; first?: Promise<UpstreamResponse>; attempts?: AttemptRecord[] } = {},
+  ): Promise<CallResult> {
+    const attempts = options.attempts ?? [];
+    const skipped = new Map<string, string>();
+    const tried = new Set<string>();
+    let lastError: unknown;
+    for (const [index, candidate] of plan.entries()) {
+      const key = `${candidate.routed.model} on ${candidate.deployment.id}`;
+      const reason = skipped.get(key) ?? options.skip?.(candidate);
+      if (reason !== undefined) {
+        if (!skipped.has(key)) attempts.push({ model: candidate.routed.model, deployment: '-', outcome: `skipped: ${reason}` });
+        skipped.set(key, reason);
+        continue;
+      }
+      // Plan order already left out open circuits; this takes a half-open circuit's single probe.
+      if (!this.circuits.allow(candidate.deployment.id) && index > 0) continue;
+      if (tried.has(candidate.deployment.id)) await sleep(this.waitBeforeRetry(lastError, tried.size), undefined, { signal });
+      tried.add(candidate.deployment.id);
+      try {
+        const response = await (index === 0 && options.first ? options.first : attempt(candidate));
+        this.circuits.success(candidate.deployment.id);
+        attempts.push({ model: candidate.routed.model, deployment: candidate.deployment.id, outcome: 'ok' });
+        return { response, candidate, attempts };
+      } catch (error) {
+        if (signal.aborted || isAbort(error)) throw error;
+        const code = error instanceof GatewayException ? error.code : 'internal_error';
+        attempts.push({ model: candidate.routed.model, deployment: candidate.deployment.id, outcome: code });
+        if (!(error instanceof GatewayException) || !RETRYABLE.has(code)) throw error;
+        this.circuits.failure(candidate.deployment.id, code);
+        lastError = error;
+        if (this.tooLongToWait(error) && !plan.slice(index + 1).some((next) => !tried.has(next.deployment.id))) break;
+      }
+    }
+    throw exhausted(lastError, attempts, skipped);
+  }
+
+  /** The deployments of a model in the order this request tries them, by the model's strategy. */
+  private order(routed: RoutedModel): Deployment[] {
+    const byPriority = [...routed.deployments].sort((a, b) => a.priority - b.priority);
+    if (routed.config.routing === 'priority') return byPriority;
+    const tiers = new Map<number, Deployment[]>();
+    for (const deployment of byPriority) tiers.set(deployment.priority, [...(tiers.get(deployment.priority) ?? []), deployment]);
+    return [...tiers.values()].flatMap((tier) => (routed.config.routing === 'least-busy' ? leastBusyFirst(tier) : weightedShuffle(tier)));
+  }
+
+  /** Backoff before calling a deployment again: the upstream's Retry-After (capped), or jittered exponential. */
+  private waitBeforeRetry(error: unknown, round: number): number {
+    const retryAfter = retryAfterMs(error);
+    if (retryAfter !== undefined) return Math.min(retryAfter, this.maxRetryAfterMs);
+    return Math.round(this.backoffMs * 2 ** Math.max(0, round - 1) * (0.5 + Math.random()));
+  }
+
+  private tooLongToWait(error: unknown): boolean {
+    const retryAfter = retryAfterMs(error);
+    return retryAfter !== undefined && retryAfter > this.maxRetryAfterMs;
+  }
+}
+
+function retryAfterMs(error: unknown): number | undefined {
+  if (!(error instanceof GatewayException)) return undefined;
+  const ms = Number(error.headers['retry-after-ms']);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const seconds = Number(error.headers['retry-after']);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+}
+
+/** Random order, each deployment's chance to be first proportional to its weight (weight 0: only last). */
+function weightedShuffle(deployments: Deployment[]): Deployment[] {
+  const left = [...deployments];
+  const out: Deployment[] = [];
+  while (left.length) {
+    const total = left.reduce((sum, d) => sum + d.weight, 0);
+    let pick = Math.random() * total;
+    let at = left.findIndex((d) => (pick -= d.weight) < 0);
+    if (at < 0) at = 0;
+    out.push(left.splice(at, 1)[0]);
+  }
+  return out;
+}
+
+/** Fewest requests in flight on the deployment's backend first (ties keep their order). */
+function leastBusyFirst(deployments: Deployment[]): Deployment[] {
+  return [...deployments].sort((a, b) => (a.backend.client.inFlight?.() ?? 0) - (b.backend.client.inFlight?.() ?? 0));
+}
+
+/** Every call failed: the last error as it would have been, saying how many deployments were tried. */
+function exhausted(lastError: unknown, attempts: AttemptRecord[], skipped: Map<string, string>): unknown {
+  const calls = attempts.filter((a) => a.deployment !== '-');
+  if (!(lastError instanceof GatewayException)) {
+    const why = [...skipped].map(([model, reason]) => `${model}: ${reason}`).join('; ');
+    return lastError ?? new GatewayException('upstream_unavailable', `No deployment could take the request${why ? ` (${why})` : ''}.`);
+  }
+  const deployments = new Set(calls.map((a) => a.deployment)).size;
+  const note = ` (${calls.length} attempt${calls.length === 1 ? '' : 's'} on ${deployments} deployment${deployments === 1 ? '' : 's'}${skipped.size ? `; skipped ${[...skipped].map(([m, r]) => `${m}: ${r}`).join(', ')}` : ''})`;
+  if (calls.length <= 1 && skipped.size === 0) return lastError;
+  return new GatewayException(lastError.code, `${lastError.message.replace(/\.$/, '')}${note}.`, {
+    status: lastError.status,
+    type: lastError.type,
+    param: lastError.param,
+    wireCode: lastError.wireCode,
+    headers: lastError.headers,
+  });
+}
