@@ -105,6 +105,23 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly upstreamAttempts = new Counter({
+    name: 'switchyard_upstream_attempts_total',
+    help: 'Calls to each deployment (backend/upstreamModel), by outcome: ok, or the gateway error code the call ended in',
+    labelNames: ['deployment', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly retries = new Counter({
+    name: 'switchyard_retries_total',
+    help: 'Requests that needed more than one call (a retry, another deployment or a fallback), by the model asked for',
+    labelNames: ['model'] as const,
+    registers: [this.registry],
+  });
+
+  /** Set by the routing module: each deployment's circuit, read at scrape time. */
+  private circuitSource?: () => Array<{ deployment: string; state: number }>;
+
   readonly openStreams = new Gauge({
     name: 'switchyard_open_streams',
     help: 'SSE streams being relayed right now',
@@ -147,7 +164,22 @@ export class MetricsService {
         for (const reading of readings) this.set({ team: reading.team, limit: reading.limit }, reading.remaining);
       },
     });
+    const readCircuits = () => this.circuitSource?.() ?? [];
+    new Gauge({
+      name: 'switchyard_circuit_state',
+      help: "Each deployment's circuit on this replica: 0 closed, 1 half-open (a probe may pass), 2 open (skipped)",
+      labelNames: ['deployment'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const { deployment, state } of readCircuits()) this.set({ deployment }, state);
+      },
+    });
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Where the circuit gauge reads from (routing plugs in). */
+  setCircuitSource(source: () => Array<{ deployment: string; state: number }>): void {
+    this.circuitSource = source;
   }
 
   /** Where the quota gauge reads from (the limits module plugs in; metrics stays free of Redis). */

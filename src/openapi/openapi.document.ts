@@ -56,6 +56,13 @@ export const OPERATIONS: Operation[] = [
   { method: 'get', path: '/admin/v1/tokens/{id}', access: 'admin', summary: 'One token (no secret).', ok: { status: 200, description: 'The token', schema: ref('Token') } },
   { method: 'delete', path: '/admin/v1/tokens/{id}', access: 'admin', summary: 'Revoke a token.', ok: { status: 200, description: 'The token', schema: ref('Token') } },
   { method: 'post', path: '/admin/v1/tokens/{id}/rotate', access: 'admin', summary: 'A new secret for the same token id (the old one works for the grace period).', body: 'RotateTokenDto', ok: { status: 200, description: 'The token, with its new secret', schema: ref('Token') } },
+  {
+    method: 'get',
+    path: '/admin/v1/deployments',
+    access: 'admin',
+    summary: "Every model's deployments and their health on the replica that answers (circuit state, failures in a row, last error).",
+    ok: { status: 200, description: 'Deployments', schema: list() },
+  },
   { method: 'get', path: '/admin/v1/audit', access: 'admin', summary: 'The audit trail, newest first, paged.', query: 'AuditQueryDto', ok: { status: 200, description: 'Audit entries', schema: list() } },
   { method: 'get', path: '/admin/v1/usage', access: 'admin', summary: "Any team's (or every team's) usage.", query: 'UsageQueryDto', ok: { status: 200, description: 'Usage summary', schema: object({ object: { const: 'usage' } }) } },
   { method: 'get', path: '/admin/v1/usage/records', access: 'admin', summary: "A team's usage records, newest first.", query: 'UsageRecordsQueryDto', ok: { status: 200, description: 'Usage records', schema: list() } },

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { GatewayConfig } from '../config/config.schema';
+import { MetricsService } from '../metrics/metrics.service';
 
 export type CircuitState = 'closed' | 'open' | 'half-open';
 
@@ -27,9 +28,11 @@ export class CircuitBreakers {
   private readonly failuresToOpen: number;
   private readonly cooldownMs: number;
 
-  constructor(config: GatewayConfig) {
+  constructor(config: GatewayConfig, metrics: MetricsService) {
     this.failuresToOpen = config.routing.circuit.failures;
     this.cooldownMs = config.routing.circuit.cooldownMs;
+    const level = { closed: 0, 'half-open': 1, open: 2 } as const;
+    metrics.setCircuitSource(() => [...this.circuits.keys()].map((deployment) => ({ deployment, state: level[this.state(deployment)] })));
   }
 
   state(id: string, now = Date.now()): CircuitState {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ProvidersModule } from '../providers/providers.module';
 import { CircuitBreakers } from './circuit-breakers';
+import { DeploymentsController } from './deployments.controller';
 import { ModelRouter } from './model-router.service';
 import { ModelsController } from './models.controller';
 import { UpstreamCaller } from './upstream-caller';
@@ -8,7 +9,7 @@ import { UpstreamCaller } from './upstream-caller';
 @Module({
   imports: [ProvidersModule],
   providers: [ModelRouter, CircuitBreakers, UpstreamCaller],
-  controllers: [ModelsController],
+  controllers: [ModelsController, DeploymentsController],
   exports: [ModelRouter, CircuitBreakers, UpstreamCaller],
 })
 export class RoutingModule {}

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../common/errors/gateway.exception';
+import { MetricsService } from '../metrics/metrics.service';
 import { isAbort, type UpstreamResponse } from '../providers/shared/upstream-client';
 import { CircuitBreakers } from './circuit-breakers';
 import type { Deployment, Route, RoutedModel } from './model-router.service';
@@ -48,6 +49,7 @@ export class UpstreamCaller {
 
   constructor(
     private readonly circuits: CircuitBreakers,
+    private readonly metrics: MetricsService,
     config: GatewayConfig,
   ) {
     this.retries = config.routing.retries.attempts;
@@ -103,12 +105,13 @@ export class UpstreamCaller {
       try {
         const response = await (index === 0 && options.first ? options.first : attempt(candidate));
         this.circuits.success(candidate.deployment.id);
-        attempts.push({ model: candidate.routed.model, deployment: candidate.deployment.id, outcome: 'ok' });
+        this.record(attempts, { model: candidate.routed.model, deployment: candidate.deployment.id, outcome: 'ok' });
+        if (attempts.filter((a) => a.deployment !== '-').length > 1) this.metrics.retries.inc({ model: plan[0].routed.model });
         return { response, candidate, attempts };
       } catch (error) {
         if (signal.aborted || isAbort(error)) throw error;
         const code = error instanceof GatewayException ? error.code : 'internal_error';
-        attempts.push({ model: candidate.routed.model, deployment: candidate.deployment.id, outcome: code });
+        this.record(attempts, { model: candidate.routed.model, deployment: candidate.deployment.id, outcome: code });
         if (!(error instanceof GatewayException) || !RETRYABLE.has(code)) throw error;
         this.circuits.failure(candidate.deployment.id, code);
         lastError = error;
@@ -116,6 +119,11 @@ export class UpstreamCaller {
       }
     }
     throw exhausted(lastError, attempts, skipped);
+  }
+
+  private record(attempts: AttemptRecord[], attempt: AttemptRecord): void {
+    attempts.push(attempt);
+    this.metrics.upstreamAttempts.inc({ deployment: attempt.deployment, outcome: attempt.outcome });
   }
 
   /** The deployments of a model in the order this request tries them, by the model's strategy. */

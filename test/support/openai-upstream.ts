@@ -17,6 +17,8 @@ import { StandInServer, type RecordedRequest } from './standin-server';
  *   hang            sends headers (streaming) or nothing, then never finishes
  *   hang-headers    sends nothing at all, streaming or not (a backend still reading the prompt)
  *   malformed       answers 200 with a body that is not JSON (a broken proxy in front of the backend)
+ *   flaky-<p>       like echo, but answers 500 to p percent of requests, at random
+ *   toggle          like echo while `failing` is false, 500 while it is true (a deployment that dies and recovers)
  *   status-<code>   answers HTTP <code> with an OpenAI error body (429 adds Retry-After: 7)
  *   leak-key        answers 400 with a message that quotes the Authorization header it got
  *   midstream-error streams two chunks then an in-band error event
@@ -30,6 +32,10 @@ export class OpenAIUpstream extends StandInServer {
   /** Requests whose client (the gateway) went away before we finished. */
   readonly aborted: RecordedRequest[] = [];
   delayMs = 50;
+  /** While true, the `toggle` model answers 500. */
+  failing = false;
+  /** The Retry-After its 429 answers carry (seconds). */
+  retryAfter = '7';
 
   get url(): string {
     return `${this.origin}/v1`;
@@ -52,6 +58,9 @@ export class OpenAIUpstream extends StandInServer {
       return this.error(res, 400, `Bad request from key ${req.headers.authorization?.slice(7)}`, 'invalid_request_error', null);
     }
     if (model === 'hang-headers') return; // never answers, not even headers
+    if (model === 'toggle' && this.failing) return this.error(res, 500, 'Upstream says 500', 'server_error', null);
+    const flaky = /^flaky-(\d+)$/.exec(model);
+    if (flaky && Math.random() * 100 < Number(flaky[1])) return this.error(res, 500, 'Upstream says 500', 'server_error', null);
     if (model === 'malformed') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('<html>502 Bad Gateway</html>');
       return;
@@ -122,7 +131,7 @@ export class OpenAIUpstream extends StandInServer {
 
   private error(res: ServerResponse, status: number, message: string, type: string, code: string | null): void {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (status === 429) headers['retry-after'] = '7';
+    if (status === 429) headers['retry-after'] = this.retryAfter;
     res.writeHead(status, headers);
     res.end(JSON.stringify({ error: { message, type, param: null, code } }));
   }
