@@ -118,8 +118,15 @@ admin: { apiKey: bench-admin }
 backends:
   standin: { type: openai, baseUrl: "${upstreamUrl}/v1", apiKey: upstream-key, maxConnections: 256 }
   standin-anthropic: { type: anthropic, baseUrl: "${upstreamUrl}/v1", apiKey: upstream-key, maxConnections: 256 }
+  standin-2: { type: openai, baseUrl: "${upstreamUrl}/v1", apiKey: upstream-key, maxConnections: 256 }
+  standin-3: { type: openai, baseUrl: "${upstreamUrl}/v1", apiKey: upstream-key, maxConnections: 256 }
 models:
   bench: { backend: standin, upstreamModel: bench }
+  bench-3-deployments:
+    deployments:
+      - { backend: standin, upstreamModel: bench, weight: 2 }
+      - { backend: standin-2, upstreamModel: bench }
+      - { backend: standin-3, upstreamModel: bench }
   bench-200: { backend: standin, upstreamModel: bench-200 }
   bench-claude: { backend: standin-anthropic, upstreamModel: claude-bench }
 teams:
@@ -156,6 +163,8 @@ async function main() {
     openai('plain c=1', 'bench', 20, 1, false),
     openai('plain c=32', 'bench', 20, 32, false),
     openai('plain c=128', 'bench', 20, 128, false),
+    // The routing layer's cost: one model served by three deployments (weighted), against 'plain c=32'.
+    { ...openai('plain c=32, 3 deployments', 'bench-3-deployments', 20, 32, false), targets: targets.filter((t) => t.name === 'direct' || t.name.startsWith('switchyard')) },
     openai('stream 20 chunks c=1', 'bench', 20, 1, true),
     openai('stream 20 chunks c=32', 'bench', 20, 32, true),
     openai('stream 200 chunks c=1', 'bench-200', 200, 1, true),

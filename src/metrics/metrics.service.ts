@@ -177,6 +177,11 @@ export class MetricsService {
     collectDefaultMetrics({ register: this.registry });
   }
 
+  /** One call to a deployment and how it ended (the label set's child is cached, as for requests). */
+  observeAttempt(deployment: string, outcome: string): void {
+    this.child(this.upstreamAttempts, [deployment, outcome]).inc();
+  }
+
   /** Where the circuit gauge reads from (routing plugs in). */
   setCircuitSource(source: () => Array<{ deployment: string; state: number }>): void {
     this.circuitSource = source;

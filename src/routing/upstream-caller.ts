@@ -123,11 +123,12 @@ export class UpstreamCaller {
 
   private record(attempts: AttemptRecord[], attempt: AttemptRecord): void {
     attempts.push(attempt);
-    this.metrics.upstreamAttempts.inc({ deployment: attempt.deployment, outcome: attempt.outcome });
+    this.metrics.observeAttempt(attempt.deployment, attempt.outcome);
   }
 
   /** The deployments of a model in the order this request tries them, by the model's strategy. */
   private order(routed: RoutedModel): Deployment[] {
+    if (routed.deployments.length === 1) return routed.deployments; // the common case: nothing to order
     const byPriority = [...routed.deployments].sort((a, b) => a.priority - b.priority);
     if (routed.config.routing === 'priority') return byPriority;
     const tiers = new Map<number, Deployment[]>();
