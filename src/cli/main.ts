@@ -10,7 +10,7 @@ import { AuditLog, type Actor } from '../audit/audit.log';
 import { GatewayException } from '../common/errors/gateway.exception';
 import { AppLogger } from '../common/logging/logger';
 import { ConfigError, loadConfig } from '../config/config.loader';
-import { cleanLimits, type Limits } from '../limits/limit-settings';
+import { cleanLimits, LIMIT_CATALOGUE, LIMIT_NAMES, type Limits } from '../limits/limit-settings';
 import { UsageQueryService } from '../usage/usage-query.service';
 import { CliModule } from './cli.module';
 
@@ -35,16 +35,17 @@ async function withServices(work: (services: Services) => Promise<unknown>): Pro
   }
 }
 
-const limitOptions = (command: Command) =>
-  command
-    .addOption(new Option('--concurrency <n>', 'concurrentRequests').argParser(positiveInt))
-    .addOption(new Option('--rpm <n>', 'requestsPerMinute').argParser(positiveInt))
-    .addOption(new Option('--tpm <n>', 'tokensPerMinute').argParser(positiveInt))
-    .addOption(new Option('--tpd <n>', 'tokensPerDay').argParser(positiveInt))
-    .addOption(new Option('--tokens-per-month <n>', 'tokensPerMonth').argParser(positiveInt));
+/** One flag per limit, from the limit catalogue (`--rpm` requestsPerMinute, ...). */
+const limitOptions = (command: Command) => {
+  for (const name of LIMIT_NAMES) command.addOption(new Option(`${LIMIT_CATALOGUE[name].flag} <n>`, name).argParser(positiveInt));
+  return command;
+};
 
-function limitsFrom(options: { concurrency?: number; rpm?: number; tpm?: number; tpd?: number; tokensPerMonth?: number }): Limits | undefined {
-  const limits = cleanLimits({ concurrentRequests: options.concurrency, requestsPerMinute: options.rpm, tokensPerMinute: options.tpm, tokensPerDay: options.tpd, tokensPerMonth: options.tokensPerMonth });
+/** The limits the flags set, or undefined when none was given. */
+function limitsFrom(options: Record<string, unknown>): Limits | undefined {
+  const given: Record<string, unknown> = {};
+  for (const name of LIMIT_NAMES) given[name] = options[new Option(`${LIMIT_CATALOGUE[name].flag} <n>`).attributeName()];
+  const limits = cleanLimits(given as Limits);
   return Object.keys(limits).length ? limits : undefined;
 }
 

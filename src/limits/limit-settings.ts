@@ -20,16 +20,21 @@ export const LIMIT_NAMES = ['concurrentRequests', 'requestsPerMinute', 'tokensPe
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
 /**
- * What each limit counts, in one table: `concurrency` is a set of leases on the requests in flight (released when
- * a request is accounted, expired if its replica dies); `requests` and `tokens` are counters in fixed UTC windows.
+ * Every limit in one table: what it counts (`concurrency`: leases on the requests in flight, released when a
+ * request is accounted and expired if its replica dies; `requests` and `tokens`: counters), the fixed UTC window
+ * a counter counts in, the code of a refusal, and its CLI flag. The limits service, the window function and the
+ * CLI derive from it, so a new limit is a row here (and its field above), nothing else.
  */
-export const LIMIT_KINDS: Record<LimitName, 'concurrency' | 'requests' | 'tokens'> = {
-  concurrentRequests: 'concurrency',
-  requestsPerMinute: 'requests',
-  tokensPerMinute: 'tokens',
-  tokensPerDay: 'tokens',
-  tokensPerMonth: 'tokens',
+export const LIMIT_CATALOGUE: Record<LimitName, { unit: 'concurrency' | 'requests' | 'tokens'; window?: 'minute' | 'day' | 'month'; refusal: 'rate_limit_exceeded' | 'quota_exceeded'; flag: string }> = {
+  concurrentRequests: { unit: 'concurrency', refusal: 'rate_limit_exceeded', flag: '--concurrency' },
+  requestsPerMinute: { unit: 'requests', window: 'minute', refusal: 'rate_limit_exceeded', flag: '--rpm' },
+  tokensPerMinute: { unit: 'tokens', window: 'minute', refusal: 'rate_limit_exceeded', flag: '--tpm' },
+  tokensPerDay: { unit: 'tokens', window: 'day', refusal: 'quota_exceeded', flag: '--tpd' },
+  tokensPerMonth: { unit: 'tokens', window: 'month', refusal: 'quota_exceeded', flag: '--tokens-per-month' },
 };
+
+/** What each limit counts (the catalogue's `unit`). */
+export const LIMIT_KINDS = Object.fromEntries(LIMIT_NAMES.map((name) => [name, LIMIT_CATALOGUE[name].unit])) as Record<LimitName, 'concurrency' | 'requests' | 'tokens'>;
 
 /** Only the limits that are set, as a plain object (what Redis and the API store and show). */
 export function cleanLimits(limits: Limits | undefined | null): Limits {

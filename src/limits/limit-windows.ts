@@ -1,4 +1,4 @@
-import type { LimitName } from './limit-settings';
+import { LIMIT_CATALOGUE, type LimitName } from './limit-settings';
 
 /** A fixed UTC window: its id (part of the counter's key) and when it ends. */
 export interface LimitWindow {
@@ -6,17 +6,22 @@ export interface LimitWindow {
   resetAt: number;
 }
 
-/** The window a limit counts in at `now`: the current minute, UTC day or UTC month. */
+/** The window a counter limit counts in at `now`: the current UTC minute, day or month (from the catalogue). */
 export function windowOf(limit: LimitName, now: number): LimitWindow {
-  if (limit === 'requestsPerMinute' || limit === 'tokensPerMinute') {
+  const window = LIMIT_CATALOGUE[limit].window;
+  if (window === 'minute') {
     const minute = Math.floor(now / 60_000);
     return { id: `m${minute}`, resetAt: (minute + 1) * 60_000 };
   }
   const date = new Date(now);
-  if (limit === 'tokensPerDay') {
+  if (window === 'day') {
     return { id: `d${date.toISOString().slice(0, 10)}`, resetAt: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1) };
   }
-  return { id: `mo${date.toISOString().slice(0, 7)}`, resetAt: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) };
+  if (window === 'month') {
+    return { id: `mo${date.toISOString().slice(0, 7)}`, resetAt: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) };
+  }
+  // A limit with no window (concurrency) is not a counter; asking for its window is a bug, not a month.
+  throw new Error(`limit ${limit} has no window`);
 }
 
 /** OpenAI's reset-header format: `12ms`, `1s`, `6m0s`, `3h2m1s`. */

@@ -7,7 +7,7 @@ import { AppLogger } from '../common/logging/logger';
 import { MetricsService } from '../metrics/metrics.service';
 import { REDIS, redisReady } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
-import { LIMIT_KINDS, LIMIT_NAMES, type LimitName, type Limits } from './limit-settings';
+import { LIMIT_CATALOGUE, LIMIT_KINDS, LIMIT_NAMES, type LimitName, type Limits } from './limit-settings';
 import { formatDuration, windowOf } from './limit-windows';
 
 /** One counter an admission checks: `requestsPerMinute` of the team, `tokensPerDay` of a token, ... */
@@ -141,8 +141,7 @@ export class LimitsService {
     }
     const resetIn = check.resetAt - now;
     const when = `resets at ${new Date(check.resetAt).toISOString()} (in ${formatDuration(resetIn)})`;
-    const isQuota = check.name === 'tokensPerDay' || check.name === 'tokensPerMonth';
-    const code = isQuota ? 'quota_exceeded' : 'rate_limit_exceeded';
+    const code = LIMIT_CATALOGUE[check.name].refusal;
     if (check.cost > check.limit) {
       // Waiting cannot help: this one request asks for more than the whole window allows.
       return new GatewayException(code, `This request reserves ${check.cost} tokens, more than the ${check.name} limit of ${who} (${check.limit}) allows; lower max_tokens.`, {

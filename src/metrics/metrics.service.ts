@@ -114,7 +114,7 @@ export class MetricsService {
 
   readonly retries = new Counter({
     name: 'switchyard_retries_total',
-    help: 'Requests that needed more than one call (a retry, another deployment or a fallback), by the model asked for',
+    help: 'Requests that needed more than one call (a retry, another deployment or a fallback), by the model asked for, however they ended',
     labelNames: ['model'] as const,
     registers: [this.registry],
   });

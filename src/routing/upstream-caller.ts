@@ -106,7 +106,7 @@ export class UpstreamCaller {
         const response = await (index === 0 && options.first ? options.first : attempt(candidate));
         this.circuits.success(candidate.deployment.id);
         this.record(attempts, { model: candidate.routed.model, deployment: candidate.deployment.id, outcome: 'ok' });
-        if (attempts.filter((a) => a.deployment !== '-').length > 1) this.metrics.retries.inc({ model: plan[0].routed.model });
+        this.countRetries(plan, attempts);
         return { response, candidate, attempts };
       } catch (error) {
         if (signal.aborted || isAbort(error)) throw error;
@@ -118,7 +118,13 @@ export class UpstreamCaller {
         if (this.tooLongToWait(error) && !plan.slice(index + 1).some((next) => !tried.has(next.deployment.id))) break;
       }
     }
+    this.countRetries(plan, attempts);
     throw exhausted(lastError, attempts, skipped);
+  }
+
+  /** A request that needed more than one call, however it ended. */
+  private countRetries(plan: Candidate[], attempts: AttemptRecord[]): void {
+    if (attempts.filter((a) => a.deployment !== '-').length > 1) this.metrics.retries.inc({ model: plan[0].routed.model });
   }
 
   private record(attempts: AttemptRecord[], attempt: AttemptRecord): void {

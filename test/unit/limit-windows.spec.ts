@@ -1,3 +1,4 @@
+import { LIMIT_CATALOGUE, LIMIT_NAMES } from '../../src/limits/limit-settings';
 import { formatDuration, windowOf } from '../../src/limits/limit-windows';
 
 describe('limit windows', () => {
@@ -9,6 +10,16 @@ describe('limit windows', () => {
     expect(windowOf('tokensPerDay', at)).toEqual({ id: 'd2026-11-21', resetAt: Date.UTC(2026, 10, 22) });
     expect(windowOf('tokensPerMonth', at)).toEqual({ id: 'mo2026-11', resetAt: Date.UTC(2026, 11, 1) });
     expect(windowOf('tokensPerMonth', Date.UTC(2026, 11, 31, 12)).resetAt).toBe(Date.UTC(2027, 0, 1));
+  });
+
+  it('every limit is in the catalogue; counters have a window, concurrency has none (asking for it is an error, not a month)', () => {
+    for (const name of LIMIT_NAMES) {
+      const entry = LIMIT_CATALOGUE[name];
+      expect(entry.flag).toMatch(/^--[a-z-]+$/);
+      if (entry.unit === 'concurrency') expect(() => windowOf(name, Date.now())).toThrow(/no window/);
+      else expect(windowOf(name, Date.now()).resetAt).toBeGreaterThan(Date.now());
+    }
+    expect(new Set(LIMIT_NAMES.map((name) => LIMIT_CATALOGUE[name].flag)).size).toBe(LIMIT_NAMES.length);
   });
 
   it('format reset durations the way OpenAI headers do', () => {
