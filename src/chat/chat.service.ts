@@ -36,8 +36,17 @@ export class ChatService {
   ) {}
 
   /** Non-streaming: returns the OpenAI chat.completion object. */
-  async complete(dto: ChatCompletionRequestDto, req: Request, res: Response, signal: AbortSignal): Promise<ChatCompletion> {
+  async complete(dto: ChatCompletionRequestDto, req: Request, res: Response, requestSignal: AbortSignal): Promise<ChatCompletion> {
     const route = this.route(dto, req);
+    const total = this.totalTimeout(route, requestSignal);
+    try {
+      return await this.completeRouted(route, dto, req, res, total.signal);
+    } finally {
+      total.clear();
+    }
+  }
+
+  private async completeRouted(route: Route, dto: ChatCompletionRequestDto, req: Request, res: Response, signal: AbortSignal): Promise<ChatCompletion> {
     const prompt = memo(() => promptTexts(dto.messages, dto.tools));
     const call = await this.admitAndStart(route, dto, req, res, prompt, false, signal);
     let completion: ChatCompletion;
@@ -58,7 +67,7 @@ export class ChatService {
       if (signal.aborted) req.ctx.tokens = error instanceof AbortedWithUsage && error.usage ? countsFrom(error.usage) : await this.promptOnly(prompt());
       const mapped = replied ? replyError(backend.id, error) : error instanceof GatewayException ? error : backend.client.transportError(error);
       const failure = cutByGateway(signal) ?? mapped;
-      if (failure instanceof GatewayException && !cutByGateway(signal) && isUpstreamFailure(failure)) req.ctx.upstreamErrorReason = failure.code;
+      if (failure instanceof GatewayException && countsAsUpstreamFailure(failure)) req.ctx.upstreamErrorReason = failure.code;
       throw failure;
     }
     completion.model = dto.model;
@@ -73,8 +82,17 @@ export class ChatService {
   }
 
   /** Streaming: relays SSE to `res`; errors before the first byte are thrown as normal HTTP errors. */
-  async stream(dto: ChatCompletionRequestDto, req: Request, res: Response, signal: AbortSignal): Promise<void> {
+  async stream(dto: ChatCompletionRequestDto, req: Request, res: Response, requestSignal: AbortSignal): Promise<void> {
     const route = this.route(dto, req);
+    const total = this.totalTimeout(route, requestSignal);
+    try {
+      await this.streamRouted(route, dto, req, res, total.signal);
+    } finally {
+      total.clear();
+    }
+  }
+
+  private async streamRouted(route: Route, dto: ChatCompletionRequestDto, req: Request, res: Response, signal: AbortSignal): Promise<void> {
     const prompt = memo(() => promptTexts(dto.messages, dto.tools));
     const call = await this.admitAndStart(route, dto, req, res, prompt, true, signal);
     let answered: CallResult;
@@ -85,10 +103,9 @@ export class ChatService {
       // Left (or cut) before the backend's headers: the prompt was sent and may be billed, so it is accounted
       // (estimated), as for a non-streaming request; otherwise aborting early would be a way around token limits.
       if (signal.aborted) req.ctx.tokens = await this.promptOnly(prompt());
-      const cut = cutByGateway(signal);
-      if (cut) throw cut;
-      if (error instanceof GatewayException && isUpstreamFailure(error)) req.ctx.upstreamErrorReason = error.code;
-      throw error;
+      const failure = cutByGateway(signal) ?? error;
+      if (failure instanceof GatewayException && countsAsUpstreamFailure(failure)) req.ctx.upstreamErrorReason = failure.code;
+      throw failure;
     }
     const backend = this.answeredBy(answered, req, res);
     const outcome = await this.relay.relay({
@@ -104,7 +121,7 @@ export class ChatService {
     req.ctx.firstTokenAt = outcome.firstTokenAt;
     if (outcome.error) {
       req.ctx.errorCode = outcome.error.wireCode ?? outcome.error.code;
-      if (!cutByGateway(signal) && isUpstreamFailure(outcome.error)) req.ctx.upstreamErrorReason = outcome.error.code;
+      if (countsAsUpstreamFailure(outcome.error)) req.ctx.upstreamErrorReason = outcome.error.code;
     }
     req.ctx.aborted = outcome.aborted || undefined;
     if (outcome.usage) req.ctx.tokens = { ...countsFrom(outcome.usage), estimated: outcome.reasoningEstimated === true };
@@ -124,6 +141,30 @@ export class ChatService {
     req.ctx.upstreamModel = route.deployments[0].upstreamModel;
     this.checkRules(dto, dto.model, route.config, route.deployments[0]);
     return route;
+  }
+
+  /**
+   * The whole call's time limit (`timeouts.totalMs`, the model's or its first deployment's backend's): an abort
+   * whose reason is a 504 upstream_timeout, which the client gets as such (in-band once streaming). `clear` when
+   * the request is done, so no timer outlives it.
+   */
+  private totalTimeout(route: Route, requestSignal: AbortSignal): { signal: AbortSignal; clear: () => void } {
+    const ms = route.config.timeouts?.totalMs ?? this.config.backends[route.backend.id]?.timeouts.totalMs ?? 0;
+    if (!ms) return { signal: requestSignal, clear: () => undefined };
+    const controller = new AbortController();
+    const onRequestAbort = () => controller.abort(requestSignal.reason);
+    requestSignal.addEventListener('abort', onRequestAbort, { once: true });
+    const timer = setTimeout(
+      () => controller.abort(new GatewayException('upstream_timeout', `The model \`${route.model}\` did not finish within ${ms} ms (timeouts.totalMs).`)),
+      ms,
+    );
+    return {
+      signal: controller.signal,
+      clear: () => {
+        clearTimeout(timer);
+        requestSignal.removeEventListener('abort', onRequestAbort);
+      },
+    };
   }
 
   /** The request's thinking and vendor rules against one deployment of a model; throws a 400 naming the rule. */
@@ -263,6 +304,8 @@ export class ChatService {
   private async send(candidate: Candidate, dto: ChatCompletionRequestDto, stream: boolean, signal: AbortSignal): Promise<UpstreamResponse> {
     const { backend, upstreamModel } = candidate.deployment;
     const call = backend.adapter.buildRequest(dto, { upstreamModel, model: candidate.routed.config }, stream);
+    const timeouts = candidate.routed.config.timeouts;
+    if (timeouts?.firstByteMs !== undefined || timeouts?.idleMs !== undefined) call.timeouts = { firstByteMs: timeouts.firstByteMs, idleMs: timeouts.idleMs };
     const upstream = await backend.client.send(call, signal);
     if (upstream.status >= 200 && upstream.status < 300) return upstream;
     const text = await upstream.body.text().catch(() => '');
@@ -270,7 +313,12 @@ export class ChatService {
   }
 }
 
-/** The gateway's own reason for aborting (the shutdown's grace period ended), if that is why the signal fired. */
+/** A backend failure for the metrics: not the client's mistake, not the gateway's own shutdown. */
+function countsAsUpstreamFailure(error: GatewayException): boolean {
+  return error.code !== 'server_shutting_down' && isUpstreamFailure(error);
+}
+
+/** The gateway's own reason for aborting (the shutdown's deadline, the total timeout), if that is why the signal fired. */
 export function cutByGateway(signal: AbortSignal): GatewayException | undefined {
   return signal.aborted && signal.reason instanceof GatewayException ? signal.reason : undefined;
 }

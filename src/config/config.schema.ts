@@ -117,6 +117,15 @@ export class TimeoutsConfig {
   @IsInt() @Min(1) idleMs = 300_000;
   /** How long a request waits for one of the backend's `maxConnections` before a 503 upstream_busy with Retry-After. */
   @IsInt() @Min(0) connectionWaitMs = 2_000;
+  /** The whole upstream call, streams included (0: no limit); exceeded -> 504 upstream_timeout, in-band once streaming. */
+  @IsInt() @Min(0) totalMs = 600_000;
+}
+
+/** Per model, over its backends' timeouts (the connect timeout is the backend's connection pool's own). */
+export class ModelTimeoutsConfig {
+  @IsOptional() @IsInt() @Min(1) firstByteMs?: number;
+  @IsOptional() @IsInt() @Min(1) idleMs?: number;
+  @IsOptional() @IsInt() @Min(0) totalMs?: number;
 }
 
 export class LocalBackendConfig {
@@ -224,6 +233,8 @@ export class ModelConfig {
   @IsOptional() @IsArray() @IsString({ each: true }) fallbacks?: string[];
   /** `weighted` (default): random by weight within the best priority; `least-busy`: fewest in flight; `priority`: in the order listed. */
   @IsIn(ROUTING_STRATEGIES as unknown as string[]) routing: RoutingStrategy = 'weighted';
+  /** Overrides its backends' `firstByteMs`, `idleMs` and `totalMs` for this model (a slow reasoning model, say). */
+  @IsOptional() @ValidateNested() @Type(() => ModelTimeoutsConfig) timeouts?: ModelTimeoutsConfig;
   @IsIn(THINKING_MODES as unknown as string[]) thinking: ThinkingMode = 'none';
   /** anthropic: `max_tokens` sent when the client sets none (Anthropic requires it). */
   @IsInt() @Min(1) maxTokens = 4096;

@@ -10,6 +10,8 @@ export interface UpstreamCall {
   path: string;
   headers: Record<string, string>;
   body: string;
+  /** A model's own timeouts, over the backend's (set by the chat service, not the adapters). */
+  timeouts?: { firstByteMs?: number; idleMs?: number };
 }
 
 /** What the model being called needs the adapter to know. */

@@ -52,6 +52,9 @@ describe('resilient routing', () => {
           flaky: { deployments: [on('first', 'flaky-30'), on('second', 'echo')] },
           'claude-thinks': { backend: 'claude', upstreamModel: 'claude-overloaded', thinking: 'native', fallbacks: ['o-reasoner'] },
           'o-reasoner': { backend: 'second', upstreamModel: 'echo', thinking: 'reasoning_effort' },
+          'total-limited': { backend: 'second', upstreamModel: 'slow', timeouts: { totalMs: 250 } },
+          'total-limited-hang': { backend: 'second', upstreamModel: 'hang', timeouts: { totalMs: 250 } },
+          'first-byte-limited': { backend: 'second', upstreamModel: 'hang-headers', timeouts: { firstByteMs: 150 } },
         },
       },
     });
@@ -161,6 +164,31 @@ describe('resilient routing', () => {
     expect(metrics).toMatch(/switchyard_upstream_attempts_total\{deployment="first\/toggle",outcome="upstream_error"\} \d+/);
     expect(metrics).toMatch(/switchyard_retries_total\{model="circuit"\} \d+/);
     first.failing = false;
+  });
+
+  it("a model's own first-byte timeout overrides its backend's: 504 upstream_timeout after the retries, not 300 s", async () => {
+    const started = Date.now();
+    const error = (await client.chat.completions.create(ask('first-byte-limited')).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect(error.status).toBe(504);
+    expect(error.code).toBe('upstream_timeout');
+    expect(Date.now() - started).toBeLessThan(5000);
+    // Two calls: the circuit (failures: 2 in this config) opened after the second, so there was no third.
+    expect(error.message).toMatch(/2 attempts on 1 deployment/);
+  });
+
+  it('timeouts.totalMs ends a stream that runs too long with an in-band upstream_timeout, and a plain call with a 504', async () => {
+    const stream = await client.chat.completions.create({ ...ask('total-limited', 'a b c d e f g h i j k l'), stream: true });
+    let text = '';
+    const error = await (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    })().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ code: 'upstream_timeout', type: 'server_error' });
+    expect(text.length).toBeGreaterThan(0);
+    expect(text).not.toBe('echo: a b c d e f g h i j k l');
+    const plain = (await client.chat.completions.create(ask('total-limited-hang')).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect(plain.status).toBe(504);
+    expect(plain.message).toMatch(/did not finish within 250 ms/);
   });
 
   it('weights hold: 3:1 across 800 requests is 75% +- 5%', async () => {

@@ -69,6 +69,8 @@ export class UpstreamClient implements BackendClient {
         headers: call.headers,
         body: call.body,
         signal,
+        ...(call.timeouts?.firstByteMs !== undefined ? { headersTimeout: call.timeouts.firstByteMs } : {}),
+        ...(call.timeouts?.idleMs !== undefined ? { bodyTimeout: call.timeouts.idleMs } : {}),
       });
       // The connection is busy until the body is consumed or destroyed ('close' fires either way).
       response.body.once('close', release);
