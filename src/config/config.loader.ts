@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
+import { FAMILY_BY_TYPE } from '../providers/families';
 import { BackendConfig, GatewayConfig, ModelConfig, TeamSeedConfig, type BackendType, type ThinkingMode } from './config.schema';
 
 /** A config problem, always naming the key, so the operator can fix it without reading code. */
@@ -71,17 +72,9 @@ function validateMap<T extends object>(cls: ClassConstructor<T>, raw: unknown, p
   return out;
 }
 
-/** Which thinking modes make sense for which backend type. */
-const THINKING_BY_TYPE: Record<BackendType, ThinkingMode[]> = {
-  openai: ['none', 'reasoning_effort', 'chat_template_kwargs'],
-  anthropic: ['none', 'native'],
-  gemini: ['none', 'native'],
-  // native: thinking as the GGUF's chat template allows (a thought budget if it has a thought section, else a 400).
-  local: ['none', 'native'],
-};
-
+/** Which thinking modes make sense for which backend type: each family says (providers/families.ts). */
 function thinkingFits(type: BackendType, mode: ThinkingMode): boolean {
-  return THINKING_BY_TYPE[type].includes(mode);
+  return FAMILY_BY_TYPE.get(type)!.thinking.includes(mode);
 }
 
 type RawDoc = { backends?: Record<string, { apiKey?: unknown } | undefined> } | undefined;
@@ -116,7 +109,7 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
       if (!backend) {
         problems.push(`${where}: unknown backend "${deployment.backend}" (known: ${Object.keys(config.backends).join(', ') || 'none'})`);
       } else if (!thinkingFits(backend.type, model.thinking)) {
-        problems.push(`models.${name}.thinking: "${model.thinking}" does not apply to ${backend.type} backends (use ${THINKING_BY_TYPE[backend.type].join(' or ')})`);
+        problems.push(`models.${name}.thinking: "${model.thinking}" does not apply to ${backend.type} backends (use ${FAMILY_BY_TYPE.get(backend.type)!.thinking.join(' or ')})`);
       }
     });
     for (const fallback of model.fallbacks ?? []) {

@@ -17,14 +17,16 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { LimitSettings } from '../limits/limit-settings';
+import { FAMILIES } from '../providers/families';
 
 /**
  * The shape of config/switchyard.yaml. Every class here is validated at boot;
  * maps (backends, models, teams) are validated entry by entry in config.loader.ts
  * so an error can name the exact key (e.g. `models.gpt-4o.backend`).
  */
-export const BACKEND_TYPES = ['openai', 'anthropic', 'gemini', 'local'] as const;
-export type BackendType = (typeof BACKEND_TYPES)[number];
+/** The backend families' `type` names, from the family registry (providers/families.ts). */
+export const BACKEND_TYPES = FAMILIES.map((family) => family.type);
+export type BackendType = (typeof FAMILIES)[number]['type'];
 
 /**
  * How a model reasons: `native` (anthropic, gemini: the vendor's own thinking config),
@@ -154,7 +156,7 @@ export class LocalBackendConfig {
 }
 
 export class BackendConfig {
-  @IsIn(BACKEND_TYPES as unknown as string[]) type!: BackendType;
+  @IsIn(BACKEND_TYPES) type!: BackendType;
   /** Not used by `local` backends. */
   @ValidateIf((backend: BackendConfig) => backend.type !== 'local')
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })

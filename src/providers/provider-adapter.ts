@@ -1,5 +1,5 @@
 import type { GatewayException } from '../common/errors/gateway.exception';
-import type { ChatCompletionRequestDto } from '../chat/dto/chat-completion-request.dto';
+import type { ChatRequest } from './chat-request';
 import type { ModelConfig } from '../config/config.schema';
 import type { ChatCompletion, ChatCompletionChunk } from './shared/openai-types';
 import type { BackendClient } from './shared/upstream-client';
@@ -47,8 +47,8 @@ export interface ProviderAdapter {
   /** The model family, shown in GET /v1/models (`openai`, `anthropic`, `gemini`). */
   readonly family: string;
   /** Vendor rules checked before any upstream call; throws a 400 that names the rule. */
-  validate?(request: ChatCompletionRequestDto, target: CallTarget): void;
-  buildRequest(request: ChatCompletionRequestDto, target: CallTarget, stream: boolean): UpstreamCall;
+  validate?(request: ChatRequest, target: CallTarget): void;
+  buildRequest(request: ChatRequest, target: CallTarget, stream: boolean): UpstreamCall;
   /** The upstream's 2xx JSON body -> an OpenAI chat.completion. */
   parseResponse(body: unknown): ChatCompletion;
   createStreamMapper(): StreamMapper;

@@ -16,11 +16,12 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import type { ChatMessage, ChatRequest } from '../../providers/chat-request';
 import { IsMessageContent, IsStopSequences, Satisfies } from './content-validators';
 
 export const MESSAGE_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 
-export class ChatMessageDto {
+export class ChatMessageDto implements ChatMessage {
   @IsIn(MESSAGE_ROLES as unknown as string[], { message: `must be one of: ${MESSAGE_ROLES.join(', ')}` })
   role!: (typeof MESSAGE_ROLES)[number];
 
@@ -52,7 +53,7 @@ export class ThinkingDto {
  * declared; every other OpenAI field (tools, response_format, seed, ...) is kept
  * on the object and passed through to OpenAI-compatible backends unchanged.
  */
-export class ChatCompletionRequestDto {
+export class ChatCompletionRequestDto implements ChatRequest {
   [passthrough: string]: unknown;
 
   @IsString() @IsNotEmpty() model!: string;

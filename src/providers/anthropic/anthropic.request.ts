@@ -1,4 +1,4 @@
-import type { ChatCompletionRequestDto } from '../../chat/dto/chat-completion-request.dto';
+import type { ChatRequest } from '../chat-request';
 import type { CallTarget } from '../provider-adapter';
 import { constraint, requestedMaxTokens, requestedThinking } from '../shared/reasoning';
 import {
@@ -20,7 +20,7 @@ interface Turn {
 }
 
 /** Anthropic's documented thinking rules, checked before any call so the client gets a clear 400. */
-export function validateForAnthropic(request: ChatCompletionRequestDto, target: CallTarget): void {
+export function validateForAnthropic(request: ChatRequest, target: CallTarget): void {
   if ((request.n ?? 1) > 1) throw constraint('Anthropic models return one choice: `n` must be 1.', 'n');
   const budget = requestedThinking(request);
   if (typeof budget !== 'number') return;
@@ -43,7 +43,7 @@ export function validateForAnthropic(request: ChatCompletionRequestDto, target: 
 }
 
 /** OpenAI chat request -> Anthropic Messages request body. */
-export function toAnthropicBody(request: ChatCompletionRequestDto, target: CallTarget, stream: boolean): Record<string, unknown> {
+export function toAnthropicBody(request: ChatRequest, target: CallTarget, stream: boolean): Record<string, unknown> {
   const messages = request.messages as unknown as OpenAIMessage[];
   const system = messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content)).filter(Boolean);
   const turns = mergeSameRole<Turn, Block>(messages.filter((m) => m.role !== 'system' && m.role !== 'developer').map(toTurn));

@@ -1,4 +1,4 @@
-import type { ChatCompletionRequestDto } from '../../chat/dto/chat-completion-request.dto';
+import type { ChatRequest } from '../chat-request';
 import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { CallTarget, ProviderAdapter, StreamMapper, UpstreamCall } from '../provider-adapter';
@@ -18,11 +18,11 @@ export class GeminiAdapter implements ProviderAdapter {
     private readonly config: BackendConfig,
   ) {}
 
-  validate(request: ChatCompletionRequestDto, target: CallTarget): void {
+  validate(request: ChatRequest, target: CallTarget): void {
     validateForGemini(request, target);
   }
 
-  buildRequest(request: ChatCompletionRequestDto, target: CallTarget, stream: boolean): UpstreamCall {
+  buildRequest(request: ChatRequest, target: CallTarget, stream: boolean): UpstreamCall {
     const headers: Record<string, string> = {
       ...this.config.headers,
       'content-type': 'application/json',

@@ -1,4 +1,4 @@
-import type { ChatCompletionRequestDto } from '../../chat/dto/chat-completion-request.dto';
+import type { ChatRequest } from '../chat-request';
 import type { CallTarget } from '../provider-adapter';
 import { constraint, requestedMaxTokens, requestedThinking } from '../shared/reasoning';
 import {
@@ -21,7 +21,7 @@ interface Turn {
 }
 
 /** Gemini's thinking budget must be inside the model's range (configured per model). */
-export function validateForGemini(request: ChatCompletionRequestDto, target: CallTarget): void {
+export function validateForGemini(request: ChatRequest, target: CallTarget): void {
   const budget = requestedThinking(request);
   if (typeof budget !== 'number' || target.model.thinking !== 'native') return;
   const { min, max } = target.model.thinkingBudget;
@@ -31,7 +31,7 @@ export function validateForGemini(request: ChatCompletionRequestDto, target: Cal
 }
 
 /** OpenAI chat request -> Gemini generateContent body. */
-export function toGeminiBody(request: ChatCompletionRequestDto, target: CallTarget): Record<string, unknown> {
+export function toGeminiBody(request: ChatRequest, target: CallTarget): Record<string, unknown> {
   const messages = request.messages as unknown as OpenAIMessage[];
   // Gemini's functionResponse names the function; OpenAI's tool message only has the call id.
   const callNames = new Map<string, string>();

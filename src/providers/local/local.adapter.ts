@@ -1,4 +1,4 @@
-import type { ChatCompletionRequestDto } from '../../chat/dto/chat-completion-request.dto';
+import type { ChatRequest } from '../chat-request';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { CallTarget } from '../provider-adapter';
 import { OpenAIAdapter } from '../openai/openai.adapter';
@@ -21,7 +21,7 @@ const UNSUPPORTED: Array<{ field: string; isOff: (value: unknown) => boolean; wh
 
 /** A `local` backend: the worker speaks OpenAI's format, so the OpenAI adapter translates; this adds its limits. */
 export class LocalAdapter extends OpenAIAdapter {
-  validate(request: ChatCompletionRequestDto, _target: CallTarget): void {
+  validate(request: ChatRequest, _target: CallTarget): void {
     for (const { field, isOff, why } of UNSUPPORTED) {
       const value = request[field];
       if (value === undefined || value === null || isOff(value)) continue;

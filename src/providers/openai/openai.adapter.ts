@@ -1,6 +1,6 @@
 import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
-import type { ChatCompletionRequestDto } from '../../chat/dto/chat-completion-request.dto';
+import type { ChatRequest } from '../chat-request';
 import type { CallTarget, ProviderAdapter, StreamMapper, StreamStep, UpstreamCall } from '../provider-adapter';
 import { normalizeUsage, type ChatCompletion, type ChatCompletionChunk } from '../shared/openai-types';
 import { effortFor, normalizeReasoningField, requestedThinking } from '../shared/reasoning';
@@ -23,7 +23,7 @@ export class OpenAIAdapter implements ProviderAdapter {
     readonly family: string = 'openai',
   ) {}
 
-  buildRequest(request: ChatCompletionRequestDto, target: CallTarget, stream: boolean): UpstreamCall {
+  buildRequest(request: ChatRequest, target: CallTarget, stream: boolean): UpstreamCall {
     const body: Record<string, unknown> = { ...request, model: target.upstreamModel };
     for (const field of GATEWAY_ONLY_FIELDS) delete body[field];
     applyThinking(body, request, target);
@@ -105,7 +105,7 @@ export class OpenAIAdapter implements ProviderAdapter {
  * - `chat_template_kwargs` (vLLM/SGLang/llama.cpp, Qwen3-style templates): `enable_thinking`,
  *   plus the budget in the configured top-level field.
  */
-function applyThinking(body: Record<string, unknown>, request: ChatCompletionRequestDto, target: CallTarget): void {
+function applyThinking(body: Record<string, unknown>, request: ChatRequest, target: CallTarget): void {
   const thinking = requestedThinking(request);
   const mode = target.model.thinking;
   if (mode === 'reasoning_effort') {

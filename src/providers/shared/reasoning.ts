@@ -1,9 +1,9 @@
-import type { ChatCompletionRequestDto } from '../../chat/dto/chat-completion-request.dto';
+import type { ChatRequest } from '../chat-request';
 import type { EffortThresholdsConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
 
 /** The client's thinking request: a budget when enabled, `false` when explicitly disabled, undefined when absent. */
-export function requestedThinking(request: ChatCompletionRequestDto): number | false | undefined {
+export function requestedThinking(request: ChatRequest): number | false | undefined {
   if (request.thinking?.type === 'enabled') return request.thinking.budget_tokens ?? 0;
   if (request.thinking?.type === 'disabled') return false;
   return undefined;
@@ -17,7 +17,7 @@ export function effortFor(budget: number, thresholds: EffortThresholdsConfig): '
 }
 
 /** The completion limit the client asked for (`max_completion_tokens` wins over the older `max_tokens`). */
-export function requestedMaxTokens(request: ChatCompletionRequestDto): number | undefined {
+export function requestedMaxTokens(request: ChatRequest): number | undefined {
   return request.max_completion_tokens ?? request.max_tokens ?? undefined;
 }
 

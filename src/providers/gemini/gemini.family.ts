@@ -1,0 +1,12 @@
+import type { ProviderFamily } from '../provider-family';
+import { UpstreamClient } from '../shared/upstream-client';
+import { GeminiAdapter } from './gemini.adapter';
+
+/** Google's Gemini API (generateContent, streamGenerateContent). */
+export const geminiFamily: ProviderFamily = {
+  type: 'gemini',
+  thinking: ['none', 'native'],
+  keyRequired: () => true,
+  createAdapter: (id, config) => new GeminiAdapter(id, config),
+  createClient: (id, config) => new UpstreamClient(id, config),
+};

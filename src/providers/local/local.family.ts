@@ -1,0 +1,13 @@
+import type { ProviderFamily } from '../provider-family';
+import { LocalAdapter } from './local.adapter';
+import { LocalModelClient } from './local-model.client';
+
+/** A GGUF model in a worker process; it speaks OpenAI's format, so the OpenAI adapter (plus its limits) translates. */
+export const localFamily: ProviderFamily = {
+  type: 'local',
+  // native: thinking as the GGUF's chat template allows (a thought budget if it has a thought section, else a 400).
+  thinking: ['none', 'native'],
+  keyRequired: () => false,
+  createAdapter: (id, config) => new LocalAdapter(id, config, 'local'),
+  createClient: (id, config, log) => new LocalModelClient(id, config.local, log),
+};

@@ -1,0 +1,13 @@
+import type { ProviderFamily } from '../provider-family';
+import { UpstreamClient } from '../shared/upstream-client';
+import { OpenAIAdapter } from './openai.adapter';
+
+/** Any OpenAI-compatible server: OpenAI itself, vLLM, SGLang, llama.cpp, Ollama, Groq, DeepSeek, ... */
+export const openaiFamily: ProviderFamily = {
+  type: 'openai',
+  thinking: ['none', 'reasoning_effort', 'chat_template_kwargs'],
+  // Vendors are on https; a server on plain http is on a private network (Ollama, vLLM) and usually keyless.
+  keyRequired: (config) => config.baseUrl.startsWith('https:'),
+  createAdapter: (id, config) => new OpenAIAdapter(id, config),
+  createClient: (id, config) => new UpstreamClient(id, config),
+};

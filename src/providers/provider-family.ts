@@ -1,0 +1,19 @@
+import type { BackendConfig, ThinkingMode } from '../config/config.schema';
+import type { ProviderAdapter } from './provider-adapter';
+import type { BackendClient } from './shared/upstream-client';
+
+/**
+ * What a backend family is, said once in its own folder (`providers/<family>/<family>.family.ts`): its `type` in
+ * the config, the thinking modes its models may use, whether it needs an API key, and how to make its adapter and
+ * client. providers/families.ts lists them; the config schema, the config loader and the providers module derive
+ * from that list, so adding a family is a folder and a line there.
+ */
+export interface ProviderFamily {
+  readonly type: string;
+  /** `models.<name>.thinking` values that make sense for models on this family's backends. */
+  readonly thinking: readonly ThinkingMode[];
+  /** Whether a backend of this family cannot answer without `apiKey` (unless `apiKeyRequired` says otherwise). */
+  keyRequired(config: BackendConfig): boolean;
+  createAdapter(backendId: string, config: BackendConfig): ProviderAdapter;
+  createClient(backendId: string, config: BackendConfig, log: (message: string) => void): BackendClient;
+}
