@@ -109,5 +109,5 @@ function teamView<T extends object>(team: T): T & { object: 'team' } {
 function actorOf(req: Request): Actor {
   const named = req.headers['x-switchyard-actor'];
   const label = typeof named === 'string' ? named.replace(/[^\w.@:-]/g, '').slice(0, 64) : '';
-  return { actor: label ? `admin-api:${label}` : 'admin-api', ip: req.ip, requestId: req.ctx.requestId };
+  return { actor: label ? `admin-api:${label}` : 'admin-api', ip: req.ip, requestId: req.ledger.requestId };
 }

@@ -44,7 +44,7 @@ export class AuthGuard implements CanActivate {
       }
       return true;
     }
-    req.ctx.principal = await this.credentials.authenticate(token);
+    req.ledger.authenticated(await this.credentials.authenticate(token));
     return true;
   }
 }

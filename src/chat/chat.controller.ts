@@ -27,13 +27,13 @@ export class ChatController {
   }
 
   private async handle(dto: ChatCompletionRequestDto, req: Request, res: Response): Promise<void> {
-    req.ctx.stream = dto.stream === true;
+    req.ledger.streaming(dto.stream === true);
     const signal = abortSignalFor(req, res, this.inFlight.cutSignal);
     if (dto.stream === true) {
-      await this.chat.stream(dto, req, res, signal);
+      await this.chat.stream(dto, req.ledger, res, signal);
       return;
     }
-    const completion = await this.chat.complete(dto, req, res, signal);
+    const completion = await this.chat.complete(dto, req.ledger, res, signal);
     // Written directly: Express's res.json()/send() (charset and ETag handling, freshness checks) cost
     // ~10% of a request's CPU in the benchmark, and a completion needs none of it.
     const payload = JSON.stringify(completion);
@@ -54,7 +54,7 @@ function abortSignalFor(req: Request, res: Response, shutdownCut: AbortSignal): 
   res.once('close', () => {
     shutdownCut.removeEventListener('abort', onCut);
     if (!res.writableFinished && !controller.signal.aborted) {
-      req.ctx.aborted = true;
+      req.ledger.clientLeft();
       controller.abort();
     }
   });

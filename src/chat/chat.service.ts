@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../common/errors/gateway.exception';
-import type { TokenCounts } from '../common/http/request-context';
+import type { RequestLedger, TokenCounts } from '../usage/request-ledger';
 import { LimitsService } from '../limits/limits.service';
 import type { ModelConfig } from '../config/config.schema';
 import type { Backend } from '../providers/provider-adapter';
@@ -20,7 +20,7 @@ import type { ChatCompletionRequestDto } from './dto/chat-completion-request.dto
 
 /**
  * Routes a validated chat request, admits it against the team's limits, calls the
- * backend, and leaves the token counts on `req.ctx.tokens` (the usage recorder
+ * backend, and counts its tokens on the request's ledger (the usage recorder
  * writes them when the response closes, however it ends).
  */
 @Injectable()
@@ -36,78 +36,78 @@ export class ChatService {
   ) {}
 
   /** Non-streaming: returns the OpenAI chat.completion object. */
-  async complete(dto: ChatCompletionRequestDto, req: Request, res: Response, requestSignal: AbortSignal): Promise<ChatCompletion> {
-    const route = this.route(dto, req);
+  async complete(dto: ChatCompletionRequestDto, ledger: RequestLedger, res: ServerResponse, requestSignal: AbortSignal): Promise<ChatCompletion> {
+    const route = this.route(dto, ledger);
     const total = this.totalTimeout(route, requestSignal);
     try {
-      return await this.completeRouted(route, dto, req, res, total.signal);
+      return await this.completeRouted(route, dto, ledger, res, total.signal);
     } finally {
       total.clear();
     }
   }
 
-  private async completeRouted(route: Route, dto: ChatCompletionRequestDto, req: Request, res: Response, signal: AbortSignal): Promise<ChatCompletion> {
+  private async completeRouted(route: Route, dto: ChatCompletionRequestDto, ledger: RequestLedger, res: ServerResponse, signal: AbortSignal): Promise<ChatCompletion> {
     const prompt = memo(() => promptTexts(dto.messages, dto.tools));
-    const call = await this.admitAndStart(route, dto, req, res, prompt, false, signal);
+    const call = await this.admitAndStart(route, dto, ledger, res, prompt, false, signal);
     let completion: ChatCompletion;
     let backend = route.backend; // the answering deployment's, once known
     let replied = false; // the backend answered: later failures are its reply's, not reaching it
     try {
       const answered = await call.result;
-      backend = this.answeredBy(answered, req, res);
+      backend = this.answeredBy(answered, ledger, res);
       replied = true;
       const body: unknown = await answered.response.body.json();
-      req.ctx.upstreamEndedAt = process.hrtime.bigint();
+      ledger.callEnded();
       completion = backend.adapter.parseResponse(body);
       if (!Array.isArray(completion?.choices)) throw new TypeError('no choices in the reply');
     } catch (error) {
-      req.ctx.upstreamEndedAt ??= process.hrtime.bigint();
+      ledger.callEnded();
       // The client left while the backend was working: the prompt was spent; the answer is unknown, unless the
       // backend reported what it had generated (a local model does).
-      if (signal.aborted) req.ctx.tokens = error instanceof AbortedWithUsage && error.usage ? countsFrom(error.usage) : await this.promptOnly(prompt());
+      if (signal.aborted) ledger.counted(error instanceof AbortedWithUsage && error.usage ? countsFrom(error.usage) : await this.promptOnly(prompt()));
       const mapped = replied ? replyError(backend.id, error) : error instanceof GatewayException ? error : backend.client.transportError(error);
       const failure = cutByGateway(signal) ?? mapped;
-      if (failure instanceof GatewayException && countsAsUpstreamFailure(failure)) req.ctx.upstreamErrorReason = failure.code;
+      if (failure instanceof GatewayException && countsAsUpstreamFailure(failure)) ledger.upstreamFailed(failure.code);
       throw failure;
     }
     completion.model = dto.model;
     const reasoning = completion.choices.map((choice) => choice.message.reasoning_content).filter((text): text is string => typeof text === 'string' && text !== '');
     if (completion.usage) {
       const reasoningCounted = fillReasoningTokens(completion.usage, reasoning);
-      req.ctx.tokens = { ...countsFrom(completion.usage), estimated: reasoningCounted };
+      ledger.counted({ ...countsFrom(completion.usage), estimated: reasoningCounted });
     } else {
-      req.ctx.tokens = await this.estimated(prompt(), [...completion.choices.map((choice) => String(choice.message.content ?? '')), ...reasoning]);
+      ledger.counted(await this.estimated(prompt(), [...completion.choices.map((choice) => String(choice.message.content ?? '')), ...reasoning]));
     }
     return completion;
   }
 
   /** Streaming: relays SSE to `res`; errors before the first byte are thrown as normal HTTP errors. */
-  async stream(dto: ChatCompletionRequestDto, req: Request, res: Response, requestSignal: AbortSignal): Promise<void> {
-    const route = this.route(dto, req);
+  async stream(dto: ChatCompletionRequestDto, ledger: RequestLedger, res: ServerResponse, requestSignal: AbortSignal): Promise<void> {
+    const route = this.route(dto, ledger);
     const total = this.totalTimeout(route, requestSignal);
     try {
-      await this.streamRouted(route, dto, req, res, total.signal);
+      await this.streamRouted(route, dto, ledger, res, total.signal);
     } finally {
       total.clear();
     }
   }
 
-  private async streamRouted(route: Route, dto: ChatCompletionRequestDto, req: Request, res: Response, signal: AbortSignal): Promise<void> {
+  private async streamRouted(route: Route, dto: ChatCompletionRequestDto, ledger: RequestLedger, res: ServerResponse, signal: AbortSignal): Promise<void> {
     const prompt = memo(() => promptTexts(dto.messages, dto.tools));
-    const call = await this.admitAndStart(route, dto, req, res, prompt, true, signal);
+    const call = await this.admitAndStart(route, dto, ledger, res, prompt, true, signal);
     let answered: CallResult;
     try {
       answered = await call.result;
     } catch (error) {
-      req.ctx.upstreamEndedAt = process.hrtime.bigint();
+      ledger.callEnded();
       // Left (or cut) before the backend's headers: the prompt was sent and may be billed, so it is accounted
       // (estimated), as for a non-streaming request; otherwise aborting early would be a way around token limits.
-      if (signal.aborted) req.ctx.tokens = await this.promptOnly(prompt());
+      if (signal.aborted) ledger.counted(await this.promptOnly(prompt()));
       const failure = cutByGateway(signal) ?? error;
-      if (failure instanceof GatewayException && countsAsUpstreamFailure(failure)) req.ctx.upstreamErrorReason = failure.code;
+      if (failure instanceof GatewayException && countsAsUpstreamFailure(failure)) ledger.upstreamFailed(failure.code);
       throw failure;
     }
-    const backend = this.answeredBy(answered, req, res);
+    const backend = this.answeredBy(answered, ledger, res);
     const outcome = await this.relay.relay({
       res,
       upstream: answered.response,
@@ -117,28 +117,26 @@ export class ChatService {
       includeUsage: dto.stream_options?.include_usage === true,
       signal,
     });
-    req.ctx.upstreamEndedAt = process.hrtime.bigint();
-    req.ctx.firstTokenAt = outcome.firstTokenAt;
+    ledger.callEnded();
+    ledger.firstToken(outcome.firstTokenAt);
     if (outcome.error) {
-      req.ctx.errorCode = outcome.error.wireCode ?? outcome.error.code;
-      if (countsAsUpstreamFailure(outcome.error)) req.ctx.upstreamErrorReason = outcome.error.code;
+      ledger.failed(outcome.error.wireCode ?? outcome.error.code);
+      if (countsAsUpstreamFailure(outcome.error)) ledger.upstreamFailed(outcome.error.code);
     }
-    req.ctx.aborted = outcome.aborted || undefined;
-    if (outcome.usage) req.ctx.tokens = { ...countsFrom(outcome.usage), estimated: outcome.reasoningEstimated === true };
+    if (outcome.aborted) ledger.clientLeft();
+    if (outcome.usage) ledger.counted({ ...countsFrom(outcome.usage), estimated: outcome.reasoningEstimated === true });
     else {
       // No usage from upstream (client left, stream broke, or a server that never sends it): count it ourselves
       // (large texts in the token counter's worker thread, so this never stalls the event loop).
-      req.ctx.tokens = await this.estimated(prompt(), outcome.relayedText);
+      ledger.counted(await this.estimated(prompt(), outcome.relayedText));
     }
     this.relay.finish(res, outcome);
   }
 
   /** Resolves the model and checks the request against its vendor rules (a 400 names the client's mistake). */
-  private route(dto: ChatCompletionRequestDto, req: Request): Route {
-    const route = this.router.resolve(dto.model, req.ctx.principal!);
-    req.ctx.model = dto.model;
-    req.ctx.backend = route.backend.id;
-    req.ctx.upstreamModel = route.deployments[0].upstreamModel;
+  private route(dto: ChatCompletionRequestDto, ledger: RequestLedger): Route {
+    const route = this.router.resolve(dto.model, ledger.principal!);
+    ledger.routed(dto.model, route.backend.id, route.deployments[0].upstreamModel);
     this.checkRules(dto, dto.model, route.config, route.deployments[0]);
     return route;
   }
@@ -190,15 +188,13 @@ export class ChatService {
   }
 
   /** The deployment that answered: named in the response headers and the usage record. */
-  private answeredBy(answered: CallResult, req: Request, res: Response): Backend {
+  private answeredBy(answered: CallResult, ledger: RequestLedger, res: ServerResponse): Backend {
     const { deployment, routed } = answered.candidate;
-    req.ctx.backend = deployment.backend.id;
-    req.ctx.upstreamModel = deployment.upstreamModel;
-    req.ctx.servedModel = routed.model;
-    req.ctx.attempts = answered.attempts.filter((a) => a.deployment !== '-').length;
+    const attempts = answered.attempts.filter((a) => a.deployment !== '-').length;
+    ledger.answered({ backend: deployment.backend.id, upstreamModel: deployment.upstreamModel, servedModel: routed.model, attempts });
     res.setHeader('x-switchyard-model', routed.model);
     res.setHeader('x-switchyard-backend', deployment.backend.id);
-    res.setHeader('x-switchyard-attempts', String(req.ctx.attempts));
+    res.setHeader('x-switchyard-attempts', String(attempts));
     return deployment.backend;
   }
 
@@ -212,8 +208,8 @@ export class ChatService {
   private async admitAndStart(
     route: Route,
     dto: ChatCompletionRequestDto,
-    req: Request,
-    res: Response,
+    ledger: RequestLedger,
+    res: ServerResponse,
     prompt: () => PromptTexts,
     stream: boolean,
     signal: AbortSignal,
@@ -227,27 +223,25 @@ export class ChatService {
       this.caller.call(plan, attempt, signal, { skip, first, attempts }).catch((error: unknown) => {
         const calls = attempts.filter((a) => a.deployment !== '-');
         if (calls.length) {
-          req.ctx.attempts = calls.length;
           const last = calls[calls.length - 1].deployment;
-          req.ctx.backend = last.slice(0, last.indexOf('/'));
-          req.ctx.upstreamModel = last.slice(last.indexOf('/') + 1);
+          ledger.triedWithoutAnswer({ backend: last.slice(0, last.indexOf('/')), upstreamModel: last.slice(last.indexOf('/') + 1), attempts: calls.length });
         }
         throw error;
       });
     if (!plan[0].deployment.backend.client.cancelsAtNoCost) {
-      await this.admit(dto, req, res, prompt);
-      req.ctx.upstreamStartedAt = process.hrtime.bigint();
+      await this.admit(dto, ledger, res, prompt);
+      ledger.callStarted();
       return { result: run() };
     }
     const refused = new AbortController();
-    req.ctx.upstreamStartedAt = process.hrtime.bigint();
+    ledger.callStarted();
     const first = this.send(plan[0], dto, stream, AbortSignal.any([signal, refused.signal]));
     first.catch(() => undefined); // awaited by the caller once admitted; moot if the admission refuses
     try {
-      await this.admit(dto, req, res, prompt);
+      await this.admit(dto, ledger, res, prompt);
     } catch (error) {
       refused.abort();
-      req.ctx.upstreamStartedAt = undefined;
+      ledger.callWithdrawn();
       throw error;
     }
     return { result: run(first) };
@@ -258,35 +252,35 @@ export class ChatService {
    * concurrency lease when one does. Then the request is leased in Redis (not awaited), so a survivor accounts
    * it if this replica dies before it ends.
    */
-  private async admit(dto: ChatCompletionRequestDto, req: Request, res: Response, prompt: () => PromptTexts): Promise<void> {
+  private async admit(dto: ChatCompletionRequestDto, ledger: RequestLedger, res: ServerResponse, prompt: () => PromptTexts): Promise<void> {
     const completionAllowance = (dto.max_completion_tokens ?? dto.max_tokens ?? this.config.limits.defaultCompletionReservation) * (dto.n ?? 1);
-    const principal = req.ctx.principal!;
-    const recordId = (req.ctx.recordId = randomUUID());
+    const principal = ledger.principal!;
+    const recordId = randomUUID();
+    ledger.assignRecordId(recordId);
     const promptEstimate = memo(() => reservationEstimate(prompt()));
     try {
       const admission = await this.limits.admit(principal, () => promptEstimate() + completionAllowance, recordId, this.leases.leaseLength);
-      req.ctx.reservation = admission.reservation;
-      req.ctx.concurrencyKeys = admission.concurrencyKeys;
+      ledger.admitted(recordId, admission.reservation, admission.concurrencyKeys);
       for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
     } catch (error) {
-      if (error instanceof GatewayException && error.status === 429) req.ctx.limitRejected = true;
+      if (error instanceof GatewayException && error.status === 429) ledger.refused();
       throw error;
     }
-    const reserved = req.ctx.reservation !== undefined;
+    const reserved = ledger.reservation !== undefined;
     this.leases.begin({
       recordId,
-      requestId: req.ctx.requestId,
+      requestId: ledger.requestId,
       team: principal.teamId,
       tokenId: principal.tokenId,
       model: dto.model,
-      backend: req.ctx.backend ?? '',
-      upstreamModel: req.ctx.upstreamModel ?? '',
+      backend: ledger.backend ?? '',
+      upstreamModel: ledger.upstreamModel ?? '',
       stream: dto.stream === true,
       // If this replica dies, the survivor bills what was reserved (or, with no token limit, a rough prompt count).
       promptTokens: reserved ? promptEstimate() : roughEstimate(prompt()),
       completionTokens: reserved ? completionAllowance : 0,
       admittedAt: Date.now(),
-      concurrencyKeys: req.ctx.concurrencyKeys ?? [],
+      concurrencyKeys: ledger.concurrencyKeys ?? [],
     });
   }
 

@@ -13,7 +13,7 @@ export class ModelsController {
   list(@Req() req: Request) {
     return {
       object: 'list',
-      data: this.router.modelsFor(req.ctx.principal!).map((route) => ({
+      data: this.router.modelsFor(req.ledger.principal!).map((route) => ({
         id: route.model,
         object: 'model',
         created: LISTED_AT,

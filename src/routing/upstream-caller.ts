@@ -100,7 +100,11 @@ export class UpstreamCaller {
       }
       // Plan order already left out open circuits; this takes a half-open circuit's single probe.
       if (!this.circuits.allow(candidate.deployment.id) && index > 0) continue;
-      if (tried.has(candidate.deployment.id)) await sleep(this.waitBeforeRetry(lastError, tried.size), undefined, { signal });
+      if (tried.has(candidate.deployment.id)) {
+        // Our own capacity for it is full (a local queue, every connection busy): only another deployment can help.
+        if (lastError instanceof GatewayException && lastError.atCapacity) continue;
+        await sleep(this.waitBeforeRetry(lastError, tried.size), undefined, { signal });
+      }
       tried.add(candidate.deployment.id);
       try {
         const response = await (index === 0 && options.first ? options.first : attempt(candidate));

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse as Response } from 'node:http';
 import type { GatewayException } from '../common/errors/gateway.exception';
 
 /**

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Response } from 'express';
+import type { ServerResponse as Response } from 'node:http';
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../common/errors/gateway.exception';
 import { toGatewayException } from '../common/errors/error-response';

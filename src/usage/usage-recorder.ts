@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import type { RequestContext } from '../common/http/request-context';
+import type { RequestLedger } from './request-ledger';
 import { LimitsService } from '../limits/limits.service';
 import { MetricsService, type RequestTimings } from '../metrics/metrics.service';
 import type { UsageOutcome, UsageRecord } from './usage-record';
@@ -33,23 +33,23 @@ export class UsageRecorder implements NestMiddleware {
   use(req: Request, res: Response, next: NextFunction): void {
     const latch = { waitingFor: 1 };
     const release = () => {
-      if (--latch.waitingFor === 0 && req.ctx.principal) this.account(req, res);
+      if (--latch.waitingFor === 0 && req.ledger.principal) this.account(req, res);
     };
-    req.ctx.usageHold = (work) => {
+    req.ledger.holdUsageWith((work) => {
       latch.waitingFor++;
       work.then(release, release);
-    };
+    });
     res.once('close', release);
     next();
   }
 
   /** Keeps the record open until `work` (the handler) settles. */
   hold(req: Request, work: Promise<unknown>): void {
-    req.ctx.usageHold?.(work);
+    req.ledger.holdUsage(work);
   }
 
   private account(req: Request, res: Response): void {
-    const ctx = req.ctx;
+    const ctx = req.ledger;
     const principal = ctx.principal!;
     const tokens = ctx.tokens ?? { prompt: 0, completion: 0, reasoning: 0, estimated: false };
     const record: UsageRecord = {
@@ -90,7 +90,7 @@ function seconds(from: bigint, to: bigint): number {
   return Number(to - from) / 1e9;
 }
 
-function timingsOf(ctx: RequestContext): RequestTimings {
+function timingsOf(ctx: RequestLedger): RequestTimings {
   const now = process.hrtime.bigint();
   return {
     total: seconds(ctx.startedAt, now),
@@ -100,8 +100,8 @@ function timingsOf(ctx: RequestContext): RequestTimings {
 }
 
 function outcomeOf(req: Request, res: Response): UsageOutcome {
-  if (req.ctx.aborted || !res.writableFinished) return 'aborted';
-  if (req.ctx.limitRejected) return 'rejected';
-  if (res.statusCode >= 400 || req.ctx.errorCode) return 'error';
+  if (req.ledger.aborted || !res.writableFinished) return 'aborted';
+  if (req.ledger.limitRejected) return 'rejected';
+  if (res.statusCode >= 400 || req.ledger.errorCode) return 'error';
   return 'ok';
 }

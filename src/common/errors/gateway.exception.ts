@@ -14,6 +14,11 @@ export interface GatewayExceptionOptions {
   wireCode?: string | null;
   /** Overrides the table's status (an upstream 4xx we pass through as it came). */
   status?: number;
+  /**
+   * The gateway's own capacity for a backend is full (a local model's queue, every pooled connection busy):
+   * another deployment may take the request at once, calling the same one again only adds waiting.
+   */
+  atCapacity?: boolean;
   cause?: unknown;
 }
 
@@ -24,6 +29,7 @@ export class GatewayException extends Error {
   readonly param: string | null;
   readonly wireCode: string | null;
   readonly headers: Record<string, string>;
+  readonly atCapacity: boolean;
 
   constructor(
     readonly code: ErrorCode,
@@ -37,6 +43,7 @@ export class GatewayException extends Error {
     this.param = options.param ?? null;
     this.wireCode = options.wireCode === undefined ? code : options.wireCode;
     this.headers = options.headers ?? {};
+    this.atCapacity = options.atCapacity === true;
   }
 
   toBody(): OpenAIErrorBody {

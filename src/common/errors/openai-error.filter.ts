@@ -17,9 +17,9 @@ export class OpenAIErrorFilter implements ExceptionFilter {
     const res = http.getResponse<Response>();
     const req = http.getRequest<Request>();
     // The client left and the upstream call was aborted for it: nothing to answer, nothing to log.
-    if (req.ctx?.aborted) return;
+    if (req.ledger?.aborted) return;
     const exception = toGatewayException(error, this.logger.pino);
-    if (req.ctx) req.ctx.errorCode = exception.wireCode ?? exception.code;
+    req.ledger?.failed(exception.wireCode ?? exception.code);
     if (res.headersSent) {
       if (!res.writableEnded) writeSseError(res, exception);
       return;

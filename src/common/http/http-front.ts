@@ -6,7 +6,7 @@ import { GatewayException } from '../errors/gateway.exception';
 import { sendError } from '../errors/error-response';
 import type { AppLogger } from '../logging/logger';
 import type { InFlightTracker } from '../../lifecycle/in-flight.tracker';
-import type { RequestContext } from './request-context';
+import { RequestLedger } from '../../usage/request-ledger';
 
 /**
  * The Express layer in front of Nest: request id, trust proxy, the drain's 503, and the access log.
@@ -24,10 +24,10 @@ export function installHttpFront(
   app.set('trust proxy', config.server.trustedProxies.length ? config.server.trustedProxies : false);
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    req.ctx = { requestId: randomUUID(), startedAt: process.hrtime.bigint() };
-    res.setHeader('x-request-id', req.ctx.requestId);
+    req.ledger = new RequestLedger(randomUUID());
+    res.setHeader('x-request-id', req.ledger.requestId);
     inFlight.begin(res);
-    onHeaders(res, () => res.setHeader('server-timing', serverTiming(req.ctx)));
+    onHeaders(res, () => res.setHeader('server-timing', serverTiming(req.ledger)));
     if (config.accessLog) res.once('close', () => writeAccessLog(req, res, logger));
     next();
   });
@@ -47,7 +47,7 @@ export function installHttpFront(
  * headers go out: upstream is the wait on the backend so far (the whole answer for a
  * non-streaming call, the time to its first byte for a stream), gateway is the rest.
  */
-export function serverTiming(ctx: RequestContext, now = process.hrtime.bigint()): string {
+export function serverTiming(ctx: RequestLedger, now = process.hrtime.bigint()): string {
   const total = Number(now - ctx.startedAt) / 1e6;
   if (ctx.upstreamStartedAt === undefined) return `gateway;dur=${total.toFixed(2)}`;
   const upstream = Number((ctx.upstreamEndedAt ?? now) - ctx.upstreamStartedAt) / 1e6;
@@ -56,7 +56,7 @@ export function serverTiming(ctx: RequestContext, now = process.hrtime.bigint())
 
 /** One JSON line per request. Never headers, never bodies: they can carry secrets. */
 function writeAccessLog(req: Request, res: Response, logger: AppLogger): void {
-  const ctx = req.ctx;
+  const ctx = req.ledger;
   const latencyMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
   logger.access.info(
     {

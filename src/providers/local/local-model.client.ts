@@ -68,6 +68,7 @@ export class LocalModelClient implements BackendClient {
     if (this.pending.size >= this.config.parallel + this.config.queueSize) {
       throw new GatewayException('rate_limit_exceeded', `The local model "${this.backendId}" is busy (${this.pending.size} requests); retry shortly.`, {
         headers: { 'retry-after': '1' },
+        atCapacity: true,
       });
     }
     if (!this.isReady) await this.whenReady();

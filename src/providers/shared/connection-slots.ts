@@ -49,6 +49,7 @@ export class ConnectionSlots {
           leave(
             new GatewayException('upstream_busy', `Backend "${this.backendId}" has all ${this.capacity} connections in use; retry shortly.`, {
               headers: { 'retry-after': '1' },
+              atCapacity: true,
             }),
           ),
         this.maxWaitMs,

@@ -1,0 +1,194 @@
+import type { Principal } from '../auth/principal';
+import type { Reservation } from '../limits/limits.service';
+
+/** The tokens one request used, as accounted. */
+export interface TokenCounts {
+  prompt: number;
+  completion: number;
+  reasoning: number;
+  /** Worked out by the gateway's tokenizer rather than reported by the upstream. */
+  estimated: boolean;
+}
+
+/**
+ * What one request did on its way through the gateway, recorded step by step: authenticated, routed, admitted
+ * (or refused), calls started and answered (or every one failed), tokens counted, failed, left by its client. The
+ * usage recorder writes its one usage record from it, the access log and Server-Timing read it; every other file
+ * moves it through a named step instead of writing fields onto `req`. Created for every request by the HTTP
+ * front (common/http/http-front.ts), so routes without a usage record (admin, health) are logged from it too.
+ */
+export class RequestLedger {
+  readonly startedAt = process.hrtime.bigint();
+  private state: {
+    principal?: Principal;
+    model?: string;
+    backend?: string;
+    upstreamModel?: string;
+    servedModel?: string;
+    attempts?: number;
+    stream?: boolean;
+    recordId?: string;
+    reservation?: Reservation;
+    concurrencyKeys?: string[];
+    limitRejected?: boolean;
+    upstreamStartedAt?: bigint;
+    upstreamEndedAt?: bigint;
+    firstTokenAt?: bigint;
+    tokens?: TokenCounts;
+    errorCode?: string;
+    upstreamErrorReason?: string;
+    aborted?: boolean;
+  } = {};
+  private usageHold?: (work: Promise<unknown>) => void;
+
+  constructor(readonly requestId: string) {}
+
+  // Steps, in the order a request takes them.
+
+  authenticated(principal: Principal): void {
+    this.state.principal = principal;
+  }
+
+  streaming(stream: boolean): void {
+    this.state.stream = stream;
+  }
+
+  /** The model asked for was found and allowed; its first deployment is where it goes unless it fails. */
+  routed(model: string, backend: string, upstreamModel: string): void {
+    Object.assign(this.state, { model, backend, upstreamModel });
+  }
+
+  /** Admitted by the limits: what it reserved and the concurrency leases it holds, under its record id. */
+  admitted(recordId: string, reservation: Reservation | undefined, concurrencyKeys: string[]): void {
+    Object.assign(this.state, { recordId, reservation, concurrencyKeys });
+  }
+
+  /** The record id is chosen before the admission (its concurrency lease carries it). */
+  assignRecordId(recordId: string): void {
+    this.state.recordId = recordId;
+  }
+
+  /** Refused by a team or token limit (recorded as `rejected`, not `error`). */
+  refused(): void {
+    this.state.limitRejected = true;
+  }
+
+  callStarted(): void {
+    this.state.upstreamStartedAt = process.hrtime.bigint();
+  }
+
+  /** A call started early (a local model, before the admission) that the admission refused. */
+  callWithdrawn(): void {
+    this.state.upstreamStartedAt = undefined;
+  }
+
+  /** The deployment that answered (after `attempts` calls): a fallback's model when one did. */
+  answered(by: { backend: string; upstreamModel: string; servedModel: string; attempts: number }): void {
+    Object.assign(this.state, by);
+  }
+
+  /** Every call failed: the last deployment tried and how many calls were made. */
+  triedWithoutAnswer(by: { backend: string; upstreamModel: string; attempts: number }): void {
+    Object.assign(this.state, by);
+  }
+
+  /** The backend's whole answer has been read (the first time only: a later failure does not move it). */
+  callEnded(): void {
+    this.state.upstreamEndedAt ??= process.hrtime.bigint();
+  }
+
+  firstToken(at: bigint | undefined): void {
+    this.state.firstTokenAt = at;
+  }
+
+  counted(tokens: TokenCounts): void {
+    this.state.tokens = tokens;
+  }
+
+  /** Ended in an error the client got (its wire code); `upstreamReason` when it was the backend failing. */
+  failed(errorCode: string, upstreamReason?: string): void {
+    this.state.errorCode = errorCode;
+    if (upstreamReason) this.upstreamFailed(upstreamReason);
+  }
+
+  /** The backend failed (a bounded metric label); the error the client gets may be recorded later. */
+  upstreamFailed(reason: string): void {
+    this.state.upstreamErrorReason = reason;
+  }
+
+  clientLeft(): void {
+    this.state.aborted = true;
+  }
+
+  /** The usage recorder keeps the record open until the handler's work settles (set by the recorder only). */
+  holdUsageWith(hold: (work: Promise<unknown>) => void): void {
+    this.usageHold = hold;
+  }
+
+  holdUsage(work: Promise<unknown>): void {
+    this.usageHold?.(work);
+  }
+
+  // What it says, for the recorder, the access log and Server-Timing.
+
+  get principal(): Principal | undefined {
+    return this.state.principal;
+  }
+  get model(): string | undefined {
+    return this.state.model;
+  }
+  get backend(): string | undefined {
+    return this.state.backend;
+  }
+  get upstreamModel(): string | undefined {
+    return this.state.upstreamModel;
+  }
+  get servedModel(): string | undefined {
+    return this.state.servedModel;
+  }
+  get attempts(): number | undefined {
+    return this.state.attempts;
+  }
+  get stream(): boolean | undefined {
+    return this.state.stream;
+  }
+  get recordId(): string | undefined {
+    return this.state.recordId;
+  }
+  get reservation(): Reservation | undefined {
+    return this.state.reservation;
+  }
+  get concurrencyKeys(): string[] | undefined {
+    return this.state.concurrencyKeys;
+  }
+  get limitRejected(): boolean | undefined {
+    return this.state.limitRejected;
+  }
+  get upstreamStartedAt(): bigint | undefined {
+    return this.state.upstreamStartedAt;
+  }
+  get upstreamEndedAt(): bigint | undefined {
+    return this.state.upstreamEndedAt;
+  }
+  get firstTokenAt(): bigint | undefined {
+    return this.state.firstTokenAt;
+  }
+  get tokens(): TokenCounts | undefined {
+    return this.state.tokens;
+  }
+  get errorCode(): string | undefined {
+    return this.state.errorCode;
+  }
+  get upstreamErrorReason(): string | undefined {
+    return this.state.upstreamErrorReason;
+  }
+  get aborted(): boolean | undefined {
+    return this.state.aborted;
+  }
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    ledger: RequestLedger;
+  }
+}
