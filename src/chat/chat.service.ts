@@ -8,7 +8,7 @@ import { LimitsService } from '../limits/limits.service';
 import type { ModelConfig } from '../config/config.schema';
 import type { Backend } from '../providers/provider-adapter';
 import { ModelRouter, type Deployment, type Route } from '../routing/model-router.service';
-import { UpstreamCaller, type AttemptRecord, type CallResult, type Candidate } from '../routing/upstream-caller';
+import { UpstreamCaller, type CallResult, type Candidate } from '../routing/upstream-caller';
 import type { ChatCompletion, Usage } from '../providers/shared/openai-types';
 import { AbortedWithUsage, replyError, type UpstreamResponse } from '../providers/shared/upstream-client';
 import { isUpstreamFailure } from '../providers/shared/upstream-errors';
@@ -38,7 +38,7 @@ export class ChatService {
   /** Non-streaming: returns the OpenAI chat.completion object. */
   async complete(dto: ChatCompletionRequestDto, ledger: RequestLedger, res: ServerResponse, requestSignal: AbortSignal): Promise<ChatCompletion> {
     const route = this.route(dto, ledger);
-    const total = this.totalTimeout(route, requestSignal);
+    const total = this.caller.deadline(route, requestSignal);
     try {
       return await this.completeRouted(route, dto, ledger, res, total.signal);
     } finally {
@@ -84,7 +84,7 @@ export class ChatService {
   /** Streaming: relays SSE to `res`; errors before the first byte are thrown as normal HTTP errors. */
   async stream(dto: ChatCompletionRequestDto, ledger: RequestLedger, res: ServerResponse, requestSignal: AbortSignal): Promise<void> {
     const route = this.route(dto, ledger);
-    const total = this.totalTimeout(route, requestSignal);
+    const total = this.caller.deadline(route, requestSignal);
     try {
       await this.streamRouted(route, dto, ledger, res, total.signal);
     } finally {
@@ -141,30 +141,6 @@ export class ChatService {
     return route;
   }
 
-  /**
-   * The whole call's time limit (`timeouts.totalMs`, the model's or its first deployment's backend's): an abort
-   * whose reason is a 504 upstream_timeout, which the client gets as such (in-band once streaming). `clear` when
-   * the request is done, so no timer outlives it.
-   */
-  private totalTimeout(route: Route, requestSignal: AbortSignal): { signal: AbortSignal; clear: () => void } {
-    const ms = route.config.timeouts?.totalMs ?? this.config.backends[route.backend.id]?.timeouts.totalMs ?? 0;
-    if (!ms) return { signal: requestSignal, clear: () => undefined };
-    const controller = new AbortController();
-    const onRequestAbort = () => controller.abort(requestSignal.reason);
-    requestSignal.addEventListener('abort', onRequestAbort, { once: true });
-    const timer = setTimeout(
-      () => controller.abort(new GatewayException('upstream_timeout', `The model \`${route.model}\` did not finish within ${ms} ms (timeouts.totalMs).`)),
-      ms,
-    );
-    return {
-      signal: controller.signal,
-      clear: () => {
-        clearTimeout(timer);
-        requestSignal.removeEventListener('abort', onRequestAbort);
-      },
-    };
-  }
-
   /** The request's thinking and vendor rules against one deployment of a model; throws a 400 naming the rule. */
   private checkRules(dto: ChatCompletionRequestDto, model: string, config: ModelConfig, deployment: Deployment): void {
     const { backend, upstreamModel } = deployment;
@@ -198,14 +174,8 @@ export class ChatService {
     return deployment.backend;
   }
 
-  /**
-   * Admits the request and starts the backend calls; resolves once admitted, with the calls under way (a refusal
-   * throws here; the last backend failure, after retries and fallbacks, when `result` is awaited). A first
-   * deployment whose client `cancelsAtNoCost` (a local model) is started before the admission, so its prompt
-   * evaluation overlaps the admission's Redis round trip (measured in bench/local-model.mjs); nothing it produces
-   * reaches the client before the admission, and a refusal cancels it.
-   */
-  private async admitAndStart(
+  /** Admission and the backend calls, through the upstream-call seam (routing/upstream-caller.ts). */
+  private admitAndStart(
     route: Route,
     dto: ChatCompletionRequestDto,
     ledger: RequestLedger,
@@ -214,37 +184,14 @@ export class ChatService {
     stream: boolean,
     signal: AbortSignal,
   ): Promise<{ result: Promise<CallResult> }> {
-    const plan = this.caller.plan(route);
-    const attempt = (candidate: Candidate) => this.send(candidate, dto, stream, signal);
-    const skip = (candidate: Candidate) => this.ruleBreak(dto, candidate);
-    // Filled as the calls are made, so a request whose every call failed is still recorded with them.
-    const attempts: AttemptRecord[] = [];
-    const run = (first?: Promise<UpstreamResponse>) =>
-      this.caller.call(plan, attempt, signal, { skip, first, attempts }).catch((error: unknown) => {
-        const calls = attempts.filter((a) => a.deployment !== '-');
-        if (calls.length) {
-          const last = calls[calls.length - 1].deployment;
-          ledger.triedWithoutAnswer({ backend: last.slice(0, last.indexOf('/')), upstreamModel: last.slice(last.indexOf('/') + 1), attempts: calls.length });
-        }
-        throw error;
-      });
-    if (!plan[0].deployment.backend.client.cancelsAtNoCost) {
-      await this.admit(dto, ledger, res, prompt);
-      ledger.callStarted();
-      return { result: run() };
-    }
-    const refused = new AbortController();
-    ledger.callStarted();
-    const first = this.send(plan[0], dto, stream, AbortSignal.any([signal, refused.signal]));
-    first.catch(() => undefined); // awaited by the caller once admitted; moot if the admission refuses
-    try {
-      await this.admit(dto, ledger, res, prompt);
-    } catch (error) {
-      refused.abort();
-      ledger.callWithdrawn();
-      throw error;
-    }
-    return { result: run(first) };
+    return this.caller.start({
+      route,
+      ledger,
+      signal,
+      admit: () => this.admit(dto, ledger, res, prompt),
+      attempt: (candidate, callSignal) => this.send(candidate, dto, stream, callSignal),
+      skip: (candidate) => this.ruleBreak(dto, candidate),
+    });
   }
 
   /**

@@ -49,6 +49,30 @@ function limitsFrom(options: Record<string, unknown>): Limits | undefined {
   return Object.keys(limits).length ? limits : undefined;
 }
 
+/**
+ * `switchyard deployments`: from the config alone (models, deployments, weights, priorities, fallbacks), or with
+ * `--url` from a running replica's GET /admin/v1/deployments, which adds each deployment's circuit and load.
+ */
+async function deployments(url: string | undefined): Promise<void> {
+  if (url) {
+    const key = process.env.SWITCHYARD_ADMIN_KEY;
+    if (!key) throw new Error('--url needs SWITCHYARD_ADMIN_KEY (the admin key) in the environment');
+    const response = await fetch(`${url.replace(/\/+$/, '')}/admin/v1/deployments`, { headers: { authorization: `Bearer ${key}` } });
+    const body = (await response.json()) as { data?: unknown; error?: { message: string } };
+    if (!response.ok) throw new Error(`${response.status}: ${body.error?.message ?? 'the gateway refused'}`);
+    process.stdout.write(`${JSON.stringify(body.data, null, 2)}\n`);
+    return;
+  }
+  const config = loadConfig({ SWITCHYARD_ADMIN_KEY: randomBytes(16).toString('hex'), ...process.env });
+  const models = Object.entries(config.models).map(([model, settings]) => ({
+    model,
+    routing: settings.routing,
+    deployments: settings.deployments ?? [{ backend: settings.backend, upstreamModel: settings.upstreamModel, weight: 1, priority: 0 }],
+    fallbacks: settings.fallbacks ?? [],
+  }));
+  process.stdout.write(`${JSON.stringify(models, null, 2)}\n`);
+}
+
 /** The version in package.json (two folders up from dist/cli/ or src/cli/). */
 function packageVersion(): string {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -140,6 +164,11 @@ export function buildProgram(): Command {
     .option('--limit <n>', 'entries', positiveInt, 50)
     .option('--target <target>', 'e.g. team/research')
     .action((o: { limit: number; target?: string }) => withServices(({ audit }) => audit.read({ limit: o.limit, target: o.target })));
+  program
+    .command('deployments')
+    .description("Each model's deployments; with --url, their health as that gateway replica sees it (circuits are per replica)")
+    .option('--url <url>', "a gateway's address; needs SWITCHYARD_ADMIN_KEY")
+    .action((o: { url?: string }) => deployments(o.url));
   return program;
 }
 

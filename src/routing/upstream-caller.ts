@@ -5,6 +5,7 @@ import { GatewayException } from '../common/errors/gateway.exception';
 import { MetricsService } from '../metrics/metrics.service';
 import { isAbort, type UpstreamResponse } from '../providers/shared/upstream-client';
 import { CircuitBreakers } from './circuit-breakers';
+import type { RequestLedger } from '../usage/request-ledger';
 import type { Deployment, Route, RoutedModel } from './model-router.service';
 
 /** One call the plan may make: a deployment of a model (the one asked for, or a fallback). */
@@ -50,11 +51,83 @@ export class UpstreamCaller {
   constructor(
     private readonly circuits: CircuitBreakers,
     private readonly metrics: MetricsService,
-    config: GatewayConfig,
+    private readonly config: GatewayConfig,
   ) {
     this.retries = config.routing.retries.attempts;
     this.backoffMs = config.routing.retries.backoffMs;
     this.maxRetryAfterMs = config.routing.retries.maxRetryAfterMs;
+  }
+
+  /**
+   * Admits the request and starts its calls; resolves once admitted, with the calls under way (a refusal throws
+   * here; the last backend failure, after retries and fallbacks, when `result` is awaited). A first deployment
+   * whose client `cancelsAtNoCost` (a local model) is started before the admission, so its prompt evaluation
+   * overlaps the admission's Redis round trip (measured in bench/local-model.mjs); nothing it produces reaches the
+   * client before the admission, and a refusal cancels it. A vendor is always admitted first: it may bill a prompt
+   * it has received.
+   */
+  async start(request: {
+    route: Route;
+    ledger: RequestLedger;
+    signal: AbortSignal;
+    admit: () => Promise<void>;
+    attempt: (candidate: Candidate, signal: AbortSignal) => Promise<UpstreamResponse>;
+    skip: (candidate: Candidate) => string | undefined;
+  }): Promise<{ result: Promise<CallResult> }> {
+    const { route, ledger, signal, admit } = request;
+    const plan = this.plan(route);
+    // Filled as the calls are made, so a request whose every call failed is still recorded with them.
+    const attempts: AttemptRecord[] = [];
+    const run = (first?: Promise<UpstreamResponse>) =>
+      this.call(plan, (candidate) => request.attempt(candidate, signal), signal, { skip: request.skip, first, attempts }).catch((error: unknown) => {
+        const calls = attempts.filter((a) => a.deployment !== '-');
+        if (calls.length) {
+          const last = calls[calls.length - 1].deployment;
+          ledger.triedWithoutAnswer({ backend: last.slice(0, last.indexOf('/')), upstreamModel: last.slice(last.indexOf('/') + 1), attempts: calls.length });
+        }
+        throw error;
+      });
+    if (!plan[0].deployment.backend.client.cancelsAtNoCost) {
+      await admit();
+      ledger.callStarted();
+      return { result: run() };
+    }
+    const refused = new AbortController();
+    ledger.callStarted();
+    const first = request.attempt(plan[0], AbortSignal.any([signal, refused.signal]));
+    first.catch(() => undefined); // awaited by `call` once admitted; moot if the admission refuses
+    try {
+      await admit();
+    } catch (error) {
+      refused.abort();
+      ledger.callWithdrawn();
+      throw error;
+    }
+    return { result: run(first) };
+  }
+
+  /**
+   * The whole call's time limit (`timeouts.totalMs`, the model's or its first deployment's backend's), streams
+   * included: an abort whose reason is a 504 upstream_timeout, which the client gets as such (in-band once
+   * streaming). `clear` when the request is done, so no timer outlives it.
+   */
+  deadline(route: Route, requestSignal: AbortSignal): { signal: AbortSignal; clear: () => void } {
+    const ms = route.config.timeouts?.totalMs ?? this.config.backends[route.backend.id]?.timeouts.totalMs ?? 0;
+    if (!ms) return { signal: requestSignal, clear: () => undefined };
+    const controller = new AbortController();
+    const onRequestAbort = () => controller.abort(requestSignal.reason);
+    requestSignal.addEventListener('abort', onRequestAbort, { once: true });
+    const timer = setTimeout(
+      () => controller.abort(new GatewayException('upstream_timeout', `The model \`${route.model}\` did not finish within ${ms} ms (timeouts.totalMs).`)),
+      ms,
+    );
+    return {
+      signal: controller.signal,
+      clear: () => {
+        clearTimeout(timer);
+        requestSignal.removeEventListener('abort', onRequestAbort);
+      },
+    };
   }
 
   /**

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { runCli, writeConfig } from '../support/gateway-process';
 import { OpenAIUpstream } from '../support/openai-upstream';
-import { deletePrefix, startTestGateway, type TestGateway, REDIS_URL } from '../support/test-gateway';
+import { ADMIN_KEY, deletePrefix, startTestGateway, type TestGateway, REDIS_URL } from '../support/test-gateway';
 
 /** The operator CLI (dist/cli/main.js, `npx switchyard`) changes exactly what the admin API changes. */
 describe('switchyard CLI', () => {
@@ -63,6 +63,22 @@ describe('switchyard CLI', () => {
     const bad = await runCli(config, ['teams', 'create', 'x', '--rpm', 'lots']);
     expect(bad.code).not.toBe(0);
     expect(bad.output).toMatch(/not a positive integer/);
+  });
+
+  it("lists deployments from the config, and with --url their health from a running replica", async () => {
+    const routed = writeConfig(
+      `redis: { url: "${REDIS_URL}", keyPrefix: "${prefix}" }\nadmin: { apiKey: x }\nbackends:\n  a: { type: openai, baseUrl: "http://127.0.0.1:9/v1" }\n  b: { type: openai, baseUrl: "http://127.0.0.1:9/v1" }\n` +
+        `models:\n  m: { deployments: [{ backend: a, upstreamModel: x, weight: 3 }, { backend: b, upstreamModel: y }], fallbacks: [n] }\n  n: { backend: b, upstreamModel: z }\n`,
+    );
+    const fromConfig = await runCli(routed, ['deployments']);
+    expect(fromConfig.code).toBe(0);
+    expect(JSON.parse(fromConfig.stdout)[0]).toMatchObject({ model: 'm', routing: 'weighted', fallbacks: ['n'], deployments: [{ backend: 'a', upstreamModel: 'x', weight: 3 }, { backend: 'b', upstreamModel: 'y' }] });
+    const live = await runCli(config, ['deployments', '--url', gw.url], { SWITCHYARD_ADMIN_KEY: ADMIN_KEY });
+    expect(live.code).toBe(0);
+    expect(JSON.parse(live.stdout)).toContainEqual(expect.objectContaining({ model: 'echo', deployment: 'standin/echo', circuit: expect.objectContaining({ state: 'closed' }) }));
+    const noKey = await runCli(config, ['deployments', '--url', gw.url]);
+    expect(noKey.code).toBe(1);
+    expect(noKey.output).toMatch(/needs SWITCHYARD_ADMIN_KEY/);
   });
 
   it('prints its version (the package version) and exits 0', async () => {
