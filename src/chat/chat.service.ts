@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../common/errors/gateway.exception';
 import type { RequestLedger, TokenCounts } from '../usage/request-ledger';
-import { LimitsService } from '../limits/limits.service';
 import type { ModelConfig } from '../config/config.schema';
 import type { Backend } from '../providers/provider-adapter';
 import { ModelRouter, type Deployment, type Route } from '../routing/model-router.service';
@@ -14,7 +12,7 @@ import { AbortedWithUsage, replyError, type UpstreamResponse } from '../provider
 import { isUpstreamFailure } from '../providers/shared/upstream-errors';
 import { StreamRelay } from '../streaming/stream-relay.service';
 import { TokenCounter } from '../usage/token-counter';
-import { InflightLeases } from '../usage/inflight-leases';
+import { RequestAdmission } from '../usage/request-admission';
 import { fillReasoningTokens, promptTexts, reservationEstimate, roughEstimate, type PromptTexts } from '../usage/token-estimator';
 import type { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
 
@@ -28,10 +26,9 @@ export class ChatService {
   constructor(
     private readonly router: ModelRouter,
     private readonly relay: StreamRelay,
-    private readonly limits: LimitsService,
     private readonly config: GatewayConfig,
     private readonly counter: TokenCounter,
-    private readonly leases: InflightLeases,
+    private readonly admission: RequestAdmission,
     private readonly caller: UpstreamCaller,
   ) {}
 
@@ -194,40 +191,14 @@ export class ChatService {
     });
   }
 
-  /**
-   * Limits: one Redis call; reserves prompt + completion allowance when a token limit applies, and takes a
-   * concurrency lease when one does. Then the request is leased in Redis (not awaited), so a survivor accounts
-   * it if this replica dies before it ends.
-   */
-  private async admit(dto: ChatCompletionRequestDto, ledger: RequestLedger, res: ServerResponse, prompt: () => PromptTexts): Promise<void> {
-    const completionAllowance = (dto.max_completion_tokens ?? dto.max_tokens ?? this.config.limits.defaultCompletionReservation) * (dto.n ?? 1);
-    const principal = ledger.principal!;
-    const recordId = randomUUID();
-    ledger.assignRecordId(recordId);
-    const promptEstimate = memo(() => reservationEstimate(prompt()));
-    try {
-      const admission = await this.limits.admit(principal, () => promptEstimate() + completionAllowance, recordId, this.leases.leaseLength);
-      ledger.admitted(recordId, admission.reservation, admission.concurrencyKeys);
-      for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
-    } catch (error) {
-      if (error instanceof GatewayException && error.status === 429) ledger.refused();
-      throw error;
-    }
-    const reserved = ledger.reservation !== undefined;
-    this.leases.begin({
-      recordId,
-      requestId: ledger.requestId,
-      team: principal.teamId,
-      tokenId: principal.tokenId,
+  /** The chat request's reservation: its prompt plus the completion it may generate (times `n`). */
+  private admit(dto: ChatCompletionRequestDto, ledger: RequestLedger, res: ServerResponse, prompt: () => PromptTexts): Promise<void> {
+    return this.admission.admit(ledger, res, {
       model: dto.model,
-      backend: ledger.backend ?? '',
-      upstreamModel: ledger.upstreamModel ?? '',
       stream: dto.stream === true,
-      // If this replica dies, the survivor bills what was reserved (or, with no token limit, a rough prompt count).
-      promptTokens: reserved ? promptEstimate() : roughEstimate(prompt()),
-      completionTokens: reserved ? completionAllowance : 0,
-      admittedAt: Date.now(),
-      concurrencyKeys: ledger.concurrencyKeys ?? [],
+      promptEstimate: () => reservationEstimate(prompt()),
+      roughPrompt: () => roughEstimate(prompt()),
+      completionAllowance: (dto.max_completion_tokens ?? dto.max_tokens ?? this.config.limits.defaultCompletionReservation) * (dto.n ?? 1),
     });
   }
 

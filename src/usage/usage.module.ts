@@ -6,14 +6,15 @@ import { UsageQueryService } from './usage-query.service';
 import { UsageRecorder } from './usage-recorder';
 import { UsageWriter } from './usage-writer';
 import { InflightLeases } from './inflight-leases';
+import { RequestAdmission } from './request-admission';
 import { TokenCounter } from './token-counter';
 import { loadTokenizer } from './token-estimator';
 
 @Module({
   imports: [LimitsModule, TeamsModule],
   controllers: [AdminUsageController, TeamUsageController],
-  providers: [UsageWriter, UsageRecorder, UsageQueryService, TokenCounter, InflightLeases],
-  exports: [UsageWriter, UsageRecorder, TokenCounter, InflightLeases],
+  providers: [UsageWriter, UsageRecorder, UsageQueryService, TokenCounter, InflightLeases, RequestAdmission],
+  exports: [UsageWriter, UsageRecorder, TokenCounter, InflightLeases, RequestAdmission],
 })
 export class UsageModule implements OnModuleInit {
   onModuleInit(): void {

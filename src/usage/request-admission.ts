@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { Injectable } from '@nestjs/common';
+import { GatewayException } from '../common/errors/gateway.exception';
+import { LimitsService } from '../limits/limits.service';
+import { InflightLeases } from './inflight-leases';
+import type { RequestLedger } from './request-ledger';
+
+/** What an operation (chat, embeddings, ...) reserves for one request. */
+export interface AdmissionRequest {
+  model: string;
+  stream: boolean;
+  /** The prompt's tokens as token limits reserve them (called only when one applies). */
+  promptEstimate: () => number;
+  /** A cheap count for the in-flight lease when no token limit applies (no tokenizer). */
+  roughPrompt: () => number;
+  /** Completion tokens reserved on top (0 for an operation that generates none). */
+  completionAllowance: number;
+}
+
+/**
+ * Admission, the same for every operation: one Redis call against the team's and token's limits (429 when one
+ * is full; x-ratelimit-* headers otherwise), then the request leased in Redis (not awaited), so a survivor
+ * accounts it if this replica dies before it ends.
+ */
+@Injectable()
+export class RequestAdmission {
+  constructor(
+    private readonly limits: LimitsService,
+    private readonly leases: InflightLeases,
+  ) {}
+
+  get leaseLength(): number {
+    return this.leases.leaseLength;
+  }
+
+  async admit(ledger: RequestLedger, res: ServerResponse, request: AdmissionRequest): Promise<void> {
+    const principal = ledger.principal!;
+    const recordId = randomUUID();
+    ledger.assignRecordId(recordId);
+    let estimate: number | undefined;
+    const promptEstimate = () => (estimate ??= request.promptEstimate());
+    try {
+      const admission = await this.limits.admit(principal, () => promptEstimate() + request.completionAllowance, recordId, this.leases.leaseLength);
+      ledger.admitted(recordId, admission.reservation, admission.concurrencyKeys);
+      for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
+    } catch (error) {
+      if (error instanceof GatewayException && error.status === 429) ledger.refused();
+      throw error;
+    }
+    const reserved = ledger.reservation !== undefined;
+    this.leases.begin({
+      recordId,
+      requestId: ledger.requestId,
+      team: principal.teamId,
+      tokenId: principal.tokenId,
+      model: request.model,
+      backend: ledger.backend ?? '',
+      upstreamModel: ledger.upstreamModel ?? '',
+      stream: request.stream,
+      // If this replica dies, the survivor bills what was reserved (or, with no token limit, a rough prompt count).
+      promptTokens: reserved ? promptEstimate() : request.roughPrompt(),
+      completionTokens: reserved ? request.completionAllowance : 0,
+      admittedAt: Date.now(),
+      concurrencyKeys: ledger.concurrencyKeys ?? [],
+    });
+  }
+}
