@@ -10,6 +10,7 @@ import { AppLogger } from './common/logging/logger';
 import { GatewayValidationPipe } from './common/validation/validation.pipe';
 import { ConfigModule } from './config/config.module';
 import type { GatewayConfig } from './config/config.schema';
+import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { HealthModule } from './health/health.module';
 import { InFlightTracker } from './lifecycle/in-flight.tracker';
 import { MetricsModule } from './metrics/metrics.module';
@@ -47,6 +48,7 @@ export class AppModule {
         // Express tries routes in registration order, so the hot route is registered first: behind the ~30
         // admin routes, every chat request paid for ~30 failed path matches.
         ChatModule,
+        EmbeddingsModule,
         MetricsModule,
         AuthModule,
         AdminModule,

@@ -27,6 +27,7 @@ export class ChatController {
   }
 
   private async handle(dto: ChatCompletionRequestDto, req: Request, res: Response): Promise<void> {
+    req.ledger.operation('chat.completions');
     req.ledger.streaming(dto.stream === true);
     const signal = abortSignalFor(req, res, this.inFlight.cutSignal);
     if (dto.stream === true) {

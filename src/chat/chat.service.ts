@@ -5,6 +5,7 @@ import { GatewayException } from '../common/errors/gateway.exception';
 import type { RequestLedger, TokenCounts } from '../usage/request-ledger';
 import type { ModelConfig } from '../config/config.schema';
 import type { Backend } from '../providers/provider-adapter';
+import { sendToBackend } from '../providers/backend-call';
 import { ModelRouter, type Deployment, type Route } from '../routing/model-router.service';
 import { UpstreamCaller, type CallResult, type Candidate } from '../routing/upstream-caller';
 import type { ChatCompletion, Usage } from '../providers/shared/openai-types';
@@ -134,6 +135,9 @@ export class ChatService {
   private route(dto: ChatCompletionRequestDto, ledger: RequestLedger): Route {
     const route = this.router.resolve(dto.model, ledger.principal!);
     ledger.routed(dto.model, route.backend.id, route.deployments[0].upstreamModel);
+    if (route.config.kind !== 'chat') {
+      throw new GatewayException('invalid_request', `The model \`${dto.model}\` is an embedding model: call POST /v1/embeddings with it.`, { param: 'model', wireCode: 'model_not_supported' });
+    }
     this.checkRules(dto, dto.model, route.config, route.deployments[0]);
     return route;
   }
@@ -213,15 +217,12 @@ export class ChatService {
     return { prompt: promptTokens, completion: completionTokens, reasoning: 0, estimated: true };
   }
 
-  private async send(candidate: Candidate, dto: ChatCompletionRequestDto, stream: boolean, signal: AbortSignal): Promise<UpstreamResponse> {
+  private send(candidate: Candidate, dto: ChatCompletionRequestDto, stream: boolean, signal: AbortSignal): Promise<UpstreamResponse> {
     const { backend, upstreamModel } = candidate.deployment;
     const call = backend.adapter.buildRequest(dto, { upstreamModel, model: candidate.routed.config }, stream);
     const timeouts = candidate.routed.config.timeouts;
     if (timeouts?.firstByteMs !== undefined || timeouts?.idleMs !== undefined) call.timeouts = { firstByteMs: timeouts.firstByteMs, idleMs: timeouts.idleMs };
-    const upstream = await backend.client.send(call, signal);
-    if (upstream.status >= 200 && upstream.status < 300) return upstream;
-    const text = await upstream.body.text().catch(() => '');
-    throw backend.adapter.mapError(upstream.status, text, upstream.headers);
+    return sendToBackend(backend, call, signal);
   }
 }
 

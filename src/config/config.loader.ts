@@ -108,12 +108,15 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
       const backend = config.backends[deployment.backend];
       if (!backend) {
         problems.push(`${where}: unknown backend "${deployment.backend}" (known: ${Object.keys(config.backends).join(', ') || 'none'})`);
+      } else if (model.kind === 'embedding' && !FAMILY_BY_TYPE.get(backend.type)!.embeddings) {
+        problems.push(`models.${name}.kind: ${backend.type} backends do not serve embeddings (openai-compatible ones do)`);
       } else if (!thinkingFits(backend.type, model.thinking)) {
         problems.push(`models.${name}.thinking: "${model.thinking}" does not apply to ${backend.type} backends (use ${FAMILY_BY_TYPE.get(backend.type)!.thinking.join(' or ')})`);
       }
     });
     for (const fallback of model.fallbacks ?? []) {
       if (!config.models[fallback]) problems.push(`models.${name}.fallbacks: unknown model "${fallback}"`);
+      else if (config.models[fallback].kind !== model.kind) problems.push(`models.${name}.fallbacks: "${fallback}" is a ${config.models[fallback].kind} model, not ${model.kind}`);
       else if (fallback === name) problems.push(`models.${name}.fallbacks: a model cannot fall back to itself`);
     }
   }

@@ -206,6 +206,9 @@ export class DeploymentConfig {
   @IsInt() @Min(0) priority = 0;
 }
 
+export const MODEL_KINDS = ['chat', 'embedding'] as const;
+export type ModelKind = (typeof MODEL_KINDS)[number];
+
 export const ROUTING_STRATEGIES = ['weighted', 'least-busy', 'priority'] as const;
 export type RoutingStrategy = (typeof ROUTING_STRATEGIES)[number];
 
@@ -237,6 +240,8 @@ export class ModelConfig {
   @IsIn(ROUTING_STRATEGIES as unknown as string[]) routing: RoutingStrategy = 'weighted';
   /** Overrides its backends' `firstByteMs`, `idleMs` and `totalMs` for this model (a slow reasoning model, say). */
   @IsOptional() @ValidateNested() @Type(() => ModelTimeoutsConfig) timeouts?: ModelTimeoutsConfig;
+  /** `chat` (POST /v1/chat/completions) or `embedding` (POST /v1/embeddings); the other operation is a 400. */
+  @IsIn(MODEL_KINDS as unknown as string[]) kind: ModelKind = 'chat';
   @IsIn(THINKING_MODES as unknown as string[]) thinking: ThinkingMode = 'none';
   /** anthropic: `max_tokens` sent when the client sets none (Anthropic requires it). */
   @IsInt() @Min(1) maxTokens = 4096;

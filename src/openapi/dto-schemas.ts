@@ -21,6 +21,14 @@ export function dtoSchemas(): Record<string, SchemaObject> {
       },
       isStopSequences: { oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, maxItems: 4, items: { type: 'string' } }] },
       isStringMap: { type: 'object', additionalProperties: { type: 'string' } },
+      isEmbeddingInput: {
+        oneOf: [
+          { type: 'string', minLength: 1 },
+          { type: 'array', minItems: 1, maxItems: 2048, items: { type: 'string', minLength: 1 } },
+          { type: 'array', minItems: 1, items: { type: 'integer', minimum: 0 } },
+          { type: 'array', minItems: 1, maxItems: 2048, items: { type: 'array', minItems: 1, items: { type: 'integer', minimum: 0 } } },
+        ],
+      },
       // Cross-field rules (stream_options only with stream; a thinking budget under max_tokens) add no shape.
       satisfies: {},
     },

@@ -1,4 +1,5 @@
 import '../chat/dto/chat-completion-request.dto';
+import '../embeddings/dto/embedding-request.dto';
 import '../admin/admin.dto';
 import '../usage/usage.dto';
 import { ERROR_CODES } from '../common/errors/error-codes';
@@ -37,6 +38,14 @@ export const OPERATIONS: Operation[] = [
     summary: "OpenAI chat completions, streamed (text/event-stream) or not. Fields the gateway does not declare pass through to OpenAI-compatible backends.",
     body: 'ChatCompletionRequestDto',
     ok: { status: 200, description: 'A chat.completion object, or chat.completion.chunk events ending in data: [DONE]', schema: object({ object: { enum: ['chat.completion'] }, choices: { type: 'array' } }) },
+  },
+  {
+    method: 'post',
+    path: '/v1/embeddings',
+    access: 'team',
+    summary: 'OpenAI embeddings, for models of `kind: embedding`. Fields the gateway does not declare pass through.',
+    body: 'EmbeddingRequestDto',
+    ok: { status: 200, description: 'An embeddings list', schema: object({ object: { const: 'list' }, data: { type: 'array' } }) },
   },
   { method: 'get', path: '/v1/models', access: 'team', summary: 'The models this token may use and that can answer.', ok: { status: 200, description: 'OpenAI model list', schema: list() } },
   { method: 'get', path: '/v1/usage', access: 'team', summary: "The caller's own team's usage.", query: 'UsageQueryDto', ok: { status: 200, description: 'Usage summary', schema: object({ object: { const: 'usage' } }) } },

@@ -1,5 +1,6 @@
 import type { GatewayException } from '../common/errors/gateway.exception';
 import type { ChatRequest } from './chat-request';
+import type { EmbeddingRequest, EmbeddingResponse } from './embedding-request';
 import type { ModelConfig } from '../config/config.schema';
 import type { ChatCompletion, ChatCompletionChunk } from './shared/openai-types';
 import type { BackendClient } from './shared/upstream-client';
@@ -52,6 +53,10 @@ export interface ProviderAdapter {
   /** The upstream's 2xx JSON body -> an OpenAI chat.completion. */
   parseResponse(body: unknown): ChatCompletion;
   createStreamMapper(): StreamMapper;
+  /** POST /v1/embeddings for this family, when it has an embeddings API (else embedding models cannot use it). */
+  buildEmbeddingRequest?(request: EmbeddingRequest, target: CallTarget): UpstreamCall;
+  /** The upstream's 2xx embeddings body -> OpenAI's embeddings list. */
+  parseEmbeddingResponse?(body: unknown): EmbeddingResponse;
   /** An upstream non-2xx answer -> the error the client gets. */
   mapError(status: number, body: string, headers: Record<string, string | string[] | undefined>): GatewayException;
 }

@@ -12,6 +12,8 @@ export interface ProviderFamily {
   readonly type: string;
   /** `models.<name>.thinking` values that make sense for models on this family's backends. */
   readonly thinking: readonly ThinkingMode[];
+  /** Whether its models may be `kind: embedding` (the adapter implements the embeddings calls). */
+  readonly embeddings: boolean;
   /** Whether a backend of this family cannot answer without `apiKey` (unless `apiKeyRequired` says otherwise). */
   keyRequired(config: BackendConfig): boolean;
   createAdapter(backendId: string, config: BackendConfig): ProviderAdapter;

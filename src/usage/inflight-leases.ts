@@ -13,7 +13,7 @@ import { UsageWriter } from './usage-writer';
  * record it already knows), and what it reserved, billed if the replica dies (prompt estimate + completion
  * allowance when there is a reservation).
  */
-export type LeasedRequest = Pick<UsageRecord, 'requestId' | 'team' | 'tokenId' | 'model' | 'backend' | 'upstreamModel' | 'stream' | 'promptTokens' | 'completionTokens'> & {
+export type LeasedRequest = Pick<UsageRecord, 'requestId' | 'team' | 'tokenId' | 'model' | 'backend' | 'upstreamModel' | 'stream' | 'promptTokens' | 'completionTokens' | 'endpoint'> & {
   recordId: string;
   admittedAt: number;
   /** Concurrency lease sets holding this request (released when it is accounted). */
@@ -147,6 +147,7 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
       upstreamModel: request.upstreamModel,
       servedModel: request.model,
       attempts: 1,
+      endpoint: request.endpoint,
       stream: request.stream,
       promptTokens: request.promptTokens,
       completionTokens: request.completionTokens,

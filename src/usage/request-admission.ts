@@ -55,6 +55,7 @@ export class RequestAdmission {
       team: principal.teamId,
       tokenId: principal.tokenId,
       model: request.model,
+      endpoint: ledger.endpoint ?? 'chat.completions',
       backend: ledger.backend ?? '',
       upstreamModel: ledger.upstreamModel ?? '',
       stream: request.stream,

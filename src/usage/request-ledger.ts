@@ -1,6 +1,9 @@
 import type { Principal } from '../auth/principal';
 import type { Reservation } from '../limits/limits.service';
 
+/** The billable APIs: each usage record says which one it was for. */
+export type Endpoint = 'chat.completions' | 'embeddings';
+
 /** The tokens one request used, as accounted. */
 export interface TokenCounts {
   prompt: number;
@@ -21,6 +24,7 @@ export class RequestLedger {
   readonly startedAt = process.hrtime.bigint();
   private state: {
     principal?: Principal;
+    endpoint?: Endpoint;
     model?: string;
     backend?: string;
     upstreamModel?: string;
@@ -47,6 +51,11 @@ export class RequestLedger {
 
   authenticated(principal: Principal): void {
     this.state.principal = principal;
+  }
+
+  /** Which API the request came to (chat completions, embeddings). */
+  operation(endpoint: Endpoint): void {
+    this.state.endpoint = endpoint;
   }
 
   streaming(stream: boolean): void {
@@ -133,6 +142,9 @@ export class RequestLedger {
 
   get principal(): Principal | undefined {
     return this.state.principal;
+  }
+  get endpoint(): Endpoint | undefined {
+    return this.state.endpoint;
   }
   get model(): string | undefined {
     return this.state.model;

@@ -17,6 +17,8 @@ export interface UsageRecord {
   servedModel: string;
   /** Calls made to backends for this request (retries and fallbacks included; 0 if none was called). */
   attempts: number;
+  /** The API it came to: `chat.completions` or `embeddings`. */
+  endpoint: string;
   stream: boolean;
   promptTokens: number;
   completionTokens: number;
@@ -72,6 +74,7 @@ export function recordFields(record: UsageRecord): string[] {
     'upstream_model', record.upstreamModel,
     'served_model', record.servedModel,
     'attempts', String(record.attempts),
+    'endpoint', record.endpoint,
     'stream', record.stream ? '1' : '0',
     'prompt_tokens', String(record.promptTokens),
     'completion_tokens', String(record.completionTokens),

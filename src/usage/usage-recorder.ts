@@ -64,6 +64,7 @@ export class UsageRecorder implements NestMiddleware {
       upstreamModel: ctx.upstreamModel ?? '',
       servedModel: ctx.servedModel ?? ctx.model ?? '',
       attempts: ctx.attempts ?? (ctx.upstreamStartedAt !== undefined ? 1 : 0),
+      endpoint: ctx.endpoint ?? 'chat.completions',
       stream: ctx.stream === true,
       promptTokens: tokens.prompt,
       completionTokens: tokens.completion,

@@ -47,6 +47,7 @@ export class OpenAIUpstream extends StandInServer {
       if (!res.writableFinished) this.aborted.push(recorded);
     });
 
+    if (req.method === 'POST' && req.url === '/v1/embeddings') return this.embeddings(body, req, res);
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return this.error(res, 404, 'Not found', 'invalid_request_error', null);
     if (req.headers.authorization !== 'Bearer upstream-secret-key') {
       return this.error(res, 401, 'Incorrect API key provided: upst****-key.', 'invalid_request_error', 'invalid_api_key');
@@ -127,6 +128,34 @@ export class OpenAIUpstream extends StandInServer {
     send([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]);
     if (includeUsage) res.write(`data: ${JSON.stringify({ ...base, choices: [], usage })}\n\n`);
     res.end('data: [DONE]\n\n');
+  }
+
+  /**
+   * OpenAI's embeddings (CreateEmbeddingResponse): one vector per input, `dimensions` long (8 by default), derived
+   * from the input's text so equal inputs give equal vectors; `encoding_format: base64` is the vector's float32
+   * bytes in base64 (what the SDK asks for by default); usage counts one token per whitespace-separated word.
+   * `status-<code>` models fail as for chat.
+   */
+  private embeddings(body: Record<string, any>, req: IncomingMessage, res: ServerResponse): void {
+    if (req.headers.authorization !== 'Bearer upstream-secret-key') return this.error(res, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key');
+    const status = /^status-(\d{3})$/.exec(String(body.model));
+    if (status) return this.error(res, Number(status[1]), `Upstream says ${status[1]}`, statusType(Number(status[1])), statusCode(Number(status[1])));
+    const inputs: unknown[] = typeof body.input === 'string' || (Array.isArray(body.input) && typeof body.input[0] === 'number') ? [body.input] : body.input;
+    const dimensions = typeof body.dimensions === 'number' ? body.dimensions : 8;
+    let tokens = 0;
+    const data = inputs.map((input, index) => {
+      const text = typeof input === 'string' ? input : JSON.stringify(input);
+      tokens += typeof input === 'string' ? input.split(/\s+/).filter(Boolean).length : (input as unknown[]).length;
+      const vector = Array.from({ length: dimensions }, (_, i) => {
+        let hash = 2166136261 ^ i;
+        for (let c = 0; c < text.length; c++) hash = Math.imul(hash ^ text.charCodeAt(c), 16777619);
+        return ((hash >>> 0) / 4294967295) * 2 - 1;
+      });
+      const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector;
+      return { object: 'embedding', index, embedding };
+    });
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ object: 'list', data, model: `${body.model}-v1`, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
   }
 
   private error(res: ServerResponse, status: number, message: string, type: string, code: string | null): void {

@@ -5,6 +5,7 @@ import { AnthropicAdapter } from './anthropic.adapter';
 /** Anthropic's Messages API. */
 export const anthropicFamily: ProviderFamily = {
   type: 'anthropic',
+  embeddings: false,
   thinking: ['none', 'native'],
   keyRequired: () => true,
   createAdapter: (id, config) => new AnthropicAdapter(id, config),

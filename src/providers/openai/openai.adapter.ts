@@ -1,6 +1,7 @@
 import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { ChatRequest } from '../chat-request';
+import type { EmbeddingRequest, EmbeddingResponse } from '../embedding-request';
 import type { CallTarget, ProviderAdapter, StreamMapper, StreamStep, UpstreamCall } from '../provider-adapter';
 import { normalizeUsage, type ChatCompletion, type ChatCompletionChunk } from '../shared/openai-types';
 import { effortFor, normalizeReasoningField, requestedThinking } from '../shared/reasoning';
@@ -59,6 +60,22 @@ export class OpenAIAdapter implements ProviderAdapter {
       choices: reply.choices,
       usage: normalizeUsage(reply.usage),
     };
+  }
+
+  /** Embeddings pass through as sent (new fields included); only the model is ours to set. */
+  buildEmbeddingRequest(request: EmbeddingRequest, target: CallTarget): UpstreamCall {
+    const headers: Record<string, string> = { ...this.config.headers, 'content-type': 'application/json', accept: 'application/json' };
+    if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
+    return { path: '/embeddings', headers, body: JSON.stringify({ ...request, model: target.upstreamModel }) };
+  }
+
+  parseEmbeddingResponse(body: unknown): EmbeddingResponse {
+    const reply = body as Partial<EmbeddingResponse> | null;
+    if (!reply || typeof reply !== 'object' || !Array.isArray(reply.data)) {
+      throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed embeddings list.`);
+    }
+    const usage = reply.usage && typeof reply.usage.prompt_tokens === 'number' ? { prompt_tokens: reply.usage.prompt_tokens, total_tokens: reply.usage.prompt_tokens } : undefined;
+    return { object: 'list', data: reply.data, model: String(reply.model ?? ''), ...(usage ? { usage } : {}) };
   }
 
   createStreamMapper(): StreamMapper {

@@ -5,6 +5,7 @@ import { OpenAIAdapter } from './openai.adapter';
 /** Any OpenAI-compatible server: OpenAI itself, vLLM, SGLang, llama.cpp, Ollama, Groq, DeepSeek, ... */
 export const openaiFamily: ProviderFamily = {
   type: 'openai',
+  embeddings: true,
   thinking: ['none', 'reasoning_effort', 'chat_template_kwargs'],
   // Vendors are on https; a server on plain http is on a private network (Ollama, vLLM) and usually keyless.
   keyRequired: (config) => config.baseUrl.startsWith('https:'),

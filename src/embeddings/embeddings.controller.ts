@@ -1,0 +1,35 @@
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { UsageRecorder } from '../usage/usage-recorder';
+import { EmbeddingRequestDto } from './dto/embedding-request.dto';
+import { EmbeddingsService } from './embeddings.service';
+
+/** POST /v1/embeddings (OpenAI's shape). Accounted like chat: one usage record per request, `endpoint: embeddings`. */
+@Controller('v1/embeddings')
+export class EmbeddingsController {
+  constructor(
+    private readonly embeddings: EmbeddingsService,
+    private readonly usage: UsageRecorder,
+  ) {}
+
+  @Post()
+  @HttpCode(200)
+  async create(@Body() dto: EmbeddingRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+    req.ledger.operation('embeddings');
+    req.ledger.streaming(false);
+    const controller = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished && !controller.signal.aborted) {
+        req.ledger.clientLeft();
+        controller.abort();
+      }
+    });
+    const handling = this.embeddings.embed(dto, req.ledger, res, controller.signal).then((reply) => {
+      const payload = JSON.stringify(reply);
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
+      res.end(payload);
+    });
+    this.usage.hold(req, handling); // the usage record waits for the handler to have counted
+    await handling;
+  }
+}

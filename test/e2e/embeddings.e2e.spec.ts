@@ -1,0 +1,82 @@
+import OpenAI from 'openai';
+import { eventually } from '../support/eventually';
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { startTestGateway, type TestGateway } from '../support/test-gateway';
+
+/** POST /v1/embeddings with the official openai SDK, to an OpenAI-compatible stand-in, accounted like chat. */
+describe('embeddings', () => {
+  let upstream: OpenAIUpstream;
+  let gw: TestGateway;
+  let token: string;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: {
+        models: {
+          embedder: { backend: 'standin', upstreamModel: 'text-embedding-3-small', kind: 'embedding' },
+          'embedder-failover': { kind: 'embedding', deployments: [{ backend: 'standin', upstreamModel: 'status-500' }, { backend: 'standin', upstreamModel: 'text-embedding-3-small', priority: 1 }] },
+        },
+      },
+    });
+    ({ token } = await gw.teamToken('embedders'));
+    client = gw.openai(token);
+  });
+  afterAll(async () => {
+    await gw.close();
+    await upstream.stop();
+  });
+
+  it("answers the SDK's default (base64) request with vectors of the model's dimension, equal inputs giving equal vectors", async () => {
+    const result = await client.embeddings.create({ model: 'embedder', input: ['the cat sat', 'a dog ran far', 'the cat sat'] });
+    expect(result.object).toBe('list');
+    expect(result.model).toBe('embedder');
+    expect(result.data.map((d) => d.index)).toEqual([0, 1, 2]);
+    for (const item of result.data) expect(item.embedding).toHaveLength(8);
+    expect(result.data[0].embedding).toEqual(result.data[2].embedding);
+    expect(result.data[0].embedding).not.toEqual(result.data[1].embedding);
+    expect(result.usage).toEqual({ prompt_tokens: 10, total_tokens: 10 });
+    expect(upstream.last().body).toMatchObject({ model: 'text-embedding-3-small', encoding_format: 'base64' });
+  });
+
+  it('passes float encoding, dimensions and token-array inputs through', async () => {
+    const floats = await client.embeddings.create({ model: 'embedder', input: 'hello world', encoding_format: 'float', dimensions: 4 });
+    expect(floats.data[0].embedding).toHaveLength(4);
+    const tokens = await client.embeddings.create({ model: 'embedder', input: [[1, 2, 3], [4, 5]], encoding_format: 'float' });
+    expect(tokens.data).toHaveLength(2);
+    expect(tokens.usage.prompt_tokens).toBe(5);
+  });
+
+  it('is accounted: one record per request with endpoint embeddings and the prompt tokens', async () => {
+    const { token: own } = await gw.teamToken('embed-usage');
+    await gw.openai(own).embeddings.create({ model: 'embedder', input: 'one two three four' });
+    const record = await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=embed-usage&limit=5');
+      expect(body.data).toHaveLength(1);
+      return body.data[0];
+    });
+    expect(record).toMatchObject({ endpoint: 'embeddings', model: 'embedder', prompt_tokens: 4, completion_tokens: 0, total_tokens: 4, outcome: 'ok', estimated: false });
+  });
+
+  it('fails over between deployments like chat', async () => {
+    const { data, response } = await client.embeddings.create({ model: 'embedder-failover', input: 'x y' }).withResponse();
+    expect(data.data).toHaveLength(1);
+    expect(response.headers.get('x-switchyard-attempts')).toBe('2');
+  });
+
+  it('the wrong operation for a model is a 400 that says so; bad input is a 400 naming it', async () => {
+    const onChat = (await client.embeddings.create({ model: 'echo', input: 'x' }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect(onChat).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(onChat.message).toMatch(/`echo` is a chat model/);
+    const onEmbedder = (await client.chat.completions.create({ model: 'embedder', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect(onEmbedder).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(onEmbedder.message).toMatch(/`embedder` is an embedding model/);
+    for (const input of ['', [], [''], [1.5], [['a']]]) {
+      const bad = await gw.asTeam(token, 'POST', '/v1/embeddings', { model: 'embedder', input });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error).toMatchObject({ param: 'input', type: 'invalid_request_error' });
+    }
+  });
+});
