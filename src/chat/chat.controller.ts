@@ -1,5 +1,6 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { requestAbortSignal } from '../common/http/request-abort';
 import { InFlightTracker } from '../lifecycle/in-flight.tracker';
 import { UsageRecorder } from '../usage/usage-recorder';
 import { ChatService } from './chat.service';
@@ -29,7 +30,7 @@ export class ChatController {
   private async handle(dto: ChatCompletionRequestDto, req: Request, res: Response): Promise<void> {
     req.ledger.operation('chat.completions');
     req.ledger.streaming(dto.stream === true);
-    const signal = abortSignalFor(req, res, this.inFlight.cutSignal);
+    const signal = requestAbortSignal(req, res, this.inFlight.cutSignal);
     if (dto.stream === true) {
       await this.chat.stream(dto, req.ledger, res, signal);
       return;
@@ -41,23 +42,4 @@ export class ChatController {
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
     res.end(payload);
   }
-}
-
-/**
- * An AbortSignal that fires when the client goes away before the response is complete, or when the gateway's
- * shutdown grace period ends (then its reason is the `server_shutting_down` GatewayException the client gets).
- */
-function abortSignalFor(req: Request, res: Response, shutdownCut: AbortSignal): AbortSignal {
-  const controller = new AbortController();
-  const onCut = () => controller.abort(shutdownCut.reason);
-  if (shutdownCut.aborted) onCut();
-  else shutdownCut.addEventListener('abort', onCut, { once: true });
-  res.once('close', () => {
-    shutdownCut.removeEventListener('abort', onCut);
-    if (!res.writableFinished && !controller.signal.aborted) {
-      req.ledger.clientLeft();
-      controller.abort();
-    }
-  });
-  return controller.signal;
 }

@@ -65,7 +65,7 @@ export class ChatService {
       if (signal.aborted) ledger.counted(error instanceof AbortedWithUsage && error.usage ? countsFrom(error.usage) : await this.promptOnly(prompt()));
       const mapped = replied ? replyError(backend.id, error) : error instanceof GatewayException ? error : backend.client.transportError(error);
       const failure = cutByGateway(signal) ?? mapped;
-      if (failure instanceof GatewayException && countsAsUpstreamFailure(failure)) ledger.upstreamFailed(failure.code);
+      if (failure instanceof GatewayException && isUpstreamFailure(failure)) ledger.upstreamFailed(failure.code);
       throw failure;
     }
     completion.model = dto.model;
@@ -102,7 +102,7 @@ export class ChatService {
       // (estimated), as for a non-streaming request; otherwise aborting early would be a way around token limits.
       if (signal.aborted) ledger.counted(await this.promptOnly(prompt()));
       const failure = cutByGateway(signal) ?? error;
-      if (failure instanceof GatewayException && countsAsUpstreamFailure(failure)) ledger.upstreamFailed(failure.code);
+      if (failure instanceof GatewayException && isUpstreamFailure(failure)) ledger.upstreamFailed(failure.code);
       throw failure;
     }
     const backend = this.answeredBy(answered, ledger, res);
@@ -119,7 +119,7 @@ export class ChatService {
     ledger.firstToken(outcome.firstTokenAt);
     if (outcome.error) {
       ledger.failed(outcome.error.wireCode ?? outcome.error.code);
-      if (countsAsUpstreamFailure(outcome.error)) ledger.upstreamFailed(outcome.error.code);
+      if (isUpstreamFailure(outcome.error)) ledger.upstreamFailed(outcome.error.code);
     }
     if (outcome.aborted) ledger.clientLeft();
     if (outcome.usage) ledger.counted({ ...countsFrom(outcome.usage), estimated: outcome.reasoningEstimated === true });
@@ -224,11 +224,6 @@ export class ChatService {
     if (timeouts?.firstByteMs !== undefined || timeouts?.idleMs !== undefined) call.timeouts = { firstByteMs: timeouts.firstByteMs, idleMs: timeouts.idleMs };
     return sendToBackend(backend, call, signal);
   }
-}
-
-/** A backend failure for the metrics: not the client's mistake, not the gateway's own shutdown. */
-function countsAsUpstreamFailure(error: GatewayException): boolean {
-  return error.code !== 'server_shutting_down' && isUpstreamFailure(error);
 }
 
 /** The gateway's own reason for aborting (the shutdown's deadline, the total timeout), if that is why the signal fired. */

@@ -1,5 +1,7 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { requestAbortSignal } from '../common/http/request-abort';
+import { InFlightTracker } from '../lifecycle/in-flight.tracker';
 import { UsageRecorder } from '../usage/usage-recorder';
 import { EmbeddingRequestDto } from './dto/embedding-request.dto';
 import { EmbeddingsService } from './embeddings.service';
@@ -10,6 +12,7 @@ export class EmbeddingsController {
   constructor(
     private readonly embeddings: EmbeddingsService,
     private readonly usage: UsageRecorder,
+    private readonly inFlight: InFlightTracker,
   ) {}
 
   @Post()
@@ -17,14 +20,8 @@ export class EmbeddingsController {
   async create(@Body() dto: EmbeddingRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
     req.ledger.operation('embeddings');
     req.ledger.streaming(false);
-    const controller = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished && !controller.signal.aborted) {
-        req.ledger.clientLeft();
-        controller.abort();
-      }
-    });
-    const handling = this.embeddings.embed(dto, req.ledger, res, controller.signal).then((reply) => {
+    const signal = requestAbortSignal(req, res, this.inFlight.cutSignal);
+    const handling = this.embeddings.embed(dto, req.ledger, res, signal).then((reply) => {
       const payload = JSON.stringify(reply);
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
       res.end(payload);

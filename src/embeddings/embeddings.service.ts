@@ -81,7 +81,7 @@ export class EmbeddingsService {
       if (signal.aborted && ledger.upstreamStartedAt !== undefined) ledger.counted({ prompt: tokenArrays(dto.input) ?? (await this.counter.prompt(prompt)), completion: 0, reasoning: 0, estimated: true });
       const gatewayReason = signal.aborted && signal.reason instanceof GatewayException ? signal.reason : undefined;
       const failure = gatewayReason ?? (replied ? replyError(backend.id, error) : error);
-      if (failure instanceof GatewayException && failure.code !== 'server_shutting_down' && isUpstreamFailure(failure)) ledger.upstreamFailed(failure.code);
+      if (failure instanceof GatewayException && isUpstreamFailure(failure)) ledger.upstreamFailed(failure.code);
       throw failure;
     } finally {
       total.clear();

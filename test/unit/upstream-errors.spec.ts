@@ -60,3 +60,18 @@ describe('upstream error mapping', () => {
     expect(error.message).not.toContain('sk-proj');
   });
 });
+
+describe('what counts as an upstream failure (switchyard_upstream_errors_total)', () => {
+  const { GatewayException } = jest.requireActual('../../src/common/errors/gateway.exception');
+  const { isUpstreamFailure } = jest.requireActual('../../src/providers/shared/upstream-errors');
+  it.each([
+    ['upstream_error', true],
+    ['upstream_timeout', true],
+    ['rate_limit_exceeded', true],
+    ['upstream_busy', true],
+    ['invalid_request', false],
+    ['server_shutting_down', false],
+  ])('%s -> %s', (code, counted) => {
+    expect(isUpstreamFailure(new GatewayException(code, 'x'))).toBe(counted);
+  });
+});

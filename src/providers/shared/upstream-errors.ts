@@ -106,8 +106,10 @@ export function mapUpstreamError(facts: UpstreamErrorFacts): GatewayException {
 /**
  * Whether an error from a backend call counts as the backend failing (`switchyard_upstream_errors_total`):
  * yes for its 5xx-class outcomes, timeouts and rate limits; no for the client's own mistakes that it relayed
- * (invalid_request, 400/413), which say nothing about the backend's health.
+ * (invalid_request, 400/413), which say nothing about the backend's health, nor the gateway's own shutdown.
  */
 export function isUpstreamFailure(error: GatewayException): boolean {
+  // The gateway's own shutdown cut a call short: a 503, but nothing the backend did.
+  if (error.code === 'server_shutting_down') return false;
   return error.status >= 500 || error.status === 429;
 }
