@@ -11,6 +11,7 @@ import { GatewayValidationPipe } from './common/validation/validation.pipe';
 import { ConfigModule } from './config/config.module';
 import type { GatewayConfig } from './config/config.schema';
 import { EmbeddingsModule } from './embeddings/embeddings.module';
+import { MessagesModule } from './messages/messages.module';
 import { HealthModule } from './health/health.module';
 import { InFlightTracker } from './lifecycle/in-flight.tracker';
 import { MetricsModule } from './metrics/metrics.module';
@@ -49,6 +50,7 @@ export class AppModule {
         // admin routes, every chat request paid for ~30 failed path matches.
         ChatModule,
         EmbeddingsModule,
+        MessagesModule,
         MetricsModule,
         AuthModule,
         AdminModule,

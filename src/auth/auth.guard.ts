@@ -29,13 +29,16 @@ export class AuthGuard implements CanActivate {
       'team';
     if (access === 'public') return true;
     const req = context.switchToHttp().getRequest<Request>();
-    const token = bearerToken(req.headers.authorization);
+    // Team tokens also come in `x-api-key`: Anthropic's SDKs and Claude Code (ANTHROPIC_API_KEY) send them there.
+    // The admin key only as a bearer token.
+    const apiKey = access === 'team' ? req.headers['x-api-key'] : undefined;
+    const token = bearerToken(req.headers.authorization) ?? (typeof apiKey === 'string' && apiKey ? apiKey : null);
     if (!token) {
       throw new GatewayException(
         'invalid_api_key',
         req.headers.authorization
           ? 'The Authorization header must be "Bearer <token>".'
-          : 'Missing bearer token: send "Authorization: Bearer <token>".',
+          : 'Missing bearer token: send "Authorization: Bearer <token>" (or "x-api-key: <token>").',
       );
     }
     if (access === 'admin') {

@@ -4,6 +4,7 @@ import { requestAbortSignal } from '../common/http/request-abort';
 import { InFlightTracker } from '../lifecycle/in-flight.tracker';
 import { UsageRecorder } from '../usage/usage-recorder';
 import { ChatService } from './chat.service';
+import { chatCompletionsWire } from './client-wire';
 import { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
 
 /**
@@ -31,11 +32,12 @@ export class ChatController {
     req.ledger.operation('chat.completions');
     req.ledger.streaming(dto.stream === true);
     const signal = requestAbortSignal(req, res, this.inFlight.cutSignal);
+    const wire = chatCompletionsWire(dto);
     if (dto.stream === true) {
-      await this.chat.stream(dto, req.ledger, res, signal);
+      await this.chat.stream(dto, wire, req.ledger, res, signal);
       return;
     }
-    const completion = await this.chat.complete(dto, req.ledger, res, signal);
+    const { completion } = await this.chat.complete(dto, wire, req.ledger, res, signal);
     // Written directly: Express's res.json()/send() (charset and ETag handling, freshness checks) cost
     // ~10% of a request's CPU in the benchmark, and a completion needs none of it.
     const payload = JSON.stringify(completion);

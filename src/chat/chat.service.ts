@@ -15,7 +15,16 @@ import { StreamRelay } from '../streaming/stream-relay.service';
 import { TokenCounter } from '../usage/token-counter';
 import { RequestAdmission } from '../usage/request-admission';
 import { fillReasoningTokens, promptTexts, reservationEstimate, roughEstimate, type PromptTexts } from '../usage/token-estimator';
-import type { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
+import type { ChatRequest } from '../providers/chat-request';
+import type { ClientWire } from './client-wire';
+
+/** A whole (non-streamed) answer: the OpenAI completion it maps to, and the backend's own body for a native call. */
+export interface Answer {
+  completion: ChatCompletion;
+  /** The upstream's 2xx body as it came (the client's own format when `native`). */
+  upstreamBody: unknown;
+  native: boolean;
+}
 
 /**
  * Routes a validated chat request, admits it against the team's limits, calls the
@@ -33,28 +42,31 @@ export class ChatService {
     private readonly caller: UpstreamCaller,
   ) {}
 
-  /** Non-streaming: returns the OpenAI chat.completion object. */
-  async complete(dto: ChatCompletionRequestDto, ledger: RequestLedger, res: ServerResponse, requestSignal: AbortSignal): Promise<ChatCompletion> {
-    const route = this.route(dto, ledger);
+  /** Non-streaming: the answer as an OpenAI chat.completion (and the upstream's body, for a native call). */
+  async complete(dto: ChatRequest, wire: ClientWire, ledger: RequestLedger, res: ServerResponse, requestSignal: AbortSignal): Promise<Answer> {
+    const route = this.route(dto, wire, ledger);
     const total = this.caller.deadline(route, requestSignal);
     try {
-      return await this.completeRouted(route, dto, ledger, res, total.signal);
+      return await this.completeRouted(route, dto, wire, ledger, res, total.signal);
     } finally {
       total.clear();
     }
   }
 
-  private async completeRouted(route: Route, dto: ChatCompletionRequestDto, ledger: RequestLedger, res: ServerResponse, signal: AbortSignal): Promise<ChatCompletion> {
+  private async completeRouted(route: Route, dto: ChatRequest, wire: ClientWire, ledger: RequestLedger, res: ServerResponse, signal: AbortSignal): Promise<Answer> {
     const prompt = memo(() => promptTexts(dto.messages, dto.tools));
-    const call = await this.admitAndStart(route, dto, ledger, res, prompt, false, signal);
+    const call = await this.admitAndStart(route, dto, wire, ledger, res, prompt, false, signal);
     let completion: ChatCompletion;
+    let body: unknown;
+    let native = false;
     let backend = route.backend; // the answering deployment's, once known
     let replied = false; // the backend answered: later failures are its reply's, not reaching it
     try {
       const answered = await call.result;
       backend = this.answeredBy(answered, ledger, res);
+      native = wire.native?.accepts(answered.candidate.deployment) === true;
       replied = true;
-      const body: unknown = await answered.response.body.json();
+      body = await answered.response.body.json();
       ledger.callEnded();
       completion = backend.adapter.parseResponse(body);
       if (!Array.isArray(completion?.choices)) throw new TypeError('no choices in the reply');
@@ -76,23 +88,23 @@ export class ChatService {
     } else {
       ledger.counted(await this.estimated(prompt(), [...completion.choices.map((choice) => String(choice.message.content ?? '')), ...reasoning]));
     }
-    return completion;
+    return { completion, upstreamBody: body, native };
   }
 
   /** Streaming: relays SSE to `res`; errors before the first byte are thrown as normal HTTP errors. */
-  async stream(dto: ChatCompletionRequestDto, ledger: RequestLedger, res: ServerResponse, requestSignal: AbortSignal): Promise<void> {
-    const route = this.route(dto, ledger);
+  async stream(dto: ChatRequest, wire: ClientWire, ledger: RequestLedger, res: ServerResponse, requestSignal: AbortSignal): Promise<void> {
+    const route = this.route(dto, wire, ledger);
     const total = this.caller.deadline(route, requestSignal);
     try {
-      await this.streamRouted(route, dto, ledger, res, total.signal);
+      await this.streamRouted(route, dto, wire, ledger, res, total.signal);
     } finally {
       total.clear();
     }
   }
 
-  private async streamRouted(route: Route, dto: ChatCompletionRequestDto, ledger: RequestLedger, res: ServerResponse, signal: AbortSignal): Promise<void> {
+  private async streamRouted(route: Route, dto: ChatRequest, wire: ClientWire, ledger: RequestLedger, res: ServerResponse, signal: AbortSignal): Promise<void> {
     const prompt = memo(() => promptTexts(dto.messages, dto.tools));
-    const call = await this.admitAndStart(route, dto, ledger, res, prompt, true, signal);
+    const call = await this.admitAndStart(route, dto, wire, ledger, res, prompt, true, signal);
     let answered: CallResult;
     try {
       answered = await call.result;
@@ -106,15 +118,9 @@ export class ChatService {
       throw failure;
     }
     const backend = this.answeredBy(answered, ledger, res);
-    const outcome = await this.relay.relay({
-      res,
-      upstream: answered.response,
-      backendId: backend.id,
-      mapper: backend.adapter.createStreamMapper(),
-      clientModel: dto.model,
-      includeUsage: dto.stream_options?.include_usage === true,
-      signal,
-    });
+    const deployment = answered.candidate.deployment;
+    const encoder = wire.streamEncoder(deployment, wire.native?.accepts(deployment) === true);
+    const outcome = await this.relay.relay({ res, upstream: answered.response, backendId: backend.id, mapper: backend.adapter.createStreamMapper(), encoder, signal });
     ledger.callEnded();
     ledger.firstToken(outcome.firstTokenAt);
     if (outcome.error) {
@@ -126,26 +132,34 @@ export class ChatService {
     else {
       // No usage from upstream (client left, stream broke, or a server that never sends it): count it ourselves
       // (large texts in the token counter's worker thread, so this never stalls the event loop).
-      ledger.counted(await this.estimated(prompt(), outcome.relayedText));
+      const counts = await this.estimated(prompt(), outcome.relayedText);
+      ledger.counted(counts);
+      // Encoders that close with the usage (Messages' message_delta) report what was accounted.
+      outcome.usage = { prompt_tokens: counts.prompt, completion_tokens: counts.completion, total_tokens: counts.prompt + counts.completion };
     }
-    this.relay.finish(res, outcome);
+    this.relay.finish(res, outcome, encoder);
   }
 
   /** Resolves the model and checks the request against its vendor rules (a 400 names the client's mistake). */
-  private route(dto: ChatCompletionRequestDto, ledger: RequestLedger): Route {
+  private route(dto: ChatRequest, wire: ClientWire, ledger: RequestLedger): Route {
     const route = this.router.resolve(dto.model, ledger.principal!);
     ledger.routed(dto.model, route.backend.id, route.deployments[0].upstreamModel);
     if (route.config.kind !== 'chat') {
       throw new GatewayException('invalid_request', `The model \`${dto.model}\` is an embedding model: call POST /v1/embeddings with it.`, { param: 'model', wireCode: 'model_not_supported' });
     }
-    this.checkRules(dto, dto.model, route.config, route.deployments[0]);
+    this.checkRules(dto, wire, dto.model, route.config, route.deployments[0]);
     return route;
   }
 
-  /** The request's thinking and vendor rules against one deployment of a model; throws a 400 naming the rule. */
-  private checkRules(dto: ChatCompletionRequestDto, model: string, config: ModelConfig, deployment: Deployment): void {
+  /**
+   * The request's thinking and vendor rules against one deployment of a model; throws a 400 naming the rule.
+   * A deployment that takes the client's request natively checks it itself.
+   */
+  private checkRules(dto: ChatRequest, wire: ClientWire, model: string, config: ModelConfig, deployment: Deployment): void {
+    if (wire.native?.accepts(deployment)) return;
     const { backend, upstreamModel } = deployment;
-    if (dto.thinking?.type === 'enabled' && (config.thinking === 'none' || backend.client.canThink?.() === false)) {
+    dto = requestFor(dto, wire, config, deployment);
+    if (dto.thinking?.type === 'enabled' && !canThink(config, deployment)) {
       throw new GatewayException('invalid_request', `The model \`${model}\` does not support extended reasoning ('thinking').`, {
         param: 'thinking',
         wireCode: null,
@@ -155,9 +169,9 @@ export class ChatService {
   }
 
   /** Why a candidate cannot take this request (another deployment's or a fallback's vendor rules), if it cannot. */
-  private ruleBreak(dto: ChatCompletionRequestDto, candidate: Candidate): string | undefined {
+  private ruleBreak(dto: ChatRequest, wire: ClientWire, candidate: Candidate): string | undefined {
     try {
-      this.checkRules(dto, candidate.routed.model, candidate.routed.config, candidate.deployment);
+      this.checkRules(dto, wire, candidate.routed.model, candidate.routed.config, candidate.deployment);
       return undefined;
     } catch (error) {
       return error instanceof Error ? error.message : String(error);
@@ -178,7 +192,8 @@ export class ChatService {
   /** Admission and the backend calls, through the upstream-call seam (routing/upstream-caller.ts). */
   private admitAndStart(
     route: Route,
-    dto: ChatCompletionRequestDto,
+    dto: ChatRequest,
+    wire: ClientWire,
     ledger: RequestLedger,
     res: ServerResponse,
     prompt: () => PromptTexts,
@@ -190,13 +205,13 @@ export class ChatService {
       ledger,
       signal,
       admit: () => this.admit(dto, ledger, res, prompt),
-      attempt: (candidate, callSignal) => this.send(candidate, dto, stream, callSignal),
-      skip: (candidate) => this.ruleBreak(dto, candidate),
+      attempt: (candidate, callSignal) => this.send(candidate, dto, wire, stream, callSignal),
+      skip: (candidate) => this.ruleBreak(dto, wire, candidate),
     });
   }
 
   /** The chat request's reservation: its prompt plus the completion it may generate (times `n`). */
-  private admit(dto: ChatCompletionRequestDto, ledger: RequestLedger, res: ServerResponse, prompt: () => PromptTexts): Promise<void> {
+  private admit(dto: ChatRequest, ledger: RequestLedger, res: ServerResponse, prompt: () => PromptTexts): Promise<void> {
     return this.admission.admit(ledger, res, {
       model: dto.model,
       stream: dto.stream === true,
@@ -217,9 +232,12 @@ export class ChatService {
     return { prompt: promptTokens, completion: completionTokens, reasoning: 0, estimated: true };
   }
 
-  private send(candidate: Candidate, dto: ChatCompletionRequestDto, stream: boolean, signal: AbortSignal): Promise<UpstreamResponse> {
-    const { backend, upstreamModel } = candidate.deployment;
-    const call = backend.adapter.buildRequest(dto, { upstreamModel, model: candidate.routed.config }, stream);
+  private send(candidate: Candidate, dto: ChatRequest, wire: ClientWire, stream: boolean, signal: AbortSignal): Promise<UpstreamResponse> {
+    const { deployment, routed } = candidate;
+    const { backend, upstreamModel } = deployment;
+    const call = wire.native?.accepts(deployment)
+      ? wire.native.call(deployment, stream)
+      : backend.adapter.buildRequest(requestFor(dto, wire, routed.config, deployment), { upstreamModel, model: routed.config }, stream);
     const timeouts = candidate.routed.config.timeouts;
     if (timeouts?.firstByteMs !== undefined || timeouts?.idleMs !== undefined) call.timeouts = { firstByteMs: timeouts.firstByteMs, idleMs: timeouts.idleMs };
     return sendToBackend(backend, call, signal);
@@ -229,6 +247,16 @@ export class ChatService {
 /** The gateway's own reason for aborting (the shutdown's deadline, the total timeout), if that is why the signal fired. */
 export function cutByGateway(signal: AbortSignal): GatewayException | undefined {
   return signal.aborted && signal.reason instanceof GatewayException ? signal.reason : undefined;
+}
+
+function canThink(config: ModelConfig, deployment: Deployment): boolean {
+  return config.thinking !== 'none' && deployment.backend.client.canThink?.() !== false;
+}
+
+/** The request as one deployment gets it: without `thinking` where the client's API sends it as a hint and the model cannot think. */
+function requestFor(dto: ChatRequest, wire: ClientWire, config: ModelConfig, deployment: Deployment): ChatRequest {
+  if (!wire.thinkingIsAHint || dto.thinking?.type !== 'enabled' || canThink(config, deployment)) return dto;
+  return { ...dto, thinking: undefined };
 }
 
 function countsFrom(usage: Usage): TokenCounts {

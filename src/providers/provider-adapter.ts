@@ -21,6 +21,18 @@ export interface CallTarget {
   model: ModelConfig;
 }
 
+/** A client's request in an API some family speaks itself (passed through, not translated). */
+export type NativeApi = 'messages' | 'messages.count_tokens';
+
+export interface NativeRequest {
+  api: NativeApi;
+  /** The client's JSON body, the model already replaced by the deployment's. */
+  body: string;
+  stream: boolean;
+  /** The client's headers: the family forwards the ones its API defines (Anthropic: anthropic-version, anthropic-beta). */
+  clientHeaders: Record<string, string | string[] | undefined>;
+}
+
 /** The result of mapping one upstream stream event. */
 export interface StreamStep {
   chunks: ChatCompletionChunk[];
@@ -57,6 +69,10 @@ export interface ProviderAdapter {
   buildEmbeddingRequest?(request: EmbeddingRequest, target: CallTarget): UpstreamCall;
   /** The upstream's 2xx embeddings body -> OpenAI's embeddings list. */
   parseEmbeddingResponse?(body: unknown): EmbeddingResponse;
+  /** The client APIs this family's backends speak themselves: requests in them pass through untranslated. */
+  readonly nativeApis?: readonly NativeApi[];
+  /** The call for a request in one of `nativeApis`. */
+  nativeCall?(request: NativeRequest): UpstreamCall;
   /** An upstream non-2xx answer -> the error the client gets. */
   mapError(status: number, body: string, headers: Record<string, string | string[] | undefined>): GatewayException;
 }

@@ -1,5 +1,4 @@
 import type { ServerResponse as Response } from 'node:http';
-import type { GatewayException } from '../common/errors/gateway.exception';
 
 /**
  * Opens an SSE response. The headers leave with the first events when those are already here (one socket
@@ -26,13 +25,4 @@ export function sseData(json: string): string {
 /** SSE comments are ignored by every client: safe keep-alives. */
 export function writeSseComment(res: Response, text: string): void {
   res.write(`: ${text}\n\n`);
-}
-
-export function endSseDone(res: Response): void {
-  res.end('data: [DONE]\n\n');
-}
-
-/** After the 200 went out, an error can only travel in-band: OpenAI's error body as a data event, then end. */
-export function writeSseError(res: Response, exception: GatewayException): void {
-  res.end(sseData(JSON.stringify(exception.toBody())));
 }

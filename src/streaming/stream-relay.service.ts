@@ -10,7 +10,8 @@ import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-type
 import { readSse } from '../providers/shared/sse';
 import { fillReasoningTokens } from '../usage/token-estimator';
 import { AbortedWithUsage, isAbort, replyError, type UpstreamResponse } from '../providers/shared/upstream-client';
-import { endSseDone, openSse, sseData, writeSseComment, writeSseError } from './sse-writer';
+import { openSse, writeSseComment } from './sse-writer';
+import type { StreamEncoder } from './stream-encoder';
 
 export interface RelayRequest {
   res: Response;
@@ -18,10 +19,8 @@ export interface RelayRequest {
   /** For error messages: which backend's reply failed. */
   backendId: string;
   mapper: StreamMapper;
-  /** The model name the client asked for (chunks carry it, not the upstream's name). */
-  clientModel: string;
-  /** Whether the client asked for the final usage chunk. */
-  includeUsage: boolean;
+  /** Writes what the client's API expects (OpenAI chunks, Anthropic events). */
+  encoder: StreamEncoder;
   signal: AbortSignal;
 }
 
@@ -63,7 +62,7 @@ export class StreamRelay {
    * `finish`, so the access log and usage always see the final counts.
    */
   async relay(request: RelayRequest): Promise<RelayOutcome> {
-    const { res, upstream, mapper, clientModel, includeUsage, signal } = request;
+    const { res, upstream, mapper, encoder, signal } = request;
     const outcome: RelayOutcome = { completed: false, aborted: false, relayedText: [], reasoningText: [] };
     let sawFinish = false;
     let lastWrite = Date.now();
@@ -81,19 +80,17 @@ export class StreamRelay {
         try {
           for (const event of next.value) {
             const step = mapper.map(event);
+            const textBefore = outcome.relayedText.length;
             for (const chunk of step.chunks) {
               if (chunk.usage) {
                 outcome.reasoningEstimated = fillReasoningTokens(chunk.usage, outcome.reasoningText) || outcome.reasoningEstimated;
                 outcome.usage = chunk.usage;
               }
               if (chunk.choices?.some((choice) => choice.finish_reason)) sawFinish = true;
-              const textBefore = outcome.relayedText.length;
               collectText(chunk, outcome.relayedText, outcome.reasoningText);
-              const json = clientJson(chunk, step.chunks.length === 1 ? step.raw : undefined, clientModel, includeUsage);
-              if (json === undefined) continue;
-              out += sseData(json);
-              if (outcome.firstTokenAt === undefined && outcome.relayedText.length > textBefore) outcome.firstTokenAt = process.hrtime.bigint();
             }
+            out += encoder.event(event, step);
+            if (outcome.firstTokenAt === undefined && outcome.relayedText.length > textBefore) outcome.firstTokenAt = process.hrtime.bigint();
             if (step.done) {
               ended = true;
               break;
@@ -130,11 +127,11 @@ export class StreamRelay {
     return outcome;
   }
 
-  /** Ends the client's stream: `[DONE]` after success, an in-band error event after a failure. */
-  finish(res: Response, outcome: RelayOutcome): void {
+  /** Ends the client's stream: the encoder's closing events after success, an in-band error after a failure. */
+  finish(res: Response, outcome: RelayOutcome, encoder: StreamEncoder): void {
     if (res.writableEnded) return;
-    if (outcome.completed) endSseDone(res);
-    else if (outcome.error) writeSseError(res, outcome.error);
+    if (outcome.completed) res.end(encoder.end(outcome));
+    else if (outcome.error) res.end(encoder.error(outcome.error));
     else res.end();
   }
 
@@ -148,24 +145,6 @@ export class StreamRelay {
     return timer;
   }
 }
-
-/**
- * The chunk's JSON for the client, or undefined when it must not be sent at all. The upstream's own text
- * is reused when it is already right: re-serialising every chunk was ~4% of a stream's CPU.
- */
-function clientJson(chunk: ChatCompletionChunk, raw: string | undefined, clientModel: string, includeUsage: boolean): string | undefined {
-  // We asked upstream for usage; a client that did not gets neither the usage-only chunk nor `usage: null`.
-  if (!includeUsage && chunk.usage && (!chunk.choices || chunk.choices.length === 0)) return undefined;
-  if (raw !== undefined && chunk.model === clientModel) {
-    if (includeUsage || !('usage' in chunk)) return raw;
-    // OpenAI puts `"usage":null` last in every chunk once usage is requested.
-    if (chunk.usage === null && raw.endsWith(NULL_USAGE_SUFFIX)) return `${raw.slice(0, -NULL_USAGE_SUFFIX.length)}}`;
-  }
-  chunk.model = clientModel;
-  if (!includeUsage) delete chunk.usage;
-  return JSON.stringify(chunk);
-}
-const NULL_USAGE_SUFFIX = ',"usage":null}';
 
 function collectText(chunk: ChatCompletionChunk, into: string[], reasoning: string[]): void {
   for (const choice of chunk.choices ?? []) {

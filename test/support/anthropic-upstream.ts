@@ -7,9 +7,11 @@ import { StandInServer, wait, words, type RecordedRequest } from './standin-serv
  * `anthropic-version`; `max_tokens` and `messages` required; thinking needs budget_tokens >= 1024
  * and < max_tokens; errors are `{"type":"error","error":{type,message}}`; streams are
  * message_start, ping, content_block_start/delta/stop per block, message_delta, message_stop.
+ * `POST /v1/messages/count_tokens` answers `{input_tokens}`. A replayed thinking block whose signature this
+ * server did not make is a 400, as at Anthropic.
  *
  * Behaviour by model:
- *   claude-echo         answers "echo: <last user text>" (after a thinking block when thinking is on,
+ *   claude-echo         answers "echo: <last user text>" (after a thinking block when thinking is on (enabled or adaptive),
  *                       or a tool_use block when tools are offered and the last turn is not a tool result);
  *                       usage reports 4 cache-read and 2 cache-write input tokens
  *   claude-overloaded   HTTP 529 overloaded_error
@@ -21,14 +23,27 @@ export class AnthropicUpstream extends StandInServer {
   }
 
   protected async handle({ path, headers, body }: RecordedRequest, _req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (path !== '/v1/messages') return error(res, 404, 'not_found_error', 'Not found');
+    if (path !== '/v1/messages' && path !== '/v1/messages/count_tokens') return error(res, 404, 'not_found_error', 'Not found');
     if (headers['x-api-key'] !== 'upstream-secret-key') return error(res, 401, 'authentication_error', 'invalid x-api-key');
     if (!headers['anthropic-version']) return error(res, 400, 'invalid_request_error', 'anthropic-version header is required');
+    // Thinking blocks replayed from earlier turns must carry a signature this server made.
+    for (const [i, message] of (Array.isArray(body.messages) ? body.messages : []).entries()) {
+      for (const block of Array.isArray(message.content) ? message.content : []) {
+        if (block.type === 'thinking' && !String(block.signature).startsWith('sig-')) return error(res, 400, 'invalid_request_error', `messages.${i}.content: Invalid \`signature\` in \`thinking\` block`);
+      }
+    }
+    if (path === '/v1/messages/count_tokens') {
+      if (!Array.isArray(body.messages)) return error(res, 400, 'invalid_request_error', 'messages: Field required');
+      const counted = body.messages.reduce((n: number, m: { content: unknown }) => n + words(JSON.stringify(m.content)), 0) + words(JSON.stringify(body.system ?? ''));
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ input_tokens: counted }));
+      return;
+    }
     if (typeof body.max_tokens !== 'number') return error(res, 400, 'invalid_request_error', 'max_tokens: Field required');
     if (!Array.isArray(body.messages)) return error(res, 400, 'invalid_request_error', 'messages: Field required');
     if (body.messages.some((m: { role: string }) => m.role === 'system')) return error(res, 400, 'invalid_request_error', 'messages: Unexpected role "system"');
-    const thinking = body.thinking?.type === 'enabled';
-    if (thinking && (body.thinking.budget_tokens < 1024 || body.thinking.budget_tokens >= body.max_tokens)) {
+    const thinking = body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive';
+    if (body.thinking?.type === 'enabled' && (body.thinking.budget_tokens < 1024 || body.thinking.budget_tokens >= body.max_tokens)) {
       return error(res, 400, 'invalid_request_error', 'thinking.budget_tokens: must be >= 1024 and less than max_tokens');
     }
     if (body.model === 'claude-overloaded') return error(res, 529, 'overloaded_error', 'Overloaded');

@@ -23,6 +23,9 @@ import { StandInServer, type RecordedRequest } from './standin-server';
  *   leak-key        answers 400 with a message that quotes the Authorization header it got
  *   midstream-error streams two chunks then an in-band error event
  *   cut             streams two chunks then destroys the socket
+ *   tool-caller     with `tools` offered and the last message not a tool result: calls the first tool with
+ *                   `{"query": <last user text>}` (streamed as OpenAI does: id and name first, then argument
+ *                   fragments), finish_reason tool_calls; after a tool result: answers "tool said: <result>"
  *   reasoner        like echo, with reasoning text in `message.reasoning` / `delta.reasoning` first (vLLM >= 0.17
  *                   naming) and no reasoning_tokens in usage, as vLLM and llama.cpp report it
  */
@@ -73,7 +76,12 @@ export class OpenAIUpstream extends StandInServer {
 
     const messages = body.messages as Array<{ role: string; content: unknown }>;
     const lastUser = [...messages].reverse().find((m) => m.role === 'user');
-    const text = `echo: ${typeof lastUser?.content === 'string' ? lastUser.content : JSON.stringify(lastUser?.content)}`;
+    const lastMessage = messages[messages.length - 1];
+    const userText = typeof lastUser?.content === 'string' ? lastUser.content : JSON.stringify(lastUser?.content);
+    if (model === 'tool-caller' && Array.isArray(body.tools) && body.tools.length && lastMessage.role !== 'tool') {
+      return this.toolCall(body, res, body.tools[0].function.name, JSON.stringify({ query: userText }));
+    }
+    const text = model === 'tool-caller' && lastMessage.role === 'tool' ? `tool said: ${String(lastMessage.content)}` : `echo: ${userText}`;
     const words = text.split(/(?<= )/);
     const maxTokens = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
     const emitted = maxTokens !== undefined ? words.slice(0, maxTokens) : words;
@@ -127,6 +135,29 @@ export class OpenAIUpstream extends StandInServer {
     }
     send([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]);
     if (includeUsage) res.write(`data: ${JSON.stringify({ ...base, choices: [], usage })}\n\n`);
+    res.end('data: [DONE]\n\n');
+  }
+
+  /** One function call, whole or streamed (OpenAI's chat completions tool-call format). */
+  private toolCall(body: Record<string, any>, res: ServerResponse, name: string, args: string): void {
+    const id = `chatcmpl-${Math.random().toString(36).slice(2)}`;
+    const created = Math.floor(Date.now() / 1000);
+    const usage = { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29 };
+    const call = { id: 'call_abc123', type: 'function', function: { name, arguments: args } };
+    if (!body.stream) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id, object: 'chat.completion', created, model: 'tool-caller-1', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call], refusal: null }, logprobs: null, finish_reason: 'tool_calls' }], usage }));
+      return;
+    }
+    const includeUsage = body.stream_options?.include_usage === true;
+    const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: 'tool-caller-1', choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`);
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+    send([{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, ...call, function: { name, arguments: '' } }] }, logprobs: null, finish_reason: null }]);
+    send([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(0, 4) } }] }, logprobs: null, finish_reason: null }]);
+    send([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(4) } }] }, logprobs: null, finish_reason: null }]);
+    send([{ index: 0, delta: {}, logprobs: null, finish_reason: 'tool_calls' }]);
+    if (includeUsage) res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: 'tool-caller-1', choices: [], usage })}\n\n`);
     res.end('data: [DONE]\n\n');
   }
 

@@ -27,11 +27,14 @@ export function toGatewayException(error: unknown, logger?: Logger): GatewayExce
   return new GatewayException('internal_error', `The gateway hit an internal error (error id ${errorId}).`);
 }
 
-/** Writes OpenAI's error body; a response whose headers went out already is left alone. */
-export function sendError(res: Response, exception: GatewayException): void {
+/**
+ * Writes the error: OpenAI's body, or `body` when the route speaks another API's shape. A response whose headers
+ * went out already is left alone.
+ */
+export function sendError(res: Response, exception: GatewayException, body: object = exception.toBody()): void {
   if (res.headersSent) return;
   res.status(exception.status);
   for (const [name, value] of Object.entries(exception.headers)) res.setHeader(name, value);
   res.setHeader('content-type', 'application/json');
-  res.end(JSON.stringify(exception.toBody()));
+  res.end(JSON.stringify(body));
 }

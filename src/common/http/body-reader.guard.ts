@@ -4,6 +4,14 @@ import { GatewayConfig } from '../../config/config.schema';
 import { GatewayException } from '../errors/gateway.exception';
 import { toGatewayException } from '../errors/error-response';
 import { AppLogger } from '../logging/logger';
+import { speaksAnthropic } from '../errors/anthropic-error-body';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The body's bytes as received, kept only where a route forwards them unchanged. */
+    rawBody?: Buffer;
+  }
+}
 
 /**
  * JSON bodies nest at most this deep. Nothing in an OpenAI request comes near it (a JSON schema in
@@ -27,7 +35,14 @@ export class BodyReaderGuard implements CanActivate {
     private readonly config: GatewayConfig,
     private readonly logger: AppLogger,
   ) {
-    this.parse = express.json({ limit: config.server.maxBodyBytes, type: ['application/json', 'application/*+json'] });
+    this.parse = express.json({
+      limit: config.server.maxBodyBytes,
+      type: ['application/json', 'application/*+json'],
+      // Messages requests may go to an Anthropic backend as the bytes the client sent (messages/native-body.ts).
+      verify: (req, _res, bytes) => {
+        if (speaksAnthropic((req as Request).path)) (req as Request).rawBody = bytes;
+      },
+    });
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {

@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response, Express } from 'express';
 import type { GatewayConfig } from '../../config/config.schema';
 import { GatewayException } from '../errors/gateway.exception';
 import { sendError } from '../errors/error-response';
+import { anthropicErrorBody, speaksAnthropic } from '../errors/anthropic-error-body';
 import type { AppLogger } from '../logging/logger';
 import type { InFlightTracker } from '../../lifecycle/in-flight.tracker';
 import { RequestLedger } from '../../usage/request-ledger';
@@ -38,7 +39,8 @@ export function installHttpFront(
     if (!inFlight.draining) return next();
     res.setHeader('connection', 'close');
     if (req.path.startsWith('/health/')) return next();
-    sendError(res, new GatewayException('server_shutting_down', 'The gateway is shutting down; retry the request.', { headers: { 'retry-after': '1' } }));
+    const exception = new GatewayException('server_shutting_down', 'The gateway is shutting down; retry the request.', { headers: { 'retry-after': '1' } });
+    sendError(res, exception, speaksAnthropic(req.path) ? anthropicErrorBody(exception, req.ledger.requestId) : undefined);
   });
 }
 

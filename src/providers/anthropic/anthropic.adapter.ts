@@ -1,7 +1,7 @@
 import type { ChatRequest } from '../chat-request';
 import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
-import type { CallTarget, ProviderAdapter, StreamMapper, UpstreamCall } from '../provider-adapter';
+import type { CallTarget, NativeRequest, ProviderAdapter, StreamMapper, UpstreamCall } from '../provider-adapter';
 import type { ChatCompletion } from '../shared/openai-types';
 import { parseErrorBody } from '../shared/json';
 import { mapUpstreamError } from '../shared/upstream-errors';
@@ -12,6 +12,7 @@ import { AnthropicStreamMapper } from './anthropic.stream';
 /** Anthropic's Messages API (`POST <baseUrl>/messages`, x-api-key + anthropic-version). */
 export class AnthropicAdapter implements ProviderAdapter {
   readonly family = 'anthropic';
+  readonly nativeApis = ['messages', 'messages.count_tokens'] as const;
 
   constructor(
     private readonly backendId: string,
@@ -23,6 +24,23 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   buildRequest(request: ChatRequest, target: CallTarget, stream: boolean): UpstreamCall {
+    return { path: '/messages', headers: this.headers(stream), body: JSON.stringify(toAnthropicBody(request, target, stream)) };
+  }
+
+  /**
+   * Messages (and count_tokens) from a Messages client go through as they came: the client's anthropic-version
+   * and anthropic-beta (Claude Code's betas switch features on), the backend's key in place of the team token.
+   */
+  nativeCall(request: NativeRequest): UpstreamCall {
+    const headers = this.headers(request.stream);
+    const version = firstHeader(request.clientHeaders['anthropic-version']);
+    const beta = request.clientHeaders['anthropic-beta'];
+    if (version) headers['anthropic-version'] = version;
+    if (beta) headers['anthropic-beta'] = Array.isArray(beta) ? beta.join(',') : beta;
+    return { path: request.api === 'messages' ? '/messages' : '/messages/count_tokens', headers, body: request.body };
+  }
+
+  private headers(stream: boolean): Record<string, string> {
     const headers: Record<string, string> = {
       ...this.config.headers,
       'content-type': 'application/json',
@@ -30,7 +48,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       'anthropic-version': this.config.anthropicVersion,
     };
     if (this.config.apiKey) headers['x-api-key'] = this.config.apiKey;
-    return { path: '/messages', headers, body: JSON.stringify(toAnthropicBody(request, target, stream)) };
+    return headers;
   }
 
   parseResponse(body: unknown): ChatCompletion {
@@ -70,4 +88,8 @@ export class AnthropicAdapter implements ProviderAdapter {
       secrets: [this.config.apiKey],
     });
   }
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }

@@ -1,0 +1,32 @@
+import type { UpstreamCall } from '../providers/provider-adapter';
+import type { Deployment } from '../routing/model-router.service';
+import type { StreamEncoder } from '../streaming/stream-encoder';
+import { OpenAiChunkEncoder } from '../streaming/openai-chunk-encoder';
+import type { ChatRequest } from '../providers/chat-request';
+
+/**
+ * The client API a chat-shaped request arrived in. The chat pipeline (routing, admission, deployments and
+ * fallbacks, accounting) is the same for every API that asks a model for a completion; what differs is how
+ * the answer is written, and whether a deployment speaks the client's API itself (then it gets the client's
+ * request natively instead of a translation).
+ */
+export interface ClientWire {
+  /** Deployments that speak the client's API get its request natively (blocks, signatures, beta fields intact). */
+  native?: {
+    accepts(deployment: Deployment): boolean;
+    call(deployment: Deployment, stream: boolean): UpstreamCall;
+  };
+  /** How a stream answered by this deployment is written to the client. */
+  streamEncoder(deployment: Deployment, native: boolean): StreamEncoder;
+  /**
+   * `thinking` is a hint this API's clients send to every model (Claude Code asks every model to think):
+   * dropped for a model that cannot think instead of refused with a 400.
+   */
+  thinkingIsAHint?: boolean;
+}
+
+/** POST /v1/chat/completions: OpenAI chunks to every deployment, nothing native (every family translates from it). */
+export function chatCompletionsWire(request: ChatRequest): ClientWire {
+  const includeUsage = request.stream_options?.include_usage === true;
+  return { streamEncoder: () => new OpenAiChunkEncoder(request.model, includeUsage) };
+}
