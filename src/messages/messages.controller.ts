@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { requestAbortSignal } from '../common/http/request-abort';
 import { InFlightTracker } from '../lifecycle/in-flight.tracker';
 import { UsageRecorder } from '../usage/usage-recorder';
-import { CountTokensRequestDto, MessagesRequestDto } from './dto/messages-request.dto';
+import { MessagesPromptDto, MessagesRequestDto } from './dto/messages-request.dto';
 import { MessagesService } from './messages.service';
 
 /**
@@ -35,7 +35,7 @@ export class MessagesController {
   /** Not a billable call (Anthropic does not charge for counting): no usage record, but the team's model access applies. */
   @Post('count_tokens')
   @HttpCode(200)
-  async countTokens(@Body() dto: CountTokensRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async countTokens(@Body() dto: MessagesPromptDto, @Req() req: Request, @Res() res: Response): Promise<void> {
     res.setHeader('request-id', req.ledger.requestId);
     const signal = requestAbortSignal(req, res, this.inFlight.cutSignal);
     const count = await this.messages.countTokens(dto, { rawBody: req.rawBody, headers: req.headers }, req.ledger, signal);

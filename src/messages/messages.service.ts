@@ -10,7 +10,7 @@ import { TokenCounter } from '../usage/token-counter';
 import type { RequestLedger } from '../usage/request-ledger';
 import { promptTexts, reservationEstimate } from '../usage/token-estimator';
 import { chatToMessage } from './chat-to-messages';
-import type { CountTokensRequestDto, MessagesRequestDto } from './dto/messages-request.dto';
+import type { MessagesPromptDto, MessagesRequestDto } from './dto/messages-request.dto';
 import { chatMessages, messagesToChat, toolFields } from './messages-to-chat';
 import { MessagesStreamEncoder } from './messages-stream-encoder';
 import { NativeMessagesEncoder } from './native-stream-encoder';
@@ -57,7 +57,7 @@ export class MessagesService {
   }
 
   /** Exact from an Anthropic backend (its count_tokens); otherwise the gateway's tokenizer estimate. */
-  async countTokens(dto: CountTokensRequestDto, call: MessagesCall, ledger: RequestLedger, signal: AbortSignal): Promise<TokenCount> {
+  async countTokens(dto: MessagesPromptDto, call: MessagesCall, ledger: RequestLedger, signal: AbortSignal): Promise<TokenCount> {
     const route = this.router.resolve(dto.model, ledger.principal!);
     ledger.routed(dto.model, route.backend.id, route.deployments[0].upstreamModel);
     if (route.config.kind !== 'chat') {

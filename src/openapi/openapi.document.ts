@@ -1,5 +1,6 @@
 import '../chat/dto/chat-completion-request.dto';
 import '../embeddings/dto/embedding-request.dto';
+import '../messages/dto/messages-request.dto';
 import '../admin/admin.dto';
 import '../usage/usage.dto';
 import { ERROR_CODES } from '../common/errors/error-codes';
@@ -20,6 +21,8 @@ interface Operation {
   query?: string;
   /** The success status and what it returns. */
   ok: { status: number; description: string; schema?: SchemaObject; contentType?: string };
+  /** Anthropic's API: errors in its shape, the token also accepted in x-api-key. Default: OpenAI's. */
+  speaks?: 'anthropic';
 }
 
 const object = (properties: Record<string, SchemaObject> = {}, required: string[] = []): SchemaObject => ({ type: 'object', properties, required });
@@ -46,6 +49,24 @@ export const OPERATIONS: Operation[] = [
     summary: 'OpenAI embeddings, for models of `kind: embedding`. Fields the gateway does not declare pass through.',
     body: 'EmbeddingRequestDto',
     ok: { status: 200, description: 'An embeddings list', schema: object({ object: { const: 'list' }, data: { type: 'array' } }) },
+  },
+  {
+    method: 'post',
+    path: '/v1/messages',
+    access: 'team',
+    speaks: 'anthropic',
+    summary: "Anthropic's Messages API, streamed or not: natively to Anthropic backends, translated for every other family. Claude Code's `?beta=true` is ignored.",
+    body: 'MessagesRequestDto',
+    ok: { status: 200, description: 'A Message, or Anthropic stream events ending in message_stop', schema: object({ type: { const: 'message' }, content: { type: 'array' } }) },
+  },
+  {
+    method: 'post',
+    path: '/v1/messages/count_tokens',
+    access: 'team',
+    speaks: 'anthropic',
+    summary: "A prompt's input tokens: exact from an Anthropic backend, otherwise the gateway's estimate (header x-switchyard-token-count says which).",
+    body: 'MessagesPromptDto',
+    ok: { status: 200, description: 'The count', schema: object({ input_tokens: { type: 'integer' } }, ['input_tokens']) },
   },
   { method: 'get', path: '/v1/models', access: 'team', summary: 'The models this token may use and that can answer.', ok: { status: 200, description: 'OpenAI model list', schema: list() } },
   { method: 'get', path: '/v1/usage', access: 'team', summary: "The caller's own team's usage.", query: 'UsageQueryDto', ok: { status: 200, description: 'Usage summary', schema: object({ object: { const: 'usage' } }) } },
@@ -107,12 +128,15 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
   for (const operation of OPERATIONS) {
     const pathParams = [...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => ({ name: match[1], in: 'path', required: true, schema: { type: 'string' } }));
     const queryParams = operation.query ? queryParameters(dtos[operation.query]) : [];
-    const errorResponse = { description: "An error in OpenAI's shape", content: { 'application/json': { schema: ref('Error') } } };
+    const errorResponse =
+      operation.speaks === 'anthropic'
+        ? { description: "An error in Anthropic's shape", content: { 'application/json': { schema: ref('AnthropicError') } } }
+        : { description: "An error in OpenAI's shape", content: { 'application/json': { schema: ref('Error') } } };
     paths[operation.path] ??= {};
     paths[operation.path][operation.method] = {
       operationId: `${operation.method}${operation.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
       summary: operation.summary,
-      security: SECURITY[operation.access],
+      security: operation.speaks === 'anthropic' ? [...SECURITY[operation.access], { anthropicApiKey: [] }] : SECURITY[operation.access],
       parameters: [...pathParams, ...queryParams],
       ...(operation.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(operation.body) } } } } : {}),
       responses: {
@@ -124,17 +148,19 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Switchyard', version, description: "An organisation-wide model gateway. Every error is OpenAI's error body." },
+    info: { title: 'Switchyard', version, description: "An organisation-wide model gateway. Every error is OpenAI's error body, except on Anthropic's Messages routes (Anthropic's)." },
     paths,
     components: {
       securitySchemes: {
         teamToken: { type: 'http', scheme: 'bearer', description: 'A team token (sy-...), issued by an admin.' },
+        anthropicApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: "A team token where Anthropic's clients put their key." },
         adminKey: { type: 'http', scheme: 'bearer', description: 'The admin key (admin.apiKey).' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'server.metricsToken, when one is set.' },
       },
       schemas: {
         ...dtos,
         Error: ERROR_SCHEMA,
+        AnthropicError: object({ type: { const: 'error' }, error: object({ type: { type: 'string' }, message: { type: 'string' } }, ['type', 'message']), request_id: { type: 'string' } }, ['type', 'error']),
         Team: object({ object: { const: 'team' }, id: { type: 'string' }, models: { type: 'array', items: { type: 'string' } }, limits: ref('LimitSettings'), disabled: { type: 'boolean' } }, ['id']),
         Token: object({ id: { type: 'string' }, team: { type: 'string' }, status: { enum: ['active', 'revoked', 'expired'] }, token: { type: 'string', description: 'Only when issued or rotated.' } }, ['id', 'team']),
       },

@@ -44,8 +44,9 @@ describe('Anthropic Messages API', () => {
 
   describe('to an Anthropic backend (native)', () => {
     it('passes the request through byte for byte with the client headers and answers the upstream Message', async () => {
+      // top_k and temperature left the SDK's types (deprecated on the newest models) but are still API fields.
       const message = await client.messages.create(
-        { model: 'claude-echo', max_tokens: 64, system: 'Be brief.', messages: [{ role: 'user', content: 'hello there' }], top_k: 5, metadata: { user_id: 'u-1' } },
+        { model: 'claude-echo', max_tokens: 64, system: 'Be brief.', messages: [{ role: 'user', content: 'hello there' }], top_k: 5, metadata: { user_id: 'u-1' } } as Anthropic.MessageCreateParamsNonStreaming,
         { headers: { 'anthropic-beta': 'interleaved-thinking-2025-05-14,context-management-2025-06-27' } },
       );
       expect(message).toMatchObject({ type: 'message', role: 'assistant', model: 'claude-echo', stop_reason: 'end_turn', content: [{ type: 'text', text: 'echo: hello there' }] });
@@ -153,7 +154,7 @@ describe('Anthropic Messages API', () => {
         stop_sequences: ['END'],
         temperature: 0.5,
         messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }] }],
-      });
+      } as Anthropic.MessageCreateParamsNonStreaming);
       expect(message).toMatchObject({ type: 'message', role: 'assistant', model: 'echo', stop_reason: 'end_turn', stop_sequence: null });
       expect(message.id).toMatch(/^msg_/);
       expect(message.content).toHaveLength(1);

@@ -23,7 +23,7 @@ export class ToolChoiceDto {
   @IsOptional() @IsBoolean() disable_parallel_tool_use?: boolean;
 }
 
-/** Fields of both POST /v1/messages and POST /v1/messages/count_tokens. */
+/** POST /v1/messages/count_tokens (the prompt without max_tokens or stream); POST /v1/messages adds those. */
 export class MessagesPromptDto {
   [passthrough: string]: unknown;
 
@@ -63,9 +63,6 @@ export class MessagesRequestDto extends MessagesPromptDto {
   @IsOptional() @IsArray() @IsString({ each: true }) stop_sequences?: string[];
   @IsOptional() @IsObject() metadata?: { user_id?: string | null };
 }
-
-/** POST /v1/messages/count_tokens: the prompt without max_tokens or stream. */
-export class CountTokensRequestDto extends MessagesPromptDto {}
 
 function toolsProblem(tools: unknown): string | null {
   if (!Array.isArray(tools)) return null;
