@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { StandInServer, wait, words, type RecordedRequest } from './standin-server';
+import { requestedToolCall, StandInServer, wait, words, type RecordedRequest } from './standin-server';
 
 /**
  * A stand-in Anthropic Messages API, written from Anthropic's docs (see
@@ -12,7 +12,8 @@ import { StandInServer, wait, words, type RecordedRequest } from './standin-serv
  *
  * Behaviour by model:
  *   claude-echo         answers "echo: <last user text>" (after a thinking block when thinking is on (enabled or adaptive),
- *                       or a tool_use block when tools are offered and the last turn is not a tool result);
+ *                       or a tool_use block when tools are offered and the last turn is not a tool result: the tool and input
+ *                       the user asked for with `call <Tool> with <JSON>`, else the first tool with {query});
  *                       usage reports 4 cache-read and 2 cache-write input tokens
  *   claude-overloaded   HTTP 529 overloaded_error
  *   claude-midstream    streams one text delta, then an in-stream `error` event
@@ -57,7 +58,8 @@ export class AnthropicUpstream extends StandInServer {
     let stopReason = 'end_turn';
     if (toolResult) blocks.push({ type: 'text', text: `tool said: ${typeof toolResult.content === 'string' ? toolResult.content : JSON.stringify(toolResult.content)}` });
     else if (Array.isArray(body.tools) && body.tools.length && body.tool_choice?.type !== 'none') {
-      blocks.push({ type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: body.tools[0].name, input: { query: userText } });
+      const asked = requestedToolCall(userText);
+      blocks.push({ type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: asked?.name ?? body.tools[0].name, input: asked?.input ?? { query: userText } });
       stopReason = 'tool_use';
     } else blocks.push({ type: 'text', text: `echo: ${userText}` });
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { StandInServer, type RecordedRequest } from './standin-server';
+import { requestedToolCall, StandInServer, type RecordedRequest } from './standin-server';
 
 /**
  * A stand-in OpenAI-compatible upstream that follows OpenAI's documented wire format
@@ -23,8 +23,8 @@ import { StandInServer, type RecordedRequest } from './standin-server';
  *   leak-key        answers 400 with a message that quotes the Authorization header it got
  *   midstream-error streams two chunks then an in-band error event
  *   cut             streams two chunks then destroys the socket
- *   tool-caller     with `tools` offered and the last message not a tool result: calls the first tool with
- *                   `{"query": <last user text>}` (streamed as OpenAI does: id and name first, then argument
+ *   tool-caller     with `tools` offered and the last message not a tool result: calls the tool the user asked
+ *                   for with `call <Tool> with <JSON>`, else the first tool with `{"query": <last user text>}` (streamed as OpenAI does: id and name first, then argument
  *                   fragments), finish_reason tool_calls; after a tool result: answers "tool said: <result>"
  *   reasoner        like echo, with reasoning text in `message.reasoning` / `delta.reasoning` first (vLLM >= 0.17
  *                   naming) and no reasoning_tokens in usage, as vLLM and llama.cpp report it
@@ -79,7 +79,9 @@ export class OpenAIUpstream extends StandInServer {
     const lastMessage = messages[messages.length - 1];
     const userText = typeof lastUser?.content === 'string' ? lastUser.content : JSON.stringify(lastUser?.content);
     if (model === 'tool-caller' && Array.isArray(body.tools) && body.tools.length && lastMessage.role !== 'tool') {
-      return this.toolCall(body, res, body.tools[0].function.name, JSON.stringify({ query: userText }));
+      const parts = Array.isArray(lastUser?.content) ? (lastUser.content as Array<{ type: string; text?: string }>) : [];
+      const asked = requestedToolCall(parts.length ? parts.map((part) => part.text ?? '').join('\n') : userText);
+      return this.toolCall(body, res, asked?.name ?? body.tools[0].function.name, JSON.stringify(asked?.input ?? { query: userText }));
     }
     const text = model === 'tool-caller' && lastMessage.role === 'tool' ? `tool said: ${String(lastMessage.content)}` : `echo: ${userText}`;
     const words = text.split(/(?<= )/);

@@ -51,3 +51,17 @@ export abstract class StandInServer {
 
 export const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
+
+/**
+ * A stand-in model "decides" to call a tool when the user asks it in so many words: `call <Tool> with <JSON>`
+ * (the tests use it to drive real agents, such as Claude Code, through a tool they then really run).
+ */
+export function requestedToolCall(userText: string): { name: string; input: Record<string, unknown> } | undefined {
+  const match = /call (\w+) with (\{.*?\})(?:\s|$)/s.exec(userText);
+  if (!match) return undefined;
+  try {
+    return { name: match[1], input: JSON.parse(match[2]) as Record<string, unknown> };
+  } catch {
+    return undefined;
+  }
+}
