@@ -75,8 +75,8 @@ export class MetricsService {
 
   readonly requestDuration = new Histogram({
     name: 'switchyard_request_duration_seconds',
-    help: 'Chat request duration, from arrival to the last byte sent',
-    labelNames: ['model', 'backend', 'stream'] as const,
+    help: 'Model request duration, from arrival to the last byte sent',
+    labelNames: ['model', 'backend', 'endpoint', 'stream'] as const,
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
@@ -133,14 +133,14 @@ export class MetricsService {
     const token = this.tokenLabel ? ['token_id'] : [];
     this.requests = new Counter({
       name: 'switchyard_requests_total',
-      help: 'Authenticated chat requests, by how they ended (outcome: ok, error, aborted, rejected)',
-      labelNames: ['team', 'model', 'backend', 'status_code', 'stream', 'outcome', ...token],
+      help: 'Authenticated model requests (endpoint: chat.completions, messages, embeddings), by how they ended (outcome: ok, error, aborted, rejected)',
+      labelNames: ['team', 'model', 'backend', 'endpoint', 'status_code', 'stream', 'outcome', ...token],
       registers: [this.registry],
     });
     this.tokens = new Counter({
       name: 'switchyard_tokens_total',
       help: 'Tokens accounted (the same numbers as the usage API); reasoning tokens are part of completion',
-      labelNames: ['team', 'model', 'backend', 'type', ...token],
+      labelNames: ['team', 'model', 'backend', 'endpoint', 'type', ...token],
       registers: [this.registry],
     });
     new Gauge({
@@ -192,11 +192,11 @@ export class MetricsService {
     this.quotaSource = source;
   }
 
-  /** One finished chat request: the same record usage accounting writes, plus its timings. */
+  /** One finished model request (any endpoint): the same record usage accounting writes, plus its timings. */
   observeRequest(record: UsageRecord, timings: RequestTimings): void {
     const stream = String(record.stream);
     const token = this.tokenLabel ? [record.tokenId] : [];
-    const where = [record.team, record.model, record.backend || '-'];
+    const where = [record.team, record.model, record.backend || '-', record.endpoint];
     this.child(this.requests, [...where, String(record.status), stream, record.outcome, ...token]).inc();
     if (record.promptTokens) this.child(this.tokens, [...where, 'prompt', ...token]).inc(record.promptTokens);
     if (record.completionTokens) this.child(this.tokens, [...where, 'completion', ...token]).inc(record.completionTokens);
@@ -204,7 +204,7 @@ export class MetricsService {
 
     // Latency histograms describe requests that reached a backend; refusals would only blur them.
     if (!record.backend) return;
-    this.child(this.requestDuration, [record.model, record.backend, stream]).observe(timings.total);
+    this.child(this.requestDuration, [record.model, record.backend, record.endpoint, stream]).observe(timings.total);
     if (timings.upstream !== undefined) {
       this.child(this.upstreamDuration, [record.model, record.backend, stream]).observe(timings.upstream);
       this.child(this.gatewayOverhead, [stream]).observe(Math.max(0, timings.total - timings.upstream));

@@ -96,6 +96,9 @@ describe('Anthropic Messages API', () => {
       // The prompt is input 2 + cache writes 2 + cache reads 4; the output is message_delta's count.
       expect(record).toMatchObject({ endpoint: 'messages', model: 'claude-echo', stream: true, prompt_tokens: 8, completion_tokens: message.usage.output_tokens, outcome: 'ok' });
       expect(record.total_tokens).toBe(8 + message.usage.output_tokens);
+      const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+      expect(metrics).toMatch(/switchyard_requests_total\{team="messages-native-stream",model="claude-echo",backend="claude",endpoint="messages",status_code="200",stream="true",outcome="ok"\} 1/);
+      expect(metrics).toMatch(/switchyard_tokens_total\{team="messages-native-stream",model="claude-echo",backend="claude",endpoint="messages",type="prompt"\} 8/);
     });
 
     it('replays thinking blocks with their signatures unchanged through a tool round trip', async () => {

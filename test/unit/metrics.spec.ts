@@ -24,12 +24,23 @@ describe('MetricsService', () => {
     service.observeRequest(record, { total: 1.5, upstream: 1.4996, firstToken: 0.2 });
     service.observeRequest({ ...record, outcome: 'error', status: 502, promptTokens: 0, completionTokens: 0, reasoningTokens: 0 }, { total: 0.01, upstream: 0.009 });
     expect(await values(service, 'switchyard_requests_total')).toEqual([
-      { labels: { team: 'research', model: 'gpt-4o', backend: 'openai', status_code: '200', stream: 'true', outcome: 'ok' }, value: 1 },
-      { labels: { team: 'research', model: 'gpt-4o', backend: 'openai', status_code: '502', stream: 'true', outcome: 'error' }, value: 1 },
+      { labels: { team: 'research', model: 'gpt-4o', backend: 'openai', endpoint: 'chat.completions', status_code: '200', stream: 'true', outcome: 'ok' }, value: 1 },
+      { labels: { team: 'research', model: 'gpt-4o', backend: 'openai', endpoint: 'chat.completions', status_code: '502', stream: 'true', outcome: 'error' }, value: 1 },
     ]);
     const tokens = await values(service, 'switchyard_tokens_total');
     expect(tokens.map((t) => [t.labels.type, t.value])).toEqual([['prompt', 12], ['completion', 30], ['reasoning', 10]]);
     expect(tokens.every((t) => !('token_id' in t.labels))).toBe(true);
+  });
+
+  it('labels each endpoint apart (chat completions, messages, embeddings)', async () => {
+    const service = metrics();
+    service.observeRequest(record, { total: 1 });
+    service.observeRequest({ ...record, endpoint: 'messages' }, { total: 1 });
+    service.observeRequest({ ...record, endpoint: 'messages' }, { total: 1 });
+    const requests = await values(service, 'switchyard_requests_total');
+    expect(requests.map((r) => [r.labels.endpoint, r.value])).toEqual([['chat.completions', 1], ['messages', 2]]);
+    const durations = (await values(service, 'switchyard_request_duration_seconds')).filter((v) => v.metricName?.endsWith('_count'));
+    expect(durations.map((d) => [d.labels.endpoint, d.value])).toEqual([['chat.completions', 1], ['messages', 2]]);
   });
 
   it('observes duration, upstream time, overhead = total - upstream, and time to first token', async () => {
