@@ -109,7 +109,7 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
       if (!backend) {
         problems.push(`${where}: unknown backend "${deployment.backend}" (known: ${Object.keys(config.backends).join(', ') || 'none'})`);
       } else if (model.kind === 'embedding' && !FAMILY_BY_TYPE.get(backend.type)!.embeddings) {
-        problems.push(`models.${name}.kind: ${backend.type} backends do not serve embeddings (openai-compatible ones do)`);
+        problems.push(`models.${name}.kind: ${backend.type} backends do not serve embeddings (openai-compatible and gemini ones do)`);
       } else if (!thinkingFits(backend.type, model.thinking)) {
         problems.push(`models.${name}.thinking: "${model.thinking}" does not apply to ${backend.type} backends (use ${FAMILY_BY_TYPE.get(backend.type)!.thinking.join(' or ')})`);
       }

@@ -67,6 +67,7 @@ export class EmbeddingsService {
       const reply = backend.adapter.parseEmbeddingResponse!(await answered.response.body.json());
       ledger.callEnded();
       reply.model = dto.model;
+      if (dto.encoding_format === 'base64') encodeBase64(reply);
       const promptTokens = reply.usage?.prompt_tokens;
       if (promptTokens !== undefined) ledger.counted({ prompt: promptTokens, completion: 0, reasoning: 0, estimated: false });
       else {
@@ -105,4 +106,14 @@ function inputTexts(input: EmbeddingRequestDto['input']): PromptTexts {
 function tokenArrays(input: EmbeddingRequestDto['input']): number | undefined {
   if (typeof input === 'string' || input.length === 0 || typeof input[0] === 'string') return undefined;
   return Array.isArray(input[0]) ? (input as number[][]).reduce((sum, tokens) => sum + tokens.length, 0) : input.length;
+}
+
+/**
+ * OpenAI's `encoding_format: base64` (what its SDK asks for by default): each vector's little-endian float32
+ * bytes. Families that answer floats (Gemini, local) are encoded here; OpenAI-compatible backends already did.
+ */
+function encodeBase64(reply: EmbeddingResponse): void {
+  for (const item of reply.data) {
+    if (Array.isArray(item.embedding)) item.embedding = Buffer.from(new Float32Array(item.embedding).buffer).toString('base64');
+  }
 }

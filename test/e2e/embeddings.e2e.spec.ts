@@ -1,21 +1,25 @@
 import OpenAI from 'openai';
 import { eventually } from '../support/eventually';
+import { GeminiUpstream } from '../support/gemini-upstream';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 /** POST /v1/embeddings with the official openai SDK, to an OpenAI-compatible stand-in, accounted like chat. */
 describe('embeddings', () => {
   let upstream: OpenAIUpstream;
+  let gemini: GeminiUpstream;
   let gw: TestGateway;
   let token: string;
   let client: OpenAI;
 
   beforeAll(async () => {
-    upstream = await new OpenAIUpstream().start();
+    [upstream, gemini] = await Promise.all([new OpenAIUpstream().start(), new GeminiUpstream().start()]);
     gw = await startTestGateway({
       upstreamUrl: upstream.url,
       config: {
+        backends: { google: { type: 'gemini', baseUrl: gemini.url, apiKey: '${TEST_UPSTREAM_KEY}' } },
         models: {
+          'gemini-embedder': { backend: 'google', upstreamModel: 'gemini-embedding-001', kind: 'embedding' },
           embedder: { backend: 'standin', upstreamModel: 'text-embedding-3-small', kind: 'embedding' },
           'embedder-failover': { kind: 'embedding', deployments: [{ backend: 'standin', upstreamModel: 'status-500' }, { backend: 'standin', upstreamModel: 'text-embedding-3-small', priority: 1 }] },
         },
@@ -26,7 +30,7 @@ describe('embeddings', () => {
   });
   afterAll(async () => {
     await gw.close();
-    await upstream.stop();
+    await Promise.all([upstream.stop(), gemini.stop()]);
   });
 
   it("answers the SDK's default (base64) request with vectors of the model's dimension, equal inputs giving equal vectors", async () => {
@@ -78,5 +82,33 @@ describe('embeddings', () => {
       expect(bad.status).toBe(400);
       expect(bad.body.error).toMatchObject({ param: 'input', type: 'invalid_request_error' });
     }
+  });
+
+  describe('on Gemini (batchEmbedContents)', () => {
+    it('answers vectors in OpenAI\'s shape, base64 by default as the SDK asks, floats on request, counted by the gateway', async () => {
+      const { token: own } = await gw.teamToken('gemini-embedders');
+      const sdk = gw.openai(own);
+      const base64 = await sdk.embeddings.create({ model: 'gemini-embedder', input: ['red fox', 'blue whale', 'red fox'] });
+      expect(base64.data.map((d) => d.embedding.length)).toEqual([6, 6, 6]); // the SDK decodes base64 into floats
+      expect(base64.data[0].embedding).toEqual(base64.data[2].embedding);
+      expect(base64.data[0].embedding).not.toEqual(base64.data[1].embedding);
+      expect(gemini.last().body).toEqual({ requests: ['red fox', 'blue whale', 'red fox'].map((text) => ({ model: 'models/gemini-embedding-001', content: { parts: [{ text }] } })) });
+      const floats = await sdk.embeddings.create({ model: 'gemini-embedder', input: 'red fox', encoding_format: 'float', dimensions: 3 });
+      expect(floats.data[0].embedding).toHaveLength(3);
+      expect(floats.data[0].embedding[0]).toBeCloseTo(base64.data[0].embedding[0], 5);
+      expect(floats.usage.prompt_tokens).toBeGreaterThan(0);
+      const records = await eventually(async () => {
+        const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=gemini-embedders&limit=5');
+        expect(body.data).toHaveLength(2);
+        return body.data;
+      });
+      expect(records[0]).toMatchObject({ endpoint: 'embeddings', model: 'gemini-embedder', prompt_tokens: floats.usage.prompt_tokens, completion_tokens: 0, estimated: true });
+    });
+
+    it('refuses token arrays, which Gemini cannot embed, with a 400 naming input', async () => {
+      const bad = await gw.asTeam(token, 'POST', '/v1/embeddings', { model: 'gemini-embedder', input: [1, 2, 3] });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error).toMatchObject({ param: 'input', message: expect.stringMatching(/Gemini embeds text/) });
+    });
   });
 });

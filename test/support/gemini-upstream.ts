@@ -14,13 +14,40 @@ import { StandInServer, words, type RecordedRequest } from './standin-server';
  *                      and a budget > 0; a functionCall when tools are offered and the last turn is
  *                      not a functionResponse)
  *   gemini-exhausted   HTTP 429 RESOURCE_EXHAUSTED
+ * and `models/{model}:batchEmbedContents` for any model (see `embed`).
  */
 export class GeminiUpstream extends StandInServer {
   get url(): string {
     return `${this.origin}/v1beta`;
   }
 
+  /**
+   * `batchEmbedContents`: `{requests: [{model: "models/<m>", content: {parts: [{text}]}, outputDimensionality?}]}`
+   * -> `{embeddings: [{values}]}` (no usage in Gemini's answer). Vectors derive from the text (equal texts, equal
+   * vectors), 6 long unless outputDimensionality says otherwise.
+   */
+  private embed(model: string, headers: RecordedRequest['headers'], body: Record<string, any>, res: ServerResponse): void {
+    if (headers['x-goog-api-key'] !== 'upstream-secret-key') return error(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.');
+    if (!Array.isArray(body.requests)) return error(res, 400, 'INVALID_ARGUMENT', '* BatchEmbedContentsRequest.requests: requests is not specified');
+    for (const request of body.requests) {
+      if (request.model !== `models/${model}`) return error(res, 400, 'INVALID_ARGUMENT', `* BatchEmbedContentsRequest.requests[].model: must be models/${model}`);
+    }
+    const embeddings = body.requests.map((request: { content: { parts: Array<{ text: string }> }; outputDimensionality?: number }) => {
+      const text = request.content.parts.map((part) => part.text).join('');
+      const values = Array.from({ length: request.outputDimensionality ?? 6 }, (_, i) => {
+        let hash = 2166136261 ^ i;
+        for (let c = 0; c < text.length; c++) hash = Math.imul(hash ^ text.charCodeAt(c), 16777619);
+        return ((hash >>> 0) / 4294967295) * 2 - 1;
+      });
+      return { values };
+    });
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ embeddings }));
+  }
+
   protected handle({ path, headers, body }: RecordedRequest, _req: IncomingMessage, res: ServerResponse): void {
+    const embed = /^\/v1beta\/models\/([^/:]+):batchEmbedContents$/.exec(path);
+    if (embed) return this.embed(embed[1], headers, body, res);
     const route = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)(\?alt=sse)?$/.exec(path);
     if (!route) return error(res, 404, 'NOT_FOUND', `Path ${path} not found`);
     if (headers['x-goog-api-key'] !== 'upstream-secret-key') return error(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.');

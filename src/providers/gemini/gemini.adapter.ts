@@ -8,6 +8,8 @@ import { mapUpstreamError } from '../shared/upstream-errors';
 import { toGeminiBody, validateForGemini } from './gemini.request';
 import { finishReasonOf, splitParts, usageOf, type GeminiResponse } from './gemini.response';
 import { GeminiStreamMapper } from './gemini.stream';
+import type { EmbeddingRequest, EmbeddingResponse } from '../embedding-request';
+import { fromGeminiEmbeddings, toGeminiEmbeddingBody } from './gemini.embeddings';
 
 /** Google's Generative Language API (`<baseUrl>/models/<model>:generateContent`, x-goog-api-key). */
 export class GeminiAdapter implements ProviderAdapter {
@@ -23,15 +25,26 @@ export class GeminiAdapter implements ProviderAdapter {
   }
 
   buildRequest(request: ChatRequest, target: CallTarget, stream: boolean): UpstreamCall {
-    const headers: Record<string, string> = {
-      ...this.config.headers,
-      'content-type': 'application/json',
-      accept: stream ? 'text/event-stream' : 'application/json',
-    };
-    if (this.config.apiKey) headers['x-goog-api-key'] = this.config.apiKey;
     const model = encodeURIComponent(target.upstreamModel);
     const path = stream ? `/models/${model}:streamGenerateContent?alt=sse` : `/models/${model}:generateContent`;
-    return { path, headers, body: JSON.stringify(toGeminiBody(request, target)) };
+    return { path, headers: this.headers(stream), body: JSON.stringify(toGeminiBody(request, target)) };
+  }
+
+  buildEmbeddingRequest(request: EmbeddingRequest, target: CallTarget): UpstreamCall {
+    const body = toGeminiEmbeddingBody(request, target.upstreamModel);
+    return { path: `/models/${encodeURIComponent(target.upstreamModel)}:batchEmbedContents`, headers: this.headers(false), body: JSON.stringify(body) };
+  }
+
+  parseEmbeddingResponse(body: unknown): EmbeddingResponse {
+    const reply = fromGeminiEmbeddings(body);
+    if (!reply) throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed embeddings answer.`);
+    return reply;
+  }
+
+  private headers(stream: boolean): Record<string, string> {
+    const headers: Record<string, string> = { ...this.config.headers, 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };
+    if (this.config.apiKey) headers['x-goog-api-key'] = this.config.apiKey;
+    return headers;
   }
 
   parseResponse(body: unknown): ChatCompletion {

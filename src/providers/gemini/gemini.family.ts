@@ -5,7 +5,7 @@ import { GeminiAdapter } from './gemini.adapter';
 /** Google's Gemini API (generateContent, streamGenerateContent). */
 export const geminiFamily: ProviderFamily = {
   type: 'gemini',
-  embeddings: false,
+  embeddings: true,
   thinking: ['none', 'native'],
   keyRequired: () => true,
   createAdapter: (id, config) => new GeminiAdapter(id, config),
