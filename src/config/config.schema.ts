@@ -153,6 +153,11 @@ export class LocalBackendConfig {
    * model without a limit can repeat itself until the context is full, and with context shifting, forever.
    */
   @IsInt() @Min(1) defaultMaxTokens = 512;
+  /**
+   * The GGUF is an embedding model (e.g. all-MiniLM-L6-v2, `npm run model:fetch -- --model minilm-l6-embed`): the
+   * worker makes an embedding context instead of chat sequences, and the backend serves POST /v1/embeddings only.
+   */
+  @IsBoolean() embedding = false;
 }
 
 export class BackendConfig {

@@ -14,6 +14,16 @@ export function ensureLocalModel(): void {
   if (!existsSync(LOCAL_MODEL)) execFileSync('python3', [join(root, 'scripts/fetch-model.py')], { cwd: root, stdio: 'ignore', timeout: 300_000 });
 }
 
+export const EMBEDDING_MODEL = join(root, '.cache/models/all-MiniLM-L6-v2.f16.gguf');
+
+/** The runtime and the default embedding model (fetched and converted by scripts/fetch-model.py, as the quickstart does). */
+export function ensureEmbeddingModel(): void {
+  ensureLocalModel();
+  if (!existsSync(EMBEDDING_MODEL)) {
+    execFileSync('python3', [join(root, 'scripts/fetch-model.py'), '--model', 'minilm-l6-embed'], { cwd: root, stdio: 'ignore', timeout: 600_000 });
+  }
+}
+
 /** Token counts from node-llama-cpp driven directly on the same GGUF (the tests' reference). */
 export function referenceTokens(history: unknown[], text: string): { prompt: number; text: number } {
   const out = execFileSync(process.execPath, [join(__dirname, 'reference-tokens.mjs'), JSON.stringify({ modelPath: LOCAL_MODEL, runtimeDir: LOCAL_RUNTIME, history, text })], {

@@ -18,6 +18,8 @@ interface Pending {
   model: string;
   id: string;
   created: number;
+  /** An embeddings request (answered whole, with `embedded`). */
+  embedding?: boolean;
 }
 
 /** How long an abandoned request waits for the worker's report of what it spent before it is let go. */
@@ -51,6 +53,8 @@ export class LocalModelClient implements BackendClient {
   private cannotLoad = false;
   /** Whether the loaded model's chat template has a thought section (known once the worker is ready). */
   private thoughts = false;
+  /** An embedding model's vector length (known once the worker is ready). */
+  private dimensions?: number;
 
   constructor(
     private readonly backendId: string,
@@ -73,6 +77,7 @@ export class LocalModelClient implements BackendClient {
     }
     if (!this.isReady) await this.whenReady();
     const request = JSON.parse(call.body) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    if (call.path === '/embeddings') return this.sendEmbedding(request as { model: string; input: string | string[] | number[] | number[][]; dimensions?: number }, signal);
     const thoughtBudget = this.thoughtBudget(request.thinking);
     const id = this.nextId++;
     const body = new PushBody();
@@ -101,6 +106,27 @@ export class LocalModelClient implements BackendClient {
       pending.abandoned = setTimeout(() => this.settleAbort(id, undefined), ABORT_REPORT_MS);
     });
     if (pending.stream) this.chunk(pending, { role: 'assistant', content: '' });
+    return { status: 200, headers: {}, body };
+  }
+
+  /** POST /v1/embeddings on an embedding model: every input embedded by the worker, answered as OpenAI's list. */
+  private sendEmbedding(request: { model: string; input: string | string[] | number[] | number[][]; dimensions?: number }, signal: AbortSignal): UpstreamResponse {
+    if (typeof request.dimensions === 'number' && this.dimensions !== undefined && request.dimensions !== this.dimensions) {
+      throw new GatewayException('invalid_request', `The model \`${request.model}\` runs locally and makes ${this.dimensions}-dimensional vectors only: 'dimensions' cannot change that.`, {
+        param: 'dimensions',
+        wireCode: 'unsupported_parameter',
+      });
+    }
+    const { input } = request;
+    const inputs = typeof input === 'string' ? [input] : typeof input[0] === 'number' ? [input as number[]] : (input as Array<string | number[]>);
+    const id = this.nextId++;
+    const body = new PushBody();
+    this.pending.set(id, { body, stream: false, text: '', reasoning: '', model: request.model, id: `embd-local-${id}`, created: 0, embedding: true });
+    this.post({ type: 'embed', id, inputs });
+    // Nothing to cancel in the worker (an embedding takes milliseconds): the client just stops waiting.
+    signal.addEventListener('abort', () => {
+      if (this.pending.delete(id)) body.fail(new AbortedWithUsage(undefined));
+    });
     return { status: 200, headers: {}, body };
   }
 
@@ -147,6 +173,7 @@ export class LocalModelClient implements BackendClient {
           this.restarts = 0;
           this.isReady = true;
           this.thoughts = message.thoughts;
+          this.dimensions = message.dimensions;
           const pinning = message.pinnedCpus ? `pinned to CPU ${message.pinnedCpus.join(',')}` : message.pinFailure ? `not pinned: ${message.pinFailure}` : 'not pinned';
           this.log(`local model ready: ${message.modelName} (${message.threads} inference thread(s), ${pinning})`);
           resolveReady();
@@ -211,10 +238,16 @@ export class LocalModelClient implements BackendClient {
       return;
     }
     this.pending.delete(message.id);
+    if (message.type === 'embedded') {
+      const data = message.vectors.map((embedding, index) => ({ object: 'embedding', index, embedding }));
+      pending.body.push(JSON.stringify({ object: 'list', data, model: pending.model, usage: { prompt_tokens: message.promptTokens, total_tokens: message.promptTokens } }));
+      pending.body.end();
+      return;
+    }
     if (message.type === 'error') {
       pending.body.fail(
         message.code === 'context_length_exceeded'
-          ? new GatewayException('invalid_request', message.message, { param: 'messages', wireCode: 'context_length_exceeded' })
+          ? new GatewayException('invalid_request', message.message, { param: pending.embedding ? 'input' : 'messages', wireCode: 'context_length_exceeded' })
           : new GatewayException('upstream_error', `The local model "${this.backendId}" failed: ${message.message}`),
       );
       return;

@@ -12,6 +12,15 @@ export interface WorkerInit {
   cpus?: number[];
   /** Completion tokens when the client sets no limit (and never more than the context has left). */
   defaultMaxTokens: number;
+  /** An embedding model: one embedding context, `embed` requests only. */
+  embedding: boolean;
+}
+
+export interface EmbedRequest {
+  type: 'embed';
+  id: number;
+  /** Texts, or token arrays (embedded as given). */
+  inputs: Array<string | number[]>;
 }
 
 export interface GenerateRequest {
@@ -35,11 +44,11 @@ export interface AbortRequest {
   id: number;
 }
 
-export type ToWorker = WorkerInit | GenerateRequest | AbortRequest;
+export type ToWorker = WorkerInit | GenerateRequest | EmbedRequest | AbortRequest;
 
 export type FromWorker =
   /** `thoughts`: the GGUF's chat template has a thought section (e.g. <think>...</think>). */
-  | { type: 'ready'; modelName: string; thoughts: boolean; threads: number; pinnedCpus?: number[]; pinFailure?: string }
+  | { type: 'ready'; modelName: string; thoughts: boolean; threads: number; pinnedCpus?: number[]; pinFailure?: string; dimensions?: number }
   | { type: 'failed'; message: string }
   | { type: 'text'; id: number; text: string }
   | { type: 'thought'; id: number; text: string }
@@ -47,5 +56,7 @@ export type FromWorker =
   | { type: 'done'; id: number; finishReason: 'stop' | 'length'; promptTokens: number; completionTokens: number; reasoningTokens: number }
   /** The answer to an abort: what was spent before it stopped (exact), so an abandoned request is accounted. */
   | { type: 'aborted'; id: number; promptTokens: number; completionTokens: number; reasoningTokens: number }
+  /** One L2-normalised vector per input, in order, and the tokens the inputs were (the model's own tokenizer). */
+  | { type: 'embedded'; id: number; vectors: number[][]; promptTokens: number }
   /** `code` marks a failure that is the request's own (the prompt does not fit the context): a 400, not a 502. */
   | { type: 'error'; id: number; message: string; code?: 'context_length_exceeded' };

@@ -8,7 +8,7 @@
  */
 import { join, resolve } from 'node:path';
 import { pinThisProcess } from './cpu-placement';
-import type { FromWorker, GenerateRequest, ToWorker, WorkerInit } from './local-protocol';
+import type { EmbedRequest, FromWorker, GenerateRequest, ToWorker, WorkerInit } from './local-protocol';
 import { completionLimit, samplingFor, type GgufSampling } from './sampling';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- node-llama-cpp is ESM, loaded at run time, and untyped here */
@@ -48,6 +48,7 @@ async function init(config: WorkerInit): Promise<void> {
     const module = await importEsm(entry);
     const llama = await module.getLlama({ build: 'never', gpu: false, logLevel: 'error', progressLogs: false });
     const model = await llama.loadModel({ modelPath: resolve(config.modelPath) });
+    if (config.embedding) return await initEmbedding(model, config, pinFailure);
     const context = await model.createContext({ sequences: config.parallel, contextSize: config.contextSize, threads: config.threads });
     // One chat wrapper (resolving the template takes ~300 ms) and one LlamaChat per sequence, made once.
     const chatWrapper = chatWrapperFor(module, model);
@@ -64,6 +65,46 @@ async function init(config: WorkerInit): Promise<void> {
     send({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
     process.exit(1);
   }
+}
+
+let embedder: { model: any; context: any; contextSize: number; queue: Promise<void> } | undefined;
+
+/** An embedding model: one embedding context (its context is the model's own, e.g. 512 tokens for BERT). */
+async function initEmbedding(model: any, config: WorkerInit, pinFailure: string | undefined): Promise<void> {
+  const contextSize = Math.min(config.contextSize, Number(model.trainContextSize ?? config.contextSize));
+  const context = await model.createEmbeddingContext({ contextSize, threads: config.threads });
+  embedder = { model, context, contextSize, queue: Promise.resolve() };
+  const dimensions = Number(model.embeddingVectorSize ?? 0) || undefined;
+  const pinnedCpus = config.cpus && !pinFailure ? config.cpus : undefined;
+  send({ type: 'ready', modelName: String(model.fileInfo?.metadata?.general?.name ?? config.modelPath), thoughts: false, threads: config.threads, pinnedCpus, pinFailure, dimensions });
+}
+
+/**
+ * Embeds each input in turn (one context; requests queue behind each other). Vectors are L2-normalised, as
+ * sentence-transformers models end with a Normalize layer that a GGUF does not carry; tokens are the model's own.
+ */
+function embed(request: EmbedRequest): void {
+  const run = async () => {
+    const { model, context, contextSize } = embedder!;
+    const vectors: number[][] = [];
+    let promptTokens = 0;
+    for (const input of request.inputs) {
+      const tokens: number[] = typeof input === 'string' ? model.tokenize(input) : input;
+      promptTokens += tokens.length;
+      if (tokens.length + 2 > contextSize) {
+        send({ type: 'error', id: request.id, code: 'context_length_exceeded', message: `An input is ${tokens.length} tokens; this embedding model takes at most ${contextSize - 2}.` });
+        return;
+      }
+      const embedding = await context.getEmbeddingFor(typeof input === 'string' ? input : tokens);
+      const vector = Array.from(embedding.vector as ArrayLike<number>);
+      const norm = Math.hypot(...vector) || 1;
+      vectors.push(vector.map((value) => value / norm));
+    }
+    send({ type: 'embedded', id: request.id, vectors, promptTokens });
+  };
+  embedder!.queue = embedder!.queue.then(run).catch((error: unknown) => {
+    send({ type: 'error', id: request.id, message: error instanceof Error ? error.message : String(error) });
+  });
 }
 
 /**
@@ -193,6 +234,7 @@ function safely(count: () => number): number {
 process.on('message', (message: ToWorker) => {
   if (message.type === 'init') void init(message);
   else if (message.type === 'generate') void generate(message);
+  else if (message.type === 'embed') embed(message);
   else if (message.type === 'abort') running.get(message.id)?.abort();
 });
 // The gateway went away: so do we.

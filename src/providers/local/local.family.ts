@@ -6,7 +6,7 @@ import { LocalModelClient } from './local-model.client';
 export const localFamily: ProviderFamily = {
   type: 'local',
   // native: thinking as the GGUF's chat template allows (a thought budget if it has a thought section, else a 400).
-  embeddings: false,
+  embeddings: true,
   thinking: ['none', 'native'],
   keyRequired: () => false,
   createAdapter: (id, config) => new LocalAdapter(id, config, 'local'),
