@@ -11,7 +11,7 @@ import { GatewayException } from '../common/errors/gateway.exception';
 import { AppLogger } from '../common/logging/logger';
 import { ConfigError, loadConfig } from '../config/config.loader';
 import { cleanLimits, LIMIT_CATALOGUE, LIMIT_NAMES, type Limits } from '../limits/limit-settings';
-import { UsageQueryService } from '../usage/usage-query.service';
+import { UsageQueryService, type UsageGroupBy } from '../usage/usage-query.service';
 import { CliModule } from './cli.module';
 
 /**
@@ -150,8 +150,8 @@ export function buildProgram(): Command {
     .option('--model <name>')
     .option('--from <yyyy-mm-dd>')
     .option('--to <yyyy-mm-dd>', 'default: today (UTC)')
-    .addOption(new Option('--group-by <by>').choices(['day', 'model', 'token']).default('day'))
-    .action((o: { team?: string; model?: string; from?: string; to?: string; groupBy: 'day' | 'model' | 'token' }) =>
+    .addOption(new Option('--group-by <by>').choices(['day', 'model', 'token', 'endpoint']).default('day'))
+    .action((o: { team?: string; model?: string; from?: string; to?: string; groupBy: UsageGroupBy }) =>
       withServices(({ usage }) => {
         const to = o.to ?? new Date().toISOString().slice(0, 10);
         const from = o.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);

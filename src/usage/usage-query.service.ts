@@ -7,7 +7,7 @@ import { TeamStore } from '../teams/team.store';
 import { parseCounterField, recordView, USAGE_OUTCOMES } from './usage-record';
 import { pageEnd } from '../redis/stream-page';
 
-export type UsageGroupBy = 'day' | 'model' | 'token';
+export type UsageGroupBy = 'day' | 'model' | 'token' | 'endpoint';
 
 export interface UsageQuery {
   /** One team, or every team when absent. */
@@ -37,6 +37,7 @@ export interface UsageRow extends UsageTotals {
   day?: string;
   model?: string;
   token_id?: string;
+  endpoint?: string;
 }
 
 const MAX_DAYS = 400;
@@ -82,11 +83,11 @@ export class UsageQueryService {
         for (const [field, value] of Object.entries(fields as Record<string, string>)) {
           const counter = parseCounterField(field);
           if (!counter || (query.model && counter.model !== query.model)) continue;
-          const group = query.groupBy === 'day' ? day : query.groupBy === 'model' ? counter.model : counter.tokenId;
+          const group = query.groupBy === 'day' ? day : query.groupBy === 'model' ? counter.model : query.groupBy === 'endpoint' ? counter.endpoint : counter.tokenId;
           const key = `${team}\n${group}`;
           let row = rows.get(key);
           if (!row) {
-            const label = query.groupBy === 'day' ? { day: group } : query.groupBy === 'model' ? { model: group } : { token_id: group };
+            const label = { day: { day: group }, model: { model: group }, endpoint: { endpoint: group }, token: { token_id: group } }[query.groupBy];
             row = { team, ...label, ...emptyTotals() };
             rows.set(key, row);
           }
@@ -96,7 +97,7 @@ export class UsageQueryService {
       }
     }
     const data = [...rows.values()].sort((a, b) =>
-      a.team === b.team ? String(a.day ?? a.model ?? a.token_id).localeCompare(String(b.day ?? b.model ?? b.token_id)) : a.team.localeCompare(b.team),
+      a.team === b.team ? String(a.day ?? a.model ?? a.endpoint ?? a.token_id).localeCompare(String(b.day ?? b.model ?? b.endpoint ?? b.token_id)) : a.team.localeCompare(b.team),
     );
     return { data, total };
   }

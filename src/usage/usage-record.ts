@@ -17,7 +17,7 @@ export interface UsageRecord {
   servedModel: string;
   /** Calls made to backends for this request (retries and fallbacks included; 0 if none was called). */
   attempts: number;
-  /** The API it came to: `chat.completions` or `embeddings`. */
+  /** The API it came to: `chat.completions`, `messages` or `embeddings`. */
   endpoint: string;
   stream: boolean;
   promptTokens: number;
@@ -32,24 +32,35 @@ export interface UsageRecord {
   estimated: boolean;
 }
 
-/** Counter names in a day hash are `<metric>|<tokenId>|<model>`; the reader sums what a query asks for. */
+/**
+ * Counter names in a day hash are `<metric>|<tokenId>|<model>` for chat completions (the format from before
+ * there were other endpoints, kept so existing counters read the same) and `<metric>|<tokenId>|<model>␟<endpoint>`
+ * for any other endpoint (␟ is U+001F, the unit separator, which no model name holds); the reader sums what a
+ * query asks for.
+ */
 export const COUNTER_METRICS = ['requests', 'prompt', 'completion', 'reasoning', 'estimated', ...USAGE_OUTCOMES] as const;
 export type CounterMetric = (typeof COUNTER_METRICS)[number];
 
-export function counterField(metric: CounterMetric, tokenId: string, model: string): string {
-  return `${metric}|${tokenId}|${model}`;
+const DEFAULT_ENDPOINT = 'chat.completions';
+const ENDPOINT_SEPARATOR = '\u001f';
+
+export function counterField(metric: CounterMetric, tokenId: string, model: string, endpoint = DEFAULT_ENDPOINT): string {
+  return endpoint === DEFAULT_ENDPOINT ? `${metric}|${tokenId}|${model}` : `${metric}|${tokenId}|${model}${ENDPOINT_SEPARATOR}${endpoint}`;
 }
 
-export function parseCounterField(field: string): { metric: CounterMetric; tokenId: string; model: string } | null {
+export function parseCounterField(field: string): { metric: CounterMetric; tokenId: string; model: string; endpoint: string } | null {
   const first = field.indexOf('|');
   const second = field.indexOf('|', first + 1);
   if (first < 0 || second < 0) return null;
-  return { metric: field.slice(0, first) as CounterMetric, tokenId: field.slice(first + 1, second), model: field.slice(second + 1) };
+  const rest = field.slice(second + 1);
+  const split = rest.lastIndexOf(ENDPOINT_SEPARATOR);
+  const [model, endpoint] = split < 0 ? [rest, DEFAULT_ENDPOINT] : [rest.slice(0, split), rest.slice(split + 1)];
+  return { metric: field.slice(0, first) as CounterMetric, tokenId: field.slice(first + 1, second), model, endpoint };
 }
 
 /** The HINCRBY pairs one record adds to its day hash. */
 export function counterIncrements(record: UsageRecord): Array<[string, number]> {
-  const at = (metric: CounterMetric) => counterField(metric, record.tokenId, record.model);
+  const at = (metric: CounterMetric) => counterField(metric, record.tokenId, record.model, record.endpoint);
   const out: Array<[string, number]> = [
     [at('requests'), 1],
     [at(record.outcome), 1],

@@ -13,7 +13,7 @@ export class UsageQueryDto {
   @IsOptional() @Matches(DAY, { message: DAY_MESSAGE }) @IsISO8601({ strict: true }, { message: DAY_MESSAGE }) from?: string;
   /** Inclusive; default: today (UTC). */
   @IsOptional() @Matches(DAY, { message: DAY_MESSAGE }) @IsISO8601({ strict: true }, { message: DAY_MESSAGE }) to?: string;
-  @IsOptional() @IsIn(['day', 'model', 'token']) groupBy?: 'day' | 'model' | 'token';
+  @IsOptional() @IsIn(['day', 'model', 'token', 'endpoint']) groupBy?: 'day' | 'model' | 'token' | 'endpoint';
 }
 
 export class UsageRecordsQueryDto {

@@ -257,6 +257,29 @@ describe('Anthropic Messages API', () => {
     });
   });
 
+  it('the usage API (grouped by endpoint) and /metrics agree per endpoint', async () => {
+    const { token: own } = await gw.teamToken('per-endpoint');
+    await gw.openai(own).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one two three' }] });
+    await new Anthropic({ apiKey: own, baseURL: gw.url, maxRetries: 0 }).messages.create({ model: 'echo', max_tokens: 20, messages: [{ role: 'user', content: 'four five' }] });
+    await new Anthropic({ apiKey: own, baseURL: gw.url, maxRetries: 0 }).messages.create({ model: 'claude-echo', max_tokens: 20, messages: [{ role: 'user', content: 'six' }] });
+    await gw.openai(own).embeddings.create({ model: 'embedder', input: 'seven eight nine ten' });
+    const usage = await eventually(async () => {
+      const { body } = await gw.asTeam(own, 'GET', '/v1/usage?groupBy=endpoint');
+      expect(body.total.requests).toBe(4);
+      return body;
+    });
+    expect(usage.data.map((row: { endpoint: string; requests: number }) => [row.endpoint, row.requests])).toEqual([['chat.completions', 1], ['embeddings', 1], ['messages', 2]]);
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    for (const row of usage.data as Array<{ endpoint: string; prompt_tokens: number; completion_tokens: number; requests: number }>) {
+      const sum = (type: string) =>
+        [...metrics.matchAll(new RegExp(`switchyard_tokens_total\\{team="per-endpoint",model="[^"]+",backend="[^"]+",endpoint="${row.endpoint}",type="${type}"\\} (\\d+)`, 'g'))].reduce((n, m) => n + Number(m[1]), 0);
+      expect(sum('prompt')).toBe(row.prompt_tokens);
+      expect(sum('completion')).toBe(row.completion_tokens);
+      const requests = [...metrics.matchAll(new RegExp(`switchyard_requests_total\\{team="per-endpoint",[^}]*endpoint="${row.endpoint}",[^}]*\\} (\\d+)`, 'g'))].reduce((n, m) => n + Number(m[1]), 0);
+      expect(requests).toBe(row.requests);
+    }
+  });
+
   describe('auth and validation', () => {
     it('takes the team token as x-api-key or Authorization: Bearer, with any anthropic-version', async () => {
       const bearer = new Anthropic({ authToken: token, apiKey: null, baseURL: gw.url, maxRetries: 0, defaultHeaders: { 'anthropic-version': '2023-06-01' } });

@@ -8,8 +8,17 @@ const record: UsageRecord = {
 
 describe('usage records', () => {
   it('counter fields round-trip even when a model name contains the separator', () => {
-    expect(parseCounterField(counterField('prompt', record.tokenId, record.model))).toEqual({ metric: 'prompt', tokenId: record.tokenId, model: 'meta-llama/Llama|3' });
+    expect(parseCounterField(counterField('prompt', record.tokenId, record.model))).toEqual({ metric: 'prompt', tokenId: record.tokenId, model: 'meta-llama/Llama|3', endpoint: 'chat.completions' });
     expect(parseCounterField('garbage')).toBeNull();
+  });
+
+  it('counters carry the endpoint; chat completions keep the format counters had before endpoints existed', () => {
+    expect(counterField('prompt', 'tok', 'gpt-4o')).toBe('prompt|tok|gpt-4o');
+    expect(parseCounterField('prompt|tok|gpt-4o')).toEqual({ metric: 'prompt', tokenId: 'tok', model: 'gpt-4o', endpoint: 'chat.completions' });
+    const messages = counterField('prompt', 'tok', 'a|b', 'messages');
+    expect(messages).not.toBe('prompt|tok|a|b');
+    expect(parseCounterField(messages)).toEqual({ metric: 'prompt', tokenId: 'tok', model: 'a|b', endpoint: 'messages' });
+    expect(counterIncrements({ ...record, endpoint: 'embeddings' })[0]).toEqual([counterField('requests', record.tokenId, record.model, 'embeddings'), 1]);
   });
 
   it('one record adds requests, its outcome, its tokens and the estimated flag', () => {
