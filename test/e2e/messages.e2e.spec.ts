@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { eventually } from '../support/eventually';
+import { GeminiUpstream } from '../support/gemini-upstream';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
@@ -11,17 +12,21 @@ import { startTestGateway, type TestGateway } from '../support/test-gateway';
 describe('Anthropic Messages API', () => {
   let anthropic: AnthropicUpstream;
   let openai: OpenAIUpstream;
+  let gemini: GeminiUpstream;
   let gw: TestGateway;
   let token: string;
   let client: Anthropic;
   const weather = [{ name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object' as const, properties: { query: { type: 'string' } }, required: ['query'] } }];
 
   beforeAll(async () => {
-    [anthropic, openai] = await Promise.all([new AnthropicUpstream().start(), new OpenAIUpstream().start()]);
+    [anthropic, openai, gemini] = await Promise.all([new AnthropicUpstream().start(), new OpenAIUpstream().start(), new GeminiUpstream().start()]);
     gw = await startTestGateway({
       upstreamUrl: openai.url,
       config: {
-        backends: { claude: { type: 'anthropic', baseUrl: anthropic.url, apiKey: '${TEST_UPSTREAM_KEY}' } },
+        backends: {
+          claude: { type: 'anthropic', baseUrl: anthropic.url, apiKey: '${TEST_UPSTREAM_KEY}' },
+          google: { type: 'gemini', baseUrl: gemini.url, apiKey: '${TEST_UPSTREAM_KEY}' },
+        },
         models: {
           'claude-echo': { backend: 'claude', upstreamModel: 'claude-echo', thinking: 'native' },
           'claude-alias': { backend: 'claude', upstreamModel: 'claude-echo' },
@@ -31,6 +36,7 @@ describe('Anthropic Messages API', () => {
           'gpt-reasoner': { backend: 'standin', upstreamModel: 'reasoner', thinking: 'reasoning_effort' },
           'claude-or-gpt': { deployments: [{ backend: 'claude', upstreamModel: 'claude-overloaded' }, { backend: 'standin', upstreamModel: 'echo', priority: 1 }] },
           embedder: { backend: 'standin', upstreamModel: 'text-embedding-3-small', kind: 'embedding' },
+          gemini: { backend: 'google', upstreamModel: 'gemini-echo', thinking: 'native', thinkingBudget: { min: 0, max: 8192 } },
         },
       },
     });
@@ -39,7 +45,7 @@ describe('Anthropic Messages API', () => {
   });
   afterAll(async () => {
     await gw.close();
-    await Promise.all([anthropic.stop(), openai.stop()]);
+    await Promise.all([anthropic.stop(), openai.stop(), gemini.stop()]);
   });
 
   describe('to an Anthropic backend (native)', () => {
@@ -255,6 +261,39 @@ describe('Anthropic Messages API', () => {
       expect(data.input_tokens).toBeGreaterThan(4);
       expect(response.headers.get('x-switchyard-token-count')).toBe('estimated');
     });
+  });
+
+  describe('to a Gemini backend (translated)', () => {
+    it("maps the thinking budget to Gemini's thinkingConfig and its thought parts to a thinking block; tool calls round-trip", async () => {
+      const stream = client.messages.stream({ model: 'gemini', max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: [{ role: 'user', content: 'Rome' }] });
+      const message = await stream.finalMessage();
+      expect(gemini.last().body.generationConfig).toMatchObject({ thinkingConfig: { thinkingBudget: 2048, includeThoughts: true }, maxOutputTokens: 4096 });
+      expect(message.content.map((b) => b.type)).toEqual(['thinking', 'text']);
+      expect(message.content[1]).toMatchObject({ text: 'echo: Rome' });
+
+      const first = await client.messages.create({ model: 'gemini', max_tokens: 100, tools: weather, messages: [{ role: 'user', content: 'Lima' }] });
+      expect(first.stop_reason).toBe('tool_use');
+      const call = first.content.find((b) => b.type === 'tool_use')!;
+      expect(call).toMatchObject({ name: 'get_weather', input: { query: 'Lima' } });
+      const second = await client.messages.create({
+        model: 'gemini',
+        max_tokens: 100,
+        tools: weather,
+        messages: [{ role: 'user', content: 'Lima' }, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'foggy' }] }],
+      });
+      expect((second.content[0] as { text: string }).text).toMatch(/^tool get_weather said: .*foggy/);
+    });
+  });
+
+  it('team limits apply as for chat: a refusal is a RateLimitError in Anthropic\'s shape with Retry-After', async () => {
+    expect((await gw.admin('POST', '/admin/v1/teams', { id: 'messages-rpm', limits: { requestsPerMinute: 1 } })).status).toBe(201);
+    const { token: limited } = await gw.teamToken('messages-rpm');
+    const sdk = new Anthropic({ apiKey: limited, baseURL: gw.url, maxRetries: 0 });
+    await sdk.messages.create({ model: 'echo', max_tokens: 10, messages: [{ role: 'user', content: 'first' }] });
+    const refused = await sdk.messages.create({ model: 'echo', max_tokens: 10, messages: [{ role: 'user', content: 'second' }] }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(Anthropic.RateLimitError);
+    expect((refused as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'rate_limit_error', message: expect.stringMatching(/requestsPerMinute/) } });
+    expect((refused as InstanceType<typeof Anthropic.APIError>).headers?.get('retry-after')).toMatch(/^\d+$/);
   });
 
   it('the usage API (grouped by endpoint) and /metrics agree per endpoint', async () => {
