@@ -12,6 +12,7 @@ import { ConfigModule } from './config/config.module';
 import type { GatewayConfig } from './config/config.schema';
 import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { MessagesModule } from './messages/messages.module';
+import { ResponsesModule } from './responses/responses.module';
 import { HealthModule } from './health/health.module';
 import { InFlightTracker } from './lifecycle/in-flight.tracker';
 import { MetricsModule } from './metrics/metrics.module';
@@ -51,6 +52,7 @@ export class AppModule {
         ChatModule,
         EmbeddingsModule,
         MessagesModule,
+        ResponsesModule,
         MetricsModule,
         AuthModule,
         AdminModule,

@@ -137,6 +137,7 @@ export class ChatService {
       // Encoders that close with the usage (Messages' message_delta) report what was accounted.
       outcome.usage = { prompt_tokens: counts.prompt, completion_tokens: counts.completion, total_tokens: counts.prompt + counts.completion };
     }
+    await wire.beforeStreamEnd?.(outcome);
     this.relay.finish(res, outcome, encoder);
   }
 

@@ -1,6 +1,7 @@
 import type { UpstreamCall } from '../providers/provider-adapter';
 import type { Deployment } from '../routing/model-router.service';
 import type { StreamEncoder } from '../streaming/stream-encoder';
+import type { RelayOutcome } from '../streaming/stream-relay.service';
 import { OpenAiChunkEncoder } from '../streaming/openai-chunk-encoder';
 import type { ChatRequest } from '../providers/chat-request';
 
@@ -23,6 +24,8 @@ export interface ClientWire {
    * dropped for a model that cannot think instead of refused with a 400.
    */
   thinkingIsAHint?: boolean;
+  /** Runs after a stream is accounted and before its closing events are written (the Responses API stores the response here). */
+  beforeStreamEnd?(outcome: RelayOutcome): Promise<void>;
 }
 
 /** POST /v1/chat/completions: OpenAI chunks to every deployment, nothing native (every family translates from it). */

@@ -98,6 +98,11 @@ export class UsageConfig {
   @IsInt() @Min(1) leaseSeconds = 30;
 }
 
+export class ResponsesConfig {
+  /** How long a stored response (`store`, default true) can be read and continued: OpenAI keeps them 30 days. */
+  @IsInt() @Min(60) storeTtlSeconds = 30 * 86_400;
+}
+
 export class LimitsConfig {
   /** Completion tokens reserved at admission when a request sets no max_tokens. */
   @IsInt() @Min(1) defaultCompletionReservation = 1024;
@@ -276,6 +281,8 @@ export class GatewayConfig {
   @ValidateNested() @Type(() => AuthConfig) auth: AuthConfig = new AuthConfig();
   @ValidateNested() @Type(() => UsageConfig) usage: UsageConfig = new UsageConfig();
   @ValidateNested() @Type(() => LimitsConfig) limits: LimitsConfig = new LimitsConfig();
+  /** POST /v1/responses: what the gateway keeps of stored responses. */
+  @ValidateNested() @Type(() => ResponsesConfig) responses: ResponsesConfig = new ResponsesConfig();
   /** Retries and circuit breaking for every model (see models.<name>.deployments and fallbacks). */
   @ValidateNested() @Type(() => RoutingConfig) routing: RoutingConfig = new RoutingConfig();
   @ValidateNested() @Type(() => MetricsConfig) metrics: MetricsConfig = new MetricsConfig();

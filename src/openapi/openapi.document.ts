@@ -1,6 +1,8 @@
 import '../chat/dto/chat-completion-request.dto';
 import '../embeddings/dto/embedding-request.dto';
 import '../messages/dto/messages-request.dto';
+import '../responses/dto/responses-request.dto';
+import '../responses/dto/input-items-query.dto';
 import '../admin/admin.dto';
 import '../usage/usage.dto';
 import { ERROR_CODES } from '../common/errors/error-codes';
@@ -67,6 +69,24 @@ export const OPERATIONS: Operation[] = [
     summary: "A prompt's input tokens: exact from an Anthropic backend, otherwise the gateway's estimate (header x-switchyard-token-count says which).",
     body: 'MessagesPromptDto',
     ok: { status: 200, description: 'The count', schema: object({ input_tokens: { type: 'integer' } }, ['input_tokens']) },
+  },
+  {
+    method: 'post',
+    path: '/v1/responses',
+    access: 'team',
+    summary: "OpenAI's Responses API, streamed (semantic events) or not, for every chat model; `store` (default true) keeps it for the team.",
+    body: 'ResponsesRequestDto',
+    ok: { status: 200, description: 'A response object, or response.* events ending in response.completed', schema: object({ object: { const: 'response' }, output: { type: 'array' } }) },
+  },
+  { method: 'get', path: '/v1/responses/{id}', access: 'team', summary: "A stored response of the caller's team (404 otherwise).", ok: { status: 200, description: 'The response', schema: object({ object: { const: 'response' } }) } },
+  { method: 'delete', path: '/v1/responses/{id}', access: 'team', summary: 'Delete a stored response.', ok: { status: 200, description: 'Deleted', schema: object({ deleted: { const: true } }) } },
+  {
+    method: 'get',
+    path: '/v1/responses/{id}/input_items',
+    access: 'team',
+    summary: "A stored response's input items, paged (OpenAI's cursor list).",
+    query: 'InputItemsQueryDto',
+    ok: { status: 200, description: 'Input items', schema: list() },
   },
   { method: 'get', path: '/v1/models', access: 'team', summary: 'The models this token may use and that can answer.', ok: { status: 200, description: 'OpenAI model list', schema: list() } },
   { method: 'get', path: '/v1/usage', access: 'team', summary: "The caller's own team's usage.", query: 'UsageQueryDto', ok: { status: 200, description: 'Usage summary', schema: object({ object: { const: 'usage' } }) } },

@@ -46,6 +46,10 @@ export class RedisKeys {
   inflightIndex(): string {
     return `${this.prefix}inflight`;
   }
+  /** A stored Responses API response (its answer, its input items and the conversation so far), under its team's tag. */
+  storedResponse(teamId: string, responseId: string): string {
+    return `${this.prefix}resp:{${teamId}}:${responseId}`;
+  }
   audit(): string {
     return `${this.prefix}audit`;
   }

@@ -2,7 +2,7 @@ import type { Principal } from '../auth/principal';
 import type { Reservation } from '../limits/limits.service';
 
 /** The billable APIs: each usage record says which one it was for. */
-export type Endpoint = 'chat.completions' | 'embeddings' | 'messages';
+export type Endpoint = 'chat.completions' | 'embeddings' | 'messages' | 'responses';
 
 /** The tokens one request used, as accounted. */
 export interface TokenCounts {

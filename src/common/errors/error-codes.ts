@@ -11,6 +11,10 @@ export const ERROR_CODES = {
   not_found: { status: 404, type: 'invalid_request_error' },
   team_not_found: { status: 404, type: 'invalid_request_error' },
   token_not_found: { status: 404, type: 'invalid_request_error' },
+  /** A stored Responses API response that is not there: never stored, expired, deleted, or another team's. */
+  response_not_found: { status: 404, type: 'invalid_request_error' },
+  /** `previous_response_id` names no response this team can continue (same cases as response_not_found). */
+  previous_response_not_found: { status: 404, type: 'invalid_request_error' },
   team_exists: { status: 409, type: 'invalid_request_error' },
   team_has_tokens: { status: 409, type: 'invalid_request_error' },
   invalid_request: { status: 400, type: 'invalid_request_error' },

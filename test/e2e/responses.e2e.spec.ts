@@ -1,0 +1,155 @@
+import OpenAI from 'openai';
+import { eventually } from '../support/eventually';
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { startTestGateway, type TestGateway } from '../support/test-gateway';
+
+/** POST /v1/responses and the stored responses, with the official openai SDK, translated to chat backends. */
+describe('OpenAI Responses API (translated)', () => {
+  let openai: OpenAIUpstream;
+  let gw: TestGateway;
+  let client: OpenAI;
+  const weather = [{ type: 'function' as const, name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] }, strict: false }];
+
+  beforeAll(async () => {
+    openai = await new OpenAIUpstream().start();
+    gw = await startTestGateway({
+      upstreamUrl: openai.url,
+      config: {
+        models: {
+          'gpt-tools': { backend: 'standin', upstreamModel: 'tool-caller' },
+          'gpt-reasoner': { backend: 'standin', upstreamModel: 'reasoner', thinking: 'reasoning_effort' },
+        },
+      },
+    });
+    client = gw.openai((await gw.teamToken('responders')).token);
+  });
+  afterAll(async () => {
+    await gw.close();
+    await openai.stop();
+  });
+
+  it('answers a Response (instructions and input as chat messages), stores it, and lists its input items', async () => {
+    const response = await client.responses.create({ model: 'echo', instructions: 'Be brief.', input: 'hello there', max_output_tokens: 50, temperature: 0.5 });
+    expect(response).toMatchObject({ object: 'response', status: 'completed', model: 'echo', instructions: 'Be brief.', store: true, error: null, incomplete_details: null });
+    expect(response.id).toMatch(/^resp_/);
+    expect(response.output_text).toBe('echo: hello there');
+    expect(response.output).toEqual([{ id: expect.stringMatching(/^msg_/), type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'echo: hello there', annotations: [] }] }]);
+    expect(response.usage).toMatchObject({ input_tokens: expect.any(Number), output_tokens: 3, output_tokens_details: { reasoning_tokens: 0 } });
+    expect(response.usage!.total_tokens).toBe(response.usage!.input_tokens + response.usage!.output_tokens);
+    expect(openai.last().body).toMatchObject({ model: 'echo', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello there' }], max_completion_tokens: 50, temperature: 0.5 });
+
+    const again = await client.responses.retrieve(response.id);
+    expect(again).toEqual(response);
+    const items = await client.responses.inputItems.list(response.id);
+    expect(items.data).toEqual([{ id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', content: 'hello there' }]);
+  });
+
+  it('streams the semantic events with sequence numbers, ending in response.completed with the whole output', async () => {
+    const stream = client.responses.stream({ model: 'echo', input: 'one two three' });
+    const types: string[] = [];
+    const sequence: number[] = [];
+    for await (const event of stream) {
+      types.push(event.type);
+      sequence.push(event.sequence_number);
+    }
+    const final = await stream.finalResponse();
+    expect(final.output_text).toBe('echo: one two three');
+    expect(sequence).toEqual(sequence.map((_, i) => i));
+    expect(types.slice(0, 4)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+    expect(types.filter((t) => t === 'response.output_text.delta').length).toBeGreaterThan(1);
+    expect(types.slice(-4)).toEqual(['response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']);
+    expect(final.usage!.output_tokens).toBeGreaterThan(0);
+    // Stored before response.completed went out.
+    expect((await client.responses.retrieve(final.id)).output_text).toBe('echo: one two three');
+  });
+
+  it('a function call round trip with previous_response_id: the call, then its output continues the stored conversation', async () => {
+    const first = await client.responses.create({ model: 'gpt-tools', input: 'Oslo', tools: weather, tool_choice: 'required', parallel_tool_calls: false });
+    const call = first.output.find((item) => item.type === 'function_call')!;
+    expect(call).toMatchObject({ type: 'function_call', status: 'completed', call_id: 'call_abc123', name: 'get_weather', arguments: '{"query":"Oslo"}' });
+    expect(openai.last().body).toMatchObject({ tool_choice: 'required', parallel_tool_calls: false, tools: [{ type: 'function', function: { name: 'get_weather', parameters: weather[0].parameters, strict: false } }] });
+
+    const second = await client.responses.create({ model: 'gpt-tools', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: 'call_abc123', output: 'rainy' }], tools: weather });
+    expect(second.output_text).toBe('tool said: rainy');
+    expect(second.previous_response_id).toBe(first.id);
+    expect(openai.last().body.messages).toEqual([
+      { role: 'user', content: 'Oslo' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc123', type: 'function', function: { name: 'get_weather', arguments: '{"query":"Oslo"}' } }] },
+      { role: 'tool', tool_call_id: 'call_abc123', content: 'rainy' },
+    ]);
+  });
+
+  it('streams a function call as a function_call item with argument deltas', async () => {
+    const stream = client.responses.stream({ model: 'gpt-tools', input: 'Lima', tools: weather });
+    const types: string[] = [];
+    stream.on('event', (event) => types.push(event.type));
+    const final = await stream.finalResponse();
+    expect(final.output).toEqual([expect.objectContaining({ type: 'function_call', call_id: 'call_abc123', name: 'get_weather', arguments: '{"query":"Lima"}', status: 'completed' })]);
+    expect(types).toContain('response.function_call_arguments.delta');
+    expect(types).toContain('response.function_call_arguments.done');
+  });
+
+  it('maps reasoning.effort to the family option and returns reasoning as a reasoning item with a summary', async () => {
+    const response = await client.responses.create({ model: 'gpt-reasoner', input: 'ponder', reasoning: { effort: 'high', summary: 'auto' } });
+    expect(openai.last().body.reasoning_effort).toBe('high');
+    expect(response.output[0]).toMatchObject({ type: 'reasoning', summary: [{ type: 'summary_text', text: 'Thinking it over.' }] });
+    expect(response.output_text).toBe('echo: ponder');
+    expect(response.reasoning).toEqual({ effort: 'high', summary: 'auto' });
+
+    const streamed = await client.responses.stream({ model: 'gpt-reasoner', input: 'ponder more', reasoning: { effort: 'low' } }).finalResponse();
+    expect(streamed.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
+    // Codex sends reasoning to every model: dropped, not refused, where a model cannot think.
+    const plain = await client.responses.create({ model: 'echo', input: 'x', reasoning: { effort: 'high' } });
+    expect(plain.status).toBe('completed');
+    expect(openai.last().body.reasoning_effort).toBeUndefined();
+  });
+
+  it('store: false keeps nothing; another team gets 404 for our responses and cannot continue them', async () => {
+    const unstored = await client.responses.create({ model: 'echo', input: 'secret', store: false });
+    expect((unstored as unknown as { store: boolean }).store).toBe(false);
+    await expect(client.responses.retrieve(unstored.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+
+    const mine = await client.responses.create({ model: 'echo', input: 'private' });
+    const other = gw.openai((await gw.teamToken('other-team')).token);
+    await expect(other.responses.retrieve(mine.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(other.responses.inputItems.list(mine.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const continued = (await other.responses.create({ model: 'echo', input: 'more', previous_response_id: mine.id }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect(continued).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(continued.code).toBe('previous_response_not_found');
+    await expect(other.responses.delete(mine.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+
+    await client.responses.delete(mine.id);
+    await expect(client.responses.retrieve(mine.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
+  it('expired responses are gone (the TTL of responses.storeTtlSeconds)', async () => {
+    const response = await client.responses.create({ model: 'echo', input: 'short-lived' });
+    const key = (await gw.redis.keys(`${gw.prefix}resp:*:${response.id}`))[0];
+    expect(await gw.redis.ttl(key)).toBeGreaterThan(29 * 86_400);
+    await gw.redis.pexpire(key, 1);
+    await eventually(async () => expect(await gw.redis.exists(key)).toBe(0));
+    await expect(client.responses.retrieve(response.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
+  it('is accounted as endpoint responses; bad input is a 400 naming it', async () => {
+    const { token } = await gw.teamToken('responses-usage');
+    await gw.openai(token).responses.create({ model: 'echo', input: 'count me' });
+    const record = await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=responses-usage&limit=5');
+      expect(body.data).toHaveLength(1);
+      return body.data[0];
+    });
+    expect(record).toMatchObject({ endpoint: 'responses', model: 'echo', outcome: 'ok', estimated: false });
+    for (const body of [
+      { model: 'echo' },
+      { model: 'echo', input: [{ type: 'computer_call', id: 'x' }] },
+      { model: 'echo', input: [{ role: 'robot', content: 'x' }] },
+      { model: 'echo', input: [{ type: 'function_call_output', call_id: 'call_nope', output: 'x' }] },
+      { model: 'echo', input: 'x', max_output_tokens: 5 },
+    ]) {
+      const response = await gw.asTeam(token, 'POST', '/v1/responses', body);
+      expect(response.status).toBe(400);
+      expect(response.body.error).toMatchObject({ type: 'invalid_request_error', param: expect.stringMatching(/^(input|max_output_tokens)/) });
+    }
+  });
+});
