@@ -68,7 +68,7 @@ export class ChatService {
       replied = true;
       body = await answered.response.body.json();
       ledger.callEnded();
-      completion = backend.adapter.parseResponse(body);
+      completion = native && wire.native?.parse ? wire.native.parse(body, backend.id) : backend.adapter.parseResponse(body);
       if (!Array.isArray(completion?.choices)) throw new TypeError('no choices in the reply');
     } catch (error) {
       ledger.callEnded();
@@ -119,8 +119,10 @@ export class ChatService {
     }
     const backend = this.answeredBy(answered, ledger, res);
     const deployment = answered.candidate.deployment;
-    const encoder = wire.streamEncoder(deployment, wire.native?.accepts(deployment) === true);
-    const outcome = await this.relay.relay({ res, upstream: answered.response, backendId: backend.id, mapper: backend.adapter.createStreamMapper(), encoder, signal });
+    const native = wire.native?.accepts(deployment) === true;
+    const encoder = wire.streamEncoder(deployment, native);
+    const mapper = native && wire.native?.mapper ? wire.native.mapper(backend.id) : backend.adapter.createStreamMapper();
+    const outcome = await this.relay.relay({ res, upstream: answered.response, backendId: backend.id, mapper, encoder, signal });
     ledger.callEnded();
     ledger.firstToken(outcome.firstTokenAt);
     if (outcome.error) {

@@ -1,4 +1,5 @@
-import type { UpstreamCall } from '../providers/provider-adapter';
+import type { StreamMapper, UpstreamCall } from '../providers/provider-adapter';
+import type { ChatCompletion } from '../providers/shared/openai-types';
 import type { Deployment } from '../routing/model-router.service';
 import type { StreamEncoder } from '../streaming/stream-encoder';
 import type { RelayOutcome } from '../streaming/stream-relay.service';
@@ -16,6 +17,12 @@ export interface ClientWire {
   native?: {
     accepts(deployment: Deployment): boolean;
     call(deployment: Deployment, stream: boolean): UpstreamCall;
+    /**
+     * How the native answer reads as chat, for accounting, when it is not the family's chat format (a
+     * Responses answer from an OpenAI backend); the family's own parser and stream mapper otherwise.
+     */
+    parse?(body: unknown, backendId: string): ChatCompletion;
+    mapper?(backendId: string): StreamMapper;
   };
   /** How a stream answered by this deployment is written to the client. */
   streamEncoder(deployment: Deployment, native: boolean): StreamEncoder;

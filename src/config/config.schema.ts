@@ -188,6 +188,11 @@ export class BackendConfig {
   @ValidateNested() @Type(() => TimeoutsConfig) timeouts: TimeoutsConfig = new TimeoutsConfig();
   /** Extra static headers sent upstream (e.g. OpenAI-Organization). */
   @IsOptional() @IsObject() headers?: Record<string, string>;
+  /**
+   * openai only: the backend serves OpenAI's Responses API (`POST <baseUrl>/responses`: OpenAI itself, Azure OpenAI
+   * v1). POST /v1/responses then goes to it natively (hosted tools, encrypted reasoning) instead of as chat.
+   */
+  @IsBoolean() responsesApi = false;
   /** anthropic only: the `anthropic-version` header. */
   @IsString() anthropicVersion = '2023-06-01';
   /** local only: the model runtime, its model and its capacity. */

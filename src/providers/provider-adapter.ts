@@ -22,7 +22,7 @@ export interface CallTarget {
 }
 
 /** A client's request in an API some family speaks itself (passed through, not translated). */
-export type NativeApi = 'messages' | 'messages.count_tokens';
+export type NativeApi = 'messages' | 'messages.count_tokens' | 'responses';
 
 export interface NativeRequest {
   api: NativeApi;

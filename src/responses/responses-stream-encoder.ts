@@ -1,7 +1,8 @@
 import type { GatewayException } from '../common/errors/gateway.exception';
 import type { StreamStep } from '../providers/provider-adapter';
 import type { ChatCompletionChunk } from '../providers/shared/openai-types';
-import type { StreamEncoder, StreamEnd } from '../streaming/stream-encoder';
+import type { StreamEnd } from '../streaming/stream-encoder';
+import type { SealableEncoder } from './native-responses';
 import { functionCallItem, messageItem, newId, reasoningItem, responseUsage, statusOf, type OutputItem, type ResponseEnvelope } from './response-object';
 import type { ToolNames } from './responses-to-chat';
 
@@ -22,7 +23,7 @@ interface OpenItem {
  * summary, text as output_text, each tool call as a function_call item; response.completed (or .incomplete) last,
  * carrying the whole response with every item and the usage. The finished response is kept for storing.
  */
-export class ResponsesStreamEncoder implements StreamEncoder {
+export class ResponsesStreamEncoder implements SealableEncoder {
   private sequence = 0;
   private started = false;
   private open: OpenItem | undefined;

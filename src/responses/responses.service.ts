@@ -12,6 +12,8 @@ import { ResponseEnvelope, type OutputItem } from './response-object';
 import { ResponseStore, withIds, type StoredResponse } from './response-store';
 import { responsesToChat, type TranslatedRequest } from './responses-to-chat';
 import { ResponsesStreamEncoder } from './responses-stream-encoder';
+import { nativeResponsesBody, NativeResponsesEncoder, speaksResponses, type SealableEncoder } from './native-responses';
+import { completionFromResponse, ResponsesStreamMapper } from '../providers/openai/responses-upstream';
 
 /**
  * OpenAI's Responses API on the chat pipeline (ChatService: routing, deployments, fallbacks, admission,
@@ -32,17 +34,23 @@ export class ResponsesService {
     const history = dto.previous_response_id ? (await this.previous(team, dto.previous_response_id)).conversation : [];
     const input = withIds(itemsOf(dto.input));
     const translated = responsesToChat(dto, [...(history as InputItem[]), ...input]);
-    if (translated.droppedTools.length) res.setHeader('x-switchyard-dropped-tools', translated.droppedTools.join(','));
     const envelope = new ResponseEnvelope(dto);
     const keep = (response: Record<string, unknown>) => (dto.store === false ? Promise.resolve() : this.save(team, response, input, history));
+    const wire = this.wire(dto, history, envelope, translated, keep, res);
 
-    const wire = this.wire(envelope, translated, keep);
     if (dto.stream === true) {
       await this.chat.stream(translated.chat, wire, ledger, res, signal);
       return undefined;
     }
-    const { completion } = await this.chat.complete(translated.chat, wire, ledger, res, signal);
-    const response = chatToResponse(completion, envelope, translated.toolNames);
+    const answer = await this.chat.complete(translated.chat, wire, ledger, res, signal);
+    let response: Record<string, unknown>;
+    if (answer.native) {
+      response = answer.upstreamBody as Record<string, unknown>;
+      asClientSees(dto, response);
+    } else {
+      droppedToolsHeader(res, translated);
+      response = chatToResponse(answer.completion, envelope, translated.toolNames);
+    }
     await keep(response);
     return response;
   }
@@ -59,10 +67,27 @@ export class ResponsesService {
     if (!(await this.store.delete(team, id))) throw notFound(id);
   }
 
-  private wire(envelope: ResponseEnvelope, translated: TranslatedRequest, keep: (response: Record<string, unknown>) => Promise<void>): ClientWire {
-    let encoder: ResponsesStreamEncoder | undefined;
+  private wire(
+    dto: ResponsesRequestDto,
+    history: StoredResponse['conversation'],
+    envelope: ResponseEnvelope,
+    translated: TranslatedRequest,
+    keep: (response: Record<string, unknown>) => Promise<void>,
+    res: ServerResponse,
+  ): ClientWire {
+    let encoder: SealableEncoder | undefined;
     return {
-      streamEncoder: () => (encoder = new ResponsesStreamEncoder(envelope, translated.toolNames)),
+      native: {
+        accepts: speaksResponses,
+        call: (deployment, stream) => deployment.backend.adapter.nativeCall!({ api: 'responses', body: nativeResponsesBody(dto, history, deployment.upstreamModel), stream, clientHeaders: {} }),
+        parse: completionFromResponse,
+        mapper: (backendId) => new ResponsesStreamMapper(backendId),
+      },
+      streamEncoder: (_deployment, native) => {
+        if (native) return (encoder = new NativeResponsesEncoder((response) => asClientSees(dto, response), (id, error) => failedResponse(dto, id, error)));
+        droppedToolsHeader(res, translated);
+        return (encoder = new ResponsesStreamEncoder(envelope, translated.toolNames));
+      },
       thinkingIsAHint: true, // Codex sends reasoning settings to every model
       // Stored before response.completed goes out: a client may continue the moment it has it.
       beforeStreamEnd: async (outcome) => {
@@ -100,4 +125,22 @@ export class ResponsesService {
 
 function notFound(id: string): GatewayException {
   return new GatewayException('response_not_found', `Response with id '${id}' not found.`, { param: 'response_id' });
+}
+
+/** A response from a native call as the client sees it: its model name, its `store` and `previous_response_id`. */
+function asClientSees(dto: ResponsesRequestDto, response: Record<string, unknown>): void {
+  response.model = dto.model;
+  response.store = dto.store !== false;
+  response.previous_response_id = dto.previous_response_id ?? null;
+}
+
+function failedResponse(dto: ResponsesRequestDto, id: string | undefined, error: GatewayException): Record<string, unknown> {
+  const body = error.toBody().error;
+  const envelope = new ResponseEnvelope(dto);
+  return { ...envelope.build({ status: 'failed', output: [], usage: null, error: { code: body.code ?? 'server_error', message: body.message } }), ...(id ? { id } : {}) };
+}
+
+/** Hosted tools a chat backend cannot run were left out of the translation: say which. */
+function droppedToolsHeader(res: ServerResponse, translated: TranslatedRequest): void {
+  if (translated.droppedTools.length && !res.headersSent) res.setHeader('x-switchyard-dropped-tools', translated.droppedTools.join(','));
 }

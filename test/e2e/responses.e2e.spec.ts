@@ -4,7 +4,7 @@ import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 /** POST /v1/responses and the stored responses, with the official openai SDK, translated to chat backends. */
-describe('OpenAI Responses API (translated)', () => {
+describe('OpenAI Responses API', () => {
   let openai: OpenAIUpstream;
   let gw: TestGateway;
   let client: OpenAI;
@@ -15,7 +15,12 @@ describe('OpenAI Responses API (translated)', () => {
     gw = await startTestGateway({
       upstreamUrl: openai.url,
       config: {
+        backends: { 'openai-responses': { type: 'openai', baseUrl: openai.url, apiKey: '${TEST_UPSTREAM_KEY}', responsesApi: true } },
         models: {
+          'native-echo': { backend: 'openai-responses', upstreamModel: 'echo' },
+          'native-tools': { backend: 'openai-responses', upstreamModel: 'tool-caller' },
+          'native-reasoner': { backend: 'openai-responses', upstreamModel: 'reasoner', thinking: 'reasoning_effort' },
+          'native-then-chat': { deployments: [{ backend: 'openai-responses', upstreamModel: 'status-500' }, { backend: 'standin', upstreamModel: 'echo', priority: 1 }] },
           'gpt-tools': { backend: 'standin', upstreamModel: 'tool-caller' },
           'gpt-reasoner': { backend: 'standin', upstreamModel: 'reasoner', thinking: 'reasoning_effort' },
         },
@@ -151,5 +156,64 @@ describe('OpenAI Responses API (translated)', () => {
       expect(response.status).toBe(400);
       expect(response.body.error).toMatchObject({ type: 'invalid_request_error', param: expect.stringMatching(/^(input|max_output_tokens)/) });
     }
+  });
+
+  describe('to a Responses-capable backend (native)', () => {
+    it('passes the request through (hosted tools kept) and answers with the backend\'s response, stored by the gateway', async () => {
+      const tools = [...weather, { type: 'web_search' as const }];
+      const response = await client.responses.create({ model: 'native-echo', input: 'hi native', tools, metadata: { team: 'x' } });
+      expect(response.output_text).toBe('echo: hi native');
+      expect(response.model).toBe('native-echo');
+      const sent = openai.last();
+      expect(sent.path).toBe('/v1/responses');
+      expect(sent.body).toMatchObject({ model: 'echo', input: 'hi native', tools: JSON.parse(JSON.stringify(tools)), metadata: { team: 'x' }, store: false, include: ['reasoning.encrypted_content'] });
+      expect(sent.headers.authorization).toBe('Bearer upstream-secret-key');
+      expect((await client.responses.retrieve(response.id)).output_text).toBe('echo: hi native');
+    });
+
+    it('streams the backend\'s events unchanged but for the model, and continues a function call with previous_response_id', async () => {
+      const stream = client.responses.stream({ model: 'native-tools', input: 'Quito', tools: weather });
+      const sequence: number[] = [];
+      stream.on('event', (event) => sequence.push(event.sequence_number));
+      const first = await stream.finalResponse();
+      expect(sequence).toEqual(sequence.map((_, i) => i));
+      expect(first.model).toBe('native-tools');
+      const call = first.output.find((item) => item.type === 'function_call')!;
+      expect(call).toMatchObject({ call_id: 'call_resp123', name: 'get_weather', arguments: '{"query":"Quito"}' });
+
+      const second = await client.responses.create({ model: 'native-tools', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: 'call_resp123', output: 'windy' }], tools: weather });
+      expect(second.output_text).toBe('tool said: windy');
+      // The gateway keeps the state: the backend gets the whole conversation, never a previous_response_id.
+      expect(openai.last().body.previous_response_id).toBeUndefined();
+      expect(openai.last().body.input.map((item: { type?: string }) => item.type ?? 'message')).toEqual(['message', 'function_call', 'function_call_output']);
+    });
+
+    it('replays encrypted reasoning to the backend, and accounts the native usage as responses', async () => {
+      const { token } = await gw.teamToken('native-usage');
+      const own = gw.openai(token);
+      const first = await own.responses.create({ model: 'native-reasoner', input: 'think', reasoning: { effort: 'high' } });
+      expect(first.output[0]).toMatchObject({ type: 'reasoning', encrypted_content: 'enc-standin-reasoning' });
+      expect(openai.last().body.reasoning).toEqual({ effort: 'high' });
+      const next = await own.responses.create({ model: 'native-reasoner', input: 'again', previous_response_id: first.id });
+      expect(next.status).toBe('completed');
+      expect(openai.last().body.input[1]).toMatchObject({ type: 'reasoning', encrypted_content: 'enc-standin-reasoning' });
+      const records = await eventually(async () => {
+        const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=native-usage&limit=5');
+        expect(body.data).toHaveLength(2);
+        return body.data;
+      });
+      expect(records[1]).toMatchObject({ endpoint: 'responses', model: 'native-reasoner', prompt_tokens: first.usage!.input_tokens, completion_tokens: first.usage!.output_tokens, reasoning_tokens: 3, estimated: false });
+    });
+
+    it('falls back from a failing native deployment to a chat one within one request; a translated conversation continues natively', async () => {
+      const { data, response } = await client.responses.create({ model: 'native-then-chat', input: 'anyone' }).withResponse();
+      expect(data.output_text).toBe('echo: anyone');
+      expect(response.headers.get('x-switchyard-attempts')).toBe('2');
+      const translated = await client.responses.create({ model: 'gpt-reasoner', input: 'ponder', reasoning: { effort: 'low' } });
+      const native = await client.responses.create({ model: 'native-echo', input: 'and now?', previous_response_id: translated.id });
+      expect(native.output_text).toBe('echo: and now?');
+      // The chat backend's reasoning (no encrypted_content) is not sent to the Responses backend.
+      expect(openai.last().body.input.map((item: { type?: string; role?: string }) => item.type)).toEqual(['message', 'message', 'message']);
+    });
   });
 });

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { answerResponses } from './openai-responses';
 import { requestedToolCall, StandInServer, type RecordedRequest } from './standin-server';
 
 /**
@@ -8,7 +9,8 @@ import { requestedToolCall, StandInServer, type RecordedRequest } from './standi
  * - streaming: a first chunk with delta.role + content "", content chunks, a final chunk with
  *   `delta: {}` and finish_reason, then (only if stream_options.include_usage) a usage chunk with
  *   `choices: []` while every other chunk carries `usage: null`, then `data: [DONE]`;
- * - errors: `{"error": {message, type, param, code}}` with the documented statuses.
+ * - errors: `{"error": {message, type, param, code}}` with the documented statuses;
+ * - `POST /v1/responses`: OpenAI's Responses API (openai-responses.ts), for backends configured `responsesApi`.
  *
  * What it does is chosen by the *upstream model name*, so each test routes a gateway model
  * to the behaviour it needs:
@@ -51,6 +53,12 @@ export class OpenAIUpstream extends StandInServer {
     });
 
     if (req.method === 'POST' && req.url === '/v1/embeddings') return this.embeddings(body, req, res);
+    if (req.method === 'POST' && req.url === '/v1/responses') {
+      if (req.headers.authorization !== 'Bearer upstream-secret-key') return this.error(res, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key');
+      const status = /^status-(\d{3})$/.exec(String(body.model));
+      if (status) return this.error(res, Number(status[1]), `Upstream says ${status[1]}`, statusType(Number(status[1])), statusCode(Number(status[1])));
+      return answerResponses(body, res);
+    }
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return this.error(res, 404, 'Not found', 'invalid_request_error', null);
     if (req.headers.authorization !== 'Bearer upstream-secret-key') {
       return this.error(res, 401, 'Incorrect API key provided: upst****-key.', 'invalid_request_error', 'invalid_api_key');

@@ -37,7 +37,7 @@ export class AnthropicAdapter implements ProviderAdapter {
     const beta = request.clientHeaders['anthropic-beta'];
     if (version) headers['anthropic-version'] = version;
     if (beta) headers['anthropic-beta'] = Array.isArray(beta) ? beta.join(',') : beta;
-    return { path: request.api === 'messages' ? '/messages' : '/messages/count_tokens', headers, body: request.body };
+    return { path: request.api === 'messages.count_tokens' ? '/messages/count_tokens' : '/messages', headers, body: request.body };
   }
 
   private headers(stream: boolean): Record<string, string> {

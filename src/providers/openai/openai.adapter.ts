@@ -2,7 +2,7 @@ import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { ChatRequest } from '../chat-request';
 import type { EmbeddingRequest, EmbeddingResponse } from '../embedding-request';
-import type { CallTarget, ProviderAdapter, StreamMapper, StreamStep, UpstreamCall } from '../provider-adapter';
+import type { CallTarget, NativeApi, NativeRequest, ProviderAdapter, StreamMapper, StreamStep, UpstreamCall } from '../provider-adapter';
 import { normalizeUsage, type ChatCompletion, type ChatCompletionChunk } from '../shared/openai-types';
 import { effortFor, normalizeReasoningField, requestedThinking } from '../shared/reasoning';
 import { parseErrorBody, parseStreamEvent } from '../shared/json';
@@ -23,6 +23,17 @@ export class OpenAIAdapter implements ProviderAdapter {
     private readonly config: BackendConfig,
     readonly family: string = 'openai',
   ) {}
+
+  /** A backend configured with `responsesApi` takes Responses requests as they are. */
+  get nativeApis(): readonly NativeApi[] {
+    return this.config.responsesApi ? ['responses'] : [];
+  }
+
+  nativeCall(request: NativeRequest): UpstreamCall {
+    const headers: Record<string, string> = { ...this.config.headers, 'content-type': 'application/json', accept: request.stream ? 'text/event-stream' : 'application/json' };
+    if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
+    return { path: '/responses', headers, body: request.body };
+  }
 
   buildRequest(request: ChatRequest, target: CallTarget, stream: boolean): UpstreamCall {
     const body: Record<string, unknown> = { ...request, model: target.upstreamModel };
