@@ -26,7 +26,8 @@ const CODEX = join(__dirname, '../../node_modules/@openai/codex/bin/codex.js');
 
 /**
  * The real Codex CLI (npm @openai/codex, pinned) in exec mode with the gateway as a custom Responses provider:
- * translated to a chat-only backend, including a turn where the model calls Codex's shell tool and Codex runs it.
+ * translated to a chat-only backend and natively to a Responses-capable one, each including a turn where the model
+ * calls Codex's shell tool and Codex runs it.
  */
 describe('Codex through the gateway', () => {
   jest.setTimeout(180_000);
@@ -37,7 +38,16 @@ describe('Codex through the gateway', () => {
 
   beforeAll(async () => {
     openai = await new OpenAIUpstream().start();
-    gw = await startTestGateway({ upstreamUrl: openai.url, config: { models: { 'team-codex': { backend: 'standin', upstreamModel: 'tool-caller' } } } });
+    gw = await startTestGateway({
+      upstreamUrl: openai.url,
+      config: {
+        backends: { 'openai-responses': { type: 'openai', baseUrl: openai.url, apiKey: '${TEST_UPSTREAM_KEY}', responsesApi: true } },
+        models: {
+          'team-codex': { backend: 'standin', upstreamModel: 'tool-caller' },
+          'native-codex': { backend: 'openai-responses', upstreamModel: 'tool-caller' },
+        },
+      },
+    });
     home = mkdtempSync(join(tmpdir(), 'codex-home-'));
     secretFile = join(home, 'note.txt');
     writeFileSync(secretFile, 'the vault code is 9021\n');
@@ -87,5 +97,26 @@ describe('Codex through the gateway', () => {
       return body.data;
     });
     for (const record of records) expect(record).toMatchObject({ endpoint: 'responses', model: 'team-codex', outcome: 'ok' });
+  });
+
+  it('works natively with a Responses-capable backend: its request passes through, hosted tools included', async () => {
+    const { token } = await gw.teamToken('codex-native');
+    const before = openai.requests.length;
+    const output = await codex(token, 'native-codex', `call exec_command with {"cmd":"cat ${secretFile}"}`);
+    expect(output.stdout).toContain('tool said:');
+    expect(output.stdout).toContain('the vault code is 9021');
+    const turns = openai.requests.slice(before).filter((r) => r.path === '/v1/responses');
+    expect(turns.length).toBeGreaterThanOrEqual(2);
+    // What Codex sends, as it sent it: store false, its own include, namespace and hosted tools.
+    expect(turns[0].body).toMatchObject({ model: 'tool-caller', store: false, stream: true, include: expect.arrayContaining(['reasoning.encrypted_content']) });
+    expect(turns[0].body.tools.map((t: { type: string }) => t.type)).toEqual(expect.arrayContaining(['function', 'namespace', 'web_search']));
+    const result = turns.at(-1)!.body.input.find((item: { type?: string }) => item.type === 'function_call_output');
+    expect(JSON.stringify(result.output)).toContain('the vault code is 9021');
+    const records = await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=codex-native&limit=10');
+      expect(body.data.length).toBeGreaterThanOrEqual(2);
+      return body.data;
+    });
+    for (const record of records) expect(record).toMatchObject({ endpoint: 'responses', model: 'native-codex', outcome: 'ok', estimated: false });
   });
 });

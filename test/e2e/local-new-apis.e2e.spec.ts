@@ -5,11 +5,11 @@ import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 /**
- * The default config's offline models through the newer APIs: Anthropic's Messages API translated for the real
- * local chat model (SmolLM2), and POST /v1/embeddings on the real local embedding model (all-MiniLM-L6-v2 GGUF,
+ * The default config's offline models through the newer APIs: Anthropic's Messages API and OpenAI's Responses API
+ * translated for the real local chat model (SmolLM2), and POST /v1/embeddings on the real local embedding model (all-MiniLM-L6-v2 GGUF,
  * fetched and converted by scripts/fetch-model.py as the quickstart does).
  */
-describe('local models through Messages and embeddings (real models)', () => {
+describe('local models through Messages, Responses and embeddings (real models)', () => {
   jest.setTimeout(240_000);
   let upstream: OpenAIUpstream;
   let gw: TestGateway;
@@ -74,6 +74,21 @@ describe('local models through Messages and embeddings (real models)', () => {
         .catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
       expect((refused as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringMatching(/'tools'/) } });
+    });
+  });
+
+  describe('Responses to the local chat model (translated)', () => {
+    it('answers and streams a Response, with the model tokenizer counts', async () => {
+      const client = gw.openai(token);
+      const response = await client.responses.create({ model: 'smollm2', instructions: 'Answer in one sentence.', input: 'What is the capital of France?', max_output_tokens: 40 });
+      expect(response.status).toMatch(/completed|incomplete/);
+      expect(response.output_text).toMatch(/Paris/);
+      expect(response.usage!.input_tokens).toBeGreaterThan(10);
+      const stream = client.responses.stream({ model: 'smollm2', input: 'Name a color.', max_output_tokens: 20, reasoning: { effort: 'low' } });
+      const final = await stream.finalResponse();
+      expect(final.output.map((item) => item.type)).toEqual(['message']);
+      expect(final.output_text.length).toBeGreaterThan(0);
+      expect(final.usage!.output_tokens).toBeGreaterThan(0);
     });
   });
 
