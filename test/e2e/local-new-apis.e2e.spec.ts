@@ -23,8 +23,28 @@ describe('local models through Messages, Responses and embeddings (real models)'
       upstreamUrl: upstream.url,
       config: {
         backends: {
-          local: { type: 'local', local: { modelPath: LOCAL_MODEL, parallel: 1, queueSize: 4, contextSize: 1024, threads: 1, defaultMaxTokens: 64 } },
-          'local-embed': { type: 'local', local: { modelPath: EMBEDDING_MODEL, embedding: true, parallel: 1, queueSize: 8, contextSize: 512, threads: 1 } },
+          local: {
+            type: 'local',
+            local: {
+              modelPath: LOCAL_MODEL,
+              parallel: 1,
+              queueSize: 4,
+              contextSize: 1024,
+              threads: 1,
+              defaultMaxTokens: 64,
+            },
+          },
+          'local-embed': {
+            type: 'local',
+            local: {
+              modelPath: EMBEDDING_MODEL,
+              embedding: true,
+              parallel: 1,
+              queueSize: 8,
+              contextSize: 512,
+              threads: 1,
+            },
+          },
         },
         models: {
           smollm2: { backend: 'local', upstreamModel: 'SmolLM2-135M-Instruct', thinking: 'native' },
@@ -42,7 +62,16 @@ describe('local models through Messages, Responses and embeddings (real models)'
 
   describe('Messages to the local chat model (translated)', () => {
     it('answers a Message with the model tokenizer counts, accounted as messages', async () => {
-      const message = await anthropic.messages.create({ model: 'smollm2', max_tokens: 40, system: 'Answer in one sentence.', messages: [{ role: 'user', content: 'What is the capital of France?' }] });
+      const message = await anthropic.messages.create(
+        // temperature left the SDK's types (deprecated on the newest Claude models) but is still an API field.
+        {
+          model: 'smollm2',
+          max_tokens: 40,
+          temperature: 0,
+          system: 'Answer in one sentence.',
+          messages: [{ role: 'user', content: 'What is the capital of France?' }],
+        } as Anthropic.MessageCreateParamsNonStreaming,
+      );
       expect(message).toMatchObject({ type: 'message', role: 'assistant', model: 'smollm2' });
       expect(message.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/Paris/) });
       expect(['end_turn', 'max_tokens']).toContain(message.stop_reason);
@@ -53,11 +82,22 @@ describe('local models through Messages, Responses and embeddings (real models)'
         expect(body.data.length).toBeGreaterThan(0);
         return body.data[0];
       });
-      expect(record).toMatchObject({ endpoint: 'messages', model: 'smollm2', prompt_tokens: message.usage.input_tokens, completion_tokens: message.usage.output_tokens, estimated: false });
+      expect(record).toMatchObject({
+        endpoint: 'messages',
+        model: 'smollm2',
+        prompt_tokens: message.usage.input_tokens,
+        completion_tokens: message.usage.output_tokens,
+        estimated: false,
+      });
     });
 
     it('streams, with the thinking hint Claude Code sends dropped for a model that cannot think', async () => {
-      const stream = anthropic.messages.stream({ model: 'smollm2', max_tokens: 2000, thinking: { type: 'adaptive' } as never, messages: [{ role: 'user', content: 'Name a color.' }] });
+      const stream = anthropic.messages.stream({
+        model: 'smollm2',
+        max_tokens: 2000,
+        thinking: { type: 'adaptive' } as never,
+        messages: [{ role: 'user', content: 'Name a color.' }],
+      });
       const events: string[] = [];
       stream.on('streamEvent', (event) => events.push(event.type));
       const message = await stream.finalMessage();
@@ -70,21 +110,40 @@ describe('local models through Messages, Responses and embeddings (real models)'
 
     it('refuses tools (the local model cannot call them) with a BadRequestError naming the field', async () => {
       const refused = await anthropic.messages
-        .create({ model: 'smollm2', max_tokens: 10, tools: [{ name: 'Read', input_schema: { type: 'object', properties: {} } }], messages: [{ role: 'user', content: 'x' }] })
+        .create({
+          model: 'smollm2',
+          max_tokens: 10,
+          tools: [{ name: 'Read', input_schema: { type: 'object', properties: {} } }],
+          messages: [{ role: 'user', content: 'x' }],
+        })
         .catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
-      expect((refused as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringMatching(/'tools'/) } });
+      expect((refused as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+        type: 'error',
+        error: { type: 'invalid_request_error', message: expect.stringMatching(/'tools'/) },
+      });
     });
   });
 
   describe('Responses to the local chat model (translated)', () => {
     it('answers and streams a Response, with the model tokenizer counts', async () => {
       const client = gw.openai(token);
-      const response = await client.responses.create({ model: 'smollm2', instructions: 'Answer in one sentence.', input: 'What is the capital of France?', max_output_tokens: 40 });
+      const response = await client.responses.create({
+        model: 'smollm2',
+        instructions: 'Answer in one sentence.',
+        input: 'What is the capital of France?',
+        max_output_tokens: 40,
+        temperature: 0,
+      });
       expect(response.status).toMatch(/completed|incomplete/);
       expect(response.output_text).toMatch(/Paris/);
       expect(response.usage!.input_tokens).toBeGreaterThan(10);
-      const stream = client.responses.stream({ model: 'smollm2', input: 'Name a color.', max_output_tokens: 20, reasoning: { effort: 'low' } });
+      const stream = client.responses.stream({
+        model: 'smollm2',
+        input: 'Name a color.',
+        max_output_tokens: 20,
+        reasoning: { effort: 'low' },
+      });
       const final = await stream.finalResponse();
       expect(final.output.map((item) => item.type)).toEqual(['message']);
       expect(final.output_text.length).toBeGreaterThan(0);
@@ -95,10 +154,15 @@ describe('local models through Messages, Responses and embeddings (real models)'
   describe('embeddings on the local embedding model', () => {
     const cosine = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * b[i], 0);
 
-    it("answers the openai SDK (base64, its default) with normalised 384-dimension vectors that mean something", async () => {
+    it('answers the openai SDK (base64, its default) with normalised 384-dimension vectors that mean something', async () => {
       const { token: own } = await gw.teamToken('local-embedders');
       const client = gw.openai(own);
-      const texts = ['A man is eating food.', 'A man is eating a piece of bread.', 'The new movie is awesome.', 'A man is eating food.'];
+      const texts = [
+        'A man is eating food.',
+        'A man is eating a piece of bread.',
+        'The new movie is awesome.',
+        'A man is eating food.',
+      ];
       const result = await client.embeddings.create({ model: 'minilm', input: texts });
       expect(result.model).toBe('minilm');
       const vectors = result.data.map((d) => d.embedding);
@@ -116,20 +180,42 @@ describe('local models through Messages, Responses and embeddings (real models)'
         expect(body.data).toHaveLength(1);
         return body.data[0];
       });
-      expect(record).toMatchObject({ endpoint: 'embeddings', model: 'minilm', backend: 'local-embed', prompt_tokens: 27, completion_tokens: 0, estimated: false });
+      expect(record).toMatchObject({
+        endpoint: 'embeddings',
+        model: 'minilm',
+        backend: 'local-embed',
+        prompt_tokens: 27,
+        completion_tokens: 0,
+        estimated: false,
+      });
 
-      const floats = await client.embeddings.create({ model: 'minilm', input: 'A man is eating food.', encoding_format: 'float', dimensions: 384 });
+      const floats = await client.embeddings.create({
+        model: 'minilm',
+        input: 'A man is eating food.',
+        encoding_format: 'float',
+        dimensions: 384,
+      });
       for (let i = 0; i < 384; i++) expect(floats.data[0].embedding[i]).toBeCloseTo(vectors[0][i], 5);
     });
 
     it('refuses what it cannot do with 400s naming the field: other dimensions, an input longer than its context', async () => {
-      const shorter = await gw.asTeam(token, 'POST', '/v1/embeddings', { model: 'minilm', input: 'x', dimensions: 128 });
+      const shorter = await gw.asTeam(token, 'POST', '/v1/embeddings', {
+        model: 'minilm',
+        input: 'x',
+        dimensions: 128,
+      });
       expect(shorter.status).toBe(400);
       expect(shorter.body.error).toMatchObject({ param: 'dimensions' });
-      const long = await gw.asTeam(token, 'POST', '/v1/embeddings', { model: 'minilm', input: 'word '.repeat(600) });
+      const long = await gw.asTeam(token, 'POST', '/v1/embeddings', {
+        model: 'minilm',
+        input: 'word '.repeat(600),
+      });
       expect(long.status).toBe(400);
       expect(long.body.error).toMatchObject({ param: 'input', code: 'context_length_exceeded' });
-      const chat = await gw.asTeam(token, 'POST', '/v1/chat/completions', { model: 'minilm', messages: [{ role: 'user', content: 'x' }] });
+      const chat = await gw.asTeam(token, 'POST', '/v1/chat/completions', {
+        model: 'minilm',
+        messages: [{ role: 'user', content: 'x' }],
+      });
       expect(chat.status).toBe(400);
     });
   });

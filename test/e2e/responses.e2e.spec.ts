@@ -109,6 +109,30 @@ describe('OpenAI Responses API', () => {
     expect(openai.last().body.reasoning_effort).toBeUndefined();
   });
 
+  it('text.format becomes response_format; a length cut is an incomplete response; a failure mid-stream is response.failed then an error the SDK raises', async () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
+    await client.responses.create({ model: 'echo', input: 'json please', text: { format: { type: 'json_schema', name: 'place', schema, strict: true } } });
+    expect(openai.last().body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'place', schema, strict: true } });
+
+    const cut = await client.responses.create({ model: 'echo', input: Array.from({ length: 30 }, (_, i) => `w${i}`).join(' '), max_output_tokens: 16 });
+    expect(cut).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+
+    const { token } = await gw.teamToken('responses-midstream');
+    const stream = gw.openai(token).responses.stream({ model: 'midstream-error', input: 'one two three four' });
+    const types: string[] = [];
+    stream.on('event', (event) => types.push(event.type));
+    const failure = await stream.finalResponse().catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect(types).toContain('response.output_text.delta');
+    expect(types).toContain('response.failed');
+    const record = await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=responses-midstream&limit=5');
+      expect(body.data).toHaveLength(1);
+      return body.data[0];
+    });
+    expect(record).toMatchObject({ endpoint: 'responses', outcome: 'error' });
+  });
+
   it('store: false keeps nothing; another team gets 404 for our responses and cannot continue them', async () => {
     const unstored = await client.responses.create({ model: 'echo', input: 'secret', store: false });
     expect((unstored as unknown as { store: boolean }).store).toBe(false);
