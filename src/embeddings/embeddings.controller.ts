@@ -1,6 +1,7 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { requestAbortSignal } from '../common/http/request-abort';
+import { writeJson } from '../common/http/write-json';
 import { InFlightTracker } from '../lifecycle/in-flight.tracker';
 import { UsageRecorder } from '../usage/usage-recorder';
 import { EmbeddingRequestDto } from './dto/embedding-request.dto';
@@ -21,11 +22,7 @@ export class EmbeddingsController {
     req.ledger.operation('embeddings');
     req.ledger.streaming(false);
     const signal = requestAbortSignal(req, res, this.inFlight.cutSignal);
-    const handling = this.embeddings.embed(dto, req.ledger, res, signal).then((reply) => {
-      const payload = JSON.stringify(reply);
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
-      res.end(payload);
-    });
+    const handling = this.embeddings.embed(dto, req.ledger, res, signal).then((reply) => writeJson(res, reply));
     this.usage.hold(req, handling); // the usage record waits for the handler to have counted
     await handling;
   }

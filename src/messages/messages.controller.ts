@@ -1,6 +1,7 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { requestAbortSignal } from '../common/http/request-abort';
+import { writeJson } from '../common/http/write-json';
 import { InFlightTracker } from '../lifecycle/in-flight.tracker';
 import { UsageRecorder } from '../usage/usage-recorder';
 import { MessagesPromptDto, MessagesRequestDto } from './dto/messages-request.dto';
@@ -42,10 +43,4 @@ export class MessagesController {
     res.setHeader('x-switchyard-token-count', count.estimated ? 'estimated' : 'exact');
     writeJson(res, { input_tokens: count.input_tokens });
   }
-}
-
-function writeJson(res: Response, body: unknown): void {
-  const payload = JSON.stringify(body);
-  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
-  res.end(payload);
 }

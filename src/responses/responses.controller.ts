@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res }
 import type { Request, Response } from 'express';
 import { GatewayValidationPipe } from '../common/validation/validation.pipe';
 import { requestAbortSignal } from '../common/http/request-abort';
+import { writeJson } from '../common/http/write-json';
 import { InFlightTracker } from '../lifecycle/in-flight.tracker';
 import { UsageRecorder } from '../usage/usage-recorder';
 import { InputItemsQueryDto } from './dto/input-items-query.dto';
@@ -55,10 +56,4 @@ export class ResponsesController {
     const data = ordered.slice(start, start + limit);
     return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: start + limit < ordered.length };
   }
-}
-
-function writeJson(res: Response, body: unknown): void {
-  const payload = JSON.stringify(body);
-  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
-  res.end(payload);
 }
