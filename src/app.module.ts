@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AdminModule } from './admin/admin.module';
 import { AuthGuard } from './auth/auth.guard';
 import { AuthModule } from './auth/auth.module';
+import { BillingModule } from './billing/billing.module';
 import { ChatModule } from './chat/chat.module';
 import { BodyReaderGuard } from './common/http/body-reader.guard';
 import { OpenAIErrorFilter } from './common/errors/openai-error.filter';
@@ -47,6 +48,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         RuntimeModule.forRoot(logger, inFlight),
         RedisModule,
+        BillingModule,
         // Express tries routes in registration order, so the hot route is registered first: behind the ~30
         // admin routes, every chat request paid for ~30 failed path matches.
         ChatModule,

@@ -267,6 +267,7 @@ function countsFrom(usage: Usage): TokenCounts {
     prompt: usage.prompt_tokens,
     completion: usage.completion_tokens,
     reasoning: usage.completion_tokens_details?.reasoning_tokens ?? 0,
+    cached: usage.prompt_tokens_details?.cached_tokens ?? 0,
     estimated: false,
   };
 }

@@ -3,6 +3,7 @@ import { AdminModule } from '../admin/admin.module';
 import { RuntimeModule } from '../app.module';
 import { AuditModule } from '../audit/audit.module';
 import { AuthModule } from '../auth/auth.module';
+import { BillingModule } from '../billing/billing.module';
 import { AppLogger } from '../common/logging/logger';
 import { ConfigModule } from '../config/config.module';
 import type { GatewayConfig } from '../config/config.schema';
@@ -22,6 +23,7 @@ export class CliModule {
         ConfigModule.forRoot(config),
         RuntimeModule.forRoot(logger, new InFlightTracker()),
         RedisModule,
+        BillingModule,
         MetricsModule,
         AuthModule,
         TeamsModule,

@@ -155,7 +155,7 @@ export function buildProgram(): Command {
       withServices(({ usage }) => {
         const to = o.to ?? new Date().toISOString().slice(0, 10);
         const from = o.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);
-        return usage.summary({ team: o.team, model: o.model, from, to, groupBy: o.groupBy });
+        return usage.summary({ team: o.team, model: o.model, from, to, groupBy: o.groupBy }).then((summary) => ({ currency: usage.currency, ...summary }));
       }),
     );
   program

@@ -6,6 +6,7 @@ import {
   IsIn,
   IsInt,
   IsNotEmpty,
+  IsNumber,
   IsObject,
   IsOptional,
   IsString,
@@ -212,6 +213,23 @@ export class EffortThresholdsConfig {
 }
 
 /** One deployment of a model: a backend and the model name there. */
+/** A model's price per million tokens, in `billing.currency`. */
+export class PriceConfig {
+  @IsNumber() @Min(0) input!: number;
+  @IsNumber() @Min(0) output!: number;
+  /** Prompt tokens read from the vendor's cache (default: `input`). */
+  @IsOptional() @IsNumber() @Min(0) cachedInput?: number;
+  /** Reasoning tokens, when the vendor prices them apart from output (default: `output`). */
+  @IsOptional() @IsNumber() @Min(0) reasoning?: number;
+}
+
+export class BillingConfig {
+  /** The currency every price, cost and budget is in (ISO 4217). */
+  @Matches(/^[A-Z]{3}$/, { message: 'must be an ISO 4217 code such as USD' }) currency = 'USD';
+  /** The shipped price table (a source and date per entry); config prices override it; '' for none. */
+  @IsString() priceTable = 'config/prices.json';
+}
+
 export class DeploymentConfig {
   @IsString() @IsNotEmpty() backend!: string;
   @IsString() @IsNotEmpty() upstreamModel!: string;
@@ -219,6 +237,8 @@ export class DeploymentConfig {
   @IsInt() @Min(0) weight = 1;
   /** Lower is tried first; deployments of one priority share its traffic (by weight, or least busy). */
   @IsInt() @Min(0) priority = 0;
+  /** This deployment's price, when it differs from the model's (another region, a committed-use discount). */
+  @IsOptional() @ValidateNested() @Type(() => PriceConfig) price?: PriceConfig;
 }
 
 export const MODEL_KINDS = ['chat', 'embedding'] as const;
@@ -257,6 +277,8 @@ export class ModelConfig {
   @IsOptional() @ValidateNested() @Type(() => ModelTimeoutsConfig) timeouts?: ModelTimeoutsConfig;
   /** `chat` (POST /v1/chat/completions) or `embedding` (POST /v1/embeddings); the other operation is a 400. */
   @IsIn(MODEL_KINDS as unknown as string[]) kind: ModelKind = 'chat';
+  /** Per million tokens in billing.currency; overrides the price table (config/prices.json). */
+  @IsOptional() @ValidateNested() @Type(() => PriceConfig) price?: PriceConfig;
   @IsIn(THINKING_MODES as unknown as string[]) thinking: ThinkingMode = 'none';
   /** anthropic: `max_tokens` sent when the client sets none (Anthropic requires it). */
   @IsInt() @Min(1) maxTokens = 4096;
@@ -286,6 +308,8 @@ export class GatewayConfig {
   @ValidateNested() @Type(() => AuthConfig) auth: AuthConfig = new AuthConfig();
   @ValidateNested() @Type(() => UsageConfig) usage: UsageConfig = new UsageConfig();
   @ValidateNested() @Type(() => LimitsConfig) limits: LimitsConfig = new LimitsConfig();
+  /** The currency of prices, costs and budgets, and the shipped price table. */
+  @ValidateNested() @Type(() => BillingConfig) billing: BillingConfig = new BillingConfig();
   /** POST /v1/responses: what the gateway keeps of stored responses. */
   @ValidateNested() @Type(() => ResponsesConfig) responses: ResponsesConfig = new ResponsesConfig();
   /** Retries and circuit breaking for every model (see models.<name>.deployments and fallbacks). */

@@ -40,6 +40,8 @@ export class MetricsService {
 
   readonly requests: Counter<string>;
   readonly tokens: Counter<string>;
+  readonly cost: Counter<string>;
+  readonly costUnknown: Counter<string>;
 
   readonly upstreamErrors = new Counter({
     name: 'switchyard_upstream_errors_total',
@@ -143,6 +145,18 @@ export class MetricsService {
       labelNames: ['team', 'model', 'backend', 'endpoint', 'type', ...token],
       registers: [this.registry],
     });
+    this.cost = new Counter({
+      name: 'switchyard_cost_total',
+      help: "Spend in the billing currency's unit (billing.currency), from the usage record: the usage API's cost",
+      labelNames: ['team', 'model', 'backend'],
+      registers: [this.registry],
+    });
+    this.costUnknown = new Counter({
+      name: 'switchyard_cost_unknown_total',
+      help: 'Requests whose model has no known price: their spend is missing from switchyard_cost_total',
+      labelNames: ['team', 'model'],
+      registers: [this.registry],
+    });
     new Gauge({
       name: 'switchyard_in_flight_requests',
       help: 'Requests being answered right now (streams included)',
@@ -201,6 +215,8 @@ export class MetricsService {
     if (record.promptTokens) this.child(this.tokens, [...where, 'prompt', ...token]).inc(record.promptTokens);
     if (record.completionTokens) this.child(this.tokens, [...where, 'completion', ...token]).inc(record.completionTokens);
     if (record.reasoningTokens) this.child(this.tokens, [...where, 'reasoning', ...token]).inc(record.reasoningTokens);
+    if (record.costMicros) this.child(this.cost, [record.team, record.model, record.backend || '-']).inc(record.costMicros / 1e6);
+    else if (record.costMicros === null) this.child(this.costUnknown, [record.team, record.model]).inc();
 
     // Latency histograms describe requests that reached a backend; refusals would only blur them.
     if (!record.backend) return;

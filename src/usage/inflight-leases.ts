@@ -5,7 +5,8 @@ import { AppLogger } from '../common/logging/logger';
 import { MetricsService } from '../metrics/metrics.service';
 import { REDIS, redisReady } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
-import type { UsageRecord } from './usage-record';
+import { withCost, type UsageRecord } from './usage-record';
+import { PriceBook } from '../billing/price-book';
 import { UsageWriter } from './usage-writer';
 
 /**
@@ -46,6 +47,7 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
     private readonly metrics: MetricsService,
     private readonly logger: AppLogger,
     config: GatewayConfig,
+    private readonly prices: PriceBook,
   ) {
     this.leaseMs = config.usage.leaseSeconds * 1000;
   }
@@ -136,7 +138,7 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
 
   private settleLost(request: LeasedRequest, member: string): void {
     const now = Date.now();
-    const record: UsageRecord = {
+    const record: UsageRecord = withCost({
       id: request.recordId,
       at: new Date(now).toISOString(),
       requestId: request.requestId,
@@ -157,7 +159,8 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
       errorCode: 'replica_lost',
       latencyMs: now - request.admittedAt,
       estimated: true,
-    };
+      cachedTokens: 0,
+    }, this.prices.priceOf({ model: request.model, backend: request.backend, upstreamModel: request.upstreamModel }));
     this.logger.pino.warn({ team: record.team, requestId: record.requestId, recordId: record.id }, 'settling a request whose replica stopped renewing its lease');
     // No settlement delta: what it reserved stays charged against the limits, as the record says.
     this.writer.enqueue({ record, settle: { keys: [], deltas: [] }, concurrencyKeys: request.concurrencyKeys, leaseMember: member });

@@ -9,6 +9,8 @@ export interface TokenCounts {
   prompt: number;
   completion: number;
   reasoning: number;
+  /** Prompt tokens the backend read from its cache (part of `prompt`; priced at the cached-input price). */
+  cached?: number;
   /** Worked out by the gateway's tokenizer rather than reported by the upstream. */
   estimated: boolean;
 }

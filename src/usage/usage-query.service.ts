@@ -4,8 +4,9 @@ import { GatewayException } from '../common/errors/gateway.exception';
 import { REDIS } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { TeamStore } from '../teams/team.store';
-import { parseCounterField, recordView, USAGE_OUTCOMES } from './usage-record';
+import { microsToUnits, parseCounterField, recordView, USAGE_OUTCOMES } from './usage-record';
 import { pageEnd } from '../redis/stream-page';
+import { PriceBook } from '../billing/price-book';
 
 export type UsageGroupBy = 'day' | 'model' | 'token' | 'endpoint';
 
@@ -30,6 +31,12 @@ export interface UsageTotals {
   reasoning_tokens: number;
   total_tokens: number;
   estimated_requests: number;
+  /** Spend in the billing currency's unit (exact to the micro-unit), of the requests whose price is known. */
+  cost: number;
+  /** The same in micro-units (integer, exact). */
+  cost_micros: number;
+  /** Requests whose model has no known price: their spend is not in `cost` (never counted as 0). */
+  cost_unknown_requests: number;
 }
 
 export interface UsageRow extends UsageTotals {
@@ -54,6 +61,9 @@ function emptyTotals(): UsageTotals {
     reasoning_tokens: 0,
     total_tokens: 0,
     estimated_requests: 0,
+    cost: 0,
+    cost_micros: 0,
+    cost_unknown_requests: 0,
   };
 }
 
@@ -64,7 +74,13 @@ export class UsageQueryService {
     @Inject(REDIS) private readonly redis: Redis,
     private readonly keys: RedisKeys,
     private readonly teams: TeamStore,
+    private readonly prices: PriceBook,
   ) {}
+
+  /** The billing currency costs are in. */
+  get currency(): string {
+    return this.prices.currency;
+  }
 
   async summary(query: UsageQuery): Promise<{ data: UsageRow[]; total: UsageTotals }> {
     const days = daysBetween(query.from, query.to);
@@ -129,6 +145,13 @@ function add(totals: UsageTotals, metric: string, value: number): void {
       return;
     case 'estimated':
       totals.estimated_requests += value;
+      return;
+    case 'cost':
+      totals.cost_micros += value;
+      totals.cost = microsToUnits(totals.cost_micros);
+      return;
+    case 'cost_unknown':
+      totals.cost_unknown_requests += value;
       return;
     default:
       if ((USAGE_OUTCOMES as readonly string[]).includes(metric)) totals[`requests_${metric}` as keyof UsageTotals] += value;

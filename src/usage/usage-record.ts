@@ -1,3 +1,6 @@
+import { costInMicros } from '../billing/cost';
+import type { Price } from '../billing/price-book';
+
 /** How a request ended, as usage accounting sees it. */
 export type UsageOutcome = 'ok' | 'error' | 'aborted' | 'rejected';
 export const USAGE_OUTCOMES: readonly UsageOutcome[] = ['ok', 'error', 'aborted', 'rejected'];
@@ -30,6 +33,18 @@ export interface UsageRecord {
   latencyMs: number;
   /** True when the counts were worked out by the gateway's tokenizer, not reported by the upstream. */
   estimated: boolean;
+  /** Prompt tokens read from the backend's cache (part of promptTokens). */
+  cachedTokens: number;
+  /** In micro-units of the billing currency; null when the model's price is unknown (flagged, never 0). */
+  costMicros: number | null;
+  /** The cost rests on estimated counts. */
+  costEstimated: boolean;
+}
+
+/** The cost fields of a record, from its counts and the price that applies (billing/price-book.ts). */
+export function withCost(record: Omit<UsageRecord, 'costMicros' | 'costEstimated'>, price: Price | undefined): UsageRecord {
+  const cost = costInMicros({ prompt: record.promptTokens, cached: record.cachedTokens, completion: record.completionTokens, reasoning: record.reasoningTokens }, price);
+  return { ...record, costMicros: cost ?? null, costEstimated: cost !== undefined && record.estimated };
 }
 
 /**
@@ -38,7 +53,7 @@ export interface UsageRecord {
  * for any other endpoint (␟ is U+001F, the unit separator, which no model name holds); the reader sums what a
  * query asks for.
  */
-export const COUNTER_METRICS = ['requests', 'prompt', 'completion', 'reasoning', 'estimated', ...USAGE_OUTCOMES] as const;
+export const COUNTER_METRICS = ['requests', 'prompt', 'completion', 'reasoning', 'estimated', 'cost', 'cost_unknown', ...USAGE_OUTCOMES] as const;
 export type CounterMetric = (typeof COUNTER_METRICS)[number];
 
 const DEFAULT_ENDPOINT = 'chat.completions';
@@ -69,6 +84,8 @@ export function counterIncrements(record: UsageRecord): Array<[string, number]> 
   if (record.completionTokens) out.push([at('completion'), record.completionTokens]);
   if (record.reasoningTokens) out.push([at('reasoning'), record.reasoningTokens]);
   if (record.estimated) out.push([at('estimated'), 1]);
+  if (record.costMicros) out.push([at('cost'), record.costMicros]);
+  if (record.costMicros === null) out.push([at('cost_unknown'), 1]);
   return out;
 }
 
@@ -96,6 +113,9 @@ export function recordFields(record: UsageRecord): string[] {
     'error_code', record.errorCode,
     'latency_ms', String(record.latencyMs),
     'estimated', record.estimated ? '1' : '0',
+    'cached_tokens', String(record.cachedTokens),
+    'cost_micros', record.costMicros === null ? '' : String(record.costMicros),
+    'cost_estimated', record.costEstimated ? '1' : '0',
   ];
 }
 
@@ -103,12 +123,23 @@ export function recordFields(record: UsageRecord): string[] {
 export function recordView(entryId: string, flat: string[]): Record<string, unknown> {
   const fields: Record<string, string> = {};
   for (let i = 0; i < flat.length; i += 2) fields[flat[i]] = flat[i + 1];
-  const numbers = ['prompt_tokens', 'completion_tokens', 'reasoning_tokens', 'total_tokens', 'status', 'latency_ms', 'attempts'];
+  const numbers = ['prompt_tokens', 'completion_tokens', 'reasoning_tokens', 'total_tokens', 'cached_tokens', 'status', 'latency_ms', 'attempts'];
   const view: Record<string, unknown> = { entry_id: entryId };
   for (const [name, value] of Object.entries(fields)) {
     if (numbers.includes(name)) view[name] = Number(value);
-    else if (name === 'stream' || name === 'estimated') view[name] = value === '1';
-    else view[name] = value === '' ? null : value;
+    else if (name === 'stream' || name === 'estimated' || name === 'cost_estimated') view[name] = value === '1';
+    // Money in the currency's unit for people; micro-units (exact) beside it for machines.
+    else if (name === 'cost_micros') {
+      view.cost = value === '' ? null : microsToUnits(Number(value));
+      view.cost_micros = value === '' ? null : Number(value);
+    } else view[name] = value === '' ? null : value;
   }
+  // Records written before costs existed say so: unknown, not free.
+  if (!('cost_micros' in fields)) view.cost = view.cost_micros = null;
   return view;
+}
+
+/** Micro-units -> the currency's unit, exact to the micro-unit (no float noise such as 0.30000000000000004). */
+export function microsToUnits(micros: number): number {
+  return Number((micros / 1e6).toFixed(6));
 }

@@ -4,7 +4,8 @@ import type { NextFunction, Request, Response } from 'express';
 import type { RequestLedger } from './request-ledger';
 import { LimitsService } from '../limits/limits.service';
 import { MetricsService, type RequestTimings } from '../metrics/metrics.service';
-import type { UsageOutcome, UsageRecord } from './usage-record';
+import { withCost, type UsageOutcome, type UsageRecord } from './usage-record';
+import { PriceBook } from '../billing/price-book';
 import { InflightLeases } from './inflight-leases';
 import { UsageWriter } from './usage-writer';
 
@@ -27,6 +28,7 @@ export class UsageRecorder implements NestMiddleware {
     private readonly limits: LimitsService,
     private readonly metrics: MetricsService,
     private readonly leases: InflightLeases,
+    private readonly prices: PriceBook,
   ) {}
 
   /** Runs before the guard, so a request that fails authentication simply has no principal to bill. */
@@ -52,7 +54,8 @@ export class UsageRecorder implements NestMiddleware {
     const ctx = req.ledger;
     const principal = ctx.principal!;
     const tokens = ctx.tokens ?? { prompt: 0, completion: 0, reasoning: 0, estimated: false };
-    const record: UsageRecord = {
+    const served = { model: ctx.servedModel ?? ctx.model ?? '', backend: ctx.backend ?? '', upstreamModel: ctx.upstreamModel ?? '' };
+    const record: UsageRecord = withCost({
       id: ctx.recordId ?? randomUUID(),
       at: new Date().toISOString(),
       requestId: ctx.requestId,
@@ -74,7 +77,8 @@ export class UsageRecorder implements NestMiddleware {
       errorCode: ctx.errorCode ?? '',
       latencyMs: Math.round(Number(process.hrtime.bigint() - ctx.startedAt) / 1e4) / 100,
       estimated: tokens.estimated,
-    };
+      cachedTokens: tokens.cached ?? 0,
+    }, this.prices.priceOf(served));
     const leased = this.leases.end(record.id);
     this.writer.enqueue({
       record,

@@ -16,7 +16,7 @@ function toQuery(dto: UsageQueryDto): UsageQuery {
 
 async function summaryView(usage: UsageQueryService, query: UsageQuery) {
   const { data, total } = await usage.summary(query);
-  return { object: 'usage', from: query.from, to: query.to, group_by: query.groupBy, team: query.team ?? null, model: query.model ?? null, data, total };
+  return { object: 'usage', from: query.from, to: query.to, group_by: query.groupBy, team: query.team ?? null, model: query.model ?? null, currency: usage.currency, data, total };
 }
 
 /** GET /admin/v1/usage: any team's (or every team's) counters. */

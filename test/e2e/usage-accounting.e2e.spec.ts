@@ -93,6 +93,10 @@ describe('usage accounting (Redis is the store of record)', () => {
       reasoning_tokens: 0,
       total_tokens: expectedOk.prompt + expectedOk.completion + estimated.prompt + estimated.completion,
       estimated_requests: 2,
+      // The stand-in's models have no price: every request that spent tokens is flagged, none counted as free.
+      cost: 0,
+      cost_micros: 0,
+      cost_unknown_requests: 7,
     });
     const rowB = byToken.data.find((row: any) => row.token_id === b.id);
     expect(rowB).toMatchObject({ team: 'mixed', requests: 2, requests_ok: 2, prompt_tokens: 4, completion_tokens: 6, total_tokens: 10 });

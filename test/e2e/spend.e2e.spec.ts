@@ -1,0 +1,114 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { AnthropicUpstream } from '../support/anthropic-upstream';
+import { eventually } from '../support/eventually';
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { startTestGateway, type TestGateway } from '../support/test-gateway';
+
+/** Prices per million tokens are micro-units per token: a cost is each kind of token times its price, summed. */
+const micros = (tokens: Record<string, number>, price: Record<string, number>) => Math.round(Object.entries(tokens).reduce((sum, [kind, count]) => sum + count * price[kind], 0));
+
+describe('spend: prices, cost on every record, spend in the usage API and metrics', () => {
+  let openai: OpenAIUpstream;
+  let anthropic: AnthropicUpstream;
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    [openai, anthropic] = await Promise.all([new OpenAIUpstream().start(), new AnthropicUpstream().start()]);
+    gw = await startTestGateway({
+      upstreamUrl: openai.url,
+      config: {
+        backends: { claude: { type: 'anthropic', baseUrl: anthropic.url, apiKey: '${TEST_UPSTREAM_KEY}' } },
+        models: {
+          priced: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } },
+          'priced-slow': { backend: 'standin', upstreamModel: 'slow', price: { input: 2, output: 8 } },
+          'priced-reasoner': { backend: 'standin', upstreamModel: 'reasoner', price: { input: 1, output: 4, reasoning: 10 } },
+          'priced-claude': { backend: 'claude', upstreamModel: 'claude-echo', price: { input: 3, cachedInput: 0.3, output: 15 } },
+          'per-deployment': { deployments: [{ backend: 'standin', upstreamModel: 'echo', price: { input: 1, output: 1 } }], price: { input: 50, output: 50 } },
+          // Priced by the shipped table (config/prices.json) through its upstream model name.
+          'team-mini': { backend: 'standin', upstreamModel: 'gpt-4o-mini' },
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await gw.close();
+    await Promise.all([openai.stop(), anthropic.stop()]);
+  });
+
+  async function records(team: string, count: number): Promise<any[]> {
+    return eventually(async () => {
+      const { body } = await gw.admin('GET', `/admin/v1/usage/records?team=${team}&limit=50`);
+      expect(body.data).toHaveLength(count);
+      return body.data;
+    });
+  }
+
+  it('costs plain and streamed requests to the micro-unit from the record\'s own counts', async () => {
+    const { token } = await gw.teamToken('spend-plain');
+    const client = gw.openai(token);
+    await client.chat.completions.create({ model: 'priced', messages: [{ role: 'user', content: 'one two three' }] });
+    const stream = await client.chat.completions.create({ model: 'priced', messages: [{ role: 'user', content: 'four five' }], stream: true });
+    for await (const _ of stream) void _;
+    for (const record of await records('spend-plain', 2)) {
+      const expected = micros({ prompt: record.prompt_tokens, completion: record.completion_tokens }, { prompt: 2, completion: 8 });
+      expect(record).toMatchObject({ cost_micros: expected, cost: expected / 1e6, cost_estimated: false });
+      expect(expected).toBeGreaterThan(0);
+    }
+  });
+
+  it('prices cached prompt tokens and reasoning tokens at their own prices', async () => {
+    const { token } = await gw.teamToken('spend-kinds');
+    // The Anthropic stand-in reads 4 prompt tokens from its cache (and writes 2) on every answer.
+    await new Anthropic({ apiKey: token, baseURL: gw.url, maxRetries: 0 }).messages.create({ model: 'priced-claude', max_tokens: 50, messages: [{ role: 'user', content: 'hello cache' }] });
+    await gw.openai(token).chat.completions.create({ model: 'priced-reasoner', messages: [{ role: 'user', content: 'think' }] });
+    const [reasoner, claude] = await records('spend-kinds', 2);
+    expect(claude.cached_tokens).toBe(4);
+    expect(claude.cost_micros).toBe(micros({ uncached: claude.prompt_tokens - 4, cached: 4, completion: claude.completion_tokens }, { uncached: 3, cached: 0.3, completion: 15 }));
+    expect(reasoner.reasoning_tokens).toBeGreaterThan(0);
+    // Reasoning is part of the completion: priced at its own price, never more of it than the completion holds.
+    const reasoning = Math.min(reasoner.reasoning_tokens, reasoner.completion_tokens);
+    expect(reasoner.cost_micros).toBe(micros({ prompt: reasoner.prompt_tokens, answer: reasoner.completion_tokens - reasoning, reasoning }, { prompt: 1, answer: 4, reasoning: 10 }));
+    // The reasoning split was counted by the gateway (the backend reported none): the cost says it is estimated.
+    expect(reasoner.cost_estimated).toBe(true);
+  });
+
+  it('an aborted request costs what it is accounted with, flagged estimated; a deployment price wins over its model\'s; the shipped table prices known models', async () => {
+    const { token } = await gw.teamToken('spend-more');
+    const client = gw.openai(token);
+    const controller = new AbortController();
+    const stream = await client.chat.completions.create({ model: 'priced-slow', messages: [{ role: 'user', content: 'a b c d e f g h' }], stream: true }, { signal: controller.signal });
+    const iterator = stream[Symbol.asyncIterator]();
+    await iterator.next(); // role chunk
+    await iterator.next(); // first word
+    controller.abort();
+    await iterator.next().catch(() => undefined);
+    await client.chat.completions.create({ model: 'per-deployment', messages: [{ role: 'user', content: 'x y' }] });
+    await client.chat.completions.create({ model: 'team-mini', messages: [{ role: 'user', content: 'x y z' }] });
+    const [mini, deployment, aborted] = await records('spend-more', 3);
+    expect(aborted).toMatchObject({ outcome: 'aborted', estimated: true, cost_estimated: true });
+    expect(aborted.cost_micros).toBe(micros({ prompt: aborted.prompt_tokens, completion: aborted.completion_tokens }, { prompt: 2, completion: 8 }));
+    expect(deployment.cost_micros).toBe(deployment.prompt_tokens + deployment.completion_tokens);
+    expect(mini.cost_micros).toBe(micros({ prompt: mini.prompt_tokens, completion: mini.completion_tokens }, { prompt: 0.15, completion: 0.6 }));
+  });
+
+  it('an unknown price is null and flagged in records, the usage API and the metrics, never 0; spend sums equal in the usage API and /metrics', async () => {
+    const { token } = await gw.teamToken('spend-sums');
+    const client = gw.openai(token);
+    await client.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'no price here' }] });
+    for (const content of ['a', 'b c', 'd e f']) await client.chat.completions.create({ model: 'priced', messages: [{ role: 'user', content }] });
+    const all = await records('spend-sums', 4);
+    const unknown = all.find((record) => record.model === 'echo');
+    expect(unknown).toMatchObject({ cost: null, cost_micros: null, cost_estimated: false });
+    const spent = all.filter((record) => record.model === 'priced').reduce((sum, record) => sum + record.cost_micros, 0);
+
+    const own = await gw.asTeam(token, 'GET', '/v1/usage?groupBy=model');
+    expect(own.body.currency).toBe('USD');
+    expect(own.body.total).toMatchObject({ cost_micros: spent, cost: spent / 1e6, cost_unknown_requests: 1 });
+    expect(own.body.data.find((row: { model: string }) => row.model === 'echo')).toMatchObject({ cost: 0, cost_unknown_requests: 1 });
+
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    const cost = Number(/switchyard_cost_total\{team="spend-sums",model="priced",backend="standin"\} ([\d.e-]+)/.exec(metrics)?.[1]);
+    expect(cost).toBeCloseTo(spent / 1e6, 9);
+    expect(metrics).toMatch(/switchyard_cost_unknown_total\{team="spend-sums",model="echo"\} 1/);
+  });
+});
