@@ -14,6 +14,7 @@ import { isUpstreamFailure } from '../providers/shared/upstream-errors';
 import { StreamRelay } from '../streaming/stream-relay.service';
 import { TokenCounter } from '../usage/token-counter';
 import { RequestAdmission } from '../usage/request-admission';
+import { PriceBook } from '../billing/price-book';
 import { fillReasoningTokens, promptTexts, reservationEstimate, roughEstimate, type PromptTexts } from '../usage/token-estimator';
 import type { ChatRequest } from '../providers/chat-request';
 import type { ClientWire } from './client-wire';
@@ -40,6 +41,7 @@ export class ChatService {
     private readonly counter: TokenCounter,
     private readonly admission: RequestAdmission,
     private readonly caller: UpstreamCaller,
+    private readonly prices: PriceBook,
   ) {}
 
   /** Non-streaming: the answer as an OpenAI chat.completion (and the upstream's body, for a native call). */
@@ -207,15 +209,17 @@ export class ChatService {
       route,
       ledger,
       signal,
-      admit: () => this.admit(dto, ledger, res, prompt),
+      admit: () => this.admit(route, dto, ledger, res, prompt),
       attempt: (candidate, callSignal) => this.send(candidate, dto, wire, stream, callSignal),
       skip: (candidate) => this.ruleBreak(dto, wire, candidate),
     });
   }
 
   /** The chat request's reservation: its prompt plus the completion it may generate (times `n`). */
-  private admit(dto: ChatRequest, ledger: RequestLedger, res: ServerResponse, prompt: () => PromptTexts): Promise<void> {
+  private admit(route: Route, dto: ChatRequest, ledger: RequestLedger, res: ServerResponse, prompt: () => PromptTexts): Promise<void> {
+    const first = route.deployments[0];
     return this.admission.admit(ledger, res, {
+      price: this.prices.priceOf({ model: route.model, backend: first.backend.id, upstreamModel: first.upstreamModel }),
       model: dto.model,
       stream: dto.stream === true,
       promptEstimate: () => reservationEstimate(prompt()),

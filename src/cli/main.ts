@@ -37,7 +37,7 @@ async function withServices(work: (services: Services) => Promise<unknown>): Pro
 
 /** One flag per limit, from the limit catalogue (`--rpm` requestsPerMinute, ...). */
 const limitOptions = (command: Command) => {
-  for (const name of LIMIT_NAMES) command.addOption(new Option(`${LIMIT_CATALOGUE[name].flag} <n>`, name).argParser(positiveInt));
+  for (const name of LIMIT_NAMES) command.addOption(new Option(`${LIMIT_CATALOGUE[name].flag} <n>`, name).argParser(LIMIT_CATALOGUE[name].unit === 'cost' ? positiveAmount : positiveInt));
   return command;
 };
 
@@ -82,6 +82,13 @@ function packageVersion(): string {
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`"${value}" is not a positive integer`);
+  return n;
+}
+
+/** A budget in the billing currency, to the micro-unit. */
+function positiveAmount(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0 || Math.round(n * 1e6) / 1e6 !== n) throw new Error(`"${value}" is not a positive amount (at most 6 decimals)`);
   return n;
 }
 

@@ -11,6 +11,7 @@ import { UpstreamCaller, type Candidate } from '../routing/upstream-caller';
 import { RequestAdmission } from '../usage/request-admission';
 import type { RequestLedger } from '../usage/request-ledger';
 import { TokenCounter } from '../usage/token-counter';
+import { PriceBook } from '../billing/price-book';
 import { reservationEstimate, roughEstimate, type PromptTexts } from '../usage/token-estimator';
 import type { EmbeddingRequestDto } from './dto/embedding-request.dto';
 
@@ -27,6 +28,7 @@ export class EmbeddingsService {
     private readonly caller: UpstreamCaller,
     private readonly admission: RequestAdmission,
     private readonly counter: TokenCounter,
+    private readonly prices: PriceBook,
   ) {}
 
   async embed(dto: EmbeddingRequestDto, ledger: RequestLedger, res: ServerResponse, requestSignal: AbortSignal): Promise<EmbeddingResponse> {
@@ -47,6 +49,7 @@ export class EmbeddingsService {
         signal,
         admit: () =>
           this.admission.admit(ledger, res, {
+            price: this.prices.priceOf({ model: route.model, backend: route.deployments[0].backend.id, upstreamModel: route.deployments[0].upstreamModel }),
             model: dto.model,
             stream: false,
             promptEstimate: () => tokenArrays(dto.input) ?? reservationEstimate(prompt),

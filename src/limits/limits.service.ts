@@ -21,11 +21,14 @@ interface Check {
   resetAt: number;
 }
 
-/** What a request reserved against token limits, settled to the real count when it ends. */
+/** What a request reserved against token limits and budgets, settled to the real count and cost when it ends. */
 export interface Reservation {
   teamId: string;
   keys: string[];
   reserved: number;
+  /** Budget counters (micro-units) and the worst-case cost reserved on them. */
+  costKeys: string[];
+  costReserved: number;
 }
 
 /** What an admitted request holds until it is accounted. */
@@ -65,15 +68,21 @@ export class LimitsService {
 
   /**
    * Admits the request or throws 429. `estimate` is the token reservation; it is only called when a token limit
-   * applies. `recordId` (the request's usage record id) names its concurrency lease, which lasts `leaseMs` unless
-   * renewed (usage/inflight-leases.ts).
+   * applies. `costEstimate` is the worst-case cost in micro-units (undefined: the model has no price); it is only
+   * called when a budget applies. `recordId` (the request's usage record id) names its concurrency lease, which
+   * lasts `leaseMs` unless renewed (usage/inflight-leases.ts).
    */
-  async admit(principal: Principal, estimate: () => number, recordId: string, leaseMs: number): Promise<Admission> {
+  async admit(principal: Principal, estimate: () => number, recordId: string, leaseMs: number, costEstimate: () => number | undefined = () => undefined): Promise<Admission> {
     const now = Date.now();
     const tokens = this.hasTokenLimits(principal) ? estimate() : 0;
+    const cost = hasBudget(principal.teamLimits) || hasBudget(principal.tokenLimits) ? costEstimate() : 0;
+    if (cost === undefined) {
+      // A budget cannot hold over a model with no price; answering anyway would let spend through uncounted.
+      throw new GatewayException('permission_denied', `This ${hasBudget(principal.teamLimits) ? `team ("${principal.teamId}")` : 'token'} has a spend budget and the model has no known price, so its spend cannot be bounded; an admin must set models.<name>.price.`, { param: 'model' });
+    }
     const checks = [
-      ...this.checksFor(principal, 'team', principal.teamLimits, tokens, now),
-      ...this.checksFor(principal, 'token', principal.tokenLimits, tokens, now),
+      ...this.checksFor(principal, 'team', principal.teamLimits, tokens, cost, now),
+      ...this.checksFor(principal, 'token', principal.tokenLimits, tokens, cost, now),
     ];
     if (checks.length === 0) return { headers: {}, concurrencyKeys: [] };
 
@@ -94,21 +103,26 @@ export class LimitsService {
     if (failed > 0) throw this.refusal(principal, checks[failed - 1], values[failed - 1], now, headers);
     const keysOf = (kind: string) => checks.filter((check) => LIMIT_KINDS[check.name] === kind).map((check) => check.key);
     const tokenKeys = keysOf('tokens');
+    const costKeys = keysOf('cost');
     return {
       headers,
-      reservation: tokenKeys.length ? { teamId: principal.teamId, keys: tokenKeys, reserved: tokens } : undefined,
+      reservation: tokenKeys.length || costKeys.length ? { teamId: principal.teamId, keys: tokenKeys, reserved: tokens, costKeys, costReserved: cost } : undefined,
       concurrencyKeys: keysOf('concurrency'),
     };
   }
 
-  /** The keys and deltas that turn a reservation into the real count (for the usage script). */
-  settlement(reservation: Reservation | undefined, actualTokens: number): { keys: string[]; deltas: number[] } {
+  /**
+   * The keys and deltas that turn a reservation into the real count and cost (for the usage script). A cost that
+   * is unknown at the end (a fallback with no price answered) keeps what was reserved.
+   */
+  settlement(reservation: Reservation | undefined, actualTokens: number, actualCostMicros: number | null = null): { keys: string[]; deltas: number[] } {
     if (!reservation) return { keys: [], deltas: [] };
-    const delta = actualTokens - reservation.reserved;
-    return { keys: reservation.keys, deltas: reservation.keys.map(() => delta) };
+    const tokenDelta = actualTokens - reservation.reserved;
+    const costDelta = (actualCostMicros ?? reservation.costReserved) - reservation.costReserved;
+    return { keys: [...reservation.keys, ...reservation.costKeys], deltas: [...reservation.keys.map(() => tokenDelta), ...reservation.costKeys.map(() => costDelta)] };
   }
 
-  private checksFor(principal: Principal, scope: 'team' | 'token', limits: Limits, tokens: number, now: number): Check[] {
+  private checksFor(principal: Principal, scope: 'team' | 'token', limits: Limits, tokens: number, cost: number, now: number): Check[] {
     const checks: Check[] = [];
     for (const name of LIMIT_NAMES) {
       const limit = limits[name];
@@ -119,12 +133,14 @@ export class LimitsService {
         continue;
       }
       const window = windowOf(name, now);
+      const unit = LIMIT_KINDS[name];
       checks.push({
         name,
         scope,
         key: this.keys.limitCounter(principal.teamId, scopeKey, name, window.id),
-        limit,
-        cost: LIMIT_KINDS[name] === 'requests' ? 1 : tokens,
+        // Budgets count micro-units (integers in Redis); the limit is set in the currency's unit.
+        limit: unit === 'cost' ? Math.round(limit * 1e6) : limit,
+        cost: unit === 'requests' ? 1 : unit === 'cost' ? cost : tokens,
         resetAt: window.resetAt,
       });
     }
@@ -142,10 +158,19 @@ export class LimitsService {
     const resetIn = check.resetAt - now;
     const when = `resets at ${new Date(check.resetAt).toISOString()} (in ${formatDuration(resetIn)})`;
     const code = LIMIT_CATALOGUE[check.name].refusal;
-    if (check.cost > check.limit) {
+    if (check.cost > check.limit && LIMIT_KINDS[check.name] !== 'cost') {
       // Waiting cannot help: this one request asks for more than the whole window allows.
       return new GatewayException(code, `This request reserves ${check.cost} tokens, more than the ${check.name} limit of ${who} (${check.limit}) allows; lower max_tokens.`, {
         headers,
+      });
+    }
+    if (LIMIT_KINDS[check.name] === 'cost') {
+      const money = (micros: number) => `${(micros / 1e6).toFixed(6).replace(/0{1,4}$/, '')} ${this.config.billing.currency}`;
+      if (check.cost > check.limit) {
+        return new GatewayException(code, `This request may cost up to ${money(check.cost)}, more than the ${check.name} of ${who} (${money(check.limit)}); lower max_tokens.`, { headers });
+      }
+      return new GatewayException(code, `${check.name} of ${who} reached (${money(used)} of ${money(check.limit)} spent, this request may cost up to ${money(check.cost)}); it ${when}.`, {
+        headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(resetIn / 1000))) },
       });
     }
     const what = LIMIT_KINDS[check.name] === 'requests' ? `${used}/${check.limit} requests used` : `${used}/${check.limit} tokens used, this request reserves ${check.cost}`;
@@ -167,6 +192,10 @@ export class LimitsService {
     }
     return { headers: {}, concurrencyKeys: [] };
   }
+}
+
+function hasBudget(limits: Limits): boolean {
+  return limits.budgetPerDay !== undefined || limits.budgetPerMonth !== undefined;
 }
 
 function hasTokenLimit(limits: Limits): boolean {

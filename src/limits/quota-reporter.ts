@@ -5,7 +5,7 @@ import { MetricsService, type QuotaReading } from '../metrics/metrics.service';
 import { REDIS, redisReady } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { TeamStore } from '../teams/team.store';
-import { LIMIT_KINDS, LIMIT_NAMES } from './limit-settings';
+import { LIMIT_KINDS, LIMIT_NAMES, type LimitName } from './limit-settings';
 import { windowOf } from './limit-windows';
 
 /**
@@ -33,7 +33,7 @@ export class QuotaReporter implements OnModuleInit {
     const now = Date.now();
     if (this.cached && now - this.cached.at < this.config.metrics.quotaCacheMs) return this.cached.readings;
     if (!redisReady(this.redis)) throw new Error(`redis is ${this.redis.status}`);
-    const wanted: Array<{ team: string; limit: string; max: number; key: string }> = [];
+    const wanted: Array<{ team: string; limit: LimitName; max: number; key: string }> = [];
     for (const team of await this.teams.list()) {
       for (const name of LIMIT_NAMES) {
         const max = team.limits[name];
@@ -44,7 +44,12 @@ export class QuotaReporter implements OnModuleInit {
     const pipeline = this.redis.pipeline();
     for (const { key } of wanted) pipeline.get(key);
     const values = (await pipeline.exec()) ?? [];
-    const readings = wanted.map(({ team, limit, max }, i) => ({ team, limit, remaining: Math.max(0, max - Number(values[i]?.[1] ?? 0)) }));
+    const readings = wanted.map(({ team, limit, max }, i): QuotaReading => {
+      const used = Number(values[i]?.[1] ?? 0);
+      // Budget counters hold micro-units; budgets are set in the currency's unit.
+      if (LIMIT_KINDS[limit] === 'cost') return { team, limit, remaining: Math.max(0, max - used / 1e6), usedRatio: used / 1e6 / max };
+      return { team, limit, remaining: Math.max(0, max - used) };
+    });
     this.cached = { at: now, readings };
     return readings;
   }

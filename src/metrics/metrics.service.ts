@@ -21,7 +21,10 @@ export interface RequestTimings {
 export interface QuotaReading {
   team: string;
   limit: string;
+  /** In the limit's own unit: requests, tokens, or the billing currency for budgets. */
   remaining: number;
+  /** Budgets: the fraction of the budget spent (alert at 0.8). */
+  usedRatio?: number;
 }
 
 /**
@@ -176,6 +179,18 @@ export class MetricsService {
         if (!readings) return; // Redis unreachable: keep the last values rather than report none
         this.reset();
         for (const reading of readings) this.set({ team: reading.team, limit: reading.limit }, reading.remaining);
+      },
+    });
+    new Gauge({
+      name: 'switchyard_budget_used_ratio',
+      help: "The fraction of each team budget spent in its current window (budgetPerDay, budgetPerMonth), read from Redis at scrape time: alert at 0.8",
+      labelNames: ['team', 'budget'] as const,
+      registers: [this.registry],
+      async collect() {
+        const readings = await readQuotas();
+        if (!readings) return;
+        this.reset();
+        for (const reading of readings) if (reading.usedRatio !== undefined) this.set({ team: reading.team, budget: reading.limit }, reading.usedRatio);
       },
     });
     const readCircuits = () => this.circuitSource?.() ?? [];

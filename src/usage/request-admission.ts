@@ -3,6 +3,8 @@ import type { ServerResponse } from 'node:http';
 import { Injectable } from '@nestjs/common';
 import { GatewayException } from '../common/errors/gateway.exception';
 import { LimitsService } from '../limits/limits.service';
+import { worstCaseMicros } from '../billing/cost';
+import type { Price } from '../billing/price-book';
 import { InflightLeases } from './inflight-leases';
 import type { RequestLedger } from './request-ledger';
 
@@ -16,6 +18,8 @@ export interface AdmissionRequest {
   roughPrompt: () => number;
   /** Completion tokens reserved on top (0 for an operation that generates none). */
   completionAllowance: number;
+  /** The price of the deployment the request goes to first (budgets reserve its worst case); undefined: unknown. */
+  price: Price | undefined;
 }
 
 /**
@@ -41,7 +45,8 @@ export class RequestAdmission {
     let estimate: number | undefined;
     const promptEstimate = () => (estimate ??= request.promptEstimate());
     try {
-      const admission = await this.limits.admit(principal, () => promptEstimate() + request.completionAllowance, recordId, this.leases.leaseLength);
+      const worstCase = () => (request.price ? worstCaseMicros(promptEstimate(), request.completionAllowance, request.price) : undefined);
+      const admission = await this.limits.admit(principal, () => promptEstimate() + request.completionAllowance, recordId, this.leases.leaseLength, worstCase);
       ledger.admitted(recordId, admission.reservation, admission.concurrencyKeys);
       for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
     } catch (error) {

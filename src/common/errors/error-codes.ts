@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   rate_limit_exceeded: { status: 429, type: 'rate_limit_exceeded' },
   /** A per-day or per-month token quota of the team or token. */
   quota_exceeded: { status: 429, type: 'rate_limit_exceeded' },
+  /** A per-day or per-month spend budget of the team or token (OpenAI's own type for running out of money). */
+  budget_exceeded: { status: 429, type: 'insufficient_quota' },
   upstream_error: { status: 502, type: 'server_error' },
   upstream_auth_failed: { status: 502, type: 'server_error' },
   upstream_unreachable: { status: 502, type: 'server_error' },
