@@ -4,6 +4,7 @@ import { AuditLog, type Actor } from '../audit/audit.log';
 import { AdminOnly } from '../auth/route-access.decorators';
 import { GatewayValidationPipe } from '../common/validation/validation.pipe';
 import { AccessAdminService } from './access-admin.service';
+import { BudgetReport } from '../limits/budget-report';
 import { AuditQueryDto, CreateTeamDto, CreateTokenDto, DeleteTeamQueryDto, RotateTokenDto, UpdateTeamDto } from './admin.dto';
 
 const strict = new GatewayValidationPipe({ strict: true });
@@ -15,6 +16,7 @@ export class AdminController {
   constructor(
     private readonly admin: AccessAdminService,
     private readonly audit: AuditLog,
+    private readonly budgets: BudgetReport,
   ) {}
 
   @Post('teams')
@@ -32,6 +34,12 @@ export class AdminController {
   @Get('teams/:team')
   async getTeam(@Param('team') teamId: string) {
     return teamView(await this.admin.teams.require(teamId));
+  }
+
+  /** The team's budgets and how much of each is spent in its current window. */
+  @Get('teams/:team/budget')
+  async getBudget(@Param('team') teamId: string) {
+    return this.budgets.of(teamId);
   }
 
   @Patch('teams/:team')

@@ -8,6 +8,7 @@ import { AppLogger } from '../common/logging/logger';
 import { ConfigModule } from '../config/config.module';
 import type { GatewayConfig } from '../config/config.schema';
 import { InFlightTracker } from '../lifecycle/in-flight.tracker';
+import { LimitsModule } from '../limits/limits.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { RedisModule } from '../redis/redis.module';
 import { TeamsModule } from '../teams/teams.module';
@@ -29,6 +30,7 @@ export class CliModule {
         TeamsModule,
         AuditModule,
         AdminModule,
+        LimitsModule,
       ],
       providers: [UsageQueryService],
       exports: [UsageQueryService],

@@ -12,6 +12,7 @@ import { AppLogger } from '../common/logging/logger';
 import { ConfigError, loadConfig } from '../config/config.loader';
 import { cleanLimits, LIMIT_CATALOGUE, LIMIT_NAMES, type Limits } from '../limits/limit-settings';
 import { UsageQueryService, type UsageGroupBy } from '../usage/usage-query.service';
+import { BudgetReport } from '../limits/budget-report';
 import { CliModule } from './cli.module';
 
 /**
@@ -19,7 +20,7 @@ import { CliModule } from './cli.module';
  * admin API, talking to the Redis named by the gateway's config (SWITCHYARD_CONFIG).
  * Every change is audited as `cli:<user>@<host>`. Output is JSON.
  */
-type Services = { admin: AccessAdminService; audit: AuditLog; usage: UsageQueryService; by: Actor };
+type Services = { admin: AccessAdminService; audit: AuditLog; usage: UsageQueryService; budgets: BudgetReport; by: Actor };
 
 async function withServices(work: (services: Services) => Promise<unknown>): Promise<void> {
   // The CLI never serves the admin API, so it does not need the admin key the config may require.
@@ -28,7 +29,7 @@ async function withServices(work: (services: Services) => Promise<unknown>): Pro
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(config, logger), { logger: false, abortOnError: false });
   try {
     const by: Actor = { actor: `cli:${userInfo().username}@${hostname()}` };
-    const result = await work({ admin: app.get(AccessAdminService), audit: app.get(AuditLog), usage: app.get(UsageQueryService), by });
+    const result = await work({ admin: app.get(AccessAdminService), audit: app.get(AuditLog), usage: app.get(UsageQueryService), budgets: app.get(BudgetReport), by });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await app.close();
@@ -114,6 +115,7 @@ export function buildProgram(): Command {
     .action((id: string, o) => withServices(({ admin, by }) => admin.createTeam(by, id, { models: o.models ?? ['*'], limits: limitsFrom(o), metadata: o.meta })));
   teams.command('list').description('List teams').action(() => withServices(({ admin }) => admin.teams.list()));
   teams.command('get <id>').description('Show a team').action((id: string) => withServices(({ admin }) => admin.teams.require(id)));
+  teams.command('budget <id>').description("A team's budgets: spent, remaining and the fraction used this window").action((id: string) => withServices(({ budgets }) => budgets.of(id)));
   limitOptions(teams.command('update <id>').description('Change models, limits or metadata (limits given replace the old set)'))
     .option('--models <list>', 'comma-separated model names or * globs', list)
     .option('--meta <key=value>', 'metadata label (repeatable; replaces the old set)', metadata)

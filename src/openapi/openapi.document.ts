@@ -97,6 +97,13 @@ export const OPERATIONS: Operation[] = [
   { method: 'post', path: '/admin/v1/teams', access: 'admin', summary: 'Create a team.', body: 'CreateTeamDto', ok: { status: 201, description: 'The team', schema: ref('Team') } },
   { method: 'get', path: '/admin/v1/teams', access: 'admin', summary: 'List teams.', ok: { status: 200, description: 'Teams', schema: list(ref('Team')) } },
   { method: 'get', path: '/admin/v1/teams/{team}', access: 'admin', summary: 'One team.', ok: { status: 200, description: 'The team', schema: ref('Team') } },
+  {
+    method: 'get',
+    path: '/admin/v1/teams/{team}/budget',
+    access: 'admin',
+    summary: "The team's spend budgets: limit, spent, remaining and the fraction used in the current window (billing currency).",
+    ok: { status: 200, description: 'Budget use', schema: object({ object: { const: 'budget' }, currency: { type: 'string' }, budgets: { type: 'array' } }) },
+  },
   { method: 'patch', path: '/admin/v1/teams/{team}', access: 'admin', summary: "Change a team's models, limits, metadata or disabled flag.", body: 'UpdateTeamDto', ok: { status: 200, description: 'The team', schema: ref('Team') } },
   { method: 'delete', path: '/admin/v1/teams/{team}', access: 'admin', summary: 'Delete a team (409 while it has active tokens, unless force=true).', query: 'DeleteTeamQueryDto', ok: { status: 200, description: 'Deleted', schema: object({ deleted: { const: true } }) } },
   { method: 'post', path: '/admin/v1/teams/{team}/disable', access: 'admin', summary: 'Refuse every token of the team at once.', ok: { status: 200, description: 'The team', schema: ref('Team') } },

@@ -2,6 +2,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
+import { runCli, writeConfig } from '../support/gateway-process';
+import { REDIS_URL } from '../support/test-gateway';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 /** Prices per million tokens are micro-units per token: a cost is each kind of token times its price, summed. */
@@ -110,5 +112,39 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     const cost = Number(/switchyard_cost_total\{team="spend-sums",model="priced",backend="standin"\} ([\d.e-]+)/.exec(metrics)?.[1]);
     expect(cost).toBeCloseTo(spent / 1e6, 9);
     expect(metrics).toMatch(/switchyard_cost_unknown_total\{team="spend-sums",model="echo"\} 1/);
+  });
+
+  it('admins see budget use per team (admin API and CLI); a budget cannot be used with a model that has no price', async () => {
+    expect((await gw.admin('POST', '/admin/v1/teams', { id: 'budgeted', limits: { budgetPerDay: 1.5, budgetPerMonth: 20 } })).status).toBe(201);
+    const { token } = await gw.teamToken('budgeted');
+    const client = gw.openai(token);
+    for (const content of ['one', 'two three']) await client.chat.completions.create({ model: 'priced', max_tokens: 10, messages: [{ role: 'user', content }] });
+    const spent = (await records('budgeted', 2)).reduce((sum, record) => sum + record.cost_micros, 0);
+    const view = await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/teams/budgeted/budget');
+      expect(body.budgets[0].spent).toBe(spent / 1e6);
+      return body;
+    });
+    expect(view).toMatchObject({ object: 'budget', team: 'budgeted', currency: 'USD' });
+    expect(view.budgets).toEqual([
+      { budget: 'budgetPerDay', limit: 1.5, spent: spent / 1e6, remaining: (1_500_000 - spent) / 1e6, used_ratio: spent / 1e6 / 1.5, resets_at: expect.stringMatching(/T00:00:00.000Z$/) },
+      { budget: 'budgetPerMonth', limit: 20, spent: spent / 1e6, remaining: (20_000_000 - spent) / 1e6, used_ratio: spent / 1e6 / 20, resets_at: expect.stringMatching(/-01T00:00:00.000Z$/) },
+    ]);
+    const config = writeConfig(`redis: { url: "${REDIS_URL}", keyPrefix: "${gw.prefix}" }\nadmin: { apiKey: "\${SWITCHYARD_ADMIN_KEY}" }\n`);
+    const cli = await runCli(config, ['teams', 'budget', 'budgeted']);
+    expect(cli.code).toBe(0);
+    expect(JSON.parse(cli.stdout)).toEqual(view);
+    // The budget gauge is read from Redis at scrape time (cached for metrics.quotaCacheMs).
+    const metrics = await eventually(async () => {
+      const text = await (await fetch(`${gw.url}/metrics`)).text();
+      expect(text).toContain('switchyard_budget_used_ratio{team="budgeted"');
+      return text;
+    }, 8000, 200);
+    const ratio = Number(/switchyard_budget_used_ratio\{team="budgeted",budget="budgetPerDay"\} ([\d.e-]+)/.exec(metrics)?.[1]);
+    expect(ratio).toBeCloseTo(spent / 1e6 / 1.5, 9);
+
+    const unpriced = (await client.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)) as { status: number; message: string };
+    expect(unpriced.status).toBe(403);
+    expect(unpriced.message).toMatch(/has a spend budget and the model has no known price/);
   });
 });
