@@ -25,7 +25,11 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
     const binary = ensurePrometheus();
     upstream = await new OpenAIUpstream().start();
     upstream.delayMs = 20;
-    gw = await startTestGateway({ upstreamUrl: upstream.url, config: { server: { metricsToken: METRICS_TOKEN }, metrics: { quotaCacheMs: 0 } } });
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      // `echo` has a price (spend panels); `slow` has none (the unknown-price panel).
+      config: { server: { metricsToken: METRICS_TOKEN }, metrics: { quotaCacheMs: 0 }, models: { echo: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } } } },
+    });
     // The shipped scrape config, with only the target and the token file's path swapped for this machine.
     const config = parse(readFileSync(join(root, 'deploy/prometheus/prometheus.yml'), 'utf8'));
     const tokenFile = join(mkdtempSync(join(tmpdir(), 'switchyard-metrics-token-')), 'token');
@@ -56,6 +60,8 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
     const tokens: Record<string, string> = {};
     for (const team of teams) {
       await gw.admin('POST', '/admin/v1/teams', { id: team, limits: { requestsPerMinute: 1000, tokensPerDay: 100_000 } });
+      await gw.admin('POST', '/admin/v1/teams', { id: `${team}-budgeted`, limits: { budgetPerDay: 1 } });
+      tokens[`${team}-budgeted`] = (await gw.admin('POST', `/admin/v1/teams/${team}-budgeted/tokens`, {})).body.token;
       tokens[team] = (await gw.admin('POST', `/admin/v1/teams/${team}/tokens`, {})).body.token;
     }
     // Traffic over a few scrape intervals: plain and streamed calls, upstream failures, a limit refusal.
@@ -68,12 +74,13 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
         await client.chat.completions.create({ model: 'status-500', messages: [{ role: 'user', content: 'x' }] }).catch(() => undefined);
       }
       await gw.openai(tokens.alpha).chat.completions.create({ model: 'echo', max_tokens: 1_000_000, messages: [{ role: 'user', content: 'x' }] }).catch(() => undefined);
+      for (const team of teams) await gw.openai(tokens[`${team}-budgeted`]).chat.completions.create({ model: 'echo', max_tokens: 20, messages: [{ role: 'user', content: `spend ${round}` }] });
       await new Promise((r) => setTimeout(r, 700));
     }
 
     // Prometheus has scraped the final numbers when its token totals match the usage API's.
     const usage = Object.fromEntries(
-      await Promise.all(teams.map(async (team) => [team, (await gw.admin('GET', `/admin/v1/usage?team=${team}`)).body.total.total_tokens] as const)),
+      await Promise.all([...teams, 'alpha-budgeted', 'beta-budgeted'].map(async (team) => [team, (await gw.admin('GET', `/admin/v1/usage?team=${team}`)).body.total.total_tokens] as const)),
     );
     expect(usage.alpha).toBeGreaterThan(0);
     await eventually(async () => {
@@ -103,5 +110,18 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
     expect(Number(rejections[0].value[1])).toBe(4);
     const upstreamErrors = await prometheus.query('sum(switchyard_upstream_errors_total{backend="standin", reason="upstream_error"})');
     expect(Number(upstreamErrors[0].value[1])).toBe(8);
+
+    // The spend panels say what the usage API says (Prometheus holds the currency's unit, the API micro-units too).
+    for (const team of [...teams, 'alpha-budgeted', 'beta-budgeted']) {
+      const total = (await gw.admin('GET', `/admin/v1/usage?team=${team}`)).body.total;
+      const [spend] = await prometheus.query(`sum(switchyard_cost_total{team="${team}"})`);
+      expect(Number(spend.value[1])).toBeCloseTo(total.cost_micros / 1e6, 9);
+      expect(total.cost_micros).toBeGreaterThan(0);
+      const unknown = await prometheus.query(`sum(switchyard_cost_unknown_total{team="${team}"})`);
+      expect(Number(unknown[0]?.value[1] ?? 0)).toBe(total.cost_unknown_requests);
+    }
+    const budget = (await gw.admin('GET', '/admin/v1/teams/alpha-budgeted/budget')).body.budgets[0];
+    const [used] = await prometheus.query('max by (team, budget) (switchyard_budget_used_ratio{team="alpha-budgeted"})');
+    expect(Number(used.value[1])).toBeCloseTo(budget.used_ratio, 9);
   });
 });
