@@ -11,11 +11,13 @@ export interface CostedTokens {
 }
 
 /**
- * A request's cost in micro-units of the billing currency (an integer: Redis counters and budgets never hold
- * floats). A price per million tokens is micro-units per token, so each kind of token times its price adds up
- * exactly; the sum is rounded once, to the nearest micro-unit. Undefined when the price is unknown.
+ * A request's cost in nano-units of the billing currency (an integer: Redis counters and budgets never hold
+ * floats). A price per million tokens is micro-units per token, 1000 nano-units: each kind of token times its
+ * price adds up exactly and the sum is rounded once, to the nearest nano-unit. Nano, not micro: a small embedding
+ * call (4 tokens at 0.02 per million) costs 80 nano-units, which micro-units would round to nothing every time.
+ * Undefined when the price is unknown.
  */
-export function costInMicros(tokens: CostedTokens, price: Price | undefined): number | undefined {
+export function costInNanos(tokens: CostedTokens, price: Price | undefined): number | undefined {
   if (tokens.prompt === 0 && tokens.completion === 0) return 0; // nothing was spent, whatever the price
   if (!price) return undefined;
   const cached = Math.min(tokens.cached, tokens.prompt);
@@ -25,10 +27,12 @@ export function costInMicros(tokens: CostedTokens, price: Price | undefined): nu
     cached * (price.cachedInput ?? price.input) +
     (tokens.completion - reasoning) * price.output +
     reasoning * (price.reasoning ?? price.output);
-  return Math.round(micros);
+  return Math.round(micros * NANOS_PER_MICRO);
 }
 
 /** The worst case a request can cost (what a budget reserves): its prompt at the input price, its completion allowance at the dearest output price. */
-export function worstCaseMicros(promptTokens: number, completionTokens: number, price: Price): number {
-  return Math.ceil(promptTokens * price.input + completionTokens * Math.max(price.output, price.reasoning ?? 0));
+export function worstCaseNanos(promptTokens: number, completionTokens: number, price: Price): number {
+  return Math.ceil((promptTokens * price.input + completionTokens * Math.max(price.output, price.reasoning ?? 0)) * NANOS_PER_MICRO);
 }
+
+const NANOS_PER_MICRO = 1000;

@@ -4,7 +4,7 @@ import { GatewayConfig } from '../config/config.schema';
 import { REDIS } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { TeamStore } from '../teams/team.store';
-import { microsToUnits } from '../usage/usage-record';
+import { nanosToUnits } from '../usage/usage-record';
 import { LIMIT_KINDS, LIMIT_NAMES } from './limit-settings';
 import { windowOf } from './limit-windows';
 
@@ -39,9 +39,9 @@ export class BudgetReport {
       const limit = team.limits[name];
       if (limit === undefined || LIMIT_KINDS[name] !== 'cost') continue;
       const window = windowOf(name, now);
-      const micros = Number((await this.redis.get(this.keys.limitCounter(team.id, 'team', name, window.id))) ?? 0);
-      const spent = microsToUnits(micros);
-      budgets.push({ budget: name, limit, spent, remaining: microsToUnits(Math.max(0, Math.round(limit * 1e6) - micros)), used_ratio: spent / limit, resets_at: new Date(window.resetAt).toISOString() });
+      const nanos = Number((await this.redis.get(this.keys.limitCounter(team.id, 'team', name, window.id))) ?? 0);
+      const spent = nanosToUnits(nanos);
+      budgets.push({ budget: name, limit, spent, remaining: nanosToUnits(Math.max(0, Math.round(limit * 1e9) - nanos)), used_ratio: spent / limit, resets_at: new Date(window.resetAt).toISOString() });
     }
     return { object: 'budget', team: team.id, currency: this.config.billing.currency, budgets };
   }

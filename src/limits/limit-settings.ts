@@ -25,7 +25,7 @@ export type LimitName = (typeof LIMIT_NAMES)[number];
 
 /**
  * Every limit in one table: what it counts (`concurrency`: leases on the requests in flight, released when a
- * request is accounted and expired if its replica dies; `requests`, `tokens` and `cost` (micro-units of the billing
+ * request is accounted and expired if its replica dies; `requests`, `tokens` and `cost` (nano-units of the billing
  * currency): counters), the fixed UTC window
  * a counter counts in, the code of a refusal, and its CLI flag. The limits service, the window function and the
  * CLI derive from it, so a new limit is a row here (and its field above), nothing else.

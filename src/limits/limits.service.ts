@@ -26,7 +26,7 @@ export interface Reservation {
   teamId: string;
   keys: string[];
   reserved: number;
-  /** Budget counters (micro-units) and the worst-case cost reserved on them. */
+  /** Budget counters (nano-units) and the worst-case cost reserved on them. */
   costKeys: string[];
   costReserved: number;
 }
@@ -68,7 +68,7 @@ export class LimitsService {
 
   /**
    * Admits the request or throws 429. `estimate` is the token reservation; it is only called when a token limit
-   * applies. `costEstimate` is the worst-case cost in micro-units (undefined: the model has no price); it is only
+   * applies. `costEstimate` is the worst-case cost in nano-units (undefined: the model has no price); it is only
    * called when a budget applies. `recordId` (the request's usage record id) names its concurrency lease, which
    * lasts `leaseMs` unless renewed (usage/inflight-leases.ts).
    */
@@ -115,10 +115,10 @@ export class LimitsService {
    * The keys and deltas that turn a reservation into the real count and cost (for the usage script). A cost that
    * is unknown at the end (a fallback with no price answered) keeps what was reserved.
    */
-  settlement(reservation: Reservation | undefined, actualTokens: number, actualCostMicros: number | null = null): { keys: string[]; deltas: number[] } {
+  settlement(reservation: Reservation | undefined, actualTokens: number, actualCostNanos: number | null = null): { keys: string[]; deltas: number[] } {
     if (!reservation) return { keys: [], deltas: [] };
     const tokenDelta = actualTokens - reservation.reserved;
-    const costDelta = (actualCostMicros ?? reservation.costReserved) - reservation.costReserved;
+    const costDelta = (actualCostNanos ?? reservation.costReserved) - reservation.costReserved;
     return { keys: [...reservation.keys, ...reservation.costKeys], deltas: [...reservation.keys.map(() => tokenDelta), ...reservation.costKeys.map(() => costDelta)] };
   }
 
@@ -138,8 +138,8 @@ export class LimitsService {
         name,
         scope,
         key: this.keys.limitCounter(principal.teamId, scopeKey, name, window.id),
-        // Budgets count micro-units (integers in Redis); the limit is set in the currency's unit.
-        limit: unit === 'cost' ? Math.round(limit * 1e6) : limit,
+        // Budgets count nano-units (integers in Redis); the limit is set in the currency's unit.
+        limit: unit === 'cost' ? Math.round(limit * 1e9) : limit,
         cost: unit === 'requests' ? 1 : unit === 'cost' ? cost : tokens,
         resetAt: window.resetAt,
       });
@@ -165,7 +165,7 @@ export class LimitsService {
       });
     }
     if (LIMIT_KINDS[check.name] === 'cost') {
-      const money = (micros: number) => `${(micros / 1e6).toFixed(6).replace(/0{1,4}$/, '')} ${this.config.billing.currency}`;
+      const money = (nanos: number) => `${(nanos / 1e9).toFixed(6).replace(/0{1,4}$/, '')} ${this.config.billing.currency}`;
       if (check.cost > check.limit) {
         return new GatewayException(code, `This request may cost up to ${money(check.cost)}, more than the ${check.name} of ${who} (${money(check.limit)}); lower max_tokens.`, { headers });
       }

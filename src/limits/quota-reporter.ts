@@ -46,8 +46,8 @@ export class QuotaReporter implements OnModuleInit {
     const values = (await pipeline.exec()) ?? [];
     const readings = wanted.map(({ team, limit, max }, i): QuotaReading => {
       const used = Number(values[i]?.[1] ?? 0);
-      // Budget counters hold micro-units; budgets are set in the currency's unit.
-      if (LIMIT_KINDS[limit] === 'cost') return { team, limit, remaining: Math.max(0, max - used / 1e6), usedRatio: used / 1e6 / max };
+      // Budget counters hold nano-units; budgets are set in the currency's unit.
+      if (LIMIT_KINDS[limit] === 'cost') return { team, limit, remaining: Math.max(0, max - used / 1e9), usedRatio: used / 1e9 / max };
       return { team, limit, remaining: Math.max(0, max - used) };
     });
     this.cached = { at: now, readings };

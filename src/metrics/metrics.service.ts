@@ -230,8 +230,8 @@ export class MetricsService {
     if (record.promptTokens) this.child(this.tokens, [...where, 'prompt', ...token]).inc(record.promptTokens);
     if (record.completionTokens) this.child(this.tokens, [...where, 'completion', ...token]).inc(record.completionTokens);
     if (record.reasoningTokens) this.child(this.tokens, [...where, 'reasoning', ...token]).inc(record.reasoningTokens);
-    if (record.costMicros) this.child(this.cost, [record.team, record.model, record.backend || '-']).inc(record.costMicros / 1e6);
-    else if (record.costMicros === null) this.child(this.costUnknown, [record.team, record.model]).inc();
+    if (record.costNanos) this.child(this.cost, [record.team, record.model, record.backend || '-']).inc(record.costNanos / 1e9);
+    else if (record.costNanos === null) this.child(this.costUnknown, [record.team, record.model]).inc();
 
     // Latency histograms describe requests that reached a backend; refusals would only blur them.
     if (!record.backend) return;

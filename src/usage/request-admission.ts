@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { Injectable } from '@nestjs/common';
 import { GatewayException } from '../common/errors/gateway.exception';
 import { LimitsService } from '../limits/limits.service';
-import { worstCaseMicros } from '../billing/cost';
+import { worstCaseNanos } from '../billing/cost';
 import type { Price } from '../billing/price-book';
 import { InflightLeases } from './inflight-leases';
 import type { RequestLedger } from './request-ledger';
@@ -45,7 +45,7 @@ export class RequestAdmission {
     let estimate: number | undefined;
     const promptEstimate = () => (estimate ??= request.promptEstimate());
     try {
-      const worstCase = () => (request.price ? worstCaseMicros(promptEstimate(), request.completionAllowance, request.price) : undefined);
+      const worstCase = () => (request.price ? worstCaseNanos(promptEstimate(), request.completionAllowance, request.price) : undefined);
       const admission = await this.limits.admit(principal, () => promptEstimate() + request.completionAllowance, recordId, this.leases.leaseLength, worstCase);
       ledger.admitted(recordId, admission.reservation, admission.concurrencyKeys);
       for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);

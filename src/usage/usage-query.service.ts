@@ -4,7 +4,7 @@ import { GatewayException } from '../common/errors/gateway.exception';
 import { REDIS } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { TeamStore } from '../teams/team.store';
-import { microsToUnits, parseCounterField, recordView, USAGE_OUTCOMES } from './usage-record';
+import { nanosToUnits, parseCounterField, recordView, USAGE_OUTCOMES } from './usage-record';
 import { pageEnd } from '../redis/stream-page';
 import { PriceBook } from '../billing/price-book';
 
@@ -31,10 +31,10 @@ export interface UsageTotals {
   reasoning_tokens: number;
   total_tokens: number;
   estimated_requests: number;
-  /** Spend in the billing currency's unit (exact to the micro-unit), of the requests whose price is known. */
+  /** Spend in the billing currency's unit (exact to the nano-unit), of the requests whose price is known. */
   cost: number;
-  /** The same in micro-units (integer, exact). */
-  cost_micros: number;
+  /** The same in nano-units (integer, exact). */
+  cost_nanos: number;
   /** Requests whose model has no known price: their spend is not in `cost` (never counted as 0). */
   cost_unknown_requests: number;
 }
@@ -62,7 +62,7 @@ function emptyTotals(): UsageTotals {
     total_tokens: 0,
     estimated_requests: 0,
     cost: 0,
-    cost_micros: 0,
+    cost_nanos: 0,
     cost_unknown_requests: 0,
   };
 }
@@ -147,8 +147,8 @@ function add(totals: UsageTotals, metric: string, value: number): void {
       totals.estimated_requests += value;
       return;
     case 'cost':
-      totals.cost_micros += value;
-      totals.cost = microsToUnits(totals.cost_micros);
+      totals.cost_nanos += value;
+      totals.cost = nanosToUnits(totals.cost_nanos);
       return;
     case 'cost_unknown':
       totals.cost_unknown_requests += value;

@@ -1,4 +1,4 @@
-import { costInMicros } from '../billing/cost';
+import { costInNanos } from '../billing/cost';
 import type { Price } from '../billing/price-book';
 
 /** How a request ended, as usage accounting sees it. */
@@ -35,16 +35,16 @@ export interface UsageRecord {
   estimated: boolean;
   /** Prompt tokens read from the backend's cache (part of promptTokens). */
   cachedTokens: number;
-  /** In micro-units of the billing currency; null when the model's price is unknown (flagged, never 0). */
-  costMicros: number | null;
+  /** In nano-units of the billing currency; null when the model's price is unknown (flagged, never 0). */
+  costNanos: number | null;
   /** The cost rests on estimated counts. */
   costEstimated: boolean;
 }
 
 /** The cost fields of a record, from its counts and the price that applies (billing/price-book.ts). */
-export function withCost(record: Omit<UsageRecord, 'costMicros' | 'costEstimated'>, price: Price | undefined): UsageRecord {
-  const cost = costInMicros({ prompt: record.promptTokens, cached: record.cachedTokens, completion: record.completionTokens, reasoning: record.reasoningTokens }, price);
-  return { ...record, costMicros: cost ?? null, costEstimated: cost !== undefined && record.estimated };
+export function withCost(record: Omit<UsageRecord, 'costNanos' | 'costEstimated'>, price: Price | undefined): UsageRecord {
+  const cost = costInNanos({ prompt: record.promptTokens, cached: record.cachedTokens, completion: record.completionTokens, reasoning: record.reasoningTokens }, price);
+  return { ...record, costNanos: cost ?? null, costEstimated: cost !== undefined && record.estimated };
 }
 
 /**
@@ -84,8 +84,8 @@ export function counterIncrements(record: UsageRecord): Array<[string, number]> 
   if (record.completionTokens) out.push([at('completion'), record.completionTokens]);
   if (record.reasoningTokens) out.push([at('reasoning'), record.reasoningTokens]);
   if (record.estimated) out.push([at('estimated'), 1]);
-  if (record.costMicros) out.push([at('cost'), record.costMicros]);
-  if (record.costMicros === null) out.push([at('cost_unknown'), 1]);
+  if (record.costNanos) out.push([at('cost'), record.costNanos]);
+  if (record.costNanos === null) out.push([at('cost_unknown'), 1]);
   return out;
 }
 
@@ -114,7 +114,7 @@ export function recordFields(record: UsageRecord): string[] {
     'latency_ms', String(record.latencyMs),
     'estimated', record.estimated ? '1' : '0',
     'cached_tokens', String(record.cachedTokens),
-    'cost_micros', record.costMicros === null ? '' : String(record.costMicros),
+    'cost_nanos', record.costNanos === null ? '' : String(record.costNanos),
     'cost_estimated', record.costEstimated ? '1' : '0',
   ];
 }
@@ -128,18 +128,18 @@ export function recordView(entryId: string, flat: string[]): Record<string, unkn
   for (const [name, value] of Object.entries(fields)) {
     if (numbers.includes(name)) view[name] = Number(value);
     else if (name === 'stream' || name === 'estimated' || name === 'cost_estimated') view[name] = value === '1';
-    // Money in the currency's unit for people; micro-units (exact) beside it for machines.
-    else if (name === 'cost_micros') {
-      view.cost = value === '' ? null : microsToUnits(Number(value));
-      view.cost_micros = value === '' ? null : Number(value);
+    // Money in the currency's unit for people; nano-units (exact) beside it for machines.
+    else if (name === 'cost_nanos') {
+      view.cost = value === '' ? null : nanosToUnits(Number(value));
+      view.cost_nanos = value === '' ? null : Number(value);
     } else view[name] = value === '' ? null : value;
   }
   // Records written before costs existed say so: unknown, not free.
-  if (!('cost_micros' in fields)) view.cost = view.cost_micros = null;
+  if (!('cost_nanos' in fields)) view.cost = view.cost_nanos = null;
   return view;
 }
 
-/** Micro-units -> the currency's unit, exact to the micro-unit (no float noise such as 0.30000000000000004). */
-export function microsToUnits(micros: number): number {
-  return Number((micros / 1e6).toFixed(6));
+/** Nano-units -> the currency's unit, exact to the nano-unit (no float noise such as 0.30000000000000004). */
+export function nanosToUnits(nanos: number): number {
+  return Number((nanos / 1e9).toFixed(9));
 }

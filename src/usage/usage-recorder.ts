@@ -82,7 +82,7 @@ export class UsageRecorder implements NestMiddleware {
     const leased = this.leases.end(record.id);
     this.writer.enqueue({
       record,
-      settle: this.limits.settlement(ctx.reservation, tokens.prompt + tokens.completion, record.costMicros),
+      settle: this.limits.settlement(ctx.reservation, tokens.prompt + tokens.completion, record.costNanos),
       concurrencyKeys: ctx.concurrencyKeys ?? [],
       leaseMember: leased ? this.leases.indexMember(record.team, record.id) : undefined,
     });

@@ -88,6 +88,9 @@ describe('local models through Messages, Responses and embeddings (real models)'
         prompt_tokens: message.usage.input_tokens,
         completion_tokens: message.usage.output_tokens,
         estimated: false,
+        // A local model's price is a known 0 (config/prices.json), not an unknown one.
+        cost: 0,
+        cost_nanos: 0,
       });
     });
 

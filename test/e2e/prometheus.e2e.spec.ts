@@ -111,12 +111,12 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
     const upstreamErrors = await prometheus.query('sum(switchyard_upstream_errors_total{backend="standin", reason="upstream_error"})');
     expect(Number(upstreamErrors[0].value[1])).toBe(8);
 
-    // The spend panels say what the usage API says (Prometheus holds the currency's unit, the API micro-units too).
+    // The spend panels say what the usage API says (Prometheus holds the currency's unit, the API nano-units too).
     for (const team of [...teams, 'alpha-budgeted', 'beta-budgeted']) {
       const total = (await gw.admin('GET', `/admin/v1/usage?team=${team}`)).body.total;
       const [spend] = await prometheus.query(`sum(switchyard_cost_total{team="${team}"})`);
-      expect(Number(spend.value[1])).toBeCloseTo(total.cost_micros / 1e6, 9);
-      expect(total.cost_micros).toBeGreaterThan(0);
+      expect(Number(spend.value[1])).toBeCloseTo(total.cost_nanos / 1e9, 9);
+      expect(total.cost_nanos).toBeGreaterThan(0);
       const unknown = await prometheus.query(`sum(switchyard_cost_unknown_total{team="${team}"})`);
       expect(Number(unknown[0]?.value[1] ?? 0)).toBe(total.cost_unknown_requests);
     }

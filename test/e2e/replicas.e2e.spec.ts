@@ -123,15 +123,15 @@ models:
   });
 
   it('200 concurrent requests over both replicas never spend more than the budget; a token budget holds on top of the team\'s', async () => {
-    const budget = 0.15; // USD: 150000 micro-units
+    const budget = 0.15; // USD: 150 000 000 nano-units
     await admin(urls[0], 'POST', '/admin/v1/teams', { id: 'spenders', limits: { budgetPerDay: budget } });
     const token = await admin(urls[1], 'POST', '/admin/v1/teams/spenders/tokens', {});
     const content = 'a b c d e f';
-    // Prices per million tokens are micro-units per token: the worst case is the prompt estimate at 100 and
-    // max_tokens at 1000; the stand-in spends 6 prompt + 3 completion tokens, 600 + 3000 micro-units.
+    // Prices per million tokens are micro-units (1000 nano-units) per token: the worst case is the prompt estimate
+    // at 100 and max_tokens at 1000; the stand-in spends 6 prompt + 3 completion tokens.
     const promptEstimate = 3 + 3 + countTokens('user') + countTokens(content);
-    const worstCase = promptEstimate * 100 + 3 * 1000;
-    const spent = 6 * 100 + 3 * 1000;
+    const worstCase = (promptEstimate * 100 + 3 * 1000) * 1000;
+    const spent = (6 * 100 + 3 * 1000) * 1000;
     const results = await Promise.all(
       Array.from({ length: 200 }, (_, i) => chat(urls[i % 2], token.token, { model: 'priced', max_tokens: 3, messages: [{ role: 'user', content }] })),
     );
@@ -140,23 +140,23 @@ models:
     expect(admitted + refused.length).toBe(200);
     expect(refused.every((r) => r.body.error.code === 'budget_exceeded' && r.body.error.type === 'insufficient_quota')).toBe(true);
     expect(refused[0].body.error.message).toMatch(/budgetPerDay of team "spenders" reached \(0\.\d+ USD of 0\.15 USD spent, this request may cost up to 0\.\d+ USD\); it resets at /);
-    expect(admitted).toBeGreaterThanOrEqual(Math.floor(150_000 / worstCase));
+    expect(admitted).toBeGreaterThanOrEqual(Math.floor(150_000_000 / worstCase));
     const usage = await eventually(async () => {
       const u = await admin(urls[0], 'GET', '/admin/v1/usage?team=spenders');
       expect(u.total.requests).toBe(200);
       return u.total;
     });
-    expect(usage.cost_micros).toBe(admitted * spent);
+    expect(usage.cost_nanos).toBe(admitted * spent);
     // Each request spent less than it reserved, so the documented overshoot bound is 0: never above the budget.
-    expect(usage.cost_micros).toBeLessThanOrEqual(150_000);
-    console.log(`budget test: 200 sent, ${admitted} admitted, ${refused.length} refused, ${usage.cost_micros} of 150000 micro-units spent`);
+    expect(usage.cost_nanos).toBeLessThanOrEqual(150_000_000);
+    console.log(`budget test: 200 sent, ${admitted} admitted, ${refused.length} refused, ${usage.cost_nanos} of 150000000 nano-units spent`);
 
     const small = await admin(urls[0], 'POST', '/admin/v1/teams', { id: 'token-budgets', limits: { budgetPerDay: 100 } });
     expect(small.id).toBe('token-budgets');
     const narrow = await admin(urls[0], 'POST', '/admin/v1/teams/token-budgets/tokens', { limits: { budgetPerDay: 0.01 } });
     const narrowResults = [];
     for (let i = 0; i < 4; i++) narrowResults.push(await chat(urls[i % 2], narrow.token, { model: 'priced', max_tokens: 3, messages: [{ role: 'user', content }] }));
-    // 10000 micro-units hold two requests at their worst case (and settle to what they spent).
+    // 10000 nano-units hold two requests at their worst case (and settle to what they spent).
     const narrowRefused = narrowResults.filter((r) => r.status === 429);
     expect(narrowRefused.length).toBeGreaterThan(0);
     expect(narrowRefused[0].body.error.message).toMatch(/budgetPerDay of token \w+ reached/);

@@ -6,8 +6,8 @@ import { runCli, writeConfig } from '../support/gateway-process';
 import { REDIS_URL } from '../support/test-gateway';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
-/** Prices per million tokens are micro-units per token: a cost is each kind of token times its price, summed. */
-const micros = (tokens: Record<string, number>, price: Record<string, number>) => Math.round(Object.entries(tokens).reduce((sum, [kind, count]) => sum + count * price[kind], 0));
+/** Prices per million tokens are micro-units per token (1000 nano-units): a cost is each kind of token times its price, summed. */
+const nanos = (tokens: Record<string, number>, price: Record<string, number>) => Math.round(Object.entries(tokens).reduce((sum, [kind, count]) => sum + count * price[kind], 0) * 1000);
 
 describe('spend: prices, cost on every record, spend in the usage API and metrics', () => {
   let openai: OpenAIUpstream;
@@ -28,6 +28,7 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
           'per-deployment': { deployments: [{ backend: 'standin', upstreamModel: 'echo', price: { input: 1, output: 1 } }], price: { input: 50, output: 50 } },
           // Priced by the shipped table (config/prices.json) through its upstream model name.
           'team-mini': { backend: 'standin', upstreamModel: 'gpt-4o-mini' },
+          embedder: { backend: 'standin', upstreamModel: 'text-embedding-3-small', kind: 'embedding' },
         },
       },
     });
@@ -45,15 +46,15 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     });
   }
 
-  it('costs plain and streamed requests to the micro-unit from the record\'s own counts', async () => {
+  it('costs plain and streamed requests to the nano-unit from the record\'s own counts', async () => {
     const { token } = await gw.teamToken('spend-plain');
     const client = gw.openai(token);
     await client.chat.completions.create({ model: 'priced', messages: [{ role: 'user', content: 'one two three' }] });
     const stream = await client.chat.completions.create({ model: 'priced', messages: [{ role: 'user', content: 'four five' }], stream: true });
     for await (const _ of stream) void _;
     for (const record of await records('spend-plain', 2)) {
-      const expected = micros({ prompt: record.prompt_tokens, completion: record.completion_tokens }, { prompt: 2, completion: 8 });
-      expect(record).toMatchObject({ cost_micros: expected, cost: expected / 1e6, cost_estimated: false });
+      const expected = nanos({ prompt: record.prompt_tokens, completion: record.completion_tokens }, { prompt: 2, completion: 8 });
+      expect(record).toMatchObject({ cost_nanos: expected, cost: expected / 1e9, cost_estimated: false });
       expect(expected).toBeGreaterThan(0);
     }
   });
@@ -65,11 +66,11 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     await gw.openai(token).chat.completions.create({ model: 'priced-reasoner', messages: [{ role: 'user', content: 'think' }] });
     const [reasoner, claude] = await records('spend-kinds', 2);
     expect(claude.cached_tokens).toBe(4);
-    expect(claude.cost_micros).toBe(micros({ uncached: claude.prompt_tokens - 4, cached: 4, completion: claude.completion_tokens }, { uncached: 3, cached: 0.3, completion: 15 }));
+    expect(claude.cost_nanos).toBe(nanos({ uncached: claude.prompt_tokens - 4, cached: 4, completion: claude.completion_tokens }, { uncached: 3, cached: 0.3, completion: 15 }));
     expect(reasoner.reasoning_tokens).toBeGreaterThan(0);
     // Reasoning is part of the completion: priced at its own price, never more of it than the completion holds.
     const reasoning = Math.min(reasoner.reasoning_tokens, reasoner.completion_tokens);
-    expect(reasoner.cost_micros).toBe(micros({ prompt: reasoner.prompt_tokens, answer: reasoner.completion_tokens - reasoning, reasoning }, { prompt: 1, answer: 4, reasoning: 10 }));
+    expect(reasoner.cost_nanos).toBe(nanos({ prompt: reasoner.prompt_tokens, answer: reasoner.completion_tokens - reasoning, reasoning }, { prompt: 1, answer: 4, reasoning: 10 }));
     // The reasoning split was counted by the gateway (the backend reported none): the cost says it is estimated.
     expect(reasoner.cost_estimated).toBe(true);
   });
@@ -88,9 +89,18 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     await client.chat.completions.create({ model: 'team-mini', messages: [{ role: 'user', content: 'x y z' }] });
     const [mini, deployment, aborted] = await records('spend-more', 3);
     expect(aborted).toMatchObject({ outcome: 'aborted', estimated: true, cost_estimated: true });
-    expect(aborted.cost_micros).toBe(micros({ prompt: aborted.prompt_tokens, completion: aborted.completion_tokens }, { prompt: 2, completion: 8 }));
-    expect(deployment.cost_micros).toBe(deployment.prompt_tokens + deployment.completion_tokens);
-    expect(mini.cost_micros).toBe(micros({ prompt: mini.prompt_tokens, completion: mini.completion_tokens }, { prompt: 0.15, completion: 0.6 }));
+    expect(aborted.cost_nanos).toBe(nanos({ prompt: aborted.prompt_tokens, completion: aborted.completion_tokens }, { prompt: 2, completion: 8 }));
+    expect(deployment.cost_nanos).toBe((deployment.prompt_tokens + deployment.completion_tokens) * 1000);
+    expect(mini.cost_nanos).toBe(nanos({ prompt: mini.prompt_tokens, completion: mini.completion_tokens }, { prompt: 0.15, completion: 0.6 }));
+  });
+
+  it('embeddings cost their input tokens; a small call is not rounded away (nano-units)', async () => {
+    const { token } = await gw.teamToken('spend-embeddings');
+    const result = await gw.openai(token).embeddings.create({ model: 'embedder', input: 'one two three four' });
+    expect(result.usage.prompt_tokens).toBe(4);
+    const [record] = await records('spend-embeddings', 1);
+    // text-embedding-3-small: 0.02 per million tokens (config/prices.json), so 4 tokens are 80 nano-units.
+    expect(record).toMatchObject({ endpoint: 'embeddings', cost_nanos: 80, cost: 0.00000008, cost_estimated: false });
   });
 
   it('an unknown price is null and flagged in records, the usage API and the metrics, never 0; spend sums equal in the usage API and /metrics', async () => {
@@ -100,17 +110,17 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     for (const content of ['a', 'b c', 'd e f']) await client.chat.completions.create({ model: 'priced', messages: [{ role: 'user', content }] });
     const all = await records('spend-sums', 4);
     const unknown = all.find((record) => record.model === 'echo');
-    expect(unknown).toMatchObject({ cost: null, cost_micros: null, cost_estimated: false });
-    const spent = all.filter((record) => record.model === 'priced').reduce((sum, record) => sum + record.cost_micros, 0);
+    expect(unknown).toMatchObject({ cost: null, cost_nanos: null, cost_estimated: false });
+    const spent = all.filter((record) => record.model === 'priced').reduce((sum, record) => sum + record.cost_nanos, 0);
 
     const own = await gw.asTeam(token, 'GET', '/v1/usage?groupBy=model');
     expect(own.body.currency).toBe('USD');
-    expect(own.body.total).toMatchObject({ cost_micros: spent, cost: spent / 1e6, cost_unknown_requests: 1 });
+    expect(own.body.total).toMatchObject({ cost_nanos: spent, cost: spent / 1e9, cost_unknown_requests: 1 });
     expect(own.body.data.find((row: { model: string }) => row.model === 'echo')).toMatchObject({ cost: 0, cost_unknown_requests: 1 });
 
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     const cost = Number(/switchyard_cost_total\{team="spend-sums",model="priced",backend="standin"\} ([\d.e-]+)/.exec(metrics)?.[1]);
-    expect(cost).toBeCloseTo(spent / 1e6, 9);
+    expect(cost).toBeCloseTo(spent / 1e9, 9);
     expect(metrics).toMatch(/switchyard_cost_unknown_total\{team="spend-sums",model="echo"\} 1/);
   });
 
@@ -119,16 +129,16 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     const { token } = await gw.teamToken('budgeted');
     const client = gw.openai(token);
     for (const content of ['one', 'two three']) await client.chat.completions.create({ model: 'priced', max_tokens: 10, messages: [{ role: 'user', content }] });
-    const spent = (await records('budgeted', 2)).reduce((sum, record) => sum + record.cost_micros, 0);
+    const spent = (await records('budgeted', 2)).reduce((sum, record) => sum + record.cost_nanos, 0);
     const view = await eventually(async () => {
       const { body } = await gw.admin('GET', '/admin/v1/teams/budgeted/budget');
-      expect(body.budgets[0].spent).toBe(spent / 1e6);
+      expect(body.budgets[0].spent).toBe(spent / 1e9);
       return body;
     });
     expect(view).toMatchObject({ object: 'budget', team: 'budgeted', currency: 'USD' });
     expect(view.budgets).toEqual([
-      { budget: 'budgetPerDay', limit: 1.5, spent: spent / 1e6, remaining: (1_500_000 - spent) / 1e6, used_ratio: spent / 1e6 / 1.5, resets_at: expect.stringMatching(/T00:00:00.000Z$/) },
-      { budget: 'budgetPerMonth', limit: 20, spent: spent / 1e6, remaining: (20_000_000 - spent) / 1e6, used_ratio: spent / 1e6 / 20, resets_at: expect.stringMatching(/-01T00:00:00.000Z$/) },
+      { budget: 'budgetPerDay', limit: 1.5, spent: spent / 1e9, remaining: (1_500_000_000 - spent) / 1e9, used_ratio: spent / 1e9 / 1.5, resets_at: expect.stringMatching(/T00:00:00.000Z$/) },
+      { budget: 'budgetPerMonth', limit: 20, spent: spent / 1e9, remaining: (20_000_000_000 - spent) / 1e9, used_ratio: spent / 1e9 / 20, resets_at: expect.stringMatching(/-01T00:00:00.000Z$/) },
     ]);
     const config = writeConfig(`redis: { url: "${REDIS_URL}", keyPrefix: "${gw.prefix}" }\nadmin: { apiKey: "\${SWITCHYARD_ADMIN_KEY}" }\n`);
     const cli = await runCli(config, ['teams', 'budget', 'budgeted']);
@@ -141,7 +151,7 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
       return text;
     }, 8000, 200);
     const ratio = Number(/switchyard_budget_used_ratio\{team="budgeted",budget="budgetPerDay"\} ([\d.e-]+)/.exec(metrics)?.[1]);
-    expect(ratio).toBeCloseTo(spent / 1e6 / 1.5, 9);
+    expect(ratio).toBeCloseTo(spent / 1e9 / 1.5, 9);
 
     const unpriced = (await client.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)) as { status: number; message: string };
     expect(unpriced.status).toBe(403);

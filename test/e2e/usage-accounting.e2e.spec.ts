@@ -95,7 +95,7 @@ describe('usage accounting (Redis is the store of record)', () => {
       estimated_requests: 2,
       // The stand-in's models have no price: every request that spent tokens is flagged, none counted as free.
       cost: 0,
-      cost_micros: 0,
+      cost_nanos: 0,
       cost_unknown_requests: 7,
     });
     const rowB = byToken.data.find((row: any) => row.token_id === b.id);

@@ -6,7 +6,7 @@ import type { UsageRecord } from '../../src/usage/usage-record';
 const record: UsageRecord = {
   id: 'r', at: '2026-11-21T00:00:00.000Z', requestId: 'q', team: 'research', tokenId: '0123456789abcdef', model: 'gpt-4o',
   backend: 'openai', upstreamModel: 'gpt-4o-2024', servedModel: 'gpt-4o', attempts: 1, endpoint: 'chat.completions', stream: true, promptTokens: 12, completionTokens: 30, reasoningTokens: 10,
-  status: 200, outcome: 'ok', errorCode: '', latencyMs: 1500, estimated: false, cachedTokens: 0, costMicros: 0, costEstimated: false,
+  status: 200, outcome: 'ok', errorCode: '', latencyMs: 1500, estimated: false, cachedTokens: 0, costNanos: 0, costEstimated: false,
 };
 
 function metrics(tokenLabel = false): MetricsService {
