@@ -15,7 +15,8 @@ async function main(): Promise<void> {
     throw error;
   }
   try {
-    await assertRedisReachable(config.redis.url);
+    // A single server is probed at boot; a cluster or sentinel client finds its nodes itself (and logs while it cannot).
+    if (!config.redis.cluster && !config.redis.sentinel) await assertRedisReachable(config.redis.url);
   } catch (error) {
     if (error instanceof RedisUnreachableError) {
       process.stderr.write(`switchyard: ${error.message}\n`);

@@ -5,6 +5,7 @@ import { cleanLimits, type Limits } from '../limits/limit-settings';
 import { REDIS } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { issueToken, publicPrefix } from './token-format';
+import { batch } from '../redis/batch';
 
 export type TokenStatus = 'active' | 'revoked' | 'expired';
 
@@ -96,9 +97,7 @@ export class TokenStore {
 
   async list(teamId: string): Promise<TokenInfo[]> {
     const ids = (await this.ids(teamId)).sort();
-    const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hgetall(this.keys.token(id));
-    const rows = (await pipeline.exec()) ?? [];
+    const rows = await batch(ids.map((id) => this.redis.hgetall(this.keys.token(id))));
     return rows
       .map(([, fields]) => fields as Record<string, string>)
       .filter((fields) => fields.id)

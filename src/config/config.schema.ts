@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import {
+  ArrayMinSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -61,8 +62,32 @@ export class MetricsConfig {
 export const OUTAGE_MODES = ['fail-open', 'fail-closed'] as const;
 export type OutageMode = (typeof OUTAGE_MODES)[number];
 
+/** `host:port` of a Redis node. */
+const HOST_PORT = /^[^\s:]+:\d{1,5}$/;
+
+export class RedisClusterConfig {
+  /** Some of the cluster's nodes (`host:port`); ioredis discovers the rest and follows slot moves and failovers. */
+  @IsArray() @ArrayMinSize(1) @Matches(HOST_PORT, { each: true, message: 'each node must be host:port' }) nodes!: string[];
+}
+
+export class RedisSentinelConfig {
+  /** The Sentinels (`host:port`); they name the current master of `name`, and a failover is followed. */
+  @IsArray() @ArrayMinSize(1) @Matches(HOST_PORT, { each: true, message: 'each sentinel must be host:port' }) sentinels!: string[];
+  @IsString() @IsNotEmpty() name!: string;
+  @IsOptional() @IsString() sentinelPassword?: string;
+}
+
 export class RedisConfig {
+  /** One Redis server (when neither `cluster` nor `sentinel` is set). */
   @Matches(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL' }) url = 'redis://127.0.0.1:6379';
+  /** A Redis Cluster instead of one server. */
+  @IsOptional() @ValidateNested() @Type(() => RedisClusterConfig) cluster?: RedisClusterConfig;
+  /** A Sentinel-managed master instead of one server. */
+  @IsOptional() @ValidateNested() @Type(() => RedisSentinelConfig) sentinel?: RedisSentinelConfig;
+  /** For `cluster` and `sentinel` (a `url` carries its own): AUTH username and password, and TLS. */
+  @IsOptional() @IsString() username?: string;
+  @IsOptional() @IsString() password?: string;
+  @IsBoolean() tls = false;
   @IsString() keyPrefix = 'sy:';
   /**
    * While Redis is unreachable: `fail-open` serves requests without enforcing limits

@@ -7,6 +7,7 @@ import { RedisKeys } from '../redis/redis-keys';
 import { TeamStore } from '../teams/team.store';
 import { LIMIT_KINDS, LIMIT_NAMES, type LimitName } from './limit-settings';
 import { windowOf } from './limit-windows';
+import { batch } from '../redis/batch';
 
 /**
  * Feeds `switchyard_quota_remaining{team, limit}`: at scrape time it reads every
@@ -41,9 +42,7 @@ export class QuotaReporter implements OnModuleInit {
         wanted.push({ team: team.id, limit: name, max, key: this.keys.limitCounter(team.id, 'team', name, windowOf(name, now).id) });
       }
     }
-    const pipeline = this.redis.pipeline();
-    for (const { key } of wanted) pipeline.get(key);
-    const values = (await pipeline.exec()) ?? [];
+    const values = await batch(wanted.map(({ key }) => this.redis.get(key)));
     const readings = wanted.map(({ team, limit, max }, i): QuotaReading => {
       const used = Number(values[i]?.[1] ?? 0);
       // Budget counters hold nano-units; budgets are set in the currency's unit.

@@ -1,5 +1,5 @@
 import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
-import Redis from 'ioredis';
+import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig } from '../config/config.schema';
 import { redactUrl } from './redis-preflight';
@@ -9,19 +9,46 @@ import { registerScripts } from './scripts';
 export const REDIS = Symbol('REDIS');
 export const REDIS_SUBSCRIBER = Symbol('REDIS_SUBSCRIBER');
 
+/**
+ * One connection to the configured topology: a server (`redis.url`), a Cluster (`redis.cluster`) or a
+ * Sentinel-managed master (`redis.sentinel`). A Cluster client answers the same commands and scripts, so it is
+ * typed as the one-server client: every key a command or script touches shares one team's hash tag (or is a
+ * single global key), and batches are auto-pipelined per node rather than sent as one multi-slot pipeline.
+ */
 function connect(config: GatewayConfig, logger: AppLogger, role: 'commands' | 'subscriber', autoPipelining = false): Redis {
-  const redis = new Redis(config.redis.url, {
+  const { redis: settings } = config;
+  const options: RedisOptions = {
     enableAutoPipelining: autoPipelining,
     // Fail a command fast when Redis is down instead of queueing it forever.
     maxRetriesPerRequest: 1,
     enableOfflineQueue: true,
     connectTimeout: 2000,
-    commandTimeout: config.redis.commandTimeoutMs,
+    commandTimeout: settings.commandTimeoutMs,
     lazyConnect: false,
-  });
+  };
+  const auth: RedisOptions = { username: settings.username, password: settings.password, ...(settings.tls ? { tls: {} } : {}) };
+  let redis: Redis;
+  if (settings.cluster) {
+    redis = new Cluster(settings.cluster.nodes.map(hostPort), { redisOptions: { ...options, ...auth }, enableAutoPipelining: autoPipelining, enableOfflineQueue: true }) as unknown as Redis;
+  } else if (settings.sentinel) {
+    const { sentinels, name, sentinelPassword } = settings.sentinel;
+    redis = new Redis({ ...options, ...auth, sentinels: sentinels.map(hostPort), name, sentinelPassword, ...(settings.tls ? { sentinelTLS: {}, enableTLSForSentinelMode: true } : {}) });
+  } else redis = new Redis(settings.url, options);
   registerScripts(redis);
-  logConnectionStates(redis, logger, role, config.redis.url);
+  logConnectionStates(redis, logger, role, describeTopology(config));
   return redis;
+}
+
+function hostPort(node: string): { host: string; port: number } {
+  const at = node.lastIndexOf(':');
+  return { host: node.slice(0, at), port: Number(node.slice(at + 1)) };
+}
+
+/** What the logs name as "the Redis": the URL without its password, or the cluster's or sentinel's nodes. */
+export function describeTopology(config: GatewayConfig): string {
+  if (config.redis.cluster) return `cluster ${config.redis.cluster.nodes.join(',')}`;
+  if (config.redis.sentinel) return `sentinel ${config.redis.sentinel.name}@${config.redis.sentinel.sentinels.join(',')}`;
+  return redactUrl(config.redis.url);
 }
 
 /**
@@ -29,18 +56,18 @@ function connect(config: GatewayConfig, logger: AppLogger, role: 'commands' | 's
  * without an 'error' listener ioredis prints "[ioredis] Unhandled error event" with a stack trace to stderr
  * for every attempt (26 lines in a 5 s outage), none of it JSON.
  */
-function logConnectionStates(redis: Redis, logger: AppLogger, role: string, url: string): void {
+function logConnectionStates(redis: Redis, logger: AppLogger, role: string, where: string): void {
   let down: string | undefined;
   redis.on('error', (error: Error & { code?: string }) => {
     if (down !== undefined) return; // still the same outage
     const reason = error.code ?? error.message;
     down = reason;
-    logger.pino.warn({ redis: redactUrl(url), connection: role, reason }, 'redis connection lost; reconnecting');
+    logger.pino.warn({ redis: where, connection: role, reason }, 'redis connection lost; reconnecting');
   });
   redis.on('ready', () => {
     if (down === undefined) return;
     down = undefined;
-    logger.pino.info({ redis: redactUrl(url), connection: role }, 'redis connection restored');
+    logger.pino.info({ redis: where, connection: role }, 'redis connection restored');
   });
 }
 

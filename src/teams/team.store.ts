@@ -5,6 +5,7 @@ import { GatewayException } from '../common/errors/gateway.exception';
 import { cleanLimits, type Limits } from '../limits/limit-settings';
 import { REDIS } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
+import { batch } from '../redis/batch';
 
 export interface Team {
   id: string;
@@ -102,9 +103,7 @@ export class TeamStore implements OnApplicationBootstrap {
 
   async list(): Promise<Team[]> {
     const ids = (await this.redis.smembers(this.keys.teamIndex())).sort();
-    const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hgetall(this.keys.team(id));
-    const rows = (await pipeline.exec()) ?? [];
+    const rows = await batch(ids.map((id) => this.redis.hgetall(this.keys.team(id))));
     return rows.map(([, fields]) => parseTeam(fields as Record<string, string>)).filter((t): t is Team => t !== null);
   }
 

@@ -8,6 +8,7 @@ import { RedisKeys } from '../redis/redis-keys';
 import { withCost, type UsageRecord } from './usage-record';
 import { PriceBook } from '../billing/price-book';
 import { UsageWriter } from './usage-writer';
+import { batch } from '../redis/batch';
 
 /**
  * What a survivor records for a request whose replica died: the request as admitted (the fields of its usage
@@ -100,14 +101,14 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
   private async renew(): Promise<void> {
     if (this.open.size === 0 || !redisReady(this.redis)) return;
     const until = Date.now() + this.leaseMs;
-    const pipeline = this.redis.pipeline();
+    const commands: Array<Promise<unknown>> = [];
     for (const request of this.open.values()) {
       // Written in full (not only renewed): after an outage its first write may never have happened.
-      pipeline.hset(this.keys.inflight(request.team), request.recordId, JSON.stringify(request));
-      pipeline.zadd(this.keys.inflightIndex(), until, this.indexMember(request.team, request.recordId));
-      for (const key of request.concurrencyKeys) pipeline.zadd(key, 'XX', until, request.recordId);
+      commands.push(this.redis.hset(this.keys.inflight(request.team), request.recordId, JSON.stringify(request)));
+      commands.push(this.redis.zadd(this.keys.inflightIndex(), until, this.indexMember(request.team, request.recordId)));
+      for (const key of request.concurrencyKeys) commands.push(this.redis.zadd(key, 'XX', until, request.recordId));
     }
-    await pipeline.exec().catch(() => undefined);
+    await batch(commands); // a failed renewal is retried on the next tick
   }
 
   /** Settles requests whose lease ran out: their replica stopped renewing them. */

@@ -7,6 +7,7 @@ import { TeamStore } from '../teams/team.store';
 import { nanosToUnits, parseCounterField, recordView, USAGE_OUTCOMES } from './usage-record';
 import { pageEnd } from '../redis/stream-page';
 import { PriceBook } from '../billing/price-book';
+import { batch } from '../redis/batch';
 
 export type UsageGroupBy = 'day' | 'model' | 'token' | 'endpoint';
 
@@ -85,9 +86,7 @@ export class UsageQueryService {
   async summary(query: UsageQuery): Promise<{ data: UsageRow[]; total: UsageTotals }> {
     const days = daysBetween(query.from, query.to);
     const teamIds = query.team ? [query.team] : (await this.teams.list()).map((team) => team.id);
-    const pipeline = this.redis.pipeline();
-    for (const team of teamIds) for (const day of days) pipeline.hgetall(this.keys.usageDay(team, day));
-    const results = (await pipeline.exec()) ?? [];
+    const results = await batch(teamIds.flatMap((team) => days.map((day) => this.redis.hgetall(this.keys.usageDay(team, day)))));
 
     const rows = new Map<string, UsageRow>();
     const total = emptyTotals();

@@ -6,6 +6,7 @@ import { MetricsService } from '../metrics/metrics.service';
 import { REDIS, redisReady } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { counterIncrements, recordFields, type UsageRecord } from './usage-record';
+import { batch as sendTogether } from '../redis/batch';
 
 /** A record plus the reservation it settles (limit counter keys and deltas) and the leases it releases. */
 export interface PendingUsage {
@@ -90,7 +91,7 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
 
   /** -1 when the whole batch was written, else the index of the first record to retry. */
   private async write(batch: PendingUsage[]): Promise<number> {
-    const pipeline = this.redis.pipeline();
+    const commands: Array<Promise<unknown>> = [];
     const now = Date.now();
     const minId = `${now - this.config.usage.recordRetentionDays * 86_400_000}-0`;
     const counterTtl = this.config.usage.counterRetentionDays * 86_400;
@@ -105,7 +106,7 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
         ...settle.keys,
         ...concurrencyKeys,
       ];
-      pipeline.recordUsage(
+      commands.push(this.redis.recordUsage(
         keys.length,
         ...keys,
         SEEN_TTL_SECONDS,
@@ -117,19 +118,13 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
         ...increments.flat(),
         ...settle.deltas,
         ...recordFields(record),
-      );
+      ));
       if (leaseMember) leaseMembers.push(leaseMember);
     }
     // The global index is on another Cluster slot than the team's keys, so it is cleaned outside the script; an
     // entry left behind by a failure here is removed by the next sweep (its team entry is gone by then).
-    if (leaseMembers.length) pipeline.zrem(this.keys.inflightIndex(), ...leaseMembers);
-    let results: Array<[Error | null, unknown]>;
-    try {
-      results = (await pipeline.exec()) ?? [];
-    } catch (error) {
-      this.logger.pino.warn({ err: error, backlog: this.queue.length }, 'usage write failed; will retry');
-      return 0;
-    }
+    if (leaseMembers.length) commands.push(this.redis.zrem(this.keys.inflightIndex(), ...leaseMembers));
+    const results = await sendTogether(commands);
     for (let i = 0; i < batch.length; i++) {
       const error = results[i]?.[0];
       if (!error) continue;
