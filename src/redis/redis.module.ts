@@ -29,7 +29,9 @@ function connect(config: GatewayConfig, logger: AppLogger, role: 'commands' | 's
   const auth: RedisOptions = { username: settings.username, password: settings.password, ...(settings.tls ? { tls: {} } : {}) };
   let redis: Redis;
   if (settings.cluster) {
-    redis = new Cluster(settings.cluster.nodes.map(hostPort), { redisOptions: { ...options, ...auth }, enableAutoPipelining: autoPipelining, enableOfflineQueue: true }) as unknown as Redis;
+    // No auto-pipelining on a Cluster: with it, a usage script issued in the same tick as reads for other slots
+    // was observed never to settle (the usage writer then stalled with its batch in flight).
+    redis = new Cluster(settings.cluster.nodes.map(hostPort), { redisOptions: { ...options, ...auth, enableAutoPipelining: false }, enableAutoPipelining: false, enableOfflineQueue: true }) as unknown as Redis;
   } else if (settings.sentinel) {
     const { sentinels, name, sentinelPassword } = settings.sentinel;
     redis = new Redis({ ...options, ...auth, sentinels: sentinels.map(hostPort), name, sentinelPassword, ...(settings.tls ? { sentinelTLS: {}, enableTLSForSentinelMode: true } : {}) });
