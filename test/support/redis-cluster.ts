@@ -13,7 +13,8 @@ const run = promisify(execFile);
  * --cluster-enabled yes` processes joined by `redis-cli --cluster create` (the machine's own binaries).
  */
 export class PrivateRedisCluster {
-  readonly base = 31000 + Math.floor(Math.random() * 3000) * 6;
+  // 50000-55000, cluster bus ports (+10000) 60000-65000: apart from PrivateRedis's 30000-49999, since both run at once.
+  readonly base = 50000 + Math.floor(Math.random() * 830) * 6;
   readonly ports = Array.from({ length: 6 }, (_, i) => this.base + i);
   private readonly dir = mkdtempSync(join(tmpdir(), 'switchyard-cluster-'));
   private readonly children = new Map<number, ChildProcess>();
