@@ -96,6 +96,13 @@ export class RedisConfig {
   @IsIn(OUTAGE_MODES as unknown as string[]) onOutage: OutageMode = 'fail-open';
   /** A Redis command slower than this fails (and counts as an outage for that request). */
   @IsInt() @Min(50) commandTimeoutMs = 1000;
+  /**
+   * Replicas that must hold a usage batch before the writer counts it written (Redis' WAIT), so a master that dies
+   * right after acknowledging it cannot lose it. Default: 1 on a Cluster or Sentinel, 0 on one server.
+   */
+  @IsOptional() @IsInt() @Min(0) usageReplicaAcks?: number;
+  /** How long the usage writer's WAIT blocks; past it the batch stays written and is counted as unreplicated. */
+  @IsInt() @Min(10) usageReplicaAckTimeoutMs = 250;
 }
 
 export const AUTH_OUTAGE_MODES = ['reject', 'last-known'] as const;

@@ -72,6 +72,12 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly usageUnreplicatedBatches = new Counter({
+    name: 'switchyard_usage_unreplicated_batches_total',
+    help: 'Usage batches written to a Redis master that no replica confirmed in time (lost if that master dies now)',
+    registers: [this.registry],
+  });
+
   readonly limitsUnchecked = new Counter({
     name: 'switchyard_limits_unchecked_total',
     help: 'Requests admitted without a limit check because Redis was unreachable (fail-open)',

@@ -8,6 +8,8 @@ import { registerScripts } from './scripts';
 
 export const REDIS = Symbol('REDIS');
 export const REDIS_SUBSCRIBER = Symbol('REDIS_SUBSCRIBER');
+/** The usage writer's own connection: its WAIT for replicas blocks a connection, and must never block admissions. */
+export const REDIS_USAGE = Symbol('REDIS_USAGE');
 
 /**
  * One connection to the configured topology: a server (`redis.url`), a Cluster (`redis.cluster`) or a
@@ -15,7 +17,7 @@ export const REDIS_SUBSCRIBER = Symbol('REDIS_SUBSCRIBER');
  * typed as the one-server client: every key a command or script touches shares one team's hash tag (or is a
  * single global key), and batches are auto-pipelined per node rather than sent as one multi-slot pipeline.
  */
-function connect(config: GatewayConfig, logger: AppLogger, role: 'commands' | 'subscriber', autoPipelining = false): Redis {
+function connect(config: GatewayConfig, logger: AppLogger, role: 'commands' | 'subscriber' | 'usage', autoPipelining = false): Redis {
   const { redis: settings } = config;
   const options: RedisOptions = {
     enableAutoPipelining: autoPipelining,
@@ -81,25 +83,27 @@ export function redisReady(redis: Redis): boolean {
   return redis.status === 'ready';
 }
 
-/** One command connection and one subscriber connection (pub/sub needs its own). */
+/** One command connection, one for the usage writer and one subscriber connection (pub/sub needs its own). */
 @Global()
 @Module({
   providers: [
     // Commands issued in the same event-loop turn (concurrent admissions, usage batches) share one socket write:
     // each write is a syscall, and they were ~5% of a request's CPU at 32 concurrent requests.
     { provide: REDIS, inject: [GatewayConfig, AppLogger], useFactory: (c: GatewayConfig, l: AppLogger) => connect(c, l, 'commands', true) },
+    { provide: REDIS_USAGE, inject: [GatewayConfig, AppLogger], useFactory: (c: GatewayConfig, l: AppLogger) => connect(c, l, 'usage', true) },
     { provide: REDIS_SUBSCRIBER, inject: [GatewayConfig, AppLogger], useFactory: (c: GatewayConfig, l: AppLogger) => connect(c, l, 'subscriber') },
     { provide: RedisKeys, inject: [GatewayConfig], useFactory: (c: GatewayConfig) => new RedisKeys(c.redis.keyPrefix) },
   ],
-  exports: [REDIS, REDIS_SUBSCRIBER, RedisKeys],
+  exports: [REDIS, REDIS_USAGE, REDIS_SUBSCRIBER, RedisKeys],
 })
 export class RedisModule implements OnApplicationShutdown {
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS_USAGE) private readonly usage: Redis,
     @Inject(REDIS_SUBSCRIBER) private readonly subscriber: Redis,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
-    await Promise.allSettled([this.redis.quit(), this.subscriber.quit()]);
+    await Promise.allSettled([this.redis.quit(), this.usage.quit(), this.subscriber.quit()]);
   }
 }

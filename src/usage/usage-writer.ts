@@ -3,10 +3,11 @@ import type Redis from 'ioredis';
 import { GatewayConfig } from '../config/config.schema';
 import { AppLogger } from '../common/logging/logger';
 import { MetricsService } from '../metrics/metrics.service';
-import { REDIS, redisReady } from '../redis/redis.module';
+import { REDIS_USAGE, redisReady } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { counterIncrements, recordFields, type UsageRecord } from './usage-record';
 import { batch as sendTogether } from '../redis/batch';
+import { usageReplicaAcks, waitForReplicas } from './replica-ack';
 
 /** A record plus the reservation it settles (limit counter keys and deltas) and the leases it releases. */
 export interface PendingUsage {
@@ -37,14 +38,17 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
   private queue: PendingUsage[] = [];
   private flushing = false;
   private retryTimer?: NodeJS.Timeout;
+  private readonly replicaAcks: number;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS_USAGE) private readonly redis: Redis,
     private readonly keys: RedisKeys,
     private readonly config: GatewayConfig,
     private readonly metrics: MetricsService,
     private readonly logger: AppLogger,
-  ) {}
+  ) {
+    this.replicaAcks = usageReplicaAcks(config.redis);
+  }
 
   onModuleInit(): void {
     this.redis.on('ready', () => this.schedule());
@@ -135,7 +139,20 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
       // Redis refused this record itself (not the connection): retrying cannot help.
       this.logger.pino.error({ err: error, record: batch[i].record }, 'usage record rejected by redis');
     }
-    return -1;
+    return this.replicated(batch.length);
+  }
+
+  /** -1 once the batch's masters report it replicated (or no replica answered in time), 0 to retry it whole. */
+  private async replicated(batchSize: number): Promise<number> {
+    if (this.replicaAcks === 0) return -1;
+    try {
+      const acknowledged = await waitForReplicas(this.redis, this.replicaAcks, this.config.redis.usageReplicaAckTimeoutMs);
+      if (!acknowledged) this.metrics.usageUnreplicatedBatches.inc();
+      return -1;
+    } catch (error) {
+      this.logger.pino.warn({ err: error, records: batchSize }, 'usage batch not confirmed by its master; will write it again');
+      return 0;
+    }
   }
 
   private retryLater(): void {

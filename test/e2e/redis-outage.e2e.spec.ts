@@ -96,9 +96,9 @@ describe('Redis stopped and restarted mid-run', () => {
     // The outage was logged as one structured line per connection when it began and one when it ended, not a
     // line per reconnect attempt (ioredis retries every few hundred ms).
     const lost = open.logs.filter((l) => l.msg === 'redis connection lost; reconnecting');
-    expect(lost.map((l) => l.connection).sort()).toEqual(['commands', 'subscriber']);
+    expect(lost.map((l) => l.connection).sort()).toEqual(['commands', 'subscriber', 'usage']);
     expect(lost[0]).toMatchObject({ level: 40, redis: redis.url, reason: expect.any(String) });
-    await eventually(() => expect(open.logs.filter((l) => l.msg === 'redis connection restored').map((l) => l.connection).sort()).toEqual(['commands', 'subscriber']));
+    await eventually(() => expect(open.logs.filter((l) => l.msg === 'redis connection restored').map((l) => l.connection).sort()).toEqual(['commands', 'subscriber', 'usage']));
     // And the strict replica works again, limits checked.
     const after = await closed.asTeam(token, 'POST', '/v1/chat/completions', ask('after'));
     expect(after.status).toBe(200);
