@@ -13,9 +13,12 @@ const run = promisify(execFile);
  * --cluster-enabled yes` processes joined by `redis-cli --cluster create` (the machine's own binaries).
  */
 export class PrivateRedisCluster {
-  // 50000-55000, cluster bus ports (+10000) 60000-65000: apart from PrivateRedis's 30000-49999, since both run at once.
-  readonly base = 50000 + Math.floor(Math.random() * 830) * 6;
-  readonly ports = Array.from({ length: 6 }, (_, i) => this.base + i);
+  // 11000-16999, cluster bus ports (+10000) 21000-26999: below the kernel's ephemeral range (32768-60999), where an
+  // outgoing socket can hold a port (or a probe connect to itself), and apart from PrivateRedis's 30000-49999.
+  private base = pickBase();
+  get ports(): number[] {
+    return Array.from({ length: 6 }, (_, i) => this.base + i);
+  }
   private readonly dir = mkdtempSync(join(tmpdir(), 'switchyard-cluster-'));
   private readonly children = new Map<number, ChildProcess>();
 
@@ -24,10 +27,31 @@ export class PrivateRedisCluster {
   }
 
   async start(): Promise<void> {
-    for (const port of this.ports) this.startNode(port);
-    for (const port of this.ports) await waitForPing(port);
+    for (let attempt = 1; ; attempt++) {
+      for (const port of this.ports) this.startNode(port);
+      const started = await Promise.all(this.ports.map((port) => this.waitForNode(port)));
+      if (started.every(Boolean)) break;
+      // A port was taken (the node exited): start all six again elsewhere.
+      await Promise.all([...this.children.values()].map((child) => stopChild(child)));
+      this.children.clear();
+      if (attempt === 3) throw new Error('could not start the cluster nodes on free ports');
+      this.base = pickBase();
+    }
     await run('redis-cli', ['--cluster', 'create', ...this.nodes, '--cluster-replicas', '1', '--cluster-yes'], { timeout: 60_000 });
     await this.waitUntilHealthy();
+    await this.waitForReplicas();
+  }
+
+  /** Every replica has synced with its master: one that never has is not eligible for promotion. */
+  async waitForReplicas(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const replication = await Promise.all([...this.children.keys()].map((port) => run('redis-cli', ['-p', String(port), 'info', 'replication'], { timeout: 2000 }).then((r) => r.stdout, () => '')));
+      const replicas = replication.filter((text) => text.includes('role:slave'));
+      if (replicas.length === 3 && replicas.every((text) => text.includes('master_link_status:up'))) return;
+      if (Date.now() > deadline) throw new Error('the replicas did not sync with their masters');
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   /** Every node says cluster_state:ok and a client can write to every slot owner. */
@@ -41,14 +65,42 @@ export class PrivateRedisCluster {
     }
   }
 
-  /** The port of the master that serves `key`'s slot. */
+  /** Waits until a surviving node names a new master for `key`'s slot, and the cluster is healthy again. */
+  async waitForPromotion(key: string, oldMaster: number, timeoutMs = 30_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const master = await this.masterOf(key).catch(() => oldMaster);
+      if (master !== oldMaster) {
+        await this.waitUntilHealthy(Math.max(1000, deadline - Date.now()));
+        return master;
+      }
+      if (Date.now() > deadline) throw new Error(`no replica of ${oldMaster} was promoted`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** The port of the master that serves `key`'s slot (as a live node sees it). */
   async masterOf(key: string): Promise<number> {
-    const probe = new Redis(this.ports[0], '127.0.0.1', { lazyConnect: true });
+    const probe = new Redis([...this.children.keys()][0], '127.0.0.1', { lazyConnect: true });
     await probe.connect();
     const slot = (await probe.call('CLUSTER', 'KEYSLOT', key)) as number;
     const slots = (await probe.call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number]]>;
     probe.disconnect();
     return slots.find(([from, to]) => slot >= from && slot <= to)![2][1];
+  }
+
+  /** The port of `master`'s replica. */
+  async replicaOf(master: number): Promise<number> {
+    for (const port of this.children.keys()) {
+      const text = (await run('redis-cli', ['-p', String(port), 'info', 'replication'], { timeout: 2000 })).stdout;
+      if (text.includes('role:slave') && text.includes(`master_port:${master}`)) return port;
+    }
+    throw new Error(`${master} has no replica`);
+  }
+
+  /** Freezes a node (SIGSTOP) or lets it go on (SIGCONT): a replica that stops acknowledging, without a failover. */
+  freeze(port: number, frozen: boolean): void {
+    this.children.get(port)?.kill(frozen ? 'SIGSTOP' : 'SIGCONT');
   }
 
   /** Kills a node (SIGKILL: a crash), so its replica is promoted. */
@@ -66,26 +118,30 @@ export class PrivateRedisCluster {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
+  /** True once the node answers PONG; false if its process exited first (its port was taken). */
+  private async waitForNode(port: number): Promise<boolean> {
+    const child = this.children.get(port)!;
+    for (let i = 0; i < 400; i++) {
+      if (child.exitCode !== null || child.signalCode !== null) return false;
+      const pong = await run('redis-cli', ['-p', String(port), 'ping'], { timeout: 2000 }).then((r) => r.stdout.trim(), () => '');
+      if (pong === 'PONG') return true;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error(`redis-server on ${port} did not start`);
+  }
+
   private startNode(port: number): void {
     const child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(this.dir, `nodes-${port}.conf`), '--cluster-node-timeout', '1000', '--dir', this.dir, '--dbfilename', `dump-${port}.rdb`, '--appendonly', 'yes', '--appendfilename', `aof-${port}.aof`, '--appenddirname', `aof-${port}`, '--save', ''],
+      ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(this.dir, `nodes-${port}.conf`), '--cluster-node-timeout', '1000', '--repl-diskless-sync-delay', '0', '--dir', this.dir, '--dbfilename', `dump-${port}.rdb`, '--appendonly', 'yes', '--appendfilename', `aof-${port}.aof`, '--appenddirname', `aof-${port}`, '--save', ''],
       { stdio: 'ignore' },
     );
     this.children.set(port, child);
   }
 }
 
-async function waitForPing(port: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    try {
-      await run('redis-cli', ['-p', String(port), 'ping'], { timeout: 2000 });
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-  throw new Error(`redis-server on ${port} did not start`);
+function pickBase(): number {
+  return 11000 + Math.floor(Math.random() * 1000) * 6;
 }
 
 async function info(port: number): Promise<string> {

@@ -1,0 +1,89 @@
+import { eventually } from './eventually';
+import { loadUntil, type LoadTally } from './load';
+import type { TestGateway } from './test-gateway';
+
+/**
+ * The checks every Redis topology must pass (one server, Cluster, Sentinel), run against two gateway replicas
+ * sharing one key prefix. Each spec starts its topology and calls these from its own `it`s.
+ */
+
+const usageOf = async (gw: TestGateway, team: string) => (await gw.admin('GET', `/admin/v1/usage?team=${team}`)).body.total;
+
+/** Five requests per team, alternating replicas: exact counters and one record per request. */
+export async function accountsEachTeamExactly(gateways: TestGateway[], teams: string[]): Promise<void> {
+  const [gw] = gateways;
+  for (const team of teams) {
+    const { token } = await gw.teamToken(team);
+    for (let i = 0; i < 5; i++) {
+      await gateways[i % gateways.length].openai(token).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one two' }] });
+    }
+  }
+  for (const team of teams) {
+    const total = await eventually(async () => {
+      const t = await usageOf(gw, team);
+      expect(t.requests).toBe(5);
+      return t;
+    }, 10_000);
+    // "one two" is 2 prompt words; "echo: one two" 3 completion words, per the stand-in.
+    expect(total).toMatchObject({ requests_ok: 5, prompt_tokens: 10, completion_tokens: 15 });
+    const records = (await gw.admin('GET', `/admin/v1/usage/records?team=${team}&limit=50`)).body.data;
+    expect(records).toHaveLength(5);
+  }
+}
+
+/** A 3-per-minute limit holds across the replicas; a token revoked on one is refused on the other within 1 s. */
+export async function limitsAndRevocationHold(gateways: TestGateway[]): Promise<void> {
+  const [gw, other] = gateways;
+  const status = (g: TestGateway, token: string) =>
+    g.openai(token, { maxRetries: 0 }).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] }).then(() => 200, (e: { status: number }) => e.status);
+
+  expect((await gw.admin('POST', '/admin/v1/teams', { id: 'limited', limits: { requestsPerMinute: 3 } })).status).toBe(201);
+  const { token } = await gw.teamToken('limited');
+  const statuses: number[] = [];
+  for (let i = 0; i < 5; i++) statuses.push(await status(gateways[i % 2], token));
+  expect(statuses).toEqual([200, 200, 200, 429, 429]);
+
+  const { token: revoked, id } = await gw.teamToken('revoked-team');
+  for (const g of gateways) expect(await status(g, revoked)).toBe(200); // both replicas have it cached
+  const revokedAt = Date.now();
+  expect((await gw.admin('DELETE', `/admin/v1/tokens/${id}`)).status).toBe(200);
+  await eventually(async () => expect(await status(other, revoked)).toBe(401), 1000, 20);
+  expect(Date.now() - revokedAt).toBeLessThan(1000);
+}
+
+/**
+ * Load from eight workers over the replicas; `failover` breaks Redis's master (and resolves once a replica
+ * serves) after 100 answers; load goes on for 100 more. Every request must be answered (limits fail open, auth
+ * uses the last-known tokens), and the usage must end with exactly one record per request. Prints the numbers.
+ */
+export async function servesThroughFailover(gateways: TestGateway[], team: string, failover: () => Promise<void>): Promise<void> {
+  const [gw] = gateways;
+  const { token } = await gw.teamToken(team);
+  // Every replica has seen the token before the outage (last-known needs a prior sighting).
+  for (const g of gateways) await g.openai(token).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'warm' }] });
+
+  const tally: LoadTally = { sent: 0, answered: 0, failed: {} };
+  let failoverMs = 0;
+  await loadUntil(gateways.map((g) => g.url), token, 8, tally, async () => {
+    await eventually(() => expect(tally.answered).toBeGreaterThan(100), 20_000, 20);
+    const started = Date.now();
+    await failover();
+    failoverMs = Date.now() - started;
+    const before = tally.answered;
+    await eventually(() => expect(tally.answered).toBeGreaterThan(before + 100), 20_000, 20);
+  });
+
+  const expected = tally.answered + gateways.length; // and the warm-up requests
+  const total = await eventually(async () => {
+    const t = await usageOf(gw, team);
+    expect(t?.requests).toBe(expected);
+    return t;
+  }, 30_000, 200);
+  const records = (await gw.admin('GET', `/admin/v1/usage/records?team=${team}&limit=1000`)).body.data as Array<{ id: string }>;
+  console.log(`failover under load (new master after ${failoverMs} ms): sent ${tally.sent}, answered ${tally.answered}, failed ${JSON.stringify(tally.failed)}; usage: ${total.requests} requests, ${records.length} records`);
+  expect(tally.failed).toEqual({});
+  expect(tally.sent).toBe(tally.answered);
+  expect(total.requests_ok).toBe(expected);
+  expect(records).toHaveLength(Math.min(expected, 1000));
+  expect(new Set(records.map((r) => r.id)).size).toBe(records.length);
+}
