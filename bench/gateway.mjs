@@ -14,6 +14,7 @@ import autocannon from 'autocannon';
 import { request } from 'undici';
 import { bigPrompt } from './lib/big-prompt.mjs';
 import { cpuMs, freePort, pct, rssMb, start, startPeer, stopAll } from './lib/processes.mjs';
+import { redisPid, startRedisCluster } from './lib/redis-cluster.mjs';
 
 const root = join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -101,6 +102,8 @@ async function streaming(target, scenario, duration) {
 
 async function measure(target, scenario) {
   const cpuBefore = target.pids.reduce((n, pid) => n + cpuMs(pid), 0);
+  const redisCpu = () => (target.redisPids ?? []).reduce((n, pid) => n + cpuMs(pid), 0);
+  const redisCpuBefore = redisCpu();
   const rss = () => target.pids.reduce((n, pid) => n + rssMb(pid), 0);
   let peak = rss();
   const sampler = setInterval(() => (peak = Math.max(peak, rss())), 100);
@@ -108,12 +111,15 @@ async function measure(target, scenario) {
   const run = scenario.stream || scenario.connections === 1 ? await streaming(target, scenario, DURATION) : await nonStreaming(target, scenario, DURATION);
   clearInterval(sampler);
   const cpu = target.pids.reduce((n, pid) => n + cpuMs(pid), 0) - cpuBefore;
-  return { scenario: scenario.name, target: target.name, ...run, cpuMsPer1000: run.requests ? (cpu / run.requests) * 1000 : NaN, peakRssMb: peak };
+  const perThousand = (ms) => (run.requests ? (ms / run.requests) * 1000 : NaN);
+  const redisMsPer1000 = target.redisPids ? perThousand(redisCpu() - redisCpuBefore) : undefined;
+  return { scenario: scenario.name, target: target.name, ...run, cpuMsPer1000: perThousand(cpu), redisCpuMsPer1000: redisMsPer1000, peakRssMb: peak };
 }
 
-function switchyardConfig(upstreamUrl, prefix) {
+function switchyardConfig(upstreamUrl, prefix, clusterNodes) {
+  const cluster = clusterNodes ? `, cluster: { nodes: [${clusterNodes.map((node) => `"${node}"`).join(', ')}] }` : '';
   return `server: { port: 0, host: 127.0.0.1 }
-redis: { keyPrefix: "${prefix}" }
+redis: { keyPrefix: "${prefix}"${cluster} }
 admin: { apiKey: bench-admin }
 backends:
   standin: { type: openai, baseUrl: "${upstreamUrl}/v1", apiKey: upstream-key, maxConnections: 256 }
@@ -134,15 +140,44 @@ teams:
 `;
 }
 
+const startSwitchyard = (configPath) => start(join(root, 'dist/main.js'), { SWITCHYARD_CONFIG: configPath }, /"url":"(http:[^"]+)"/);
+
 /** Upstream, floor and Switchyard (one, and a second replica on the same Redis prefix). */
 async function startCore(dir) {
   const upstream = await start(join(root, 'bench/standin-upstream.mjs'), { CHUNKS: '20', LATENCY_MS: '0', GAP_MS: '0' });
   const floor = await start(join(root, 'bench/floor-proxy.mjs'), { UPSTREAM: upstream.url, TOKEN: TOKEN_FLOOR });
   writeFileSync(join(dir, 'switchyard.yaml'), switchyardConfig(upstream.url, `sy-bench:${Date.now()}:`));
-  const gateway = () => start(join(root, 'dist/main.js'), { SWITCHYARD_CONFIG: join(dir, 'switchyard.yaml') }, /"url":"(http:[^"]+)"/);
-  const [first, second] = [await gateway(), await gateway()];
+  const [first, second] = [await startSwitchyard(join(dir, 'switchyard.yaml')), await startSwitchyard(join(dir, 'switchyard.yaml'))];
   const issued = await (await request(`${first.url}/admin/v1/teams/bench/tokens`, { method: 'POST', headers: { authorization: 'Bearer bench-admin' } })).body.json();
   return { upstream, floor, first, second, token: issued.token };
+}
+
+/**
+ * The controls for the topology target: one replica, and four replicas (two more started), on the one Redis. Four
+ * replicas on two cores cost more per request than one whatever the Redis, so the cluster is compared with both.
+ */
+async function singleRedisTargets(dir, [first, second], token) {
+  const redisPids = [await redisPid(6379)].filter(Boolean);
+  const more = [];
+  for (let i = 0; i < 2; i++) more.push(await startSwitchyard(join(dir, 'switchyard.yaml')));
+  const four = [first, second, ...more];
+  return [
+    { name: 'switchyard, one Redis', urls: [first.url], pids: [first.pid], redisPids, token },
+    { name: 'switchyard x4 replicas, one Redis', urls: four.map((r) => r.url), pids: four.map((r) => r.pid), redisPids, token },
+  ];
+}
+
+/**
+ * The topology target: four Switchyard replicas sharing a three-master Redis Cluster (with replicas), its CPU the
+ * four gateways', and the cluster's six servers' CPU reported apart. Compared with one replica on one Redis.
+ */
+async function startClusterReplicas(dir, upstreamUrl) {
+  const cluster = await startRedisCluster(dir);
+  writeFileSync(join(dir, 'switchyard-cluster.yaml'), switchyardConfig(upstreamUrl, `sy-bench:${Date.now()}:`, cluster.nodes));
+  const replicas = [];
+  for (let i = 0; i < 4; i++) replicas.push(await startSwitchyard(join(dir, 'switchyard-cluster.yaml')));
+  const issued = await (await request(`${replicas[0].url}/admin/v1/teams/bench/tokens`, { method: 'POST', headers: { authorization: 'Bearer bench-admin' } })).body.json();
+  return { name: 'switchyard x4 replicas, Redis Cluster', urls: replicas.map((r) => r.url), pids: replicas.map((r) => r.pid), redisPids: cluster.pids, token: issued.token };
 }
 
 async function main() {
@@ -156,6 +191,8 @@ async function main() {
     { name: 'switchyard x2 replicas', urls: [first.url, second.url], pids: [first.pid, second.pid], token },
   ];
   if (!args.includes('--no-peers') && keep(listOption('--targets'), 'portkey litellm')) targets.push(...(await startPeers(upstream.url, dir)));
+  const topologyWanted = keep(listOption('--scenarios'), 'Redis topologies') && keep(listOption('--targets'), 'switchyard');
+  const topologyTargets = topologyWanted ? [targets[0], ...(await singleRedisTargets(dir, [first, second], token)), await startClusterReplicas(dir, upstream.url)] : [];
   const anthropicTargets = [one('direct', upstream, { token: 'none', family: 'anthropic', models: { 'bench-claude': 'claude-bench' } }), one('switchyard', first, { token })];
 
   const openai = (name, model, chunks, connections, stream) => ({ name, model, chunks, connections, stream, targets });
@@ -171,11 +208,14 @@ async function main() {
     openai('stream 200 chunks c=32', 'bench-200', 200, 32, true),
     { name: 'anthropic stream 20 chunks c=1', model: 'bench-claude', chunks: 20, connections: 1, stream: true, targets: anthropicTargets },
     { name: 'anthropic stream 20 chunks c=32', model: 'bench-claude', chunks: 20, connections: 32, stream: true, targets: anthropicTargets },
+    // Past one machine: four replicas on a Redis Cluster against one replica on one Redis (CPU summed per side).
+    { ...openai('plain c=32, Redis topologies', 'bench', 20, 32, false), targets: topologyTargets },
+    { ...openai('plain c=128, Redis topologies', 'bench', 20, 128, false), targets: topologyTargets },
   ].filter((s) => keep(listOption('--scenarios'), s.name));
   for (const s of scenarios) s.targets = s.targets.filter((t) => t.name === 'direct' || keep(listOption('--targets'), t.name));
 
   for (const s of scenarios) for (const target of s.targets) await validate(target, s);
-  for (const target of targets.filter((t) => scenarios.some((s) => s.targets.includes(t)))) {
+  for (const target of [...targets, ...topologyTargets.slice(1)].filter((t) => scenarios.some((s) => s.targets.includes(t)))) {
     await nonStreaming(target, { model: 'bench', connections: 8 }, PRIME); // unmeasured: let V8 optimise
     await streaming(target, { model: 'bench', connections: 8, stream: true }, Math.max(1, PRIME / 2));
   }
@@ -217,6 +257,7 @@ const COLUMNS = [
   ['TTFB p50 ms', (r) => fmt(r.ttfbP50, 2)],
   ['+TTFB p50 ms', (r) => fmt(r.addedTtfbP50Ms, 2)],
   ['CPU ms/1000 req', (r) => fmt(r.cpuMsPer1000, 0)],
+  ['Redis CPU ms/1000 req', (r) => fmt(r.redisCpuMsPer1000, 0)],
   ['peak RSS MB', (r) => fmt(r.peakRssMb, 0)],
   ['errors', (r) => String(r.errors)],
 ];

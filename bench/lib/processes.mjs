@@ -43,6 +43,13 @@ export async function startPeer(command, argv, env, readyUrl, timeoutMs = 90_000
   throw new Error(`${command} did not start`);
 }
 
+/** Any other command (a redis-server), stopped with the rest. */
+export function spawnTracked(command, argv) {
+  const child = spawn(command, argv, { stdio: 'ignore' });
+  children.push(child);
+  return child;
+}
+
 export function stopAll() {
   for (const child of children) child.kill('SIGTERM');
 }
