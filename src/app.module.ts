@@ -10,6 +10,7 @@ import { OpenAIErrorFilter } from './common/errors/openai-error.filter';
 import { AppLogger } from './common/logging/logger';
 import { GatewayValidationPipe } from './common/validation/validation.pipe';
 import { ConfigModule } from './config/config.module';
+import { ConsoleModule } from './console/console.module';
 import type { GatewayConfig } from './config/config.schema';
 import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { MessagesModule } from './messages/messages.module';
@@ -62,6 +63,7 @@ export class AppModule {
         UsageModule,
         HealthModule,
         OpenApiModule,
+        ...(config.console.enabled ? [ConsoleModule] : []),
       ],
       providers: [
         { provide: APP_GUARD, useExisting: AuthGuard },

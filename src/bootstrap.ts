@@ -6,6 +6,7 @@ import { AppModule } from './app.module';
 import type { Server } from 'node:http';
 import { answerClientErrorsInOpenAIShape } from './common/http/client-errors';
 import { installHttpFront } from './common/http/http-front';
+import { installConsole } from './console/console-static';
 import { AppLogger } from './common/logging/logger';
 import type { GatewayConfig } from './config/config.schema';
 import { shutdownGracefully } from './lifecycle/graceful-shutdown';
@@ -35,6 +36,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     abortOnError: false,
   });
   installHttpFront(app.getHttpAdapter().getInstance(), config, logger, inFlight);
+  if (config.console.enabled) installConsole(app.getHttpAdapter().getInstance());
   answerClientErrorsInOpenAIShape(app.getHttpServer() as Server);
   await app.listen(config.server.port, config.server.host);
   const address = app.getHttpServer().address() as { address: string; port: number; family: string };

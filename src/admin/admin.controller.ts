@@ -5,7 +5,7 @@ import { AdminOnly } from '../auth/route-access.decorators';
 import { GatewayValidationPipe } from '../common/validation/validation.pipe';
 import { AccessAdminService } from './access-admin.service';
 import { BudgetReport } from '../limits/budget-report';
-import { AuditQueryDto, CreateTeamDto, CreateTokenDto, DeleteTeamQueryDto, RotateTokenDto, UpdateTeamDto } from './admin.dto';
+import { AuditQueryDto, CreateTeamDto, CreateTokenDto, DeleteTeamQueryDto, RotateTokenDto, TeamListQueryDto, UpdateTeamDto } from './admin.dto';
 
 const strict = new GatewayValidationPipe({ strict: true });
 
@@ -26,9 +26,14 @@ export class AdminController {
     return teamView(await this.admin.createTeam(actorOf(req), id, { models: ['*'], ...changes }));
   }
 
+  /** Every team, or with `limit` a page of them (`after` the last id seen, `search` within ids). */
   @Get('teams')
-  async listTeams() {
-    return { object: 'list', data: (await this.admin.teams.list()).map(teamView) };
+  async listTeams(@Query(strict) query: TeamListQueryDto) {
+    if (query.limit === undefined && query.after === undefined && query.search === undefined) {
+      return { object: 'list', data: (await this.admin.teams.list()).map(teamView), has_more: false };
+    }
+    const { teams, hasMore } = await this.admin.teams.page({ limit: query.limit ?? 100, after: query.after, search: query.search });
+    return { object: 'list', data: teams.map(teamView), has_more: hasMore };
   }
 
   @Get('teams/:team')
@@ -112,9 +117,11 @@ function teamView<T extends object>(team: T): T & { object: 'team' } {
 
 /**
  * The admin key is shared, so the audit trail records the caller's address and, when
- * sent, the name in `X-Switchyard-Actor` (an operator's own label, not a credential).
+ * sent, the name in `X-Switchyard-Actor` (an operator's own label, not a credential). From the console, the
+ * name given at sign-in.
  */
 function actorOf(req: Request): Actor {
+  if (req.consoleActor) return { actor: `console:${req.consoleActor}`, ip: req.ip, requestId: req.ledger.requestId };
   const named = req.headers['x-switchyard-actor'];
   const label = typeof named === 'string' ? named.replace(/[^\w.@:-]/g, '').slice(0, 64) : '';
   return { actor: label ? `admin-api:${label}` : 'admin-api', ip: req.ip, requestId: req.ledger.requestId };

@@ -63,6 +63,15 @@ export class AuditQueryDto {
   @IsOptional() @IsString() target?: string;
 }
 
+export class TeamListQueryDto {
+  /** A page of at most this many teams (by id); without it, every team. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000) limit?: number;
+  /** The page after this team id. */
+  @IsOptional() @IsString() after?: string;
+  /** Only teams whose id contains this (case-insensitive). */
+  @IsOptional() @IsString() @MaxLength(128) search?: string;
+}
+
 export class DeleteTeamQueryDto {
   @IsOptional() @IsIn(['true', 'false']) force?: string;
 }

@@ -6,6 +6,7 @@ import { GatewayException } from '../common/errors/gateway.exception';
 import { CredentialCache } from './credential.cache';
 import { ROUTE_ACCESS, type RouteAccess } from './route-access.decorators';
 import { bearerToken, matchesDigest, secretDigest } from './token-format';
+import { carriesCsrfToken, ConsoleSessions, sessionIdOf } from './console-sessions';
 
 /**
  * The global guard. Default deny: a route without a marker needs a team token;
@@ -18,6 +19,7 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly credentials: CredentialCache,
+    private readonly consoleSessions: ConsoleSessions,
     config: GatewayConfig,
   ) {
     this.adminKeyDigest = secretDigest(config.admin.apiKey);
@@ -33,6 +35,7 @@ export class AuthGuard implements CanActivate {
     // The admin key only as a bearer token.
     const apiKey = access === 'team' ? req.headers['x-api-key'] : undefined;
     const token = bearerToken(req.headers.authorization) ?? (typeof apiKey === 'string' && apiKey ? apiKey : null);
+    if (!token && access === 'admin' && sessionIdOf(req)) return this.consoleSignedIn(req);
     if (!token) {
       throw new GatewayException(
         'invalid_api_key',
@@ -48,6 +51,21 @@ export class AuthGuard implements CanActivate {
       return true;
     }
     req.ledger.authenticated(await this.credentials.authenticate(token));
+    return true;
+  }
+
+  /**
+   * The admin API called by the console: a live session cookie instead of the admin key, and for every change
+   * (anything but GET/HEAD) the session's CSRF token in X-CSRF-Token. The cookie is SameSite=Strict already;
+   * the token is the second lock, for browsers or proxies that do not honour it.
+   */
+  private async consoleSignedIn(req: Request): Promise<boolean> {
+    const session = await this.consoleSessions.of(req);
+    if (!session) throw new GatewayException('invalid_api_key', 'The console session has expired or was signed out; sign in again.');
+    if (req.method !== 'GET' && req.method !== 'HEAD' && !carriesCsrfToken(req, session)) {
+      throw new GatewayException('csrf_token_invalid', 'A console change must carry the session\'s X-CSRF-Token header.');
+    }
+    req.consoleActor = session.actor;
     return true;
   }
 }

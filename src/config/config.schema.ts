@@ -145,6 +145,13 @@ export class AdminConfig {
   @IsString() @IsNotEmpty({ message: 'must be set (it guards /admin/v1/*)' }) apiKey!: string;
 }
 
+export class ConsoleConfig {
+  /** The admin web console at /console (its static files come with `npm run build`). */
+  @IsBoolean() enabled = true;
+  /** A console sign-in lasts this long (its session cookie's Max-Age and its Redis TTL). */
+  @IsInt() @Min(60) @Max(7 * 86_400) sessionTtlSeconds = 8 * 3600;
+}
+
 export class LogConfig {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) level = 'info';
 }
@@ -337,6 +344,7 @@ export class GatewayConfig {
   @ValidateNested() @Type(() => ServerConfig) server: ServerConfig = new ServerConfig();
   @ValidateNested() @Type(() => RedisConfig) redis: RedisConfig = new RedisConfig();
   @ValidateNested() @Type(() => AdminConfig) admin!: AdminConfig;
+  @ValidateNested() @Type(() => ConsoleConfig) console: ConsoleConfig = new ConsoleConfig();
   @ValidateNested() @Type(() => AuthConfig) auth: AuthConfig = new AuthConfig();
   @ValidateNested() @Type(() => UsageConfig) usage: UsageConfig = new UsageConfig();
   @ValidateNested() @Type(() => LimitsConfig) limits: LimitsConfig = new LimitsConfig();

@@ -5,6 +5,7 @@ import '../responses/dto/responses-request.dto';
 import '../responses/dto/input-items-query.dto';
 import '../admin/admin.dto';
 import '../usage/usage.dto';
+import '../console/console.dto';
 import { ERROR_CODES } from '../common/errors/error-codes';
 import { dtoSchemas, type SchemaObject } from './dto-schemas';
 
@@ -93,9 +94,12 @@ export const OPERATIONS: Operation[] = [
   { method: 'get', path: '/metrics', access: 'metrics', summary: 'Prometheus text format.', ok: { status: 200, description: 'Metrics', schema: { type: 'string' }, contentType: 'text/plain' } },
   { method: 'get', path: '/health/live', access: 'public', summary: 'Liveness: the process answers.', ok: { status: 200, description: 'Alive', schema: object({ status: { const: 'ok' } }) } },
   { method: 'get', path: '/health/ready', access: 'public', summary: 'Readiness: config loaded, Redis answers, not draining (503 otherwise).', ok: { status: 200, description: 'Ready', schema: object({ status: { type: 'string' } }) } },
+  { method: 'post', path: '/console/api/session', access: 'public', summary: 'Console sign-in: the admin key for an HttpOnly SameSite=Strict session cookie that the admin API accepts in its place (changes also need X-CSRF-Token).', body: 'ConsoleSignInDto', ok: { status: 201, description: 'The session', schema: ref('ConsoleSession') } },
+  { method: 'get', path: '/console/api/session', access: 'public', summary: 'The console session of the cookie sent (401 without one).', ok: { status: 200, description: 'The session', schema: ref('ConsoleSession') } },
+  { method: 'delete', path: '/console/api/session', access: 'public', summary: 'Console sign-out (with X-CSRF-Token).', ok: { status: 200, description: 'Signed out', schema: object({ signed_out: { const: true } }) } },
   { method: 'get', path: '/openapi.json', access: 'public', summary: 'This document.', ok: { status: 200, description: 'OpenAPI 3.1', schema: object({ openapi: { type: 'string' } }) } },
   { method: 'post', path: '/admin/v1/teams', access: 'admin', summary: 'Create a team.', body: 'CreateTeamDto', ok: { status: 201, description: 'The team', schema: ref('Team') } },
-  { method: 'get', path: '/admin/v1/teams', access: 'admin', summary: 'List teams.', ok: { status: 200, description: 'Teams', schema: list(ref('Team')) } },
+  { method: 'get', path: '/admin/v1/teams', access: 'admin', summary: 'List teams: all of them, or with `limit` a page by id (`after`, `search`; `has_more`).', query: 'TeamListQueryDto', ok: { status: 200, description: 'Teams', schema: list(ref('Team')) } },
   { method: 'get', path: '/admin/v1/teams/{team}', access: 'admin', summary: 'One team.', ok: { status: 200, description: 'The team', schema: ref('Team') } },
   {
     method: 'get',
@@ -127,7 +131,7 @@ export const OPERATIONS: Operation[] = [
 
 const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
   team: [{ teamToken: [] }],
-  admin: [{ adminKey: [] }],
+  admin: [{ adminKey: [] }, { consoleSession: [] }],
   metrics: [{}, { metricsToken: [] }],
   public: [],
 };
@@ -183,12 +187,14 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
         anthropicApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: "A team token where Anthropic's clients put their key." },
         adminKey: { type: 'http', scheme: 'bearer', description: 'The admin key (admin.apiKey).' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'server.metricsToken, when one is set.' },
+        consoleSession: { type: 'apiKey', in: 'cookie', name: 'sy_console', description: 'A console sign-in (POST /console/api/session); changes also need its X-CSRF-Token header.' },
       },
       schemas: {
         ...dtos,
         Error: ERROR_SCHEMA,
         AnthropicError: object({ type: { const: 'error' }, error: object({ type: { type: 'string' }, message: { type: 'string' } }, ['type', 'message']), request_id: { type: 'string' } }, ['type', 'error']),
         Team: object({ object: { const: 'team' }, id: { type: 'string' }, models: { type: 'array', items: { type: 'string' } }, limits: ref('LimitSettings'), disabled: { type: 'boolean' } }, ['id']),
+        ConsoleSession: object({ object: { const: 'console.session' }, actor: { type: 'string' }, csrf_token: { type: 'string' }, expires_at: { type: 'string' } }, ['actor', 'csrf_token', 'expires_at']),
         Token: object({ id: { type: 'string' }, team: { type: 'string' }, status: { enum: ['active', 'revoked', 'expired'] }, token: { type: 'string', description: 'Only when issued or rotated.' } }, ['id', 'team']),
       },
     },

@@ -50,6 +50,10 @@ export class RedisKeys {
   storedResponse(teamId: string, responseId: string): string {
     return `${this.prefix}resp:{${teamId}}:${responseId}`;
   }
+  /** A console sign-in, by the SHA-256 of its cookie value (the cookie itself is never stored). */
+  consoleSession(sessionDigest: string): string {
+    return `${this.prefix}console:session:${sessionDigest}`;
+  }
   audit(): string {
     return `${this.prefix}audit`;
   }

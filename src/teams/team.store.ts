@@ -102,7 +102,22 @@ export class TeamStore implements OnApplicationBootstrap {
   }
 
   async list(): Promise<Team[]> {
-    const ids = (await this.redis.smembers(this.keys.teamIndex())).sort();
+    return this.read((await this.redis.smembers(this.keys.teamIndex())).sort());
+  }
+
+  /**
+   * One page of teams by id, optionally only ids containing `search`: the index is one set of ids (cheap to sort
+   * and filter even at thousands of teams), and only the page's records are read.
+   */
+  async page(options: { limit: number; after?: string; search?: string }): Promise<{ teams: Team[]; hasMore: boolean }> {
+    const search = options.search?.toLowerCase();
+    const ids = (await this.redis.smembers(this.keys.teamIndex()))
+      .filter((id) => (!search || id.toLowerCase().includes(search)) && (options.after === undefined || id > options.after))
+      .sort();
+    return { teams: await this.read(ids.slice(0, options.limit)), hasMore: ids.length > options.limit };
+  }
+
+  private async read(ids: string[]): Promise<Team[]> {
     const rows = await batch(ids.map((id) => this.redis.hgetall(this.keys.team(id))));
     return rows.map(([, fields]) => parseTeam(fields as Record<string, string>)).filter((t): t is Team => t !== null);
   }

@@ -6,6 +6,8 @@ export const ERROR_CODES = {
   invalid_api_key: { status: 401, type: 'invalid_request_error' },
   token_expired: { status: 401, type: 'invalid_request_error' },
   permission_denied: { status: 403, type: 'invalid_request_error' },
+  /** A console change (admin API call with the session cookie) without the session's X-CSRF-Token. */
+  csrf_token_invalid: { status: 403, type: 'invalid_request_error' },
   model_not_allowed: { status: 403, type: 'invalid_request_error' },
   model_not_found: { status: 404, type: 'invalid_request_error' },
   not_found: { status: 404, type: 'invalid_request_error' },

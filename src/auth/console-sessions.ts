@@ -1,0 +1,79 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type Redis from 'ioredis';
+import { parse as parseCookies } from 'cookie';
+import type { Request } from 'express';
+import { GatewayConfig } from '../config/config.schema';
+import { REDIS } from '../redis/redis.module';
+import { RedisKeys } from '../redis/redis-keys';
+import { hashToken } from './token-format';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set by the AuthGuard when the admin API is called from a console session: who signed in. */
+    consoleActor?: string;
+  }
+}
+
+/** The cookie that carries a console sign-in. HttpOnly: the page's scripts never see it. */
+export const CONSOLE_COOKIE = 'sy_console';
+/** The header a console change must carry: the session's CSRF token, which only our own page can read. */
+export const CSRF_HEADER = 'x-csrf-token';
+
+export interface ConsoleSession {
+  /** Who signed in (the name they gave): the audit trail's actor is `console:<actor>`. */
+  actor: string;
+  csrf: string;
+  expiresAt: string;
+}
+
+/**
+ * Console sign-ins: the admin key is exchanged once for a random session id that lives in an HttpOnly,
+ * SameSite=Strict cookie (the key itself never stays in the browser). Redis keeps the session under the
+ * SHA-256 of its id, with a TTL, so every replica knows it and a leaked Redis dump holds no usable cookie.
+ */
+@Injectable()
+export class ConsoleSessions {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+    private readonly config: GatewayConfig,
+  ) {}
+
+  get ttlSeconds(): number {
+    return this.config.console.sessionTtlSeconds;
+  }
+
+  async open(actor: string): Promise<{ id: string; session: ConsoleSession }> {
+    const id = randomBytes(32).toString('base64url');
+    const session: ConsoleSession = { actor, csrf: randomBytes(32).toString('base64url'), expiresAt: new Date(Date.now() + this.ttlSeconds * 1000).toISOString() };
+    await this.redis.set(this.keys.consoleSession(hashToken(id)), JSON.stringify(session), 'EX', this.ttlSeconds);
+    return { id, session };
+  }
+
+  /** The session the request's cookie names, or null (no cookie, unknown or expired). */
+  async of(req: Request): Promise<ConsoleSession | null> {
+    const id = sessionIdOf(req);
+    if (!id) return null;
+    const stored = await this.redis.get(this.keys.consoleSession(hashToken(id)));
+    return stored ? (JSON.parse(stored) as ConsoleSession) : null;
+  }
+
+  async close(req: Request): Promise<void> {
+    const id = sessionIdOf(req);
+    if (id) await this.redis.del(this.keys.consoleSession(hashToken(id)));
+  }
+}
+
+export function sessionIdOf(req: Request): string | undefined {
+  const header = req.headers.cookie;
+  return header ? parseCookies(header)[CONSOLE_COOKIE] || undefined : undefined;
+}
+
+/** The request carries the session's CSRF token (compared in constant time). */
+export function carriesCsrfToken(req: Request, session: ConsoleSession): boolean {
+  const sent = req.headers[CSRF_HEADER];
+  if (typeof sent !== 'string') return false;
+  const [a, b] = [Buffer.from(sent), Buffer.from(session.csrf)];
+  return a.length === b.length && timingSafeEqual(a, b);
+}
