@@ -32,7 +32,7 @@ if [ "$(cat .cache/quickstart-npm-ci 2>/dev/null)" != "$lock_hash" ] || [ ! -d n
 else
   say "dependencies up to date"
 fi
-if [ ! -f dist/main.js ] || [ -n "$(find src tsconfig.json tsconfig.build.json package-lock.json -newer dist/main.js -print -quit)" ]; then
+if [ ! -f dist/main.js ] || [ ! -f dist/console-web/index.html ] || [ -n "$(find src tsconfig.json tsconfig.build.json package-lock.json -newer dist/main.js -print -quit)" ]; then
   say "building"
   npm run build --silent
 else

@@ -1,0 +1,57 @@
+// The console talks only to the documented admin API (and its own sign-in), with the session cookie; every
+// change carries the session's CSRF token.
+
+export interface Session {
+  actor: string;
+  csrf_token: string;
+  expires_at: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+let csrf = '';
+
+export function useSession(session: Session | null): void {
+  csrf = session?.csrf_token ?? '';
+}
+
+export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET') headers['x-csrf-token'] = csrf;
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+  const text = await response.text();
+  const json = text ? JSON.parse(text) : undefined;
+  if (!response.ok) throw new ApiError(response.status, json?.error?.message ?? `${response.status} ${response.statusText}`);
+  return json as T;
+}
+
+/** yyyy-mm-dd, UTC (the usage API's days). */
+export function utcDay(date = new Date()): string {
+  return date.toISOString().slice(0, 10);
+}
+
+export function monthStart(date = new Date()): string {
+  return `${utcDay(date).slice(0, 8)}01`;
+}
+
+export function daysAgo(n: number): string {
+  return utcDay(new Date(Date.now() - n * 86_400_000));
+}
+
+export const formatNumber = (n: number | null | undefined): string => (n === null || n === undefined ? '-' : n.toLocaleString('en-US'));
+
+/** A cost in nano-units; requests without a price are said to be unpriced, never shown as free. */
+export function formatCost(nanos: number | null | undefined, currency = 'USD', unpricedRequests = 0, requests = 0): string {
+  if (nanos === null || nanos === undefined) return '-';
+  if (requests > 0 && unpricedRequests === requests) return 'unpriced';
+  const amount = `${(nanos / 1e9).toFixed(nanos < 1e7 ? 6 : 2)} ${currency}`;
+  return unpricedRequests > 0 ? `${amount} + ${unpricedRequests} unpriced` : amount;
+}

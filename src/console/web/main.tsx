@@ -1,0 +1,74 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, useSession, type Session } from './api';
+import { AuditPage } from './pages/audit';
+import { ModelsPage } from './pages/models';
+import { OverviewPage } from './pages/overview';
+import { SignInPage } from './pages/sign-in';
+import { TeamPage } from './pages/team';
+import { TeamsPage } from './pages/teams';
+import './style.css';
+
+/** The page the hash names: #/, #/teams, #/teams/<id>, #/models, #/audit. */
+function useRoute(): string[] {
+  const read = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  const [route, setRoute] = useState(read);
+  useEffect(() => {
+    const onChange = () => setRoute(read());
+    addEventListener('hashchange', onChange);
+    return () => removeEventListener('hashchange', onChange);
+  }, []);
+  return route;
+}
+
+function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const route = useRoute();
+  useEffect(() => {
+    api<Session>('GET', '/console/api/session').then(
+      (s) => signedIn(s),
+      () => setSession(null),
+    );
+  }, []);
+  const signedIn = (s: Session | null) => {
+    useSession(s);
+    setSession(s);
+  };
+  if (session === undefined) return <p class="loading">Loading…</p>;
+  if (!session) return <SignInPage onSignedIn={signedIn} />;
+
+  const signOut = async () => {
+    await api('DELETE', '/console/api/session').catch((e: ApiError) => e);
+    signedIn(null);
+  };
+  const [section, id] = route;
+  const page =
+    section === 'teams' && id ? <TeamPage team={id} /> : section === 'teams' ? <TeamsPage /> : section === 'models' ? <ModelsPage /> : section === 'audit' ? <AuditPage /> : <OverviewPage />;
+  const link = (href: string, label: string, active: boolean) => (
+    <a href={href} class={active ? 'active' : ''}>
+      {label}
+    </a>
+  );
+  return (
+    <>
+      <header>
+        <strong>Switchyard</strong>
+        <nav>
+          {link('#/', 'Overview', !section)}
+          {link('#/teams', 'Teams', section === 'teams')}
+          {link('#/models', 'Models', section === 'models')}
+          {link('#/audit', 'Audit trail', section === 'audit')}
+        </nav>
+        <span class="who">
+          {session.actor}{' '}
+          <button type="button" onClick={signOut}>
+            Sign out
+          </button>
+        </span>
+      </header>
+      <main>{page}</main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,59 @@
+import { api } from '../api';
+import { useLoad } from '../use-load';
+
+interface Deployment {
+  model: string;
+  deployment: string;
+  backend: string;
+  upstream_model: string;
+  weight: number;
+  priority: number;
+  in_flight: number | null;
+  circuit: { state: string; consecutiveFailures: number; lastError: string | null; lastErrorAt: string | null };
+}
+
+/** Every configured model's deployments and their health (circuit state, last error) on the replica answering. */
+export function ModelsPage() {
+  const { data, error, reload } = useLoad(() => api<{ data: Deployment[] }>('GET', '/admin/v1/deployments'), []);
+  if (error) return <p class="error">{error}</p>;
+  return (
+    <section>
+      <h1>Models and deployments</h1>
+      <p class="muted">
+        Health is this replica's view (circuits are per replica). <button type="button" onClick={reload}>Refresh</button>
+      </p>
+      <table>
+        <thead>
+          <tr>
+            <th>Model</th>
+            <th>Deployment</th>
+            <th>Backend</th>
+            <th>Upstream model</th>
+            <th>Weight</th>
+            <th>Priority</th>
+            <th>In flight</th>
+            <th>Circuit</th>
+            <th>Last error</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(data?.data ?? []).map((d) => (
+            <tr key={d.deployment}>
+              <td>{d.model}</td>
+              <td>{d.deployment}</td>
+              <td>{d.backend}</td>
+              <td>{d.upstream_model}</td>
+              <td class="num">{d.weight}</td>
+              <td class="num">{d.priority}</td>
+              <td class="num">{d.in_flight ?? '-'}</td>
+              <td>
+                <span class={`badge ${d.circuit.state === 'closed' ? 'on' : 'off'}`}>{d.circuit.state}</span>
+              </td>
+              <td class="muted">{d.circuit.lastError ? `${d.circuit.lastErrorAt?.slice(0, 19).replace('T', ' ')}: ${d.circuit.lastError}` : '-'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
