@@ -22,6 +22,8 @@ describe('the admin console', () => {
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
+  /** Every admin API (and sign-in) response the page read, to check that none holds a secret or a hash. */
+  const read: Array<Promise<{ method: string; path: string; body: string }>> = [];
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
@@ -32,6 +34,10 @@ describe('the admin console', () => {
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.url });
     page = await context.newPage();
     page.on('dialog', (dialog) => void dialog.accept());
+    page.on('response', (response) => {
+      const path = new URL(response.url()).pathname;
+      if (path.startsWith('/admin/v1/') || path.startsWith('/console/api/')) read.push(response.text().then((body) => ({ method: response.request().method(), path, body }), () => ({ method: '', path, body: '' })));
+    });
   }, 900_000); // installing Chromium from Debian's packages, on a machine without it
   afterAll(async () => {
     await browser?.close();
@@ -59,6 +65,7 @@ describe('the admin console', () => {
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     const [cookie] = await context.cookies(gw.url);
     expect(cookie).toMatchObject({ name: 'sy_console', httpOnly: true, sameSite: 'Strict' });
+    expect(Math.abs(cookie.expires * 1000 - (Date.now() + 8 * 3600_000))).toBeLessThan(60_000); // console.sessionTtlSeconds
     expect(cookie.value).not.toContain(ADMIN_KEY);
     // (Browser globals through globalThis: this file is type-checked without the DOM library.)
     const stored = await page.evaluate(() => {
@@ -201,6 +208,25 @@ describe('the admin console', () => {
     await shot('teams-1000');
   });
 
+  it('reads no secret and no hash from the admin API, except a token secret in the response that issued it', async () => {
+    const responses = await Promise.all(read);
+    expect(responses.length).toBeGreaterThan(20);
+    for (const { method, path, body } of responses) {
+      expect(body).not.toMatch(/\b[0-9a-f]{64}\b/); // a SHA-256 (token hashes, session digests)
+      expect(body).not.toContain(ADMIN_KEY);
+      expect(body).not.toContain('upstream-secret-key');
+      const issuing = method === 'POST' && /^\/admin\/v1\/(teams\/[^/]+\/tokens|tokens\/[^/]+\/rotate)$/.test(path);
+      if (!issuing) expect(body).not.toMatch(/sy-[0-9a-f]{16}-[A-Za-z0-9_-]{43}/);
+    }
+  });
+
+  it('shows how full each budget is in the team list', async () => {
+    expect((await gw.admin('POST', '/admin/v1/teams', { id: 'budgeted', limits: { budgetPerDay: 5 } })).status).toBe(201);
+    await page.goto(`${gw.url}/console/#/teams`);
+    await page.getByLabel('Search teams').fill('budgeted');
+    await expect(page.getByTestId('budget-budgeted').textContent()).resolves.toBe('0 %');
+  });
+
   it('signs out, and the old cookie no longer opens the admin API', async () => {
     const [cookie] = await context.cookies(gw.url);
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -208,5 +234,16 @@ describe('the admin console', () => {
     const stale = await fetch(`${gw.url}/admin/v1/teams`, { headers: { cookie: `sy_console=${cookie.value}` } });
     expect(stale.status).toBe(401);
     expect(await context.cookies(gw.url)).toHaveLength(0);
+  });
+
+  it('is off with console.enabled: false (no page, no sign-in)', async () => {
+    const off = await startTestGateway({ upstreamUrl: upstream.url, config: { console: { enabled: false } } });
+    try {
+      expect((await fetch(`${off.url}/console/`)).status).toBe(404);
+      const signIn = await fetch(`${off.url}/console/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ adminKey: ADMIN_KEY, name: 'x' }) });
+      expect(signIn.status).toBe(404);
+    } finally {
+      await off.close();
+    }
   });
 });

@@ -25,6 +25,13 @@ export function TeamsPage() {
   const today = utcDay();
   const usage = useLoad(() => api<{ data: Array<{ team: string; total_tokens: number }> }>('GET', `/admin/v1/usage?from=${today}&to=${today}&groupBy=day`), [today]);
   const tokensToday = new Map((usage.data?.data ?? []).map((r) => [r.team, r.total_tokens]));
+  // Budget bars for the page's teams that have a budget (one call each, only for those).
+  const budgeted = (teams.data?.data ?? []).filter((t) => t.limits?.budgetPerDay !== undefined || t.limits?.budgetPerMonth !== undefined).map((t) => t.id);
+  const budgets = useLoad(
+    () => Promise.all(budgeted.map((id) => api<{ team: string; budgets: Array<{ budget: string; used_ratio: number }> }>('GET', `/admin/v1/teams/${encodeURIComponent(id)}/budget`))),
+    [budgeted.join()],
+  );
+  const budgetUse = new Map((budgets.data ?? []).map((b) => [b.team, Math.max(0, ...b.budgets.map((x) => x.used_ratio))]));
   const most = Math.max(1, ...tokensToday.values());
 
   return (
@@ -41,6 +48,7 @@ export function TeamsPage() {
             <th>Models</th>
             <th>Limits</th>
             <th>Tokens today</th>
+            <th>Budget used</th>
           </tr>
         </thead>
         <tbody>
@@ -57,6 +65,18 @@ export function TeamsPage() {
                   <div style={{ width: `${((tokensToday.get(team.id) ?? 0) / most) * 100}%` }} />
                 </div>
                 <span class="num">{formatNumber(tokensToday.get(team.id) ?? 0)}</span>
+              </td>
+              <td>
+                {budgetUse.has(team.id) ? (
+                  <>
+                    <div class="bar">
+                      <div class={budgetUse.get(team.id)! >= 0.9 ? 'hot' : ''} style={{ width: `${Math.min(100, budgetUse.get(team.id)! * 100)}%` }} />
+                    </div>
+                    <span class="num" data-testid={`budget-${team.id}`}>{(budgetUse.get(team.id)! * 100).toFixed(0)} %</span>
+                  </>
+                ) : (
+                  <span class="muted">no budget</span>
+                )}
               </td>
             </tr>
           ))}
