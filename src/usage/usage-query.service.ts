@@ -86,7 +86,11 @@ export class UsageQueryService {
   async summary(query: UsageQuery): Promise<{ data: UsageRow[]; total: UsageTotals }> {
     const days = daysBetween(query.from, query.to);
     const teamIds = query.team ? [query.team] : (await this.teams.list()).map((team) => team.id);
-    const results = await batch(teamIds.flatMap((team) => days.map((day) => this.redis.hgetall(this.keys.usageDay(team, day)))));
+    // One script per team reads all its days (its keys share the team's slot); teams are separate commands.
+    const perTeam = await batch(teamIds.map((team) => this.redis.hgetallMany(days.length, ...days.map((day) => this.keys.usageDay(team, day)))));
+    const results = perTeam.flatMap(([error, hashes]): Array<[Error | null, Record<string, string>]> =>
+      days.map((_, d) => [error, error ? {} : pairsToObject((hashes as string[][])[d])]),
+    );
 
     const rows = new Map<string, UsageRow>();
     const total = emptyTotals();
@@ -167,4 +171,11 @@ function daysBetween(from: string, to: string): string[] {
     throw new GatewayException('invalid_request', `At most ${MAX_DAYS} days per query.`, { param: 'from', wireCode: null });
   }
   return Array.from({ length: count }, (_, i) => new Date(start + i * 86_400_000).toISOString().slice(0, 10));
+}
+
+/** A flat HGETALL reply as Lua returns it ([field, value, ...]) -> an object. */
+function pairsToObject(flat: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) out[flat[i]] = flat[i + 1];
+  return out;
 }
