@@ -33,7 +33,7 @@ describe('the admin console', () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.url });
     page = await context.newPage();
-    page.on('dialog', (dialog) => void dialog.accept());
+    page.on('dialog', (dialog) => void dialog.accept(dialog.type() === 'prompt' ? dialog.defaultValue() : undefined)); // a prompt: its default
     page.on('response', (response) => {
       const path = new URL(response.url()).pathname;
       if (path.startsWith('/admin/v1/') || path.startsWith('/console/api/')) read.push(response.text().then((body) => ({ method: response.request().method(), path, body }), () => ({ method: '', path, body: '' })));
@@ -110,10 +110,21 @@ describe('the admin console', () => {
     await page.getByText('7 of 100,000 tokens').waitFor(); // tokensPerDay, how full
     await shot('team');
 
+    // Rotate: a new secret shown once; the old one keeps working for the grace period asked (the prompt's 3600 s).
+    await page.getByRole('button', { name: 'Rotate' }).click();
+    await page.getByRole('button', { name: 'Copy' }).waitFor();
+    const rotated = (await page.getByTestId('token-secret').textContent())!;
+    expect(rotated).not.toBe(secret);
+    expect(rotated.slice(0, 19)).toBe(secret.slice(0, 19)); // same token id
+    for (const key of [rotated, secret]) await gw.openai(key).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] });
+    await page.getByRole('button', { name: 'Done' }).click();
+
     await page.getByRole('button', { name: 'Revoke' }).click();
     await page.getByTestId('tokens').getByText('revoked').waitFor();
-    const refused = await gw.openai(secret).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] }).then(() => 200, (e: { status: number }) => e.status);
-    expect(refused).toBe(401);
+    for (const key of [rotated, secret]) {
+      const refused = await gw.openai(key).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] }).then(() => 200, (e: { status: number }) => e.status);
+      expect(refused).toBe(401);
+    }
   });
 
   it('lists models with their health and the audit trail, every change made by the signed-in name', async () => {
@@ -131,7 +142,7 @@ describe('the admin console', () => {
     await page.getByTestId('audit').getByRole('row', { name: /team\.create/ }).first().waitFor();
     await shot('audit');
     await page.getByRole('link', { name: 'Overview' }).click();
-    await page.getByTestId('requests-today').getByText('1').waitFor();
+    await page.getByTestId('requests-today').getByText('3').waitFor();
     await page.locator('[data-chart="Tokens per day"] canvas').waitFor();
     await shot('overview');
   });

@@ -1,36 +1,86 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(__dirname, '../..');
 export const LOCAL_MODEL = join(root, '.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf');
 export const LOCAL_RUNTIME = join(root, 'runtimes/local');
 
+const SETUP_LOCK = join(root, '.cache/local-setup.lock');
+let lockDepth = 0;
+
+/**
+ * Jest runs suites in parallel processes, and several of them set up the same runtime, models and gguf venv: two
+ * pip installs or downloads into the same place at once broke one of them (seen in CI). So setup runs under a
+ * lock directory (mkdir is atomic), re-entrant within a process; a lock older than 20 minutes is stale.
+ */
+function underSetupLock(setup: () => void): void {
+  if (lockDepth > 0) return setup();
+  mkdirSync(join(root, '.cache'), { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(SETUP_LOCK);
+      break;
+    } catch {
+      const age = Date.now() - (statSync(SETUP_LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 20 * 60_000) rmSync(SETUP_LOCK, { recursive: true, force: true });
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200); // a synchronous sleep: setup is synchronous
+    }
+  }
+  lockDepth++;
+  try {
+    setup();
+  } finally {
+    lockDepth--;
+    rmSync(SETUP_LOCK, { recursive: true, force: true });
+  }
+}
+
 /** Installs the local runtime and fetches the default model when missing (what the README's commands do). */
 export function ensureLocalModel(): void {
-  if (!existsSync(join(LOCAL_RUNTIME, 'node_modules/node-llama-cpp'))) {
-    execFileSync('bash', [join(root, 'scripts/local-install.sh')], { stdio: 'ignore', timeout: 300_000 });
-  }
-  if (!existsSync(LOCAL_MODEL)) execFileSync('python3', [join(root, 'scripts/fetch-model.py')], { cwd: root, stdio: 'ignore', timeout: 300_000 });
+  underSetupLock(() => {
+    if (!existsSync(join(LOCAL_RUNTIME, 'node_modules/node-llama-cpp'))) {
+      execFileSync('bash', [join(root, 'scripts/local-install.sh')], { stdio: 'ignore', timeout: 300_000 });
+    }
+    if (!existsSync(LOCAL_MODEL))
+      execFileSync('python3', [join(root, 'scripts/fetch-model.py')], {
+        cwd: root,
+        stdio: 'ignore',
+        timeout: 300_000,
+      });
+  });
 }
 
 export const EMBEDDING_MODEL = join(root, '.cache/models/all-MiniLM-L6-v2.f16.gguf');
 
 /** The runtime and the default embedding model (fetched and converted by scripts/fetch-model.py, as the quickstart does). */
 export function ensureEmbeddingModel(): void {
-  ensureLocalModel();
-  if (!existsSync(EMBEDDING_MODEL)) {
-    execFileSync('python3', [join(root, 'scripts/fetch-model.py'), '--model', 'minilm-l6-embed'], { cwd: root, stdio: 'ignore', timeout: 600_000 });
-  }
+  underSetupLock(() => {
+    ensureLocalModel();
+    if (!existsSync(EMBEDDING_MODEL)) {
+      execFileSync('python3', [join(root, 'scripts/fetch-model.py'), '--model', 'minilm-l6-embed'], {
+        cwd: root,
+        stdio: 'ignore',
+        timeout: 600_000,
+      });
+    }
+  });
 }
 
 /** Token counts from node-llama-cpp driven directly on the same GGUF (the tests' reference). */
 export function referenceTokens(history: unknown[], text: string): { prompt: number; text: number } {
-  const out = execFileSync(process.execPath, [join(__dirname, 'reference-tokens.mjs'), JSON.stringify({ modelPath: LOCAL_MODEL, runtimeDir: LOCAL_RUNTIME, history, text })], {
-    encoding: 'utf8',
-    timeout: 60_000,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const out = execFileSync(
+    process.execPath,
+    [
+      join(__dirname, 'reference-tokens.mjs'),
+      JSON.stringify({ modelPath: LOCAL_MODEL, runtimeDir: LOCAL_RUNTIME, history, text }),
+    ],
+    {
+      encoding: 'utf8',
+      timeout: 60_000,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
   return JSON.parse(out) as { prompt: number; text: number };
 }
 
@@ -45,17 +95,37 @@ export function referenceTokens(history: unknown[], text: string): { prompt: num
 export const THINKING_MODEL = join(root, '.cache/models/SmolLM2-135M-Instruct.think-template.gguf');
 
 export function ensureThinkingModel(): void {
+  underSetupLock(() => buildThinkingModel());
+}
+
+function buildThinkingModel(): void {
   ensureLocalModel();
   if (existsSync(THINKING_MODEL)) return;
   const venv = join(root, '.cache/gguf-venv');
   if (!existsSync(join(venv, 'bin/gguf-new-metadata'))) {
     execFileSync('python3', ['-m', 'venv', venv], { stdio: 'ignore', timeout: 120_000 });
-    execFileSync(join(venv, 'bin/pip'), ['install', '--quiet', '--disable-pip-version-check', 'gguf==0.19.0'], { stdio: 'ignore', timeout: 300_000 });
+    execFileSync(
+      join(venv, 'bin/pip'),
+      ['install', '--quiet', '--disable-pip-version-check', 'gguf==0.19.0'],
+      { stdio: 'ignore', timeout: 300_000 },
+    );
   }
   const template = join(__dirname, '../fixtures/local/think-chat-template.jinja');
-  execFileSync(join(venv, 'bin/gguf-new-metadata'), ['--chat-template-file', template, '--general-name', 'SmolLM2 135M think-template', LOCAL_MODEL, `${THINKING_MODEL}.tmp`, '--force'], {
-    stdio: 'ignore',
-    timeout: 120_000,
-  });
+  execFileSync(
+    join(venv, 'bin/gguf-new-metadata'),
+    [
+      '--chat-template-file',
+      template,
+      '--general-name',
+      'SmolLM2 135M think-template',
+      LOCAL_MODEL,
+      `${THINKING_MODEL}.tmp`,
+      '--force',
+    ],
+    {
+      stdio: 'ignore',
+      timeout: 120_000,
+    },
+  );
   renameSync(`${THINKING_MODEL}.tmp`, THINKING_MODEL);
 }
