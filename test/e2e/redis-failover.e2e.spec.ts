@@ -1,8 +1,7 @@
 import { eventually } from '../support/eventually';
-import { OpenAIUpstream } from '../support/openai-upstream';
 import { PrivateRedisCluster } from '../support/redis-cluster';
-import { startTestGateway, type TestGateway } from '../support/test-gateway';
-import { servesThroughFailover } from '../support/topology-checks';
+import type { TestGateway } from '../support/test-gateway';
+import { servesThroughFailover, twoReplicasOn } from '../support/topology-checks';
 
 /**
  * A Redis Cluster master is killed (SIGKILL) in the middle of load from two replicas: requests keep being served,
@@ -12,26 +11,12 @@ import { servesThroughFailover } from '../support/topology-checks';
 describe('a Redis Cluster failover under load', () => {
   jest.setTimeout(180_000);
   const cluster = new PrivateRedisCluster();
-  let upstream: OpenAIUpstream;
-  let gateways: TestGateway[];
-
-  beforeAll(async () => {
-    await cluster.start();
-    upstream = await new OpenAIUpstream().start();
-    const config = { redis: { cluster: { nodes: cluster.nodes }, commandTimeoutMs: 500 }, auth: { onOutage: 'last-known' } };
-    const first = await startTestGateway({ upstreamUrl: upstream.url, config });
-    gateways = [first, await startTestGateway({ upstreamUrl: upstream.url, config, prefix: first.prefix })];
-  });
-  afterAll(async () => {
-    for (const g of gateways ?? []) await g.close();
-    await upstream?.stop();
-    await cluster.stop();
-  });
+  const replicas = twoReplicasOn(cluster, () => ({ cluster: { nodes: cluster.nodes }, commandTimeoutMs: 500 }), { auth: { onOutage: 'last-known' } });
 
   const unreplicated = async (g: TestGateway) => Number(/^switchyard_usage_unreplicated_batches_total (\d+)/m.exec(await (await fetch(`${g.url}/metrics`)).text())?.[1] ?? 0);
 
   it('counts a usage batch no replica confirmed in time, and keeps it written', async () => {
-    const [gw] = gateways;
+    const [gw] = replicas();
     const team = 'frozen-replica';
     const { token } = await gw.teamToken(team);
     const replica = await cluster.replicaOf(await cluster.masterOf(`{${team}}`));
@@ -50,7 +35,7 @@ describe('a Redis Cluster failover under load', () => {
     await cluster.waitForReplicas();
     const team = 'failover';
     const master = await cluster.masterOf(`{${team}}`);
-    await servesThroughFailover(gateways, team, async () => {
+    await servesThroughFailover(replicas(), team, async () => {
       cluster.kill(master);
       await cluster.waitForPromotion(`{${team}}`, master);
     });

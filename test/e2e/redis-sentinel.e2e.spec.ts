@@ -1,7 +1,5 @@
-import { OpenAIUpstream } from '../support/openai-upstream';
 import { PrivateRedisSentinel } from '../support/redis-sentinel';
-import { startTestGateway, type TestGateway } from '../support/test-gateway';
-import { accountsEachTeamExactly, limitsAndRevocationHold, servesThroughFailover } from '../support/topology-checks';
+import { accountsEachTeamExactly, limitsAndRevocationHold, servesThroughFailover, twoReplicasOn } from '../support/topology-checks';
 
 /**
  * The gateway on a Sentinel-managed Redis (a master, a replica, three sentinels, started by the test): the same
@@ -11,32 +9,18 @@ import { accountsEachTeamExactly, limitsAndRevocationHold, servesThroughFailover
 describe('on Redis Sentinel', () => {
   jest.setTimeout(180_000);
   const sentinel = new PrivateRedisSentinel();
-  let upstream: OpenAIUpstream;
-  let gateways: TestGateway[];
-
-  beforeAll(async () => {
-    await sentinel.start();
-    upstream = await new OpenAIUpstream().start();
-    const config = { redis: { sentinel: { sentinels: sentinel.sentinels, name: sentinel.name }, commandTimeoutMs: 500 }, auth: { onOutage: 'last-known' } };
-    const first = await startTestGateway({ upstreamUrl: upstream.url, config });
-    gateways = [first, await startTestGateway({ upstreamUrl: upstream.url, config, prefix: first.prefix })];
-  });
-  afterAll(async () => {
-    for (const g of gateways ?? []) await g.close();
-    await upstream?.stop();
-    await sentinel.stop();
-  });
+  const replicas = twoReplicasOn(sentinel, () => ({ sentinel: { sentinels: sentinel.sentinels, name: sentinel.name }, commandTimeoutMs: 500 }), { auth: { onOutage: 'last-known' } });
 
   it('accounts exactly, with one record per request', async () => {
-    await accountsEachTeamExactly(gateways, ['north', 'south']);
+    await accountsEachTeamExactly(replicas(), ['north', 'south']);
   });
 
   it('limits hold across both replicas, and a revocation on one is refused on the other within 1 s', async () => {
-    await limitsAndRevocationHold(gateways);
+    await limitsAndRevocationHold(replicas());
   });
 
   it('keeps answering through a master crash, with one record per request once the sentinels promote the replica', async () => {
-    await servesThroughFailover(gateways, 'failover', async () => {
+    await servesThroughFailover(replicas(), 'failover', async () => {
       await sentinel.killMaster();
     });
   });

@@ -1,11 +1,34 @@
 import { eventually } from './eventually';
 import { loadUntil, type LoadTally } from './load';
-import type { TestGateway } from './test-gateway';
+import { OpenAIUpstream } from './openai-upstream';
+import { startTestGateway, type TestGateway } from './test-gateway';
 
 /**
  * The checks every Redis topology must pass (one server, Cluster, Sentinel), run against two gateway replicas
  * sharing one key prefix. Each spec starts its topology and calls these from its own `it`s.
  */
+
+/**
+ * Starts the topology, a stand-in upstream and two gateway replicas on it (one key prefix) before the spec's
+ * tests, and stops them after. `replicas()` gives the gateways once started.
+ */
+export function twoReplicasOn(topology: { start(): Promise<void>; stop(): Promise<void> }, redis: () => Record<string, unknown>, config: Record<string, unknown> = {}): () => TestGateway[] {
+  let upstream: OpenAIUpstream | undefined;
+  let gateways: TestGateway[] = [];
+  beforeAll(async () => {
+    await topology.start();
+    upstream = await new OpenAIUpstream().start();
+    const merged = { ...config, redis: redis() };
+    const first = await startTestGateway({ upstreamUrl: upstream.url, config: merged });
+    gateways = [first, await startTestGateway({ upstreamUrl: upstream.url, config: merged, prefix: first.prefix })];
+  });
+  afterAll(async () => {
+    for (const g of gateways) await g.close();
+    await upstream?.stop();
+    await topology.stop();
+  });
+  return () => gateways;
+}
 
 const usageOf = async (gw: TestGateway, team: string) => (await gw.admin('GET', `/admin/v1/usage?team=${team}`)).body.total;
 

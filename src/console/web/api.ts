@@ -55,3 +55,20 @@ export function formatCost(nanos: number | null | undefined, currency = 'USD', u
   const amount = `${(nanos / 1e9).toFixed(nanos < 1e7 ? 6 : 2)} ${currency}`;
   return unpricedRequests > 0 ? `${amount} + ${unpricedRequests} unpriced` : amount;
 }
+
+/** A row of GET /admin/v1/usage (the fields the console reads). */
+export interface UsageRow {
+  team: string;
+  day?: string;
+  model?: string;
+  requests: number;
+  requests_error: number;
+  total_tokens: number;
+  cost_nanos: number;
+  cost_unknown_requests: number;
+}
+
+export interface Usage {
+  currency: string;
+  data: UsageRow[];
+}

@@ -1,21 +1,7 @@
-import { api, daysAgo, formatCost, formatNumber, monthStart, utcDay } from '../api';
+import { api, daysAgo, formatCost, formatNumber, monthStart, utcDay, type Usage, type UsageRow } from '../api';
 import { DailyChart, daysBetween } from '../chart';
 import { useLoad } from '../use-load';
 
-interface UsageRow {
-  team: string;
-  day?: string;
-  model?: string;
-  requests: number;
-  requests_error: number;
-  total_tokens: number;
-  cost_nanos: number;
-  cost_unknown_requests: number;
-}
-interface Usage {
-  currency: string;
-  data: UsageRow[];
-}
 
 /** Requests, tokens and spend today and this month, error rate, top teams and models, and 30 days of charts. */
 export function OverviewPage() {

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, daysAgo, formatCost, formatNumber, monthStart, utcDay } from '../api';
+import { api, daysAgo, formatCost, formatNumber, monthStart, utcDay, type Usage } from '../api';
 import { DailyChart, daysBetween } from '../chart';
 import { LIMIT_FIELDS, limitsOf, listOf } from '../limits-form';
 import { useLoad } from '../use-load';
@@ -11,18 +11,6 @@ interface Team {
   limits: Record<string, number>;
   metadata?: Record<string, string>;
   disabled?: boolean;
-}
-interface UsageRow {
-  day?: string;
-  model?: string;
-  requests: number;
-  total_tokens: number;
-  cost_nanos: number;
-  cost_unknown_requests: number;
-}
-interface Usage {
-  currency: string;
-  data: UsageRow[];
 }
 interface Budget {
   currency: string;
