@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { request } from 'undici';
 import { bigPrompt } from './lib/big-prompt.mjs';
-import { cpuMs, freePort, pct, rssMb, start, startPeer, stopAll } from './lib/processes.mjs';
+import { cpuMs, freePort, pct, rssMb, start, startCommand, startPeer, stopAll } from './lib/processes.mjs';
 import { redisPid, startRedisCluster } from './lib/redis-cluster.mjs';
 
 const root = join(import.meta.dirname, '..');
@@ -190,7 +190,7 @@ async function main() {
     one('switchyard', first, { token }),
     { name: 'switchyard x2 replicas', urls: [first.url, second.url], pids: [first.pid, second.pid], token },
   ];
-  if (!args.includes('--no-peers') && keep(listOption('--targets'), 'portkey litellm')) targets.push(...(await startPeers(upstream.url, dir)));
+  if (!args.includes('--no-peers') && keep(listOption('--targets'), 'portkey litellm tensorzero vllm-router')) targets.push(...(await startPeers(upstream.url, dir)));
   const topologyWanted = keep(listOption('--scenarios'), 'Redis topologies') && keep(listOption('--targets'), 'switchyard');
   const topologyTargets = topologyWanted ? [targets[0], ...(await singleRedisTargets(dir, [first, second], token)), await startClusterReplicas(dir, upstream.url)] : [];
   const anthropicTargets = [one('direct', upstream, { token: 'none', family: 'anthropic', models: { 'bench-claude': 'claude-bench' } }), one('switchyard', first, { token })];
@@ -310,25 +310,53 @@ async function soak(total) {
   if (summary.errors || summary.lastTenthMb > summary.firstTenthMb * 1.1) process.exitCode = 2;
 }
 
+/** The peers to measure (those --targets keeps), installed on first use by bench/install-peers.sh. */
 async function startPeers(upstreamUrl, dir) {
-  const install = spawn('bash', [join(root, 'bench/install-peers.sh')], { stdio: 'inherit' });
-  if ((await new Promise((r) => install.once('exit', r))) !== 0) throw new Error('installing the peers failed');
   const peers = join(root, 'bench/peers');
-  const portkeyPort = freePort();
-  const portkeyPid = await startPeer(
-    process.execPath,
-    ['--import', join(peers, 'loopback.mjs'), join(peers, 'node_modules/@portkey-ai/gateway/build/start-server.js'), `--port=${portkeyPort}`, '--headless'],
-    { NODE_ENV: 'production' },
-    `http://127.0.0.1:${portkeyPort}/`,
-  );
-  const litellmPort = freePort();
-  const litellmModel = (name) => `  - model_name: ${name}\n    litellm_params:\n      model: openai/${name}\n      api_base: ${upstreamUrl}/v1\n      api_key: upstream-key\n`;
-  writeFileSync(join(dir, 'litellm.yaml'), `model_list:\n${litellmModel('bench')}${litellmModel('bench-200')}general_settings:\n  master_key: sk-bench-litellm\n`);
-  const litellmPid = await startPeer(join(peers, 'litellm-venv/bin/litellm'), ['--config', join(dir, 'litellm.yaml'), '--host', '127.0.0.1', '--port', String(litellmPort), '--num_workers', '1'], { LITELLM_LOG: 'ERROR' }, `http://127.0.0.1:${litellmPort}/health/liveliness`);
-  return [
-    { name: 'portkey', urls: [`http://127.0.0.1:${portkeyPort}`], pids: [portkeyPid], token: 'upstream-key', headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${upstreamUrl}/v1` } },
-    { name: 'litellm', urls: [`http://127.0.0.1:${litellmPort}`], pids: [litellmPid], token: 'sk-bench-litellm' },
-  ];
+  const starters = {
+    portkey: async () => {
+      const port = freePort();
+      const pid = await startPeer(
+        process.execPath,
+        ['--import', join(peers, 'loopback.mjs'), join(peers, 'node_modules/@portkey-ai/gateway/build/start-server.js'), `--port=${port}`, '--headless'],
+        { NODE_ENV: 'production' },
+        `http://127.0.0.1:${port}/`,
+      );
+      return { name: 'portkey', urls: [`http://127.0.0.1:${port}`], pids: [pid], token: 'upstream-key', headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${upstreamUrl}/v1` } };
+    },
+    litellm: async () => {
+      const port = freePort();
+      const model = (name) => `  - model_name: ${name}\n    litellm_params:\n      model: openai/${name}\n      api_base: ${upstreamUrl}/v1\n      api_key: upstream-key\n`;
+      writeFileSync(join(dir, 'litellm.yaml'), `model_list:\n${model('bench')}${model('bench-200')}general_settings:\n  master_key: sk-bench-litellm\n`);
+      const pid = await startPeer(join(peers, 'litellm-venv/bin/litellm'), ['--config', join(dir, 'litellm.yaml'), '--host', '127.0.0.1', '--port', String(port), '--num_workers', '1'], { LITELLM_LOG: 'ERROR' }, `http://127.0.0.1:${port}/health/liveliness`);
+      return { name: 'litellm', urls: [`http://127.0.0.1:${port}`], pids: [pid], token: 'sk-bench-litellm' };
+    },
+    // TensorZero's Rust gateway: the model is named in the request (tensorzero::model_name::<name>); observability
+    // off, no database.
+    tensorzero: async () => {
+      const model = (name) => `[models.${JSON.stringify(name)}]\nrouting = ["standin"]\n[models.${JSON.stringify(name)}.providers.standin]\ntype = "openai"\nmodel_name = "${name}"\napi_base = "${upstreamUrl}/v1/"\napi_key_location = "none"\n`;
+      writeFileSync(join(dir, 'tensorzero.toml'), `[gateway]\nobservability.enabled = false\n\n${model('bench')}${model('bench-200')}`);
+      const served = await startCommand(join(peers, 'rust-venv/bin/python'), [join(peers, 'tensorzero-serve.py'), join(dir, 'tensorzero.toml')], { RUST_LOG: 'warn' }, /"url": "(http:[^"]+)\/v1"/);
+      return { name: 'tensorzero', urls: [served.url], pids: [served.pid], token: 'none', models: { bench: 'tensorzero::model_name::bench', 'bench-200': 'tensorzero::model_name::bench-200' } };
+    },
+    // vllm-router (Rust): a bare load balancer over the one stand-in, no auth or accounting (it polls /health first).
+    'vllm-router': async () => {
+      const port = freePort();
+      const pid = await startPeer(
+        join(peers, 'rust-venv/bin/vllm-router'),
+        ['--host', '127.0.0.1', '--port', String(port), '--prometheus-host', '127.0.0.1', '--prometheus-port', String(freePort()), '--worker-urls', upstreamUrl, '--policy', 'round_robin', '--log-level', 'warning'],
+        {},
+        `http://127.0.0.1:${port}/health`,
+      );
+      return { name: 'vllm-router (no auth)', urls: [`http://127.0.0.1:${port}`], pids: [pid], token: 'none' };
+    },
+  };
+  const wanted = Object.keys(starters).filter((name) => keep(listOption('--targets'), name));
+  const install = spawn('bash', [join(root, 'bench/install-peers.sh'), ...wanted], { stdio: 'inherit' });
+  if ((await new Promise((r) => install.once('exit', r))) !== 0) throw new Error('installing the peers failed');
+  const started = [];
+  for (const name of wanted) started.push(await starters[name]());
+  return started;
 }
 
 (args.includes('--soak') ? soak(option('--soak', 100_000)) : main())

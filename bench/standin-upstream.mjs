@@ -85,6 +85,8 @@ const server = createServer(async (req, res) => {
   } catch {
     return fail(res, 400, { error: { message: 'invalid JSON', type: 'invalid_request_error', param: null, code: null } });
   }
+  // vLLM's liveness route, which a router (vllm-router) polls before it sends a worker traffic.
+  if (req.method === 'GET' && req.url === '/health') return res.writeHead(200).end();
   await wait(latency);
   if (req.method === 'POST' && req.url === '/v1/chat/completions') return openai(body, res);
   if (req.method === 'POST' && req.url === '/v1/messages') return anthropic(req, body, res);

@@ -11,8 +11,12 @@ const children = [];
  * stdout matches `ready` (a port number or a URL in group 1). Stdout keeps draining afterwards (access logs).
  */
 export function start(script, env, ready = /"port":(\d+)/) {
-  const argv = Array.isArray(script) ? script : [script];
-  const child = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return startCommand(process.execPath, Array.isArray(script) ? script : [script], env, ready);
+}
+
+/** Any command, ready once its stdout matches `ready` (as `start`). */
+export function startCommand(command, argv, env, ready) {
+  const child = spawn(command, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise((resolve, reject) => {
     let out = '';
@@ -25,7 +29,7 @@ export function start(script, env, ready = /"port":(\d+)/) {
       resolve({ child, pid: child.pid, url: match[1].startsWith('http') ? match[1] : `http://127.0.0.1:${match[1]}` });
     };
     child.stdout.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${argv.join(' ')} exited ${code}: ${out}`)));
+    child.once('exit', (code) => reject(new Error(`${command} ${argv.join(' ')} exited ${code}: ${out}`)));
   });
 }
 
