@@ -14,9 +14,21 @@ import type { RedisConfig } from '../config/config.schema';
  *   record's marker), so a record the new master lacks is written again and one it has is not counted twice.
  */
 export async function waitForReplicas(redis: Redis, replicas: number, timeoutMs: number): Promise<boolean> {
-  const masters = redis.isCluster ? (redis as unknown as Cluster).nodes('master') : [redis];
-  const acknowledged = await Promise.all(masters.map((master) => master.wait(replicas, timeoutMs)));
+  const acknowledged = await Promise.all(mastersOf(redis).map((master) => master.wait(replicas, timeoutMs)));
   return acknowledged.every((count) => count >= replicas);
+}
+
+/**
+ * True when a master has no replica connected at all (ROLE), e.g. right after a failover promoted its only one:
+ * waiting for an acknowledgement there can only time out. A replica that is connected but slow is not this case.
+ */
+export async function aMasterHasNoReplica(redis: Redis): Promise<boolean> {
+  const roles = (await Promise.all(mastersOf(redis).map((master) => master.call('ROLE')))) as Array<[string, number, unknown[]]>;
+  return roles.some(([role, , replicas]) => role === 'master' && Array.isArray(replicas) && replicas.length === 0);
+}
+
+function mastersOf(redis: Redis): Redis[] {
+  return redis.isCluster ? (redis as unknown as Cluster).nodes('master') : [redis];
 }
 
 /** `redis.usageReplicaAcks`, or by default 1 on a Cluster or Sentinel (they have replicas) and 0 on one server. */

@@ -7,7 +7,7 @@ import { REDIS_USAGE, redisReady } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { counterIncrements, recordFields, type UsageRecord } from './usage-record';
 import { batch as sendTogether } from '../redis/batch';
-import { usageReplicaAcks, waitForReplicas } from './replica-ack';
+import { aMasterHasNoReplica, usageReplicaAcks, waitForReplicas } from './replica-ack';
 
 /** A record plus the reservation it settles (limit counter keys and deltas) and the leases it releases. */
 export interface PendingUsage {
@@ -25,6 +25,8 @@ const RETRY_MS = 500;
 const SEEN_TTL_SECONDS = 7 * 86_400;
 /** How long shutdown waits for the buffer to reach Redis. */
 const SHUTDOWN_FLUSH_MS = 5_000;
+/** After a WAIT timed out, how long batches are written without waiting for a replica. */
+const REPLICA_RETRY_MS = 5_000;
 
 /**
  * Writes usage records to Redis, never on the request's path: records are queued in
@@ -39,6 +41,8 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
   private flushing = false;
   private retryTimer?: NodeJS.Timeout;
   private readonly replicaAcks: number;
+  /** Until then, batches are not held for a replica's acknowledgement (see replicated()). */
+  private noReplicaUntil = 0;
 
   constructor(
     @Inject(REDIS_USAGE) private readonly redis: Redis,
@@ -142,12 +146,24 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
     return this.replicated(batch.length);
   }
 
-  /** -1 once the batch's masters report it replicated (or no replica answered in time), 0 to retry it whole. */
+  /**
+   * -1 once the batch's masters report it replicated (or no replica answered in time), 0 to retry it whole. After a
+   * WAIT that timed out because a master has no replica at all (e.g. just after a failover promoted it), batches
+   * do not wait again for REPLICA_RETRY_MS: each wait would only cost its timeout and slow the writer behind a
+   * growing backlog. A replica that is connected but slow is waited for every time.
+   */
   private async replicated(batchSize: number): Promise<number> {
     if (this.replicaAcks === 0) return -1;
+    if (Date.now() < this.noReplicaUntil) {
+      this.metrics.usageUnreplicatedBatches.inc();
+      return -1;
+    }
     try {
       const acknowledged = await waitForReplicas(this.redis, this.replicaAcks, this.config.redis.usageReplicaAckTimeoutMs);
-      if (!acknowledged) this.metrics.usageUnreplicatedBatches.inc();
+      if (!acknowledged) {
+        this.metrics.usageUnreplicatedBatches.inc();
+        if (await aMasterHasNoReplica(this.redis)) this.noReplicaUntil = Date.now() + REPLICA_RETRY_MS;
+      }
       return -1;
     } catch (error) {
       this.logger.pino.warn({ err: error, records: batchSize }, 'usage batch not confirmed by its master; will write it again');
