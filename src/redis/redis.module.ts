@@ -4,7 +4,7 @@ import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig } from '../config/config.schema';
 import { redactUrl } from './redis-preflight';
 import { RedisKeys } from './redis-keys';
-import { registerScripts } from './scripts';
+import { registerScripts, SCRIPT_COMMANDS } from './scripts';
 
 export const REDIS = Symbol('REDIS');
 export const REDIS_SUBSCRIBER = Symbol('REDIS_SUBSCRIBER');
@@ -31,9 +31,17 @@ function connect(config: GatewayConfig, logger: AppLogger, role: 'commands' | 's
   const auth: RedisOptions = { username: settings.username, password: settings.password, ...(settings.tls ? { tls: {} } : {}) };
   let redis: Redis;
   if (settings.cluster) {
-    // No auto-pipelining on a Cluster: with it, a usage script issued in the same tick as reads for other slots
-    // was observed never to settle (the usage writer then stalled with its batch in flight).
-    redis = new Cluster(settings.cluster.nodes.map(hostPort), { redisOptions: { ...options, ...auth, enableAutoPipelining: false }, enableAutoPipelining: false, enableOfflineQueue: true }) as unknown as Redis;
+    // On a Cluster, auto-pipelining groups commands by the node owning their first key, but ioredis finds that key
+    // only for Redis' own commands: for a script defined with defineCommand it takes the first argument (the
+    // number of keys) and puts the script in another node's pipeline, where it never settled (and custom commands
+    // are not supported in Cluster pipelines at all: ioredis issues #536, #2109). So scripts, and the keyless
+    // WAIT and ROLE, are sent on their own; every other command is pipelined per node.
+    redis = new Cluster(settings.cluster.nodes.map(hostPort), {
+      redisOptions: { ...options, ...auth, enableAutoPipelining: false },
+      enableAutoPipelining: autoPipelining,
+      autoPipeliningIgnoredCommands: [...SCRIPT_COMMANDS, 'wait', 'role'],
+      enableOfflineQueue: true,
+    }) as unknown as Redis;
   } else if (settings.sentinel) {
     const { sentinels, name, sentinelPassword } = settings.sentinel;
     redis = new Redis({ ...options, ...auth, sentinels: sentinels.map(hostPort), name, sentinelPassword, ...(settings.tls ? { sentinelTLS: {}, enableTLSForSentinelMode: true } : {}) });

@@ -110,12 +110,20 @@ for i = 1, #KEYS do out[i] = redis.call('HGETALL', KEYS[i]) end
 return out
 `;
 
+/** Every script by its command name (`redis.<name>(...)`); numberOfKeys when fixed, else passed first. */
+const SCRIPTS: Record<string, { lua: string; numberOfKeys?: number }> = {
+  createHashIfMissing: { numberOfKeys: 1, lua: CREATE_HASH_IF_MISSING },
+  hsetIfExists: { numberOfKeys: 1, lua: HSET_IF_EXISTS },
+  admitLimits: { lua: ADMIT },
+  recordUsage: { lua: RECORD_USAGE },
+  hgetallMany: { lua: HGETALL_MANY },
+};
+
+/** The scripts' command names (on a Cluster they must not be auto-pipelined: see redis.module.ts). */
+export const SCRIPT_COMMANDS = Object.keys(SCRIPTS);
+
 export function registerScripts(redis: Redis): void {
-  redis.defineCommand('createHashIfMissing', { numberOfKeys: 1, lua: CREATE_HASH_IF_MISSING });
-  redis.defineCommand('hsetIfExists', { numberOfKeys: 1, lua: HSET_IF_EXISTS });
-  redis.defineCommand('admitLimits', { lua: ADMIT });
-  redis.defineCommand('recordUsage', { lua: RECORD_USAGE });
-  redis.defineCommand('hgetallMany', { lua: HGETALL_MANY });
+  for (const [name, definition] of Object.entries(SCRIPTS)) redis.defineCommand(name, definition);
 }
 
 declare module 'ioredis' {
