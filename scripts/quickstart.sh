@@ -91,6 +91,8 @@ Team "demo" token (also in .cache/quickstart-token): $token
   Claude Code (Anthropic's Messages API; start the gateway with ANTHROPIC_API_KEY set for its anthropic backend):
   ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT ANTHROPIC_API_KEY=$token claude --model claude-sonnet-4-5
 
+  Admin console: http://127.0.0.1:$PORT/console (sign in with the admin key in .cache/quickstart-admin-key)
+
 Usage: curl http://127.0.0.1:$PORT/v1/usage -H "Authorization: Bearer $token"    Stop: Ctrl-C
 INFO
 wait $gateway
