@@ -22,6 +22,8 @@ describe('the admin console', () => {
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
+  /** What the browser reported as errors (a CSP violation included), checked at the end. */
+  const browserErrors: string[] = [];
   /** Every admin API (and sign-in) response the page read, to check that none holds a secret or a hash. */
   const read: Array<Promise<{ method: string; path: string; body: string }>> = [];
 
@@ -34,6 +36,8 @@ describe('the admin console', () => {
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.url });
     page = await context.newPage();
     page.on('dialog', (dialog) => void dialog.accept(dialog.type() === 'prompt' ? dialog.defaultValue() : undefined)); // a prompt: its default
+    page.on('console', (message) => message.type() === 'error' && !/status of 40[13]/.test(message.text()) && browserErrors.push(message.text()));
+    page.on('pageerror', (error) => browserErrors.push(error.message));
     page.on('response', (response) => {
       const path = new URL(response.url()).pathname;
       if (path.startsWith('/admin/v1/') || path.startsWith('/console/api/')) read.push(response.text().then((body) => ({ method: response.request().method(), path, body }), () => ({ method: '', path, body: '' })));
@@ -245,6 +249,10 @@ describe('the admin console', () => {
     const stale = await fetch(`${gw.url}/admin/v1/teams`, { headers: { cookie: `sy_console=${cookie.value}` } });
     expect(stale.status).toBe(401);
     expect(await context.cookies(gw.url)).toHaveLength(0);
+  });
+
+  it('ran without a script error or a Content-Security-Policy violation on any page', () => {
+    expect(browserErrors).toEqual([]);
   });
 
   it('is off with console.enabled: false (no page, no sign-in)', async () => {
