@@ -32,7 +32,15 @@ export class ConsoleSessionController {
   @Post()
   @HttpCode(201)
   async signIn(@Body(strict) body: ConsoleSignInDto, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
-    if (!matchesDigest(body.adminKey, this.adminKeyDigest)) throw new GatewayException('invalid_api_key', 'The admin key is not valid.');
+    const clientIp = req.ip ?? 'unknown';
+    const retryAfter = await this.sessions.signInBlockedFor(clientIp);
+    if (retryAfter !== null) {
+      throw new GatewayException('rate_limit_exceeded', `Too many failed sign-ins from this address; try again in ${retryAfter} s.`, { headers: { 'retry-after': String(retryAfter) } });
+    }
+    if (!matchesDigest(body.adminKey, this.adminKeyDigest)) {
+      await this.sessions.signInFailed(clientIp);
+      throw new GatewayException('invalid_api_key', 'The admin key is not valid.');
+    }
     const { id, session } = await this.sessions.open(body.name);
     res.cookie(CONSOLE_COOKIE, id, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/', maxAge: this.sessions.ttlSeconds * 1000 });
     res.setHeader('cache-control', 'no-store');

@@ -54,6 +54,10 @@ export class RedisKeys {
   consoleSession(sessionDigest: string): string {
     return `${this.prefix}console:session:${sessionDigest}`;
   }
+  /** Failed console sign-ins from one client address in the current window. */
+  consoleSignInFailures(clientIp: string): string {
+    return `${this.prefix}console:signin-failures:${clientIp}`;
+  }
   audit(): string {
     return `${this.prefix}audit`;
   }

@@ -251,6 +251,19 @@ describe('the admin console', () => {
     expect(await context.cookies(gw.url)).toHaveLength(0);
   });
 
+  it('refuses sign-in from an address after five wrong keys, the right key included, and not from others', async () => {
+    const signIn = (adminKey: string, from: string) =>
+      fetch(`${gw.url}/console/api/session`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': from }, body: JSON.stringify({ adminKey, name: 'guesser' }) });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await signIn(`guess-${i}`, '203.0.113.7')).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401]);
+    const blocked = await signIn(ADMIN_KEY, '203.0.113.7');
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await blocked.json()) as any).error.code).toBe('rate_limit_exceeded');
+    expect((await signIn(ADMIN_KEY, '203.0.113.8')).status).toBe(201);
+  });
+
   it('ran without a script error or a Content-Security-Policy violation on any page', () => {
     expect(browserErrors).toEqual([]);
   });
