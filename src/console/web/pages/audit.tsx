@@ -32,7 +32,7 @@ export function AuditPage() {
       <h1>Audit trail</h1>
       <form class="inline" onSubmit={apply}>
         <input name="action" placeholder="Action, e.g. token.revoke" aria-label="Action" />
-        <input name="target" placeholder="Target (team or token id)" aria-label="Target" />
+        <input name="target" placeholder="Target, e.g. team/acme or token/<id>" aria-label="Target" />
         <button type="submit">Filter</button>
       </form>
       {error && <p class="error">{error}</p>}
