@@ -4,7 +4,7 @@ import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig } from '../config/config.schema';
 import { redactUrl } from './redis-preflight';
 import { RedisKeys } from './redis-keys';
-import { registerScripts, SCRIPT_COMMANDS } from './scripts';
+import { registerScripts } from './scripts';
 
 export const REDIS = Symbol('REDIS');
 export const REDIS_SUBSCRIBER = Symbol('REDIS_SUBSCRIBER');
@@ -31,15 +31,12 @@ function connect(config: GatewayConfig, logger: AppLogger, role: 'commands' | 's
   const auth: RedisOptions = { username: settings.username, password: settings.password, ...(settings.tls ? { tls: {} } : {}) };
   let redis: Redis;
   if (settings.cluster) {
-    // On a Cluster, auto-pipelining groups commands by the node owning their first key, but ioredis finds that key
-    // only for Redis' own commands: for a script defined with defineCommand it takes the first argument (the
-    // number of keys) and puts the script in another node's pipeline, where it never settled (and custom commands
-    // are not supported in Cluster pipelines at all: ioredis issues #536, #2109). So scripts, and the keyless
-    // WAIT and ROLE, are sent on their own; every other command is pipelined per node.
+    // Auto-pipelined per node, scripts included (they are plain EVALSHA calls on a Cluster: scripts.ts). WAIT and
+    // ROLE have no key, so ioredis could not place them: the usage writer sends them to each master itself.
     redis = new Cluster(settings.cluster.nodes.map(hostPort), {
       redisOptions: { ...options, ...auth, enableAutoPipelining: false },
       enableAutoPipelining: autoPipelining,
-      autoPipeliningIgnoredCommands: [...SCRIPT_COMMANDS, 'wait', 'role'],
+      autoPipeliningIgnoredCommands: ['wait', 'role'],
       enableOfflineQueue: true,
     }) as unknown as Redis;
   } else if (settings.sentinel) {

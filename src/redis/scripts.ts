@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
 import type { Result } from 'ioredis';
 
@@ -119,11 +120,31 @@ const SCRIPTS: Record<string, { lua: string; numberOfKeys?: number }> = {
   hgetallMany: { lua: HGETALL_MANY },
 };
 
-/** The scripts' command names (on a Cluster they must not be auto-pipelined: see redis.module.ts). */
-export const SCRIPT_COMMANDS = Object.keys(SCRIPTS);
-
 export function registerScripts(redis: Redis): void {
+  if (redis.isCluster) return registerClusterScripts(redis);
   for (const [name, definition] of Object.entries(SCRIPTS)) redis.defineCommand(name, definition);
+}
+
+/**
+ * On a Cluster, the same commands as plain EVALSHA calls. ioredis auto-pipelines a command by the node owning its
+ * first key, and it finds EVALSHA's keys (after the key count) but not a defineCommand script's: it takes the
+ * script's first argument, so a script went into another node's pipeline, where it never settled (ioredis issues
+ * #536, #2109). As EVALSHA each script is pipelined with the other commands for its node. A node that does not
+ * have the script (a replica just promoted, a restarted server) answers NOSCRIPT: the call is repeated as EVAL,
+ * which also loads it there.
+ */
+function registerClusterScripts(redis: Redis): void {
+  const commands = redis as unknown as Record<string, (...args: Array<string | number>) => Promise<unknown>>;
+  for (const [name, { lua, numberOfKeys }] of Object.entries(SCRIPTS)) {
+    const sha = createHash('sha1').update(lua).digest('hex');
+    commands[name] = (...args) => {
+      const keysThenArgs = numberOfKeys === undefined ? args : [numberOfKeys, ...args];
+      return redis.call('EVALSHA', sha, ...keysThenArgs).catch((error: Error) => {
+        if (!error.message.startsWith('NOSCRIPT')) throw error;
+        return redis.call('EVAL', lua, ...keysThenArgs);
+      });
+    };
+  }
 }
 
 declare module 'ioredis' {
