@@ -15,6 +15,7 @@ import { carriesCsrfToken, ConsoleSessions, sessionIdOf } from './console-sessio
 @Injectable()
 export class AuthGuard implements CanActivate {
   private readonly adminKeyDigest: Buffer;
+  private readonly consoleEnabled: boolean;
 
   constructor(
     private readonly reflector: Reflector,
@@ -23,6 +24,7 @@ export class AuthGuard implements CanActivate {
     config: GatewayConfig,
   ) {
     this.adminKeyDigest = secretDigest(config.admin.apiKey);
+    this.consoleEnabled = config.console.enabled;
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -35,7 +37,7 @@ export class AuthGuard implements CanActivate {
     // The admin key only as a bearer token.
     const apiKey = access === 'team' ? req.headers['x-api-key'] : undefined;
     const token = bearerToken(req.headers.authorization) ?? (typeof apiKey === 'string' && apiKey ? apiKey : null);
-    if (!token && access === 'admin' && sessionIdOf(req)) return this.consoleSignedIn(req);
+    if (!token && access === 'admin' && this.consoleEnabled && sessionIdOf(req)) return this.consoleSignedIn(req);
     if (!token) {
       throw new GatewayException(
         'invalid_api_key',

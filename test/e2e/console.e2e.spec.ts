@@ -268,9 +268,14 @@ describe('the admin console', () => {
     expect(browserErrors).toEqual([]);
   });
 
-  it('is off with console.enabled: false (no page, no sign-in)', async () => {
-    const off = await startTestGateway({ upstreamUrl: upstream.url, config: { console: { enabled: false } } });
+  it('is off with console.enabled: false (no page, no sign-in, no session cookie accepted)', async () => {
+    // A session made while the console was on, presented to a replica that has it off (same Redis data).
+    const signIn = await fetch(`${gw.url}/console/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ adminKey: ADMIN_KEY, name: 'x' }) });
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0];
+    const off = await startTestGateway({ upstreamUrl: upstream.url, config: { console: { enabled: false } }, prefix: gw.prefix });
     try {
+      expect((await fetch(`${gw.url}/admin/v1/teams`, { headers: { cookie } })).status).toBe(200);
+      expect((await fetch(`${off.url}/admin/v1/teams`, { headers: { cookie } })).status).toBe(401);
       expect((await fetch(`${off.url}/console/`)).status).toBe(404);
       const signIn = await fetch(`${off.url}/console/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ adminKey: ADMIN_KEY, name: 'x' }) });
       expect(signIn.status).toBe(404);
