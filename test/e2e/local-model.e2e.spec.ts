@@ -46,7 +46,7 @@ describe('local model backend (real model)', () => {
 
     // The reference: the same GGUF's chat template and tokenizer, driven directly.
     const history = [{ type: 'user', text: messages[0].content }, { type: 'model', response: [] }];
-    const reference = referenceTokens(history, completion.choices[0].message.content!);
+    const reference = await referenceTokens(history, completion.choices[0].message.content!);
     const rendered = reference.prompt;
     expect(completion.usage).toEqual({ prompt_tokens: rendered, completion_tokens: expect.any(Number), total_tokens: rendered + completion.usage!.completion_tokens });
     // What was generated: the answer's tokens (the end-of-turn token that stopped it is not content).

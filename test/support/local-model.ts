@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -67,21 +68,19 @@ export function ensureEmbeddingModel(): void {
   });
 }
 
-/** Token counts from node-llama-cpp driven directly on the same GGUF (the tests' reference). */
-export function referenceTokens(history: unknown[], text: string): { prompt: number; text: number } {
-  const out = execFileSync(
+/**
+ * Token counts from node-llama-cpp driven directly on the same GGUF (the tests' reference). Asynchronous on
+ * purpose: loading the model takes seconds on a loaded machine, and a synchronous child blocked the test's event
+ * loop meanwhile, so the client never saw the gateway close its idle keep-alive socket and the next request went
+ * out on a dead one (ECONNRESET, seen in CI).
+ */
+export async function referenceTokens(history: unknown[], text: string): Promise<{ prompt: number; text: number }> {
+  const { stdout } = await promisify(execFile)(
     process.execPath,
-    [
-      join(__dirname, 'reference-tokens.mjs'),
-      JSON.stringify({ modelPath: LOCAL_MODEL, runtimeDir: LOCAL_RUNTIME, history, text }),
-    ],
-    {
-      encoding: 'utf8',
-      timeout: 60_000,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    },
+    [join(__dirname, 'reference-tokens.mjs'), JSON.stringify({ modelPath: LOCAL_MODEL, runtimeDir: LOCAL_RUNTIME, history, text })],
+    { encoding: 'utf8', timeout: 60_000 },
   );
-  return JSON.parse(out) as { prompt: number; text: number };
+  return JSON.parse(stdout) as { prompt: number; text: number };
 }
 
 /**
