@@ -107,6 +107,52 @@ for (const [group, us] of groups) {
   const layer = LAYERS.find(([, test]) => test(group))?.[0] ?? `other: ${group}`;
   layers.set(layer, (layers.get(layer) ?? 0) + us);
 }
+// Inclusive cost by feature: each sample goes to the innermost frame on its stack that belongs to a feature, so
+// Node's own work (a socket write, an event) is charged to the feature that caused it. Samples with no such frame
+// are Node's HTTP server itself (parsing requests, socket reads, timers) or garbage collection.
+const FEATURES = [
+  ['access log (pino)', /http-front\.js.*writeAccessLog|\/(pino|sonic-boom)\//],
+  ['request id, Server-Timing, drain check (http-front)', /dist\/common\/http\/http-front|\/on-headers\//],
+  ['reading and parsing the body (body-parser)', /body-reader\.guard|\/(body-parser|raw-body|type-is|iconv-lite)\//],
+  ['validation (ValidationPipe, class-validator, class-transformer)', /dist\/common\/validation|\/class-(validator|transformer)\//],
+  ['authentication (token hash, credential cache)', /dist\/auth\//],
+  ['admission (limits script, prompt estimate, rate-limit headers)', /dist\/limits\/|request-admission|token-estimator|\/gpt-tokenizer\//],
+  ['in-flight lease (crash safety)', /inflight-leases/],
+  ['usage record (recorder, writer script)', /dist\/usage\/|dist\/billing\//],
+  ['metrics (prom-client)', /dist\/metrics\/|\/prom-client\//],
+  ['writing the answer (writeHead, end, the socket write)', /write-json/],
+  ['routing and the upstream call (undici)', /dist\/(routing|providers|chat)\/|\/undici\/|^wasm:/],
+  ['Redis client replies (ioredis)', /\/(ioredis|redis-parser|denque|cluster-key-slot|standard-as-callback)\//],
+  ['Nest (router, guards, pipes)', /\/@nestjs\/|\/rxjs\//],
+  ['Express (router, request setup)', /\/(express|router|finalhandler|parseurl|path-to-regexp|proxy-addr|forwarded)\//],
+];
+const parentOf = new Map();
+for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+const features = new Map();
+let featureTotal = 0;
+let counting = false;
+for (let i = 0; i < profile.samples.length; i++) {
+  const leaf = byId.get(profile.samples[i]);
+  counting ||= leaf.callFrame.url.includes('/dist/chat/');
+  const name = leaf.callFrame.functionName;
+  if (!counting || name === '(idle)' || name === '(program)') continue;
+  const us = profile.timeDeltas[i] ?? 0;
+  featureTotal += us;
+  let feature = name === '(garbage collector)' ? 'garbage collection' : undefined;
+  for (let id = profile.samples[i]; !feature && id !== undefined; id = parentOf.get(id)) {
+    const frame = byId.get(id).callFrame;
+    feature = FEATURES.find(([, test]) => test.test(`${frame.url} ${frame.functionName}`))?.[0];
+  }
+  feature ??= "Node's HTTP server alone (request parsing, socket reads, timers)";
+  features.set(feature, (features.get(feature) ?? 0) + us);
+}
+const requests = result.requests.total;
+console.log(
+  `by feature (inclusive: Node's work charged to the feature that caused it)\n${[...features]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, us]) => `${((us / featureTotal) * 100).toFixed(1).padStart(5)}%  ${(us / requests).toFixed(0).padStart(5)} us/request  ${k}`)
+    .join('\n')}\n`,
+);
 const gc = [...fns].filter(([k]) => k.startsWith('(garbage collector)')).reduce((n, [, us]) => n + us, 0);
 console.log(`by layer (garbage collection ${((gc / total) * 100).toFixed(1)}% is inside the first)\n${show(layers, 20)}\n`);
 console.log(`busy CPU ${(total / 1000).toFixed(0)} ms = ${((total / result.requests.total) * 1).toFixed(0)} us/request\n\nby module\n${show(groups, 30)}\n\ntop functions\n${show(fns, 40)}\n\nprofile: ${join(dir, file)}`);

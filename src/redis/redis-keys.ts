@@ -42,9 +42,13 @@ export class RedisKeys {
   inflight(teamId: string): string {
     return `${this.prefix}inflight:{${teamId}}`;
   }
-  /** Every replica's requests in flight: ZSET `<team>|<record id>` -> lease end (ms); global, swept by survivors. */
-  inflightIndex(): string {
-    return `${this.prefix}inflight`;
+  /** The teams that have had requests in flight: SET of team ids, global, read by the survivors' sweeps. */
+  inflightTeams(): string {
+    return `${this.prefix}inflight-teams`;
+  }
+  /** A replica's heartbeat: present while it is alive (renewed every third of `usage.leaseSeconds`). */
+  replicaAlive(replicaId: string): string {
+    return `${this.prefix}replica:${replicaId}`;
   }
   /** A stored Responses API response (its answer, its input items and the conversation so far), under its team's tag. */
   storedResponse(teamId: string, responseId: string): string {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { GatewayConfig } from '../config/config.schema';
@@ -20,23 +21,41 @@ export type LeasedRequest = Pick<UsageRecord, 'requestId' | 'team' | 'tokenId' |
   admittedAt: number;
   /** Concurrency lease sets holding this request (released when it is accounted). */
   concurrencyKeys: string[];
+  /** The replica serving it: its request is lost when that replica's heartbeat is gone. */
+  replica?: string;
 };
 
-/** Most expired leases one sweep settles (the rest wait for the next sweep). */
+/** Most lost requests one sweep settles (the rest wait for the next sweep). */
 const SWEEP_BATCH = 100;
 
 /**
- * Every admitted request is written to Redis when it is admitted (a hash entry on the team's slot plus a
- * member of a global index, scored with its lease's end) and renewed by its replica every third of
- * `usage.leaseSeconds` while it runs. Accounting it removes both (usage-writer.ts). If its replica dies
- * (SIGKILL, OOM, a lost node), its leases stop being renewed, and whichever replica sweeps first writes its
- * usage record: what it reserved, marked estimated, `error_code: replica_lost`. The record has the id the
- * request's own record would have had, so if the replica was only cut off from Redis and writes it later, the
- * one Lua script that writes records keeps the first and ignores the second: one record per request, always.
+ * Every admitted request is written to Redis when it is admitted: one hash entry on its team's slot, naming the
+ * replica serving it. Each replica keeps a heartbeat key alive (renewed every third of `usage.leaseSeconds`,
+ * expiring after it) and keeps its teams in a global set of teams with requests in flight. Accounting a request
+ * removes its entry (usage-writer.ts). If its replica dies (SIGKILL, OOM, a lost node), its heartbeat expires,
+ * and whichever replica sweeps first writes the usage record of each of its requests: what it reserved, marked
+ * estimated, `error_code: replica_lost`. The record has the id the request's own record would have had, so if the
+ * replica was only cut off from Redis and writes it later, the one Lua script that writes records keeps the first
+ * and ignores the second: one record per request, always.
+ *
+ * Liveness is per replica, not per request, so a request costs one write on its team's slot when it is admitted
+ * and nothing on a global key: an earlier design scored every request in one global ZSET (a write to one Cluster
+ * node for every request on every node, ~30 us of CPU per request for the command and its reply).
  */
 @Injectable()
 export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
   private readonly open = new Map<string, LeasedRequest>();
+  /** Teams this replica has put in the global set (each is added once, and again on every renewal it serves). */
+  private readonly indexedTeams = new Set<string>();
+  private readonly replicaId = randomUUID();
+  /** Lost requests this replica has settled lately (id -> when): their entry stays until the writer's script runs. */
+  private readonly settledLately = new Map<string, number>();
+  /**
+   * Replicas whose heartbeat this replica found missing, and since when. A replica is taken for dead only when its
+   * heartbeat stays missing for half a lease: a live one rewrites it every third of a lease, so a heartbeat lost
+   * in a Redis failover (written to the old master, never replicated) does not make its requests look lost.
+   */
+  private readonly missingSince = new Map<string, number>();
   private renewTimer?: NodeJS.Timeout;
   private sweepTimer?: NodeJS.Timeout;
   private readonly leaseMs: number;
@@ -57,78 +76,98 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
     return this.leaseMs;
   }
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     const every = Math.max(100, Math.floor(this.leaseMs / 3));
     this.renewTimer = setInterval(() => void this.renew(), every);
     this.renewTimer.unref();
     // Sweeps are spread out a little so replicas do not all sweep in the same instant.
     this.sweepTimer = setInterval(() => void this.sweep(), every + Math.floor(Math.random() * every));
     this.sweepTimer.unref();
+    // Alive before the first request is admitted, so no sweep can take this replica's requests for lost.
+    await this.heartbeat().catch(() => undefined);
   }
 
-  onApplicationShutdown(): void {
+  async onApplicationShutdown(): Promise<void> {
     clearInterval(this.renewTimer);
     clearInterval(this.sweepTimer);
   }
 
   /** Records the request in Redis (not awaited: it rides the next pipelined write, off the request's path). */
   begin(request: LeasedRequest): void {
+    request.replica = this.replicaId;
     this.open.set(request.recordId, request);
     if (!redisReady(this.redis)) return; // renewal writes it once Redis is back
-    this.write(request).catch(() => undefined);
+    const commands = [this.redis.hset(this.keys.inflight(request.team), request.recordId, JSON.stringify(request))];
+    if (!this.indexedTeams.has(request.team)) {
+      this.indexedTeams.add(request.team);
+      commands.push(this.redis.sadd(this.keys.inflightTeams(), request.team));
+    }
+    void batch(commands);
   }
 
-  /** The request was accounted (its record is queued; the writer removes the entries in Redis). */
+  /** The request was accounted (its record is queued; the writer removes its entry in Redis). */
   end(recordId: string): LeasedRequest | undefined {
     const request = this.open.get(recordId);
     this.open.delete(recordId);
     return request;
   }
 
-  indexMember(team: string, recordId: string): string {
-    return `${team}|${recordId}`;
+  private heartbeat(): Promise<unknown> {
+    return this.redis.set(this.keys.replicaAlive(this.replicaId), '1', 'PX', this.leaseMs);
   }
 
-  private async write(request: LeasedRequest): Promise<void> {
-    const until = Date.now() + this.leaseMs;
-    await Promise.all([
-      this.redis.hset(this.keys.inflight(request.team), request.recordId, JSON.stringify(request)),
-      this.redis.zadd(this.keys.inflightIndex(), until, this.indexMember(request.team, request.recordId)),
-    ]);
-  }
-
-  /** Extends the lease of every request this replica is still serving (one pipeline). */
+  /** Keeps this replica alive and rewrites what it serves (one pipeline). */
   private async renew(): Promise<void> {
-    if (this.open.size === 0 || !redisReady(this.redis)) return;
+    if (!redisReady(this.redis)) return;
     const until = Date.now() + this.leaseMs;
-    const commands: Array<Promise<unknown>> = [];
+    const commands: Array<Promise<unknown>> = [this.heartbeat()];
+    const teams = new Set<string>();
     for (const request of this.open.values()) {
       // Written in full (not only renewed): after an outage its first write may never have happened.
       commands.push(this.redis.hset(this.keys.inflight(request.team), request.recordId, JSON.stringify(request)));
-      commands.push(this.redis.zadd(this.keys.inflightIndex(), until, this.indexMember(request.team, request.recordId)));
+      teams.add(request.team);
       for (const key of request.concurrencyKeys) commands.push(this.redis.zadd(key, 'XX', until, request.recordId));
     }
+    if (teams.size) commands.push(this.redis.sadd(this.keys.inflightTeams(), ...teams));
     await batch(commands); // a failed renewal is retried on the next tick
   }
 
-  /** Settles requests whose lease ran out: their replica stopped renewing them. */
+  /** Settles the requests of replicas whose heartbeat is gone. */
   async sweep(): Promise<number> {
     if (!redisReady(this.redis)) return 0;
     let settled = 0;
     try {
-      const expired = await this.redis.zrangebyscore(this.keys.inflightIndex(), '-inf', Date.now(), 'LIMIT', 0, SWEEP_BATCH);
-      for (const member of expired) {
-        const split = member.lastIndexOf('|');
-        const team = member.slice(0, split);
-        const recordId = member.slice(split + 1);
-        if (this.open.has(recordId)) continue; // ours and alive: the renewal is late, not missing
-        const payload = await this.redis.hget(this.keys.inflight(team), recordId);
-        if (!payload) {
-          // Accounted already; only its index entry was left behind.
-          await this.redis.zrem(this.keys.inflightIndex(), member);
-          continue;
+      const teams = await this.redis.smembers(this.keys.inflightTeams());
+      const entries = await batch(teams.map((team) => this.redis.hgetall(this.keys.inflight(team))));
+      const candidates: LeasedRequest[] = [];
+      for (const [error, entry] of entries) {
+        if (error) continue;
+        for (const payload of Object.values(entry as Record<string, string>)) {
+          const request = JSON.parse(payload) as LeasedRequest;
+          // Ours (open or already accounted), or written by a version without heartbeats: not for this sweep.
+          if (request.replica !== undefined && request.replica !== this.replicaId) candidates.push(request);
         }
-        this.settleLost(JSON.parse(payload) as LeasedRequest, member);
+      }
+      const replicas = [...new Set(candidates.map((request) => request.replica!))];
+      const alive = await batch(replicas.map((replica) => this.redis.exists(this.keys.replicaAlive(replica))));
+      const now = Date.now();
+      const lost = new Set<string>();
+      const seen = new Set(replicas);
+      for (const replica of this.missingSince.keys()) if (!seen.has(replica)) this.missingSince.delete(replica);
+      replicas.forEach((replica, i) => {
+        const [error, exists] = alive[i];
+        if (error) return;
+        if (exists !== 0) return void this.missingSince.delete(replica);
+        const since = this.missingSince.get(replica);
+        if (since === undefined) this.missingSince.set(replica, now);
+        else if (now - since >= this.leaseMs / 2) lost.add(replica);
+      });
+      for (const [id, at] of this.settledLately) if (now - at > 10 * this.leaseMs) this.settledLately.delete(id);
+      for (const request of candidates) {
+        if (settled >= SWEEP_BATCH) break;
+        if (!lost.has(request.replica!) || this.settledLately.has(request.recordId)) continue;
+        this.settledLately.set(request.recordId, now);
+        this.settleLost(request);
         settled++;
       }
     } catch (error) {
@@ -137,7 +176,7 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
     return settled;
   }
 
-  private settleLost(request: LeasedRequest, member: string): void {
+  private settleLost(request: LeasedRequest): void {
     const now = Date.now();
     const record: UsageRecord = withCost({
       id: request.recordId,
@@ -164,7 +203,7 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
     }, this.prices.priceOf({ model: request.model, backend: request.backend, upstreamModel: request.upstreamModel }));
     this.logger.pino.warn({ team: record.team, requestId: record.requestId, recordId: record.id }, 'settling a request whose replica stopped renewing its lease');
     // No settlement delta: what it reserved stays charged against the limits, as the record says.
-    this.writer.enqueue({ record, settle: { keys: [], deltas: [] }, concurrencyKeys: request.concurrencyKeys, leaseMember: member });
+    this.writer.enqueue({ record, settle: { keys: [], deltas: [] }, concurrencyKeys: request.concurrencyKeys });
     this.metrics.observeRequest(record, { total: record.latencyMs / 1000 });
   }
 }

@@ -79,12 +79,11 @@ export class UsageRecorder implements NestMiddleware {
       estimated: tokens.estimated,
       cachedTokens: tokens.cached ?? 0,
     }, this.prices.priceOf(served));
-    const leased = this.leases.end(record.id);
+    this.leases.end(record.id);
     this.writer.enqueue({
       record,
       settle: this.limits.settlement(ctx.reservation, tokens.prompt + tokens.completion, record.costNanos),
       concurrencyKeys: ctx.concurrencyKeys ?? [],
-      leaseMember: leased ? this.leases.indexMember(record.team, record.id) : undefined,
     });
     this.metrics.observeRequest(record, timingsOf(ctx));
     if (ctx.upstreamErrorReason && !ctx.aborted) this.metrics.upstreamErrors.inc({ backend: record.backend, reason: ctx.upstreamErrorReason });

@@ -15,8 +15,6 @@ export interface PendingUsage {
   settle: { keys: string[]; deltas: number[] };
   /** Concurrency lease sets the request is in. */
   concurrencyKeys: string[];
-  /** Its member of the global in-flight index, if it was admitted (inflight-leases.ts). */
-  leaseMember?: string;
 }
 
 const BATCH = 200;
@@ -103,8 +101,7 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
     const now = Date.now();
     const minId = `${now - this.config.usage.recordRetentionDays * 86_400_000}-0`;
     const counterTtl = this.config.usage.counterRetentionDays * 86_400;
-    const leaseMembers: string[] = [];
-    for (const { record, settle, concurrencyKeys, leaseMember } of batch) {
+    for (const { record, settle, concurrencyKeys } of batch) {
       const increments = counterIncrements(record);
       const keys = [
         this.keys.usageSeen(record.team, record.id),
@@ -127,11 +124,7 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
         ...settle.deltas,
         ...recordFields(record),
       ));
-      if (leaseMember) leaseMembers.push(leaseMember);
     }
-    // The global index is on another Cluster slot than the team's keys, so it is cleaned outside the script; an
-    // entry left behind by a failure here is removed by the next sweep (its team entry is gone by then).
-    if (leaseMembers.length) commands.push(this.redis.zrem(this.keys.inflightIndex(), ...leaseMembers));
     const results = await sendTogether(commands);
     for (let i = 0; i < batch.length; i++) {
       const error = results[i]?.[0];

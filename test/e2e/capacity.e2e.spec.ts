@@ -102,10 +102,54 @@ models:
       // Swept once: nothing is left in flight, and no record is written twice by a second sweep.
       await new Promise((r) => setTimeout(r, 1500));
       expect((await survivor.admin('GET', '/admin/v1/usage/records?team=crashers&limit=100')).body.data).toHaveLength(21);
-      expect(await survivor.redis.zcard(`${survivor.prefix}inflight`)).toBe(0);
+      expect(await survivor.redis.hlen(`${survivor.prefix}inflight:{crashers}`)).toBe(0);
     } finally {
       doomed.child.kill('SIGKILL');
       await survivor.close();
+      await upstream.stop();
+    }
+  });
+});
+
+describe('a live replica serving a request longer than its lease', () => {
+  it('keeps the request: the other replica sweeps meanwhile and settles nothing, and the one record is the real one', async () => {
+    const upstream = await new OpenAIUpstream().start();
+    upstream.delayMs = 300;
+    const sweeper = await startTestGateway({ upstreamUrl: upstream.url, config: { usage: { leaseSeconds: 1 } } });
+    const config = writeConfig(`
+server: { port: 0, host: 127.0.0.1 }
+redis: { url: "${REDIS_URL}", keyPrefix: "${sweeper.prefix}" }
+admin: { apiKey: "\${ADMIN}" }
+usage: { leaseSeconds: 1 }
+backends:
+  standin: { type: openai, baseUrl: "${upstream.url}", apiKey: upstream-secret-key }
+models:
+  slow: { backend: standin, upstreamModel: slow }
+`);
+    const serving = run(config, { ADMIN: 'adm' });
+    try {
+      const url = await waitForListening(serving.output);
+      await sweeper.admin('POST', '/admin/v1/teams', { id: 'longhaul', limits: { tokensPerDay: 1_000_000 } });
+      const token = (await sweeper.admin('POST', '/admin/v1/teams/longhaul/tokens', {})).body.token;
+      const client = new OpenAI({ apiKey: token, baseURL: `${url}/v1`, maxRetries: 0 });
+      const started = Date.now();
+      const stream = await client.chat.completions.create({ model: 'slow', stream: true, max_tokens: 12, messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten eleven twelve' }] });
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+      // Several leases long (1 s each), so the sweeper has looked at its entry more than once.
+      expect(Date.now() - started).toBeGreaterThan(3000);
+      const records = await eventually(async () => {
+        const { body } = await sweeper.admin('GET', '/admin/v1/usage/records?team=longhaul&limit=10');
+        expect(body.data).toHaveLength(1);
+        return body.data as any[];
+      }, 10_000, 100);
+      expect(records[0]).toMatchObject({ model: 'slow', outcome: 'ok', estimated: false });
+      expect(records[0].error_code ?? '').toBe('');
+      expect(records[0].completion_tokens).toBe(text.trim().split(/\s+/).length);
+      expect(await sweeper.redis.hlen(`${sweeper.prefix}inflight:{longhaul}`)).toBe(0);
+    } finally {
+      serving.child.kill('SIGKILL');
+      await sweeper.close();
       await upstream.stop();
     }
   });
