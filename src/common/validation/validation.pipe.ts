@@ -1,6 +1,7 @@
 import { ValidationPipe, type ArgumentMetadata } from '@nestjs/common';
 import type { ValidationError } from 'class-validator';
 import { GatewayException } from '../errors/gateway.exception';
+import { memoizeValidationMetadata } from './metadata-memo';
 
 /**
  * `messages.0.content` (class-validator's path) -> `messages[0].content` (OpenAI's `param`).
@@ -44,6 +45,7 @@ function mostBasic(constraints: Record<string, string> | undefined): string | un
 export class GatewayValidationPipe extends ValidationPipe {
   /** `strict` refuses unknown fields (the admin API: a typo in a limit name must not pass silently). */
   constructor(options: { strict?: boolean } = {}) {
+    memoizeValidationMetadata();
     super({
       transform: true,
       whitelist: options.strict === true,
