@@ -20,7 +20,7 @@ export function memoizeValidationMetadata(): void {
   const storage = getMetadataStorage();
   const lookup = storage.getTargetValidationMetadatas.bind(storage);
   const group = storage.groupByPropertyName.bind(storage);
-  let lookups = new Map<Function, Map<string, ValidationMetadata[]>>();
+  let lookups = new Map<Parameters<typeof lookup>[0], Map<string, ValidationMetadata[]>>();
   let groupings = new WeakMap<ValidationMetadata[], Record<string, ValidationMetadata[]>>();
   const forget = () => {
     lookups = new Map();
