@@ -1,4 +1,9 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { Readable } from 'node:stream';
 import OpenAI from 'openai';
+import { request as undiciRequest } from 'undici';
+import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
@@ -178,6 +183,29 @@ describe('errors', () => {
       const response = await post({ ...ok, messages: [{ role: 'user', content: 'x'.repeat(5000) }] });
       expect(response.status).toBe(413);
       expectOpenAIError(await response.json(), 'request_too_large');
+    });
+
+    it('413 for a chunked body (no Content-Length) that grows past server.maxBodyBytes as it is read', async () => {
+      const chunks = Readable.from([JSON.stringify({ ...ok, messages: [{ role: 'user', content: 'x'.repeat(1000) }] }).slice(0, -2), 'y'.repeat(3000), '"}]}']);
+      const response = await undiciRequest(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: chunks });
+      expect(response.statusCode).toBe(413);
+      expectOpenAIError(await response.body.json(), 'request_too_large');
+    });
+
+    it('a UTF-8 byte order mark before the JSON is ignored, as body-parser does', async () => {
+      const response = await post(`\uFEFF${JSON.stringify(ok)}`, { 'content-type': 'application/json; charset=utf-8' });
+      expect(response.status).toBe(200);
+    });
+
+    it('a client that stops sending half-way through its body costs nothing: no error logged, the gateway keeps answering', async () => {
+      const errorsBefore = gw.logs.filter((l) => (l.level as number) >= 50).length;
+      const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
+      await once(socket, 'connect');
+      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"model":"echo",`);
+      await new Promise((r) => setTimeout(r, 100));
+      socket.destroy();
+      await eventually(async () => expect((await post(ok)).status).toBe(200));
+      expect(gw.logs.filter((l) => (l.level as number) >= 50)).toHaveLength(errorsBefore);
     });
 
     it('415 for a body that is not JSON', async () => {

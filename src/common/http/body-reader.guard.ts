@@ -5,6 +5,7 @@ import { GatewayException } from '../errors/gateway.exception';
 import { toGatewayException } from '../errors/error-response';
 import { AppLogger } from '../logging/logger';
 import { speaksAnthropic } from '../errors/anthropic-error-body';
+import { isPlainJson, readPlainJson } from './plain-json-body';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -25,7 +26,8 @@ export const MAX_BODY_DEPTH = 128;
  * caller without valid credentials gets 401 without the gateway reading, inflating or parsing a byte of what it
  * sent (before, bodies were parsed in front of Nest and an anonymous caller could make the gateway inflate
  * gzip or parse megabytes). Every failure is an OpenAI error: 400 (not JSON, not decodable, nested too deep),
- * 413 (over `server.maxBodyBytes`) or 415 (not JSON at all).
+ * 413 (over `server.maxBodyBytes`) or 415 (not JSON at all). The usual body (plain UTF-8 JSON) is read by
+ * plain-json-body.ts; compressed bodies, other charsets and `application/*+json` by body-parser.
  */
 @Injectable()
 export class BodyReaderGuard implements CanActivate {
@@ -49,14 +51,27 @@ export class BodyReaderGuard implements CanActivate {
     const http = context.switchToHttp();
     const req = http.getRequest<Request>();
     if (!hasBody(req)) return true;
-    if (!req.is(['application/json', 'application/*+json'])) {
-      throw new GatewayException('unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json).');
-    }
-    await new Promise<void>((resolve, reject) => this.parse(req, http.getResponse<Response>(), (error?: unknown) => (error ? reject(this.parseError(error)) : resolve())));
+    if (isPlainJson(req)) {
+      const { body, bytes } = await readPlainJson(req, this.config.server.maxBodyBytes, () => this.tooLarge());
+      req.body = body;
+      if (speaksAnthropic(req.path)) req.rawBody = bytes;
+    } else await this.parseWithBodyParser(req, http.getResponse<Response>());
     if (depthExceeds(req.body, MAX_BODY_DEPTH)) {
       throw new GatewayException('invalid_json', `The request body nests JSON more than ${MAX_BODY_DEPTH} levels deep.`);
     }
     return true;
+  }
+
+  /** Every other body: compressed, another charset or media type (`application/*+json`). */
+  private async parseWithBodyParser(req: Request, res: Response): Promise<void> {
+    if (!req.is(['application/json', 'application/*+json'])) {
+      throw new GatewayException('unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json).');
+    }
+    await new Promise<void>((resolve, reject) => this.parse(req, res, (error?: unknown) => (error ? reject(this.parseError(error)) : resolve())));
+  }
+
+  private tooLarge(): GatewayException {
+    return new GatewayException('request_too_large', `The request body is larger than ${this.config.server.maxBodyBytes} bytes (server.maxBodyBytes).`);
   }
 
   private parseError(error: unknown): GatewayException {
@@ -65,7 +80,7 @@ export class BodyReaderGuard implements CanActivate {
       case 'entity.parse.failed':
         return new GatewayException('invalid_json', `The request body is not valid JSON: ${failure.message}`);
       case 'entity.too.large':
-        return new GatewayException('request_too_large', `The request body is larger than ${this.config.server.maxBodyBytes} bytes (server.maxBodyBytes).`);
+        return this.tooLarge();
       case 'encoding.unsupported':
       case 'charset.unsupported':
         return new GatewayException('unsupported_media_type', failure.message);
