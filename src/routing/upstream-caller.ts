@@ -5,6 +5,7 @@ import { GatewayException } from '../common/errors/gateway.exception';
 import { MetricsService } from '../metrics/metrics.service';
 import { isAbort, type UpstreamResponse } from '../providers/shared/upstream-client';
 import { CircuitBreakers } from './circuit-breakers';
+import { cutRequest, isRequestSignal } from '../common/http/request-abort';
 import type { RequestLedger } from '../usage/request-ledger';
 import type { Deployment, Route, RoutedModel } from './model-router.service';
 
@@ -114,13 +115,16 @@ export class UpstreamCaller {
   deadline(route: Route, requestSignal: AbortSignal): { signal: AbortSignal; clear: () => void } {
     const ms = route.config.timeouts?.totalMs ?? this.config.backends[route.backend.id]?.timeouts.totalMs ?? 0;
     if (!ms) return { signal: requestSignal, clear: () => undefined };
+    const timeout = () => new GatewayException('upstream_timeout', `The model \`${route.model}\` did not finish within ${ms} ms (timeouts.totalMs).`);
+    if (isRequestSignal(requestSignal)) {
+      // The request's own signal is cut: no second controller chained to it.
+      const timer = setTimeout(() => cutRequest(requestSignal, timeout()), ms);
+      return { signal: requestSignal, clear: () => clearTimeout(timer) };
+    }
     const controller = new AbortController();
     const onRequestAbort = () => controller.abort(requestSignal.reason);
     requestSignal.addEventListener('abort', onRequestAbort, { once: true });
-    const timer = setTimeout(
-      () => controller.abort(new GatewayException('upstream_timeout', `The model \`${route.model}\` did not finish within ${ms} ms (timeouts.totalMs).`)),
-      ms,
-    );
+    const timer = setTimeout(() => controller.abort(timeout()), ms);
     return {
       signal: controller.signal,
       clear: () => {
