@@ -41,6 +41,16 @@ export interface AdmissionHold {
 export interface Admission extends AdmissionHold {
   /** x-ratelimit-* headers for the response. */
   headers: Record<string, string>;
+  /** True when the admission script also wrote the request's in-flight lease. */
+  leaseWritten: boolean;
+}
+
+/** The request's in-flight lease, written by the admission script when it admits it (one command, not two). */
+export interface LeaseToWrite {
+  /** The team's in-flight hash. */
+  key: string;
+  /** The lease as JSON, given whether the admission reserves tokens or cost. */
+  value: (reserves: boolean, concurrencyKeys: string[]) => string;
 }
 
 /**
@@ -72,7 +82,14 @@ export class LimitsService {
    * called when a budget applies. `recordId` (the request's usage record id) names its concurrency lease, which
    * lasts `leaseMs` unless renewed (usage/inflight-leases.ts).
    */
-  async admit(principal: Principal, estimate: () => number, recordId: string, leaseMs: number, costEstimate: () => number | undefined = () => undefined): Promise<Admission> {
+  async admit(
+    principal: Principal,
+    estimate: () => number,
+    recordId: string,
+    leaseMs: number,
+    costEstimate: () => number | undefined = () => undefined,
+    lease?: LeaseToWrite,
+  ): Promise<Admission> {
     const now = Date.now();
     const tokens = this.hasTokenLimits(principal) ? estimate() : 0;
     const cost = hasBudget(principal.teamLimits) || hasBudget(principal.tokenLimits) ? costEstimate() : 0;
@@ -84,30 +101,35 @@ export class LimitsService {
       ...this.checksFor(principal, 'team', principal.teamLimits, tokens, cost, now),
       ...this.checksFor(principal, 'token', principal.tokenLimits, tokens, cost, now),
     ];
-    if (checks.length === 0) return { headers: {}, concurrencyKeys: [] };
+    if (checks.length === 0) return { headers: {}, concurrencyKeys: [], leaseWritten: false };
+    const keysOf = (kind: string) => checks.filter((check) => LIMIT_KINDS[check.name] === kind).map((check) => check.key);
+    const tokenKeys = keysOf('tokens');
+    const costKeys = keysOf('cost');
+    const concurrencyKeys = keysOf('concurrency');
 
     let result: number[];
     try {
       if (!redisReady(this.redis)) throw new Error(`redis is ${this.redis.status}`);
-      const args: (string | number)[] = [...checks.map((check) => check.key), now, recordId];
+      const leaseValue = lease ? lease.value(tokenKeys.length > 0 || costKeys.length > 0, concurrencyKeys) : '';
+      const keys = checks.map((check) => check.key);
+      if (lease) keys.push(lease.key);
+      const args: (string | number)[] = [...keys, now, recordId, leaseValue];
       for (const check of checks) {
         if (LIMIT_KINDS[check.name] === 'concurrency') args.push('z', check.limit, 1, leaseMs);
         else args.push('c', check.limit, check.cost, Math.ceil((check.resetAt - now) / 1000) + 60);
       }
-      result = await this.redis.admitLimits(checks.length, ...args);
+      result = await this.redis.admitLimits(keys.length, ...args);
     } catch (error) {
       return this.duringOutage(error);
     }
     const [failed, ...values] = result.map(Number);
     const headers = rateLimitHeaders(checks, values, now);
     if (failed > 0) throw this.refusal(principal, checks[failed - 1], values[failed - 1], now, headers);
-    const keysOf = (kind: string) => checks.filter((check) => LIMIT_KINDS[check.name] === kind).map((check) => check.key);
-    const tokenKeys = keysOf('tokens');
-    const costKeys = keysOf('cost');
     return {
       headers,
       reservation: tokenKeys.length || costKeys.length ? { teamId: principal.teamId, keys: tokenKeys, reserved: tokens, costKeys, costReserved: cost } : undefined,
-      concurrencyKeys: keysOf('concurrency'),
+      concurrencyKeys,
+      leaseWritten: lease !== undefined,
     };
   }
 
@@ -190,7 +212,7 @@ export class LimitsService {
       this.lastOutageLog = Date.now();
       this.logger.pino.warn({ err: error }, 'redis unreachable: admitting requests without limit checks (redis.onOutage: fail-open)');
     }
-    return { headers: {}, concurrencyKeys: [] };
+    return { headers: {}, concurrencyKeys: [], leaseWritten: false };
   }
 }
 

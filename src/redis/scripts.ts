@@ -23,7 +23,9 @@ return 1
 `;
 
 /**
- * Limit admission. ARGV[1] now (ms), ARGV[2] the request's record id; then for each key a quadruple (kind,
+ * Limit admission. ARGV[1] now (ms), ARGV[2] the request's record id, ARGV[3] its in-flight lease (JSON, or ''
+ * for none: then the last key is the team's in-flight hash, where an admitted request's lease is written under its
+ * record id, saving the command that wrote it on its own, usage/inflight-leases.ts); then for each limit key a quadruple (kind,
  * limit, cost, ttl): kind `c` is a counter in a fixed window (INCRBY, expiring after ttl seconds); kind `z` is a
  * concurrency set of leases (ZSET record id -> lease end in ms; cost 1; ttl is the lease length in ms): expired
  * leases are dropped first, then the request takes a lease. Either every key can take its cost and all do, or
@@ -32,11 +34,13 @@ return 1
  */
 const ADMIT = `
 local now = tonumber(ARGV[1])
+local lease = ARGV[3]
 local n = #KEYS
+if lease ~= '' then n = n - 1 end
 local values = {}
 local failed = 0
 for i = 1, n do
-  local at = 2 + (i - 1) * 4
+  local at = 3 + (i - 1) * 4
   local limit = tonumber(ARGV[at + 2])
   local cost = tonumber(ARGV[at + 3])
   local current
@@ -51,7 +55,7 @@ for i = 1, n do
 end
 if failed == 0 then
   for i = 1, n do
-    local at = 2 + (i - 1) * 4
+    local at = 3 + (i - 1) * 4
     local cost = tonumber(ARGV[at + 3])
     local ttl = tonumber(ARGV[at + 4])
     if ARGV[at + 1] == 'z' then
@@ -63,6 +67,7 @@ if failed == 0 then
       if redis.call('TTL', KEYS[i]) < 0 then redis.call('EXPIRE', KEYS[i], ttl) end
     end
   end
+  if lease ~= '' then redis.call('HSET', KEYS[n + 1], ARGV[2], lease) end
 end
 table.insert(values, 1, failed)
 return values

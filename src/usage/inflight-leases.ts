@@ -92,17 +92,38 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
     clearInterval(this.sweepTimer);
   }
 
-  /** Records the request in Redis (not awaited: it rides the next pipelined write, off the request's path). */
-  begin(request: LeasedRequest): void {
+  /**
+   * The team's in-flight hash, where the admission script writes the lease (`serialize`d). The team is put in the
+   * global set the sweeps read first (once per team per replica), so no lease is ever written unswept.
+   */
+  keyFor(team: string): string {
+    this.indexTeam(team);
+    return this.keys.inflight(team);
+  }
+
+  private indexTeam(team: string): void {
+    if (this.indexedTeams.has(team) || !redisReady(this.redis)) return;
+    this.indexedTeams.add(team);
+    this.redis.sadd(this.keys.inflightTeams(), team).catch(() => this.indexedTeams.delete(team));
+  }
+
+  /** The lease as stored in Redis, naming this replica. */
+  serialize(request: LeasedRequest): string {
+    request.replica = this.replicaId;
+    return JSON.stringify(request);
+  }
+
+  /**
+   * Tracks the request until it is accounted (renewals rewrite it; a survivor settles it if this replica dies).
+   * Unless the admission script `written` it already, it is written now (not awaited: it rides the next
+   * pipelined write, off the request's path).
+   */
+  begin(request: LeasedRequest, { written }: { written: boolean }): void {
     request.replica = this.replicaId;
     this.open.set(request.recordId, request);
-    if (!redisReady(this.redis)) return; // renewal writes it once Redis is back
-    const commands = [this.redis.hset(this.keys.inflight(request.team), request.recordId, JSON.stringify(request))];
-    if (!this.indexedTeams.has(request.team)) {
-      this.indexedTeams.add(request.team);
-      commands.push(this.redis.sadd(this.keys.inflightTeams(), request.team));
-    }
-    void batch(commands);
+    if (written || !redisReady(this.redis)) return; // renewal writes it once Redis is back
+    this.indexTeam(request.team);
+    this.redis.hset(this.keys.inflight(request.team), request.recordId, JSON.stringify(request)).catch(() => undefined);
   }
 
   /** The request was accounted (its record is queued; the writer removes its entry in Redis). */

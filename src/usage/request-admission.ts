@@ -5,7 +5,7 @@ import { GatewayException } from '../common/errors/gateway.exception';
 import { LimitsService } from '../limits/limits.service';
 import { worstCaseNanos } from '../billing/cost';
 import type { Price } from '../billing/price-book';
-import { InflightLeases } from './inflight-leases';
+import { InflightLeases, type LeasedRequest } from './inflight-leases';
 import type { RequestLedger } from './request-ledger';
 
 /** What an operation (chat, embeddings, ...) reserves for one request. */
@@ -24,8 +24,8 @@ export interface AdmissionRequest {
 
 /**
  * Admission, the same for every operation: one Redis call against the team's and token's limits (429 when one
- * is full; x-ratelimit-* headers otherwise), then the request leased in Redis (not awaited), so a survivor
- * accounts it if this replica dies before it ends.
+ * is full; x-ratelimit-* headers otherwise) that also writes the request's in-flight lease, so a survivor
+ * accounts it if this replica dies before it ends (with no limits, the lease is written on its own, not awaited).
  */
 @Injectable()
 export class RequestAdmission {
@@ -44,17 +44,7 @@ export class RequestAdmission {
     ledger.assignRecordId(recordId);
     let estimate: number | undefined;
     const promptEstimate = () => (estimate ??= request.promptEstimate());
-    try {
-      const worstCase = () => (request.price ? worstCaseNanos(promptEstimate(), request.completionAllowance, request.price) : undefined);
-      const admission = await this.limits.admit(principal, () => promptEstimate() + request.completionAllowance, recordId, this.leases.leaseLength, worstCase);
-      ledger.admitted(recordId, admission.reservation, admission.concurrencyKeys);
-      for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
-    } catch (error) {
-      if (error instanceof GatewayException && error.status === 429) ledger.refused();
-      throw error;
-    }
-    const reserved = ledger.reservation !== undefined;
-    this.leases.begin({
+    const leased = (reserves: boolean, concurrencyKeys: string[]): LeasedRequest => ({
       recordId,
       requestId: ledger.requestId,
       team: principal.teamId,
@@ -65,10 +55,27 @@ export class RequestAdmission {
       upstreamModel: ledger.upstreamModel ?? '',
       stream: request.stream,
       // If this replica dies, the survivor bills what was reserved (or, with no token limit, a rough prompt count).
-      promptTokens: reserved ? promptEstimate() : request.roughPrompt(),
-      completionTokens: reserved ? request.completionAllowance : 0,
+      promptTokens: reserves ? promptEstimate() : request.roughPrompt(),
+      completionTokens: reserves ? request.completionAllowance : 0,
       admittedAt: Date.now(),
-      concurrencyKeys: ledger.concurrencyKeys ?? [],
+      concurrencyKeys,
     });
+    let lease: LeasedRequest | undefined;
+    try {
+      const worstCase = () => (request.price ? worstCaseNanos(promptEstimate(), request.completionAllowance, request.price) : undefined);
+      // The admission script writes the lease when it admits the request: one Redis command for both.
+      const admission = await this.limits.admit(principal, () => promptEstimate() + request.completionAllowance, recordId, this.leases.leaseLength, worstCase, {
+        key: this.leases.keyFor(principal.teamId),
+        value: (reserves, concurrencyKeys) => this.leases.serialize((lease = leased(reserves, concurrencyKeys))),
+      });
+      ledger.admitted(recordId, admission.reservation, admission.concurrencyKeys);
+      for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
+      if (lease && admission.leaseWritten) return this.leases.begin(lease, { written: true });
+    } catch (error) {
+      if (error instanceof GatewayException && error.status === 429) ledger.refused();
+      throw error;
+    }
+    // No limits (no script ran) or Redis unreachable (fail-open): the lease is written on its own.
+    this.leases.begin(leased(ledger.reservation !== undefined, ledger.concurrencyKeys ?? []), { written: false });
   }
 }
