@@ -2,7 +2,7 @@
 // Where does a request's CPU go? Runs the stand-in upstream and Switchyard (production-like config, as in
 // bench/gateway.mjs) under `node --cpu-prof`, loads it with autocannon, and prints self time grouped by
 // package / source file, then the top functions. node bench/profile.mjs [--stream] [--duration S]
-// (after npm run build; needs Redis). The raw .cpuprofile is kept for Chrome DevTools.
+// [--chunks N] (after npm run build; needs Redis). The raw .cpuprofile is kept for Chrome DevTools.
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -16,6 +16,8 @@ const stream = args.includes('--stream');
 // --big: each request carries a ~100k-token prompt (the big-prompt scenario of npm run bench).
 const big = args.includes('--big');
 const duration = args.includes('--duration') ? Number(args[args.indexOf('--duration') + 1]) : 10;
+// --chunks N: streams of N chunks (the stand-in's bench-N model), to see what a relayed chunk costs.
+const chunks = args.includes('--chunks') ? Number(args[args.indexOf('--chunks') + 1]) : undefined;
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-profile-'));
 const upstream = await start(join(root, 'bench/standin-upstream.mjs'), {});
@@ -27,7 +29,7 @@ admin: { apiKey: prof-admin }
 backends:
   standin: { type: openai, baseUrl: "${upstream.url}/v1", apiKey: upstream-key, maxConnections: 256 }
 models:
-  bench: { backend: standin, upstreamModel: bench }
+  bench: { backend: standin, upstreamModel: ${chunks ? `bench-${chunks}` : 'bench'} }
 teams:
   bench: { models: ["*"], limits: { requestsPerMinute: 100000000, tokensPerDay: 100000000000 } }
 `,
