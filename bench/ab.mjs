@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+// Before and after, in one run: builds another commit of Switchyard next to this checkout's build and measures
+// both (and the floor) in alternating rounds, so a change's effect is not lost in this machine's drift between
+// runs (±30 %). Switchyard alone (production-like config, as in bench/gateway.mjs), c=32, plain requests and
+// 20-chunk streams; CPU of the gateway process per 1000 requests; prints each round and the medians.
+//   node bench/ab.mjs <commit> [--rounds N] [--duration S]   (after npm run build; needs Redis and git)
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { request } from 'undici';
+import { cpuMs, start, stopAll } from './lib/processes.mjs';
+
+const root = join(import.meta.dirname, '..');
+const args = process.argv.slice(2);
+const option = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
+const base = args[0];
+if (!base || base.startsWith('--')) throw new Error('usage: node bench/ab.mjs <commit> [--rounds N] [--duration S]');
+const rounds = option('--rounds', 6);
+const duration = option('--duration', 8);
+
+// The other commit, built in a git worktree of its own that shares this checkout's node_modules.
+const dir = mkdtempSync(join(tmpdir(), 'switchyard-ab-'));
+const other = join(dir, 'build');
+execFileSync('git', ['worktree', 'add', '--detach', other, base], { cwd: root, stdio: 'ignore' });
+symlinkSync(join(root, 'node_modules'), join(other, 'node_modules'));
+execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: other, stdio: 'inherit' });
+if (!existsSync(join(other, 'dist/main.js'))) throw new Error(`${base} did not build`);
+
+const upstream = await start(join(root, 'bench/standin-upstream.mjs'), {});
+const targets = [
+  [base, join(other, 'dist/main.js')],
+  ['this checkout', join(root, 'dist/main.js')],
+  ['floor', undefined],
+];
+const scenarios = [
+  ['plain', false],
+  ['20-chunk streams', true],
+];
+
+async function launch(main) {
+  if (!main) return { ...(await start(join(root, 'bench/floor-proxy.mjs'), { UPSTREAM: upstream.url, TOKEN: 'ab' })), token: 'ab' };
+  const config = join(dir, 'switchyard.yaml');
+  writeFileSync(
+    config,
+    `server: { port: 0, host: 127.0.0.1 }
+redis: { keyPrefix: "sy-ab:${Date.now()}:" }
+admin: { apiKey: ab-admin }
+backends:
+  standin: { type: openai, baseUrl: "${upstream.url}/v1", apiKey: upstream-key, maxConnections: 256 }
+models:
+  bench: { backend: standin, upstreamModel: bench }
+teams:
+  bench: { models: ["*"], limits: { requestsPerMinute: 100000000, tokensPerDay: 100000000000 } }
+`,
+  );
+  const server = await start([main], { SWITCHYARD_CONFIG: config }, /"url":"(http:[^"]+)"/);
+  const issued = await request(`${server.url}/admin/v1/teams/bench/tokens`, { method: 'POST', headers: { authorization: 'Bearer ab-admin' } });
+  return { ...server, token: (await issued.body.json()).token };
+}
+
+const results = new Map();
+try {
+  for (let round = 0; round < rounds; round++) {
+    // Alternate the order, so neither build always runs first after the floor.
+    for (const [name, main] of round % 2 ? [...targets].reverse() : targets) {
+      const server = await launch(main);
+      for (const [scenario, stream] of scenarios) {
+        const load = {
+          url: `${server.url}/v1/chat/completions`,
+          method: 'POST',
+          headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'bench', stream, messages: [{ role: 'user', content: 'Say something.' }] }),
+        };
+        await autocannon({ ...load, connections: 8, duration: 2 });
+        const before = cpuMs(server.pid);
+        const result = await autocannon({ ...load, connections: 32, duration });
+        if (result.errors + result.non2xx) throw new Error(`${name}, ${scenario}: ${result.errors + result.non2xx} errors`);
+        const key = `${scenario} | ${name}`;
+        results.set(key, [...(results.get(key) ?? []), ((cpuMs(server.pid) - before) / result.requests.total) * 1000]);
+      }
+      server.child.kill('SIGTERM');
+      await new Promise((resolve) => server.child.once('exit', resolve));
+    }
+  }
+} finally {
+  stopAll();
+  execFileSync('git', ['worktree', 'remove', '--force', other], { cwd: root, stdio: 'ignore' });
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+console.table(
+  [...results].map(([key, cpu]) => {
+    const [scenario, target] = key.split(' | ');
+    return { scenario, target, 'CPU ms/1000 req, each round': cpu.map((x) => x.toFixed(0)).join(' / '), median: median(cpu).toFixed(0) };
+  }),
+);
+process.exit(0);
