@@ -5,12 +5,12 @@
 // 20-chunk streams; CPU of the gateway process per 1000 requests; prints each round and the medians.
 //   node bench/ab.mjs <commit> [--rounds N] [--duration S]   (after npm run build; needs Redis and git)
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { request } from 'undici';
 import { cpuMs, start, stopAll } from './lib/processes.mjs';
+import { startBenchSwitchyard } from './lib/switchyard.mjs';
 
 const root = join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -41,23 +41,7 @@ const scenarios = [
 
 async function launch(main) {
   if (!main) return { ...(await start(join(root, 'bench/floor-proxy.mjs'), { UPSTREAM: upstream.url, TOKEN: 'ab' })), token: 'ab' };
-  const config = join(dir, 'switchyard.yaml');
-  writeFileSync(
-    config,
-    `server: { port: 0, host: 127.0.0.1 }
-redis: { keyPrefix: "sy-ab:${Date.now()}:" }
-admin: { apiKey: ab-admin }
-backends:
-  standin: { type: openai, baseUrl: "${upstream.url}/v1", apiKey: upstream-key, maxConnections: 256 }
-models:
-  bench: { backend: standin, upstreamModel: bench }
-teams:
-  bench: { models: ["*"], limits: { requestsPerMinute: 100000000, tokensPerDay: 100000000000 } }
-`,
-  );
-  const server = await start([main], { SWITCHYARD_CONFIG: config }, /"url":"(http:[^"]+)"/);
-  const issued = await request(`${server.url}/admin/v1/teams/bench/tokens`, { method: 'POST', headers: { authorization: 'Bearer ab-admin' } });
-  return { ...server, token: (await issued.body.json()).token };
+  return startBenchSwitchyard({ main, upstreamUrl: upstream.url, dir });
 }
 
 const results = new Map();

@@ -4,12 +4,13 @@
 // with one more layer under it (bench/lib/layer-server.mjs), and the last rung is Switchyard itself. Plain
 // requests at c=32 against the stand-in upstream; CPU of the server process per 1000 requests.
 //   node bench/layers.mjs [--duration S] [--rounds N]   (after npm run build; needs Redis)
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { request } from 'undici';
 import { cpuMs, start, stopAll } from './lib/processes.mjs';
+import { startBenchSwitchyard } from './lib/switchyard.mjs';
 
 const root = join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -33,23 +34,8 @@ const RUNGS = [
   ['Switchyard (auth, limits, routing, usage, metrics, access log)', startSwitchyard],
 ];
 
-async function startSwitchyard() {
-  writeFileSync(
-    join(dir, 'switchyard.yaml'),
-    `server: { port: 0, host: 127.0.0.1 }
-redis: { keyPrefix: "sy-layers:${Date.now()}:" }
-admin: { apiKey: layers-admin }
-backends:
-  standin: { type: openai, baseUrl: "${upstream.url}/v1", apiKey: upstream-key, maxConnections: 256 }
-models:
-  bench: { backend: standin, upstreamModel: bench }
-teams:
-  bench: { models: ["*"], limits: { requestsPerMinute: 100000000, tokensPerDay: 100000000000 } }
-`,
-  );
-  const server = await start([join(root, 'dist/main.js')], { SWITCHYARD_CONFIG: join(dir, 'switchyard.yaml') }, /"url":"(http:[^"]+)"/);
-  const issued = await request(`${server.url}/admin/v1/teams/bench/tokens`, { method: 'POST', headers: { authorization: 'Bearer layers-admin' } });
-  return { ...server, token: (await issued.body.json()).token };
+function startSwitchyard() {
+  return startBenchSwitchyard({ main: join(root, 'dist/main.js'), upstreamUrl: upstream.url, dir });
 }
 
 async function measure(name, launch) {

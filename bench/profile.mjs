@@ -3,12 +3,12 @@
 // bench/gateway.mjs) under `node --cpu-prof`, loads it with autocannon, and prints self time grouped by
 // package / source file, then the top functions. node bench/profile.mjs [--stream] [--duration S]
 // [--chunks N] (after npm run build; needs Redis). The raw .cpuprofile is kept for Chrome DevTools.
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import autocannon from 'autocannon';
-import { request } from 'undici';
 import { start, stopAll } from './lib/processes.mjs';
+import { startBenchSwitchyard } from './lib/switchyard.mjs';
 
 const root = join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -21,21 +21,14 @@ const chunks = args.includes('--chunks') ? Number(args[args.indexOf('--chunks') 
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-profile-'));
 const upstream = await start(join(root, 'bench/standin-upstream.mjs'), {});
-writeFileSync(
-  join(dir, 'switchyard.yaml'),
-  `server: { port: 0, host: 127.0.0.1 }
-redis: { keyPrefix: "sy-prof:${Date.now()}:" }
-admin: { apiKey: prof-admin }
-backends:
-  standin: { type: openai, baseUrl: "${upstream.url}/v1", apiKey: upstream-key, maxConnections: 256 }
-models:
-  bench: { backend: standin, upstreamModel: ${chunks ? `bench-${chunks}` : 'bench'} }
-teams:
-  bench: { models: ["*"], limits: { requestsPerMinute: 100000000, tokensPerDay: 100000000000 } }
-`,
-);
-const gateway = await start(['--cpu-prof', '--cpu-prof-dir', dir, join(root, 'dist/main.js')], { SWITCHYARD_CONFIG: join(dir, 'switchyard.yaml') }, /"url":"(http:[^"]+)"/);
-const { token } = await (await request(`${gateway.url}/admin/v1/teams/bench/tokens`, { method: 'POST', headers: { authorization: 'Bearer prof-admin' } })).body.json();
+const gateway = await startBenchSwitchyard({
+  main: join(root, 'dist/main.js'),
+  upstreamUrl: upstream.url,
+  dir,
+  upstreamModel: chunks ? `bench-${chunks}` : 'bench',
+  nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir],
+});
+const { token } = gateway;
 const load = (seconds) =>
   autocannon({
     url: `${gateway.url}/v1/chat/completions`,

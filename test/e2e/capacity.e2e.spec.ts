@@ -56,23 +56,28 @@ describe('backend capacity and per-team concurrency', () => {
   });
 });
 
+/** A second replica in its own process, on the same Redis prefix as an in-process one, with 1-second leases. */
+function secondReplica(upstreamUrl: string, prefix: string) {
+  const config = writeConfig(`
+server: { port: 0, host: 127.0.0.1 }
+redis: { url: "${REDIS_URL}", keyPrefix: "${prefix}" }
+admin: { apiKey: "\${ADMIN}" }
+usage: { leaseSeconds: 1 }
+backends:
+  standin: { type: openai, baseUrl: "${upstreamUrl}", apiKey: upstream-secret-key }
+models:
+  slow: { backend: standin, upstreamModel: slow }
+`);
+  return run(config, { ADMIN: 'adm' });
+}
+
 /** A replica killed with streams open: a survivor records each of them, and their concurrency leases expire. */
 describe('a replica killed mid-stream', () => {
   it('SIGKILL with 20 open streams: the survivor writes 20 records (reservation, estimated, replica_lost) within a bounded time', async () => {
     const upstream = await new OpenAIUpstream().start();
     upstream.delayMs = 400;
     const survivor = await startTestGateway({ upstreamUrl: upstream.url, config: { usage: { leaseSeconds: 1 } } });
-    const config = writeConfig(`
-server: { port: 0, host: 127.0.0.1 }
-redis: { url: "${REDIS_URL}", keyPrefix: "${survivor.prefix}" }
-admin: { apiKey: "\${ADMIN}" }
-usage: { leaseSeconds: 1 }
-backends:
-  standin: { type: openai, baseUrl: "${upstream.url}", apiKey: upstream-secret-key }
-models:
-  slow: { backend: standin, upstreamModel: slow }
-`);
-    const doomed = run(config, { ADMIN: 'adm' });
+    const doomed = secondReplica(upstream.url, survivor.prefix);
     try {
       const url = await waitForListening(doomed.output);
       await survivor.admin('POST', '/admin/v1/teams', { id: 'crashers', limits: { tokensPerDay: 1_000_000, concurrentRequests: 20 } });
@@ -116,17 +121,7 @@ describe('a live replica serving a request longer than its lease', () => {
     const upstream = await new OpenAIUpstream().start();
     upstream.delayMs = 300;
     const sweeper = await startTestGateway({ upstreamUrl: upstream.url, config: { usage: { leaseSeconds: 1 } } });
-    const config = writeConfig(`
-server: { port: 0, host: 127.0.0.1 }
-redis: { url: "${REDIS_URL}", keyPrefix: "${sweeper.prefix}" }
-admin: { apiKey: "\${ADMIN}" }
-usage: { leaseSeconds: 1 }
-backends:
-  standin: { type: openai, baseUrl: "${upstream.url}", apiKey: upstream-secret-key }
-models:
-  slow: { backend: standin, upstreamModel: slow }
-`);
-    const serving = run(config, { ADMIN: 'adm' });
+    const serving = secondReplica(upstream.url, sweeper.prefix);
     try {
       const url = await waitForListening(serving.output);
       await sweeper.admin('POST', '/admin/v1/teams', { id: 'longhaul', limits: { tokensPerDay: 1_000_000 } });

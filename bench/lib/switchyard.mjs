@@ -1,0 +1,32 @@
+// Switchyard as the single-target benchmarks run it (profile, layers, ab): a production-like config (auth, a team
+// with request and token limits, usage accounting in Redis, metrics, access log) in front of the stand-in, and a
+// token of that team.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { start } from './processes.mjs';
+
+/**
+ * Starts `main` (a build's dist/main.js) with `nodeArgs` before it (e.g. --cpu-prof), its config written to `dir`;
+ * resolves with the process (pid, url, child) and `token`. `upstreamModel` picks the stand-in's answer (bench-200:
+ * 200-chunk streams).
+ */
+export async function startBenchSwitchyard({ main, upstreamUrl, dir, upstreamModel = 'bench', nodeArgs = [] }) {
+  const config = join(dir, `switchyard-${Date.now()}.yaml`);
+  writeFileSync(
+    config,
+    `server: { port: 0, host: 127.0.0.1 }
+redis: { keyPrefix: "sy-bench:${Date.now()}:" }
+admin: { apiKey: bench-admin }
+backends:
+  standin: { type: openai, baseUrl: "${upstreamUrl}/v1", apiKey: upstream-key, maxConnections: 256 }
+models:
+  bench: { backend: standin, upstreamModel: ${upstreamModel} }
+teams:
+  bench: { models: ["*"], limits: { requestsPerMinute: 100000000, tokensPerDay: 100000000000 } }
+`,
+  );
+  const server = await start([...nodeArgs, main], { SWITCHYARD_CONFIG: config }, /"url":"(http:[^"]+)"/);
+  const issued = await request(`${server.url}/admin/v1/teams/bench/tokens`, { method: 'POST', headers: { authorization: 'Bearer bench-admin' } });
+  return { ...server, token: (await issued.body.json()).token };
+}
