@@ -108,7 +108,7 @@ for (const [group, us] of groups) {
 const FEATURES = [
   ['access log (pino)', /http-front\.js.*writeAccessLog|\/(pino|sonic-boom)\//],
   ['request id, Server-Timing, drain check (http-front)', /dist\/common\/http\/http-front|\/on-headers\//],
-  ['reading and parsing the body (body-parser)', /body-reader\.guard|\/(body-parser|raw-body|type-is|iconv-lite)\//],
+  ['reading and parsing the body', /body-reader\.guard|plain-json-body|\/(body-parser|raw-body|type-is|iconv-lite)\//],
   ['validation (ValidationPipe, class-validator, class-transformer)', /dist\/common\/validation|\/class-(validator|transformer)\//],
   ['authentication (token hash, credential cache)', /dist\/auth\//],
   ['admission (limits script, prompt estimate, rate-limit headers)', /dist\/limits\/|request-admission|token-estimator|\/gpt-tokenizer\//],
