@@ -42,9 +42,13 @@ export class RedisKeys {
   inflight(teamId: string): string {
     return `${this.prefix}inflight:{${teamId}}`;
   }
-  /** The teams that have had requests in flight: SET of team ids, global, read by the survivors' sweeps. */
-  inflightTeams(): string {
-    return `${this.prefix}inflight-teams`;
+  /** Every replica that has served requests: SET of replica ids, global, read by the survivors' sweeps. */
+  replicas(): string {
+    return `${this.prefix}replicas`;
+  }
+  /** The teams a replica has had requests in flight for: SET of team ids (where a sweep finds its leases). */
+  replicaTeams(replicaId: string): string {
+    return `${this.prefix}replica-teams:${replicaId}`;
   }
   /** A replica's heartbeat: present while it is alive (renewed every third of `usage.leaseSeconds`). */
   replicaAlive(replicaId: string): string {

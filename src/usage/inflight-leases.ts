@@ -31,7 +31,7 @@ const SWEEP_BATCH = 100;
 /**
  * Every admitted request is written to Redis when it is admitted: one hash entry on its team's slot, naming the
  * replica serving it. Each replica keeps a heartbeat key alive (renewed every third of `usage.leaseSeconds`,
- * expiring after it) and keeps its teams in a global set of teams with requests in flight. Accounting a request
+ * expiring after it), is listed in a global set of replicas, and lists the teams it has leased for. Accounting a request
  * removes its entry (usage-writer.ts). If its replica dies (SIGKILL, OOM, a lost node), its heartbeat expires,
  * and whichever replica sweeps first writes the usage record of each of its requests: what it reserved, marked
  * estimated, `error_code: replica_lost`. The record has the id the request's own record would have had, so if the
@@ -45,7 +45,7 @@ const SWEEP_BATCH = 100;
 @Injectable()
 export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
   private readonly open = new Map<string, LeasedRequest>();
-  /** Teams this replica has put in the global set (each is added once, and again on every renewal it serves). */
+  /** Teams this replica has listed as leased for (each added once, and again on every renewal that serves it). */
   private readonly indexedTeams = new Set<string>();
   private readonly replicaId = randomUUID();
   /** Lost requests this replica has settled lately (id -> when): their entry stays until the writer's script runs. */
@@ -93,8 +93,8 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * The team's in-flight hash, where the admission script writes the lease (`serialize`d). The team is put in the
-   * global set the sweeps read first (once per team per replica), so no lease is ever written unswept.
+   * The team's in-flight hash, where the admission script writes the lease (`serialize`d). The team is listed
+   * among this replica's teams first (once per team), so no lease is ever written where a sweep would not look.
    */
   keyFor(team: string): string {
     this.indexTeam(team);
@@ -104,7 +104,7 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
   private indexTeam(team: string): void {
     if (this.indexedTeams.has(team) || !redisReady(this.redis)) return;
     this.indexedTeams.add(team);
-    this.redis.sadd(this.keys.inflightTeams(), team).catch(() => this.indexedTeams.delete(team));
+    this.redis.sadd(this.keys.replicaTeams(this.replicaId), team).catch(() => this.indexedTeams.delete(team));
   }
 
   /** The lease as stored in Redis, naming this replica. */
@@ -133,8 +133,9 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
     return request;
   }
 
+  /** Alive for one more lease, and listed among the replicas (again: the set may have been lost with a node). */
   private heartbeat(): Promise<unknown> {
-    return this.redis.set(this.keys.replicaAlive(this.replicaId), '1', 'PX', this.leaseMs);
+    return batch([this.redis.set(this.keys.replicaAlive(this.replicaId), '1', 'PX', this.leaseMs), this.redis.sadd(this.keys.replicas(), this.replicaId)]);
   }
 
   /** Keeps this replica alive and rewrites what it serves (one pipeline). */
@@ -149,47 +150,55 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
       teams.add(request.team);
       for (const key of request.concurrencyKeys) commands.push(this.redis.zadd(key, 'XX', until, request.recordId));
     }
-    if (teams.size) commands.push(this.redis.sadd(this.keys.inflightTeams(), ...teams));
+    if (teams.size) commands.push(this.redis.sadd(this.keys.replicaTeams(this.replicaId), ...teams));
     await batch(commands); // a failed renewal is retried on the next tick
   }
 
-  /** Settles the requests of replicas whose heartbeat is gone. */
+  /**
+   * Settles the requests of replicas whose heartbeat is gone. Costs one EXISTS per known replica; only a lost
+   * replica's teams are read. A lost replica with nothing left to settle is forgotten.
+   */
   async sweep(): Promise<number> {
     if (!redisReady(this.redis)) return 0;
     let settled = 0;
     try {
-      const teams = await this.redis.smembers(this.keys.inflightTeams());
-      const entries = await batch(teams.map((team) => this.redis.hgetall(this.keys.inflight(team))));
-      const candidates: LeasedRequest[] = [];
-      for (const [error, entry] of entries) {
-        if (error) continue;
-        for (const payload of Object.values(entry as Record<string, string>)) {
-          const request = JSON.parse(payload) as LeasedRequest;
-          // Ours (open or already accounted), or written by a version without heartbeats: not for this sweep.
-          if (request.replica !== undefined && request.replica !== this.replicaId) candidates.push(request);
-        }
-      }
-      const replicas = [...new Set(candidates.map((request) => request.replica!))];
-      const alive = await batch(replicas.map((replica) => this.redis.exists(this.keys.replicaAlive(replica))));
       const now = Date.now();
-      const lost = new Set<string>();
-      const seen = new Set(replicas);
-      for (const replica of this.missingSince.keys()) if (!seen.has(replica)) this.missingSince.delete(replica);
+      const replicas = (await this.redis.smembers(this.keys.replicas())).filter((replica) => replica !== this.replicaId);
+      const alive = await batch(replicas.map((replica) => this.redis.exists(this.keys.replicaAlive(replica))));
+      const known = new Set(replicas);
+      for (const replica of this.missingSince.keys()) if (!known.has(replica)) this.missingSince.delete(replica);
+      const lost: string[] = [];
       replicas.forEach((replica, i) => {
         const [error, exists] = alive[i];
         if (error) return;
         if (exists !== 0) return void this.missingSince.delete(replica);
         const since = this.missingSince.get(replica);
         if (since === undefined) this.missingSince.set(replica, now);
-        else if (now - since >= this.leaseMs / 2) lost.add(replica);
+        else if (now - since >= this.leaseMs / 2) lost.push(replica);
       });
       for (const [id, at] of this.settledLately) if (now - at > 10 * this.leaseMs) this.settledLately.delete(id);
-      for (const request of candidates) {
+      for (const replica of lost) {
         if (settled >= SWEEP_BATCH) break;
-        if (!lost.has(request.replica!) || this.settledLately.has(request.recordId)) continue;
-        this.settledLately.set(request.recordId, now);
-        this.settleLost(request);
-        settled++;
+        const teams = await this.redis.smembers(this.keys.replicaTeams(replica));
+        const entries = await batch(teams.map((team) => this.redis.hgetall(this.keys.inflight(team))));
+        let left = 0;
+        for (const [error, entry] of entries) {
+          if (error) {
+            left++; // unread: keep the replica for the next sweep
+            continue;
+          }
+          for (const payload of Object.values(entry as Record<string, string>)) {
+            const request = JSON.parse(payload) as LeasedRequest;
+            if (request.replica !== replica) continue;
+            left++;
+            if (settled >= SWEEP_BATCH || this.settledLately.has(request.recordId)) continue;
+            this.settledLately.set(request.recordId, now);
+            this.settleLost(request);
+            settled++;
+          }
+        }
+        // Every request it had is accounted (their entries are gone): nothing more to look for.
+        if (left === 0) await batch([this.redis.srem(this.keys.replicas(), replica), this.redis.del(this.keys.replicaTeams(replica))]);
       }
     } catch (error) {
       this.logger.pino.warn({ err: error }, 'in-flight sweep failed; will retry');

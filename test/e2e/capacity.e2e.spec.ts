@@ -108,6 +108,8 @@ describe('a replica killed mid-stream', () => {
       await new Promise((r) => setTimeout(r, 1500));
       expect((await survivor.admin('GET', '/admin/v1/usage/records?team=crashers&limit=100')).body.data).toHaveLength(21);
       expect(await survivor.redis.hlen(`${survivor.prefix}inflight:{crashers}`)).toBe(0);
+      // The dead replica, with nothing left to settle, is forgotten: only the survivor is listed.
+      await eventually(async () => expect(await survivor.redis.smembers(`${survivor.prefix}replicas`)).toHaveLength(1), 10_000, 100);
     } finally {
       doomed.child.kill('SIGKILL');
       await survivor.close();
