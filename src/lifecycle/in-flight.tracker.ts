@@ -1,6 +1,4 @@
 import type { Response } from 'express';
-
-import { setMaxListeners } from 'node:events';
 import { GatewayException } from '../common/errors/gateway.exception';
 
 /**
@@ -13,11 +11,6 @@ export class InFlightTracker {
   private waiters: Array<() => void> = [];
   private readonly cut = new AbortController();
   draining = false;
-
-  constructor() {
-    // Every request in flight listens on the cut signal: thousands at once are expected, not a leak.
-    setMaxListeners(0, this.cut.signal);
-  }
 
   /** Aborts, with a `server_shutting_down` GatewayException as its reason, when the drain's grace period ends. */
   get cutSignal(): AbortSignal {
