@@ -1,5 +1,6 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { clientSource } from '../common/http/client-source';
 import { requestAbortSignal } from '../common/http/request-abort';
 import { writeJson } from '../common/http/write-json';
 import { InFlightTracker } from '../lifecycle/in-flight.tracker';
@@ -33,7 +34,7 @@ export class ChatController {
     req.ledger.operation('chat.completions');
     req.ledger.streaming(dto.stream === true);
     const signal = requestAbortSignal(req, res, this.inFlight.cutSignal);
-    const wire = chatCompletionsWire(dto);
+    const wire = chatCompletionsWire(dto, clientSource(req));
     if (dto.stream === true) {
       await this.chat.stream(dto, wire, req.ledger, res, signal);
       return;

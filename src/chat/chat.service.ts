@@ -244,7 +244,7 @@ export class ChatService {
     const { backend, upstreamModel } = deployment;
     const call = wire.native?.accepts(deployment)
       ? wire.native.call(deployment, stream)
-      : backend.adapter.buildRequest(requestFor(dto, wire, routed.config, deployment), { upstreamModel, model: routed.config }, stream);
+      : backend.adapter.buildRequest(requestFor(dto, wire, routed.config, deployment), { upstreamModel, model: routed.config }, stream, wire.source);
     const timeouts = candidate.routed.config.timeouts;
     if (timeouts?.firstByteMs !== undefined || timeouts?.idleMs !== undefined) call.timeouts = { firstByteMs: timeouts.firstByteMs, idleMs: timeouts.idleMs };
     return sendToBackend(backend, call, signal);

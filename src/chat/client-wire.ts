@@ -5,6 +5,7 @@ import type { StreamEncoder } from '../streaming/stream-encoder';
 import type { RelayOutcome } from '../streaming/stream-relay.service';
 import { OpenAiChunkEncoder } from '../streaming/openai-chunk-encoder';
 import type { ChatRequest } from '../providers/chat-request';
+import type { JsonSource } from '../providers/shared/json-splice';
 
 /**
  * The client API a chat-shaped request arrived in. The chat pipeline (routing, admission, deployments and
@@ -31,12 +32,14 @@ export interface ClientWire {
    * dropped for a model that cannot think instead of refused with a 400.
    */
   thinkingIsAHint?: boolean;
+  /** The client's own JSON body, when the request arrived as a chat completion (pass-through families copy from it). */
+  source?: JsonSource;
   /** Runs after a stream is accounted and before its closing events are written (the Responses API stores the response here). */
   beforeStreamEnd?(outcome: RelayOutcome): Promise<void>;
 }
 
 /** POST /v1/chat/completions: OpenAI chunks to every deployment, nothing native (every family translates from it). */
-export function chatCompletionsWire(request: ChatRequest): ClientWire {
+export function chatCompletionsWire(request: ChatRequest, source?: JsonSource): ClientWire {
   const includeUsage = request.stream_options?.include_usage === true;
-  return { streamEncoder: () => new OpenAiChunkEncoder(request.model, includeUsage) };
+  return { streamEncoder: () => new OpenAiChunkEncoder(request.model, includeUsage), source };
 }

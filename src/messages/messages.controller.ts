@@ -1,5 +1,6 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { clientSource } from '../common/http/client-source';
 import { requestAbortSignal } from '../common/http/request-abort';
 import { writeJson } from '../common/http/write-json';
 import { InFlightTracker } from '../lifecycle/in-flight.tracker';
@@ -26,7 +27,7 @@ export class MessagesController {
     req.ledger.streaming(dto.stream === true);
     res.setHeader('request-id', req.ledger.requestId); // Anthropic's SDKs surface it as the request id
     const signal = requestAbortSignal(req, res, this.inFlight.cutSignal);
-    const handling = this.messages.create(dto, { rawBody: req.rawBody, headers: req.headers }, req.ledger, res, signal).then((message) => {
+    const handling = this.messages.create(dto, { source: clientSource(req), headers: req.headers }, req.ledger, res, signal).then((message) => {
       if (message) writeJson(res, message);
     });
     this.usage.hold(req, handling); // the usage record waits for what this request relayed to be counted
@@ -39,7 +40,7 @@ export class MessagesController {
   async countTokens(@Body() dto: MessagesPromptDto, @Req() req: Request, @Res() res: Response): Promise<void> {
     res.setHeader('request-id', req.ledger.requestId);
     const signal = requestAbortSignal(req, res, this.inFlight.cutSignal);
-    const count = await this.messages.countTokens(dto, { rawBody: req.rawBody, headers: req.headers }, req.ledger, signal);
+    const count = await this.messages.countTokens(dto, { source: clientSource(req), headers: req.headers }, req.ledger, signal);
     res.setHeader('x-switchyard-token-count', count.estimated ? 'estimated' : 'exact');
     writeJson(res, { input_tokens: count.input_tokens });
   }

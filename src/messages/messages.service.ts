@@ -15,10 +15,12 @@ import { chatMessages, messagesToChat, toolFields } from './messages-to-chat';
 import { MessagesStreamEncoder } from './messages-stream-encoder';
 import { NativeMessagesEncoder } from './native-stream-encoder';
 import { nativeBody, speaksMessages } from './native-body';
+import type { JsonSource } from '../providers/shared/json-splice';
 
 /** What the client sent besides the validated body: what a native call forwards. */
 export interface MessagesCall {
-  rawBody?: Buffer;
+  /** The client's own body, when it may be forwarded (an Anthropic backend takes it as it came). */
+  source?: JsonSource;
   headers: IncomingHttpHeaders;
 }
 
@@ -65,7 +67,7 @@ export class MessagesService {
     }
     const deployment = route.deployments[0];
     if (speaksMessages(deployment)) {
-      const body = nativeBody(dto, call.rawBody, deployment.upstreamModel);
+      const body = nativeBody(dto, call.source, deployment.upstreamModel);
       const upstream = await sendToBackend(deployment.backend, deployment.backend.adapter.nativeCall!({ api: 'messages.count_tokens', body, stream: false, clientHeaders: call.headers }), signal);
       const counted = (await upstream.body.json()) as { input_tokens?: unknown };
       if (typeof counted?.input_tokens === 'number') return { input_tokens: counted.input_tokens, estimated: false };
@@ -79,7 +81,7 @@ export class MessagesService {
       native: {
         accepts: speaksMessages,
         call: (deployment, stream) =>
-          deployment.backend.adapter.nativeCall!({ api: 'messages', body: nativeBody(dto, call.rawBody, deployment.upstreamModel), stream, clientHeaders: call.headers }),
+          deployment.backend.adapter.nativeCall!({ api: 'messages', body: nativeBody(dto, call.source, deployment.upstreamModel), stream, clientHeaders: call.headers }),
       },
       streamEncoder: (_deployment, native) =>
         native ? new NativeMessagesEncoder(dto.model) : new MessagesStreamEncoder(dto.model, reservationEstimate(promptTexts(request.messages, request.tools))),

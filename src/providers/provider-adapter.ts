@@ -5,12 +5,14 @@ import type { ModelConfig } from '../config/config.schema';
 import type { ChatCompletion, ChatCompletionChunk } from './shared/openai-types';
 import type { BackendClient } from './shared/upstream-client';
 import type { SseEvent } from './shared/sse';
+import type { JsonSource } from './shared/json-splice';
 
 /** One HTTP request to an upstream, as an adapter builds it. */
 export interface UpstreamCall {
   path: string;
   headers: Record<string, string>;
-  body: string;
+  /** JSON text, or its UTF-8 bytes when assembled from the client's own (shared/json-splice.ts). */
+  body: string | Buffer;
   /** A model's own timeouts, over the backend's (set by the chat service, not the adapters). */
   timeouts?: { firstByteMs?: number; idleMs?: number };
 }
@@ -26,8 +28,8 @@ export type NativeApi = 'messages' | 'messages.count_tokens' | 'responses';
 
 export interface NativeRequest {
   api: NativeApi;
-  /** The client's JSON body, the model already replaced by the deployment's. */
-  body: string;
+  /** The client's JSON body, the model already replaced by the deployment's (its bytes, where copied from the client's). */
+  body: string | Buffer;
   stream: boolean;
   /** The client's headers: the family forwards the ones its API defines (Anthropic: anthropic-version, anthropic-beta). */
   clientHeaders: Record<string, string | string[] | undefined>;
@@ -61,7 +63,11 @@ export interface ProviderAdapter {
   readonly family: string;
   /** Vendor rules checked before any upstream call; throws a 400 that names the rule. */
   validate?(request: ChatRequest, target: CallTarget): void;
-  buildRequest(request: ChatRequest, target: CallTarget, stream: boolean): UpstreamCall;
+  /**
+   * The upstream call for a chat request. `source` is the client's own body when the request arrived as a chat
+   * completion: a family that passes requests through may copy its unchanged parts (shared/json-splice.ts).
+   */
+  buildRequest(request: ChatRequest, target: CallTarget, stream: boolean, source?: JsonSource): UpstreamCall;
   /** The upstream's 2xx JSON body -> an OpenAI chat.completion. */
   parseResponse(body: unknown): ChatCompletion;
   createStreamMapper(): StreamMapper;

@@ -78,6 +78,20 @@ describe('Anthropic Messages API', () => {
       expect(anthropic.last().body).toEqual({ ...body, model: 'claude-echo' });
     });
 
+    it('sends a big body for a renamed model as the client wrote it, only the model written anew', async () => {
+      // Escapes a serialiser would not write: they reach the backend only if the client's bytes were copied.
+      const messages = `[ {"role": "user", "content": "${'caf\\u00e9 \\/ '.repeat(3000)}"} ]`;
+      const response = await fetch(`${gw.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': token, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+        body: `{"model": "claude-alias", "max_tokens": 16, "messages": ${messages}}`,
+      });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { model: string }).model).toBe('claude-alias');
+      expect(anthropic.last().text).toContain(`"messages": ${messages}`);
+      expect(anthropic.last().body).toEqual({ model: 'claude-echo', max_tokens: 16, messages: JSON.parse(messages) });
+    });
+
     it('streams the upstream events unchanged except the model name, and accounts the usage', async () => {
       const { token: own } = await gw.teamToken('messages-native-stream');
       const stream = new Anthropic({ apiKey: own, baseURL: gw.url, maxRetries: 0 }).messages.stream({

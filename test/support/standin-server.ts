@@ -6,6 +6,8 @@ export interface RecordedRequest {
   path: string;
   headers: IncomingHttpHeaders;
   body: Record<string, any>;
+  /** The body's text exactly as it arrived. */
+  text: string;
 }
 
 /** The HTTP plumbing every stand-in vendor server shares: listen, record requests, stop. */
@@ -43,7 +45,8 @@ export abstract class StandInServer {
   private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const recorded: RecordedRequest = { path: req.url ?? '', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') };
+    const text = Buffer.concat(chunks).toString('utf8');
+    const recorded: RecordedRequest = { path: req.url ?? '', headers: req.headers, body: JSON.parse(text || '{}'), text };
     this.requests.push(recorded);
     await this.handle(recorded, req, res);
   }

@@ -13,13 +13,13 @@ describe('OpenAI adapter', () => {
   it('forwards unknown fields, swaps in the upstream model, and drops gateway-only fields', () => {
     const call = adapter.buildRequest(request({ seed: 1, tools: [], thinking: { type: 'disabled' }, stream: false }), target, false);
     expect(call.path).toBe('/chat/completions');
-    expect(JSON.parse(call.body)).toEqual({ model: 'gpt-4o-2024-08-06', messages: [{ role: 'user', content: 'hi' }], seed: 1, tools: [] });
+    expect(JSON.parse(call.body.toString())).toEqual({ model: 'gpt-4o-2024-08-06', messages: [{ role: 'user', content: 'hi' }], seed: 1, tools: [] });
     expect(call.headers).toEqual({ 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer sk-up', 'openai-organization': 'org-1' });
   });
 
   it('always asks a stream for usage, keeping other stream options', () => {
     const call = adapter.buildRequest(request({ stream: true, stream_options: { include_obfuscation: false } }), target, true);
-    expect(JSON.parse(call.body)).toMatchObject({ stream: true, stream_options: { include_obfuscation: false, include_usage: true } });
+    expect(JSON.parse(call.body.toString())).toMatchObject({ stream: true, stream_options: { include_obfuscation: false, include_usage: true } });
     expect(call.headers.accept).toBe('text/event-stream');
   });
 

@@ -9,7 +9,10 @@ import { isPlainJson, readPlainJson } from './plain-json-body';
 
 declare module 'express-serve-static-core' {
   interface Request {
-    /** The body's bytes as received, kept only where a route forwards them unchanged. */
+    /**
+     * The body's bytes as received (UTF-8 JSON), kept only on routes that may forward them: Messages requests to
+     * an Anthropic backend, chat completions to an OpenAI-compatible one (providers/shared/json-splice.ts).
+     */
     rawBody?: Buffer;
   }
 }
@@ -40,9 +43,9 @@ export class BodyReaderGuard implements CanActivate {
     this.parse = express.json({
       limit: config.server.maxBodyBytes,
       type: ['application/json', 'application/*+json'],
-      // Messages requests may go to an Anthropic backend as the bytes the client sent (messages/native-body.ts).
-      verify: (req, _res, bytes) => {
-        if (speaksAnthropic((req as Request).path)) (req as Request).rawBody = bytes;
+      // Bytes in another charset (UTF-16...) are not what an upstream reads as JSON: those bodies are re-serialised.
+      verify: (req, _res, bytes, encoding) => {
+        if (encoding === 'utf-8' && forwardsClientBytes((req as Request).path)) (req as Request).rawBody = bytes;
       },
     });
   }
@@ -54,7 +57,7 @@ export class BodyReaderGuard implements CanActivate {
     if (isPlainJson(req)) {
       const { body, bytes } = await readPlainJson(req, this.config.server.maxBodyBytes, () => this.tooLarge());
       req.body = body;
-      if (speaksAnthropic(req.path)) req.rawBody = bytes;
+      if (forwardsClientBytes(req.path)) req.rawBody = bytes;
     } else await this.parseWithBodyParser(req, http.getResponse<Response>());
     if (depthExceeds(req.body, MAX_BODY_DEPTH)) {
       throw new GatewayException('invalid_json', `The request body nests JSON more than ${MAX_BODY_DEPTH} levels deep.`);
@@ -93,6 +96,11 @@ export class BodyReaderGuard implements CanActivate {
     }
     return toGatewayException(error, this.logger.pino);
   }
+}
+
+/** Routes whose body may reach an upstream as the client's bytes (messages/native-body.ts, providers/shared/json-splice.ts). */
+function forwardsClientBytes(path: string): boolean {
+  return path === '/v1/chat/completions' || speaksAnthropic(path);
 }
 
 function hasBody(req: Request): boolean {

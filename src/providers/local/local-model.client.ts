@@ -76,7 +76,7 @@ export class LocalModelClient implements BackendClient {
       });
     }
     if (!this.isReady) await this.whenReady();
-    const request = JSON.parse(call.body) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const request = JSON.parse(call.body.toString()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     if (call.path === '/embeddings') return this.sendEmbedding(request as { model: string; input: string | string[] | number[] | number[][]; dimensions?: number }, signal);
     const thoughtBudget = this.thoughtBudget(request.thinking);
     const id = this.nextId++;

@@ -8,6 +8,7 @@ import { effortFor, normalizeReasoningField, requestedThinking } from '../shared
 import { parseErrorBody, parseStreamEvent } from '../shared/json';
 import { mapUpstreamError } from '../shared/upstream-errors';
 import type { SseEvent } from '../shared/sse';
+import { spliceJson, type JsonSource } from '../shared/json-splice';
 
 /** Fields the gateway consumes itself and never forwards as-is. */
 const GATEWAY_ONLY_FIELDS = ['thinking'] as const;
@@ -35,7 +36,7 @@ export class OpenAIAdapter implements ProviderAdapter {
     return { path: '/responses', headers, body: request.body };
   }
 
-  buildRequest(request: ChatRequest, target: CallTarget, stream: boolean): UpstreamCall {
+  buildRequest(request: ChatRequest, target: CallTarget, stream: boolean, source?: JsonSource): UpstreamCall {
     const body: Record<string, unknown> = { ...request, model: target.upstreamModel };
     for (const field of GATEWAY_ONLY_FIELDS) delete body[field];
     applyThinking(body, request, target);
@@ -53,7 +54,7 @@ export class OpenAIAdapter implements ProviderAdapter {
       accept: stream ? 'text/event-stream' : 'application/json',
     };
     if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
-    return { path: '/chat/completions', headers, body: JSON.stringify(body) };
+    return { path: '/chat/completions', headers, body: (source && spliceJson(source, body)) ?? JSON.stringify(body) };
   }
 
   parseResponse(body: unknown): ChatCompletion {
