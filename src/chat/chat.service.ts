@@ -15,7 +15,7 @@ import { StreamRelay } from '../streaming/stream-relay.service';
 import { TokenCounter } from '../usage/token-counter';
 import { RequestAdmission } from '../usage/request-admission';
 import { PriceBook } from '../billing/price-book';
-import { fillReasoningTokens, promptTexts, reservationEstimate, roughEstimate, type PromptTexts } from '../usage/token-estimator';
+import { promptTexts, reservationEstimate, type PromptTexts } from '../usage/token-estimator';
 import type { ChatRequest } from '../providers/chat-request';
 import type { ClientWire } from './client-wire';
 
@@ -85,7 +85,7 @@ export class ChatService {
     completion.model = dto.model;
     const reasoning = completion.choices.map((choice) => choice.message.reasoning_content).filter((text): text is string => typeof text === 'string' && text !== '');
     if (completion.usage) {
-      const reasoningCounted = fillReasoningTokens(completion.usage, reasoning);
+      const reasoningCounted = await this.counter.fillReasoningTokens(completion.usage, reasoning);
       ledger.counted({ ...countsFrom(completion.usage), estimated: reasoningCounted });
     } else {
       ledger.counted(await this.estimated(prompt(), [...completion.choices.map((choice) => String(choice.message.content ?? '')), ...reasoning]));
@@ -223,7 +223,6 @@ export class ChatService {
       model: dto.model,
       stream: dto.stream === true,
       promptEstimate: () => reservationEstimate(prompt()),
-      roughPrompt: () => roughEstimate(prompt()),
       completionAllowance: (dto.max_completion_tokens ?? dto.max_tokens ?? this.config.limits.defaultCompletionReservation) * (dto.n ?? 1),
     });
   }

@@ -12,7 +12,7 @@ import { RequestAdmission } from '../usage/request-admission';
 import type { RequestLedger } from '../usage/request-ledger';
 import { TokenCounter } from '../usage/token-counter';
 import { PriceBook } from '../billing/price-book';
-import { reservationEstimate, roughEstimate, type PromptTexts } from '../usage/token-estimator';
+import { reservationEstimate, type PromptTexts } from '../usage/token-estimator';
 import type { EmbeddingRequestDto } from './dto/embedding-request.dto';
 
 /**
@@ -53,7 +53,6 @@ export class EmbeddingsService {
             model: dto.model,
             stream: false,
             promptEstimate: () => tokenArrays(dto.input) ?? reservationEstimate(prompt),
-            roughPrompt: () => tokenArrays(dto.input) ?? roughEstimate(prompt),
             completionAllowance: 0,
           }),
         attempt: (candidate, callSignal) => this.send(candidate, dto, callSignal),

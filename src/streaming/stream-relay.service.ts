@@ -8,7 +8,7 @@ import { MetricsService } from '../metrics/metrics.service';
 import type { StreamMapper } from '../providers/provider-adapter';
 import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-types';
 import { readSse } from '../providers/shared/sse';
-import { fillReasoningTokens } from '../usage/token-estimator';
+import { TokenCounter } from '../usage/token-counter';
 import { AbortedWithUsage, isAbort, replyError, type UpstreamResponse } from '../providers/shared/upstream-client';
 import { openSse, writeSseComment } from './sse-writer';
 import type { StreamEncoder } from './stream-encoder';
@@ -54,6 +54,7 @@ export class StreamRelay {
     private readonly config: GatewayConfig,
     private readonly logger: AppLogger,
     private readonly metrics: MetricsService,
+    private readonly counter: TokenCounter,
   ) {}
 
   /**
@@ -83,7 +84,7 @@ export class StreamRelay {
             const textBefore = outcome.relayedText.length;
             for (const chunk of step.chunks) {
               if (chunk.usage) {
-                outcome.reasoningEstimated = fillReasoningTokens(chunk.usage, outcome.reasoningText) || outcome.reasoningEstimated;
+                outcome.reasoningEstimated = (await this.counter.fillReasoningTokens(chunk.usage, outcome.reasoningText)) || outcome.reasoningEstimated;
                 outcome.usage = chunk.usage;
               }
               if (chunk.choices?.some((choice) => choice.finish_reason)) sawFinish = true;

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { UsageModule } from '../usage/usage.module';
 import { StreamRelay } from './stream-relay.service';
 
-@Module({ providers: [StreamRelay], exports: [StreamRelay] })
+@Module({ imports: [UsageModule], providers: [StreamRelay], exports: [StreamRelay] })
 export class StreamingModule {}

@@ -12,10 +12,8 @@ import type { RequestLedger } from './request-ledger';
 export interface AdmissionRequest {
   model: string;
   stream: boolean;
-  /** The prompt's tokens as token limits reserve them (called only when one applies). */
+  /** The prompt's tokens as token limits reserve them, and as the in-flight lease records them (no tokenizer). */
   promptEstimate: () => number;
-  /** A cheap count for the in-flight lease when no token limit applies (no tokenizer). */
-  roughPrompt: () => number;
   /** Completion tokens reserved on top (0 for an operation that generates none). */
   completionAllowance: number;
   /** The price of the deployment the request goes to first (budgets reserve its worst case); undefined: unknown. */
@@ -54,8 +52,8 @@ export class RequestAdmission {
       backend: ledger.backend ?? '',
       upstreamModel: ledger.upstreamModel ?? '',
       stream: request.stream,
-      // If this replica dies, the survivor bills what was reserved (or, with no token limit, a rough prompt count).
-      promptTokens: reserves ? promptEstimate() : request.roughPrompt(),
+      // If this replica dies, the survivor bills what was reserved (with no token limit, the prompt's estimate).
+      promptTokens: promptEstimate(),
       completionTokens: reserves ? request.completionAllowance : 0,
       admittedAt: Date.now(),
       concurrencyKeys,

@@ -3,26 +3,41 @@ import { Worker } from 'node:worker_threads';
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { AppLogger } from '../common/logging/logger';
 import type { CountJob } from './token-counter.worker';
-import { BYTES_PER_RESERVED_TOKEN, countPrompt, EXACT_UP_TO_BYTES, type PromptTexts } from './token-estimator';
+import { bytesEstimate, type PromptTexts } from './token-estimator';
 
 /** The compiled worker (under ts-jest this file is .ts, so use the build's copy). */
 function workerScript(): string {
   return __filename.endsWith('.ts') ? resolve(__dirname, '../../dist/usage/token-counter.worker.js') : join(__dirname, 'token-counter.worker.js');
 }
 
+/** A worker with nothing to count for this long is stopped (its tables are ~70 MB of the process's memory). */
+const IDLE_STOP_MS = 60_000;
+
 /**
- * Exact token counts of texts that may be large (a 100k-token prompt, a long relayed answer), in a worker
- * thread: counting 100k tokens takes ~30 ms of CPU, which on the event loop would stall every other request on
- * the replica. Small texts are counted in place (a round trip to the worker costs more than they do). If the
- * worker cannot count (it crashed), the answer is the reservation's estimate, so accounting never waits forever.
+ * Exact token counts, always in a worker thread, started when a count is needed and stopped when idle.
+ *
+ * Counting is rare: the upstream reports exact usage for every answer that completes, so the gateway counts only
+ * what no usage came back for (an abandoned stream, a server that never sends usage), reasoning a backend did
+ * not count, and Messages `count_tokens` without an Anthropic backend. The o200k tables cost ~200 ms of CPU and
+ * ~70 MB to load, and counting 100k tokens ~30 ms: neither belongs on the event loop or the main heap. The first
+ * count after an idle spell waits for the worker to load (a few hundred ms, off the event loop). If the worker
+ * cannot count (it crashed), the answer is one token per 3 bytes, so accounting never waits forever.
  */
 @Injectable()
 export class TokenCounter implements OnApplicationShutdown {
+  /** How long the worker may sit idle before it is stopped (lowered by tests). */
+  idleStopMs = IDLE_STOP_MS;
   private worker?: Worker;
+  private idleTimer?: NodeJS.Timeout;
   private readonly pending = new Map<number, (total: number | undefined) => void>();
   private nextId = 1;
 
   constructor(private readonly logger: AppLogger) {}
+
+  /** The worker's thread id while it runs (for tests and diagnostics). */
+  get workerThreadId(): number | undefined {
+    return this.worker?.threadId;
+  }
 
   /** The exact count of a prompt (its fixed format tokens plus its texts). */
   async prompt(prompt: PromptTexts): Promise<number> {
@@ -30,20 +45,30 @@ export class TokenCounter implements OnApplicationShutdown {
   }
 
   /** The exact count of texts, each counted on its own. */
-  async texts(texts: string[]): Promise<number> {
-    let bytes = 0;
-    for (const text of texts) bytes += text.length;
-    if (bytes <= EXACT_UP_TO_BYTES) return countPrompt({ fixed: 0, texts });
-    const counted = await this.inWorker(texts);
-    return counted ?? Math.ceil(texts.reduce((sum, text) => sum + Buffer.byteLength(text, 'utf8'), 0) / BYTES_PER_RESERVED_TOKEN);
+  async texts(texts: readonly string[]): Promise<number> {
+    if (texts.every((text) => text === '')) return 0;
+    return (await this.inWorker(texts)) ?? bytesEstimate(texts);
+  }
+
+  /**
+   * Sets `completion_tokens_details.reasoning_tokens` from the reasoning text when the upstream sent reasoning
+   * but did not count it. True when it had to count.
+   */
+  async fillReasoningTokens(usage: { completion_tokens_details?: Record<string, number> }, reasoningText: readonly string[]): Promise<boolean> {
+    if (reasoningText.length === 0 || typeof usage.completion_tokens_details?.reasoning_tokens === 'number') return false;
+    const reasoning = await this.texts([reasoningText.join('')]);
+    usage.completion_tokens_details = { ...usage.completion_tokens_details, reasoning_tokens: reasoning };
+    return true;
   }
 
   onApplicationShutdown(): Promise<number> | undefined {
+    clearTimeout(this.idleTimer);
     return this.worker?.terminate();
   }
 
-  private inWorker(texts: string[]): Promise<number | undefined> {
+  private inWorker(texts: readonly string[]): Promise<number | undefined> {
     const worker = this.ensureWorker();
+    clearTimeout(this.idleTimer);
     const id = this.nextId++;
     return new Promise((resolveCount) => {
       this.pending.set(id, resolveCount);
@@ -58,6 +83,7 @@ export class TokenCounter implements OnApplicationShutdown {
     worker.on('message', (message: { id: number; total: number }) => {
       this.pending.get(message.id)?.(message.total);
       this.pending.delete(message.id);
+      if (this.pending.size === 0) this.stopWhenIdle(worker);
     });
     const fail = (reason: string) => {
       if (this.worker !== worker) return;
@@ -70,5 +96,15 @@ export class TokenCounter implements OnApplicationShutdown {
     worker.on('exit', (code) => fail(`exit ${code}`));
     this.worker = worker;
     return worker;
+  }
+
+  private stopWhenIdle(worker: Worker): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.worker !== worker || this.pending.size) return;
+      this.worker = undefined; // before terminate: its exit is not a failure
+      void worker.terminate();
+    }, this.idleStopMs);
+    this.idleTimer.unref();
   }
 }

@@ -7,7 +7,7 @@ import { countTokens, loadTokenizer } from './token-estimator';
 
 export interface CountJob {
   id: number;
-  texts: string[];
+  texts: readonly string[];
 }
 
 loadTokenizer();

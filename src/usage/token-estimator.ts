@@ -4,19 +4,23 @@
  * sends usage). A real BPE tokenizer (o200k_base, GPT-4o's), never characters/4, for every count that is
  * billed; for other model families it is an estimate, and records say so.
  *
- * Two rules keep this off the critical path (docs/architecture.md):
+ * Three rules keep this off the critical path (docs/architecture.md):
  * - No input costs more than linear time. BPE is quadratic in the length of one pre-token, and a pre-token can
  *   be a whole run of one letter (200 KB of "a" took 28 s), so runs longer than MAX_RUN are counted in pieces.
  * - The admission only needs a cheap, safe estimate: the upstream reports exact counts for every answer that
- *   completes, and the reservation is settled to them. Prompts with more than EXACT_UP_TO_BYTES of text are
- *   reserved at one token per 3 UTF-8 bytes (o200k averages over 4 on English text); exact counting of large
- *   texts happens in a worker thread (token-counter.ts), only when no usage came back.
- *
- * The encoder's tables cost ~200 ms of CPU and ~70 MB of RSS to load. They are loaded once at boot
- * (`loadTokenizer`), because loading them on first use would stall every in-flight request on that replica.
+ *   completes, and the reservation is settled to them. Prompts are reserved at one token per 3 UTF-8 bytes
+ *   (o200k averages over 4 on English text), with no tokenizer (`reservationEstimate`).
+ * - Exact counts (`countTokens`) run only in the token counter's worker thread (token-counter.ts), started when a
+ *   count is needed: the encoder's tables cost ~200 ms of CPU and ~70 MB of memory to load, which neither the
+ *   event loop nor the main heap carries.
  */
 type CountTokens = (text: string) => number;
 let countTokensImpl: CountTokens | undefined;
+
+/** Whether this thread has loaded the encoder's tables (only the token counter's worker should). */
+export function tokenizerLoaded(): boolean {
+  return countTokensImpl !== undefined;
+}
 
 export function loadTokenizer(): CountTokens {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -88,46 +92,20 @@ export function promptTexts(messages: readonly MessageLike[], tools?: unknown): 
   return out;
 }
 
-/** The prompt's exact tokens as OpenAI's chat format counts them (each text counted on its own). */
-export function countPrompt(prompt: PromptTexts): number {
-  let total = prompt.fixed;
-  for (const text of prompt.texts) total += countTokens(text);
-  return total;
-}
-
-/** Shorthand: the exact count of a chat prompt. */
-export function estimatePromptTokens(messages: readonly MessageLike[], tools?: unknown): number {
-  return countPrompt(promptTexts(messages, tools));
-}
-
-/** Prompts with at most this much text are counted exactly at admission (well under a millisecond). */
-export const EXACT_UP_TO_BYTES = 4096;
-/** Larger ones are reserved at one token per this many UTF-8 bytes. */
+/** Prompts are reserved at one token per this many UTF-8 bytes. */
 export const BYTES_PER_RESERVED_TOKEN = 3;
 
 /**
- * What token limits reserve for a prompt at admission: exact for small prompts, one token per 3 bytes for
- * larger ones (no tokenizer on the event loop for a 100k-token prompt). Settled to the real count at the end.
+ * What token limits reserve for a prompt at admission, and what a lease records: one token per 3 UTF-8 bytes
+ * of its texts plus the format's fixed tokens, with no tokenizer. Settled to the real count at the end.
  */
 export function reservationEstimate(prompt: PromptTexts): number {
-  let bytes = 0;
-  for (const text of prompt.texts) bytes += Buffer.byteLength(text, 'utf8');
-  return bytes <= EXACT_UP_TO_BYTES ? countPrompt(prompt) : prompt.fixed + Math.ceil(bytes / BYTES_PER_RESERVED_TOKEN);
+  return prompt.fixed + bytesEstimate(prompt.texts);
 }
 
-/** A bound with no tokenizer at all (one token per 3 bytes), for records that only need an order of magnitude. */
-export function roughEstimate(prompt: PromptTexts): number {
+/** One token per 3 UTF-8 bytes of `texts`. */
+export function bytesEstimate(texts: readonly string[]): number {
   let bytes = 0;
-  for (const text of prompt.texts) bytes += Buffer.byteLength(text, 'utf8');
-  return prompt.fixed + Math.ceil(bytes / BYTES_PER_RESERVED_TOKEN);
-}
-
-/**
- * Sets `completion_tokens_details.reasoning_tokens` from the reasoning text when the
- * upstream sent reasoning but did not count it. True when it had to count.
- */
-export function fillReasoningTokens(usage: { completion_tokens_details?: Record<string, number> }, reasoningText: readonly string[]): boolean {
-  if (reasoningText.length === 0 || typeof usage.completion_tokens_details?.reasoning_tokens === 'number') return false;
-  usage.completion_tokens_details = { ...usage.completion_tokens_details, reasoning_tokens: countTokens(reasoningText.join('')) };
-  return true;
+  for (const text of texts) bytes += Buffer.byteLength(text, 'utf8');
+  return Math.ceil(bytes / BYTES_PER_RESERVED_TOKEN);
 }

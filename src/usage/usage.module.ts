@@ -1,4 +1,4 @@
-import { Module, type OnModuleInit } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { LimitsModule } from '../limits/limits.module';
 import { TeamsModule } from '../teams/teams.module';
 import { AdminUsageController, TeamUsageController } from './usage.controller';
@@ -8,7 +8,6 @@ import { UsageWriter } from './usage-writer';
 import { InflightLeases } from './inflight-leases';
 import { RequestAdmission } from './request-admission';
 import { TokenCounter } from './token-counter';
-import { loadTokenizer } from './token-estimator';
 
 @Module({
   imports: [LimitsModule, TeamsModule],
@@ -16,8 +15,4 @@ import { loadTokenizer } from './token-estimator';
   providers: [UsageWriter, UsageRecorder, UsageQueryService, TokenCounter, InflightLeases, RequestAdmission],
   exports: [UsageWriter, UsageRecorder, TokenCounter, InflightLeases, RequestAdmission],
 })
-export class UsageModule implements OnModuleInit {
-  onModuleInit(): void {
-    loadTokenizer();
-  }
-}
+export class UsageModule {}

@@ -1,10 +1,11 @@
-import { countTokens } from 'gpt-tokenizer'; // its default encoding is o200k_base
 import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 /** What the gateway reserves for a one-message prompt: OpenAI's chat-format count (o200k_base). */
-const promptEstimate = (content: string) => 3 + 3 + countTokens('user') + countTokens(content);
+// What admission reserves for a one-message prompt: OpenAI's format tokens (3 per message, 3 priming the reply)
+// plus one token per 3 UTF-8 bytes of its texts (no tokenizer at admission).
+const promptEstimate = (content: string) => 3 + 3 + Math.ceil(Buffer.byteLength(`user${content}`) / 3);
 const ask = (content: string, max_tokens?: number) => ({ model: 'echo', messages: [{ role: 'user', content }], ...(max_tokens ? { max_tokens } : {}) });
 
 /** Fixed windows: keep a per-minute test inside one minute. */

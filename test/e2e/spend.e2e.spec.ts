@@ -38,6 +38,12 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     await Promise.all([openai.stop(), anthropic.stop()]);
   });
 
+  /** Each record by the model the client asked for: records are listed newest written first, and a record
+   *  waiting on the tokenizer worker (an aborted stream's estimate) can be written after a later request's. */
+  async function recordsByModel(team: string, count: number): Promise<Record<string, any>> {
+    return Object.fromEntries((await records(team, count)).map((record) => [record.model, record]));
+  }
+
   async function records(team: string, count: number): Promise<any[]> {
     return eventually(async () => {
       const { body } = await gw.admin('GET', `/admin/v1/usage/records?team=${team}&limit=50`);
@@ -64,7 +70,7 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     // The Anthropic stand-in reads 4 prompt tokens from its cache (and writes 2) on every answer.
     await new Anthropic({ apiKey: token, baseURL: gw.url, maxRetries: 0 }).messages.create({ model: 'priced-claude', max_tokens: 50, messages: [{ role: 'user', content: 'hello cache' }] });
     await gw.openai(token).chat.completions.create({ model: 'priced-reasoner', messages: [{ role: 'user', content: 'think' }] });
-    const [reasoner, claude] = await records('spend-kinds', 2);
+    const { 'priced-reasoner': reasoner, 'priced-claude': claude } = await recordsByModel('spend-kinds', 2);
     expect(claude.cached_tokens).toBe(4);
     expect(claude.cost_nanos).toBe(nanos({ uncached: claude.prompt_tokens - 4, cached: 4, completion: claude.completion_tokens }, { uncached: 3, cached: 0.3, completion: 15 }));
     expect(reasoner.reasoning_tokens).toBeGreaterThan(0);
@@ -87,7 +93,7 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     await iterator.next().catch(() => undefined);
     await client.chat.completions.create({ model: 'per-deployment', messages: [{ role: 'user', content: 'x y' }] });
     await client.chat.completions.create({ model: 'team-mini', messages: [{ role: 'user', content: 'x y z' }] });
-    const [mini, deployment, aborted] = await records('spend-more', 3);
+    const { 'team-mini': mini, 'per-deployment': deployment, 'priced-slow': aborted } = await recordsByModel('spend-more', 3);
     expect(aborted).toMatchObject({ outcome: 'aborted', estimated: true, cost_estimated: true });
     expect(aborted.cost_nanos).toBe(nanos({ prompt: aborted.prompt_tokens, completion: aborted.completion_tokens }, { prompt: 2, completion: 8 }));
     expect(deployment.cost_nanos).toBe((deployment.prompt_tokens + deployment.completion_tokens) * 1000);

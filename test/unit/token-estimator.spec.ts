@@ -1,5 +1,5 @@
 import { countTokens as exactCount } from 'gpt-tokenizer'; // its default encoding is o200k_base
-import { countTokens, EXACT_UP_TO_BYTES, MAX_RUN, promptTexts, reservationEstimate, countPrompt } from '../../src/usage/token-estimator';
+import { countTokens, MAX_RUN, promptTexts, reservationEstimate } from '../../src/usage/token-estimator';
 
 describe('token estimator', () => {
   it('counts ordinary text exactly (o200k_base)', () => {
@@ -25,13 +25,14 @@ describe('token estimator', () => {
     expect(countTokens('a'.repeat(200_000))).toBeGreaterThan(200_000 / MAX_RUN);
   });
 
-  it('reserves small prompts exactly and large ones at one token per 3 bytes', () => {
+  it('reserves prompts at one token per 3 UTF-8 bytes plus the format tokens, with no tokenizer', () => {
     const small = promptTexts([{ role: 'user', content: 'hello there' }]);
-    expect(reservationEstimate(small)).toBe(3 + 3 + exactCount('user') + exactCount('hello there'));
-    const bigText = 'word '.repeat(EXACT_UP_TO_BYTES);
+    expect(reservationEstimate(small)).toBe(3 + 3 + Math.ceil('userhello there'.length / 3));
+    const bigText = 'word '.repeat(4096);
     const big = promptTexts([{ role: 'user', content: bigText }]);
     expect(reservationEstimate(big)).toBe(3 + 3 + Math.ceil((4 + bigText.length) / 3));
     // For English text that is more than the exact count: a safe reservation.
-    expect(reservationEstimate(big)).toBeGreaterThan(countPrompt(big));
+    expect(reservationEstimate(big)).toBeGreaterThan(3 + 3 + exactCount('user') + exactCount(bigText));
+    expect(reservationEstimate(promptTexts([{ role: 'user', content: 'é' }]))).toBe(3 + 3 + Math.ceil(6 / 3)); // bytes, not characters
   });
 });
