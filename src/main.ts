@@ -2,8 +2,10 @@ import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config/config.loader';
 import { startGateway } from './bootstrap';
 import { assertRedisReachable, RedisUnreachableError } from './redis/redis-preflight';
+import { limitHeapGrowth } from './lifecycle/heap-growth';
 
 async function main(): Promise<void> {
+  limitHeapGrowth();
   let config;
   try {
     config = loadConfig();
