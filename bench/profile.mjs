@@ -2,7 +2,7 @@
 // Where does a request's CPU go? Runs the stand-in upstream and Switchyard (production-like config, as in
 // bench/gateway.mjs) under `node --cpu-prof`, loads it with autocannon, and prints self time grouped by
 // package / source file, then the top functions. node bench/profile.mjs [--stream] [--duration S]
-// [--chunks N] (after npm run build; needs Redis). The raw .cpuprofile is kept for Chrome DevTools.
+// [--chunks N] [--connections N] [--big] (after npm run build; needs Redis). The raw .cpuprofile is kept for Chrome DevTools.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -18,6 +18,8 @@ const big = args.includes('--big');
 const duration = args.includes('--duration') ? Number(args[args.indexOf('--duration') + 1]) : 10;
 // --chunks N: streams of N chunks (the stand-in's bench-N model), to see what a relayed chunk costs.
 const chunks = args.includes('--chunks') ? Number(args[args.indexOf('--chunks') + 1]) : undefined;
+// --connections N: concurrent connections (32 by default; 1 is the big-prompt scenario's one request at a time).
+const connections = args.includes('--connections') ? Number(args[args.indexOf('--connections') + 1]) : 32;
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-profile-'));
 const upstream = await start(join(root, 'bench/standin-upstream.mjs'), {});
@@ -33,7 +35,7 @@ const load = (seconds) =>
   autocannon({
     url: `${gateway.url}/v1/chat/completions`,
     method: 'POST',
-    connections: 32,
+    connections,
     duration: seconds,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: big ? 'The quick brown fox jumps over the lazy dog near the riverbank today. '.repeat(7150) : 'Say something.' }], ...(stream ? { stream: true } : {}) }),

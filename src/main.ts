@@ -2,10 +2,10 @@ import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config/config.loader';
 import { startGateway } from './bootstrap';
 import { assertRedisReachable, RedisUnreachableError } from './redis/redis-preflight';
-import { limitHeapGrowth } from './lifecycle/heap-growth';
+import { heapGrowth } from './lifecycle/heap-growth';
 
 async function main(): Promise<void> {
-  limitHeapGrowth();
+  heapGrowth.apply();
   let config;
   try {
     config = loadConfig();

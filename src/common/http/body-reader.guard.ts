@@ -6,6 +6,7 @@ import { toGatewayException } from '../errors/error-response';
 import { AppLogger } from '../logging/logger';
 import { speaksAnthropic } from '../errors/anthropic-error-body';
 import { isPlainJson, readPlainJson } from './plain-json-body';
+import { heapGrowth } from '../../lifecycle/heap-growth';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -45,6 +46,7 @@ export class BodyReaderGuard implements CanActivate {
       type: ['application/json', 'application/*+json'],
       // Bytes in another charset (UTF-16...) are not what an upstream reads as JSON: those bodies are re-serialised.
       verify: (req, _res, bytes, encoding) => {
+        heapGrowth.noteBody(bytes.length);
         if (encoding === 'utf-8' && forwardsClientBytes((req as Request).path)) (req as Request).rawBody = bytes;
       },
     });
@@ -57,6 +59,7 @@ export class BodyReaderGuard implements CanActivate {
     if (isPlainJson(req)) {
       const { body, bytes } = await readPlainJson(req, this.config.server.maxBodyBytes, () => this.tooLarge());
       req.body = body;
+      heapGrowth.noteBody(bytes.length);
       if (forwardsClientBytes(req.path)) req.rawBody = bytes;
     } else await this.parseWithBodyParser(req, http.getResponse<Response>());
     if (depthExceeds(req.body, MAX_BODY_DEPTH)) {
