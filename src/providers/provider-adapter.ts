@@ -6,6 +6,7 @@ import type { ChatCompletion, ChatCompletionChunk } from './shared/openai-types'
 import type { BackendClient } from './shared/upstream-client';
 import type { SseEvent } from './shared/sse';
 import type { JsonSource } from './shared/json-splice';
+import type { ContentDelta } from './shared/delta-template';
 
 /** One HTTP request to an upstream, as an adapter builds it. */
 export interface UpstreamCall {
@@ -45,6 +46,11 @@ export interface StreamStep {
    * compatible upstreams): the relay may send it as is instead of serialising the chunk again.
    */
   raw?: string;
+  /**
+   * Set when the event is an ordinary content delta read without parsing it (shared/delta-template.ts): the relay
+   * and the OpenAI encoder use this; `chunks` is then parsed only if something else asks for it.
+   */
+  delta?: ContentDelta;
 }
 
 /** Stateful per stream: some vendors spread one OpenAI chunk's facts over several events. */

@@ -1,6 +1,7 @@
 import type { GatewayException } from '../common/errors/gateway.exception';
 import type { StreamStep } from '../providers/provider-adapter';
 import type { ChatCompletionChunk } from '../providers/shared/openai-types';
+import type { ContentDelta, DeltaTemplate } from '../providers/shared/delta-template';
 import type { StreamEncoder } from './stream-encoder';
 import { sseData } from './sse-writer';
 
@@ -14,6 +15,9 @@ export class OpenAiChunkEncoder implements StreamEncoder {
   /** The upstream's model name last seen, and the same as a `"model":` member (every chunk of a stream has one). */
   private upstreamModel?: string;
   private upstreamField = '';
+  /** The content-delta template last seen, and its fixed text as the client gets it (undefined: not reusable). */
+  private template?: DeltaTemplate;
+  private templateParts?: readonly string[];
 
   constructor(
     /** The model name the client asked for (chunks carry it, not the upstream's name). */
@@ -24,6 +28,8 @@ export class OpenAiChunkEncoder implements StreamEncoder {
   }
 
   event(_event: unknown, step: StreamStep): string {
+    const templated = step.delta && this.fromTemplate(step.delta);
+    if (templated !== undefined) return sseData(templated);
     let out = '';
     for (const chunk of step.chunks) {
       const json = this.clientJson(chunk, step.chunks.length === 1 ? step.raw : undefined);
@@ -62,6 +68,39 @@ export class OpenAiChunkEncoder implements StreamEncoder {
   }
 
   /**
+   * A content delta read from its template (providers/shared/delta-template.ts), written from the template's
+   * fixed text as the client gets it (prepared once per template) and the event's own values.
+   */
+  private fromTemplate({ template, values }: ContentDelta): string | undefined {
+    if (template !== this.template) {
+      this.template = template;
+      this.templateParts = this.clientParts(template);
+    }
+    const parts = this.templateParts;
+    if (!parts) return undefined;
+    let text = parts[0];
+    for (let i = 0; i < values.length; i++) text += values[i] + parts[i + 1];
+    return text;
+  }
+
+  /**
+   * The template's fixed text with the model renamed and `"usage":null` dropped for a client that did not ask
+   * for usage, or undefined when either is not written the plain way (then the chunk is parsed and serialised).
+   * The fixed text has no escapes, so a key found there once is the chunk's only key of that name: the top-level one.
+   */
+  private clientParts(template: DeltaTemplate): readonly string[] | undefined {
+    let parts: readonly string[] | undefined = template.parts;
+    if (template.model !== this.clientModel) {
+      if (typeof template.model !== 'string') return undefined;
+      parts = replaceMember(parts, '"model"', `"model":${JSON.stringify(template.model)}`, this.clientField);
+    }
+    if (parts && !this.includeUsage && template.usageNull) {
+      parts = replaceMember(parts, '"usage"', ',"usage":null', '') ?? replaceMember(parts, '"usage"', '"usage":null,', '');
+    }
+    return parts;
+  }
+
+  /**
    * `raw` with its top-level `"model":"<upstream model>"` member written as the client's model, or undefined
    * when a plain replacement could be wrong: the member is not written the way JSON.stringify writes it
    * (spacing, escapes), or appears more than once, or is not at the top level (an object opens before it).
@@ -80,3 +119,19 @@ export class OpenAiChunkEncoder implements StreamEncoder {
   }
 }
 const NULL_USAGE_SUFFIX = ',"usage":null}';
+
+/** `parts` with `member` replaced, when `key` appears exactly once in all of them and `member` is written as given. */
+function replaceMember(parts: readonly string[], key: string, member: string, replacement: string): string[] | undefined {
+  let found = -1;
+  for (let i = 0; i < parts.length; i++) {
+    const at = parts[i].indexOf(key);
+    if (at < 0) continue;
+    if (found >= 0 || parts[i].includes(key, at + 1)) return undefined;
+    found = i;
+  }
+  const at = found < 0 ? -1 : parts[found].indexOf(member);
+  if (at < 0) return undefined;
+  const replaced = [...parts];
+  replaced[found] = parts[found].slice(0, at) + replacement + parts[found].slice(at + member.length);
+  return replaced;
+}

@@ -81,6 +81,15 @@ export class StreamRelay {
         try {
           for (const event of next.value) {
             const step = mapper.map(event);
+            if (step.delta) {
+              // An ordinary content delta (read without parsing): no usage, no finish, no end marker; only its text.
+              if (step.delta.text) {
+                outcome.relayedText.push(step.delta.text);
+                outcome.firstTokenAt ??= process.hrtime.bigint();
+              }
+              out += encoder.event(event, step);
+              continue;
+            }
             const textBefore = outcome.relayedText.length;
             for (const chunk of step.chunks) {
               if (chunk.usage) {

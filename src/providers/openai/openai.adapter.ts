@@ -9,6 +9,7 @@ import { parseErrorBody, parseStreamEvent } from '../shared/json';
 import { mapUpstreamError } from '../shared/upstream-errors';
 import type { SseEvent } from '../shared/sse';
 import { spliceJson, type JsonSource } from '../shared/json-splice';
+import { DeltaTemplate, type ContentDelta } from '../shared/delta-template';
 
 /** Fields the gateway consumes itself and never forwards as-is. */
 const GATEWAY_ONLY_FIELDS = ['thinking'] as const;
@@ -91,14 +92,20 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   createStreamMapper(): StreamMapper {
+    let template: DeltaTemplate | undefined;
     return {
       map: (event: SseEvent): StreamStep => {
         if (event.data === '[DONE]') return { chunks: [], done: true };
+        const delta = template?.read(event.data);
+        if (delta) return contentDeltaStep(event.data, delta, this.backendId);
         const chunk = parseStreamEvent<ChatCompletionChunk & { error?: unknown }>(event.data, this.backendId);
         if (chunk.error) throw this.errorFromBody(500, chunk, {});
         const renamesReasoning = chunk.choices?.some((choice) => typeof choice?.delta?.reasoning === 'string') === true;
         // Reusable as is unless it was sent over several `data:` lines (joined with \n, which would break our framing).
-        if (!chunk.usage && !renamesReasoning && !event.data.includes('\n')) return { chunks: [chunk], raw: event.data };
+        if (!chunk.usage && !renamesReasoning && !event.data.includes('\n')) {
+          template = DeltaTemplate.learn(chunk, event.data) ?? template;
+          return { chunks: [chunk], raw: event.data };
+        }
         if (chunk.usage) chunk.usage = normalizeUsage(chunk.usage);
         for (const choice of chunk.choices ?? []) normalizeReasoningField(choice?.delta);
         return { chunks: [chunk] };
@@ -125,6 +132,18 @@ export class OpenAIAdapter implements ProviderAdapter {
       secrets: [this.config.apiKey],
     });
   }
+}
+
+/** A content delta read from its template: its chunk is parsed only if a consumer asks for `chunks`. */
+function contentDeltaStep(data: string, delta: ContentDelta, backendId: string): StreamStep {
+  let chunks: ChatCompletionChunk[] | undefined;
+  return {
+    raw: data,
+    delta,
+    get chunks() {
+      return (chunks ??= [parseStreamEvent<ChatCompletionChunk>(data, backendId)]);
+    },
+  };
 }
 
 /**
