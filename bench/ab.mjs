@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Before and after, in one run: builds another commit of Switchyard next to this checkout's build and measures
 // both (and the floor) in alternating rounds, so a change's effect is not lost in this machine's drift between
-// runs (±30 %). Switchyard alone (production-like config, as in bench/gateway.mjs), c=32, plain requests and
-// 20-chunk streams; CPU of the gateway process per 1000 requests; prints each round and the medians.
+// runs (±30 %). Switchyard alone (production-like config, as in bench/gateway.mjs), c=32, plain requests,
+// 20-chunk and 200-chunk streams; CPU of the gateway process per 1000 requests; prints each round and the
+// medians, and what one relayed chunk costs ((200-chunk - 20-chunk) / 180).
 //   node bench/ab.mjs <commit> [--rounds N] [--duration S]   (after npm run build; needs Redis and git)
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
@@ -35,8 +36,9 @@ const targets = [
   ['floor', undefined],
 ];
 const scenarios = [
-  ['plain', false],
-  ['20-chunk streams', true],
+  ['plain', false, 'bench'],
+  ['20-chunk streams', true, 'bench'],
+  ['200-chunk streams', true, 'bench-200'],
 ];
 
 async function launch(main) {
@@ -50,12 +52,12 @@ try {
     // Alternate the order, so neither build always runs first after the floor.
     for (const [name, main] of round % 2 ? [...targets].reverse() : targets) {
       const server = await launch(main);
-      for (const [scenario, stream] of scenarios) {
+      for (const [scenario, stream, model] of scenarios) {
         const load = {
           url: `${server.url}/v1/chat/completions`,
           method: 'POST',
           headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'bench', stream, messages: [{ role: 'user', content: 'Say something.' }] }),
+          body: JSON.stringify({ model, stream, messages: [{ role: 'user', content: 'Say something.' }] }),
         };
         await autocannon({ ...load, connections: 8, duration: 2 });
         const before = cpuMs(server.pid);
@@ -79,4 +81,12 @@ console.table(
     return { scenario, target, 'CPU ms/1000 req, each round': cpu.map((x) => x.toFixed(0)).join(' / '), median: median(cpu).toFixed(0) };
   }),
 );
+// Per relayed chunk, from each round's pair of stream scenarios.
+const perChunk = [...new Set([...results.keys()].map((key) => key.split(' | ')[1]))].map((target) => {
+  const short = results.get(`20-chunk streams | ${target}`);
+  const long = results.get(`200-chunk streams | ${target}`);
+  const us = long.map((cpu, i) => (cpu - short[i]) / 180);
+  return { target, 'CPU µs per relayed chunk, each round': us.map((x) => x.toFixed(2)).join(' / '), median: median(us).toFixed(2) };
+});
+console.table(perChunk);
 process.exit(0);

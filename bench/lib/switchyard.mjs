@@ -8,8 +8,8 @@ import { start } from './processes.mjs';
 
 /**
  * Starts `main` (a build's dist/main.js) with `nodeArgs` before it (e.g. --cpu-prof), its config written to `dir`;
- * resolves with the process (pid, url, child) and `token`. `upstreamModel` picks the stand-in's answer (bench-200:
- * 200-chunk streams).
+ * resolves with the process (pid, url, child) and `token`. `upstreamModel` picks the stand-in's answer for model
+ * `bench` (bench-200: 200-chunk streams); model `bench-200` always streams 200 chunks.
  */
 export async function startBenchSwitchyard({ main, upstreamUrl, dir, upstreamModel = 'bench', nodeArgs = [] }) {
   const config = join(dir, `switchyard-${Date.now()}.yaml`);
@@ -22,6 +22,7 @@ backends:
   standin: { type: openai, baseUrl: "${upstreamUrl}/v1", apiKey: upstream-key, maxConnections: 256 }
 models:
   bench: { backend: standin, upstreamModel: ${upstreamModel} }
+  bench-200: { backend: standin, upstreamModel: bench-200 }
 teams:
   bench: { models: ["*"], limits: { requestsPerMinute: 100000000, tokensPerDay: 100000000000 } }
 `,

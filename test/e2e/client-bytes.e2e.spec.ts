@@ -1,3 +1,5 @@
+import { countTokens } from 'gpt-tokenizer'; // o200k_base, as the gateway's estimate
+import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
@@ -71,5 +73,92 @@ describe('Big chat bodies reach the backend as the client wrote them', () => {
     expect(seen.text.match(/"model"/g)).toHaveLength(1);
     expect(seen.text).not.toContain(messages);
     expect(seen.body).toEqual({ model: 'echo', messages: JSON.parse(messages) });
+  });
+});
+
+/**
+ * The other direction: an OpenAI-compatible backend's ordinary content deltas are read from a template of the
+ * last parsed one, not parsed each (providers/shared/delta-template.ts). The stand-in writes OpenAI's chunks,
+ * `usage: null` and the `obfuscation` padding included, under another model name than the client's.
+ */
+describe('Streamed content deltas reach the client as the backend wrote them', () => {
+  let upstream: OpenAIUpstream;
+  let gw: TestGateway;
+  let token: string;
+
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    gw = await startTestGateway({ upstreamUrl: upstream.url, config: { models: { alias: { backend: 'standin', upstreamModel: 'echo' }, 'slow-alias': { backend: 'standin', upstreamModel: 'slow' } } } });
+    ({ token } = await gw.teamToken('deltas'));
+  });
+  afterAll(async () => {
+    await gw.close();
+    await upstream.stop();
+  });
+
+  const prompt = 'café "quoted" back\\slash </tag> 日本 😀 and a few more words to stream';
+  const events = async (response: Response) =>
+    (await response.text())
+      .split('\n\n')
+      .filter((event) => event.startsWith('data: {'))
+      .map((event) => JSON.parse(event.slice('data: '.length)) as Record<string, any>);
+
+  it("every chunk carries the client's model name and the backend's padding, and no usage member the client did not ask for", async () => {
+    const response = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'alias', stream: true, messages: [{ role: 'user', content: prompt }] }),
+    });
+    expect(response.status).toBe(200);
+    const chunks = await events(response);
+    expect(chunks.length).toBeGreaterThan(10);
+    for (const chunk of chunks) {
+      expect(chunk.model).toBe('alias');
+      expect('usage' in chunk).toBe(false);
+      expect(typeof chunk.obfuscation).toBe('string');
+    }
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('')).toBe(`echo: ${prompt}`);
+    expect(chunks[chunks.length - 1].choices[0].finish_reason).toBe('stop');
+  });
+
+  it('the OpenAI SDK reads the same stream with usage asked for, and the record has the backend’s counts', async () => {
+    const stream = await gw.openai(token).chat.completions.create({ model: 'alias', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: prompt }] });
+    let text = '';
+    let usage: { completion_tokens: number } | undefined | null;
+    for await (const chunk of stream) {
+      expect(chunk.model).toBe('alias');
+      text += chunk.choices[0]?.delta?.content ?? '';
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe(`echo: ${prompt}`);
+    const words = `echo: ${prompt}`.split(/(?<= )/).length;
+    expect(usage?.completion_tokens).toBe(words);
+    const record = await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=deltas&limit=1');
+      expect(body.data[0]?.stream).toBe(true);
+      return body.data[0];
+    });
+    expect(record).toMatchObject({ model: 'alias', outcome: 'ok', estimated: false, completion_tokens: words });
+  });
+
+  it('a stream the client leaves after several deltas is billed from exactly the text it was sent', async () => {
+    upstream.delayMs = 150;
+    const controller = new AbortController();
+    const stream = await gw.openai(token).chat.completions.create({ model: 'slow-alias', stream: true, messages: [{ role: 'user', content: prompt }] }, { signal: controller.signal });
+    let received = '';
+    let deltas = 0;
+    for await (const chunk of stream) {
+      received += chunk.choices[0]?.delta?.content ?? '';
+      if (chunk.choices[0]?.delta?.content && ++deltas === 6) break; // leaving the loop aborts the request
+    }
+    controller.abort();
+    expect(received.length).toBeGreaterThan('echo: '.length);
+    const record = await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=deltas&limit=1');
+      expect(body.data[0]?.outcome).toBe('aborted');
+      return body.data[0];
+    });
+    // The estimate counts what was relayed: the five deltas after the first came from the template.
+    expect(record).toMatchObject({ model: 'slow-alias', estimated: true, completion_tokens: countTokens(received) });
   });
 });

@@ -8,7 +8,8 @@ import { requestedToolCall, StandInServer, type RecordedRequest } from './standi
  * - non-streaming: chat.completion with usage;
  * - streaming: a first chunk with delta.role + content "", content chunks, a final chunk with
  *   `delta: {}` and finish_reason, then (only if stream_options.include_usage) a usage chunk with
- *   `choices: []` while every other chunk carries `usage: null`, then `data: [DONE]`;
+ *   `choices: []` while every other chunk carries `usage: null`, then `data: [DONE]`; every chunk before the
+ *   usage chunk ends with an `obfuscation` padding string unless stream_options.include_obfuscation is false;
  * - errors: `{"error": {message, type, param, code}}` with the documented statuses;
  * - `POST /v1/responses`: OpenAI's Responses API (openai-responses.ts), for backends configured `responsesApi`.
  *
@@ -121,10 +122,13 @@ export class OpenAIUpstream extends StandInServer {
       return;
     }
 
-    const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+    const streamOptions = body.stream_options as { include_usage?: boolean; include_obfuscation?: boolean } | undefined;
+    const includeUsage = streamOptions?.include_usage === true;
+    // OpenAI pads every chunk with an `obfuscation` string of random length unless include_obfuscation is false.
+    const padded = streamOptions?.include_obfuscation !== false;
     const base = { id, object: 'chat.completion.chunk', created, model: `${model}-2024-08-06`, system_fingerprint: 'fp_standin' };
     const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-      res.write(`data: ${JSON.stringify({ ...base, choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`);
+      res.write(`data: ${JSON.stringify({ ...base, choices, ...(includeUsage ? { usage: null } : {}), ...extra, ...(padded ? { obfuscation: obfuscation() } : {}) })}\n\n`);
     const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     send([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
@@ -216,4 +220,9 @@ function statusCode(status: number): string | null {
   if (status === 429) return 'rate_limit_exceeded';
   if (status === 400) return 'context_length_exceeded';
   return null;
+}
+
+/** OpenAI's `obfuscation` padding: random characters of random length, different in every chunk. */
+function obfuscation(): string {
+  return Math.random().toString(36).slice(2, 2 + Math.floor(Math.random() * 10));
 }

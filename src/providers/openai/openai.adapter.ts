@@ -97,7 +97,7 @@ export class OpenAIAdapter implements ProviderAdapter {
       map: (event: SseEvent): StreamStep => {
         if (event.data === '[DONE]') return { chunks: [], done: true };
         const delta = template?.read(event.data);
-        if (delta) return contentDeltaStep(event.data, delta, this.backendId);
+        if (delta) return new ContentDeltaStep(event.data, delta, this.backendId);
         const chunk = parseStreamEvent<ChatCompletionChunk & { error?: unknown }>(event.data, this.backendId);
         if (chunk.error) throw this.errorFromBody(500, chunk, {});
         const renamesReasoning = chunk.choices?.some((choice) => typeof choice?.delta?.reasoning === 'string') === true;
@@ -135,15 +135,18 @@ export class OpenAIAdapter implements ProviderAdapter {
 }
 
 /** A content delta read from its template: its chunk is parsed only if a consumer asks for `chunks`. */
-function contentDeltaStep(data: string, delta: ContentDelta, backendId: string): StreamStep {
-  let chunks: ChatCompletionChunk[] | undefined;
-  return {
-    raw: data,
-    delta,
-    get chunks() {
-      return (chunks ??= [parseStreamEvent<ChatCompletionChunk>(data, backendId)]);
-    },
-  };
+class ContentDeltaStep implements StreamStep {
+  private parsed?: ChatCompletionChunk[];
+
+  constructor(
+    readonly raw: string,
+    readonly delta: ContentDelta,
+    private readonly backendId: string,
+  ) {}
+
+  get chunks(): ChatCompletionChunk[] {
+    return (this.parsed ??= [parseStreamEvent<ChatCompletionChunk>(this.raw, this.backendId)]);
+  }
 }
 
 /**

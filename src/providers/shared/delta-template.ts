@@ -31,8 +31,6 @@ export interface ContentDelta {
 const CONTENT_KEY = '"content":"';
 const OBFUSCATION_KEY = '"obfuscation":"';
 const BACKSLASH = 0x5c;
-// eslint-disable-next-line no-control-regex -- raw control characters are exactly what JSON strings may not hold
-const CONTROL_CHARACTER = /[\u0000-\u001f]/;
 
 export class DeltaTemplate {
   private constructor(
@@ -81,27 +79,23 @@ export class DeltaTemplate {
   /** The event read against this template, or undefined when it is not the same chunk with other values. */
   read(text: string): ContentDelta | undefined {
     const { parts } = this;
-    if (!text.startsWith(parts[0])) return undefined;
-    const values: string[] = [];
+    // Fixed text is compared as slices (`===` compares memory) rather than with startsWith: in V8 this is ~5x
+    // faster for a prefix of ~150 characters, the largest cost of a read.
     let at = parts[0].length;
+    if (text.slice(0, at) !== parts[0]) return undefined;
+    const values: string[] = [];
+    let content = '';
     for (let i = 1; i < parts.length; i++) {
       const end = closingQuote(text, at);
-      if (end < 0) return undefined;
-      const value = text.slice(at, end);
-      if (CONTROL_CHARACTER.test(value)) return undefined;
-      values.push(value);
-      const part = parts[i];
-      at = end + part.length;
-      if (!text.startsWith(part, end)) return undefined;
+      if (end < 0 || text.slice(end, end + parts[i].length) !== parts[i]) return undefined;
+      const written = text.slice(at, end);
+      const value = stringValue(written);
+      if (value === undefined) return undefined;
+      values.push(written);
+      if (i - 1 === this.contentIndex) content = value;
+      at = end + parts[i].length;
     }
-    if (at !== text.length) return undefined;
-    let content = '';
-    for (let i = 0; i < values.length; i++) {
-      const decoded = values[i].includes('\\') ? decodeString(values[i]) : values[i];
-      if (decoded === undefined) return undefined;
-      if (i === this.contentIndex) content = decoded;
-    }
-    return { template: this, values, text: content };
+    return at === text.length ? { template: this, values, text: content } : undefined;
   }
 }
 
@@ -132,9 +126,20 @@ function closingQuote(text: string, from: number): number {
   }
 }
 
-function decodeString(value: string): string | undefined {
+/**
+ * The string a JSON string's inner text stands for, or undefined when it is not valid JSON: a raw control
+ * character, or an invalid escape. A loop rather than a regular expression: values are a few characters long.
+ */
+function stringValue(written: string): string | undefined {
+  let escaped = false;
+  for (let i = 0; i < written.length; i++) {
+    const code = written.charCodeAt(i);
+    if (code < 0x20) return undefined;
+    if (code === BACKSLASH) escaped = true;
+  }
+  if (!escaped) return written;
   try {
-    return JSON.parse(`"${value}"`) as string;
+    return JSON.parse(`"${written}"`) as string;
   } catch {
     return undefined;
   }
