@@ -2,14 +2,15 @@
 // The stack ladder: what each layer of Switchyard's stack costs on its own, measured in one run. Every rung is
 // the floor's proxy (bench/floor-proxy.mjs: bearer check, JSON body, one upstream call, answer written back)
 // with one more layer under it (bench/lib/layer-server.mjs), and the last rung is Switchyard itself. Plain
-// requests at c=32 against the stand-in upstream; CPU of the server process per 1000 requests.
+// requests at c=32 against the stand-in upstream; CPU of the server process per 1000 requests. Then each rung
+// at c=1: its p50 latency over the upstream's own (the issue's "added p50 at c=1" for the stack alone).
 //   node bench/layers.mjs [--duration S] [--rounds N]   (after npm run build; needs Redis)
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { request } from 'undici';
-import { cpuMs, start, stopAll } from './lib/processes.mjs';
+import { cpuMs, pct, start, stopAll } from './lib/processes.mjs';
 import { startBenchSwitchyard } from './lib/switchyard.mjs';
 
 const root = join(import.meta.dirname, '..');
@@ -50,14 +51,37 @@ async function measure(name, launch) {
   const cpuBefore = cpuMs(server.pid);
   const result = await autocannon({ url, method: 'POST', connections: 32, duration, headers, body });
   const cpu = cpuMs(server.pid) - cpuBefore;
+  const serial = await serialP50(url, headers);
   server.child.kill('SIGTERM');
   await new Promise((resolve) => server.child.once('exit', resolve));
-  const errors = result.errors + result.non2xx;
-  return { cpuPer1000: (cpu / result.requests.total) * 1000, rps: result.requests.average, errors };
+  const errors = result.errors + result.non2xx + serial.errors;
+  return { cpuPer1000: (cpu / result.requests.total) * 1000, rps: result.requests.average, p50c1: serial.p50, errors };
+}
+
+/** One request at a time for `duration` seconds (undici, timed to the last byte, as bench/gateway.mjs does at c=1). */
+async function serialP50(url, headers) {
+  const deadline = Date.now() + duration * 1000;
+  const latencies = [];
+  let errors = 0;
+  while (Date.now() < deadline) {
+    const started = performance.now();
+    const res = await request(url, { method: 'POST', headers, body });
+    await res.body.dump();
+    if (res.statusCode !== 200) errors++;
+    latencies.push(performance.now() - started);
+  }
+  return { p50: pct(latencies, 50), errors };
+}
+
+/** The upstream's own p50 at c=1, what every rung's added latency is measured over. */
+async function directP50() {
+  return (await serialP50(`${upstream.url}/v1/chat/completions`, { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' })).p50;
 }
 
 const runs = RUNGS.map(() => []);
+const direct = [];
 for (let round = 0; round < rounds; round++) {
+  direct.push(await directP50());
   for (const [i, [name, launch]] of RUNGS.entries()) runs[i].push(await measure(name, launch));
 }
 stopAll();
@@ -75,6 +99,7 @@ console.table(
       'this layer adds': i === 0 ? '-' : (cpu - previous).toFixed(0),
       'x floor': (cpu / floor).toFixed(2),
       'req/s': runs[i].map((r) => r.rps.toFixed(0)).join(' / '),
+      'c=1: p50 over direct, ms (each round)': runs[i].map((r, round) => (r.p50c1 - direct[round]).toFixed(2)).join(' / '),
       errors: runs[i].reduce((n, r) => n + r.errors, 0),
     };
     previous = cpu;
