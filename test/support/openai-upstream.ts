@@ -8,8 +8,8 @@ import { requestedToolCall, StandInServer, type RecordedRequest } from './standi
  * - non-streaming: chat.completion with usage;
  * - streaming: a first chunk with delta.role + content "", content chunks, a final chunk with
  *   `delta: {}` and finish_reason, then (only if stream_options.include_usage) a usage chunk with
- *   `choices: []` while every other chunk carries `usage: null`, then `data: [DONE]`; every chunk before the
- *   usage chunk ends with an `obfuscation` padding string unless stream_options.include_obfuscation is false;
+ *   `choices: []` while every other chunk carries `usage: null`, then `data: [DONE]`; every chunk (the usage
+ *   chunk too) ends with an `obfuscation` padding string unless stream_options.include_obfuscation is false;
  * - errors: `{"error": {message, type, param, code}}` with the documented statuses;
  * - `POST /v1/responses`: OpenAI's Responses API (openai-responses.ts), for backends configured `responsesApi`.
  *
