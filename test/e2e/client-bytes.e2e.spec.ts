@@ -74,6 +74,37 @@ describe('Big chat bodies reach the backend as the client wrote them', () => {
     expect(seen.text).not.toContain(messages);
     expect(seen.body).toEqual({ model: 'echo', messages: JSON.parse(messages) });
   });
+
+  // Bodies from 64 KB are decoded and parsed on later turns of the event loop (common/http/plain-json-body.ts).
+  describe('bodies over 64 KB, parsed on later turns of the event loop', () => {
+    const bigText = (tag: string) => `${tag} ${'x'.repeat(100_000)}`;
+    const bigBody = (tag: string) => JSON.stringify({ model: 'alias', messages: [{ role: 'user', content: bigText(tag) }] });
+
+    it('answers a big body with a leading BOM, and refuses a big body that is not JSON in the error shape', async () => {
+      const withBom = await post(`\ufeff${bigBody('bom')}`);
+      expect(withBom.status).toBe(200);
+      expect(upstream.last().body).toEqual({ model: 'echo', messages: [{ role: 'user', content: bigText('bom') }] });
+
+      const broken = await post(bigBody('broken').slice(0, -3));
+      expect(broken.status).toBe(400);
+      const error = ((await broken.json()) as { error: { type: string; code: string | null; message: string } }).error;
+      expect(error.type).toBe('invalid_request_error');
+      expect(error.message).toMatch(/^The request body is not valid JSON/);
+    });
+
+    it('keeps each request its own body when big and small ones are parsed at the same time', async () => {
+      const tags = Array.from({ length: 12 }, (_, i) => `req-${i}`);
+      const answers = await Promise.all(
+        tags.map(async (tag, i) => {
+          const text = i % 2 === 0 ? bigBody(tag) : JSON.stringify({ model: 'alias', messages: [{ role: 'user', content: tag }] });
+          const response = await post(text);
+          expect(response.status).toBe(200);
+          return ((await response.json()) as { choices: Array<{ message: { content: string } }> }).choices[0].message.content;
+        }),
+      );
+      answers.forEach((answer, i) => expect(answer.startsWith(`echo: ${tags[i]}`)).toBe(true));
+    });
+  });
 });
 
 /**

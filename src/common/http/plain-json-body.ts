@@ -13,6 +13,12 @@ export function isPlainJson(req: IncomingMessage): boolean {
 }
 
 /**
+ * From this size a body is decoded and parsed on later turns of the event loop, not in its 'end' event (see
+ * there). Measured with the big-prompt scenario of `npm run bench` (docs/performance.md, big prompts).
+ */
+const YIELDING_BODY_BYTES = 64 * 1024;
+
+/**
  * Reads and parses a plain JSON body (isPlainJson) with the same outcomes as body-parser's json() in strict
  * mode (413 past `limit`, 400 for a client that stopped sending, 400 for bytes that are not a JSON object or
  * array), at a fraction of its cost: body-parser (raw-body, type-is, iconv-lite, a stream listener per event)
@@ -41,12 +47,25 @@ export function readPlainJson(req: IncomingMessage, limit: number, tooLarge: () 
     const onEnd = () => {
       done();
       if (refused) return reject(refused);
-      const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
-      try {
-        resolve({ body: parseStrict(bytes), bytes });
-      } catch (error) {
-        reject(error);
+      const parse = (bytes: Buffer, text: string) => {
+        try {
+          resolve({ body: parseStrict(text), bytes });
+        } catch (error) {
+          reject(error);
+        }
+      };
+      if (received < YIELDING_BODY_BYTES) {
+        const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
+        return parse(bytes, decode(bytes));
       }
+      // A big body's decode and parse are each a few hundred microseconds of one synchronous run (mostly the page
+      // faults of a fresh half-megabyte string). Each waits for its own turn of the event loop, so the socket
+      // reads and replies of other requests that are already due go first instead of queueing behind both.
+      setImmediate(() => {
+        const bytes = Buffer.concat(chunks, received);
+        const text = decode(bytes);
+        setImmediate(() => parse(bytes, text));
+      });
     };
     const onGone = () => {
       done();
@@ -60,10 +79,14 @@ export function readPlainJson(req: IncomingMessage, limit: number, tooLarge: () 
   });
 }
 
-/** JSON.parse of a UTF-8 body (a leading BOM ignored) that must be an object or an array, as body-parser's strict mode. */
-function parseStrict(bytes: Buffer): unknown {
-  let text = bytes.toString('utf8');
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+/** The body's text, a leading BOM dropped. */
+function decode(bytes: Buffer): string {
+  const text = bytes.toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** JSON.parse of the body's text, which must be an object or an array, as body-parser's strict mode. */
+function parseStrict(text: string): unknown {
   const first = /\S/.exec(text)?.[0];
   if (first !== '{' && first !== '[') {
     throw new GatewayException('invalid_json', 'The request body is not valid JSON: it must be a JSON object.');
