@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import OpenAI from 'openai';
 import { eventually } from '../support/eventually';
+import { freePort } from '../support/free-port';
 import { run, waitForListening, writeConfig } from '../support/gateway-process';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { deletePrefix, REDIS_URL } from '../support/test-gateway';
@@ -35,7 +36,7 @@ models:
 teams:
   ops: { models: ["*"] }
 `);
-    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const port = String(await freePort());
     const gw = run(config, { ADMIN: 'adm', UPSTREAM_KEY: 'upstream-secret-key', PORT: port });
     try {
       const url = await waitForListening(gw.output);

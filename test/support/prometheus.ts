@@ -2,6 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port';
 import { stopChild } from './gateway-process';
 
 const CACHE = join(__dirname, '../../.cache/prometheus');
@@ -27,7 +28,7 @@ export function ensurePrometheus(): string {
 }
 
 export class PrometheusServer {
-  readonly port = 30000 + Math.floor(Math.random() * 20000);
+  port = 0;
   private child?: ChildProcess;
   private output = '';
 
@@ -35,7 +36,21 @@ export class PrometheusServer {
     return `http://127.0.0.1:${this.port}`;
   }
 
+  /**
+   * Starts Prometheus on a free port. The port can still be taken between our check and Prometheus's bind
+   * (other suites open connections in parallel), so a bind failure is retried on a new port.
+   */
   async start(binary: string, configYaml: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      this.port = await freePort();
+      if (await this.tryStart(binary, configYaml)) return;
+      await this.stop();
+      if (attempt === 2 || !this.output.includes('address already in use')) throw new Error(`prometheus did not start:\n${this.output}`);
+      this.output = '';
+    }
+  }
+
+  private async tryStart(binary: string, configYaml: string): Promise<boolean> {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-prometheus-'));
     writeFileSync(join(dir, 'prometheus.yml'), configYaml);
     this.child = spawn(
@@ -48,10 +63,10 @@ export class PrometheusServer {
     for (let i = 0; i < 300; i++) {
       if (this.child.exitCode !== null) break;
       const ready = await fetch(`${this.url}/-/ready`).then((r) => r.ok, () => false);
-      if (ready) return;
+      if (ready) return true;
       await new Promise((r) => setTimeout(r, 50));
     }
-    throw new Error(`prometheus did not start:\n${this.output}`);
+    return false;
   }
 
   /** An instant query; returns the result vector. */

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port';
 import { stopChild } from './gateway-process';
 import Redis from 'ioredis';
 
@@ -10,7 +11,8 @@ import Redis from 'ioredis';
  * with AOF persistence, that a test can stop and start again like an operator would.
  */
 export class PrivateRedis {
-  readonly port = 30000 + Math.floor(Math.random() * 20000);
+  /** Chosen at the first start and kept, so a restart comes back where the gateway expects it. */
+  port = 0;
   readonly dir = mkdtempSync(join(tmpdir(), 'switchyard-redis-'));
   private child?: ChildProcess;
 
@@ -19,6 +21,7 @@ export class PrivateRedis {
   }
 
   async start(): Promise<void> {
+    if (!this.port) this.port = await freePort();
     this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--save', ''], { stdio: 'ignore' });
     const probe = new Redis(this.url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
     for (let i = 0; i < 200; i++) {
