@@ -1,4 +1,7 @@
+import { ERROR_CODES } from '../../common/errors/error-codes';
 import { GatewayException } from '../../common/errors/gateway.exception';
+
+const OWN_TYPES = new Set<string>(Object.values(ERROR_CODES).map((entry) => entry.type));
 
 export interface UpstreamErrorFacts {
   backendId: string;
@@ -144,10 +147,12 @@ export function mapUpstreamError(facts: UpstreamErrorFacts): GatewayException {
  */
 export function scrubError(error: GatewayException, secrets: Array<string | undefined>): GatewayException {
   const clean = (text: string) => scrub(text, secrets);
+  // The gateway's own codes and types are left as they are (a key that happens to share 8 letters with one must
+  // not turn `upstream_error` into `[redacted]`); anything else may be the vendor's.
   const message = clean(error.message);
-  const type = clean(error.type);
+  const type = OWN_TYPES.has(error.type) ? error.type : clean(error.type);
   const param = error.param === null ? null : clean(error.param);
-  const wireCode = error.wireCode === null ? null : clean(error.wireCode);
+  const wireCode = error.wireCode === null || Object.hasOwn(ERROR_CODES, error.wireCode) ? error.wireCode : clean(error.wireCode);
   const headers = Object.fromEntries(Object.entries(error.headers).map(([name, value]) => [name, clean(value)]));
   const upstreamMessage = error.upstream?.message === undefined ? undefined : clean(error.upstream.message);
   const same =
