@@ -215,7 +215,7 @@ export class BackendConfig {
   /**
    * Whether the backend cannot answer without `apiKey`. Default: yes for anthropic and gemini, and for openai
    * backends on https (vendors); no for openai backends on plain http (Ollama, vLLM on a private network) and local.
-   * A backend that needs a key and has none is not listed in /v1/models, and its models answer 503 model_unavailable.
+   * A backend that needs a key and has none is not listed in /v1/models, and its models answer 403 model_unavailable.
    */
   @IsOptional() @IsBoolean() apiKeyRequired?: boolean;
   /** Set by the loader, not in YAML: the environment variable `apiKey` is read from, for error messages. */

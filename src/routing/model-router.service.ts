@@ -66,7 +66,7 @@ export class ModelRouter {
       throw new GatewayException('model_not_allowed', `This token may not use the model \`${model}\`.`, { param: 'model' });
     }
     if (entry.unavailable) {
-      throw new GatewayException('model_unavailable', `The model \`${model}\` is not available: ${entry.unavailable}.`);
+      throw new GatewayException('model_unavailable', `The model \`${model}\` is not available: ${entry.unavailable}.`, { param: 'model' });
     }
     // Fallbacks the caller may not use, or that cannot answer, are left out.
     const fallbacks = (entry.config.fallbacks ?? [])
