@@ -15,7 +15,7 @@ const KEYS = {
 type Backend = 'oa' | 'oa-resp' | 'an' | 'gm';
 const KEY_OF: Record<Backend, string> = { oa: KEYS.openai, 'oa-resp': KEYS.openai, an: KEYS.anthropic, gm: KEYS.gemini };
 
-type Api = 'chat' | 'responses' | 'messages' | 'embeddings';
+type Api = 'chat' | 'responses' | 'messages' | 'count_tokens' | 'embeddings';
 interface Case {
   api: Api;
   stream: boolean;
@@ -35,6 +35,8 @@ for (const backend of ['oa', 'an', 'gm'] as const) {
 for (const stream of [false, true]) for (const what of CLIENT_ERRORS['oa-resp']) CASES.push({ api: 'responses', stream, backend: 'oa-resp', what });
 CASES.push({ api: 'responses', stream: true, backend: 'oa-resp', what: 'stream' }, { api: 'responses', stream: true, backend: 'oa-resp', what: 'failed' });
 for (const backend of ['oa', 'gm'] as const) for (const what of CLIENT_ERRORS[backend]) CASES.push({ api: 'embeddings', stream: false, backend, what });
+// count_tokens goes to an Anthropic backend natively (others are estimated without a call).
+for (const what of CLIENT_ERRORS.an) CASES.push({ api: 'count_tokens', stream: false, backend: 'an', what });
 
 const modelName = (backend: Backend, form: KeyForm, what: string, api: Api) => `${backend}.${form}.${what}${api === 'embeddings' ? '.embed' : ''}`;
 
@@ -42,9 +44,10 @@ function body(api: Api, model: string, stream: boolean): object {
   if (api === 'chat') return { model, stream, messages: [{ role: 'user', content: 'hi' }] };
   if (api === 'responses') return { model, stream, input: 'hi' };
   if (api === 'messages') return { model, stream, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
+  if (api === 'count_tokens') return { model, messages: [{ role: 'user', content: 'hi' }] };
   return { model, input: 'hi' };
 }
-const PATHS: Record<Api, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', messages: '/v1/messages', embeddings: '/v1/embeddings' };
+const PATHS: Record<Api, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', messages: '/v1/messages', count_tokens: '/v1/messages/count_tokens', embeddings: '/v1/embeddings' };
 
 /** No piece of the key long enough to mean anything (8 characters), in its own or its URL-encoded form. */
 function expectNoKey(text: string, key: string): void {
@@ -97,7 +100,7 @@ describe('upstream keys never reach a client, in any field of any error', () => 
         const logsBefore = gw.rawLogs.length;
         const response = await fetch(`${gw.url}${PATHS[api]}`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(api === 'messages' ? { 'anthropic-version': '2023-06-01' } : {}) },
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(api === 'messages' || api === 'count_tokens' ? { 'anthropic-version': '2023-06-01' } : {}) },
           body: JSON.stringify(body(api, modelName(backend, form, what, api), stream)),
         });
         const text = await response.text();
