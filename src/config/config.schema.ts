@@ -215,7 +215,7 @@ export class BackendConfig {
   /**
    * Whether the backend cannot answer without `apiKey`. Default: yes for anthropic and gemini, and for openai
    * backends on https (vendors); no for openai backends on plain http (Ollama, vLLM on a private network) and local.
-   * A backend that needs a key and has none is not listed in /v1/models, and its models answer 503 model_unavailable.
+   * A backend that needs a key and has none is not listed in /v1/models, and its models answer 403 model_unavailable.
    */
   @IsOptional() @IsBoolean() apiKeyRequired?: boolean;
   /** Set by the loader, not in YAML: the environment variable `apiKey` is read from, for error messages. */
@@ -302,6 +302,16 @@ export class CircuitConfig {
   @IsInt() @Min(100) cooldownMs = 30_000;
 }
 
+/**
+ * Each network backend's base URL gets a bounded TCP connect at start-up (nothing is sent, no key); one that cannot
+ * be reached is known to be down: its deployments are skipped and its models not listed until a re-probe, every
+ * `circuit.cooldownMs`, or a call to it succeeds (routing/backend-health.ts).
+ */
+export class ProbeConfig {
+  /** How long the connect may take (0: no probe, every backend counts as reachable). */
+  @IsInt() @Min(0) @Max(60_000) timeoutMs = 2_000;
+}
+
 export class ModelConfig {
   /** The one-deployment shorthand: `backend` + `upstreamModel` (or use `deployments`). */
   @ValidateIf((model: ModelConfig) => model.deployments === undefined) @IsString() @IsNotEmpty() backend!: string;
@@ -338,6 +348,7 @@ export class TeamSeedConfig {
 export class RoutingConfig {
   @ValidateNested() @Type(() => RetriesConfig) retries: RetriesConfig = new RetriesConfig();
   @ValidateNested() @Type(() => CircuitConfig) circuit: CircuitConfig = new CircuitConfig();
+  @ValidateNested() @Type(() => ProbeConfig) probe: ProbeConfig = new ProbeConfig();
 }
 
 export class GatewayConfig {

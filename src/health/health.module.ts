@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { RoutingModule } from '../routing/routing.module';
 import { HealthController } from './health.controller';
 
-@Module({ controllers: [HealthController] })
+@Module({ imports: [RoutingModule], controllers: [HealthController] })
 export class HealthModule {}

@@ -2,6 +2,9 @@ import type { BackendConfig, ThinkingMode } from '../config/config.schema';
 import type { ProviderAdapter } from './provider-adapter';
 import type { BackendClient } from './shared/upstream-client';
 
+/** How a backend's client tells the operator what happens to it (a fault at warn or error, so it is seen). */
+export type BackendLog = (message: string, level?: 'info' | 'warn' | 'error') => void;
+
 /**
  * What a backend family is, said once in its own folder (`providers/<family>/<family>.family.ts`): its `type` in
  * the config, the thinking modes its models may use, whether it needs an API key, and how to make its adapter and
@@ -17,5 +20,5 @@ export interface ProviderFamily {
   /** Whether a backend of this family cannot answer without `apiKey` (unless `apiKeyRequired` says otherwise). */
   keyRequired(config: BackendConfig): boolean;
   createAdapter(backendId: string, config: BackendConfig): ProviderAdapter;
-  createClient(backendId: string, config: BackendConfig, log: (message: string) => void): BackendClient;
+  createClient(backendId: string, config: BackendConfig, log: BackendLog): BackendClient;
 }

@@ -3,15 +3,15 @@ import { GatewayConfig, type BackendConfig } from '../config/config.schema';
 import { AppLogger } from '../common/logging/logger';
 import { FAMILY_BY_TYPE } from './families';
 import { BACKENDS, type Backend } from './provider-adapter';
-import type { ProviderFamily } from './provider-family';
+import type { BackendLog, ProviderFamily } from './provider-family';
 
 function buildBackends(config: GatewayConfig, logger: AppLogger): Map<string, Backend> {
-  const log = (message: string) => logger.pino.info(message);
   const backends = new Map<string, Backend>();
   for (const [id, backendConfig] of Object.entries(config.backends)) {
+    const log: BackendLog = (message, level = 'info') => logger.pino[level]({ backend: id }, message);
     const family = FAMILY_BY_TYPE.get(backendConfig.type)!; // the config's `type` was validated against the list
     const unavailable = missingKey(id, backendConfig, family);
-    if (unavailable) logger.pino.warn({ backend: id }, `${unavailable}: its models are not listed and answer 503 model_unavailable`);
+    if (unavailable) logger.pino.warn({ backend: id }, `${unavailable}: its models are not listed and answer 403 model_unavailable`);
     backends.set(id, { id, adapter: family.createAdapter(id, backendConfig), client: family.createClient(id, backendConfig, log), unavailable });
   }
   return backends;
@@ -20,7 +20,7 @@ function buildBackends(config: GatewayConfig, logger: AppLogger): Map<string, Ba
 function missingKey(id: string, config: BackendConfig, family: ProviderFamily): string | undefined {
   const required = config.apiKeyRequired ?? family.keyRequired(config);
   if (!required || config.apiKey) return undefined;
-  const where = config.apiKeyEnv ? `set ${config.apiKeyEnv}` : `set backends.${id}.apiKey`;
+  const where = config.apiKeyEnv ? `the gateway's operator must set ${config.apiKeyEnv}` : `the gateway's operator must set backends.${id}.apiKey`;
   return `backend "${id}" has no API key configured (${where})`;
 }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { GatewayConfig } from '../config/config.schema';
 import { MetricsService } from '../metrics/metrics.service';
+import { AppLogger } from '../common/logging/logger';
 
 export type CircuitState = 'closed' | 'open' | 'half-open';
 
@@ -10,6 +11,8 @@ interface Circuit {
   /** A probe is in flight (half-open): other requests keep skipping the deployment until it answers. */
   probing: boolean;
   lastError?: string;
+  /** The error's message (the vendor's words scrubbed of keys, when it said any), for operators. */
+  lastErrorMessage?: string;
   lastErrorAt?: number;
 }
 
@@ -28,7 +31,11 @@ export class CircuitBreakers {
   private readonly failuresToOpen: number;
   private readonly cooldownMs: number;
 
-  constructor(config: GatewayConfig, metrics: MetricsService) {
+  constructor(
+    config: GatewayConfig,
+    metrics: MetricsService,
+    private readonly logger: AppLogger,
+  ) {
     this.failuresToOpen = config.routing.circuit.failures;
     this.cooldownMs = config.routing.circuit.cooldownMs;
     const level = { closed: 0, 'half-open': 1, open: 2 } as const;
@@ -52,26 +59,48 @@ export class CircuitBreakers {
 
   success(id: string): void {
     const circuit = this.circuits.get(id);
-    if (circuit) Object.assign(circuit, { failures: 0, openedAt: undefined, probing: false });
+    if (!circuit) return;
+    if (circuit.openedAt) this.logger.pino.info({ deployment: id }, `circuit of deployment ${id} closed: it answered again`);
+    Object.assign(circuit, { failures: 0, openedAt: undefined, probing: false });
   }
 
-  failure(id: string, reason: string): void {
+  /**
+   * A failed call. `openNow`: the failure says every call will fail the same way (the backend refused our key, or
+   * does not know the model), so the circuit opens at once instead of after `failures` of them.
+   */
+  failure(id: string, reason: string, options: { message?: string; openNow?: boolean } = {}): void {
     const circuit = this.circuits.get(id) ?? { failures: 0, probing: false };
     circuit.failures++;
     circuit.lastError = reason;
+    circuit.lastErrorMessage = options.message;
     circuit.lastErrorAt = Date.now();
-    if (circuit.probing || circuit.failures >= this.failuresToOpen) circuit.openedAt = Date.now();
+    const wasOpen = circuit.openedAt !== undefined;
+    if (circuit.probing || options.openNow || circuit.failures >= this.failuresToOpen) circuit.openedAt = Date.now();
     circuit.probing = false;
     this.circuits.set(id, circuit);
+    if (circuit.openedAt && !wasOpen) {
+      this.logger.pino.warn(
+        { deployment: id, failures: circuit.failures, error: reason, reason: options.message },
+        `circuit of deployment ${id} opened after ${circuit.failures} failure(s) in a row (${reason}${options.message ? `: ${options.message}` : ''}); skipped for ${this.cooldownMs} ms`,
+      );
+    }
+  }
+
+  /** Why the deployment is skipped now (its circuit is open), if it is. */
+  openBecause(id: string): string | undefined {
+    if (this.state(id) !== 'open') return undefined;
+    const circuit = this.circuits.get(id)!;
+    return `circuit open after ${circuit.failures} failure(s) in a row (last: ${circuit.lastError}${circuit.lastErrorMessage ? `: ${circuit.lastErrorMessage}` : ''})`;
   }
 
   /** For the admin view: state, failures in a row, last error. */
-  describe(id: string): { state: CircuitState; consecutiveFailures: number; lastError: string | null; lastErrorAt: string | null } {
+  describe(id: string): { state: CircuitState; consecutiveFailures: number; lastError: string | null; lastErrorMessage: string | null; lastErrorAt: string | null } {
     const circuit = this.circuits.get(id);
     return {
       state: this.state(id),
       consecutiveFailures: circuit?.failures ?? 0,
       lastError: circuit?.lastError ?? null,
+      lastErrorMessage: circuit?.lastErrorMessage ?? null,
       lastErrorAt: circuit?.lastErrorAt ? new Date(circuit.lastErrorAt).toISOString() : null,
     };
   }

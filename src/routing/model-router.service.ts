@@ -4,6 +4,7 @@ import { GatewayException } from '../common/errors/gateway.exception';
 import type { Principal } from '../auth/principal';
 import { BACKENDS, type Backend } from '../providers/provider-adapter';
 import { compileModelGlobs } from './model-glob';
+import { BackendHealth } from './backend-health';
 
 /** One deployment of a model: where it runs, under which name, and its share of the traffic. */
 export interface Deployment {
@@ -29,16 +30,24 @@ export interface Route extends RoutedModel {
   fallbacks: RoutedModel[];
 }
 
+interface ModelEntry extends RoutedModel {
+  /** Every configured deployment, with those whose backend can never answer (no key): the admin view shows them. */
+  configured: Deployment[];
+  /** Why none of its deployments can ever answer as configured (the first one's reason, e.g. a missing key). */
+  unavailable?: string;
+}
+
 /** Model name -> deployments (+ fallbacks), and whether the caller's team may use it. */
 @Injectable()
 export class ModelRouter {
-  private readonly models = new Map<string, { model: string; config: ModelConfig; deployments: Deployment[]; unavailable?: string }>();
+  private readonly models = new Map<string, ModelEntry>();
   /** Compiled glob matchers, keyed by the team's glob list (teams share few distinct lists). */
   private readonly matchers = new Map<string, (model: string) => boolean>();
 
   constructor(
     config: GatewayConfig,
     @Inject(BACKENDS) backends: Map<string, Backend>,
+    private readonly health: BackendHealth,
   ) {
     for (const [model, modelConfig] of Object.entries(config.models)) {
       // The config loader already checked every deployment names a known backend.
@@ -46,7 +55,7 @@ export class ModelRouter {
       const all = declared.map((d) => ({ id: `${d.backend}/${d.upstreamModel}`, backend: backends.get(d.backend)!, upstreamModel: d.upstreamModel, weight: d.weight, priority: d.priority }));
       const usable = all.filter((d) => !d.backend.unavailable);
       // A model none of whose deployments can answer says why (the first one's reason, e.g. a missing key).
-      this.models.set(model, { model, config: modelConfig, deployments: usable, unavailable: usable.length ? undefined : all[0]?.backend.unavailable });
+      this.models.set(model, { model, config: modelConfig, deployments: usable, configured: all, unavailable: usable.length ? undefined : all[0]?.backend.unavailable });
     }
   }
 
@@ -66,7 +75,7 @@ export class ModelRouter {
       throw new GatewayException('model_not_allowed', `This token may not use the model \`${model}\`.`, { param: 'model' });
     }
     if (entry.unavailable) {
-      throw new GatewayException('model_unavailable', `The model \`${model}\` is not available: ${entry.unavailable}.`);
+      throw new GatewayException('model_unavailable', `The model \`${model}\` is not available: ${entry.unavailable}.`, { param: 'model' });
     }
     // Fallbacks the caller may not use, or that cannot answer, are left out.
     const fallbacks = (entry.config.fallbacks ?? [])
@@ -76,16 +85,33 @@ export class ModelRouter {
     return { model, config: entry.config, deployments: entry.deployments, backend: entry.deployments[0].backend, fallbacks };
   }
 
-  /** The configured models this principal's team may use and that can answer, in config order. */
+  /**
+   * The configured models this principal's team may use and that can answer, in config order: a model is listed
+   * while at least one of its deployments is not known to be down (see `hiddenBecause`).
+   */
   modelsFor(principal: Principal): Route[] {
     return [...this.models.values()]
-      .filter((entry) => !entry.unavailable && this.allows(principal, entry.model))
-      .map((entry) => ({ ...entry, backend: entry.deployments[0].backend, fallbacks: [] }));
+      .filter((entry) => this.allows(principal, entry.model) && this.hiddenBecause(entry.model) === undefined)
+      .map(({ model, config, deployments }) => ({ model, config, deployments, backend: deployments[0].backend, fallbacks: [] }));
   }
 
-  /** Every deployment of every model (the admin view of their health). */
+  /**
+   * Why a model is not listed in /v1/models, or undefined when it is: none of its deployments can answer as
+   * configured (a missing key), or every one is known to be down (unreachable, a local model that cannot load,
+   * an open circuit: backend-health.ts).
+   */
+  hiddenBecause(model: string): string | undefined {
+    const entry = this.models.get(model);
+    if (!entry) return undefined;
+    if (entry.unavailable) return entry.unavailable;
+    const down = entry.deployments.map((deployment) => this.health.downBecause(deployment));
+    if (down.some((reason) => reason === undefined)) return undefined;
+    return `every deployment is known to be down: ${entry.deployments.map((deployment, i) => `${deployment.id}: ${down[i]}`).join('; ')}`;
+  }
+
+  /** Every configured deployment of every model, those that can never answer included (the admin view of their health). */
   allDeployments(): Array<{ model: string; deployment: Deployment }> {
-    return [...this.models.values()].flatMap((entry) => entry.deployments.map((deployment) => ({ model: entry.model, deployment })));
+    return [...this.models.values()].flatMap((entry) => entry.configured.map((deployment) => ({ model: entry.model, deployment })));
   }
 
   private allows(principal: Principal, model: string): boolean {

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ProvidersModule } from '../providers/providers.module';
+import { BackendHealth } from './backend-health';
 import { CircuitBreakers } from './circuit-breakers';
 import { DeploymentsController } from './deployments.controller';
 import { ModelRouter } from './model-router.service';
@@ -8,8 +9,8 @@ import { UpstreamCaller } from './upstream-caller';
 
 @Module({
   imports: [ProvidersModule],
-  providers: [ModelRouter, CircuitBreakers, UpstreamCaller],
+  providers: [ModelRouter, CircuitBreakers, BackendHealth, UpstreamCaller],
   controllers: [ModelsController, DeploymentsController],
-  exports: [ModelRouter, CircuitBreakers, UpstreamCaller],
+  exports: [ModelRouter, CircuitBreakers, BackendHealth, UpstreamCaller],
 })
 export class RoutingModule {}

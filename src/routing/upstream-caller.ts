@@ -5,6 +5,8 @@ import { GatewayException } from '../common/errors/gateway.exception';
 import { MetricsService } from '../metrics/metrics.service';
 import { isAbort, type UpstreamResponse } from '../providers/shared/upstream-client';
 import { CircuitBreakers } from './circuit-breakers';
+import { BackendHealth } from './backend-health';
+import { AppLogger } from '../common/logging/logger';
 import { cutRequest, isRequestSignal } from '../common/http/request-abort';
 import type { RequestLedger } from '../usage/request-ledger';
 import type { Deployment, Route, RoutedModel } from './model-router.service';
@@ -53,6 +55,8 @@ export class UpstreamCaller {
     private readonly circuits: CircuitBreakers,
     private readonly metrics: MetricsService,
     private readonly config: GatewayConfig,
+    private readonly health: BackendHealth,
+    private readonly logger: AppLogger,
   ) {
     this.retries = config.routing.retries.attempts;
     this.backoffMs = config.routing.retries.backoffMs;
@@ -80,7 +84,7 @@ export class UpstreamCaller {
     // Filled as the calls are made, so a request whose every call failed is still recorded with them.
     const attempts: AttemptRecord[] = [];
     const run = (first?: Promise<UpstreamResponse>) =>
-      this.call(plan, (candidate) => request.attempt(candidate, signal), signal, { skip: request.skip, first, attempts }).catch((error: unknown) => {
+      this.call(plan, (candidate) => request.attempt(candidate, signal), signal, { skip: request.skip, first, attempts, requestId: ledger.requestId }).catch((error: unknown) => {
         const calls = attempts.filter((a) => a.deployment !== '-');
         if (calls.length) {
           const last = calls[calls.length - 1].deployment;
@@ -136,18 +140,20 @@ export class UpstreamCaller {
 
   /**
    * The calls this request may make, in order: for the model asked for and then each fallback, up to
-   * 1 + retries calls, each to the next deployment by the model's strategy that is not skipped by its circuit,
-   * going round again when there are fewer deployments than calls.
+   * 1 + retries calls, each to the next deployment by the model's strategy that is not known to be down (an open
+   * circuit, an unreachable backend, a local model that cannot load: backend-health.ts), going round again when
+   * there are fewer deployments than calls.
    */
   plan(route: Route): Candidate[] {
     const plan: Candidate[] = [];
     for (const [index, routed] of [route, ...route.fallbacks].entries()) {
       const ordered = this.order(routed);
-      const open = ordered.filter((deployment) => this.circuits.state(deployment.id) !== 'open');
-      const usable = open.length ? open : index === 0 && route.fallbacks.length === 0 ? ordered : [];
+      const up = ordered.filter((deployment) => this.health.downBecause(deployment) === undefined);
+      const usable = up.length ? up : index === 0 && route.fallbacks.length === 0 ? ordered : [];
       for (let call = 0; call <= this.retries && usable.length; call++) plan.push({ routed, deployment: usable[call % usable.length], fallback: index > 0 });
     }
-    // Every deployment's circuit is open and nothing else can answer: try the first anyway (a probe, in effect).
+    // Every deployment is known to be down and nothing else can answer: try them anyway (a probe, in effect), so the
+    // client gets the backend's own error rather than a guess.
     if (plan.length === 0) plan.push({ routed: route, deployment: this.order(route)[0], fallback: false });
     return plan;
   }
@@ -161,13 +167,18 @@ export class UpstreamCaller {
     plan: Candidate[],
     attempt: (candidate: Candidate) => Promise<UpstreamResponse>,
     signal: AbortSignal,
-    options: { skip?: (candidate: Candidate) => string | undefined; first?: Promise<UpstreamResponse>; attempts?: AttemptRecord[] } = {},
+    options: { skip?: (candidate: Candidate) => string | undefined; first?: Promise<UpstreamResponse>; attempts?: AttemptRecord[]; requestId?: string } = {},
   ): Promise<CallResult> {
     const attempts = options.attempts ?? [];
     const skipped = new Map<string, string>();
     const tried = new Set<string>();
+    /** Deployments whose failure was their own (a refused key, an unknown upstream model): never called again here. */
+    const faulty = new Set<string>();
     let lastError: unknown;
-    for (const [index, candidate] of plan.entries()) {
+    for (const [index, planned] of plan.entries()) {
+      // A call the plan gave a deployment at fault goes to another deployment of the same model, if it has one.
+      const candidate = faulty.has(planned.deployment.id) ? instead(planned, plan, faulty) : planned;
+      if (!candidate) continue;
       const key = `${candidate.routed.model} on ${candidate.deployment.id}`;
       const reason = skipped.get(key) ?? options.skip?.(candidate);
       if (reason !== undefined) {
@@ -186,6 +197,7 @@ export class UpstreamCaller {
       try {
         const response = await (index === 0 && options.first ? options.first : attempt(candidate));
         this.circuits.success(candidate.deployment.id);
+        this.health.answered(candidate.deployment.backend.id);
         this.record(attempts, { model: candidate.routed.model, deployment: candidate.deployment.id, outcome: 'ok' });
         this.countRetries(plan, attempts);
         return { response, candidate, attempts };
@@ -194,13 +206,33 @@ export class UpstreamCaller {
         const code = error instanceof GatewayException ? error.code : 'internal_error';
         this.record(attempts, { model: candidate.routed.model, deployment: candidate.deployment.id, outcome: code });
         if (!(error instanceof GatewayException) || !RETRYABLE.has(code)) throw error;
-        this.circuits.failure(candidate.deployment.id, code);
+        this.failed(candidate, error, options.requestId);
+        if (error.deploymentFault) faulty.add(candidate.deployment.id);
         lastError = error;
         if (this.tooLongToWait(error) && !plan.slice(index + 1).some((next) => !tried.has(next.deployment.id))) break;
       }
     }
     this.countRetries(plan, attempts);
     throw exhausted(lastError, attempts, skipped);
+  }
+
+  /**
+   * A backend's failure, told to the operator with what the backend said (scrubbed): at error level when it is the
+   * deployment's own fault, which only a config change fixes (a refused key, an unknown upstream model), else warn.
+   * The deployment's circuit counts it; its own fault opens the circuit at once.
+   */
+  private failed(candidate: Candidate, error: GatewayException, requestId: string | undefined): void {
+    const { deployment, routed } = candidate;
+    const said = error.upstream ? ` (HTTP ${error.upstream.status}${error.upstream.message ? `: ${error.upstream.message}` : ''})` : '';
+    const detail = error.upstream?.message ?? error.message;
+    const fields = { requestId, model: routed.model, deployment: deployment.id, backend: deployment.backend.id, error: error.code, upstreamStatus: error.upstream?.status, reason: detail };
+    if (error.deploymentFault) {
+      this.logger.pino.error(fields, `deployment ${deployment.id} cannot answer as configured: ${error.message}${said}; it is not called again for this request`);
+    } else {
+      this.logger.pino.warn(fields, `deployment ${deployment.id} failed: ${error.message}`); // its message has the vendor's words
+    }
+    this.circuits.failure(deployment.id, error.code, { message: detail, openNow: error.deploymentFault });
+    if (error.code === 'upstream_auth_failed') this.health.credentialsRefused(deployment.backend.id, detail);
   }
 
   /** A request that needed more than one call, however it ended. */
@@ -242,6 +274,12 @@ function retryAfterMs(error: unknown): number | undefined {
   if (Number.isFinite(ms) && ms >= 0) return ms;
   const seconds = Number(error.headers['retry-after']);
   return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+}
+
+/** The planned call given to another deployment of the same model, in plan order, that is not at fault; if any. */
+function instead(planned: Candidate, plan: Candidate[], faulty: Set<string>): Candidate | undefined {
+  const other = plan.find((candidate) => candidate.routed === planned.routed && !faulty.has(candidate.deployment.id));
+  return other && { ...planned, deployment: other.deployment };
 }
 
 /** Random order, each deployment's chance to be first proportional to its weight (weight 0: only last). */

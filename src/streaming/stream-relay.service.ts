@@ -8,6 +8,7 @@ import { MetricsService } from '../metrics/metrics.service';
 import type { StreamMapper } from '../providers/provider-adapter';
 import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-types';
 import { readSse } from '../providers/shared/sse';
+import { backendSecrets, scrubError } from '../providers/shared/upstream-errors';
 import { TokenCounter } from '../usage/token-counter';
 import { AbortedWithUsage, isAbort, replyError, type UpstreamResponse } from '../providers/shared/upstream-client';
 import { openSse, writeSseComment } from './sse-writer';
@@ -129,7 +130,9 @@ export class StreamRelay {
       // The gateway ended it (shutdown deadline): the client gets that reason in-band; it did not leave.
       if (signal.aborted && signal.reason instanceof GatewayException) outcome.error = signal.reason;
       else if (signal.aborted || isAbort(error)) outcome.aborted = true;
-      else outcome.error = toGatewayException(replyError(request.backendId, error), this.logger.pino);
+      // An in-band error event carries the vendor's words, read by a mapper that holds no keys: scrubbed here, for
+      // every family and client API, before the client, the stored response or the log can see it.
+      else outcome.error = scrubError(toGatewayException(replyError(request.backendId, error), this.logger.pino), backendSecrets(this.config.backends[request.backendId] ?? {}));
     } finally {
       if (keepAlive) clearInterval(keepAlive);
       this.metrics.openStreams.dec();

@@ -277,15 +277,15 @@ describe('errors', () => {
       expectOpenAIError(JSON.parse(events[events.length - 1].replace(/^data: /, '')), 'upstream_error');
     });
 
-    it('a model whose backend has no API key is not listed, and says so with a 503 instead of "could not be reached"', async () => {
+    it('a model whose backend has no API key is not listed, and says so with a 403 no client retries instead of "could not be reached"', async () => {
       const listed = (await gw.asTeam(token, 'GET', '/v1/models')).body.data.map((m: any) => m.id);
       expect(listed).toContain('echo');
       expect(listed).not.toContain('keyless-claude');
       const response = await post({ model: 'keyless-claude', messages: [{ role: 'user', content: 'x' }] });
-      expect(response.status).toBe(503);
+      expect(response.status).toBe(403);
       const body: any = await response.json();
-      expectOpenAIError(body, 'model_unavailable');
-      expect(body.error.message).toBe('The model `keyless-claude` is not available: backend "keyless" has no API key configured (set KEYLESS_ANTHROPIC_KEY).');
+      expectOpenAIError(body, 'model_unavailable', 'model');
+      expect(body.error.message).toBe('The model `keyless-claude` is not available: backend "keyless" has no API key configured (the gateway\'s operator must set KEYLESS_ANTHROPIC_KEY).');
       expect(gw.logs.some((l) => l.backend === 'keyless' && String(l.msg).includes('no API key'))).toBe(true);
     });
 

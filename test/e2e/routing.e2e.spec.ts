@@ -1,6 +1,8 @@
+import { createServer } from 'node:net';
 import OpenAI from 'openai';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { eventually } from '../support/eventually';
+import { freePort } from '../support/free-port';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
@@ -27,6 +29,11 @@ describe('resilient routing', () => {
   beforeAll(async () => {
     [first, second, anthropic] = await Promise.all([new OpenAIUpstream().start(), new OpenAIUpstream().start(), new AnthropicUpstream().start()]);
     first.retryAfter = '0';
+    // `down` listens while the gateway starts (its start-up probe finds it up), then stops: a connection refused at
+    // request time. (A backend already unreachable at start-up is never called: see backend-health.e2e.spec.ts.)
+    const downPort = await freePort();
+    const vanishing = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => vanishing.listen(downPort, '127.0.0.1', resolve));
     gw = await startTestGateway({
       upstreamUrl: first.url,
       config: {
@@ -34,7 +41,7 @@ describe('resilient routing', () => {
         backends: {
           first: { type: 'openai', baseUrl: first.url, apiKey: '${TEST_UPSTREAM_KEY}', timeouts: { firstByteMs: 300 } },
           second: { type: 'openai', baseUrl: second.url, apiKey: '${TEST_UPSTREAM_KEY}' },
-          down: { type: 'openai', baseUrl: 'http://127.0.0.1:9/v1' },
+          down: { type: 'openai', baseUrl: `http://127.0.0.1:${downPort}/v1` },
           claude: { type: 'anthropic', baseUrl: anthropic.url, apiKey: '${TEST_UPSTREAM_KEY}' },
         },
         models: {
@@ -58,6 +65,7 @@ describe('resilient routing', () => {
         },
       },
     });
+    await new Promise((resolve) => vanishing.close(resolve));
     ({ token } = await gw.teamToken('routers'));
     client = gw.openai(token);
   });

@@ -9,6 +9,14 @@ export const ERROR_CODES = {
   /** A console change (admin API call with the session cookie) without the session's X-CSRF-Token. */
   csrf_token_invalid: { status: 403, type: 'invalid_request_error' },
   model_not_allowed: { status: 403, type: 'invalid_request_error' },
+  /**
+   * The model is configured but cannot be served as configured (its backend needs an API key and has none): only
+   * the gateway's operator can fix it, so a status clients do not retry (the SDKs retry 408, 409, 429 and 5xx; a
+   * 503 kept Claude Code retrying for minutes), in each API's permission shape (OpenAI PermissionDeniedError,
+   * Anthropic permission_error). Not a 404: Claude Code answers a 404 with its own text and drops the message,
+   * which names the variable to set.
+   */
+  model_unavailable: { status: 403, type: 'invalid_request_error' },
   model_not_found: { status: 404, type: 'invalid_request_error' },
   not_found: { status: 404, type: 'invalid_request_error' },
   team_not_found: { status: 404, type: 'invalid_request_error' },
@@ -38,8 +46,6 @@ export const ERROR_CODES = {
   upstream_unavailable: { status: 503, type: 'server_error' },
   /** Every connection to the backend is in use and none freed within timeouts.connectionWaitMs (Retry-After). */
   upstream_busy: { status: 503, type: 'server_error' },
-  /** The model's backend is not usable as configured (e.g. no API key): an operator must fix the config. */
-  model_unavailable: { status: 503, type: 'server_error' },
   upstream_timeout: { status: 504, type: 'server_error' },
   auth_unavailable: { status: 503, type: 'server_error' },
   limits_unavailable: { status: 503, type: 'server_error' },

@@ -19,7 +19,19 @@ export interface GatewayExceptionOptions {
    * another deployment may take the request at once, calling the same one again only adds waiting.
    */
   atCapacity?: boolean;
+  /**
+   * The deployment cannot answer any request as configured (its key was refused, its upstream model does not
+   * exist): another deployment may, the same one never will, so it is not called again for this request.
+   */
+  deploymentFault?: boolean;
+  /** What the backend itself said (its status and message, keys scrubbed), for the gateway's log: never sent to clients. */
+  upstream?: UpstreamSaid;
   cause?: unknown;
+}
+
+export interface UpstreamSaid {
+  status: number;
+  message?: string;
 }
 
 /** Thrown by services; turned into OpenAI's error body by the one exception filter. */
@@ -30,6 +42,8 @@ export class GatewayException extends Error {
   readonly wireCode: string | null;
   readonly headers: Record<string, string>;
   readonly atCapacity: boolean;
+  readonly deploymentFault: boolean;
+  readonly upstream?: UpstreamSaid;
 
   constructor(
     readonly code: ErrorCode,
@@ -44,6 +58,8 @@ export class GatewayException extends Error {
     this.wireCode = options.wireCode === undefined ? code : options.wireCode;
     this.headers = options.headers ?? {};
     this.atCapacity = options.atCapacity === true;
+    this.deploymentFault = options.deploymentFault === true;
+    this.upstream = options.upstream;
   }
 
   toBody(): OpenAIErrorBody {

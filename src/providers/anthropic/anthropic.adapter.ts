@@ -4,7 +4,7 @@ import { GatewayException } from '../../common/errors/gateway.exception';
 import type { CallTarget, NativeRequest, ProviderAdapter, StreamMapper, UpstreamCall } from '../provider-adapter';
 import type { ChatCompletion } from '../shared/openai-types';
 import { parseErrorBody } from '../shared/json';
-import { mapUpstreamError } from '../shared/upstream-errors';
+import { backendSecrets, mapUpstreamError } from '../shared/upstream-errors';
 import { toAnthropicBody, validateForAnthropic } from './anthropic.request';
 import { finishReasonOf, messageOf, usageOf } from './anthropic.response';
 import { AnthropicStreamMapper } from './anthropic.stream';
@@ -85,7 +85,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       code: null,
       param: null,
       headers,
-      secrets: [this.config.apiKey],
+      secrets: backendSecrets(this.config),
     });
   }
 }

@@ -4,7 +4,7 @@ import { GatewayException } from '../../common/errors/gateway.exception';
 import type { CallTarget, ProviderAdapter, StreamMapper, UpstreamCall } from '../provider-adapter';
 import type { ChatCompletion } from '../shared/openai-types';
 import { parseErrorBody } from '../shared/json';
-import { mapUpstreamError } from '../shared/upstream-errors';
+import { backendSecrets, mapUpstreamError } from '../shared/upstream-errors';
 import { toGeminiBody, validateForGemini } from './gemini.request';
 import { finishReasonOf, splitParts, usageOf, type GeminiResponse } from './gemini.response';
 import { GeminiStreamMapper } from './gemini.stream';
@@ -89,7 +89,7 @@ export class GeminiAdapter implements ProviderAdapter {
       code: null,
       param: null,
       headers,
-      secrets: [this.config.apiKey],
+      secrets: backendSecrets(this.config),
     });
   }
 }

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { LocalBackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { UpstreamCall } from '../provider-adapter';
+import type { BackendLog } from '../provider-family';
 import { AbortedWithUsage, type BackendClient, type UpstreamResponse } from '../shared/upstream-client';
 import { placementFor } from './cpu-placement';
 import { PushBody } from './local-body';
@@ -59,7 +60,7 @@ export class LocalModelClient implements BackendClient {
   constructor(
     private readonly backendId: string,
     private readonly config: LocalBackendConfig,
-    private readonly log: (message: string) => void = () => undefined,
+    private readonly log: BackendLog = () => undefined,
   ) {
     this.start();
   }
@@ -153,6 +154,11 @@ export class LocalModelClient implements BackendClient {
     return this.pending.size;
   }
 
+  /** A model that cannot load (file or runtime missing) is never restarted: the backend is unusable until fixed. */
+  unusable(): string | undefined {
+    return this.cannotLoad ? `the local model cannot load: ${this.lastFailure}` : undefined;
+  }
+
   /** Known once the worker has loaded the model: whether its chat template has a thought section. */
   canThink(): boolean | undefined {
     return this.isReady ? this.thoughts : undefined;
@@ -210,12 +216,12 @@ export class LocalModelClient implements BackendClient {
     for (const id of [...this.abandoned.keys()]) this.settleAbort(id, undefined);
     if (this.closed) return;
     if (this.cannotLoad) {
-      this.log(`local model "${this.backendId}" unavailable: ${this.lastFailure}`);
+      this.log(`local model "${this.backendId}" unavailable: ${this.lastFailure}`, 'error');
       return;
     }
     // Restart with backoff (0.5 s doubling to 30 s) so a model that cannot load does not spin.
     const delay = Math.min(30_000, 500 * 2 ** this.restarts++);
-    this.log(`local model worker exited (${this.lastFailure}); restarting in ${delay} ms`);
+    this.log(`local model worker exited (${this.lastFailure}); restarting in ${delay} ms`, 'warn');
     setTimeout(() => this.closed || this.start(), delay).unref();
   }
 

@@ -6,7 +6,7 @@ import type { CallTarget, NativeApi, NativeRequest, ProviderAdapter, StreamMappe
 import { normalizeUsage, type ChatCompletion, type ChatCompletionChunk } from '../shared/openai-types';
 import { effortFor, normalizeReasoningField, requestedThinking } from '../shared/reasoning';
 import { parseErrorBody, parseStreamEvent } from '../shared/json';
-import { mapUpstreamError } from '../shared/upstream-errors';
+import { backendSecrets, mapUpstreamError } from '../shared/upstream-errors';
 import type { SseEvent } from '../shared/sse';
 import { spliceJson, type JsonSource } from '../shared/json-splice';
 import { DeltaTemplate, type ContentDelta } from '../shared/delta-template';
@@ -129,7 +129,7 @@ export class OpenAIAdapter implements ProviderAdapter {
       code: typeof error.code === 'string' ? error.code : null,
       param: typeof error.param === 'string' ? error.param : null,
       headers,
-      secrets: [this.config.apiKey],
+      secrets: backendSecrets(this.config),
     });
   }
 }

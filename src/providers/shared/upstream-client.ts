@@ -3,6 +3,7 @@ import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { UpstreamCall } from '../provider-adapter';
 import { ConnectionSlots } from './connection-slots';
+import { probeConnect } from './connect-probe';
 import type { Usage } from './openai-types';
 
 /** What the gateway needs of a response body: read it whole, or as a byte stream. */
@@ -32,6 +33,13 @@ export interface BackendClient {
   canThink?(): boolean | undefined;
   /** Requests in flight now (least-busy routing). */
   inFlight?(): number;
+  /**
+   * Whether the backend can be reached (routing/backend-health.ts): why not, or undefined. A network backend opens
+   * a bounded connection to its base URL and sends nothing.
+   */
+  probe?(timeoutMs: number): Promise<string | undefined>;
+  /** Why the backend cannot serve anything now, when it knows by itself (a local model whose file cannot load). */
+  unusable?(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -43,12 +51,14 @@ export class UpstreamClient implements BackendClient {
   private readonly pool: Pool;
   private readonly slots: ConnectionSlots;
   private readonly basePath: string;
+  private readonly baseUrl: string;
 
   constructor(
     private readonly backendId: string,
     config: BackendConfig,
   ) {
     const url = new URL(config.baseUrl);
+    this.baseUrl = config.baseUrl;
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.slots = new ConnectionSlots(backendId, config.maxConnections, config.timeouts.connectionWaitMs);
     this.pool = new Pool(url.origin, {
@@ -83,6 +93,10 @@ export class UpstreamClient implements BackendClient {
 
   inFlight(): number {
     return this.slots.inUse;
+  }
+
+  probe(timeoutMs: number): Promise<string | undefined> {
+    return probeConnect(this.baseUrl, timeoutMs);
   }
 
   /** Maps an undici/socket error (while connecting or reading) to what the client sees. */

@@ -1,4 +1,7 @@
+import { ERROR_CODES } from '../../common/errors/error-codes';
 import { GatewayException } from '../../common/errors/gateway.exception';
+
+const OWN_TYPES = new Set<string>(Object.values(ERROR_CODES).map((entry) => entry.type));
 
 export interface UpstreamErrorFacts {
   backendId: string;
@@ -57,50 +60,120 @@ function decodeSafely(word: string): string {
 }
 
 /**
+ * The strings of a backend's config that must never reach a client: its API key, and the values of its extra
+ * headers that carry credentials (`api-key`, `x-api-key`, an `Authorization` set in `headers`...).
+ */
+export function backendSecrets(config: { apiKey?: string; headers?: Record<string, string> }): string[] {
+  const secrets = config.apiKey ? [config.apiKey] : [];
+  for (const [name, value] of Object.entries(config.headers ?? {})) {
+    if (/auth|key|token|secret/i.test(name) && typeof value === 'string') secrets.push(value.replace(/^(Bearer|Basic)\s+/i, ''));
+  }
+  return secrets;
+}
+
+/** A Retry-After value as HTTP defines it (seconds, or a date): anything else a vendor put there is dropped. */
+function retryAfterValue(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  return /^\d+(\.\d+)?$/.test(trimmed) || (/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} [\d:]{8} GMT$/.test(trimmed) && !Number.isNaN(Date.parse(trimmed))) ? trimmed : undefined;
+}
+
+/**
  * One documented status per upstream outcome (see the README's error table):
  * the client's own mistakes (400/409/413/422) pass through with the vendor's words;
  * the gateway's credentials failing (401/403) or an upstream model that does not
- * exist (404) is the gateway's configuration, so 502; 429 keeps its
- * Retry-After; 5xx become 502 (503 stays 503).
+ * exist (404) is the gateway's configuration, so 502 (and the deployment's fault:
+ * never called again for the request); 429 keeps its Retry-After; 5xx become 502
+ * (503 stays 503).
+ *
+ * Every string the vendor sent is scrubbed of the backend's keys before it goes anywhere: the message, and the
+ * type, code and param that some errors pass through (vendors have echoed keys in each of them).
  */
 export function mapUpstreamError(facts: UpstreamErrorFacts): GatewayException {
-  const vendorMessage = facts.message ? scrub(facts.message, facts.secrets) : undefined;
+  const clean = (text: string | null | undefined): string | undefined => (typeof text === 'string' ? scrub(text, facts.secrets) : undefined);
+  const vendorMessage = clean(facts.message);
   const said = vendorMessage ? `: ${vendorMessage}` : '';
-  const code = typeof facts.code === 'string' ? facts.code : null;
+  const code = clean(facts.code) ?? null;
+  const type = clean(facts.type);
+  const param = clean(facts.param) ?? null;
   const { status, backendId } = facts;
+  const upstream = { status, message: vendorMessage };
 
   if (status === 401 || status === 403) {
-    return new GatewayException('upstream_auth_failed', `Backend "${backendId}" rejected the gateway's credentials.`);
+    return new GatewayException('upstream_auth_failed', `Backend "${backendId}" rejected the gateway's credentials.`, { deploymentFault: true, upstream });
   }
   if (status === 429) {
     const headers: Record<string, string> = {};
     for (const name of ['retry-after', 'retry-after-ms']) {
-      const value = header(facts.headers, name);
+      const value = retryAfterValue(header(facts.headers, name));
       if (value) headers[name] = value;
     }
     return new GatewayException('rate_limit_exceeded', `Backend "${backendId}" is rate limiting${said || '.'}`, {
-      type: facts.type ?? 'rate_limit_error',
+      type: type ?? 'rate_limit_error',
       wireCode: code ?? 'rate_limit_exceeded',
       headers,
+      upstream,
     });
   }
   if (status === 400 || status === 409 || status === 413 || status === 422) {
     return new GatewayException('invalid_request', vendorMessage ?? `Backend "${backendId}" rejected the request.`, {
       status: status === 413 ? 413 : 400,
-      type: facts.type ?? 'invalid_request_error',
-      param: facts.param ?? null,
+      type: type ?? 'invalid_request_error',
+      param,
       wireCode: code,
+      upstream,
     });
+  }
+  if (status === 404) {
+    return new GatewayException('upstream_error', `Backend "${backendId}" failed with HTTP 404${said || '.'}`, { deploymentFault: true, upstream });
   }
   if (status === 408 || status === 504) {
-    return new GatewayException('upstream_timeout', `Backend "${backendId}" timed out (HTTP ${status}).`);
+    return new GatewayException('upstream_timeout', `Backend "${backendId}" timed out (HTTP ${status}).`, { upstream });
   }
   if (status === 503 || status === 529) {
+    const retryAfter = retryAfterValue(header(facts.headers, 'retry-after'));
     return new GatewayException('upstream_unavailable', `Backend "${backendId}" is overloaded or unavailable${said || '.'}`, {
-      headers: header(facts.headers, 'retry-after') ? { 'retry-after': header(facts.headers, 'retry-after')! } : {},
+      headers: retryAfter ? { 'retry-after': retryAfter } : {},
+      upstream,
     });
   }
-  return new GatewayException('upstream_error', `Backend "${backendId}" failed with HTTP ${status}${said || '.'}`);
+  return new GatewayException('upstream_error', `Backend "${backendId}" failed with HTTP ${status}${said || '.'}`, { upstream });
+}
+
+/**
+ * The same error with every string scrubbed of `secrets` (message, type, param, code, headers, what the upstream
+ * said): the last line of defence for errors built from a vendor's words outside mapUpstreamError (a stream's
+ * in-band error events are read by mappers that hold no keys).
+ */
+export function scrubError(error: GatewayException, secrets: Array<string | undefined>): GatewayException {
+  const clean = (text: string) => scrub(text, secrets);
+  // The gateway's own codes and types are left as they are (a key that happens to share 8 letters with one must
+  // not turn `upstream_error` into `[redacted]`); anything else may be the vendor's.
+  const message = clean(error.message);
+  const type = OWN_TYPES.has(error.type) ? error.type : clean(error.type);
+  const param = error.param === null ? null : clean(error.param);
+  const wireCode = error.wireCode === null || Object.hasOwn(ERROR_CODES, error.wireCode) ? error.wireCode : clean(error.wireCode);
+  const headers = Object.fromEntries(Object.entries(error.headers).map(([name, value]) => [name, clean(value)]));
+  const upstreamMessage = error.upstream?.message === undefined ? undefined : clean(error.upstream.message);
+  const same =
+    message === error.message &&
+    type === error.type &&
+    param === error.param &&
+    wireCode === error.wireCode &&
+    upstreamMessage === error.upstream?.message &&
+    Object.entries(headers).every(([name, value]) => value === error.headers[name]);
+  if (same) return error;
+  return new GatewayException(error.code, message, {
+    status: error.status,
+    type,
+    param,
+    wireCode,
+    headers,
+    atCapacity: error.atCapacity,
+    deploymentFault: error.deploymentFault,
+    upstream: error.upstream && { status: error.upstream.status, message: upstreamMessage },
+    cause: error.cause,
+  });
 }
 
 /**
