@@ -206,7 +206,10 @@ export class LocalBackendConfig {
 }
 
 export class BackendConfig {
-  @IsIn(BACKEND_TYPES) type!: BackendType;
+  @IsIn(BACKEND_TYPES, {
+    message: ({ value }) => `${value === undefined ? 'must be set' : `unknown backend type ${JSON.stringify(value)}`} (known types: ${BACKEND_TYPES.join(', ')})`,
+  })
+  type!: BackendType;
   /** Not used by `local` backends. */
   @ValidateIf((backend: BackendConfig) => backend.type !== 'local')
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
