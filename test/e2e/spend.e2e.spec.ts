@@ -124,7 +124,16 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     const own = await gw.asTeam(token, 'GET', '/v1/usage?groupBy=model');
     expect(own.body.currency).toBe('USD');
     expect(own.body.total).toMatchObject({ cost_nanos: spent, cost: spent / 1e9, cost_unknown_requests: 1 });
-    expect(own.body.data.find((row: { model: string }) => row.model === 'echo')).toMatchObject({ cost: 0, cost_unknown_requests: 1 });
+    // A row whose requests all had an unknown price: its cost is unknown (null), not 0. A row mixing both (the
+    // total, the day) is the priced requests' sum, with the count of unpriced ones beside it.
+    expect(own.body.data.find((row: { model: string }) => row.model === 'echo')).toMatchObject({ cost: null, cost_nanos: null, cost_unknown_requests: 1 });
+    expect(own.body.data.find((row: { model: string }) => row.model === 'priced')).toMatchObject({ cost: spent / 1e9, cost_nanos: spent, cost_unknown_requests: 0 });
+    const config = writeConfig(`redis: { url: "${REDIS_URL}", keyPrefix: "${gw.prefix}" }\nadmin: { apiKey: "\${SWITCHYARD_ADMIN_KEY}" }\n`);
+    const cli = await runCli(config, ['usage', '--team', 'spend-sums', '--group-by', 'model']);
+    expect(cli.code).toBe(0);
+    const printed = JSON.parse(cli.stdout);
+    expect(printed.data.find((row: { model: string }) => row.model === 'echo')).toMatchObject({ cost: null, cost_nanos: null, cost_unknown_requests: 1 });
+    expect(printed.total).toMatchObject({ cost_nanos: spent, cost_unknown_requests: 1 });
 
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     const cost = Number(/switchyard_cost_total\{team="spend-sums",model="priced",backend="standin"\} ([\d.e-]+)/.exec(metrics)?.[1]);

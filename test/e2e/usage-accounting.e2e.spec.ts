@@ -93,9 +93,10 @@ describe('usage accounting (Redis is the store of record)', () => {
       reasoning_tokens: 0,
       total_tokens: expectedOk.prompt + expectedOk.completion + estimated.prompt + estimated.completion,
       estimated_requests: 2,
-      // The stand-in's models have no price: every request that spent tokens is flagged, none counted as free.
-      cost: 0,
-      cost_nanos: 0,
+      // The stand-in's models have no price: every request that spent tokens is flagged, none counted as free, and
+      // the sum is unknown (null), not 0 (the 4 that spent nothing cost 0 whatever the price).
+      cost: null,
+      cost_nanos: null,
       cost_unknown_requests: 7,
     });
     const rowB = byToken.data.find((row: any) => row.token_id === b.id);
