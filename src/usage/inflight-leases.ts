@@ -215,6 +215,7 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
       team: request.team,
       tokenId: request.tokenId,
       model: request.model,
+      modelLabel: request.model, // an admitted request was routed: its model is configured
       backend: request.backend,
       upstreamModel: request.upstreamModel,
       servedModel: request.model,

@@ -4,7 +4,8 @@ import type { NextFunction, Request, Response } from 'express';
 import type { RequestLedger } from './request-ledger';
 import { LimitsService } from '../limits/limits.service';
 import { MetricsService, type RequestTimings } from '../metrics/metrics.service';
-import { withCost, type UsageOutcome, type UsageRecord } from './usage-record';
+import { modelNames, withCost, type UsageOutcome, type UsageRecord } from './usage-record';
+import { GatewayConfig } from '../config/config.schema';
 import { PriceBook } from '../billing/price-book';
 import { InflightLeases } from './inflight-leases';
 import { UsageWriter } from './usage-writer';
@@ -29,6 +30,7 @@ export class UsageRecorder implements NestMiddleware {
     private readonly metrics: MetricsService,
     private readonly leases: InflightLeases,
     private readonly prices: PriceBook,
+    private readonly config: GatewayConfig,
   ) {}
 
   /** Runs before the guard, so a request that fails authentication simply has no principal to bill. */
@@ -61,8 +63,9 @@ export class UsageRecorder implements NestMiddleware {
       requestId: ctx.requestId,
       team: principal.teamId,
       tokenId: principal.tokenId,
-      // Only routed (configured) model names are counted, so clients cannot grow the counters with junk names.
-      model: ctx.model ?? '-',
+      // Counted under the model asked for even when refused before routing; only configured names become
+      // counter fields and metric labels, so clients cannot grow them with junk names.
+      ...modelNames(ctx.model, req.body, (name) => Object.hasOwn(this.config.models, name)),
       backend: ctx.backend ?? '',
       upstreamModel: ctx.upstreamModel ?? '',
       servedModel: ctx.servedModel ?? ctx.model ?? '',
