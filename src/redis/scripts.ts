@@ -23,6 +23,24 @@ return 1
 `;
 
 /**
+ * Compare-and-set on a hash. KEYS[1] hash; ARGV[1] g, then g (field, expected value) pairs ('' for absent), then
+ * the field/value pairs to write. Writes only if the hash exists (-1 if not) and each guarded field still holds
+ * its expected value (0 if one changed: the caller reads, merges and tries again); 1 once written.
+ */
+const HSET_IF_FIELDS_ARE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local g = tonumber(ARGV[1])
+for i = 0, g - 1 do
+  local field, expected = ARGV[2 + 2 * i], ARGV[3 + 2 * i]
+  if (redis.call('HGET', KEYS[1], field) or '') ~= expected then return 0 end
+end
+local writes = {}
+for i = 2 + 2 * g, #ARGV do writes[#writes + 1] = ARGV[i] end
+redis.call('HSET', KEYS[1], unpack(writes))
+return 1
+`;
+
+/**
  * Limit admission. ARGV[1] now (ms), ARGV[2] the request's record id, ARGV[3] its in-flight lease (JSON, or ''
  * for none: then the last key is the team's in-flight hash, where an admitted request's lease is written under its
  * record id, saving the command that wrote it on its own, usage/inflight-leases.ts); then for each limit key a quadruple (kind,
@@ -120,6 +138,7 @@ return out
 const SCRIPTS: Record<string, { lua: string; numberOfKeys?: number }> = {
   createHashIfMissing: { numberOfKeys: 1, lua: CREATE_HASH_IF_MISSING },
   hsetIfExists: { numberOfKeys: 1, lua: HSET_IF_EXISTS },
+  hsetIfFieldsAre: { numberOfKeys: 1, lua: HSET_IF_FIELDS_ARE },
   admitLimits: { lua: ADMIT },
   recordUsage: { lua: RECORD_USAGE },
   hgetallMany: { lua: HGETALL_MANY },
@@ -156,6 +175,8 @@ declare module 'ioredis' {
   interface RedisCommander<Context> {
     createHashIfMissing(key: string, ...fieldValues: string[]): Result<number, Context>;
     hsetIfExists(key: string, ...fieldValues: string[]): Result<number, Context>;
+    /** Guarded field count, then (field, expected) pairs, then the field/value pairs to write: 1 written, 0 changed, -1 no hash. */
+    hsetIfFieldsAre(key: string, guarded: number, ...fieldsThenValues: string[]): Result<number, Context>;
     /** numberOfKeys first (the script takes a variable number of keys). */
     admitLimits(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Result<number[], Context>;
     recordUsage(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Result<number, Context>;
