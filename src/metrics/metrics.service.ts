@@ -78,6 +78,14 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly estimatesReplaced = new Counter({
+    name: 'switchyard_usage_estimates_replaced_total',
+    help:
+      "Requests recorded as lost (replica_lost) by another replica that ended after all, their own record replacing the estimate; metrics: which of the two the request and token counters count (real, or estimate when it was counted before the real record came)",
+    labelNames: ['metrics'] as const,
+    registers: [this.registry],
+  });
+
   readonly limitsUnchecked = new Counter({
     name: 'switchyard_limits_unchecked_total',
     help: 'Requests admitted without a limit check because Redis was unreachable (fail-open)',

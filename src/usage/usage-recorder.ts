@@ -8,7 +8,7 @@ import { modelNames, withCost, type UsageOutcome, type UsageRecord } from './usa
 import { GatewayConfig } from '../config/config.schema';
 import { PriceBook } from '../billing/price-book';
 import { InflightLeases } from './inflight-leases';
-import { UsageWriter } from './usage-writer';
+import { UsageWriter, type WriteResult } from './usage-writer';
 
 /**
  * Makes every authenticated request to a billable route produce exactly one usage
@@ -52,6 +52,13 @@ export class UsageRecorder implements NestMiddleware {
     req.ledger.holdUsage(work);
   }
 
+  private observeWhenWritten(record: UsageRecord, timings: RequestTimings, result: WriteResult): void {
+    if (result === 'replaced-estimate' || result === 'replaced-counted-estimate') {
+      this.metrics.estimatesReplaced.inc({ metrics: result === 'replaced-estimate' ? 'real' : 'estimate' });
+    }
+    if (countsInMetrics(result)) this.metrics.observeRequest(record, timings);
+  }
+
   private account(req: Request, res: Response): void {
     const ctx = req.ledger;
     const principal = ctx.principal!;
@@ -82,15 +89,26 @@ export class UsageRecorder implements NestMiddleware {
       estimated: tokens.estimated,
       cachedTokens: tokens.cached ?? 0,
     }, this.prices.priceOf(served));
-    this.leases.end(record.id);
+    const lease = this.leases.end(record.id);
+    const timings = timingsOf(ctx);
+    // A survivor may have recorded this request as lost while this replica's heartbeat lapsed (a pause, a cut-off):
+    // then the metrics wait for the usage script to say whether the estimate was already counted (inflight-leases.ts).
+    const mayReplace = lease !== undefined && this.leases.mayHaveBeenSwept(lease.admittedAt);
     this.writer.enqueue({
       record,
       settle: this.limits.settlement(ctx.reservation, tokens.prompt + tokens.completion, record.costNanos),
       concurrencyKeys: ctx.concurrencyKeys ?? [],
+      admittedAt: lease?.admittedAt,
+      onWritten: mayReplace ? (result) => this.observeWhenWritten(record, timings, result) : undefined,
     });
-    this.metrics.observeRequest(record, timingsOf(ctx));
+    if (!mayReplace) this.metrics.observeRequest(record, timings);
     if (ctx.upstreamErrorReason && !ctx.aborted) this.metrics.upstreamErrors.inc({ backend: record.backend, reason: ctx.upstreamErrorReason });
   }
+}
+
+/** A record whose metrics waited for its write: counted unless its request was counted already, as an estimate. */
+function countsInMetrics(result: WriteResult): boolean {
+  return result !== 'duplicate' && result !== 'replaced-counted-estimate';
 }
 
 function seconds(from: bigint, to: bigint): number {
