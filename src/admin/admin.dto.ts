@@ -12,28 +12,50 @@ import {
   Max,
   MaxLength,
   Min,
+  ValidateBy,
   ValidateNested,
 } from 'class-validator';
 import { IsStringMap } from '../common/validation/is-string-map';
 import { LimitSettings } from '../limits/limit-settings';
 import { STREAM_ID_PATTERN } from '../redis/stream-page';
+import { MAX_METADATA_KEYS, type LimitsPatch, type MetadataPatch } from '../teams/team.store';
 
 export const ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const ID_MESSAGE = 'must be 1-63 chars of a-z, 0-9, "_" or "-", starting with a letter or digit';
 
-/** Fields a team body may set (create and PATCH share them). */
-class TeamFieldsDto {
-  /** Model names or `*` globs this team may call; default on create: all. */
+/** Like IsStringMap, with null for a label to remove. */
+function IsMetadataPatch(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isMetadataPatch',
+    validator: {
+      validate: (value: unknown) =>
+        value !== null &&
+        typeof value === 'object' &&
+        !Array.isArray(value) &&
+        Object.keys(value).length <= MAX_METADATA_KEYS &&
+        Object.values(value).every((item) => item === null || (typeof item === 'string' && item.length <= 256)),
+      defaultMessage: () => `$property must be an object of at most ${MAX_METADATA_KEYS} string values (each at most 256 chars), or null to remove a label`,
+    },
+  });
+}
+
+export class CreateTeamDto {
+  @IsString() @Matches(ID_PATTERN, { message: ID_MESSAGE }) id!: string;
+  /** Model names or `*` globs this team may call; default: all. */
   @IsOptional() @IsArray() @IsString({ each: true }) models?: string[];
   @IsOptional() @ValidateNested() @Type(() => LimitSettings) limits?: LimitSettings;
   @IsOptional() @IsStringMap() metadata?: Record<string, string>;
 }
 
-export class CreateTeamDto extends TeamFieldsDto {
-  @IsString() @Matches(ID_PATTERN, { message: ID_MESSAGE }) id!: string;
-}
-
-export class UpdateTeamDto extends TeamFieldsDto {
+/**
+ * PATCH: changes only what it names (team.store.ts, TeamChanges). In `limits` and `metadata` a key set to null is
+ * removed (each limit is optional, so null passes its checks); `limits: null` or `metadata: null` removes them all.
+ */
+export class UpdateTeamDto {
+  /** Replaces the team's list. */
+  @IsOptional() @IsArray() @IsString({ each: true }) models?: string[];
+  @IsOptional() @ValidateNested() @Type(() => LimitSettings) limits?: LimitsPatch | null;
+  @IsOptional() @IsMetadataPatch() metadata?: MetadataPatch | null;
   /** true: every token of the team is refused at once (on every replica). */
   @IsOptional() @IsBoolean() disabled?: boolean;
 }

@@ -12,6 +12,7 @@ import { AppLogger } from '../common/logging/logger';
 import { ConfigError, loadConfig } from '../config/config.loader';
 import { cleanLimits, LIMIT_CATALOGUE, LIMIT_NAMES, type Limits } from '../limits/limit-settings';
 import { UsageQueryService, type UsageGroupBy } from '../usage/usage-query.service';
+import type { LimitsPatch, MetadataPatch } from '../teams/team.store';
 import { BudgetReport } from '../limits/budget-report';
 import { CliModule } from './cli.module';
 
@@ -36,18 +37,48 @@ async function withServices(work: (services: Services) => Promise<unknown>): Pro
   }
 }
 
-/** One flag per limit, from the limit catalogue (`--rpm` requestsPerMinute, ...). */
-const limitOptions = (command: Command) => {
-  for (const name of LIMIT_NAMES) command.addOption(new Option(`${LIMIT_CATALOGUE[name].flag} <n>`, name).argParser(LIMIT_CATALOGUE[name].unit === 'cost' ? positiveAmount : positiveInt));
+/**
+ * One flag per limit, from the limit catalogue (`--rpm` requestsPerMinute, ...). With `removable` (updates), a
+ * flag's value may also be `none`, which removes that limit.
+ */
+const limitOptions = (command: Command, { removable = false } = {}) => {
+  for (const name of LIMIT_NAMES) {
+    const parse = LIMIT_CATALOGUE[name].unit === 'cost' ? positiveAmount : positiveInt;
+    const option = new Option(`${LIMIT_CATALOGUE[name].flag} <n>`, removable ? `${name} ("none" removes it)` : name);
+    // 'none' is kept as is (commander stores a parser's null as ''); limitFlags reads it as null.
+    command.addOption(option.argParser(removable ? (value: string) => (value === 'none' ? value : parse(value)) : parse));
+  }
   return command;
 };
 
+/** What each limit flag was given (a number, or null for `none`), by limit name; flags not given are absent. */
+function limitFlags(options: Record<string, unknown>): LimitsPatch {
+  const given: LimitsPatch = {};
+  for (const name of LIMIT_NAMES) {
+    const value = options[new Option(`${LIMIT_CATALOGUE[name].flag} <n>`).attributeName()] as number | 'none' | undefined;
+    if (value !== undefined) given[name] = value === 'none' ? null : value;
+  }
+  return given;
+}
+
 /** The limits the flags set, or undefined when none was given. */
 function limitsFrom(options: Record<string, unknown>): Limits | undefined {
-  const given: Record<string, unknown> = {};
-  for (const name of LIMIT_NAMES) given[name] = options[new Option(`${LIMIT_CATALOGUE[name].flag} <n>`).attributeName()];
-  const limits = cleanLimits(given as Limits);
+  const limits = cleanLimits(limitFlags(options) as Limits);
   return Object.keys(limits).length ? limits : undefined;
+}
+
+/** The limit changes the flags name (null: removed), or undefined when none was given: nothing else changes. */
+function limitsPatchFrom(options: Record<string, unknown>): LimitsPatch | undefined {
+  const patch = limitFlags(options);
+  return Object.keys(patch).length ? patch : undefined;
+}
+
+/** Labels set with --meta and removed with --unset-meta, or undefined when neither was given. */
+function metadataPatchFrom(set: Record<string, string> | undefined, unset: string[] | undefined): MetadataPatch | undefined {
+  const both = (unset ?? []).filter((key) => set && key in set);
+  if (both.length) throw new Error(`--meta and --unset-meta both name ${both.join(', ')}`);
+  if (!set && !unset) return undefined;
+  return { ...set, ...Object.fromEntries((unset ?? []).map((key) => [key, null])) };
 }
 
 /**
@@ -116,10 +147,13 @@ export function buildProgram(): Command {
   teams.command('list').description('List teams').action(() => withServices(({ admin }) => admin.teams.list()));
   teams.command('get <id>').description('Show a team').action((id: string) => withServices(({ admin }) => admin.teams.require(id)));
   teams.command('budget <id>').description("A team's budgets: spent, remaining and the fraction used this window").action((id: string) => withServices(({ budgets }) => budgets.of(id)));
-  limitOptions(teams.command('update <id>').description('Change models, limits or metadata (limits given replace the old set)'))
-    .option('--models <list>', 'comma-separated model names or * globs', list)
-    .option('--meta <key=value>', 'metadata label (repeatable; replaces the old set)', metadata)
-    .action((id: string, o) => withServices(({ admin, by }) => admin.updateTeam(by, id, { models: o.models, limits: limitsFrom(o), metadata: o.meta })));
+  limitOptions(teams.command('update <id>').description('Change what the flags name and nothing else (e.g. --tpm 5000 keeps the other limits; --tpm none removes that one)'), { removable: true })
+    .option('--models <list>', 'comma-separated model names or * globs (replaces the list)', list)
+    .option('--meta <key=value>', 'set a metadata label (repeatable; other labels are kept)', metadata)
+    .option('--unset-meta <key>', 'remove a metadata label (repeatable)', (key: string, previous: string[] = []) => [...previous, key])
+    .action((id: string, o) =>
+      withServices(({ admin, by }) => admin.updateTeam(by, id, { models: o.models, limits: limitsPatchFrom(o), metadata: metadataPatchFrom(o.meta, o.unsetMeta) })),
+    );
   teams.command('disable <id>').description('Refuse every token of the team').action((id: string) => withServices(({ admin, by }) => admin.updateTeam(by, id, { disabled: true })));
   teams.command('enable <id>').description('Accept the team\'s tokens again').action((id: string) => withServices(({ admin, by }) => admin.updateTeam(by, id, { disabled: false })));
   teams

@@ -40,12 +40,35 @@ export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path: str
   return value;
 }
 
+/**
+ * Constraints that say what kind of value a key takes. When one of them fails, the key's other constraints (a
+ * range, a length) say nothing useful about the value given: `port: eighty` is not an integer, and "must not be
+ * greater than 65535" beside it would only contradict "must not be less than 0". So a key gets one line.
+ */
+const KIND_CONSTRAINTS = ['isInt', 'isNumber', 'isString', 'isBoolean', 'isArray', 'isObject', 'nestedValidation'];
+
+/** Keys whose values are never echoed in an error (they may hold a secret). */
+const SECRET_KEY = /key|password|secret|token/i;
+
+/** The value given, for the error line: short scalars only, never from a key that may hold a secret. */
+function given(error: ValidationError): string {
+  const value: unknown = error.value;
+  if (SECRET_KEY.test(error.property) || (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')) return '';
+  const text = JSON.stringify(value);
+  return ` (got ${text.length > 40 ? `${text.slice(0, 37)}...` : text})`;
+}
+
 function describe(errors: ValidationError[], path: string, out: string[]): void {
   for (const error of errors) {
     const here = path ? `${path}.${error.property}` : error.property;
-    for (const message of Object.values(error.constraints ?? {})) {
+    const constraints = Object.entries(error.constraints ?? {});
+    // A missing key: its own "must be set" says more than "must be a string".
+    const missing = error.value === undefined ? constraints.find(([name]) => name === 'isNotEmpty') : undefined;
+    const kind = missing ? undefined : constraints.find(([name]) => KIND_CONSTRAINTS.includes(name));
+    for (const [, message] of missing ? [missing] : kind ? [kind] : constraints) {
       // class-validator starts each message with the property name; we print the full path instead.
-      out.push(`${here}: ${message.startsWith(error.property + ' ') ? message.slice(error.property.length + 1) : message}`);
+      const text = message.startsWith(error.property + ' ') ? message.slice(error.property.length + 1) : message;
+      out.push(`${here}: ${text}${kind ? given(error) : ''}`);
     }
     describe(error.children ?? [], here, out);
   }
@@ -94,6 +117,8 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
   const config = validateEntry(GatewayConfig, rest, '', problems);
   config.backends = validateMap(BackendConfig, backends, 'backends', problems);
   for (const [id, backend] of Object.entries(config.backends)) backend.apiKeyEnv = envNameOf((raw as RawDoc)?.backends?.[id]?.apiKey);
+  // A backend of no known type has been reported (its `type` key); the checks below need its family, so skip it.
+  const typed = (backend: BackendConfig | undefined) => backend !== undefined && FAMILY_BY_TYPE.has(backend.type);
   config.models = validateMap(ModelConfig, models, 'models', problems);
   config.teams = validateMap(TeamSeedConfig, teams, 'teams', problems);
 
@@ -108,6 +133,8 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
       const backend = config.backends[deployment.backend];
       if (!backend) {
         problems.push(`${where}: unknown backend "${deployment.backend}" (known: ${Object.keys(config.backends).join(', ') || 'none'})`);
+      } else if (!typed(backend)) {
+        return;
       } else if (model.kind === 'embedding' && !FAMILY_BY_TYPE.get(backend.type)!.embeddings) {
         problems.push(`models.${name}.kind: ${backend.type} backends do not serve embeddings (openai-compatible, gemini and local ones do)`);
       } else if (backend.type === 'local' && (model.kind === 'embedding') !== backend.local.embedding) {
@@ -131,8 +158,15 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
     if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`PORT: "${env.PORT}" is not a port number`);
     else config.server.port = port;
   }
-  if (problems.length) throw new ConfigError(problems.map((p) => p.replace(/^\./, '')));
+  if (problems.length) throw new ConfigError(onePerUnsetVariable(problems.map((p) => p.replace(/^\./, ''))));
   return config;
+}
+
+/** A key whose environment variable is not set is reported as that, not again as empty. */
+function onePerUnsetVariable(problems: string[]): string[] {
+  const keyOf = (problem: string) => problem.slice(0, problem.indexOf(': '));
+  const unset = new Set(problems.filter((problem) => / environment variable \S+ is not set$/.test(problem)).map(keyOf));
+  return problems.filter((problem) => !unset.has(keyOf(problem)) || / environment variable \S+ is not set$/.test(problem));
 }
 
 /** Reads SWITCHYARD_CONFIG (default config/switchyard.yaml), interpolates ${ENV}, validates. */

@@ -126,7 +126,9 @@ export class UsageConfig {
   /**
    * Every admitted request holds a lease in Redis, renewed by its replica every third of this. When a replica
    * dies, a survivor records its requests (what they reserved, estimated) once their leases run out: within
-   * about 1.7x this. Concurrency limits release a dead replica's requests on the same clock.
+   * about 1.7x this. Concurrency limits release a dead replica's requests on the same clock. The survivor counts
+   * those estimates in its metrics 10x this later, unless the requests' own records (a replica only paused)
+   * replaced them meanwhile.
    */
   @IsInt() @Min(1) leaseSeconds = 30;
 }
@@ -206,7 +208,10 @@ export class LocalBackendConfig {
 }
 
 export class BackendConfig {
-  @IsIn(BACKEND_TYPES) type!: BackendType;
+  @IsIn(BACKEND_TYPES, {
+    message: ({ value }) => `${value === undefined ? 'must be set' : `unknown backend type ${JSON.stringify(value)}`} (known types: ${BACKEND_TYPES.join(', ')})`,
+  })
+  type!: BackendType;
   /** Not used by `local` backends. */
   @ValidateIf((backend: BackendConfig) => backend.type !== 'local')
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })

@@ -7,6 +7,7 @@ import { RedisKeys } from '../redis/redis-keys';
 import { TeamStore } from '../teams/team.store';
 import { LIMIT_KINDS, LIMIT_NAMES, type LimitName } from './limit-settings';
 import { windowOf } from './limit-windows';
+import { remainingUnits, usedRatio } from './budget-report';
 import { batch } from '../redis/batch';
 
 /**
@@ -46,7 +47,7 @@ export class QuotaReporter implements OnModuleInit {
     const readings = wanted.map(({ team, limit, max }, i): QuotaReading => {
       const used = Number(values[i]?.[1] ?? 0);
       // Budget counters hold nano-units; budgets are set in the currency's unit.
-      if (LIMIT_KINDS[limit] === 'cost') return { team, limit, remaining: Math.max(0, max - used / 1e9), usedRatio: used / 1e9 / max };
+      if (LIMIT_KINDS[limit] === 'cost') return { team, limit, remaining: remainingUnits(max, used), usedRatio: usedRatio(used, max) };
       return { team, limit, remaining: Math.max(0, max - used) };
     });
     this.cached = { at: now, readings };

@@ -78,6 +78,14 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly estimatesReplaced = new Counter({
+    name: 'switchyard_usage_estimates_replaced_total',
+    help:
+      "Requests recorded as lost (replica_lost) by another replica that ended after all, their own record replacing the estimate; metrics: which of the two the request and token counters count (real, or estimate when it was counted before the real record came)",
+    labelNames: ['metrics'] as const,
+    registers: [this.registry],
+  });
+
   readonly limitsUnchecked = new Counter({
     name: 'switchyard_limits_unchecked_total',
     help: 'Requests admitted without a limit check because Redis was unreachable (fail-open)',
@@ -231,22 +239,22 @@ export class MetricsService {
   observeRequest(record: UsageRecord, timings: RequestTimings): void {
     const stream = String(record.stream);
     const token = this.tokenLabel ? [record.tokenId] : [];
-    const where = [record.team, record.model, record.backend || '-', record.endpoint];
+    const where = [record.team, record.modelLabel, record.backend || '-', record.endpoint];
     this.child(this.requests, [...where, String(record.status), stream, record.outcome, ...token]).inc();
     if (record.promptTokens) this.child(this.tokens, [...where, 'prompt', ...token]).inc(record.promptTokens);
     if (record.completionTokens) this.child(this.tokens, [...where, 'completion', ...token]).inc(record.completionTokens);
     if (record.reasoningTokens) this.child(this.tokens, [...where, 'reasoning', ...token]).inc(record.reasoningTokens);
-    if (record.costNanos) this.child(this.cost, [record.team, record.model, record.backend || '-']).inc(record.costNanos / 1e9);
-    else if (record.costNanos === null) this.child(this.costUnknown, [record.team, record.model]).inc();
+    if (record.costNanos) this.child(this.cost, [record.team, record.modelLabel, record.backend || '-']).inc(record.costNanos / 1e9);
+    else if (record.costNanos === null) this.child(this.costUnknown, [record.team, record.modelLabel]).inc();
 
     // Latency histograms describe requests that reached a backend; refusals would only blur them.
     if (!record.backend) return;
-    this.child(this.requestDuration, [record.model, record.backend, record.endpoint, stream]).observe(timings.total);
+    this.child(this.requestDuration, [record.modelLabel, record.backend, record.endpoint, stream]).observe(timings.total);
     if (timings.upstream !== undefined) {
-      this.child(this.upstreamDuration, [record.model, record.backend, stream]).observe(timings.upstream);
+      this.child(this.upstreamDuration, [record.modelLabel, record.backend, stream]).observe(timings.upstream);
       this.child(this.gatewayOverhead, [stream]).observe(Math.max(0, timings.total - timings.upstream));
     }
-    if (timings.firstToken !== undefined) this.child(this.timeToFirstToken, [record.model, record.backend]).observe(timings.firstToken);
+    if (timings.firstToken !== undefined) this.child(this.timeToFirstToken, [record.modelLabel, record.backend]).observe(timings.firstToken);
   }
 
   /**

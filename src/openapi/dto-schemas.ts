@@ -21,6 +21,7 @@ export function dtoSchemas(): Record<string, SchemaObject> {
       },
       isStopSequences: { oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, maxItems: 4, items: { type: 'string' } }] },
       isStringMap: { type: 'object', additionalProperties: { type: 'string' } },
+      isMetadataPatch: { description: 'Labels to set; null removes one.', type: 'object', maxProperties: 64, additionalProperties: { oneOf: [{ type: 'string', maxLength: 256 }, { type: 'null' }] } },
       isEmbeddingInput: {
         oneOf: [
           { type: 'string', minLength: 1 },

@@ -108,7 +108,7 @@ export const OPERATIONS: Operation[] = [
     summary: "The team's spend budgets: limit, spent, remaining and the fraction used in the current window (billing currency).",
     ok: { status: 200, description: 'Budget use', schema: object({ object: { const: 'budget' }, currency: { type: 'string' }, budgets: { type: 'array' } }) },
   },
-  { method: 'patch', path: '/admin/v1/teams/{team}', access: 'admin', summary: "Change a team's models, limits, metadata or disabled flag.", body: 'UpdateTeamDto', ok: { status: 200, description: 'The team', schema: ref('Team') } },
+  { method: 'patch', path: '/admin/v1/teams/{team}', access: 'admin', summary: "Change a team's models, limits, metadata or disabled flag: only what the body names (limits and metadata are merged key by key, JSON Merge Patch; null removes a key).", body: 'UpdateTeamDto', ok: { status: 200, description: 'The team', schema: ref('Team') } },
   { method: 'delete', path: '/admin/v1/teams/{team}', access: 'admin', summary: 'Delete a team (409 while it has active tokens, unless force=true).', query: 'DeleteTeamQueryDto', ok: { status: 200, description: 'Deleted', schema: object({ deleted: { const: true } }) } },
   { method: 'post', path: '/admin/v1/teams/{team}/disable', access: 'admin', summary: 'Refuse every token of the team at once.', ok: { status: 200, description: 'The team', schema: ref('Team') } },
   { method: 'post', path: '/admin/v1/teams/{team}/enable', access: 'admin', summary: 'Let the team back in.', ok: { status: 200, description: 'The team', schema: ref('Team') } },

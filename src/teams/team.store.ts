@@ -19,12 +19,42 @@ export interface Team {
   updatedAt: string;
 }
 
-/** What create and update accept; absent fields are left as they are. */
+/**
+ * What create and update accept. An update changes only what it names (JSON Merge Patch, RFC 7396, for the two
+ * maps): in `limits` and `metadata` a key with a value sets it, a key with `null` removes it, and a key not given
+ * is left as it is; `limits: null` / `metadata: null` remove them all. `models` is one setting (a list), replaced
+ * whole. On create, nulls are simply absent.
+ */
 export interface TeamChanges {
   models?: string[];
-  limits?: Limits;
-  metadata?: Record<string, string>;
+  limits?: LimitsPatch | null;
+  metadata?: MetadataPatch | null;
   disabled?: boolean;
+}
+
+export type LimitsPatch = { [name in keyof Limits]?: number | null };
+export type MetadataPatch = Record<string, string | null>;
+
+/** Labels a team may have (as many as the admin body validator allows in one request). */
+export const MAX_METADATA_KEYS = 64;
+/** Concurrent updates of one team are retried this often before giving up (each retry re-reads and re-merges). */
+const UPDATE_ATTEMPTS = 10;
+
+/** `current` with `patch` merged in (RFC 7396 on a flat map): null removes a key, a null patch removes them all. */
+export function mergePatch<T>(current: Record<string, T>, patch: Record<string, T | null> | null | undefined): Record<string, T> {
+  if (patch === undefined) return current;
+  if (patch === null) return {};
+  const merged: Record<string, T> = { ...current };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) continue; // a DTO's declared but absent field
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  return merged;
+}
+
+function metadataOf(patch: MetadataPatch | null | undefined): Record<string, string> {
+  return mergePatch<string>({}, patch);
 }
 
 export function parseTeam(fields: Record<string, string>): Team | null {
@@ -40,11 +70,31 @@ export function parseTeam(fields: Record<string, string>): Team | null {
   };
 }
 
+/** The fields of a new team. */
 function toFields(changes: TeamChanges): Record<string, string> {
   const fields: Record<string, string> = {};
   if (changes.models) fields.models = JSON.stringify(changes.models);
-  if (changes.limits) fields.limits = JSON.stringify(cleanLimits(changes.limits));
-  if (changes.metadata) fields.metadata = JSON.stringify(changes.metadata);
+  if (changes.limits) fields.limits = JSON.stringify(cleanLimits(changes.limits as Limits));
+  if (changes.metadata) fields.metadata = JSON.stringify(metadataOf(changes.metadata));
+  if (changes.disabled !== undefined) fields.disabled = changes.disabled ? '1' : '0';
+  return fields;
+}
+
+/** The fields an update writes: the team as it is (`team`, read from `fields`) with `changes` merged in. */
+function updatedFields(team: Team, changes: TeamChanges): Record<string, string> {
+  const fields: Record<string, string> = {};
+  if (changes.models) fields.models = JSON.stringify(changes.models);
+  if (changes.limits !== undefined) fields.limits = JSON.stringify(cleanLimits(mergePatch<number>(team.limits as Record<string, number>, changes.limits as Record<string, number | null> | null)));
+  if (changes.metadata !== undefined) {
+    const metadata = mergePatch(team.metadata, changes.metadata);
+    if (Object.keys(metadata).length > MAX_METADATA_KEYS) {
+      throw new GatewayException('invalid_request', `A team has at most ${MAX_METADATA_KEYS} metadata labels; this change would leave ${Object.keys(metadata).length} (remove some with null).`, {
+        param: 'metadata',
+        wireCode: null,
+      });
+    }
+    fields.metadata = JSON.stringify(metadata);
+  }
   if (changes.disabled !== undefined) fields.disabled = changes.disabled ? '1' : '0';
   return fields;
 }
@@ -85,10 +135,25 @@ export class TeamStore implements OnApplicationBootstrap {
     return this.require(id);
   }
 
+  /**
+   * Changes only what `changes` names (see TeamChanges). The merge is made here from the team as read, and
+   * written only if the fields it merged are still as read (compare-and-set in one script), else read and merged
+   * again: two admins changing different limits of one team at once both get their change.
+   */
   async update(id: string, changes: TeamChanges): Promise<Team> {
-    await this.require(id);
-    await this.redis.hset(this.keys.team(id), { ...toFields(changes), updatedAt: new Date().toISOString() });
-    return this.require(id);
+    const key = this.keys.team(id);
+    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+      const raw = await this.redis.hgetall(key);
+      const team = parseTeam(raw);
+      if (!team) throw new GatewayException('team_not_found', `Team "${id}" does not exist.`);
+      const fields = { ...updatedFields(team, changes), updatedAt: new Date().toISOString() };
+      const merged = ['limits', 'metadata'].filter((field) => field in fields);
+      const expected = merged.flatMap((field) => [field, raw[field] ?? '']);
+      const written = await this.redis.hsetIfFieldsAre(key, merged.length, ...expected, ...Object.entries(fields).flat());
+      if (written === 1) return this.require(id);
+      if (written === -1) throw new GatewayException('team_not_found', `Team "${id}" does not exist.`);
+    }
+    throw new GatewayException('team_update_conflict', `Team "${id}" is being changed by others at the same time; try again.`);
   }
 
   async get(id: string): Promise<Team | null> {

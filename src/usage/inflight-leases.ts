@@ -27,6 +27,20 @@ export type LeasedRequest = Pick<UsageRecord, 'requestId' | 'team' | 'tokenId' |
 
 /** Most lost requests one sweep settles (the rest wait for the next sweep). */
 const SWEEP_BATCH = 100;
+/**
+ * How many leases a survivor's estimate waits for the request's own record before the survivor counts it in its
+ * metrics. A record that comes later still replaces it in Redis (usage API, budgets), but the metrics keep the
+ * estimate: their counters cannot go down.
+ */
+const ESTIMATE_WAIT_LEASES = 10;
+/** An estimate whose marker is still missing this long after it was due is given up on (never written, or expired). */
+const ESTIMATE_GIVE_UP_MS = 86_400_000;
+
+/** An estimate this replica wrote, not yet counted in its metrics. */
+interface PendingEstimate {
+  record: UsageRecord;
+  dueAt: number;
+}
 
 /**
  * Every admitted request is written to Redis when it is admitted: one hash entry on its team's slot, naming the
@@ -35,8 +49,15 @@ const SWEEP_BATCH = 100;
  * removes its entry (usage-writer.ts). If its replica dies (SIGKILL, OOM, a lost node), its heartbeat expires,
  * and whichever replica sweeps first writes the usage record of each of its requests: what it reserved, marked
  * estimated, `error_code: replica_lost`. The record has the id the request's own record would have had, so if the
- * replica was only cut off from Redis and writes it later, the one Lua script that writes records keeps the first
- * and ignores the second: one record per request, always.
+ * replica was only paused or cut off from Redis and its request ends after all, the one Lua script that writes
+ * records replaces the estimate with the real record (counters, stream entry, limits settled): one record per
+ * request, always, with the true counts when they come.
+ *
+ * Metrics cannot be corrected that way (a Prometheus counter never goes down), so neither side counts a record
+ * that may be replaced before it knows: the survivor counts its estimate only after ESTIMATE_WAIT_LEASES, and only
+ * if the real record has not replaced it (MARK_ESTIMATE_COUNTED); a replica whose heartbeat may have lapsed while
+ * a request was open (mayHaveBeenSwept) counts that request's record once the script says it was not a duplicate,
+ * and not at all if the estimate was counted first.
  *
  * Liveness is per replica, not per request, so a request costs one write on its team's slot when it is admitted
  * and nothing on a global key: an earlier design scored every request in one global ZSET (a write to one Cluster
@@ -56,6 +77,12 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
    * in a Redis failover (written to the old master, never replicated) does not make its requests look lost.
    */
   private readonly missingSince = new Map<string, number>();
+  /** Estimates this replica wrote, by record id, until counted in its metrics or replaced. */
+  private readonly pendingEstimates = new Map<string, PendingEstimate>();
+  /** When the last heartbeat that Redis took was sent: the heartbeat key lives at least a lease from then. */
+  private lastHeartbeatAt = 0;
+  /** When a heartbeat was last sent more than a lease after the previous one that Redis took (a lapse ended). */
+  private lastLapseAt?: number;
   private renewTimer?: NodeJS.Timeout;
   private sweepTimer?: NodeJS.Timeout;
   private readonly leaseMs: number;
@@ -133,9 +160,20 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
     return request;
   }
 
+  /**
+   * True when this replica's heartbeat may have expired at some moment since `admittedAt`, so a survivor may have
+   * recorded the request admitted then as lost: its record may replace an estimate (see the class comment).
+   */
+  mayHaveBeenSwept(admittedAt: number): boolean {
+    return Date.now() - this.lastHeartbeatAt > this.leaseMs || (this.lastLapseAt !== undefined && this.lastLapseAt >= admittedAt);
+  }
+
   /** Alive for one more lease, and listed among the replicas (again: the set may have been lost with a node). */
-  private heartbeat(): Promise<unknown> {
-    return batch([this.redis.set(this.keys.replicaAlive(this.replicaId), '1', 'PX', this.leaseMs), this.redis.sadd(this.keys.replicas(), this.replicaId)]);
+  private async heartbeat(): Promise<void> {
+    const sentAt = Date.now();
+    if (this.lastHeartbeatAt > 0 && sentAt - this.lastHeartbeatAt > this.leaseMs) this.lastLapseAt = sentAt;
+    const [[error]] = await batch([this.redis.set(this.keys.replicaAlive(this.replicaId), '1', 'PX', this.leaseMs), this.redis.sadd(this.keys.replicas(), this.replicaId)]);
+    if (!error) this.lastHeartbeatAt = sentAt;
   }
 
   /** Keeps this replica alive and rewrites what it serves (one pipeline). */
@@ -177,6 +215,7 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
         else if (now - since >= this.leaseMs / 2) lost.push(replica);
       });
       for (const [id, at] of this.settledLately) if (now - at > 10 * this.leaseMs) this.settledLately.delete(id);
+      await this.countDueEstimates(now);
       for (const replica of lost) {
         if (settled >= SWEEP_BATCH) break;
         const teams = await this.redis.smembers(this.keys.replicaTeams(replica));
@@ -215,6 +254,7 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
       team: request.team,
       tokenId: request.tokenId,
       model: request.model,
+      modelLabel: request.model, // an admitted request was routed: its model is configured
       backend: request.backend,
       upstreamModel: request.upstreamModel,
       servedModel: request.model,
@@ -232,8 +272,27 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
       cachedTokens: 0,
     }, this.prices.priceOf({ model: request.model, backend: request.backend, upstreamModel: request.upstreamModel }));
     this.logger.pino.warn({ team: record.team, requestId: record.requestId, recordId: record.id }, 'settling a request whose replica stopped renewing its lease');
-    // No settlement delta: what it reserved stays charged against the limits, as the record says.
-    this.writer.enqueue({ record, settle: { keys: [], deltas: [] }, concurrencyKeys: request.concurrencyKeys });
-    this.metrics.observeRequest(record, { total: record.latencyMs / 1000 });
+    // No settlement delta: what it reserved stays charged against the limits, as the record says (and is there
+    // for the request's own record to settle, should it come).
+    this.writer.enqueue({ record, settle: { keys: [], deltas: [] }, concurrencyKeys: request.concurrencyKeys, estimate: true });
+    // Counted in the metrics later, unless the request's own record replaces it first (countDueEstimates).
+    this.pendingEstimates.set(record.id, { record, dueAt: now + ESTIMATE_WAIT_LEASES * this.leaseMs });
+  }
+
+  /**
+   * Counts in this replica's metrics each estimate it wrote whose wait is over, unless the request's own record
+   * replaced it or another survivor (that settled it too) counted it: the script lets one replica count it, once.
+   */
+  private async countDueEstimates(now: number): Promise<void> {
+    const due = [...this.pendingEstimates.values()].filter((pending) => pending.dueAt <= now);
+    if (due.length === 0) return;
+    const answers = await batch(due.map(({ record }) => this.redis.markEstimateCounted(this.keys.usageSeen(record.team, record.id))));
+    due.forEach(({ record, dueAt }, i) => {
+      const [error, answer] = answers[i];
+      if (error) return; // asked again on the next sweep
+      if (answer === -1 && now - dueAt < ESTIMATE_GIVE_UP_MS) return; // not written yet (Redis was away)
+      this.pendingEstimates.delete(record.id);
+      if (answer === 1) this.metrics.observeRequest(record, { total: record.latencyMs / 1000 });
+    });
   }
 }

@@ -32,11 +32,18 @@ export interface UsageTotals {
   reasoning_tokens: number;
   total_tokens: number;
   estimated_requests: number;
-  /** Spend in the billing currency's unit (exact to the nano-unit), of the requests whose price is known. */
-  cost: number;
-  /** The same in nano-units (integer, exact). */
-  cost_nanos: number;
-  /** Requests whose model has no known price: their spend is not in `cost` (never counted as 0). */
+  /**
+   * Spend in the billing currency's unit (exact to the nano-unit) of the requests whose price is known; null when
+   * some requests counted here have no known price and none with a price spent anything (unknown, never 0, like a
+   * record's cost).
+   */
+  cost: number | null;
+  /** The same in nano-units (integer, exact), or null. */
+  cost_nanos: number | null;
+  /**
+   * Requests whose model has no known price: their spend is not in `cost`. When some of the requests counted here
+   * have a price and some do not, `cost` is the priced ones' sum (a lower bound) and this says how many are missing.
+   */
   cost_unknown_requests: number;
 }
 
@@ -115,6 +122,8 @@ export class UsageQueryService {
         }
       }
     }
+    for (const row of rows.values()) unknownCostIsNull(row);
+    unknownCostIsNull(total);
     const data = [...rows.values()].sort((a, b) =>
       a.team === b.team ? String(a.day ?? a.model ?? a.endpoint ?? a.token_id).localeCompare(String(b.day ?? b.model ?? b.endpoint ?? b.token_id)) : a.team.localeCompare(b.team),
     );
@@ -150,7 +159,7 @@ function add(totals: UsageTotals, metric: string, value: number): void {
       totals.estimated_requests += value;
       return;
     case 'cost':
-      totals.cost_nanos += value;
+      totals.cost_nanos = (totals.cost_nanos ?? 0) + value;
       totals.cost = nanosToUnits(totals.cost_nanos);
       return;
     case 'cost_unknown':
@@ -159,6 +168,14 @@ function add(totals: UsageTotals, metric: string, value: number): void {
     default:
       if ((USAGE_OUTCOMES as readonly string[]).includes(metric)) totals[`requests_${metric}` as keyof UsageTotals] += value;
   }
+}
+
+/**
+ * A sum with requests of unknown price and no known spend has an unknown cost: null, as on a record, never 0.
+ * (Requests that spent nothing, such as refusals, cost 0 whatever the price, so they do not make it known.)
+ */
+function unknownCostIsNull(totals: UsageTotals): void {
+  if (totals.cost_unknown_requests > 0 && !totals.cost_nanos) totals.cost = totals.cost_nanos = null;
 }
 
 /** Every UTC day from `from` to `to`, inclusive. */

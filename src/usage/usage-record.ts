@@ -13,7 +13,14 @@ export interface UsageRecord {
   requestId: string;
   team: string;
   tokenId: string;
+  /** The model the client asked for (the body's `model`, cut to 256 characters), or `-` when it named none. */
   model: string;
+  /**
+   * The model's name in the day counters and metric labels, which must stay bounded: `model` when it is a
+   * configured model, UNCONFIGURED_MODEL for any other name (a client cannot add a counter or series per string it
+   * sends), `-` when the body named none.
+   */
+  modelLabel: string;
   backend: string;
   upstreamModel: string;
   /** The configured model that answered: a fallback's name when one did, else the model asked for. */
@@ -39,6 +46,24 @@ export interface UsageRecord {
   costNanos: number | null;
   /** The cost rests on estimated counts. */
   costEstimated: boolean;
+}
+
+/** The counters' and metrics' name for every model name that is not in the config (a typo, a model not served). */
+export const UNCONFIGURED_MODEL = '(unconfigured)';
+
+/** How long a model name a record keeps may be (the counters and metrics never see it unless it is configured). */
+const RECORDED_MODEL_CHARS = 256;
+
+/**
+ * The record's `model` and `modelLabel` for a request: `routed` is the configured model it was routed to, if it got
+ * that far; otherwise the body's `model`, if it named one, is recorded as asked and counted under its own name only
+ * when `configured` says it is a model of the config.
+ */
+export function modelNames(routed: string | undefined, body: unknown, configured: (name: string) => boolean): Pick<UsageRecord, 'model' | 'modelLabel'> {
+  if (routed !== undefined) return { model: routed, modelLabel: routed };
+  const asked = body !== null && typeof body === 'object' ? (body as { model?: unknown }).model : undefined;
+  if (typeof asked !== 'string' || asked === '') return { model: '-', modelLabel: '-' };
+  return { model: asked.slice(0, RECORDED_MODEL_CHARS), modelLabel: configured(asked) ? asked : UNCONFIGURED_MODEL };
 }
 
 /** The cost fields of a record, from its counts and the price that applies (billing/price-book.ts). */
@@ -75,7 +100,7 @@ export function parseCounterField(field: string): { metric: CounterMetric; token
 
 /** The HINCRBY pairs one record adds to its day hash. */
 export function counterIncrements(record: UsageRecord): Array<[string, number]> {
-  const at = (metric: CounterMetric) => counterField(metric, record.tokenId, record.model, record.endpoint);
+  const at = (metric: CounterMetric) => counterField(metric, record.tokenId, record.modelLabel, record.endpoint);
   const out: Array<[string, number]> = [
     [at('requests'), 1],
     [at(record.outcome), 1],

@@ -4,10 +4,11 @@ import type { NextFunction, Request, Response } from 'express';
 import type { RequestLedger } from './request-ledger';
 import { LimitsService } from '../limits/limits.service';
 import { MetricsService, type RequestTimings } from '../metrics/metrics.service';
-import { withCost, type UsageOutcome, type UsageRecord } from './usage-record';
+import { modelNames, withCost, type UsageOutcome, type UsageRecord } from './usage-record';
+import { GatewayConfig } from '../config/config.schema';
 import { PriceBook } from '../billing/price-book';
 import { InflightLeases } from './inflight-leases';
-import { UsageWriter } from './usage-writer';
+import { UsageWriter, type WriteResult } from './usage-writer';
 
 /**
  * Makes every authenticated request to a billable route produce exactly one usage
@@ -29,6 +30,7 @@ export class UsageRecorder implements NestMiddleware {
     private readonly metrics: MetricsService,
     private readonly leases: InflightLeases,
     private readonly prices: PriceBook,
+    private readonly config: GatewayConfig,
   ) {}
 
   /** Runs before the guard, so a request that fails authentication simply has no principal to bill. */
@@ -50,6 +52,13 @@ export class UsageRecorder implements NestMiddleware {
     req.ledger.holdUsage(work);
   }
 
+  private observeWhenWritten(record: UsageRecord, timings: RequestTimings, result: WriteResult): void {
+    if (result === 'replaced-estimate' || result === 'replaced-counted-estimate') {
+      this.metrics.estimatesReplaced.inc({ metrics: result === 'replaced-estimate' ? 'real' : 'estimate' });
+    }
+    if (countsInMetrics(result)) this.metrics.observeRequest(record, timings);
+  }
+
   private account(req: Request, res: Response): void {
     const ctx = req.ledger;
     const principal = ctx.principal!;
@@ -61,8 +70,9 @@ export class UsageRecorder implements NestMiddleware {
       requestId: ctx.requestId,
       team: principal.teamId,
       tokenId: principal.tokenId,
-      // Only routed (configured) model names are counted, so clients cannot grow the counters with junk names.
-      model: ctx.model ?? '-',
+      // Counted under the model asked for even when refused before routing; only configured names become
+      // counter fields and metric labels, so clients cannot grow them with junk names.
+      ...modelNames(ctx.model, req.body, (name) => Object.hasOwn(this.config.models, name)),
       backend: ctx.backend ?? '',
       upstreamModel: ctx.upstreamModel ?? '',
       servedModel: ctx.servedModel ?? ctx.model ?? '',
@@ -79,15 +89,26 @@ export class UsageRecorder implements NestMiddleware {
       estimated: tokens.estimated,
       cachedTokens: tokens.cached ?? 0,
     }, this.prices.priceOf(served));
-    this.leases.end(record.id);
+    const lease = this.leases.end(record.id);
+    const timings = timingsOf(ctx);
+    // A survivor may have recorded this request as lost while this replica's heartbeat lapsed (a pause, a cut-off):
+    // then the metrics wait for the usage script to say whether the estimate was already counted (inflight-leases.ts).
+    const mayReplace = lease !== undefined && this.leases.mayHaveBeenSwept(lease.admittedAt);
     this.writer.enqueue({
       record,
       settle: this.limits.settlement(ctx.reservation, tokens.prompt + tokens.completion, record.costNanos),
       concurrencyKeys: ctx.concurrencyKeys ?? [],
+      admittedAt: lease?.admittedAt,
+      onWritten: mayReplace ? (result) => this.observeWhenWritten(record, timings, result) : undefined,
     });
-    this.metrics.observeRequest(record, timingsOf(ctx));
+    if (!mayReplace) this.metrics.observeRequest(record, timings);
     if (ctx.upstreamErrorReason && !ctx.aborted) this.metrics.upstreamErrors.inc({ backend: record.backend, reason: ctx.upstreamErrorReason });
   }
+}
+
+/** A record whose metrics waited for its write: counted unless its request was counted already, as an estimate. */
+function countsInMetrics(result: WriteResult): boolean {
+  return result !== 'duplicate' && result !== 'replaced-counted-estimate';
 }
 
 function seconds(from: bigint, to: bigint): number {

@@ -9,18 +9,37 @@ import { counterIncrements, recordFields, type UsageRecord } from './usage-recor
 import { batch as sendTogether } from '../redis/batch';
 import { aMasterHasNoReplica, usageReplicaAcks, waitForReplicas } from './replica-ack';
 
+/**
+ * How a record's write went (the usage script's answer, or why there was none): `replaced-estimate` when it took
+ * the place of a survivor's estimate that no replica had counted in its metrics yet, `replaced-counted-estimate`
+ * when one had (those metrics keep the estimate: counters cannot go down).
+ */
+export type WriteResult = 'written' | 'duplicate' | 'replaced-estimate' | 'replaced-counted-estimate' | 'refused' | 'dropped';
+const RESULTS: Record<number, WriteResult> = { 0: 'duplicate', 1: 'written', 2: 'replaced-estimate', 3: 'replaced-counted-estimate' };
+
 /** A record plus the reservation it settles (limit counter keys and deltas) and the leases it releases. */
 export interface PendingUsage {
   record: UsageRecord;
   settle: { keys: string[]; deltas: number[] };
   /** Concurrency lease sets the request is in. */
   concurrencyKeys: string[];
+  /**
+   * A survivor's record of a request whose replica stopped renewing its lease (usage/inflight-leases.ts): the
+   * request's own record replaces it if it comes after all.
+   */
+  estimate?: boolean;
+  /** When the request was admitted: a survivor's estimate of it is on the counters of a day from then to now. */
+  admittedAt?: number;
+  /** Told once how the write went (for a record whose metrics wait for it). */
+  onWritten?: (result: WriteResult) => void;
 }
 
 const BATCH = 200;
 const RETRY_MS = 500;
 /** A written record's marker lives this long: a retry later than that would count twice. */
 const SEEN_TTL_SECONDS = 7 * 86_400;
+/** Days back a real record looks for its estimate (a request cannot outlive the marker by much more). */
+const ESTIMATE_DAYS_BACK = 8;
 /** How long shutdown waits for the buffer to reach Redis. */
 const SHUTDOWN_FLUSH_MS = 5_000;
 /** After a WAIT timed out, how long batches are written without waiting for a replica. */
@@ -65,6 +84,7 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
       const dropped = this.queue.shift()!;
       this.metrics.usageDroppedRecords.inc();
       this.logger.pino.error({ record: dropped.record }, 'usage buffer full: oldest record dropped');
+      tell(dropped, 'dropped');
     }
     this.queue.push(pending);
     this.metrics.usageBufferedRecords.set(this.queue.length);
@@ -101,15 +121,18 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
     const now = Date.now();
     const minId = `${now - this.config.usage.recordRetentionDays * 86_400_000}-0`;
     const counterTtl = this.config.usage.counterRetentionDays * 86_400;
-    for (const { record, settle, concurrencyKeys } of batch) {
+    for (const { record, settle, concurrencyKeys, estimate, admittedAt } of batch) {
       const increments = counterIncrements(record);
+      const day = record.at.slice(0, 10);
+      const otherDays = estimate ? [] : daysBefore(day, admittedAt);
       const keys = [
         this.keys.usageSeen(record.team, record.id),
         this.keys.usageRecords(record.team),
-        this.keys.usageDay(record.team, record.at.slice(0, 10)),
+        this.keys.usageDay(record.team, day),
         this.keys.inflight(record.team),
         ...settle.keys,
         ...concurrencyKeys,
+        ...otherDays.map((other) => this.keys.usageDay(record.team, other)),
       ];
       commands.push(this.redis.recordUsage(
         keys.length,
@@ -120,6 +143,10 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
         record.id,
         settle.keys.length,
         increments.length,
+        estimate ? 'estimate' : 'real',
+        otherDays.length,
+        day,
+        ...otherDays,
         ...increments.flat(),
         ...settle.deltas,
         ...recordFields(record),
@@ -127,16 +154,31 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
     }
     const results = await sendTogether(commands);
     for (let i = 0; i < batch.length; i++) {
-      const error = results[i]?.[0];
-      if (!error) continue;
+      const [error, answer] = results[i] ?? [null, undefined];
+      if (!error) {
+        this.wasWritten(batch[i], RESULTS[Number(answer)] ?? 'written');
+        continue;
+      }
       if (isConnectionError(error)) {
         this.logger.pino.warn({ err: error, backlog: this.queue.length }, 'usage write failed; will retry');
         return i;
       }
       // Redis refused this record itself (not the connection): retrying cannot help.
       this.logger.pino.error({ err: error, record: batch[i].record }, 'usage record rejected by redis');
+      tell(batch[i], 'refused');
     }
     return this.replicated(batch.length);
+  }
+
+  private wasWritten(pending: PendingUsage, result: WriteResult): void {
+    if (result === 'replaced-estimate' || result === 'replaced-counted-estimate') {
+      const { record } = pending;
+      this.logger.pino.warn(
+        { team: record.team, requestId: record.requestId, recordId: record.id, metricsKeepEstimate: result === 'replaced-counted-estimate' },
+        "a request another replica had recorded as lost (replica_lost) ended here: its own record replaced the estimate",
+      );
+    }
+    tell(pending, result);
   }
 
   /**
@@ -184,8 +226,33 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
       if (this.queue.length > 0) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     if (this.retryTimer) clearTimeout(this.retryTimer);
-    for (const { record } of this.queue) this.logger.pino.error({ record }, 'usage record not written before shutdown');
+    for (const pending of this.queue) {
+      this.logger.pino.error({ record: pending.record }, 'usage record not written before shutdown');
+      tell(pending, 'dropped');
+    }
   }
+}
+
+/** Tells a record's waiter how its write went, once (a batch retried whole after it was written tells nobody again). */
+function tell(pending: PendingUsage, result: WriteResult): void {
+  const waiter = pending.onWritten;
+  pending.onWritten = undefined;
+  waiter?.(result);
+}
+
+/**
+ * The days before `day` (yyyy-mm-dd, UTC) back to the one `admittedAt` falls on, at most ESTIMATE_DAYS_BACK: where
+ * else a survivor's estimate of a request admitted then and recorded on `day` can have been counted.
+ */
+function daysBefore(day: string, admittedAt: number | undefined): string[] {
+  if (admittedAt === undefined) return [];
+  const admittedOn = new Date(admittedAt).toISOString().slice(0, 10);
+  if (admittedOn >= day) return []; // the common case: admitted the day it ended
+  const days: string[] = [];
+  const last = Date.parse(`${day}T00:00:00Z`);
+  const first = Math.max(Date.parse(`${admittedOn}T00:00:00Z`), last - ESTIMATE_DAYS_BACK * 86_400_000);
+  for (let at = first; at < last; at += 86_400_000) days.push(new Date(at).toISOString().slice(0, 10));
+  return days;
 }
 
 /** Redis' own refusals start with ERR/WRONGTYPE; anything else (closed, timed out, LOADING, ...) is worth a retry. */

@@ -101,6 +101,14 @@ describe('a replica killed mid-stream', () => {
         expect(record).toMatchObject({ model: 'slow', outcome: 'error', error_code: 'replica_lost', estimated: true, stream: true, completion_tokens: 50 });
         expect(record.prompt_tokens).toBeGreaterThan(40);
       }
+      // The survivor counts the estimates in its metrics only once the requests' own records have had 10 leases
+      // to replace them (a killed replica never sends them): then once, with what the records say.
+      const lost = async (series: string) =>
+        (await (await fetch(`${survivor.url}/metrics`)).text())
+          .split('\n')
+          .filter((line) => line.startsWith(`${series}{team="crashers"`) && line.includes('model="slow"'))
+          .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+      expect(await lost('switchyard_requests_total')).toBe(0);
       // The 20 concurrency leases expired with the replica: the team can use its 20 slots again (on the survivor).
       const again = await survivor.asTeam(token, 'POST', '/v1/chat/completions', { model: 'echo', messages: [{ role: 'user', content: 'x' }] });
       expect(again.status).toBe(200);
@@ -110,6 +118,8 @@ describe('a replica killed mid-stream', () => {
       expect(await survivor.redis.hlen(`${survivor.prefix}inflight:{crashers}`)).toBe(0);
       // The dead replica, with nothing left to settle, is forgotten: only the survivor is listed.
       await eventually(async () => expect(await survivor.redis.smembers(`${survivor.prefix}replicas`)).toHaveLength(1), 10_000, 100);
+      await eventually(async () => expect(await lost('switchyard_requests_total')).toBe(20), 20_000, 200);
+      expect(await lost('switchyard_tokens_total')).toBe(records.reduce((sum, record) => sum + record.total_tokens, 0));
     } finally {
       doomed.child.kill('SIGKILL');
       await survivor.close();

@@ -65,6 +65,29 @@ describe('switchyard CLI', () => {
     expect(bad.output).toMatch(/not a positive integer/);
   });
 
+  it('teams update changes only what its flags name: --tpm keeps the other limits, "none" removes one, --meta and --unset-meta change one label', async () => {
+    await cli('teams', 'create', 'tuned', '--models', 'echo', '--rpm', '100', '--tpd', '50000', '--budget-per-day', '5', '--meta', 'owner=ana', '--meta', 'cost-centre=42');
+    const tpm = await cli('teams', 'update', 'tuned', '--tpm', '5000');
+    expect(tpm.limits).toEqual({ requestsPerMinute: 100, tokensPerMinute: 5000, tokensPerDay: 50000, budgetPerDay: 5 });
+    expect(tpm.metadata).toEqual({ owner: 'ana', 'cost-centre': '42' });
+    expect((await gw.admin('GET', '/admin/v1/teams/tuned')).body.limits).toEqual(tpm.limits);
+
+    const removed = await cli('teams', 'update', 'tuned', '--rpm', 'none', '--budget-per-day', 'none', '--meta', 'owner=bo', '--unset-meta', 'cost-centre');
+    expect(removed.limits).toEqual({ tokensPerMinute: 5000, tokensPerDay: 50000 });
+    expect(removed.metadata).toEqual({ owner: 'bo' });
+    expect((await cli('teams', 'update', 'tuned', '--models', 'echo,slow')).limits).toEqual({ tokensPerMinute: 5000, tokensPerDay: 50000 });
+
+    const both = await runCli(config, ['teams', 'update', 'tuned', '--meta', 'owner=cy', '--unset-meta', 'owner']);
+    expect(both.code).toBe(1);
+    expect(both.output).toMatch(/--meta and --unset-meta both name owner/);
+    expect((await runCli(config, ['teams', 'create', 'x', '--tpm', 'none'])).output).toMatch(/"none" is not a positive integer/);
+    const audit = await cli('audit', '--target', 'team/tuned');
+    expect(audit.find((e: any) => e.action === 'team.update' && e.details.metadata?.['cost-centre'] === null).details).toEqual({
+      limits: { requestsPerMinute: null, budgetPerDay: null },
+      metadata: { owner: 'bo', 'cost-centre': null },
+    });
+  });
+
   it("lists deployments from the config, and with --url their health from a running replica", async () => {
     const routed = writeConfig(
       `redis: { url: "${REDIS_URL}", keyPrefix: "${prefix}" }\nadmin: { apiKey: x }\nbackends:\n  a: { type: openai, baseUrl: "http://127.0.0.1:9/v1" }\n  b: { type: openai, baseUrl: "http://127.0.0.1:9/v1" }\n` +

@@ -10,14 +10,21 @@ import { deletePrefix, REDIS_URL } from '../support/test-gateway';
 describe('the gateway process', () => {
   it.each([
     ['an unknown backend', 'admin: { apiKey: k }\nbackends: {}\nmodels:\n  m: { backend: nowhere, upstreamModel: x }\n', /models\.m\.backend: unknown backend "nowhere"/],
-    ['a bad port', 'server: { port: "eighty" }\nadmin: { apiKey: k }\n', /server\.port: must be an integer/],
+    ['a bad port', 'server: { port: "eighty" }\nadmin: { apiKey: k }\n', /server\.port: must be an integer number \(got "eighty"\)/],
     ['a missing secret', 'admin: { apiKey: "${NOT_SET_ANYWHERE}" }\n', /admin\.apiKey: environment variable NOT_SET_ANYWHERE is not set/],
     ['a bad backend URL', 'admin: { apiKey: k }\nbackends:\n  b: { type: openai, baseUrl: "not a url" }\n', /backends\.b\.baseUrl: must be a URL/],
-    ['an unknown backend type', 'admin: { apiKey: k }\nbackends:\n  b: { type: soap, baseUrl: "http://x" }\n', /backends\.b\.type: must be one of the following values: openai/],
-  ])('refuses to start with %s, naming the key', async (_what, yaml, message) => {
+    ['an unknown backend type', 'admin: { apiKey: k }\nbackends:\n  b: { type: soap, baseUrl: "http://x" }\n', /backends\.b\.type: unknown backend type "soap" \(known types: openai, anthropic, gemini, local\)/],
+    [
+      'a typo in the type of a backend a model uses',
+      'admin: { apiKey: k }\nbackends:\n  b: { type: openia, baseUrl: "http://x" }\nmodels:\n  m: { backend: b, upstreamModel: x }\n',
+      /backends\.b\.type: unknown backend type "openia" \(known types: openai, anthropic, gemini, local\)/,
+    ],
+  ])('refuses to start with %s, naming the key, in one line', async (_what, yaml, message) => {
     const { output, exit } = run(writeConfig(yaml));
     expect(await exit).toBe(78);
     expect(output()).toMatch(message);
+    // The header and the one problem: no second, contradicting line, no stack trace.
+    expect(output().trim().split('\n')).toHaveLength(2);
   });
 
   it('PORT overrides server.port; health is public; ready reflects Redis; SIGTERM drains an in-flight stream', async () => {

@@ -29,6 +29,8 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
           // Priced by the shipped table (config/prices.json) through its upstream model name.
           'team-mini': { backend: 'standin', upstreamModel: 'gpt-4o-mini' },
           embedder: { backend: 'standin', upstreamModel: 'text-embedding-3-small', kind: 'embedding' },
+          // 22250 per million output tokens: the stand-in's 4-token answer to "a b c" costs exactly 0.089.
+          'ratio-priced': { backend: 'standin', upstreamModel: 'echo', price: { input: 0, output: 22250 } },
         },
       },
     });
@@ -122,7 +124,16 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     const own = await gw.asTeam(token, 'GET', '/v1/usage?groupBy=model');
     expect(own.body.currency).toBe('USD');
     expect(own.body.total).toMatchObject({ cost_nanos: spent, cost: spent / 1e9, cost_unknown_requests: 1 });
-    expect(own.body.data.find((row: { model: string }) => row.model === 'echo')).toMatchObject({ cost: 0, cost_unknown_requests: 1 });
+    // A row whose requests all had an unknown price: its cost is unknown (null), not 0. A row mixing both (the
+    // total, the day) is the priced requests' sum, with the count of unpriced ones beside it.
+    expect(own.body.data.find((row: { model: string }) => row.model === 'echo')).toMatchObject({ cost: null, cost_nanos: null, cost_unknown_requests: 1 });
+    expect(own.body.data.find((row: { model: string }) => row.model === 'priced')).toMatchObject({ cost: spent / 1e9, cost_nanos: spent, cost_unknown_requests: 0 });
+    const config = writeConfig(`redis: { url: "${REDIS_URL}", keyPrefix: "${gw.prefix}" }\nadmin: { apiKey: "\${SWITCHYARD_ADMIN_KEY}" }\n`);
+    const cli = await runCli(config, ['usage', '--team', 'spend-sums', '--group-by', 'model']);
+    expect(cli.code).toBe(0);
+    const printed = JSON.parse(cli.stdout);
+    expect(printed.data.find((row: { model: string }) => row.model === 'echo')).toMatchObject({ cost: null, cost_nanos: null, cost_unknown_requests: 1 });
+    expect(printed.total).toMatchObject({ cost_nanos: spent, cost_unknown_requests: 1 });
 
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     const cost = Number(/switchyard_cost_total\{team="spend-sums",model="priced",backend="standin"\} ([\d.e-]+)/.exec(metrics)?.[1]);
@@ -143,8 +154,8 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     });
     expect(view).toMatchObject({ object: 'budget', team: 'budgeted', currency: 'USD' });
     expect(view.budgets).toEqual([
-      { budget: 'budgetPerDay', limit: 1.5, spent: spent / 1e9, remaining: (1_500_000_000 - spent) / 1e9, used_ratio: spent / 1e9 / 1.5, resets_at: expect.stringMatching(/T00:00:00.000Z$/) },
-      { budget: 'budgetPerMonth', limit: 20, spent: spent / 1e9, remaining: (20_000_000_000 - spent) / 1e9, used_ratio: spent / 1e9 / 20, resets_at: expect.stringMatching(/-01T00:00:00.000Z$/) },
+      { budget: 'budgetPerDay', limit: 1.5, spent: spent / 1e9, remaining: (1_500_000_000 - spent) / 1e9, used_ratio: Math.floor((spent * 1e4) / 1.5e9) / 1e4, resets_at: expect.stringMatching(/T00:00:00.000Z$/) },
+      { budget: 'budgetPerMonth', limit: 20, spent: spent / 1e9, remaining: (20_000_000_000 - spent) / 1e9, used_ratio: Math.floor((spent * 1e4) / 20e9) / 1e4, resets_at: expect.stringMatching(/-01T00:00:00.000Z$/) },
     ]);
     const config = writeConfig(`redis: { url: "${REDIS_URL}", keyPrefix: "${gw.prefix}" }\nadmin: { apiKey: "\${SWITCHYARD_ADMIN_KEY}" }\n`);
     const cli = await runCli(config, ['teams', 'budget', 'budgeted']);
@@ -157,10 +168,35 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
       return text;
     }, 8000, 200);
     const ratio = Number(/switchyard_budget_used_ratio\{team="budgeted",budget="budgetPerDay"\} ([\d.e-]+)/.exec(metrics)?.[1]);
-    expect(ratio).toBeCloseTo(spent / 1e9 / 1.5, 9);
+    expect(ratio).toBe(view.budgets[0].used_ratio);
 
     const unpriced = (await client.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)) as { status: number; message: string };
     expect(unpriced.status).toBe(403);
     expect(unpriced.message).toMatch(/has a spend budget and the model has no known price/);
+  });
+
+  it('a budget\'s used ratio is shown to 4 decimals, rounded down, in the admin API, the CLI and the metrics (0.89, not 0.8899999999999999)', async () => {
+    expect((await gw.admin('POST', '/admin/v1/teams', { id: 'ratio', limits: { budgetPerDay: 0.1 } })).status).toBe(201);
+    const { token } = await gw.teamToken('ratio');
+    await gw.openai(token).chat.completions.create({ model: 'ratio-priced', max_tokens: 4, messages: [{ role: 'user', content: 'a b c' }] });
+    expect((await records('ratio', 1))[0].cost_nanos).toBe(89_000_000);
+    // 0.089 / 0.1 in floating point is 0.8899999999999999; the remaining 0.1 - 0.089 is 0.011000000000000003.
+    expect(0.089 / 0.1).not.toBe(0.89);
+    const view = await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/teams/ratio/budget');
+      expect(body.budgets[0].spent).toBe(0.089);
+      return body;
+    });
+    expect(view.budgets[0]).toMatchObject({ used_ratio: 0.89, remaining: 0.011 });
+    const config = writeConfig(`redis: { url: "${REDIS_URL}", keyPrefix: "${gw.prefix}" }\nadmin: { apiKey: "\${SWITCHYARD_ADMIN_KEY}" }\n`);
+    const cli = await runCli(config, ['teams', 'budget', 'ratio']);
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toContain('"used_ratio": 0.89,');
+    expect(cli.stdout).toContain('"remaining": 0.011,');
+    await eventually(async () => {
+      const text = await (await fetch(`${gw.url}/metrics`)).text();
+      expect(text).toContain('switchyard_budget_used_ratio{team="ratio",budget="budgetPerDay"} 0.89\n');
+      expect(text).toContain('switchyard_quota_remaining{team="ratio",limit="budgetPerDay"} 0.011\n');
+    }, 8000, 200);
   });
 });

@@ -73,7 +73,8 @@ describe('usage accounting (Redis is the store of record)', () => {
     const midstream = records.find((r) => r.model === 'midstream-error');
     expect(midstream).toMatchObject({ outcome: 'error', error_code: 'upstream_error', estimated: true, status: 200 });
     expect(records.find((r) => r.model === 'status-500')).toMatchObject({ outcome: 'error', status: 502, prompt_tokens: 0, completion_tokens: 0, estimated: false });
-    expect(records.filter((r) => r.model === '-').map((r) => r.status).sort()).toEqual([400, 404]);
+    // Refused before routing, a request is still recorded under the model it asked for.
+    expect(records.filter((r) => r.status === 400 || r.status === 404).map((r) => [r.status, r.model]).sort()).toEqual([[400, 'echo'], [404, 'nope']]);
     for (const r of records) {
       expect(r.total_tokens).toBe(r.prompt_tokens + r.completion_tokens);
       expect(r).toMatchObject({ team: 'mixed', request_id: expect.any(String), at: expect.any(String), latency_ms: expect.any(Number) });
@@ -93,18 +94,19 @@ describe('usage accounting (Redis is the store of record)', () => {
       reasoning_tokens: 0,
       total_tokens: expectedOk.prompt + expectedOk.completion + estimated.prompt + estimated.completion,
       estimated_requests: 2,
-      // The stand-in's models have no price: every request that spent tokens is flagged, none counted as free.
-      cost: 0,
-      cost_nanos: 0,
+      // The stand-in's models have no price: every request that spent tokens is flagged, none counted as free, and
+      // the sum is unknown (null), not 0 (the 4 that spent nothing cost 0 whatever the price).
+      cost: null,
+      cost_nanos: null,
       cost_unknown_requests: 7,
     });
     const rowB = byToken.data.find((row: any) => row.token_id === b.id);
     expect(rowB).toMatchObject({ team: 'mixed', requests: 2, requests_ok: 2, prompt_tokens: 4, completion_tokens: 6, total_tokens: 10 });
 
     const byModel = (await gw.admin('GET', '/admin/v1/usage?team=mixed&groupBy=model')).body.data;
-    expect(byModel.find((row: any) => row.model === 'echo')).toMatchObject({ requests: 6, requests_rejected: 1, prompt_tokens: expectedOk.prompt, completion_tokens: expectedOk.completion });
+    expect(byModel.find((row: any) => row.model === 'echo')).toMatchObject({ requests: 7, requests_rejected: 1, requests_error: 1, prompt_tokens: expectedOk.prompt, completion_tokens: expectedOk.completion });
     const echoOnly = (await gw.admin('GET', '/admin/v1/usage?team=mixed&model=echo&groupBy=day')).body;
-    expect(echoOnly.data).toEqual([expect.objectContaining({ day: today(), requests: 6, requests_ok: 5 })]);
+    expect(echoOnly.data).toEqual([expect.objectContaining({ day: today(), requests: 7, requests_ok: 5 })]);
   });
 
   it('GET /v1/usage: a team reads its own usage with its token, never another team\'s', async () => {
@@ -146,5 +148,46 @@ describe('usage accounting (Redis is the store of record)', () => {
       expect(entries.map(([id]) => id)).not.toContain(oldId);
       expect(entries).toHaveLength(1);
     });
+  });
+
+  it('a refused request counts under the model it asked for: records as asked, counters and metrics only under configured names', async () => {
+    await gw.admin('POST', '/admin/v1/teams', { id: 'asked', models: ['echo'], limits: { tokensPerDay: 1_000_000 } });
+    const token = (await gw.admin('POST', '/admin/v1/teams/asked/tokens', {})).body.token;
+    const chat = (body: object) => gw.asTeam(token, 'POST', '/v1/chat/completions', body);
+    const hi = [{ role: 'user', content: 'hi' }];
+    const long = `typo-${'x'.repeat(1000)}`;
+    expect((await chat({ model: 'echo', messages: hi })).status).toBe(200);
+    // Refused by the team's quota (it alone reserves more than the day allows), by the team's model list, as an
+    // unknown model (three times, one on the Messages API, one with a 1000-character name), as invalid, and with
+    // no model at all.
+    expect((await chat({ model: 'echo', max_tokens: 2_000_000, messages: hi })).status).toBe(429);
+    expect((await chat({ model: 'slow', messages: hi })).status).toBe(403);
+    expect((await chat({ model: 'gpt-typo', messages: hi })).status).toBe(404);
+    expect((await chat({ model: long, messages: hi })).status).toBe(404);
+    expect((await gw.asTeam(token, 'POST', '/v1/messages', { model: 'claude-typo', max_tokens: 5, messages: hi })).status).toBe(404);
+    expect((await chat({ model: 'echo', messages: [{ role: 'wizard', content: 'x' }] })).status).toBe(400);
+    expect((await chat({ messages: hi })).status).toBe(400);
+
+    const records = await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=asked&limit=100');
+      expect(body.data).toHaveLength(8);
+      return body.data as any[];
+    });
+    expect(records.map((r) => [r.status, r.model]).sort()).toEqual(
+      [[200, 'echo'], [400, '-'], [400, 'echo'], [403, 'slow'], [404, 'claude-typo'], [404, 'gpt-typo'], [404, long.slice(0, 256)], [429, 'echo']].sort(),
+    );
+    const byModel = (await gw.admin('GET', '/admin/v1/usage?team=asked&groupBy=model')).body.data;
+    expect(byModel.map((row: any) => [row.model, row.requests])).toEqual([['(unconfigured)', 3], ['-', 1], ['echo', 3], ['slow', 1]].sort((a: any, b: any) => a[0].localeCompare(b[0])));
+    expect(byModel.find((row: any) => row.model === 'echo')).toMatchObject({ requests_ok: 1, requests_rejected: 1, requests_error: 1 });
+
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    const series = metrics.split('\n').filter((line) => line.startsWith('switchyard_requests_total{team="asked"'));
+    const requestsOf = (model: string) => series.filter((line) => line.includes(`model="${model}"`)).reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
+    expect(requestsOf('echo')).toBe(3);
+    expect(requestsOf('slow')).toBe(1);
+    expect(requestsOf('(unconfigured)')).toBe(3);
+    expect(requestsOf('-')).toBe(1);
+    expect(series.filter((line) => line.includes('typo'))).toEqual([]);
+    expect(series).toContainEqual(expect.stringContaining('model="echo",backend="standin",endpoint="chat.completions",status_code="429",stream="false",outcome="rejected"'));
   });
 });

@@ -71,3 +71,37 @@ describe('config loader', () => {
     ).toThrow(/models\.m1\.thinking: "native" does not apply to openai backends[\s\S]*models\.m2\.thinking: "reasoning_effort" does not apply to anthropic backends \(use none or native\)/);
   });
 });
+
+describe('config errors a newcomer makes', () => {
+  const problemsOf = (raw: unknown): string[] => {
+    try {
+      buildConfig(raw, {});
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as ConfigError).message.split('\n').slice(1).map((line) => line.replace(/^\s+- /, ''));
+    }
+    throw new Error('the config was accepted');
+  };
+
+  it('a port that is not a number: one line naming the key and the value, not three contradicting ones', () => {
+    expect(problemsOf({ admin: { apiKey: 'k' }, server: { port: 'eighty' } })).toEqual(['server.port: must be an integer number (got "eighty")']);
+    // A number out of range still says which bound it broke.
+    expect(problemsOf({ admin: { apiKey: 'k' }, server: { port: 70000 } })).toEqual(['server.port: must not be greater than 65535']);
+  });
+
+  it('a wrong kind of value never echoes a key that may hold a secret', () => {
+    expect(problemsOf({ admin: { apiKey: 12345 } })).toEqual(['admin.apiKey: must be a string']);
+  });
+
+  it('a backend type with a typo names the key and the known types, even with a model using that backend', () => {
+    const problems = problemsOf({
+      admin: { apiKey: 'k' },
+      backends: { main: { type: 'openia', baseUrl: 'http://x/v1' } },
+      models: { m: { backend: 'main', upstreamModel: 'gpt-4o' }, n: { deployments: [{ backend: 'main', upstreamModel: 'x' }] } },
+    });
+    expect(problems).toEqual(['backends.main.type: unknown backend type "openia" (known types: openai, anthropic, gemini, local)']);
+    expect(problemsOf({ admin: { apiKey: 'k' }, backends: { main: { baseUrl: 'http://x/v1' } }, models: { m: { backend: 'main', upstreamModel: 'x' } } })).toEqual([
+      'backends.main.type: must be set (known types: openai, anthropic, gemini, local)',
+    ]);
+  });
+});

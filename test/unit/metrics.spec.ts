@@ -4,7 +4,7 @@ import { MetricsService } from '../../src/metrics/metrics.service';
 import type { UsageRecord } from '../../src/usage/usage-record';
 
 const record: UsageRecord = {
-  id: 'r', at: '2026-11-21T00:00:00.000Z', requestId: 'q', team: 'research', tokenId: '0123456789abcdef', model: 'gpt-4o',
+  id: 'r', at: '2026-11-21T00:00:00.000Z', requestId: 'q', team: 'research', tokenId: '0123456789abcdef', model: 'gpt-4o', modelLabel: 'gpt-4o',
   backend: 'openai', upstreamModel: 'gpt-4o-2024', servedModel: 'gpt-4o', attempts: 1, endpoint: 'chat.completions', stream: true, promptTokens: 12, completionTokens: 30, reasoningTokens: 10,
   status: 200, outcome: 'ok', errorCode: '', latencyMs: 1500, estimated: false, cachedTokens: 0, costNanos: 0, costEstimated: false,
 };
@@ -58,7 +58,7 @@ describe('MetricsService', () => {
 
   it('a request refused before any backend counts, but stays out of the latency histograms', async () => {
     const service = metrics();
-    service.observeRequest({ ...record, backend: '', model: '-', outcome: 'rejected', status: 429, promptTokens: 0, completionTokens: 0, reasoningTokens: 0 }, { total: 0.001 });
+    service.observeRequest({ ...record, backend: '', model: '-', modelLabel: '-', outcome: 'rejected', status: 429, promptTokens: 0, completionTokens: 0, reasoningTokens: 0 }, { total: 0.001 });
     expect((await values(service, 'switchyard_requests_total'))[0]).toMatchObject({ labels: { backend: '-', outcome: 'rejected' }, value: 1 });
     expect((await values(service, 'switchyard_request_duration_seconds')).find((v) => v.metricName?.endsWith('_count'))).toBeUndefined();
   });

@@ -1,7 +1,7 @@
 import { counterField, counterIncrements, parseCounterField, recordFields, recordView, type UsageRecord } from '../../src/usage/usage-record';
 
 const record: UsageRecord = {
-  id: 'r1', at: '2026-11-21T10:00:00.000Z', requestId: 'q1', team: 't', tokenId: '0123456789abcdef', model: 'meta-llama/Llama|3',
+  id: 'r1', at: '2026-11-21T10:00:00.000Z', requestId: 'q1', team: 't', tokenId: '0123456789abcdef', model: 'meta-llama/Llama|3', modelLabel: 'meta-llama/Llama|3',
   backend: 'b', upstreamModel: 'u', servedModel: 'meta-llama/Llama|3', attempts: 2, endpoint: 'chat.completions', stream: true, promptTokens: 10, completionTokens: 5, reasoningTokens: 2, status: 200,
   outcome: 'aborted', errorCode: '', latencyMs: 12.5, estimated: true, cachedTokens: 0, costNanos: 0, costEstimated: false,
 };

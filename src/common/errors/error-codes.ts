@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   previous_response_not_found: { status: 404, type: 'invalid_request_error' },
   team_exists: { status: 409, type: 'invalid_request_error' },
   team_has_tokens: { status: 409, type: 'invalid_request_error' },
+  /** A team changed by others so often during an update that it could not be merged (retry it). */
+  team_update_conflict: { status: 409, type: 'invalid_request_error' },
   invalid_request: { status: 400, type: 'invalid_request_error' },
   invalid_json: { status: 400, type: 'invalid_request_error' },
   request_too_large: { status: 413, type: 'invalid_request_error' },
