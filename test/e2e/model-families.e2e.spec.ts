@@ -95,7 +95,8 @@ describe('model families through one OpenAI format', () => {
         stop_sequences: ['END'],
         temperature: 0.2,
       });
-      expect(completion).toMatchObject({ object: 'chat.completion', model: 'claude-plain', choices: [{ index: 0, message: { role: 'assistant', content: 'echo: Hello there' }, finish_reason: 'stop' }] });
+      // `refusal` is a required member of OpenAI's message (null: Anthropic has no separate refusal text).
+      expect(completion).toMatchObject({ object: 'chat.completion', model: 'claude-plain', choices: [{ index: 0, message: { role: 'assistant', content: 'echo: Hello there', refusal: null }, finish_reason: 'stop' }] });
       // Cache reads (4) and writes (2) are input tokens too: total = prompt + completion holds.
       const u = completion.usage!;
       expect(u.prompt_tokens_details?.cached_tokens).toBe(4);
@@ -223,7 +224,7 @@ describe('model families through one OpenAI format', () => {
         systemInstruction: { parts: [{ text: 'Be brief.' }] },
         generationConfig: { temperature: 0.3, topP: 0.9, maxOutputTokens: 100, stopSequences: ['X', 'Y'] },
       });
-      expect(completion.choices[0]).toMatchObject({ message: { role: 'assistant', content: 'echo: Again' }, finish_reason: 'stop' });
+      expect(completion.choices[0]).toMatchObject({ message: { role: 'assistant', content: 'echo: Again', refusal: null }, finish_reason: 'stop' });
       expect(completion.usage).toMatchObject({ completion_tokens: 2, total_tokens: completion.usage!.prompt_tokens + 2 });
     });
 

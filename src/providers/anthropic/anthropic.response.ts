@@ -59,7 +59,8 @@ export function messageOf(content: Block[]): Record<string, unknown> {
       toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
     }
   }
-  const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
+  // OpenAI's message always has `refusal` (null unless the model refused in its own field, which Anthropic has not).
+  const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : ''), refusal: null };
   if (reasoning) message.reasoning_content = reasoning;
   if (thinkingBlocks.length) message.thinking_blocks = thinkingBlocks;
   if (toolCalls.length) message.tool_calls = toolCalls;

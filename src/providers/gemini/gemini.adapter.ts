@@ -55,7 +55,7 @@ export class GeminiAdapter implements ProviderAdapter {
     const choices = reply.candidates.map((candidate, position) => {
       const index = Number(candidate.index ?? position);
       const { text, reasoning, toolCalls } = splitParts(candidate.content?.parts ?? [], `call_${index}_`);
-      const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
+      const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : ''), refusal: null };
       if (reasoning) message.reasoning_content = reasoning;
       if (toolCalls.length) message.tool_calls = toolCalls;
       return { index, message, finish_reason: finishReasonOf(candidate.finishReason, toolCalls.length > 0) ?? 'stop', logprobs: null };
