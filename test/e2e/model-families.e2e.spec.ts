@@ -270,6 +270,23 @@ describe('model families through one OpenAI format', () => {
     it('errors: 429 RESOURCE_EXHAUSTED -> 429', async () => {
       await expect(client.chat.completions.create({ model: 'gemini-exhausted', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 429 });
     });
+
+    it('n > 1 streamed: every candidate to its end, though they finish in different events; usage counts them all', async () => {
+      const plain = await client.chat.completions.create({ model: 'gemini', n: 3, messages: [{ role: 'user', content: 'colours' }] });
+      expect(plain.choices.map((c) => c.message.content)).toEqual(['echo: colours', 'echo: colours (answer 2 of 3)', 'echo: colours (answer 3 of 3)']);
+      const s = await collect(await client.chat.completions.create({ model: 'gemini', n: 3, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'colours' }] }));
+      expect(gemini.last().body.generationConfig).toEqual({ candidateCount: 3 });
+      const text = (index: number) => s.chunks.flatMap((c) => c.choices.filter((choice: any) => choice.index === index)).map((choice: any) => choice.delta.content ?? '').join('');
+      expect([0, 1, 2].map(text)).toEqual(plain.choices.map((c) => c.message.content));
+      expect(s.chunks.flatMap((c) => c.choices.filter((choice: any) => choice.finish_reason)).map((choice: any) => [choice.index, choice.finish_reason])).toEqual([
+        [0, 'stop'],
+        [1, 'stop'],
+        [2, 'stop'],
+      ]);
+      // 2 + 6 + 6 words: the same count as the non-streamed answer's.
+      expect(s.usage).toMatchObject({ completion_tokens: 14 });
+      expect(plain.usage).toMatchObject({ completion_tokens: 14 });
+    });
   });
 
   describe('openai-compatible reasoning', () => {

@@ -70,8 +70,8 @@ export class GeminiAdapter implements ProviderAdapter {
     };
   }
 
-  createStreamMapper(): StreamMapper {
-    return new GeminiStreamMapper((status, body) => this.errorFromBody(status, body, {}));
+  createStreamMapper(request?: ChatRequest): StreamMapper {
+    return new GeminiStreamMapper((status, body) => this.errorFromBody(status, body, {}), request?.n ?? 1);
   }
 
   mapError(status: number, body: string, headers: Record<string, string | string[] | undefined>): GatewayException {
