@@ -99,7 +99,7 @@ describe('model families through one OpenAI format', () => {
       expect(completion).toMatchObject({ object: 'chat.completion', model: 'claude-plain', choices: [{ index: 0, message: { role: 'assistant', content: 'echo: Hello there', refusal: null }, finish_reason: 'stop' }] });
       // Cache reads (4) and writes (2) are input tokens too: total = prompt + completion holds.
       const u = completion.usage!;
-      expect(u.prompt_tokens_details?.cached_tokens).toBe(4);
+      expect(u.prompt_tokens_details).toEqual({ cached_tokens: 4, cache_write_tokens: 2 });
       const inputTokens = sent.body.messages.reduce((n: number, m: any) => n + words(JSON.stringify(m.content)), 0) + words(sent.body.system);
       expect(u.prompt_tokens).toBe(inputTokens + 2 + 4);
       expect(u.total_tokens).toBe(u.prompt_tokens + u.completion_tokens);
