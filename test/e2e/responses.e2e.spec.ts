@@ -46,7 +46,37 @@ describe('OpenAI Responses API', () => {
     const again = await client.responses.retrieve(response.id);
     expect(again).toEqual(response);
     const items = await client.responses.inputItems.list(response.id);
-    expect(items.data).toEqual([{ id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', content: 'hello there' }]);
+    // A string input comes back as OpenAI returns items: a message whose content is a list of input_text parts.
+    expect(items.data).toEqual([{ id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'hello there' }] }]);
+    expect(items.data.flatMap((item) => (item.type === 'message' ? item.content.map((part) => part.type) : []))).toEqual(['input_text']);
+  });
+
+  it('input_items gives every item in OpenAI\'s ItemResource form: parts lists, statuses, assistant turns as output messages; pages end with ids', async () => {
+    const first = await client.responses.create({ model: 'gpt-tools', input: 'Oslo', tools: weather });
+    const second = await client.responses.create({
+      model: 'gpt-tools',
+      previous_response_id: first.id,
+      tools: weather,
+      input: [
+        { type: 'function_call_output', call_id: 'call_abc123', output: 'rainy' },
+        { role: 'assistant', content: 'Noted.' },
+        { role: 'user', content: [{ type: 'input_text', text: 'and' }, { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=' }] },
+        { type: 'function_call', call_id: 'call_2', name: 'get_weather', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'call_2', output: [{ type: 'input_text', text: 'dry' }] },
+      ],
+    } as any);
+    const { data } = await client.responses.inputItems.list(second.id, { order: 'asc' });
+    expect(data.map(({ id: _id, ...item }) => item)).toEqual([
+      { type: 'function_call_output', call_id: 'call_abc123', output: 'rainy', status: 'completed' },
+      { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Noted.', annotations: [], logprobs: [] }] },
+      { type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'and' }, { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' }] },
+      { type: 'function_call', call_id: 'call_2', name: 'get_weather', arguments: '{}', status: 'completed' },
+      { type: 'function_call_output', call_id: 'call_2', output: [{ type: 'input_text', text: 'dry' }], status: 'completed' },
+    ]);
+    // A page past the end: no items, and first_id/last_id still strings (ResponseItemList requires them).
+    const last = data.at(-1)!.id!;
+    const past = await gw.asTeam((await gw.teamToken('responders')).token, 'GET', `/v1/responses/${second.id}/input_items?order=asc&after=${last}`);
+    expect(past.body).toEqual({ object: 'list', data: [], first_id: '', last_id: '', has_more: false });
   });
 
   it('usage has both cache details, function tools are echoed with strict, the in-progress response has no usage', async () => {
