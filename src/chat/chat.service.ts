@@ -123,7 +123,7 @@ export class ChatService {
     const deployment = answered.candidate.deployment;
     const native = wire.native?.accepts(deployment) === true;
     const encoder = wire.streamEncoder(deployment, native);
-    const mapper = native && wire.native?.mapper ? wire.native.mapper(backend.id) : backend.adapter.createStreamMapper();
+    const mapper = native && wire.native?.mapper ? wire.native.mapper(backend.id) : backend.adapter.createStreamMapper(dto);
     const outcome = await this.relay.relay({ res, upstream: answered.response, backendId: backend.id, mapper, encoder, signal });
     ledger.callEnded();
     ledger.firstToken(outcome.firstTokenAt);

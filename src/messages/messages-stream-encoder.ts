@@ -3,7 +3,7 @@ import { anthropicErrorBody } from '../common/errors/anthropic-error-body';
 import type { StreamStep } from '../providers/provider-adapter';
 import type { ChatCompletionChunk } from '../providers/shared/openai-types';
 import type { StreamEncoder, StreamEnd } from '../streaming/stream-encoder';
-import { messageId, messagesUsage, stopReasonOf } from './chat-to-messages';
+import { ABSENT_MESSAGE_FIELDS, messageDeltaUsage, messageId, messagesUsage, stopReasonOf, textBlock, toolUseBlock } from './chat-to-messages';
 import { gatewaySignature } from './translated-thinking';
 
 /** One Anthropic stream event: the `event:` line is what the SDKs dispatch on, the JSON `type` repeats it. */
@@ -51,11 +51,12 @@ export class MessagesStreamEncoder implements StreamEncoder {
   }
 
   end(end: StreamEnd): string {
-    const usage = messagesUsage(end.usage);
+    const usage = messageDeltaUsage(end.usage);
+    const delta = { stop_reason: this.stopReason, stop_sequence: null, stop_details: null, container: null };
     return (
       this.start(undefined) +
       this.close() +
-      anthropicEvent('message_delta', { delta: { stop_reason: this.stopReason, stop_sequence: null }, usage }) +
+      anthropicEvent('message_delta', { delta, usage }) +
       anthropicEvent('message_stop', {})
     );
   }
@@ -67,8 +68,8 @@ export class MessagesStreamEncoder implements StreamEncoder {
   private start(upstreamId: string | undefined): string {
     if (this.started) return '';
     this.started = true;
-    const usage = { input_tokens: this.inputEstimate, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-    const message = { id: messageId(upstreamId), type: 'message', role: 'assistant', model: this.clientModel, content: [], stop_reason: null, stop_sequence: null, usage };
+    const usage = { ...messagesUsage(undefined), input_tokens: this.inputEstimate };
+    const message = { id: messageId(upstreamId), type: 'message', role: 'assistant', model: this.clientModel, content: [], stop_reason: null, stop_sequence: null, ...ABSENT_MESSAGE_FIELDS, usage };
     return anthropicEvent('message_start', { message }) + anthropicEvent('ping', {});
   }
 
@@ -80,13 +81,13 @@ export class MessagesStreamEncoder implements StreamEncoder {
       out += anthropicEvent('content_block_delta', { index: this.index, delta: { type: 'thinking_delta', thinking: delta.reasoning_content } });
     }
     if (typeof delta.content === 'string' && delta.content) {
-      if (this.open !== 'text') out += this.close() + this.begin('text', { type: 'text', text: '' });
+      if (this.open !== 'text') out += this.close() + this.begin('text', textBlock(''));
       out += anthropicEvent('content_block_delta', { index: this.index, delta: { type: 'text_delta', text: delta.content } });
     }
     for (const call of (Array.isArray(delta.tool_calls) ? delta.tool_calls : []) as ToolCallDelta[]) {
       const toolIndex = call.index ?? 0;
       if (this.open !== 'tool_use' || this.openTool !== toolIndex) {
-        out += this.close() + this.begin('tool_use', { type: 'tool_use', id: call.id ?? `toolu_${toolIndex}`, name: call.function?.name ?? '', input: {} });
+        out += this.close() + this.begin('tool_use', toolUseBlock(call.id ?? `toolu_${toolIndex}`, call.function?.name ?? '', {}));
         this.openTool = toolIndex;
       }
       const args = call.function?.arguments;

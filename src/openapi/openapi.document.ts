@@ -90,6 +90,13 @@ export const OPERATIONS: Operation[] = [
     ok: { status: 200, description: 'Input items', schema: list() },
   },
   { method: 'get', path: '/v1/models', access: 'team', summary: 'The models this token may use and that can answer.', ok: { status: 200, description: 'OpenAI model list', schema: list() } },
+  {
+    method: 'get',
+    path: '/v1/models/{model}',
+    access: 'team',
+    summary: 'One model this token may use and that can answer (404 model_not_found otherwise, whether or not it exists). An id with a slash is URL-encoded.',
+    ok: { status: 200, description: 'OpenAI model object', schema: object({ id: { type: 'string' }, object: { const: 'model' }, created: { type: 'integer' }, owned_by: { type: 'string' } }, ['id', 'object', 'created', 'owned_by']) },
+  },
   { method: 'get', path: '/v1/usage', access: 'team', summary: "The caller's own team's usage.", query: 'UsageQueryDto', ok: { status: 200, description: 'Usage summary', schema: object({ object: { const: 'usage' } }) } },
   { method: 'get', path: '/metrics', access: 'metrics', summary: 'Prometheus text format.', ok: { status: 200, description: 'Metrics', schema: { type: 'string' }, contentType: 'text/plain' } },
   { method: 'get', path: '/health/live', access: 'public', summary: 'Liveness: the process answers.', ok: { status: 200, description: 'Alive', schema: object({ status: { const: 'ok' } }) } },

@@ -76,7 +76,11 @@ export interface ProviderAdapter {
   buildRequest(request: ChatRequest, target: CallTarget, stream: boolean, source?: JsonSource): UpstreamCall;
   /** The upstream's 2xx JSON body -> an OpenAI chat.completion. */
   parseResponse(body: unknown): ChatCompletion;
-  createStreamMapper(): StreamMapper;
+  /**
+   * The mapper for one streamed answer to `request` (a family whose stream has no end marker, Gemini, reads how
+   * many choices to wait for from it).
+   */
+  createStreamMapper(request?: ChatRequest): StreamMapper;
   /** POST /v1/embeddings for this family, when it has an embeddings API (else embedding models cannot use it). */
   buildEmbeddingRequest?(request: EmbeddingRequest, target: CallTarget): UpstreamCall;
   /** The upstream's 2xx embeddings body -> OpenAI's embeddings list. */

@@ -3,7 +3,7 @@ import type { StreamStep } from '../providers/provider-adapter';
 import type { ChatCompletionChunk } from '../providers/shared/openai-types';
 import type { StreamEnd } from '../streaming/stream-encoder';
 import type { SealableEncoder } from './native-responses';
-import { functionCallItem, messageItem, newId, reasoningItem, responseUsage, statusOf, type OutputItem, type ResponseEnvelope } from './response-object';
+import { functionCallItem, messageItem, newId, outputText, reasoningItem, responseError, responseUsage, statusOf, type OutputItem, type ResponseEnvelope } from './response-object';
 import type { ToolNames } from './responses-to-chat';
 
 type ToolCallDelta = { index?: number; id?: string; function?: { name?: string; arguments?: string } };
@@ -58,7 +58,7 @@ export class ResponsesStreamEncoder implements SealableEncoder {
     if (this.final) return;
     if (end.error) {
       const body = end.error.toBody().error;
-      this.final = this.envelope.build({ status: 'failed', output: this.output, usage: null, error: { code: body.code ?? 'server_error', message: body.message } });
+      this.final = this.envelope.build({ status: 'failed', output: this.output, usage: null, error: responseError(body.code, body.message) });
       return;
     }
     this.closing = this.start() + this.close();
@@ -126,7 +126,7 @@ export class ResponsesStreamEncoder implements SealableEncoder {
     if (item.kind === 'message') {
       return (
         this.send('response.output_item.added', { output_index: index, item: { id: item.id, type: 'message', status: 'in_progress', role: 'assistant', content: [] } }) +
-        this.send('response.content_part.added', { ...this.where(), content_index: 0, part: { type: 'output_text', text: '', annotations: [] } })
+        this.send('response.content_part.added', { ...this.where(), content_index: 0, part: outputText('') })
       );
     }
     const added = functionCallItem(item.id, item.callId!, item.name!, '', this.names, 'in_progress');
@@ -147,7 +147,7 @@ export class ResponsesStreamEncoder implements SealableEncoder {
       out += this.send('response.reasoning_summary_part.done', { ...where, summary_index: 0, part });
       done = reasoningItem(item.id, item.text);
     } else if (item.kind === 'message') {
-      const part = { type: 'output_text', text: item.text, annotations: [] };
+      const part = outputText(item.text);
       out += this.send('response.output_text.done', { ...where, content_index: 0, text: item.text, logprobs: [] });
       out += this.send('response.content_part.done', { ...where, content_index: 0, part });
       done = messageItem(item.id, item.text);

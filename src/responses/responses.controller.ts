@@ -6,6 +6,7 @@ import { writeJson } from '../common/http/write-json';
 import { InFlightTracker } from '../lifecycle/in-flight.tracker';
 import { UsageRecorder } from '../usage/usage-recorder';
 import { InputItemsQueryDto } from './dto/input-items-query.dto';
+import { asItemResource } from './input-item-resource';
 import { ResponsesRequestDto } from './dto/responses-request.dto';
 import { ResponsesService } from './responses.service';
 
@@ -53,7 +54,8 @@ export class ResponsesController {
     const ordered = query.order === 'asc' ? items : [...items].reverse();
     const start = query.after ? ordered.findIndex((item) => item.id === query.after) + 1 : 0;
     const limit = query.limit ?? 20;
-    const data = ordered.slice(start, start + limit);
-    return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: start + limit < ordered.length };
+    const data = ordered.slice(start, start + limit).map(asItemResource);
+    // OpenAI's ResponseItemList has first_id and last_id as required strings: an empty page has "" (no item to name).
+    return { object: 'list', data, first_id: String(data[0]?.id ?? ''), last_id: String(data.at(-1)?.id ?? ''), has_more: start + limit < ordered.length };
   }
 }

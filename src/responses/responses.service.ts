@@ -8,7 +8,7 @@ import type { RequestLedger } from '../usage/request-ledger';
 import { chatToResponse } from './chat-to-response';
 import { itemsOf, type InputItem } from './dto/response-items';
 import type { ResponsesRequestDto } from './dto/responses-request.dto';
-import { ResponseEnvelope, type OutputItem } from './response-object';
+import { ResponseEnvelope, responseError, type OutputItem } from './response-object';
 import { ResponseStore, withIds, type StoredResponse } from './response-store';
 import { responsesToChat, type TranslatedRequest } from './responses-to-chat';
 import { ResponsesStreamEncoder } from './responses-stream-encoder';
@@ -137,7 +137,7 @@ function asClientSees(dto: ResponsesRequestDto, response: Record<string, unknown
 function failedResponse(dto: ResponsesRequestDto, id: string | undefined, error: GatewayException): Record<string, unknown> {
   const body = error.toBody().error;
   const envelope = new ResponseEnvelope(dto);
-  return { ...envelope.build({ status: 'failed', output: [], usage: null, error: { code: body.code ?? 'server_error', message: body.message } }), ...(id ? { id } : {}) };
+  return { ...envelope.build({ status: 'failed', output: [], usage: null, error: responseError(body.code, body.message) }), ...(id ? { id } : {}) };
 }
 
 /** Hosted tools a chat backend cannot run were left out of the translation: say which. */

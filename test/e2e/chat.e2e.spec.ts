@@ -1,3 +1,4 @@
+import OpenAI from 'openai';
 import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
@@ -190,6 +191,19 @@ describe('POST /v1/chat/completions (relay)', () => {
     expect(all.data.map((m) => m.id)).toContain('slow');
     expect(some.data.map((m) => m.id).sort()).toEqual(['echo', 'status-400', 'status-401', 'status-404', 'status-429', 'status-500', 'status-503']);
     expect(some.data[0]).toEqual(expect.objectContaining({ object: 'model', owned_by: 'standin', created: expect.any(Number) }));
+  });
+
+  it('retrieves one model the token may use; any other is a 404 in OpenAI\'s shape, whether it exists or not', async () => {
+    const narrow = await gw.teamToken('narrow-retrieve', ['echo']);
+    const listed = (await gw.openai(narrow.token).models.list()).data[0];
+    expect(await gw.openai(narrow.token).models.retrieve('echo')).toEqual(listed);
+    for (const model of ['slow', 'no-such-model']) {
+      const error = await gw.openai(narrow.token).models.retrieve(model).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+      expect((error as InstanceType<typeof OpenAI.NotFoundError>).error).toEqual({ message: `The model \`${model}\` does not exist or you do not have access to it.`, type: 'invalid_request_error', param: 'model', code: 'model_not_found' });
+    }
+    const document = (await (await fetch(`${gw.url}/openapi.json`)).json()) as any;
+    expect(document.paths['/v1/models/{model}'].get).toBeDefined();
   });
 
   it('accounts usage per team in Redis (read back through the usage API), and logs one access line per request', async () => {

@@ -42,6 +42,7 @@ describe('local model backend (real model)', () => {
     const completion = await client.chat.completions.create({ model: 'smollm2', messages, temperature: 0, max_tokens: 40 });
     expect(completion.object).toBe('chat.completion');
     expect(completion.choices[0].message.content).toMatch(/Paris/);
+    expect(completion.choices[0].message.refusal).toBeNull(); // a required member of OpenAI's message
     expect(completion.choices[0].finish_reason).toBe('stop');
 
     // The reference: the same GGUF's chat template and tokenizer, driven directly.

@@ -195,7 +195,7 @@ describe('Anthropic Messages API', () => {
       stream.on('streamEvent', (event) => events.push(event.type));
       const first = await stream.finalMessage();
       expect(first.stop_reason).toBe('tool_use');
-      expect(first.content).toEqual([{ type: 'tool_use', id: 'call_abc123', name: 'get_weather', input: { query: 'Oslo' } }]);
+      expect(first.content).toEqual([{ type: 'tool_use', id: 'call_abc123', name: 'get_weather', input: { query: 'Oslo' }, caller: { type: 'direct' } }]);
       expect(events.filter((e) => e === 'message_start')).toHaveLength(1);
       expect(events.at(-1)).toBe('message_stop');
       expect(openai.last().body).toMatchObject({ tool_choice: 'required', parallel_tool_calls: false, tools: [{ type: 'function', function: { name: 'get_weather', parameters: weather[0].input_schema } }] });
@@ -210,7 +210,7 @@ describe('Anthropic Messages API', () => {
           { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_abc123', content: [{ type: 'text', text: 'rainy' }] }] },
         ],
       });
-      expect(second.content).toEqual([{ type: 'text', text: 'tool said: rainy' }]);
+      expect(second.content).toEqual([{ type: 'text', text: 'tool said: rainy', citations: null }]);
       expect(openai.last().body.messages).toEqual([
         { role: 'user', content: 'Oslo' },
         { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc123', type: 'function', function: { name: 'get_weather', arguments: '{"query":"Oslo"}' } }] },
@@ -297,6 +297,23 @@ describe('Anthropic Messages API', () => {
       });
       expect((second.content[0] as { text: string }).text).toMatch(/^tool get_weather said: .*foggy/);
     });
+  });
+
+  it('translated Messages (OpenAI-compatible and Gemini) carry every usage member Anthropic sends, plain and streamed', async () => {
+    for (const model of ['echo', 'gemini']) {
+      const message = await client.messages.create({ model, max_tokens: 100, messages: [{ role: 'user', content: 'usage please' }] });
+      expect(message.usage).toMatchObject({ cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard', cache_creation_input_tokens: 0, server_tool_use: null });
+      expect(message).toMatchObject({ stop_details: null, container: null });
+      const events: any[] = [];
+      const stream = client.messages.stream({ model, max_tokens: 100, messages: [{ role: 'user', content: 'usage please' }] });
+      stream.on('streamEvent', (event) => events.push(event));
+      await stream.finalMessage();
+      expect(events[0].message.usage).toMatchObject({ cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard' });
+      const delta = events.find((event) => event.type === 'message_delta');
+      expect(Object.keys(delta.usage).sort()).toEqual(['cache_creation_input_tokens', 'cache_read_input_tokens', 'input_tokens', 'output_tokens', 'output_tokens_details', 'server_tool_use']);
+      expect(delta.usage).toMatchObject({ cache_creation_input_tokens: 0, cache_read_input_tokens: 0, server_tool_use: null });
+      expect(delta.delta).toEqual({ stop_reason: 'end_turn', stop_sequence: null, stop_details: null, container: null });
+    }
   });
 
   it('team limits apply as for chat: a refusal is a RateLimitError in Anthropic\'s shape with Retry-After', async () => {

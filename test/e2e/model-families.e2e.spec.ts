@@ -95,10 +95,11 @@ describe('model families through one OpenAI format', () => {
         stop_sequences: ['END'],
         temperature: 0.2,
       });
-      expect(completion).toMatchObject({ object: 'chat.completion', model: 'claude-plain', choices: [{ index: 0, message: { role: 'assistant', content: 'echo: Hello there' }, finish_reason: 'stop' }] });
+      // `refusal` is a required member of OpenAI's message (null: Anthropic has no separate refusal text).
+      expect(completion).toMatchObject({ object: 'chat.completion', model: 'claude-plain', choices: [{ index: 0, message: { role: 'assistant', content: 'echo: Hello there', refusal: null }, finish_reason: 'stop' }] });
       // Cache reads (4) and writes (2) are input tokens too: total = prompt + completion holds.
       const u = completion.usage!;
-      expect(u.prompt_tokens_details?.cached_tokens).toBe(4);
+      expect(u.prompt_tokens_details).toEqual({ cached_tokens: 4, cache_write_tokens: 2 });
       const inputTokens = sent.body.messages.reduce((n: number, m: any) => n + words(JSON.stringify(m.content)), 0) + words(sent.body.system);
       expect(u.prompt_tokens).toBe(inputTokens + 2 + 4);
       expect(u.total_tokens).toBe(u.prompt_tokens + u.completion_tokens);
@@ -223,7 +224,7 @@ describe('model families through one OpenAI format', () => {
         systemInstruction: { parts: [{ text: 'Be brief.' }] },
         generationConfig: { temperature: 0.3, topP: 0.9, maxOutputTokens: 100, stopSequences: ['X', 'Y'] },
       });
-      expect(completion.choices[0]).toMatchObject({ message: { role: 'assistant', content: 'echo: Again' }, finish_reason: 'stop' });
+      expect(completion.choices[0]).toMatchObject({ message: { role: 'assistant', content: 'echo: Again', refusal: null }, finish_reason: 'stop' });
       expect(completion.usage).toMatchObject({ completion_tokens: 2, total_tokens: completion.usage!.prompt_tokens + 2 });
     });
 
@@ -268,6 +269,23 @@ describe('model families through one OpenAI format', () => {
 
     it('errors: 429 RESOURCE_EXHAUSTED -> 429', async () => {
       await expect(client.chat.completions.create({ model: 'gemini-exhausted', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 429 });
+    });
+
+    it('n > 1 streamed: every candidate to its end, though they finish in different events; usage counts them all', async () => {
+      const plain = await client.chat.completions.create({ model: 'gemini', n: 3, messages: [{ role: 'user', content: 'colours' }] });
+      expect(plain.choices.map((c) => c.message.content)).toEqual(['echo: colours', 'echo: colours (answer 2 of 3)', 'echo: colours (answer 3 of 3)']);
+      const s = await collect(await client.chat.completions.create({ model: 'gemini', n: 3, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'colours' }] }));
+      expect(gemini.last().body.generationConfig).toEqual({ candidateCount: 3 });
+      const text = (index: number) => s.chunks.flatMap((c) => c.choices.filter((choice: any) => choice.index === index)).map((choice: any) => choice.delta.content ?? '').join('');
+      expect([0, 1, 2].map(text)).toEqual(plain.choices.map((c) => c.message.content));
+      expect(s.chunks.flatMap((c) => c.choices.filter((choice: any) => choice.finish_reason)).map((choice: any) => [choice.index, choice.finish_reason])).toEqual([
+        [0, 'stop'],
+        [1, 'stop'],
+        [2, 'stop'],
+      ]);
+      // 2 + 6 + 6 words: the same count as the non-streamed answer's.
+      expect(s.usage).toMatchObject({ completion_tokens: 14 });
+      expect(plain.usage).toMatchObject({ completion_tokens: 14 });
     });
   });
 

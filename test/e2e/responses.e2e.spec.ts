@@ -38,7 +38,7 @@ describe('OpenAI Responses API', () => {
     expect(response).toMatchObject({ object: 'response', status: 'completed', model: 'echo', instructions: 'Be brief.', store: true, error: null, incomplete_details: null });
     expect(response.id).toMatch(/^resp_/);
     expect(response.output_text).toBe('echo: hello there');
-    expect(response.output).toEqual([{ id: expect.stringMatching(/^msg_/), type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'echo: hello there', annotations: [] }] }]);
+    expect(response.output).toEqual([{ id: expect.stringMatching(/^msg_/), type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'echo: hello there', annotations: [], logprobs: [] }] }]);
     expect(response.usage).toMatchObject({ input_tokens: expect.any(Number), output_tokens: 3, output_tokens_details: { reasoning_tokens: 0 } });
     expect(response.usage!.total_tokens).toBe(response.usage!.input_tokens + response.usage!.output_tokens);
     expect(openai.last().body).toMatchObject({ model: 'echo', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello there' }], max_completion_tokens: 50, temperature: 0.5 });
@@ -46,7 +46,57 @@ describe('OpenAI Responses API', () => {
     const again = await client.responses.retrieve(response.id);
     expect(again).toEqual(response);
     const items = await client.responses.inputItems.list(response.id);
-    expect(items.data).toEqual([{ id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', content: 'hello there' }]);
+    // A string input comes back as OpenAI returns items: a message whose content is a list of input_text parts.
+    expect(items.data).toEqual([{ id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'hello there' }] }]);
+    expect(items.data.flatMap((item) => (item.type === 'message' ? item.content.map((part) => part.type) : []))).toEqual(['input_text']);
+  });
+
+  it('input_items gives every item in OpenAI\'s ItemResource form: parts lists, statuses, assistant turns as output messages; pages end with ids', async () => {
+    const first = await client.responses.create({ model: 'gpt-tools', input: 'Oslo', tools: weather });
+    const second = await client.responses.create({
+      model: 'gpt-tools',
+      previous_response_id: first.id,
+      tools: weather,
+      input: [
+        { type: 'function_call_output', call_id: 'call_abc123', output: 'rainy' },
+        { role: 'assistant', content: 'Noted.' },
+        { role: 'user', content: [{ type: 'input_text', text: 'and' }, { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=' }] },
+        { type: 'function_call', call_id: 'call_2', name: 'get_weather', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'call_2', output: [{ type: 'input_text', text: 'dry' }] },
+      ],
+    } as any);
+    const { data } = await client.responses.inputItems.list(second.id, { order: 'asc' });
+    expect(data.map(({ id: _id, ...item }) => item)).toEqual([
+      { type: 'function_call_output', call_id: 'call_abc123', output: 'rainy', status: 'completed' },
+      { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Noted.', annotations: [], logprobs: [] }] },
+      { type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'and' }, { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' }] },
+      { type: 'function_call', call_id: 'call_2', name: 'get_weather', arguments: '{}', status: 'completed' },
+      { type: 'function_call_output', call_id: 'call_2', output: [{ type: 'input_text', text: 'dry' }], status: 'completed' },
+    ]);
+    // A page past the end: no items, and first_id/last_id still strings (ResponseItemList requires them).
+    const last = data.at(-1)!.id!;
+    const past = await gw.asTeam((await gw.teamToken('responders')).token, 'GET', `/v1/responses/${second.id}/input_items?order=asc&after=${last}`);
+    expect(past.body).toEqual({ object: 'list', data: [], first_id: '', last_id: '', has_more: false });
+  });
+
+  it('usage has both cache details, function tools are echoed with strict, the in-progress response has no usage', async () => {
+    const loose = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: {} } }];
+    const response = await client.responses.create({ model: 'echo', input: 'hi', tools: loose as any, user: undefined });
+    expect(response.usage!.input_tokens_details).toEqual({ cached_tokens: 0, cache_write_tokens: 0 });
+    expect(response.tools).toEqual([{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} }, strict: null }]);
+    expect(response).not.toHaveProperty('user');
+    const events: any[] = [];
+    const stream = client.responses.stream({ model: 'echo', input: 'hi', tools: weather });
+    stream.on('event', (event) => events.push(event));
+    const final = await stream.finalResponse();
+    expect(events[0].response).not.toHaveProperty('usage');
+    expect(final.tools).toEqual([{ ...weather[0], strict: false }]);
+    expect(final.usage!.input_tokens_details).toEqual({ cached_tokens: 0, cache_write_tokens: 0 });
+    const parts = events.filter((e) => e.type === 'response.content_part.added' || e.type === 'response.content_part.done').map((e) => e.part);
+    expect(parts).toEqual([
+      { type: 'output_text', text: '', annotations: [], logprobs: [] },
+      { type: 'output_text', text: 'echo: hi', annotations: [], logprobs: [] },
+    ]);
   });
 
   it('streams the semantic events with sequence numbers, ending in response.completed with the whole output', async () => {
@@ -121,10 +171,14 @@ describe('OpenAI Responses API', () => {
     const stream = gw.openai(token).responses.stream({ model: 'midstream-error', input: 'one two three four' });
     const types: string[] = [];
     stream.on('event', (event) => types.push(event.type));
+    const failed: any[] = [];
+    stream.on('event', (event) => event.type === 'response.failed' && failed.push(event.response));
     const failure = await stream.finalResponse().catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(OpenAI.APIError);
     expect(types).toContain('response.output_text.delta');
     expect(types).toContain('response.failed');
+    // response.error.code is one of OpenAI's ResponseErrorCode values; the gateway's own code stays in the message.
+    expect(failed[0].error).toEqual({ code: 'server_error', message: expect.stringMatching(/\[upstream_error\]$/) });
     const record = await eventually(async () => {
       const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=responses-midstream&limit=5');
       expect(body.data).toHaveLength(1);

@@ -6,7 +6,9 @@ import { requestedToolCall, StandInServer, wait, words, type RecordedRequest } f
  * ../shared/reference/wire-formats.md section D): `POST /v1/messages` with `x-api-key` and
  * `anthropic-version`; `max_tokens` and `messages` required; thinking needs budget_tokens >= 1024
  * and < max_tokens; errors are `{"type":"error","error":{type,message}}`; streams are
- * message_start, ping, content_block_start/delta/stop per block, message_delta, message_stop.
+ * message_start, ping, content_block_start/delta/stop per block, message_delta, message_stop. Bodies and events
+ * carry every member the SDK's types declare (@anthropic-ai/sdk 1.12: container, stop_details, diagnostics,
+ * the whole usage, text citations, tool_use caller), as the gateway's own wire checks expect of Anthropic.
  * `POST /v1/messages/count_tokens` answers `{input_tokens}`. A replayed thinking block whose signature this
  * server did not make is a 400, as at Anthropic.
  *
@@ -56,17 +58,28 @@ export class AnthropicUpstream extends StandInServer {
     const blocks: Array<Record<string, any>> = [];
     if (thinking) blocks.push({ type: 'thinking', thinking: `Let me think about ${userText || 'the tool result'}.`, signature: `sig-${Buffer.from(userText).toString('base64')}` });
     let stopReason = 'end_turn';
-    if (toolResult) blocks.push({ type: 'text', text: `tool said: ${typeof toolResult.content === 'string' ? toolResult.content : JSON.stringify(toolResult.content)}` });
+    if (toolResult) blocks.push({ type: 'text', text: `tool said: ${typeof toolResult.content === 'string' ? toolResult.content : JSON.stringify(toolResult.content)}`, citations: null });
     else if (Array.isArray(body.tools) && body.tools.length && body.tool_choice?.type !== 'none') {
       const asked = requestedToolCall(userText);
-      blocks.push({ type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: asked?.name ?? body.tools[0].name, input: asked?.input ?? { query: userText } });
+      blocks.push({ type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: asked?.name ?? body.tools[0].name, input: asked?.input ?? { query: userText }, caller: { type: 'direct' } });
       stopReason = 'tool_use';
-    } else blocks.push({ type: 'text', text: `echo: ${userText}` });
+    } else blocks.push({ type: 'text', text: `echo: ${userText}`, citations: null });
 
     const inputWords = body.messages.reduce((n: number, m: { content: unknown }) => n + words(JSON.stringify(m.content)), 0) + words(String(body.system ?? ''));
     const outputTokens = blocks.reduce((n, b) => n + words(String(b.text ?? b.thinking ?? JSON.stringify(b.input ?? ''))), 0);
-    const usage = { input_tokens: inputWords, cache_creation_input_tokens: 2, cache_read_input_tokens: 4, output_tokens: outputTokens };
-    const message = { id: 'msg_013Zva2CMHLNnXjNJJKqJ2EF', type: 'message', role: 'assistant', model: `${body.model}-20250514`, content: blocks, stop_reason: stopReason, stop_sequence: null, usage };
+    const usage = {
+      input_tokens: inputWords,
+      cache_creation_input_tokens: 2,
+      cache_read_input_tokens: 4,
+      output_tokens: outputTokens,
+      cache_creation: { ephemeral_5m_input_tokens: 2, ephemeral_1h_input_tokens: 0 },
+      inference_geo: 'us',
+      output_tokens_details: null,
+      server_tool_use: null,
+      service_tier: 'standard',
+      speed: 'standard',
+    };
+    const message = { id: 'msg_013Zva2CMHLNnXjNJJKqJ2EF', type: 'message', role: 'assistant', model: `${body.model}-20250514`, content: blocks, stop_reason: stopReason, stop_sequence: null, stop_details: null, container: null, diagnostics: null, usage };
 
     if (!body.stream) {
       res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_standin' });
@@ -83,12 +96,12 @@ export class AnthropicUpstream extends StandInServer {
         for (const word of block.thinking.split(/(?<= )/)) send('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: word } });
         send('content_block_delta', { index, delta: { type: 'signature_delta', signature: block.signature } });
       } else if (block.type === 'tool_use') {
-        send('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
+        send('content_block_start', { index, content_block: { ...block, input: {} } });
         const json = JSON.stringify(block.input);
         send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(0, 5) } });
         send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(5) } });
       } else {
-        send('content_block_start', { index, content_block: { type: 'text', text: '' } });
+        send('content_block_start', { index, content_block: { type: 'text', text: '', citations: null } });
         for (const [i, word] of block.text.split(/(?<= )/).entries()) {
           send('content_block_delta', { index, delta: { type: 'text_delta', text: word } });
           if (body.model === 'claude-midstream' && i === 0) {
@@ -101,7 +114,11 @@ export class AnthropicUpstream extends StandInServer {
       }
       send('content_block_stop', { index });
     }
-    send('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } });
+    const { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens_details, server_tool_use } = usage;
+    send('message_delta', {
+      delta: { stop_reason: stopReason, stop_sequence: null, stop_details: null, container: null },
+      usage: { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens: outputTokens, output_tokens_details, server_tool_use },
+    });
     send('message_stop', {});
     res.end();
   }

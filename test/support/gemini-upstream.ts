@@ -12,7 +12,9 @@ import { StandInServer, words, type RecordedRequest } from './standin-server';
  * Behaviour by model:
  *   gemini-echo        answers "echo: <last user text>" (after a thought part when includeThoughts
  *                      and a budget > 0; a functionCall when tools are offered and the last turn is
- *                      not a functionResponse)
+ *                      not a functionResponse); with generationConfig.candidateCount n, n candidates,
+ *                      candidate i's text i words longer ("(answer i+1 of n)"), so when streamed they
+ *                      finish in different events, each with its finishReason
  *   gemini-exhausted   HTTP 429 RESOURCE_EXHAUSTED
  * and `models/{model}:batchEmbedContents` for any model (see `embed`).
  */
@@ -66,24 +68,33 @@ export class GeminiUpstream extends StandInServer {
     else if (declarations?.length && body.toolConfig?.functionCallingConfig?.mode !== 'NONE') parts.push({ functionCall: { name: declarations[0].name, args: { query: userText } } });
     else parts.push({ text: `echo: ${userText}` });
 
+    const count = Math.max(1, Number(body.generationConfig?.candidateCount ?? 1));
+    const candidates = Array.from({ length: count }, (_, i) => (i === 0 ? parts : parts.map((p) => (typeof p.text === 'string' && !p.thought ? { ...p, text: `${p.text} (answer ${i + 1} of ${count})` } : p))));
     const promptTokenCount = body.contents.reduce((n: number, c: any) => n + words(JSON.stringify(c.parts)), 0);
-    const thoughtsTokenCount = parts.filter((p) => p.thought).reduce((n, p) => n + words(p.text), 0);
-    const candidatesTokenCount = parts.filter((p) => !p.thought).reduce((n, p) => n + words(p.text ?? JSON.stringify(p.functionCall)), 0);
-    const usageMetadata = { promptTokenCount, candidatesTokenCount, totalTokenCount: promptTokenCount + candidatesTokenCount + thoughtsTokenCount, ...(thoughtsTokenCount ? { thoughtsTokenCount } : {}) };
+    const thoughtsOf = (ps: Array<Record<string, any>>) => ps.filter((p) => p.thought).reduce((n, p) => n + words(p.text), 0);
+    const answerOf = (ps: Array<Record<string, any>>) => ps.filter((p) => !p.thought).reduce((n, p) => n + words(p.text ?? JSON.stringify(p.functionCall)), 0);
+    const usageOf = (perCandidate: Array<Array<Record<string, any>>>) => {
+      const thoughtsTokenCount = perCandidate.reduce((n, ps) => n + thoughtsOf(ps), 0);
+      const candidatesTokenCount = perCandidate.reduce((n, ps) => n + answerOf(ps), 0);
+      return { promptTokenCount, candidatesTokenCount, totalTokenCount: promptTokenCount + candidatesTokenCount + thoughtsTokenCount, ...(thoughtsTokenCount ? { thoughtsTokenCount } : {}) };
+    };
     const base = { modelVersion: `${model}-001`, responseId: 'resp-standin' };
 
     if (method === 'generateContent') {
       res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
-      res.end(JSON.stringify({ candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata, ...base }));
+      res.end(JSON.stringify({ candidates: candidates.map((ps, index) => ({ content: { role: 'model', parts: ps }, finishReason: 'STOP', index })), usageMetadata: usageOf(candidates), ...base }));
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    // One event per part (text parts split by word), usage cumulative, finishReason on the last.
-    const pieces = parts.flatMap((p) => (typeof p.text === 'string' ? p.text.split(/(?<= )/).map((text: string) => ({ ...p, text })) : [p]));
-    pieces.forEach((piece, i) => {
-      const finish = i === pieces.length - 1 ? { finishReason: 'STOP' } : {};
-      res.write(`data: ${JSON.stringify({ candidates: [{ content: { role: 'model', parts: [piece] }, index: 0, ...finish }], usageMetadata: { ...usageMetadata }, ...base })}\r\n\r\n`);
-    });
+    // One event per step: each unfinished candidate's next part (text parts split by word), finishReason with a
+    // candidate's last part, usage cumulative over what every candidate has sent so far.
+    const pieces = candidates.map((ps) => ps.flatMap((p) => (typeof p.text === 'string' ? p.text.split(/(?<= )/).map((text: string) => ({ ...p, text })) : [p])));
+    const steps = Math.max(...pieces.map((list) => list.length));
+    for (let step = 0; step < steps; step++) {
+      const sent = pieces.map((list) => list.slice(0, step + 1));
+      const now = pieces.flatMap((list, index) => (step < list.length ? [{ content: { role: 'model', parts: [list[step]] }, index, ...(step === list.length - 1 ? { finishReason: 'STOP' } : {}) }] : []));
+      res.write(`data: ${JSON.stringify({ candidates: now, usageMetadata: usageOf(sent), ...base })}\r\n\r\n`);
+    }
     res.end();
   }
 }

@@ -62,7 +62,7 @@ export function answerResponses(body: Record<string, any>, res: ServerResponse):
     tools: body.tools ?? [],
     tool_choice: body.tool_choice ?? 'auto',
     top_p: body.top_p ?? 1,
-    usage: { input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: outputTokens, output_tokens_details: { reasoning_tokens: body.model === 'reasoner' ? 3 : 0 }, total_tokens: inputTokens + outputTokens },
+    usage: { input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: outputTokens, output_tokens_details: { reasoning_tokens: body.model === 'reasoner' ? 3 : 0 }, total_tokens: inputTokens + outputTokens },
     metadata: body.metadata ?? {},
   };
   if (!body.stream) {
@@ -73,7 +73,9 @@ export function answerResponses(body: Record<string, any>, res: ServerResponse):
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
   let sequence = 0;
   const send = (type: string, data: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
-  const pending = { ...response, status: 'in_progress', output: [], usage: null };
+  // No usage while in progress: OpenAI's Response schema has usage as an object, never null.
+  const pending: Record<string, unknown> = { ...response, status: 'in_progress', output: [] };
+  delete pending.usage;
   send('response.created', { response: pending });
   send('response.in_progress', { response: pending });
   output.forEach((item, index) => {
@@ -92,7 +94,7 @@ export function answerResponses(body: Record<string, any>, res: ServerResponse):
     } else {
       const text: string = item.content[0].text;
       send('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
-      send('response.content_part.added', { ...where, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      send('response.content_part.added', { ...where, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
       for (const word of text.split(/(?<= )/)) send('response.output_text.delta', { ...where, content_index: 0, delta: word, logprobs: [] });
       send('response.output_text.done', { ...where, content_index: 0, text, logprobs: [] });
       send('response.content_part.done', { ...where, content_index: 0, part: item.content[0] });
@@ -104,7 +106,7 @@ export function answerResponses(body: Record<string, any>, res: ServerResponse):
 }
 
 function message(text: string): Record<string, any> {
-  return { id: 'msg_standin1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] };
+  return { id: 'msg_standin1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] };
 }
 
 function fail(res: ServerResponse, status: number, message: string, param: string, code: string | null = null): void {

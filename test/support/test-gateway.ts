@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
 import Redis from 'ioredis';
 import OpenAI from 'openai';
 import { startGateway, type Gateway } from '../../src/bootstrap';
 import { buildConfig } from '../../src/config/config.loader';
+import { WireRecorder } from './wire/wire-recorder';
 
 export const ADMIN_KEY = 'test-admin-key';
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -18,6 +20,8 @@ export interface TestGateway {
   logs: Array<Record<string, unknown>>;
   rawLogs: string[];
   redis: Redis;
+  /** Every vendor-API answer, checked against the vendor's published schema (test/support/wire/). */
+  wire: WireRecorder;
   admin(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
   /** A request with a team token (for /v1/usage and friends). */
   asTeam(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
@@ -63,6 +67,8 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     },
   });
   const redis = new Redis(REDIS_URL);
+  const wire = new WireRecorder((backendId) => config.backends[backendId]?.type);
+  wire.attach(gateway.app.getHttpServer() as Server);
 
   const call = async (bearer: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(`${gateway.url}${path}`, {
@@ -82,6 +88,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     logs,
     rawLogs,
     redis,
+    wire,
     admin,
     asTeam: (token, method, path, body) => call(token, method, path, body),
     async teamToken(team, teamModels) {
@@ -98,6 +105,11 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       await gateway.shutdown(500);
       if (!options.prefix) await deletePrefix(redis, prefix);
       await redis.quit();
+      // Exchanges that ended after the last test's check (the gateway has answered everything by now).
+      await wire.settled();
+      wire.detach(expect.getState().testPath ?? '');
+      const violations = wire.takeViolations();
+      if (violations.length) throw new Error(`The gateway's answers do not match the vendors' published shapes:\n${violations.join('\n')}`);
     },
   };
 }

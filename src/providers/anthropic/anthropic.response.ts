@@ -28,14 +28,16 @@ const n = (value: unknown) => (typeof value === 'number' && value > 0 ? value : 
 
 /**
  * Anthropic usage -> OpenAI usage. Cache reads and writes are input tokens too, so they
- * count in prompt_tokens (and reads in cached_tokens): total = prompt + completion holds.
+ * count in prompt_tokens (reads in cached_tokens, writes in cache_write_tokens): total = prompt + completion holds.
  */
 export function usageOf(usage: AnthropicUsage): Usage {
   const cacheRead = n(usage.cache_read_input_tokens);
-  const prompt = n(usage.input_tokens) + n(usage.cache_creation_input_tokens) + cacheRead;
+  const cacheWrite = n(usage.cache_creation_input_tokens);
+  const prompt = n(usage.input_tokens) + cacheWrite + cacheRead;
   const completion = n(usage.output_tokens);
   const out: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-  out.prompt_tokens_details = { cached_tokens: cacheRead };
+  // OpenAI's names for both: cached_tokens (read) and cache_write_tokens (Responses' input_tokens_details has both).
+  out.prompt_tokens_details = { cached_tokens: cacheRead, cache_write_tokens: cacheWrite };
   const thinking = usage.output_tokens_details?.thinking_tokens;
   if (typeof thinking === 'number') out.completion_tokens_details = { reasoning_tokens: thinking };
   return out;
@@ -59,7 +61,8 @@ export function messageOf(content: Block[]): Record<string, unknown> {
       toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
     }
   }
-  const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
+  // OpenAI's message always has `refusal` (null unless the model refused in its own field, which Anthropic has not).
+  const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : ''), refusal: null };
   if (reasoning) message.reasoning_content = reasoning;
   if (thinkingBlocks.length) message.thinking_blocks = thinkingBlocks;
   if (toolCalls.length) message.tool_calls = toolCalls;

@@ -55,7 +55,7 @@ export class GeminiAdapter implements ProviderAdapter {
     const choices = reply.candidates.map((candidate, position) => {
       const index = Number(candidate.index ?? position);
       const { text, reasoning, toolCalls } = splitParts(candidate.content?.parts ?? [], `call_${index}_`);
-      const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
+      const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : ''), refusal: null };
       if (reasoning) message.reasoning_content = reasoning;
       if (toolCalls.length) message.tool_calls = toolCalls;
       return { index, message, finish_reason: finishReasonOf(candidate.finishReason, toolCalls.length > 0) ?? 'stop', logprobs: null };
@@ -70,8 +70,8 @@ export class GeminiAdapter implements ProviderAdapter {
     };
   }
 
-  createStreamMapper(): StreamMapper {
-    return new GeminiStreamMapper((status, body) => this.errorFromBody(status, body, {}));
+  createStreamMapper(request?: ChatRequest): StreamMapper {
+    return new GeminiStreamMapper((status, body) => this.errorFromBody(status, body, {}), request?.n ?? 1);
   }
 
   mapError(status: number, body: string, headers: Record<string, string | string[] | undefined>): GatewayException {

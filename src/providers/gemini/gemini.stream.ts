@@ -7,8 +7,10 @@ import { finishReasonOf, splitParts, usageOf, type GeminiResponse, type GeminiUs
 
 /**
  * `streamGenerateContent?alt=sse`: every event is a whole GenerateContentResponse with the
- * next parts; usageMetadata is cumulative; there is no end marker, so the chunk carrying
- * finishReason also brings the usage chunk and ends the stream.
+ * next parts of each candidate; usageMetadata is cumulative; there is no end marker. With
+ * `candidateCount` (n) above 1 the candidates finish separately, each with its finishReason, in
+ * the same event or in later ones: the stream is complete when every candidate has finished, and
+ * that event also brings the usage chunk (the last, cumulative usageMetadata) and ends it.
  */
 export class GeminiStreamMapper implements StreamMapper {
   private readonly id = `chatcmpl-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
@@ -16,9 +18,14 @@ export class GeminiStreamMapper implements StreamMapper {
   private model = '';
   private started = new Set<number>();
   private readonly toolCounts = new Map<number, number>();
+  private readonly finished = new Set<number>();
   private usage: GeminiUsage = {};
 
-  constructor(private readonly onError: (status: number, body: unknown) => GatewayException) {}
+  constructor(
+    private readonly onError: (status: number, body: unknown) => GatewayException,
+    /** How many candidates the request asked for (its n). */
+    private readonly candidates = 1,
+  ) {}
 
   map(event: SseEvent): StreamStep {
     const data = parseStreamEvent<GeminiResponse>(event.data);
@@ -26,7 +33,6 @@ export class GeminiStreamMapper implements StreamMapper {
     if (data.modelVersion) this.model = String(data.modelVersion);
     if (data.usageMetadata) this.usage = data.usageMetadata;
     const chunks: ChatCompletionChunk[] = [];
-    let finished = false;
     for (const candidate of data.candidates ?? []) {
       const index = Number(candidate.index ?? 0);
       if (!this.started.has(index)) {
@@ -42,12 +48,12 @@ export class GeminiStreamMapper implements StreamMapper {
         this.toolCounts.set(index, called + toolCalls.length);
       }
       const finish = finishReasonOf(candidate.finishReason, (this.toolCounts.get(index) ?? 0) > 0);
-      if (finish) {
+      if (finish && !this.finished.has(index)) {
         chunks.push(this.chunk(index, {}, finish));
-        finished = true;
+        this.finished.add(index);
       }
     }
-    if (!finished) return { chunks };
+    if (this.finished.size < this.candidates) return { chunks };
     const usageChunk: ChatCompletionChunk = { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: usageOf(this.usage) };
     return { chunks: [...chunks, usageChunk], done: true };
   }

@@ -276,7 +276,8 @@ export class LocalModelClient implements BackendClient {
           choices: [
             {
               index: 0,
-              message: { role: 'assistant', content: pending.text, ...(pending.reasoning ? { reasoning_content: pending.reasoning } : {}) },
+              // refusal: a required member of OpenAI's message (null: a local model has no separate refusal text).
+              message: { role: 'assistant', content: pending.text, refusal: null, ...(pending.reasoning ? { reasoning_content: pending.reasoning } : {}) },
               finish_reason: message.finishReason,
               logprobs: null,
             },
