@@ -52,7 +52,24 @@ export class LeakyUpstream extends StandInServer {
       const error = { message: `Incorrect API key provided: ${k}.`, type: k, param: k, code: k };
       if (status) return json(res, status, { error }, status === 429 ? { 'retry-after': '0' } : {});
       if (path.endsWith('/responses')) {
-        const response = { id: 'resp_leak', object: 'response', created_at: 0, status: 'in_progress', model, output: [], usage: null, error: null };
+        // Every member OpenAI's Response schema requires, so the native passthrough's events conform up to the error.
+        const response = {
+          id: 'resp_leak',
+          object: 'response',
+          created_at: 0,
+          status: 'in_progress',
+          model,
+          output: [],
+          error: null,
+          incomplete_details: null,
+          instructions: null,
+          tools: [],
+          parallel_tool_calls: true,
+          metadata: {},
+          tool_choice: 'auto',
+          temperature: 1,
+          top_p: 1,
+        };
         sse(res, [
           ['response.created', { type: 'response.created', sequence_number: 0, response }],
           what === 'failed'
@@ -68,10 +85,23 @@ export class LeakyUpstream extends StandInServer {
     if (path.startsWith('/anthropic/')) {
       const error = { type: k, message: `invalid x-api-key ${k}` };
       if (status) return json(res, status, { type: 'error', error, request_id: 'req_leak' });
-      const message = { id: 'msg_leak', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } };
+      // Every member the Anthropic SDK's types declare, so the native passthrough's events conform up to the error.
+      const usage = {
+        input_tokens: 1,
+        output_tokens: 1,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+        inference_geo: 'us',
+        output_tokens_details: null,
+        server_tool_use: null,
+        service_tier: 'standard',
+        speed: 'standard',
+      };
+      const message = { id: 'msg_leak', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, stop_details: null, container: null, diagnostics: null, usage };
       sse(res, [
         ['message_start', { type: 'message_start', message }],
-        ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
+        ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '', citations: null } }],
         ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'partial ' } }],
         ['error', { type: 'error', error }],
       ]);
