@@ -14,6 +14,8 @@ import { responsesToChat, type TranslatedRequest } from './responses-to-chat';
 import { ResponsesStreamEncoder } from './responses-stream-encoder';
 import { nativeResponsesBody, NativeResponsesEncoder, speaksResponses, type SealableEncoder } from './native-responses';
 import { completionFromResponse, ResponsesStreamMapper } from '../providers/openai/responses-upstream';
+import { backendSecrets, scrub } from '../providers/shared/upstream-errors';
+import { GatewayConfig } from '../config/config.schema';
 
 /**
  * OpenAI's Responses API on the chat pipeline (ChatService: routing, deployments, fallbacks, admission,
@@ -26,6 +28,7 @@ export class ResponsesService {
     private readonly chat: ChatService,
     private readonly store: ResponseStore,
     private readonly logger: AppLogger,
+    private readonly config: GatewayConfig,
   ) {}
 
   /** Streams to `res`, or returns the Response for a non-streaming request. */
@@ -47,6 +50,8 @@ export class ResponsesService {
     if (answer.native) {
       response = answer.upstreamBody as Record<string, unknown>;
       asClientSees(dto, response);
+      // A 200 that says `status: "failed"` carries the vendor's own error words, which may echo its key.
+      scrubVendorError(response, backendSecrets(this.config.backends[ledger.backend ?? ''] ?? {}));
     } else {
       droppedToolsHeader(res, translated);
       response = chatToResponse(answer.completion, envelope, translated.toolNames);
@@ -132,6 +137,13 @@ function asClientSees(dto: ResponsesRequestDto, response: Record<string, unknown
   response.model = dto.model;
   response.store = dto.store !== false;
   response.previous_response_id = dto.previous_response_id ?? null;
+}
+
+/** Every string in a native Response's `error` (message, code...) with the backend's keys removed. */
+function scrubVendorError(response: Record<string, unknown>, secrets: string[]): void {
+  const error = response.error;
+  if (!error || typeof error !== 'object') return;
+  for (const [name, value] of Object.entries(error)) if (typeof value === 'string') (error as Record<string, unknown>)[name] = scrub(value, secrets);
 }
 
 function failedResponse(dto: ResponsesRequestDto, id: string | undefined, error: GatewayException): Record<string, unknown> {

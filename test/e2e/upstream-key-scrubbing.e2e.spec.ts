@@ -34,6 +34,8 @@ for (const backend of ['oa', 'an', 'gm'] as const) {
 }
 for (const stream of [false, true]) for (const what of CLIENT_ERRORS['oa-resp']) CASES.push({ api: 'responses', stream, backend: 'oa-resp', what });
 CASES.push({ api: 'responses', stream: true, backend: 'oa-resp', what: 'stream' }, { api: 'responses', stream: true, backend: 'oa-resp', what: 'failed' });
+// A 200 whose Response has `status: "failed"` and the vendor's error in it, not streamed.
+CASES.push({ api: 'responses', stream: false, backend: 'oa-resp', what: 'failed' });
 for (const backend of ['oa', 'gm'] as const) for (const what of CLIENT_ERRORS[backend]) CASES.push({ api: 'embeddings', stream: false, backend, what });
 // count_tokens goes to an Anthropic backend natively (others are estimated without a call).
 for (const what of CLIENT_ERRORS.an) CASES.push({ api: 'count_tokens', stream: false, backend: 'an', what });

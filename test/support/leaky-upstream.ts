@@ -70,10 +70,13 @@ export class LeakyUpstream extends StandInServer {
           temperature: 1,
           top_p: 1,
         };
+        const failed = { ...response, status: 'failed', error: { code: k, message: `Key ${k} was refused.` } };
+        // Not streamed, the code must stay in the spec's enum (the gateway passes a native Response on as it came).
+        if (!body.stream) return json(res, 200, { ...failed, error: { code: 'server_error', message: `Key ${k} was refused.` } });
         sse(res, [
           ['response.created', { type: 'response.created', sequence_number: 0, response }],
           what === 'failed'
-            ? ['response.failed', { type: 'response.failed', sequence_number: 1, response: { ...response, status: 'failed', error: { code: k, message: `Key ${k} was refused.` } } }]
+            ? ['response.failed', { type: 'response.failed', sequence_number: 1, response: failed }]
             : ['error', { type: 'error', sequence_number: 1, code: k, message: `Key ${k} was refused.`, param: k }],
         ]);
         return;
