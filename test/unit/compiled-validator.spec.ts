@@ -152,6 +152,13 @@ describe('the compiled validator gives class-validator\'s answers', () => {
     expect(describeProblem((await chat({ model: 'm', messages: many }))!).param).toBe(`messages[${ITEMS_PER_TURN * 2 + 7}].role`);
   });
 
+  it("Messages: at most 100,000 messages (Anthropic's limit; the body value limit is lower, so this holds should it be raised)", async () => {
+    const messages = compileValidator(MessagesPromptDto, { strict: false });
+    const many = Array.from({ length: 100_001 }, () => ({ role: 'user', content: 'a' }));
+    expect(describeProblem((await messages({ model: 'm', messages: many }))!)).toEqual({ param: 'messages', message: "Invalid 'messages': must contain at most 100000 messages (Anthropic's limit per request)." });
+    expect(await messages({ model: 'm', messages: many.slice(1) })).toBeNull();
+  });
+
   it('a validator that throws refuses the value: budgetPerDay 1e-7 (isNumber with maxDecimalPlaces) was a 500 on the admin API', async () => {
     const refusal = await new GatewayValidationPipe({ strict: true }).transform({ limits: { budgetPerDay: 1e-7 } }, { type: 'body', metatype: UpdateTeamDto }).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(GatewayException);
