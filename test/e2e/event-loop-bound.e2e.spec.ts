@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import Redis from 'ioredis';
 import { Agent } from 'undici';
@@ -52,7 +53,7 @@ function distinctKeys(head: string, count: number, tail: string): Buffer {
  * that reads a body, against the built gateway in its own process: no run of the gateway's event loop may take
  * more than 50 ms.
  *
- * How the block is measured, and why it holds on a loaded machine: test/support/event-loop-probe.cjs runs inside the
+ * How the block is measured, and why it holds on a loaded machine: test/support/event-loop-probe.mjs runs inside the
  * gateway and reports the most CPU time its main thread spent between two ticks of a 1 ms timer (one round of the
  * event loop). CPU time, not wall-clock: with other suites on the same two cores the gateway is descheduled for
  * tens of milliseconds at a time while doing nothing, which a wall-clock measure (a health probe's latency, Node's
@@ -96,7 +97,7 @@ models:
 teams:
   loop: { models: ["*"], limits: { tokensPerDay: 100000000000, concurrentRequests: 100 } }
 `);
-    gateway = run(config, { NODE_OPTIONS: `--require ${join(__dirname, '../support/event-loop-probe.cjs')}` });
+    gateway = run(config, { NODE_OPTIONS: `--import ${pathToFileURL(join(__dirname, '../support/event-loop-probe.mjs')).href}` });
     url = await waitForListening(gateway.output);
     const created = await fetch(`${url}/admin/v1/teams/loop/tokens`, { method: 'POST', headers: { authorization: 'Bearer loop-admin' } });
     token = ((await created.json()) as { token: string }).token;

@@ -3,7 +3,7 @@ import { ValidationPipe } from '@nestjs/common';
 import { CreateTeamDto, CreateTokenDto, RotateTokenDto, UpdateTeamDto } from '../../src/admin/admin.dto';
 import { ChatCompletionRequestDto } from '../../src/chat/dto/chat-completion-request.dto';
 import { GatewayException } from '../../src/common/errors/gateway.exception';
-import { compileValidator, ITEMS_PER_TURN } from '../../src/common/validation/compiled-validator';
+import { compileValidator, ITEMS_PER_TURN, type DtoClass } from '../../src/common/validation/compiled-validator';
 import { classValidatorOptions, describeProblem, GatewayValidationPipe } from '../../src/common/validation/validation.pipe';
 import { ConsoleSignInDto } from '../../src/console/console.dto';
 import { EmbeddingRequestDto } from '../../src/embeddings/dto/embedding-request.dto';
@@ -62,7 +62,7 @@ class AdminBodyMutator extends BodyMutator {
  * object is refused by the compiled validator; class-validator let an array there through unchecked.
  */
 describe('the compiled validator gives class-validator\'s answers', () => {
-  const cases: Array<[string, Function, boolean, (seed: number) => BodyMutator]> = [
+  const cases: Array<[string, DtoClass, boolean, (seed: number) => BodyMutator]> = [
     ['chat completions', ChatCompletionRequestDto, false, (seed) => new ChatBodyMutator(seed)],
     ['messages', MessagesRequestDto, false, (seed) => new MessagesBodyMutator(seed)],
     ['count_tokens', MessagesPromptDto, false, (seed) => new MessagesBodyMutator(seed)],

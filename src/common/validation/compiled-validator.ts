@@ -7,8 +7,11 @@ const { ValidationUtils } = require('class-validator/cjs/validation/ValidationUt
 };
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as {
-  defaultMetadataStorage: { findTypeMetadata(target: Function, property: string): { typeFunction: (options?: unknown) => Function } | undefined };
+  defaultMetadataStorage: { findTypeMetadata(target: DtoClass, property: string): { typeFunction: (options?: unknown) => DtoClass } | undefined };
 };
+
+/** A DTO class (what `@Body()` names, what `@Type()` points at). */
+export type DtoClass = abstract new (...args: never[]) => unknown;
 
 type ValidationMetadata = ReturnType<ReturnType<typeof getMetadataStorage>['getTargetValidationMetadatas']>[number];
 type ConstraintMetadata = ReturnType<ReturnType<typeof getMetadataStorage>['getTargetValidatorConstraints']>[number];
@@ -76,7 +79,7 @@ export class UnsupportedValidation extends Error {}
  * an array item must be an object. class-validator looks up the rules of an object by its constructor, so an array
  * in that place (`{"messages": [[]]}`) was checked against nothing and passed.
  */
-export function compileValidator(target: Function, options: { strict: boolean }): CompiledValidator {
+export function compileValidator(target: DtoClass, options: { strict: boolean }): CompiledValidator {
   const compiled = compileClass(target, new Map());
   return (value) => checkRoot(compiled, value, options.strict);
 }
@@ -102,7 +105,7 @@ async function checkRoot(compiled: CompiledClass, object: Record<string, unknown
   return null;
 }
 
-function compileClass(target: Function, seen: Map<Function, CompiledClass>): CompiledClass {
+function compileClass(target: DtoClass, seen: Map<DtoClass, CompiledClass>): CompiledClass {
   const existing = seen.get(target);
   if (existing) return existing;
   const storage = getMetadataStorage();

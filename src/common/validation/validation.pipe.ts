@@ -2,7 +2,7 @@ import { ValidationPipe, type ArgumentMetadata, type ValidationPipeOptions } fro
 import type { ValidationError } from 'class-validator';
 import { GatewayException } from '../errors/gateway.exception';
 import { isPacedBody, nextTurn } from '../http/json-shape';
-import { compileValidator, TYPE_CONSTRAINTS, UnsupportedValidation, type CompiledValidator, type ValidationProblem } from './compiled-validator';
+import { compileValidator, TYPE_CONSTRAINTS, UnsupportedValidation, type CompiledValidator, type DtoClass, type ValidationProblem } from './compiled-validator';
 import { memoizeValidationMetadata } from './metadata-memo';
 
 /**
@@ -75,7 +75,7 @@ export function classValidatorOptions(strict: boolean): ValidationPipeOptions {
  */
 export class GatewayValidationPipe extends ValidationPipe {
   private readonly strict: boolean;
-  private readonly validators = new Map<Function, CompiledValidator | null>();
+  private readonly validators = new Map<DtoClass, CompiledValidator | null>();
 
   /** `strict` refuses unknown fields (the admin API: a typo in a limit name must not pass silently). */
   constructor(options: { strict?: boolean } = {}) {

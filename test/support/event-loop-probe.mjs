@@ -1,5 +1,5 @@
 /**
- * Loaded into a gateway process (`node --require`) by the event-loop tests: how long the longest synchronous run on
+ * Loaded into a gateway process (`node --import`) by the event-loop tests: how long the longest synchronous run on
  * the main thread took, in CPU time, so the answer does not depend on how busy the machine is.
  *
  * A timer ticks every millisecond. Between two ticks the event loop ran at most one round of callbacks (a timer
@@ -16,8 +16,7 @@
  * `kill -USR2 <pid>` writes one line to stderr, `{"eventLoopProbe": {"maxCpuMs", "maxWallMs", "ticks"}}`, for the
  * time since the previous report (or the start), and starts a new period.
  */
-'use strict';
-const { readFileSync } = require('node:fs');
+import { readFileSync } from 'node:fs';
 
 const schedstat = `/proc/self/task/${process.pid}/schedstat`;
 const cpuNs =
