@@ -47,7 +47,9 @@ export class BodyReaderGuard implements CanActivate {
     const req = http.getRequest<Request>();
     if (!hasBody(req)) return true;
     const plain = isPlainJson(req);
-    const { body, bytes, values } = plain ? await readPlainJson(req, this.config.server.maxBodyBytes, () => this.tooLarge()) : await this.readWithBodyParser(req, http.getResponse<Response>());
+    const { body, bytes, values } = plain
+      ? await readPlainJson(req, this.config.server.maxBodyBytes, () => this.tooLarge())
+      : await this.readWithBodyParser(req, http.getResponse<Response>());
     req.body = body;
     noteBodyValues(body, values);
     heapGrowth.noteBody(bytes.length);

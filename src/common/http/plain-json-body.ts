@@ -94,7 +94,7 @@ export async function parseJsonBytes(bytes: Buffer): Promise<ParsedJsonBody> {
 
 /**
  * A big body's decode and parse are each a synchronous run of up to a few tens of milliseconds (the most values
- * a body may hold take ~15 ms to parse). Each waits for its own turn of the event loop, so the socket reads and
+ * a body may hold take ~5-15 ms to parse). Each waits for its own turn of the event loop, so the socket reads and
  * replies of other requests that are already due go first instead of queueing behind both.
  */
 async function parseLater(join: () => Buffer, values: number): Promise<ParsedJsonBody> {
