@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { GatewayException } from '../common/errors/gateway.exception';
+import { isPacedBody, nextTurn } from '../common/http/json-shape';
 import { ChatService } from '../chat/chat.service';
 import type { ClientWire } from '../chat/client-wire';
 import type { ChatRequest } from '../providers/chat-request';
@@ -46,6 +47,7 @@ export class MessagesService {
   /** Streams to `res`, or returns the Message for a non-streaming request. */
   async create(dto: MessagesRequestDto, call: MessagesCall, ledger: RequestLedger, res: ServerResponse, signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
     const request = messagesToChat(dto);
+    if (isPacedBody(dto)) await nextTurn(); // a big body's translation on a turn of its own (json-shape.ts)
     const wire = this.wire(dto, request, call);
     if (dto.stream === true) {
       await this.chat.stream(request, wire, ledger, res, signal);

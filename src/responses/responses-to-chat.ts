@@ -102,7 +102,8 @@ function toolChoiceOf(choice: ResponsesRequestDto['tool_choice'], names: ToolNam
 function appendCall(messages: ChatMessage[], item: FunctionCallItem): void {
   const call = { id: item.call_id, type: 'function', function: { name: item.namespace ? `${item.namespace}__${item.name}` : item.name, arguments: item.arguments } };
   const last = messages[messages.length - 1];
-  if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), call];
+  // `last` is a message this translation made; appended to in place (a copy per call was quadratic in the calls).
+  if (last?.role === 'assistant') (last.tool_calls ??= []).push(call);
   else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
 }
 

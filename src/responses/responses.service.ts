@@ -1,15 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { GatewayException } from '../common/errors/gateway.exception';
+import { bodyValues, isPacedBody, MAX_BODY_VALUES, nextTurn } from '../common/http/json-shape';
 import { AppLogger } from '../common/logging/logger';
 import { ChatService } from '../chat/chat.service';
 import type { ClientWire } from '../chat/client-wire';
 import type { RequestLedger } from '../usage/request-ledger';
 import { chatToResponse } from './chat-to-response';
-import { itemsOf, type InputItem } from './dto/response-items';
+import type { InputItem } from './dto/response-items';
 import type { ResponsesRequestDto } from './dto/responses-request.dto';
-import { ResponseEnvelope, responseError, type OutputItem } from './response-object';
-import { ResponseStore, withIds, type StoredResponse } from './response-store';
+import { ResponseEnvelope, responseError } from './response-object';
+import { ResponseStore, storedInput, type StoredResponse } from './response-store';
 import { responsesToChat, type TranslatedRequest } from './responses-to-chat';
 import { ResponsesStreamEncoder } from './responses-stream-encoder';
 import { nativeResponsesBody, NativeResponsesEncoder, speaksResponses, type SealableEncoder } from './native-responses';
@@ -34,11 +35,24 @@ export class ResponsesService {
   /** Streams to `res`, or returns the Response for a non-streaming request. */
   async create(dto: ResponsesRequestDto, ledger: RequestLedger, res: ServerResponse, signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
     const team = ledger.principal!.teamId;
-    const history = dto.previous_response_id ? (await this.previous(team, dto.previous_response_id)).conversation : [];
-    const input = withIds(itemsOf(dto.input));
+    const previous = dto.previous_response_id ? await this.previous(team, dto.previous_response_id) : undefined;
+    const history = previous?.conversation ?? [];
+    // A continued conversation is bounded as one request body is: it is loaded, translated and stored whole.
+    const values = (previous?.values ?? 0) + bodyValues(dto);
+    if (previous && values > MAX_BODY_VALUES) {
+      throw new GatewayException(
+        'invalid_request',
+        `The conversation of previous_response_id would hold more than ${MAX_BODY_VALUES.toLocaleString('en-US')} JSON objects, arrays and strings, the gateway's limit for a request body and a stored conversation alike. Start a new conversation, or send its items as input with store: false.`,
+        { param: 'previous_response_id', wireCode: null },
+      );
+    }
+    const paced = isPacedBody(dto) || history.length > 1000;
+    const input = storedInput(dto.input);
+    if (paced) await nextTurn(); // each pass over a big input on a turn of its own (json-shape.ts)
     const translated = responsesToChat(dto, [...(history as InputItem[]), ...input]);
+    if (paced) await nextTurn();
     const envelope = new ResponseEnvelope(dto);
-    const keep = (response: Record<string, unknown>) => (dto.store === false ? Promise.resolve() : this.save(team, response, input, history));
+    const keep = (response: Record<string, unknown>) => (dto.store === false ? Promise.resolve() : this.save(team, response, input, history, values));
     const wire = this.wire(dto, history, envelope, translated, keep, res);
 
     if (dto.stream === true) {
@@ -103,10 +117,9 @@ export class ResponsesService {
     };
   }
 
-  private async save(team: string, response: Record<string, unknown>, input: StoredResponse['input'], history: StoredResponse['conversation']): Promise<void> {
-    const conversation = [...history, ...input, ...(response.output as OutputItem[])];
+  private async save(team: string, response: Record<string, unknown>, input: StoredResponse['input'], history: StoredResponse['conversation'], values: number): Promise<void> {
     try {
-      await this.store.save(team, { response, input, conversation });
+      await this.store.save(team, { response, input, history, values });
     } catch (error) {
       // The answer is still the client's; only retrieving or continuing it later will fail (a 404 then).
       this.logger.pino.warn({ err: error, responseId: response.id }, 'could not store the response');

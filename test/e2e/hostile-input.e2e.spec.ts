@@ -63,6 +63,20 @@ describe('hostile input', () => {
     expect(((await ok.json()) as any).choices[0].message.content).toBe('echo: zipped');
   });
 
+  it('bodies read by body-parser (compressed, another charset) are scanned like the others: UTF-16 is read, a charset JSON does not take is a 415, a zipped body of too many items a 413', async () => {
+    const body = JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'wide é' }] });
+    const wide = await post(Buffer.from(body, 'utf16le'), { 'content-type': 'application/json; charset=utf-16le', authorization: `Bearer ${token}` });
+    expect(wide.status).toBe(200);
+    expect(((await wide.json()) as any).choices[0].message.content).toBe('echo: wide é');
+    const latin = await post(Buffer.from(body, 'latin1'), { 'content-type': 'application/json; charset=iso-8859-1', authorization: `Bearer ${token}` });
+    expect(latin.status).toBe(415);
+    expectOpenAIError(await latin.json(), 'unsupported_media_type');
+    const many = gzipSync(`{"model":"echo","messages":[${'{"role":"user","content":"a"},'.repeat(40_000)}{"role":"user","content":"a"}]}`);
+    const refused = await post(many, { ...json, 'content-encoding': 'gzip', authorization: `Bearer ${token}` });
+    expect(refused.status).toBe(413);
+    expectOpenAIError(await refused.json(), 'request_too_large');
+  });
+
   it.each([
     ['300 nested arrays', `{"model":"echo","messages":${'['.repeat(300)}${']'.repeat(300)}}`],
     ['1,500 nested arrays', `{"model":"echo","messages":${'['.repeat(1500)}${']'.repeat(1500)}}`],

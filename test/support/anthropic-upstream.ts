@@ -29,6 +29,9 @@ export class AnthropicUpstream extends StandInServer {
     if (path !== '/v1/messages' && path !== '/v1/messages/count_tokens') return error(res, 404, 'not_found_error', 'Not found');
     if (headers['x-api-key'] !== 'upstream-secret-key') return error(res, 401, 'authentication_error', 'invalid x-api-key');
     if (!headers['anthropic-version']) return error(res, 400, 'invalid_request_error', 'anthropic-version header is required');
+    // As Anthropic's request validation: each message an object with a role and string-or-blocks content.
+    const malformed = messageProblem(body.messages);
+    if (malformed) return error(res, 400, 'invalid_request_error', malformed);
     // Thinking blocks replayed from earlier turns must carry a signature this server made.
     for (const [i, message] of (Array.isArray(body.messages) ? body.messages : []).entries()) {
       for (const block of Array.isArray(message.content) ? message.content : []) {
@@ -127,4 +130,19 @@ export class AnthropicUpstream extends StandInServer {
 function error(res: ServerResponse, status: number, type: string, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_standin', ...(status === 429 ? { 'retry-after': '3' } : {}) });
   res.end(JSON.stringify({ type: 'error', error: { type, message }, request_id: 'req_standin' }));
+}
+
+/** What Anthropic's validation would say about `messages` (absent is left to each route), or null. */
+function messageProblem(messages: unknown): string | null {
+  if (messages === undefined) return null;
+  if (!Array.isArray(messages)) return 'messages: Input should be a valid list';
+  for (const [i, message] of messages.entries()) {
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) return `messages.${i}: Input should be a valid dictionary or object to extract fields from`;
+    const { content } = message as { content?: unknown };
+    if (typeof content === 'string') continue;
+    if (!Array.isArray(content)) return `messages.${i}.content: Input should be a valid string or list`;
+    const bad = content.findIndex((block) => typeof block !== 'object' || block === null || Array.isArray(block) || typeof (block as { type?: unknown }).type !== 'string');
+    if (bad >= 0) return `messages.${i}.content.${bad}: Input should be a valid dictionary or object to extract fields from`;
+  }
+  return null;
 }

@@ -186,6 +186,10 @@ export class OpenAIUpstream extends StandInServer {
     const status = /^status-(\d{3})$/.exec(String(body.model));
     if (status) return this.error(res, Number(status[1]), `Upstream says ${status[1]}`, statusType(Number(status[1])), statusCode(Number(status[1])));
     const inputs: unknown[] = typeof body.input === 'string' || (Array.isArray(body.input) && typeof body.input[0] === 'number') ? [body.input] : body.input;
+    // As OpenAI: text-embedding-3 models make at most 3072 dimensions (a fuzzed 2^40 must not make this stand-in allocate it).
+    if (body.dimensions !== undefined && !(Number.isInteger(body.dimensions) && body.dimensions >= 1 && body.dimensions <= 3072)) {
+      return this.error(res, 400, `Invalid 'dimensions': must be an integer from 1 to 3072.`, 'invalid_request_error', null);
+    }
     const dimensions = typeof body.dimensions === 'number' ? body.dimensions : 8;
     let tokens = 0;
     const data = inputs.map((input, index) => {

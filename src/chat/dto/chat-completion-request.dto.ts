@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import {
+  ArrayMaxSize,
   ArrayMinSize,
   IsArray,
   IsBoolean,
@@ -20,6 +21,9 @@ import type { ChatMessage, ChatRequest } from '../../providers/chat-request';
 import { IsMessageContent, IsStopSequences, Satisfies } from './content-validators';
 
 export const MESSAGE_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
+
+/** OpenAI's limit on `tools` per chat completion ("A max of 128 functions are supported"). */
+export const MAX_TOOLS = 128;
 
 export class ChatMessageDto implements ChatMessage {
   @IsIn(MESSAGE_ROLES as unknown as string[], { message: `must be one of: ${MESSAGE_ROLES.join(', ')}` })
@@ -70,6 +74,8 @@ export class ChatCompletionRequestDto implements ChatRequest {
   @IsOptional() @IsNumber() @Min(0) @Max(1) top_p?: number | null;
   @IsOptional() @IsInt() @Min(1) @Max(128) n?: number | null;
   @IsOptional() @IsStopSequences() stop?: string | string[] | null;
+  /** Passed through as sent (the backend checks each tool); OpenAI takes at most 128. */
+  @IsOptional() @IsArray() @ArrayMaxSize(MAX_TOOLS, { message: `must have at most ${MAX_TOOLS} tools (OpenAI's limit per request)` }) tools?: unknown[] | null;
   @IsOptional() @IsBoolean() stream?: boolean | null;
 
   @IsOptional()

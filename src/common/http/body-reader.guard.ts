@@ -1,11 +1,13 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import express, { type Request, type RequestHandler, type Response } from 'express';
+import { TextDecoder } from 'node:util';
 import { GatewayConfig } from '../../config/config.schema';
 import { GatewayException } from '../errors/gateway.exception';
 import { toGatewayException } from '../errors/error-response';
 import { AppLogger } from '../logging/logger';
 import { speaksAnthropic } from '../errors/anthropic-error-body';
-import { isPlainJson, readPlainJson } from './plain-json-body';
+import { noteBodyValues } from './json-shape';
+import { isPlainJson, parseJsonBytes, readPlainJson, type ParsedJsonBody } from './plain-json-body';
 import { heapGrowth } from '../../lifecycle/heap-growth';
 
 declare module 'express-serve-static-core' {
@@ -19,61 +21,57 @@ declare module 'express-serve-static-core' {
 }
 
 /**
- * JSON bodies nest at most this deep. Nothing in an OpenAI request comes near it (a JSON schema in
- * `response_format` or a tool's parameters is a few dozen levels), while the validation that follows recurses
- * per level: a body nested ~1,500 arrays deep overflowed the stack there (a 500).
- */
-export const MAX_BODY_DEPTH = 128;
-
-/**
  * Reads and parses the JSON body, after authentication: a global guard registered after the AuthGuard, so a
  * caller without valid credentials gets 401 without the gateway reading, inflating or parsing a byte of what it
  * sent (before, bodies were parsed in front of Nest and an anonymous caller could make the gateway inflate
- * gzip or parse megabytes). Every failure is an OpenAI error: 400 (not JSON, not decodable, nested too deep),
- * 413 (over `server.maxBodyBytes`) or 415 (not JSON at all). The usual body (plain UTF-8 JSON) is read by
- * plain-json-body.ts; compressed bodies, other charsets and `application/*+json` by body-parser.
+ * gzip or parse megabytes). Every failure is a client error in the route's shape: 400 (not JSON, not decodable,
+ * nested more than MAX_BODY_DEPTH levels), 413 (over `server.maxBodyBytes`, or more than MAX_BODY_VALUES JSON
+ * values: json-shape.ts) or 415 (not JSON at all). The usual body (plain UTF-8 JSON) is read and scanned as it
+ * arrives by plain-json-body.ts; compressed bodies, other charsets and `application/*+json` are read (inflated)
+ * by body-parser's raw reader, then scanned and parsed the same way, a slice per turn of the event loop.
  */
 @Injectable()
 export class BodyReaderGuard implements CanActivate {
-  private readonly parse: RequestHandler;
+  /** body-parser's reader: the body's bytes, inflated as its Content-Encoding says, at most maxBodyBytes of them. */
+  private readonly readRaw: RequestHandler;
 
   constructor(
     private readonly config: GatewayConfig,
     private readonly logger: AppLogger,
   ) {
-    this.parse = express.json({
-      limit: config.server.maxBodyBytes,
-      type: ['application/json', 'application/*+json'],
-      // Bytes in another charset (UTF-16...) are not what an upstream reads as JSON: those bodies are re-serialised.
-      verify: (req, _res, bytes, encoding) => {
-        heapGrowth.noteBody(bytes.length);
-        if (encoding === 'utf-8' && forwardsClientBytes((req as Request).path)) (req as Request).rawBody = bytes;
-      },
-    });
+    this.readRaw = express.raw({ limit: config.server.maxBodyBytes, type: () => true });
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
     const req = http.getRequest<Request>();
     if (!hasBody(req)) return true;
-    if (isPlainJson(req)) {
-      const { body, bytes } = await readPlainJson(req, this.config.server.maxBodyBytes, () => this.tooLarge());
-      req.body = body;
-      heapGrowth.noteBody(bytes.length);
-      if (forwardsClientBytes(req.path)) req.rawBody = bytes;
-    } else await this.parseWithBodyParser(req, http.getResponse<Response>());
-    if (depthExceeds(req.body, MAX_BODY_DEPTH)) {
-      throw new GatewayException('invalid_json', `The request body nests JSON more than ${MAX_BODY_DEPTH} levels deep.`);
-    }
+    const plain = isPlainJson(req);
+    const { body, bytes, values } = plain
+      ? await readPlainJson(req, this.config.server.maxBodyBytes, () => this.tooLarge())
+      : await this.readWithBodyParser(req, http.getResponse<Response>());
+    req.body = body;
+    noteBodyValues(body, values);
+    heapGrowth.noteBody(bytes.length);
+    // Bytes in another charset (UTF-16...) are not what an upstream reads as JSON: those bodies are re-serialised.
+    if (forwardsClientBytes(req.path) && (plain || charsetOf(req) === 'utf-8')) req.rawBody = bytes;
     return true;
   }
 
   /** Every other body: compressed, another charset or media type (`application/*+json`). */
-  private async parseWithBodyParser(req: Request, res: Response): Promise<void> {
+  private async readWithBodyParser(req: Request, res: Response): Promise<ParsedJsonBody> {
     if (!req.is(['application/json', 'application/*+json'])) {
       throw new GatewayException('unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json).');
     }
-    await new Promise<void>((resolve, reject) => this.parse(req, res, (error?: unknown) => (error ? reject(this.parseError(error)) : resolve())));
+    // As body-parser's json(): only the UTF encodings JSON allows, refused before a byte is read.
+    const charset = charsetOf(req);
+    const decoder = charset === 'utf-8' ? undefined : textDecoderFor(charset);
+    if (charset !== 'utf-8' && !decoder) throw new GatewayException('unsupported_media_type', `unsupported charset "${charset.toUpperCase()}"`);
+    await new Promise<void>((resolve, reject) => this.readRaw(req, res, (error?: unknown) => (error ? reject(this.parseError(error)) : resolve())));
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    if (!decoder) return parseJsonBytes(raw);
+    // Another UTF encoding: decoded, then scanned and parsed as UTF-8 like every other body.
+    return parseJsonBytes(Buffer.from(decoder.decode(raw), 'utf8'));
   }
 
   private tooLarge(): GatewayException {
@@ -106,21 +104,23 @@ function forwardsClientBytes(path: string): boolean {
   return path === '/v1/chat/completions' || speaksAnthropic(path);
 }
 
+/** The Content-Type's charset, lower-cased; utf-8 when it names none (JSON's default). */
+function charsetOf(req: Request): string {
+  const match = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(req.headers['content-type'] ?? '');
+  return match ? match[1].toLowerCase() : 'utf-8';
+}
+
+/** A decoder for another UTF encoding JSON may come in (UTF-16 with or without its byte order); none for the rest. */
+function textDecoderFor(charset: string): TextDecoder | undefined {
+  if (!charset.startsWith('utf-') || charset === 'utf-8') return undefined;
+  try {
+    return new TextDecoder(charset);
+  } catch {
+    return undefined; // utf-32, utf-7: Node's TextDecoder does not read them
+  }
+}
+
 function hasBody(req: Request): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
-/** True when `value` nests objects/arrays deeper than `limit`. Iterative, so no input can overflow the stack. */
-export function depthExceeds(value: unknown, limit: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length) {
-    const [node, depth] = stack.pop()!;
-    if (node === null || typeof node !== 'object') continue;
-    if (depth > limit) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node as Record<string, unknown>)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-    }
-  }
-  return false;
 }

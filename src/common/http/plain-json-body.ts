@@ -1,9 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { GatewayException } from '../errors/gateway.exception';
+import { JsonShapeScanner, MAX_BODY_DEPTH, MAX_BODY_KEYS, MAX_BODY_SCALARS, MAX_BODY_VALUES, nextTurn, type ShapeExcess } from './json-shape';
 
 /**
  * The body every SDK sends: `Content-Type: application/json` (or with `charset=utf-8`), no Content-Encoding.
- * Anything else (gzip, other charsets, `application/*+json`, odd casing) goes through body-parser.
+ * Anything else (gzip, other charsets, `application/*+json`, odd casing) is read by the guard with body-parser.
  */
 export function isPlainJson(req: IncomingMessage): boolean {
   const encoding = req.headers['content-encoding'];
@@ -18,16 +19,28 @@ export function isPlainJson(req: IncomingMessage): boolean {
  */
 const YIELDING_BODY_BYTES = 64 * 1024;
 
+/** Bytes scanned per turn of the event loop when a whole body is scanned at once (bodies body-parser read). */
+const SCAN_SLICE_BYTES = 1024 * 1024;
+
+/** A parsed body, its UTF-8 bytes and how many JSON values it holds. */
+export interface ParsedJsonBody {
+  body: unknown;
+  bytes: Buffer;
+  values: number;
+}
+
 /**
  * Reads and parses a plain JSON body (isPlainJson) with the same outcomes as body-parser's json() in strict
  * mode (413 past `limit`, 400 for a client that stopped sending, 400 for bytes that are not a JSON object or
  * array), at a fraction of its cost: body-parser (raw-body, type-is, iconv-lite, a stream listener per event)
  * was ~60 us of CPU per chat request under load. Like body-parser, a refused body is read to its end before the
- * answer, so the client is not cut off mid-send.
+ * answer, so the client is not cut off mid-send. Each chunk is scanned as it arrives (json-shape.ts): a body that
+ * nests too deep or holds too many values is refused without being parsed, and its bytes are not kept.
  */
-export function readPlainJson(req: IncomingMessage, limit: number, tooLarge: () => GatewayException): Promise<{ body: unknown; bytes: Buffer }> {
+export function readPlainJson(req: IncomingMessage, limit: number, tooLarge: () => GatewayException): Promise<ParsedJsonBody> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    const scanner = new JsonShapeScanner();
     let received = 0;
     let refused: GatewayException | undefined = Number(req.headers['content-length']) > limit ? tooLarge() : undefined;
     const done = () => {
@@ -39,33 +52,19 @@ export function readPlainJson(req: IncomingMessage, limit: number, tooLarge: () 
     const onData = (chunk: Buffer) => {
       if (refused) return;
       received += chunk.length;
-      if (received > limit) {
-        refused = tooLarge();
-        chunks.length = 0;
-      } else chunks.push(chunk);
+      if (received > limit) refused = tooLarge();
+      else if (!scanner.push(chunk)) refused = shapeRefusal(scanner.excess!);
+      if (refused) chunks.length = 0;
+      else chunks.push(chunk);
     };
     const onEnd = () => {
       done();
       if (refused) return reject(refused);
-      const parse = (bytes: Buffer, text: string) => {
-        try {
-          resolve({ body: parseStrict(text), bytes });
-        } catch (error) {
-          reject(error);
-        }
-      };
       if (received < YIELDING_BODY_BYTES) {
         const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
-        return parse(bytes, decode(bytes));
+        return settle(resolve, reject, () => ({ body: parseStrict(decode(bytes)), bytes, values: scanner.values }));
       }
-      // A big body's decode and parse are each a few hundred microseconds of one synchronous run (mostly the page
-      // faults of a fresh half-megabyte string). Each waits for its own turn of the event loop, so the socket
-      // reads and replies of other requests that are already due go first instead of queueing behind both.
-      setImmediate(() => {
-        const bytes = Buffer.concat(chunks, received);
-        const text = decode(bytes);
-        setImmediate(() => parse(bytes, text));
-      });
+      parseLater(() => Buffer.concat(chunks, received), scanner.values).then(resolve, reject);
     };
     const onGone = () => {
       done();
@@ -77,6 +76,55 @@ export function readPlainJson(req: IncomingMessage, limit: number, tooLarge: () 
     req.on('error', onGone);
     req.on('close', onGone);
   });
+}
+
+/**
+ * A whole body's UTF-8 bytes (read by body-parser: compressed, another charset, `+json`), scanned then parsed.
+ * A big body is scanned a slice per turn of the event loop, then decoded and parsed on turns of their own.
+ */
+export async function parseJsonBytes(bytes: Buffer): Promise<ParsedJsonBody> {
+  const scanner = new JsonShapeScanner();
+  for (let start = 0; start < bytes.length; start += SCAN_SLICE_BYTES) {
+    if (start > 0) await nextTurn();
+    if (!scanner.push(bytes.subarray(start, start + SCAN_SLICE_BYTES))) throw shapeRefusal(scanner.excess!);
+  }
+  if (bytes.length < YIELDING_BODY_BYTES) return { body: parseStrict(decode(bytes)), bytes, values: scanner.values };
+  return parseLater(() => bytes, scanner.values);
+}
+
+/**
+ * A big body's decode and parse are each a synchronous run of up to a few tens of milliseconds (the most values
+ * a body may hold take ~5-15 ms to parse). Each waits for its own turn of the event loop, so the socket reads and
+ * replies of other requests that are already due go first instead of queueing behind both.
+ */
+async function parseLater(join: () => Buffer, values: number): Promise<ParsedJsonBody> {
+  await nextTurn();
+  const bytes = join();
+  const text = decode(bytes);
+  await nextTurn();
+  return { body: parseStrict(text), bytes, values };
+}
+
+/** The error for a body the scan refused: nested too deep (400, as a parse error), or too many values (413). */
+export function shapeRefusal(excess: ShapeExcess): GatewayException {
+  if (excess === 'depth') return new GatewayException('invalid_json', `The request body nests JSON more than ${MAX_BODY_DEPTH} levels deep.`);
+  const [limit, what] = {
+    values: [MAX_BODY_VALUES, 'JSON objects, arrays and strings (keys not counted)'],
+    scalars: [MAX_BODY_SCALARS, 'JSON numbers, true, false and null'],
+    keys: [MAX_BODY_KEYS, 'distinct object keys'],
+  }[excess];
+  return new GatewayException(
+    'request_too_large',
+    `The request body holds more than ${limit.toLocaleString('en-US')} ${what}, the gateway's limit per request. Send fewer items per request.`,
+  );
+}
+
+function settle<T>(resolve: (value: T) => void, reject: (error: unknown) => void, make: () => T): void {
+  try {
+    resolve(make());
+  } catch (error) {
+    reject(error);
+  }
 }
 
 /** The body's text, a leading BOM dropped. */

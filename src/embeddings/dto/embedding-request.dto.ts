@@ -4,6 +4,8 @@ import type { EmbeddingRequest } from '../../providers/embedding-request';
 
 /** OpenAI's limits on one embeddings request: at most 2048 inputs, none empty. */
 const MAX_INPUTS = 2048;
+/** OpenAI's limit on the tokens summed across all inputs of one request (checked here for token arrays). */
+const MAX_TOTAL_TOKENS = 300_000;
 
 /** What is wrong with `input`, or null: a string, strings, a token array, or token arrays, none empty. */
 export function inputProblem(input: unknown): string | null {
@@ -12,8 +14,11 @@ export function inputProblem(input: unknown): string | null {
   if (!Array.isArray(input) || input.length === 0) return 'must be a string, an array of strings, or an array of token arrays (not empty)';
   if (input.length > MAX_INPUTS) return `must have at most ${MAX_INPUTS} items`;
   if (input.every((item) => typeof item === 'string')) return input.every((item) => item.length > 0) ? null : 'must not contain empty strings';
-  if (isTokens(input)) return null;
-  if (input.every((item) => isTokens(item))) return null;
+  if (isTokens(input)) return input.length <= MAX_TOTAL_TOKENS ? null : `must have at most ${MAX_TOTAL_TOKENS} tokens in all`;
+  if (input.every((item) => isTokens(item))) {
+    const tokens = input.reduce((sum: number, item) => sum + (item as number[]).length, 0);
+    return tokens <= MAX_TOTAL_TOKENS ? null : `must have at most ${MAX_TOTAL_TOKENS} tokens in all (${tokens} given)`;
+  }
   return 'must be a string, an array of strings, a token array (non-negative integers), or an array of token arrays';
 }
 

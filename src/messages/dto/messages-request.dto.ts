@@ -1,8 +1,14 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import { ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsObject, IsOptional, IsString, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsObject, IsOptional, IsString, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { Satisfies } from '../../chat/dto/content-validators';
 import { contentProblem, type ContentBlock } from './message-blocks';
+
+/**
+ * Anthropic's limit on `messages` per request. The gateway's own limit on a body's values (json-shape.ts) is
+ * lower in practice (100,000 messages are at least 300,000 values); this holds should that one be raised.
+ */
+export const MAX_MESSAGES = 100_000;
 
 export class MessageParamDto {
   // `system` inside messages is newer (Claude Code sends it for some models); Anthropic decides per model.
@@ -31,6 +37,7 @@ export class MessagesPromptDto {
 
   @IsArray()
   @ArrayMinSize(1, { message: 'must contain at least one message' })
+  @ArrayMaxSize(MAX_MESSAGES, { message: `must contain at most ${MAX_MESSAGES} messages (Anthropic's limit per request)` })
   @ValidateNested({ each: true })
   @Type(() => MessageParamDto)
   messages!: MessageParamDto[];
