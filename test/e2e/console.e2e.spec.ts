@@ -51,8 +51,18 @@ describe('the admin console', () => {
 
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 
+  it('answers /console, the address the README and the quickstart print, by sending the browser to /console/', async () => {
+    const bare = await fetch(`${gw.url}/console?from=readme`, { redirect: 'manual' });
+    expect(bare.status).toBe(301);
+    expect(bare.headers.get('location')).toBe('/console/?from=readme');
+    expect(bare.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect((await fetch(`${gw.url}/console`, { method: 'HEAD', redirect: 'manual' })).status).toBe(301);
+    expect((await fetch(`${gw.url}/console`, { method: 'POST', redirect: 'manual' })).status).toBe(404); // only GET and HEAD are the page's
+  });
+
   it('refuses a wrong admin key, and is served under a strict Content-Security-Policy', async () => {
-    const response = await page.goto(`${gw.url}/console/`);
+    const response = await page.goto(`${gw.url}/console`); // as the README prints it
+    expect(new URL(page.url()).pathname).toBe('/console/');
     expect(response!.status()).toBe(200);
     expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");
     expect(response!.headers()['content-security-policy']).not.toContain('unsafe-inline');
@@ -166,7 +176,7 @@ describe('the admin console', () => {
   it('shows team metadata as text, whatever it holds', async () => {
     const hostile = '<img src=x onerror="window.__owned=1"><script>window.__owned=2</script>';
     expect((await gw.admin('POST', '/admin/v1/teams', { id: 'hostile', metadata: { note: hostile } })).status).toBe(201);
-    await page.goto(`${gw.url}/console/#/teams/hostile`);
+    await page.goto(`${gw.url}/console#/teams/hostile`);
     await page.getByTestId('metadata').getByText(hostile, { exact: true }).waitFor();
     expect(await page.evaluate(() => (globalThis as any).__owned)).toBeUndefined();
     expect(await page.locator('main img').count()).toBe(0);
@@ -191,7 +201,7 @@ describe('the admin console', () => {
       return Date.now() - started;
     };
     const firstPage = await timed(async () => {
-      await page.goto(`${gw.url}/console/#/teams`);
+      await page.goto(`${gw.url}/console#/teams`);
       await page.getByRole('link', { name: 'org-0000' }).waitFor();
     });
     expect(await page.locator('table.teams tbody tr').count()).toBe(50);
@@ -237,7 +247,7 @@ describe('the admin console', () => {
 
   it('shows how full each budget is in the team list', async () => {
     expect((await gw.admin('POST', '/admin/v1/teams', { id: 'budgeted', limits: { budgetPerDay: 5 } })).status).toBe(201);
-    await page.goto(`${gw.url}/console/#/teams`);
+    await page.goto(`${gw.url}/console#/teams`);
     await page.getByLabel('Search teams').fill('budgeted');
     await expect(page.getByTestId('budget-budgeted').textContent()).resolves.toBe('0 %');
   });
@@ -277,6 +287,7 @@ describe('the admin console', () => {
       expect((await fetch(`${gw.url}/admin/v1/teams`, { headers: { cookie } })).status).toBe(200);
       expect((await fetch(`${off.url}/admin/v1/teams`, { headers: { cookie } })).status).toBe(401);
       expect((await fetch(`${off.url}/console/`)).status).toBe(404);
+      expect((await fetch(`${off.url}/console`, { redirect: 'manual' })).status).toBe(404);
       const signIn = await fetch(`${off.url}/console/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ adminKey: ADMIN_KEY, name: 'x' }) });
       expect(signIn.status).toBe(404);
     } finally {
