@@ -22,6 +22,7 @@ export function ModelsPage() {
       <p class="muted">
         Health is this replica's view (circuits are per replica). <button type="button" onClick={reload}>Refresh</button>
       </p>
+      <div class="scroll">
       <table>
         <thead>
           <tr>
@@ -49,11 +50,12 @@ export function ModelsPage() {
               <td>
                 <span class={`badge ${d.circuit.state === 'closed' ? 'on' : 'off'}`}>{d.circuit.state}</span>
               </td>
-              <td class="muted">{d.circuit.lastError ? `${d.circuit.lastErrorAt?.slice(0, 19).replace('T', ' ')}: ${d.circuit.lastError}` : '-'}</td>
+              <td class="muted wrap">{d.circuit.lastError ? `${d.circuit.lastErrorAt?.slice(0, 19).replace('T', ' ')}: ${d.circuit.lastError}` : '-'}</td>
             </tr>
           ))}
         </tbody>
       </table>
+      </div>
     </section>
   );
 }

@@ -1,0 +1,34 @@
+import { describeLimits, formatCost, formatMoney, limitLabel } from '../../src/console/web/format';
+import { LIMIT_NAMES } from '../../src/limits/limit-catalogue';
+
+/** How the console writes money and limits (src/console/web/format.ts). */
+describe('console formatting', () => {
+  it.each([
+    [0, 'USD', '$0.00'],
+    [0.000038, 'USD', '$0.000038'],
+    [0.0000376, 'USD', '$0.000038'],
+    [0.004, 'USD', '$0.004'],
+    [0.42, 'USD', '$0.42'],
+    [12.5, 'USD', '$12.50'],
+    [1234.5, 'USD', '$1,234.50'],
+    [1234.5, 'EUR', '€1,234.50'],
+    [1234.5, 'JPY', '¥1,235'],
+    [0.3, 'JPY', '¥0.3'],
+    [0.000001, 'XYZ', 'XYZ 0.000001'],
+  ])('%s %s is written %s', (amount, currency, written) => {
+    // Intl may put a no-break space between an unknown code and the number.
+    expect(formatMoney(amount, currency).replace(/\u00a0/g, ' ')).toBe(written);
+  });
+
+  it('writes a cost in nano-units, and says so when some or all requests had no price', () => {
+    expect(formatCost(38_000, 'USD')).toBe('$0.000038');
+    expect(formatCost(38_000, 'USD', 2, 5)).toBe('$0.000038 + 2 unpriced');
+    expect(formatCost(0, 'USD', 5, 5)).toBe('unpriced');
+    expect(formatCost(null, 'USD')).toBe('-');
+  });
+
+  it('names every limit of the catalogue for people, and writes budgets as money', () => {
+    for (const name of LIMIT_NAMES) expect(limitLabel(name)).not.toBe(name);
+    expect(describeLimits({ budgetPerDay: 5, tokensPerDay: 100_000, requestsPerMinute: 60 }, 'USD')).toEqual(['Requests / minute: 60', 'Tokens / day: 100,000', 'Budget / day: $5.00']);
+  });
+});
