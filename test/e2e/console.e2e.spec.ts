@@ -347,6 +347,37 @@ describe('the admin console', () => {
     await shot('overview-money');
   });
 
+  it('sends only the limits a user changed on the team page (null for one emptied), nothing else', async () => {
+    const team = { id: 'limits-edit', models: ['echo'], limits: { tokensPerDay: 100000, requestsPerMinute: 60, budgetPerMonth: 20 }, metadata: { owner: 'ml' } };
+    expect((await gw.admin('POST', '/admin/v1/teams', team)).status).toBe(201);
+    await page.goto(`${gw.url}/console#/teams/limits-edit`);
+    await page.getByText('Edit models, limits and metadata').click();
+    await page.getByRole('spinbutton', { name: 'Tokens / minute' }).fill('500');
+    await page.getByRole('spinbutton', { name: 'Requests / minute' }).fill('');
+    const [patch] = await Promise.all([page.waitForRequest((r) => r.method() === 'PATCH'), page.getByRole('button', { name: 'Save' }).click()]);
+    expect(new URL(patch.url()).pathname).toBe('/admin/v1/teams/limits-edit');
+    expect(JSON.parse(patch.postData()!)).toEqual({ limits: { tokensPerMinute: 500, requestsPerMinute: null } });
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    const saved = (await gw.admin('GET', '/admin/v1/teams/limits-edit')).body;
+    expect(saved.limits.tokensPerMinute).toBe(500);
+    expect(saved.limits.requestsPerMinute).toBeUndefined();
+    expect(saved).toMatchObject({ models: ['echo'], metadata: { owner: 'ml' } });
+    await shot('team-edit');
+
+    // Saved again untouched: nothing is sent. Metadata alone: only metadata is.
+    let patches = 0;
+    const count = (r: { method(): string }) => void (r.method() === 'PATCH' && patches++);
+    page.on('request', count);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Nothing changed.' }).waitFor();
+    expect(patches).toBe(0);
+    page.off('request', count);
+    await page.getByLabel('Metadata (JSON object of strings)').fill('{"owner": "research"}');
+    const [metadataOnly] = await Promise.all([page.waitForRequest((r) => r.method() === 'PATCH'), page.getByRole('button', { name: 'Save' }).click()]);
+    expect(JSON.parse(metadataOnly.postData()!)).toEqual({ metadata: { owner: 'research' } });
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  });
+
   it('signs out, and the old cookie no longer opens the admin API', async () => {
     const [cookie] = await context.cookies(gw.url);
     await page.getByRole('button', { name: 'Sign out' }).click();

@@ -1,7 +1,8 @@
 import { describeLimits, formatCost, formatMoney, limitLabel } from '../../src/console/web/format';
+import { limitChanges } from '../../src/console/web/limits-form';
 import { LIMIT_NAMES } from '../../src/limits/limit-catalogue';
 
-/** How the console writes money and limits (src/console/web/format.ts). */
+/** How the console writes money and limits, and what its team form sends (src/console/web). */
 describe('console formatting', () => {
   it.each([
     [0, 'USD', '$0.00'],
@@ -30,5 +31,25 @@ describe('console formatting', () => {
   it('names every limit of the catalogue for people, and writes budgets as money', () => {
     for (const name of LIMIT_NAMES) expect(limitLabel(name)).not.toBe(name);
     expect(describeLimits({ budgetPerDay: 5, tokensPerDay: 100_000, requestsPerMinute: 60 }, 'USD')).toEqual(['Requests / minute: 60', 'Tokens / day: 100,000', 'Budget / day: $5.00']);
+  });
+});
+
+describe("the team form's limit changes", () => {
+  const form = (values: Record<string, string>) => {
+    const fields = new FormData();
+    for (const name of LIMIT_NAMES) fields.set(name, values[name] ?? '');
+    return fields;
+  };
+  const before = { tokensPerDay: 100_000, requestsPerMinute: 60, budgetPerMonth: 20 };
+  const unchanged = { tokensPerDay: '100000', requestsPerMinute: '60', budgetPerMonth: '20' };
+
+  it('names only the limits changed: a new value, or null for one emptied', () => {
+    expect(limitChanges(form({ ...unchanged, tokensPerMinute: '500', requestsPerMinute: '' }), before)).toEqual({ tokensPerMinute: 500, requestsPerMinute: null });
+    expect(limitChanges(form({ ...unchanged, budgetPerMonth: ' 20.5 ' }), before)).toEqual({ budgetPerMonth: 20.5 });
+  });
+
+  it('is undefined when nothing changed (the same number written another way included)', () => {
+    expect(limitChanges(form(unchanged), before)).toBeUndefined();
+    expect(limitChanges(form({ ...unchanged, budgetPerMonth: '20.0' }), before)).toBeUndefined();
   });
 });

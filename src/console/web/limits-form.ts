@@ -15,6 +15,23 @@ export function limitsOf(fields: FormData): Limits {
   return limits;
 }
 
+/**
+ * What an edit form changed in the limits it was filled with: a new value for a field changed, `null` for a field
+ * emptied (the admin API clears that limit), nothing for a field left as it was; undefined when nothing changed.
+ * The update names only these, so a limit the user did not touch is never sent, neither dropped nor written back
+ * (which would undo a change made elsewhere since the page loaded).
+ */
+export function limitChanges(fields: FormData, before: Limits): Partial<Record<LimitName, number | null>> | undefined {
+  const changes: Partial<Record<LimitName, number | null>> = {};
+  for (const [name] of LIMIT_FIELDS) {
+    const raw = String(fields.get(name) ?? '').trim();
+    const value = raw === '' ? undefined : Number(raw);
+    if (value === before[name]) continue;
+    changes[name] = value === undefined ? null : value;
+  }
+  return Object.keys(changes).length ? changes : undefined;
+}
+
 /** `a, b` -> ['a', 'b']; empty -> undefined. */
 export function listOf(raw: ReturnType<FormData['get']>): string[] | undefined {
   const items = String(raw ?? '')

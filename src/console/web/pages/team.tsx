@@ -3,7 +3,7 @@ import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../../limits/li
 import { api, daysAgo, monthStart, utcDay, type Usage } from '../api';
 import { DailyChart, daysBetween } from '../chart';
 import { formatCost, formatLimitValue, formatMoney, formatNumber, limitLabel } from '../format';
-import { LIMIT_FIELDS, limitsOf, listOf, type Limits } from '../limits-form';
+import { LIMIT_FIELDS, limitChanges, listOf, type Limits } from '../limits-form';
 import { Meter } from '../meter';
 import { useLoad } from '../use-load';
 import { Tokens } from './tokens';
@@ -193,15 +193,26 @@ function LimitsList({ limits, tokensToday, tokensMonth, budget }: { limits: Limi
   );
 }
 
+/**
+ * The settings form. It sends only what was changed from the values it was filled with: `models` and `metadata`
+ * when they differ, and in `limits` only the limits changed (a new value, or `null` for a field emptied, which
+ * clears that limit). Nothing changed, nothing is sent. It is filled again from the saved team after each save.
+ */
 function EditTeam({ team, onSaved }: { team: Team; onSaved: () => void }) {
   const [message, setMessage] = useState('');
   const submit = async (event: Event) => {
     event.preventDefault();
     const fields = new FormData(event.currentTarget as HTMLFormElement);
-    let metadata: Record<string, string> | undefined;
     try {
-      metadata = JSON.parse(String(fields.get('metadata') || '{}'));
-      await api('PATCH', `/admin/v1/teams/${encodeURIComponent(team.id)}`, { models: listOf(fields.get('models')) ?? ['*'], limits: limitsOf(fields), metadata });
+      const changes: { models?: string[]; limits?: Record<string, number | null>; metadata?: Record<string, string> } = {};
+      const models = listOf(fields.get('models')) ?? ['*'];
+      if (models.join('\n') !== team.models.join('\n')) changes.models = models;
+      const limits = limitChanges(fields, team.limits ?? {});
+      if (limits) changes.limits = limits;
+      const metadata = JSON.parse(String(fields.get('metadata') || '{}')) as Record<string, string>;
+      if (JSON.stringify(metadata) !== JSON.stringify(team.metadata ?? {})) changes.metadata = metadata;
+      if (Object.keys(changes).length === 0) return setMessage('Nothing changed.');
+      await api('PATCH', `/admin/v1/teams/${encodeURIComponent(team.id)}`, changes);
       setMessage('Saved.');
       onSaved();
     } catch (e) {
@@ -211,7 +222,9 @@ function EditTeam({ team, onSaved }: { team: Team; onSaved: () => void }) {
   return (
     <details class="create">
       <summary>Edit models, limits and metadata</summary>
-      <form onSubmit={submit} onInput={() => setMessage('')}>
+      {/* Keyed by the settings as saved: a reload that changed them fills the form again, and is what the next
+          save is compared with (enabling or disabling the team leaves an edit in progress alone). */}
+      <form key={JSON.stringify([team.models, team.limits, team.metadata])} onSubmit={submit} onInput={() => setMessage('')}>
         <label>
           Models (comma-separated) <input name="models" defaultValue={team.models.join(', ')} />
         </label>
