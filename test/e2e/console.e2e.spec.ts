@@ -347,8 +347,8 @@ describe('the admin console', () => {
     await shot('overview-money');
   });
 
-  it('sends only the limits a user changed on the team page (null for one emptied), nothing else', async () => {
-    const team = { id: 'limits-edit', models: ['echo'], limits: { tokensPerDay: 100000, requestsPerMinute: 60, budgetPerMonth: 20 }, metadata: { owner: 'ml' } };
+  it('sends only what a user changed on the team page (null for a limit emptied or a label removed), and keeps the rest', async () => {
+    const team = { id: 'limits-edit', models: ['echo'], limits: { tokensPerDay: 100000, requestsPerMinute: 60, budgetPerMonth: 20 }, metadata: { owner: 'ml', tier: 'gold' } };
     expect((await gw.admin('POST', '/admin/v1/teams', team)).status).toBe(201);
     await page.goto(`${gw.url}/console#/teams/limits-edit`);
     await page.getByText('Edit models, limits and metadata').click();
@@ -359,12 +359,11 @@ describe('the admin console', () => {
     expect(JSON.parse(patch.postData()!)).toEqual({ limits: { tokensPerMinute: 500, requestsPerMinute: null } });
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     const saved = (await gw.admin('GET', '/admin/v1/teams/limits-edit')).body;
-    expect(saved.limits.tokensPerMinute).toBe(500);
-    expect(saved.limits.requestsPerMinute).toBeUndefined();
-    expect(saved).toMatchObject({ models: ['echo'], metadata: { owner: 'ml' } });
+    expect(saved).toMatchObject({ models: ['echo'], limits: { tokensPerDay: 100000, tokensPerMinute: 500, budgetPerMonth: 20 }, metadata: { owner: 'ml', tier: 'gold' } });
+    expect(saved.limits.requestsPerMinute).toBeUndefined(); // no other limit dropped, the emptied one removed
     await shot('team-edit');
 
-    // Saved again untouched: nothing is sent. Metadata alone: only metadata is.
+    // Saved again untouched: nothing is sent. A label changed and one removed: only those.
     let patches = 0;
     const count = (r: { method(): string }) => void (r.method() === 'PATCH' && patches++);
     page.on('request', count);
@@ -374,8 +373,10 @@ describe('the admin console', () => {
     page.off('request', count);
     await page.getByLabel('Metadata (JSON object of strings)').fill('{"owner": "research"}');
     const [metadataOnly] = await Promise.all([page.waitForRequest((r) => r.method() === 'PATCH'), page.getByRole('button', { name: 'Save' }).click()]);
-    expect(JSON.parse(metadataOnly.postData()!)).toEqual({ metadata: { owner: 'research' } });
+    expect(JSON.parse(metadataOnly.postData()!)).toEqual({ metadata: { owner: 'research', tier: null } });
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect((await gw.admin('GET', '/admin/v1/teams/limits-edit')).body).toMatchObject({ metadata: { owner: 'research' }, limits: { tokensPerDay: 100000, tokensPerMinute: 500, budgetPerMonth: 20 } });
+    expect((await gw.admin('GET', '/admin/v1/teams/limits-edit')).body.metadata.tier).toBeUndefined();
   });
 
   it('signs out, and the old cookie no longer opens the admin API', async () => {

@@ -1,5 +1,5 @@
 import { describeLimits, formatCost, formatMoney, limitLabel } from '../../src/console/web/format';
-import { limitChanges } from '../../src/console/web/limits-form';
+import { limitChanges, metadataChanges } from '../../src/console/web/limits-form';
 import { LIMIT_NAMES } from '../../src/limits/limit-catalogue';
 
 /** How the console writes money and limits, and what its team form sends (src/console/web). */
@@ -51,5 +51,13 @@ describe("the team form's limit changes", () => {
   it('is undefined when nothing changed (the same number written another way included)', () => {
     expect(limitChanges(form(unchanged), before)).toBeUndefined();
     expect(limitChanges(form({ ...unchanged, budgetPerMonth: '20.0' }), before)).toBeUndefined();
+  });
+});
+
+describe("the team form's metadata changes", () => {
+  it('are a merge patch: labels added or changed with their value, removed ones null, none when equal', () => {
+    expect(metadataChanges({ owner: 'ml', tier: 'gold' }, { owner: 'research', cost: 'c1' })).toEqual({ owner: 'research', cost: 'c1', tier: null });
+    expect(metadataChanges({ owner: 'ml', tier: 'gold' }, { tier: 'gold', owner: 'ml' })).toBeUndefined();
+    expect(metadataChanges({}, {})).toBeUndefined();
   });
 });

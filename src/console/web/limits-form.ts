@@ -32,6 +32,17 @@ export function limitChanges(fields: FormData, before: Limits): Partial<Record<L
   return Object.keys(changes).length ? changes : undefined;
 }
 
+/**
+ * What an edit of the metadata changed, as the admin API's merge patch: each label added or changed with its new
+ * value, each label removed as `null`; undefined when nothing changed.
+ */
+export function metadataChanges(before: Record<string, string>, after: Record<string, string>): Record<string, string | null> | undefined {
+  const changes: Record<string, string | null> = {};
+  for (const [key, value] of Object.entries(after)) if (before[key] !== value) changes[key] = value;
+  for (const key of Object.keys(before)) if (!(key in after)) changes[key] = null;
+  return Object.keys(changes).length ? changes : undefined;
+}
+
 /** `a, b` -> ['a', 'b']; empty -> undefined. */
 export function listOf(raw: ReturnType<FormData['get']>): string[] | undefined {
   const items = String(raw ?? '')

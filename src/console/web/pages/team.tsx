@@ -3,7 +3,7 @@ import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../../limits/li
 import { api, daysAgo, monthStart, utcDay, type Usage } from '../api';
 import { DailyChart, daysBetween } from '../chart';
 import { formatCost, formatLimitValue, formatMoney, formatNumber, limitLabel } from '../format';
-import { LIMIT_FIELDS, limitChanges, listOf, type Limits } from '../limits-form';
+import { LIMIT_FIELDS, limitChanges, listOf, metadataChanges, type Limits } from '../limits-form';
 import { Meter } from '../meter';
 import { useLoad } from '../use-load';
 import { Tokens } from './tokens';
@@ -194,9 +194,10 @@ function LimitsList({ limits, tokensToday, tokensMonth, budget }: { limits: Limi
 }
 
 /**
- * The settings form. It sends only what was changed from the values it was filled with: `models` and `metadata`
- * when they differ, and in `limits` only the limits changed (a new value, or `null` for a field emptied, which
- * clears that limit). Nothing changed, nothing is sent. It is filled again from the saved team after each save.
+ * The settings form. It sends only what was changed from the values it was filled with, as the admin API's merge
+ * patch: `models` (a list, replaced) when it differs; in `limits` only the limits changed (a new value, or `null`
+ * for a field emptied, which removes that limit); in `metadata` only the labels changed (`null` for one removed).
+ * Nothing changed, nothing is sent. It is filled again from the saved team after each save.
  */
 function EditTeam({ team, onSaved }: { team: Team; onSaved: () => void }) {
   const [message, setMessage] = useState('');
@@ -204,13 +205,13 @@ function EditTeam({ team, onSaved }: { team: Team; onSaved: () => void }) {
     event.preventDefault();
     const fields = new FormData(event.currentTarget as HTMLFormElement);
     try {
-      const changes: { models?: string[]; limits?: Record<string, number | null>; metadata?: Record<string, string> } = {};
+      const changes: { models?: string[]; limits?: Record<string, number | null>; metadata?: Record<string, string | null> } = {};
       const models = listOf(fields.get('models')) ?? ['*'];
       if (models.join('\n') !== team.models.join('\n')) changes.models = models;
       const limits = limitChanges(fields, team.limits ?? {});
       if (limits) changes.limits = limits;
-      const metadata = JSON.parse(String(fields.get('metadata') || '{}')) as Record<string, string>;
-      if (JSON.stringify(metadata) !== JSON.stringify(team.metadata ?? {})) changes.metadata = metadata;
+      const metadata = metadataChanges(team.metadata ?? {}, JSON.parse(String(fields.get('metadata') || '{}')) as Record<string, string>);
+      if (metadata) changes.metadata = metadata;
       if (Object.keys(changes).length === 0) return setMessage('Nothing changed.');
       await api('PATCH', `/admin/v1/teams/${encodeURIComponent(team.id)}`, changes);
       setMessage('Saved.');
