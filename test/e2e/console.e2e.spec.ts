@@ -34,7 +34,14 @@ describe('the admin console', () => {
     browser = await launchChromium();
     upstream = await new OpenAIUpstream().start();
     // `priced` costs a few millionths of a dollar a request: how the console writes money that small.
-    gw = await startTestGateway({ upstreamUrl: upstream.url, config: { models: { priced: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } } } } });
+    // `nowhere` cannot be reached: the models page says its deployment is down and its model hidden, and why.
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: {
+        backends: { nowhere: { type: 'openai', baseUrl: 'http://127.0.0.1:1', apiKey: 'x' } },
+        models: { priced: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } }, unreachable: { backend: 'nowhere', upstreamModel: 'x' } },
+      },
+    });
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.url });
     page = await context.newPage();
@@ -179,6 +186,10 @@ describe('the admin console', () => {
   it('lists models with their health and the audit trail, every change made by the signed-in name', async () => {
     await page.getByRole('link', { name: 'Models' }).click();
     await page.getByRole('cell', { name: 'echo', exact: true }).first().waitFor();
+    expect((await page.getByTestId('status-echo:standin/echo').textContent())!.trim()).toBe('up');
+    const down = (await page.getByTestId('status-unreachable:nowhere/x').textContent())!;
+    expect(down).toMatch(/^down .*unreachable/i);
+    expect(down).toContain('unreachable is not in /v1/models:');
     await shot('models');
     await page.getByRole('link', { name: 'Audit trail' }).click();
     await page.getByLabel('Action').fill('token.revoke');

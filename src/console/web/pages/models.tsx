@@ -10,9 +10,17 @@ interface Deployment {
   priority: number;
   in_flight: number | null;
   circuit: { state: string; consecutiveFailures: number; lastError: string | null; lastErrorAt: string | null };
+  /** Why the deployment is skipped (no key, unreachable, cannot load, circuit open), or null. */
+  down: string | null;
+  model_listed: boolean;
+  /** Why /v1/models does not list the model (all its deployments are down), or null. */
+  model_hidden_because: string | null;
 }
 
-/** Every configured model's deployments and their health (circuit state, last error) on the replica answering. */
+/**
+ * Every configured model's deployments and their health on the replica answering: up or down and why, whether
+ * /v1/models lists the model and why not, the circuit and its last error.
+ */
 export function ModelsPage() {
   const { data, error, reload } = useLoad(() => api<{ data: Deployment[] }>('GET', '/admin/v1/deployments'), []);
   if (error) return <p class="error">{error}</p>;
@@ -33,6 +41,7 @@ export function ModelsPage() {
             <th>Weight</th>
             <th>Priority</th>
             <th>In flight</th>
+            <th>Status</th>
             <th>Circuit</th>
             <th>Last error</th>
           </tr>
@@ -47,6 +56,10 @@ export function ModelsPage() {
               <td class="num">{d.weight}</td>
               <td class="num">{d.priority}</td>
               <td class="num">{d.in_flight ?? '-'}</td>
+              <td class="wrap" data-testid={`status-${d.model}:${d.deployment}`}>
+                {d.down ? <span class="badge off">down</span> : <span class="badge on">up</span>} {d.down}
+                {!d.model_listed && <div class="muted">{d.model} is not in /v1/models: {d.model_hidden_because}</div>}
+              </td>
               <td>
                 <span class={`badge ${d.circuit.state === 'closed' ? 'on' : 'off'}`}>{d.circuit.state}</span>
               </td>
