@@ -189,7 +189,8 @@ describe('the admin console', () => {
     expect((await page.getByTestId('status-echo:standin/echo').textContent())!.trim()).toBe('up');
     const down = (await page.getByTestId('status-unreachable:nowhere/x').textContent())!;
     expect(down).toMatch(/^down .*unreachable/i);
-    expect(down).toContain('unreachable is not in /v1/models:');
+    expect(down).toContain('unreachable is not listed in /v1/models: no deployment of it is up');
+    expect(await page.getByTestId('status-unreachable:nowhere/x').locator('div').getAttribute('title')).toMatch(/nowhere\/x: unreachable/);
     await shot('models');
     await page.getByRole('link', { name: 'Audit trail' }).click();
     await page.getByLabel('Action').fill('token.revoke');

@@ -35,9 +35,7 @@ export function ModelsPage() {
         <thead>
           <tr>
             <th>Model</th>
-            <th>Deployment</th>
-            <th>Backend</th>
-            <th>Upstream model</th>
+            <th title="A deployment is named backend/upstream model">Deployment</th>
             <th>Weight</th>
             <th>Priority</th>
             <th>In flight</th>
@@ -48,17 +46,21 @@ export function ModelsPage() {
         </thead>
         <tbody>
           {(data?.data ?? []).map((d) => (
-            <tr key={d.deployment}>
+            // Two models can route to one deployment (an alias): the row is the pair.
+            <tr key={`${d.model}:${d.deployment}`}>
               <td>{d.model}</td>
               <td>{d.deployment}</td>
-              <td>{d.backend}</td>
-              <td>{d.upstream_model}</td>
               <td class="num">{d.weight}</td>
               <td class="num">{d.priority}</td>
               <td class="num">{d.in_flight ?? '-'}</td>
-              <td class="wrap" data-testid={`status-${d.model}:${d.deployment}`}>
+              <td class="wrap status" data-testid={`status-${d.model}:${d.deployment}`}>
                 {d.down ? <span class="badge off">down</span> : <span class="badge on">up</span>} {d.down}
-                {!d.model_listed && <div class="muted">{d.model} is not in /v1/models: {d.model_hidden_because}</div>}
+                {/* Why it is hidden is its deployments' reasons, each already on its own row: said in full on hover. */}
+                {!d.model_listed && (
+                  <div class="muted" title={d.model_hidden_because ?? undefined}>
+                    {d.model} is not listed in /v1/models: no deployment of it is up
+                  </div>
+                )}
               </td>
               <td>
                 <span class={`badge ${d.circuit.state === 'closed' ? 'on' : 'off'}`}>{d.circuit.state}</span>
