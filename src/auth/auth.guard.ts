@@ -3,9 +3,10 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../common/errors/gateway.exception';
+import { AdminKeyThrottle } from './admin-key-throttle';
 import { CredentialCache } from './credential.cache';
 import { ROUTE_ACCESS, type RouteAccess } from './route-access.decorators';
-import { bearerToken, matchesDigest, secretDigest } from './token-format';
+import { bearerToken } from './token-format';
 import { carriesCsrfToken, ConsoleSessions, sessionIdOf } from './console-sessions';
 
 /**
@@ -14,16 +15,15 @@ import { carriesCsrfToken, ConsoleSessions, sessionIdOf } from './console-sessio
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly adminKeyDigest: Buffer;
   private readonly consoleEnabled: boolean;
 
   constructor(
     private readonly reflector: Reflector,
     private readonly credentials: CredentialCache,
     private readonly consoleSessions: ConsoleSessions,
+    private readonly adminKeys: AdminKeyThrottle,
     config: GatewayConfig,
   ) {
-    this.adminKeyDigest = secretDigest(config.admin.apiKey);
     this.consoleEnabled = config.console.enabled;
   }
 
@@ -47,9 +47,8 @@ export class AuthGuard implements CanActivate {
       );
     }
     if (access === 'admin') {
-      if (!matchesDigest(token, this.adminKeyDigest)) {
-        throw new GatewayException('invalid_api_key', 'The admin key is not valid.');
-      }
+      // Wrong keys are counted per client address and throttled, with the console's sign-in (admin-key-throttle.ts).
+      await this.adminKeys.verify(token, req.ip, 'admin_api');
       return true;
     }
     req.ledger.authenticated(await this.credentials.authenticate(token));

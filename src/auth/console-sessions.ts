@@ -17,9 +17,6 @@ declare module 'express-serve-static-core' {
 
 /** The cookie that carries a console sign-in. HttpOnly: the page's scripts never see it. */
 export const CONSOLE_COOKIE = 'sy_console';
-/** Failed sign-ins allowed per client address per window before sign-in is refused for the rest of it. */
-const SIGN_IN_FAILURES_ALLOWED = 5;
-const SIGN_IN_WINDOW_SECONDS = 300;
 
 /** The header a console change must carry: the session's CSRF token, which only our own page can read. */
 export const CSRF_HEADER = 'x-csrf-token';
@@ -61,23 +58,6 @@ export class ConsoleSessions {
     if (!id) return null;
     const stored = await this.redis.get(this.keys.consoleSession(hashToken(id)));
     return stored ? (JSON.parse(stored) as ConsoleSession) : null;
-  }
-
-  /**
-   * Guessing the admin key through the sign-in form: after SIGN_IN_FAILURES_ALLOWED wrong keys from one address,
-   * sign-in from it is refused (429) until its window ends, the right key included. The address is `req.ip`, which
-   * believes X-Forwarded-For only from server.trustedProxies.
-   */
-  async signInBlockedFor(clientIp: string): Promise<number | null> {
-    const key = this.keys.consoleSignInFailures(clientIp);
-    const failures = Number((await this.redis.get(key)) ?? 0);
-    if (failures < SIGN_IN_FAILURES_ALLOWED) return null;
-    return Math.max(1, await this.redis.ttl(key));
-  }
-
-  async signInFailed(clientIp: string): Promise<void> {
-    const key = this.keys.consoleSignInFailures(clientIp);
-    if ((await this.redis.incr(key)) === 1) await this.redis.expire(key, SIGN_IN_WINDOW_SECONDS);
   }
 
   async close(req: Request): Promise<void> {

@@ -1,12 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AuditLog } from '../audit/audit.log';
+import { AdminKeyThrottle } from '../auth/admin-key-throttle';
 import { carriesCsrfToken, CONSOLE_COOKIE, ConsoleSessions, type ConsoleSession } from '../auth/console-sessions';
 import { Public } from '../auth/route-access.decorators';
-import { matchesDigest, secretDigest } from '../auth/token-format';
 import { GatewayException } from '../common/errors/gateway.exception';
 import { GatewayValidationPipe } from '../common/validation/validation.pipe';
-import { GatewayConfig } from '../config/config.schema';
 import { ConsoleSignInDto } from './console.dto';
 
 const strict = new GatewayValidationPipe({ strict: true });
@@ -18,29 +17,20 @@ const strict = new GatewayValidationPipe({ strict: true });
 @Public()
 @Controller('console/api/session')
 export class ConsoleSessionController {
-  private readonly adminKeyDigest: Buffer;
-
   constructor(
     private readonly sessions: ConsoleSessions,
     private readonly audit: AuditLog,
-    config: GatewayConfig,
-  ) {
-    this.adminKeyDigest = secretDigest(config.admin.apiKey);
-  }
+    private readonly adminKeys: AdminKeyThrottle,
+  ) {}
 
-  /** Exchanges the admin key for a session cookie; answers the CSRF token the page must send with changes. */
+  /**
+   * Exchanges the admin key for a session cookie; answers the CSRF token the page must send with changes. Wrong
+   * keys count against the client's address together with the admin API's (admin-key-throttle.ts).
+   */
   @Post()
   @HttpCode(201)
   async signIn(@Body(strict) body: ConsoleSignInDto, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
-    const clientIp = req.ip ?? 'unknown';
-    const retryAfter = await this.sessions.signInBlockedFor(clientIp);
-    if (retryAfter !== null) {
-      throw new GatewayException('rate_limit_exceeded', `Too many failed sign-ins from this address; try again in ${retryAfter} s.`, { headers: { 'retry-after': String(retryAfter) } });
-    }
-    if (!matchesDigest(body.adminKey, this.adminKeyDigest)) {
-      await this.sessions.signInFailed(clientIp);
-      throw new GatewayException('invalid_api_key', 'The admin key is not valid.');
-    }
+    await this.adminKeys.verify(body.adminKey, req.ip, 'console_sign_in');
     const { id, session } = await this.sessions.open(body.name);
     res.cookie(CONSOLE_COOKIE, id, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/', maxAge: this.sessions.ttlSeconds * 1000 });
     res.setHeader('cache-control', 'no-store');

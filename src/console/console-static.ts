@@ -21,6 +21,8 @@ const SECURITY_HEADERS: Record<string, string> = {
 /**
  * Serves the console's static files at /console (GET and HEAD only; its sign-in API is a Nest route under
  * /console/api). The page's HTML is never cached, so a new build is picked up; hashed assets are immutable.
+ * `/console` itself (the address the README and the quickstart print) is sent on to `/console/`: the page's
+ * assets are addressed under it, and a browser keeps the URL's #fragment across the redirect.
  */
 export function installConsole(app: Express): void {
   const assets = express.static(CONSOLE_ASSETS, {
@@ -31,10 +33,21 @@ export function installConsole(app: Express): void {
   app.use('/console', (req: Request, res: Response, next: NextFunction) => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || req.path.startsWith('/api/')) return next();
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    const [pathname, query] = splitQuery(req.originalUrl);
+    if (pathname === '/console') {
+      res.redirect(301, `/console/${query}`);
+      return;
+    }
     if (!existsSync(join(CONSOLE_ASSETS, 'index.html'))) {
       res.status(404).type('text/plain').send('The console is not built: run `npm run build`.\n');
       return;
     }
     assets(req, res, next);
   });
+}
+
+/** `/console?a=b` -> ['/console', '?a=b']. */
+function splitQuery(url: string): [string, string] {
+  const at = url.indexOf('?');
+  return at < 0 ? [url, ''] : [url.slice(0, at), url.slice(at)];
 }

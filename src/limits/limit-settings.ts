@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { IsInt, IsNumber, IsOptional, Min } from 'class-validator';
+import { LIMIT_NAMES } from './limit-catalogue';
 
 /**
  * The limits a team (and, narrower, a token) can have. Used by the config file
@@ -20,30 +21,8 @@ export class LimitSettings {
 }
 
 export type Limits = Pick<LimitSettings, keyof LimitSettings>;
-export const LIMIT_NAMES = ['concurrentRequests', 'requestsPerMinute', 'tokensPerMinute', 'tokensPerDay', 'tokensPerMonth', 'budgetPerDay', 'budgetPerMonth'] as const;
-export type LimitName = (typeof LIMIT_NAMES)[number];
-
-/**
- * Every limit in one table: what it counts (`concurrency`: leases on the requests in flight, released when a
- * request is accounted and expired if its replica dies; `requests`, `tokens` and `cost` (nano-units of the billing
- * currency): counters), the fixed UTC window
- * a counter counts in, the code of a refusal, and its CLI flag. The limits service, the window function and the
- * CLI derive from it, so a new limit is a row here (and its field above), nothing else.
- */
-export type LimitUnit = 'concurrency' | 'requests' | 'tokens' | 'cost';
-
-export const LIMIT_CATALOGUE: Record<LimitName, { unit: LimitUnit; window?: 'minute' | 'day' | 'month'; refusal: 'rate_limit_exceeded' | 'quota_exceeded' | 'budget_exceeded'; flag: string }> = {
-  concurrentRequests: { unit: 'concurrency', refusal: 'rate_limit_exceeded', flag: '--concurrency' },
-  requestsPerMinute: { unit: 'requests', window: 'minute', refusal: 'rate_limit_exceeded', flag: '--rpm' },
-  tokensPerMinute: { unit: 'tokens', window: 'minute', refusal: 'rate_limit_exceeded', flag: '--tpm' },
-  tokensPerDay: { unit: 'tokens', window: 'day', refusal: 'quota_exceeded', flag: '--tpd' },
-  tokensPerMonth: { unit: 'tokens', window: 'month', refusal: 'quota_exceeded', flag: '--tokens-per-month' },
-  budgetPerDay: { unit: 'cost', window: 'day', refusal: 'budget_exceeded', flag: '--budget-per-day' },
-  budgetPerMonth: { unit: 'cost', window: 'month', refusal: 'budget_exceeded', flag: '--budget-per-month' },
-};
-
-/** What each limit counts (the catalogue's `unit`). */
-export const LIMIT_KINDS = Object.fromEntries(LIMIT_NAMES.map((name) => [name, LIMIT_CATALOGUE[name].unit])) as Record<LimitName, LimitUnit>;
+// The catalogue of limits lives in a file of its own, free of decorators, so the console's page can import it too.
+export { LIMIT_CATALOGUE, LIMIT_KINDS, LIMIT_NAMES, type LimitName, type LimitUnit } from './limit-catalogue';
 
 /** Only the limits that are set, as a plain object (what Redis and the API store and show). */
 export function cleanLimits(limits: Limits | undefined | null): Limits {

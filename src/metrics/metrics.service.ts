@@ -60,6 +60,13 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly adminAuthFailures = new Counter({
+    name: 'switchyard_admin_auth_failures_total',
+    help: 'Wrong admin keys, by where they were presented (surface: admin_api, console_sign_in) and how they were answered (outcome: rejected 401, throttled 429 because their address was blocked)',
+    labelNames: ['surface', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly usageBufferedRecords = new Gauge({
     name: 'switchyard_usage_buffered_records',
     help: 'Usage records held in memory because Redis could not take them yet',

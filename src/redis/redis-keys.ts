@@ -62,9 +62,9 @@ export class RedisKeys {
   consoleSession(sessionDigest: string): string {
     return `${this.prefix}console:session:${sessionDigest}`;
   }
-  /** Failed console sign-ins from one client address in the current window. */
-  consoleSignInFailures(clientIp: string): string {
-    return `${this.prefix}console:signin-failures:${clientIp}`;
+  /** Wrong admin keys from one client address (an IPv6 /64) in its current window: admin API and console sign-in. */
+  adminKeyFailures(address: string): string {
+    return `${this.prefix}auth:admin-key-failures:${address}`;
   }
   audit(): string {
     return `${this.prefix}audit`;

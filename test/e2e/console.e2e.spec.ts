@@ -1,7 +1,8 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { AccessAdminService } from '../../src/admin/access-admin.service';
+import { LIMIT_NAMES } from '../../src/limits/limit-catalogue';
 import { launchChromium } from '../support/browser';
 import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
@@ -28,14 +29,27 @@ describe('the admin console', () => {
   const read: Array<Promise<{ method: string; path: string; body: string }>> = [];
 
   beforeAll(async () => {
+    rmSync(SHOTS, { recursive: true, force: true }); // only this run's screenshots
     mkdirSync(SHOTS, { recursive: true });
     browser = await launchChromium();
     upstream = await new OpenAIUpstream().start();
-    gw = await startTestGateway({ upstreamUrl: upstream.url });
+    // `priced` costs a few millionths of a dollar a request: how the console writes money that small.
+    // `nowhere` cannot be reached: the models page says its deployment is down and its model hidden, and why.
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: {
+        backends: { nowhere: { type: 'openai', baseUrl: 'http://127.0.0.1:1', apiKey: 'x' } },
+        models: { priced: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } }, unreachable: { backend: 'nowhere', upstreamModel: 'x' } },
+      },
+    });
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.url });
     page = await context.newPage();
-    page.on('dialog', (dialog) => void dialog.accept(dialog.type() === 'prompt' ? dialog.defaultValue() : undefined)); // a prompt: its default
+    // confirm() before revoking or deleting is accepted; the page asks for anything else in its own forms, never prompt().
+    page.on('dialog', (dialog) => {
+      if (dialog.type() !== 'confirm') browserErrors.push(`a browser ${dialog.type()}(): ${dialog.message()}`);
+      void (dialog.type() === 'confirm' ? dialog.accept() : dialog.dismiss());
+    });
     page.on('console', (message) => message.type() === 'error' && !/status of 40[13]/.test(message.text()) && browserErrors.push(message.text()));
     page.on('pageerror', (error) => browserErrors.push(error.message));
     page.on('response', (response) => {
@@ -49,10 +63,37 @@ describe('the admin console', () => {
     await upstream?.stop();
   });
 
-  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  /**
+   * The page at the two widths the console is used at (a 1366 px laptop, a 1024 px window): a screenshot of each
+   * (test-results/console/<name>-<width>.png), no word in a table cell, a card or the limits list cut across two
+   * lines ("activ|e", "127.0|.0.1"; cells of free text, .wrap, may break long strings), and nothing wider than
+   * the window.
+   */
+  const shot = async (name: string) => {
+    const before = page.viewportSize()!;
+    for (const width of [1366, 1024]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.evaluate(() => new Promise((done) => (globalThis as any).requestAnimationFrame(() => (globalThis as any).requestAnimationFrame(done))));
+      expect({ width, name, cut: await cutWords(page) }).toEqual({ width, name, cut: [] });
+      // Nothing wider than the window (a chart drawn for another width, a table outside its scroll box).
+      expect({ width, name, pageWidth: await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth) }).toEqual({ width, name, pageWidth: width });
+      await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
+    }
+    await page.setViewportSize(before);
+  };
+
+  it('answers /console, the address the README and the quickstart print, by sending the browser to /console/', async () => {
+    const bare = await fetch(`${gw.url}/console?from=readme`, { redirect: 'manual' });
+    expect(bare.status).toBe(301);
+    expect(bare.headers.get('location')).toBe('/console/?from=readme');
+    expect(bare.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect((await fetch(`${gw.url}/console`, { method: 'HEAD', redirect: 'manual' })).status).toBe(301);
+    expect((await fetch(`${gw.url}/console`, { method: 'POST', redirect: 'manual' })).status).toBe(404); // only GET and HEAD are the page's
+  });
 
   it('refuses a wrong admin key, and is served under a strict Content-Security-Policy', async () => {
-    const response = await page.goto(`${gw.url}/console/`);
+    const response = await page.goto(`${gw.url}/console`); // as the README prints it
+    expect(new URL(page.url()).pathname).toBe('/console/');
     expect(response!.status()).toBe(200);
     expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");
     expect(response!.headers()['content-security-policy']).not.toContain('unsafe-inline');
@@ -111,16 +152,27 @@ describe('the admin console', () => {
     const plot = page.locator('[data-chart="Tokens per day"] .u-over');
     await plot.hover({ position: { x: (await plot.boundingBox())!.width - 1, y: 20 } });
     await expect(page.locator('[data-chart="Tokens per day"] .u-legend .u-value').nth(1).textContent()).resolves.toBe('7');
-    await page.getByText('7 of 100,000 tokens').waitFor(); // tokensPerDay, how full
+    await page.getByText('7 of 100,000 tokens today').waitFor(); // tokensPerDay, how full
     await shot('team');
 
-    // Rotate: a new secret shown once; the old one keeps working for the grace period asked (the prompt's 3600 s).
+    // Rotate: the page asks for the grace period in its own dialog (never prompt()); a new secret shown once, and the
+    // old one keeps working for the grace period asked.
     await page.getByRole('button', { name: 'Rotate' }).click();
+    const dialog = page.getByRole('dialog', { name: /Rotate token/ });
+    await expect(dialog.getByLabel('Grace period (seconds)').inputValue()).resolves.toBe('3600');
+    await shot('rotate-dialog');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Rotate' }).click();
+    await dialog.getByLabel('Grace period (seconds)').fill('600');
+    await dialog.getByRole('button', { name: 'Rotate' }).click();
     await page.getByRole('button', { name: 'Copy' }).waitFor();
+    await dialog.waitFor({ state: 'detached' });
     const rotated = (await page.getByTestId('token-secret').textContent())!;
     expect(rotated).not.toBe(secret);
     expect(rotated.slice(0, 19)).toBe(secret.slice(0, 19)); // same token id
     for (const key of [rotated, secret]) await gw.openai(key).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] });
+    expect((await gw.admin('GET', '/admin/v1/audit?action=token.rotate')).body.data[0].details).toEqual({ graceSeconds: 600 });
     await page.getByRole('button', { name: 'Done' }).click();
 
     await page.getByRole('button', { name: 'Revoke' }).click();
@@ -134,6 +186,11 @@ describe('the admin console', () => {
   it('lists models with their health and the audit trail, every change made by the signed-in name', async () => {
     await page.getByRole('link', { name: 'Models' }).click();
     await page.getByRole('cell', { name: 'echo', exact: true }).first().waitFor();
+    expect((await page.getByTestId('status-echo:standin/echo').textContent())!.trim()).toBe('up');
+    const down = (await page.getByTestId('status-unreachable:nowhere/x').textContent())!;
+    expect(down).toMatch(/^down .*unreachable/i);
+    expect(down).toContain('unreachable is not listed in /v1/models: no deployment of it is up');
+    expect(await page.getByTestId('status-unreachable:nowhere/x').locator('div').getAttribute('title')).toMatch(/nowhere\/x: unreachable/);
     await shot('models');
     await page.getByRole('link', { name: 'Audit trail' }).click();
     await page.getByLabel('Action').fill('token.revoke');
@@ -166,7 +223,7 @@ describe('the admin console', () => {
   it('shows team metadata as text, whatever it holds', async () => {
     const hostile = '<img src=x onerror="window.__owned=1"><script>window.__owned=2</script>';
     expect((await gw.admin('POST', '/admin/v1/teams', { id: 'hostile', metadata: { note: hostile } })).status).toBe(201);
-    await page.goto(`${gw.url}/console/#/teams/hostile`);
+    await page.goto(`${gw.url}/console#/teams/hostile`);
     await page.getByTestId('metadata').getByText(hostile, { exact: true }).waitFor();
     expect(await page.evaluate(() => (globalThis as any).__owned)).toBeUndefined();
     expect(await page.locator('main img').count()).toBe(0);
@@ -191,7 +248,7 @@ describe('the admin console', () => {
       return Date.now() - started;
     };
     const firstPage = await timed(async () => {
-      await page.goto(`${gw.url}/console/#/teams`);
+      await page.goto(`${gw.url}/console#/teams`);
       await page.getByRole('link', { name: 'org-0000' }).waitFor();
     });
     expect(await page.locator('table.teams tbody tr').count()).toBe(50);
@@ -237,9 +294,101 @@ describe('the admin console', () => {
 
   it('shows how full each budget is in the team list', async () => {
     expect((await gw.admin('POST', '/admin/v1/teams', { id: 'budgeted', limits: { budgetPerDay: 5 } })).status).toBe(201);
-    await page.goto(`${gw.url}/console/#/teams`);
+    await page.goto(`${gw.url}/console#/teams`);
     await page.getByLabel('Search teams').fill('budgeted');
     await expect(page.getByTestId('budget-budgeted').textContent()).resolves.toBe('0 %');
+  });
+
+  it('names limits by their labels and fills each team\'s "tokens today" bar against its own daily quota', async () => {
+    // bars-quota has a 28-token day and uses 7 of it (a quarter); bars-busy has no quota and uses 21, the most.
+    expect((await gw.admin('POST', '/admin/v1/teams', { id: 'bars-quota', limits: { tokensPerDay: 28, requestsPerMinute: 600, budgetPerMonth: 12.5 } })).status).toBe(201);
+    const quota = await gw.teamToken('bars-quota');
+    const busy = await gw.teamToken('bars-busy');
+    await gw.openai(quota.token).chat.completions.create({ model: 'priced', max_tokens: 10, messages: [{ role: 'user', content: 'one two three' }] }); // priced: it has a budget; max_tokens: its reservation fits the day
+    for (let i = 0; i < 3; i++) await gw.openai(busy.token).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one two three' }] });
+    await page.goto(`${gw.url}/console#/teams`);
+    await page.getByLabel('Search teams').fill('bars-');
+    await eventually(async () => expect(await page.locator('table.teams tbody tr').count()).toBe(2), 5000);
+    for (const name of LIMIT_NAMES) expect(await page.locator('main').textContent()).not.toContain(name);
+    const meter = page.getByRole('meter', { name: 'Tokens today of bars-quota' });
+    await eventually(async () => expect(await meter.getAttribute('aria-valuenow')).toBe('7'), 5000);
+    expect(await meter.getAttribute('aria-valuemax')).toBe('28');
+    const [outer, inner] = await Promise.all([meter.boundingBox(), meter.locator('div').boundingBox()]);
+    expect(inner!.width / outer!.width).toBeCloseTo(0.25, 1);
+    expect(await page.getByRole('meter', { name: 'Tokens today of bars-busy' }).count()).toBe(0);
+    const busyRow = page.locator('table.teams tbody tr', { has: page.getByRole('link', { name: 'bars-busy' }) });
+    expect((await busyRow.textContent())!.replace(/\s+/g, ' ')).toContain('21 no daily quota');
+    const quotaRow = page.locator('table.teams tbody tr', { has: page.getByRole('link', { name: 'bars-quota' }) });
+    expect(await quotaRow.textContent()).toContain('Requests / minute: 600Tokens / day: 28Budget / month: $12.50');
+    await shot('teams-bars');
+    await page.getByRole('link', { name: 'bars-quota' }).click();
+    await page.getByRole('meter', { name: 'Tokens / day' }).waitFor();
+    const limits = page.getByTestId('limits');
+    for (const name of LIMIT_NAMES) expect(await page.locator('main').textContent()).not.toContain(name); // labels, never keys
+    expect(await limits.textContent()).toContain('Requests / minute600');
+    expect(await limits.textContent()).toMatch(/Budget \/ month\$0\.0000\d\d? of \$12\.50 spent/);
+  });
+
+  it('shows a budget saved on the team page at once, with how much of it is spent, and no caption of another kind of limit', async () => {
+    await page.goto(`${gw.url}/console#/teams/console-team`);
+    await page.getByRole('meter', { name: 'Tokens / day' }).waitFor();
+    await page.getByText('Edit models, limits and metadata').click();
+    await page.getByRole('spinbutton', { name: 'Budget / day' }).fill('5');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await page.getByRole('meter', { name: 'Budget / day' }).waitFor();
+    expect(await page.getByTestId('limits').textContent()).toContain('Budget / day$0.00 of $5.00 spent');
+    expect(await page.locator('main').textContent()).not.toContain('not kept'); // no per-minute limit or concurrency here
+    await page.getByRole('spinbutton', { name: 'Budget / day' }).fill('6');
+    expect(await page.getByRole('status').count()).toBe(0); // "Saved." is gone once the form is changed again
+    await page.getByRole('spinbutton', { name: 'Budget / day' }).fill('5');
+  });
+
+  it('writes money by its magnitude in its currency, never as a row of zeros', async () => {
+    const { token } = await gw.teamToken('console-team');
+    await gw.openai(token).chat.completions.create({ model: 'priced', messages: [{ role: 'user', content: 'one two three' }] });
+    await page.goto(`${gw.url}/console#/teams/console-team`);
+    const row = page.getByTestId('usage-by-model').getByRole('row', { name: /^priced/ });
+    await row.waitFor();
+    const spend = (await row.getByRole('cell').last().textContent())!;
+    expect(spend).toMatch(/^\$0\.0000\d\d?$/); // a few millionths of a dollar, two significant digits
+    expect(spend).not.toContain('USD');
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await expect(page.getByTestId('spend-today').locator('strong').textContent()).resolves.toMatch(/^\$0\.0000\d\d?$/);
+    await expect(page.getByTestId('spend-today').locator('small').textContent()).resolves.toMatch(/^\+ \d+ unpriced requests$/);
+    await shot('overview-money');
+  });
+
+  it('sends only what a user changed on the team page (null for a limit emptied or a label removed), and keeps the rest', async () => {
+    const team = { id: 'limits-edit', models: ['echo'], limits: { tokensPerDay: 100000, requestsPerMinute: 60, budgetPerMonth: 20 }, metadata: { owner: 'ml', tier: 'gold' } };
+    expect((await gw.admin('POST', '/admin/v1/teams', team)).status).toBe(201);
+    await page.goto(`${gw.url}/console#/teams/limits-edit`);
+    await page.getByText('Edit models, limits and metadata').click();
+    await page.getByRole('spinbutton', { name: 'Tokens / minute' }).fill('500');
+    await page.getByRole('spinbutton', { name: 'Requests / minute' }).fill('');
+    const [patch] = await Promise.all([page.waitForRequest((r) => r.method() === 'PATCH'), page.getByRole('button', { name: 'Save' }).click()]);
+    expect(new URL(patch.url()).pathname).toBe('/admin/v1/teams/limits-edit');
+    expect(JSON.parse(patch.postData()!)).toEqual({ limits: { tokensPerMinute: 500, requestsPerMinute: null } });
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    const saved = (await gw.admin('GET', '/admin/v1/teams/limits-edit')).body;
+    expect(saved).toMatchObject({ models: ['echo'], limits: { tokensPerDay: 100000, tokensPerMinute: 500, budgetPerMonth: 20 }, metadata: { owner: 'ml', tier: 'gold' } });
+    expect(saved.limits.requestsPerMinute).toBeUndefined(); // no other limit dropped, the emptied one removed
+    await shot('team-edit');
+
+    // Saved again untouched: nothing is sent. A label changed and one removed: only those.
+    let patches = 0;
+    const count = (r: { method(): string }) => void (r.method() === 'PATCH' && patches++);
+    page.on('request', count);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Nothing changed.' }).waitFor();
+    expect(patches).toBe(0);
+    page.off('request', count);
+    await page.getByLabel('Metadata (JSON object of strings)').fill('{"owner": "research"}');
+    const [metadataOnly] = await Promise.all([page.waitForRequest((r) => r.method() === 'PATCH'), page.getByRole('button', { name: 'Save' }).click()]);
+    expect(JSON.parse(metadataOnly.postData()!)).toEqual({ metadata: { owner: 'research', tier: null } });
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect((await gw.admin('GET', '/admin/v1/teams/limits-edit')).body).toMatchObject({ metadata: { owner: 'research' }, limits: { tokensPerDay: 100000, tokensPerMinute: 500, budgetPerMonth: 20 } });
+    expect((await gw.admin('GET', '/admin/v1/teams/limits-edit')).body.metadata.tier).toBeUndefined();
   });
 
   it('signs out, and the old cookie no longer opens the admin API', async () => {
@@ -277,6 +426,7 @@ describe('the admin console', () => {
       expect((await fetch(`${gw.url}/admin/v1/teams`, { headers: { cookie } })).status).toBe(200);
       expect((await fetch(`${off.url}/admin/v1/teams`, { headers: { cookie } })).status).toBe(401);
       expect((await fetch(`${off.url}/console/`)).status).toBe(404);
+      expect((await fetch(`${off.url}/console`, { redirect: 'manual' })).status).toBe(404);
       const signIn = await fetch(`${off.url}/console/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ adminKey: ADMIN_KEY, name: 'x' }) });
       expect(signIn.status).toBe(404);
     } finally {
@@ -284,3 +434,27 @@ describe('the admin console', () => {
     }
   });
 });
+
+/**
+ * Every word (a run of non-spaces) in the page's table cells, cards and limit rows that the browser laid out over
+ * more than one line; cells marked .wrap (free text) are left out.
+ */
+async function cutWords(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const document = (globalThis as any).document;
+    const cut: string[] = [];
+    for (const box of document.querySelectorAll('main td:not(.wrap), main th, main .card, main .limits li')) {
+      const walker = document.createTreeWalker(box, 4 /* NodeFilter.SHOW_TEXT */);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (const word of (node.data as string).matchAll(/\S+/g)) {
+          const range = document.createRange();
+          range.setStart(node, word.index);
+          range.setEnd(node, word.index! + word[0].length);
+          const lines = new Set([...range.getClientRects()].filter((r: any) => r.width > 0).map((r: any) => Math.round(r.top)));
+          if (lines.size > 1) cut.push(word[0]);
+        }
+      }
+    }
+    return cut;
+  });
+}

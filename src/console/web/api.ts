@@ -46,16 +46,6 @@ export function daysAgo(n: number): string {
   return utcDay(new Date(Date.now() - n * 86_400_000));
 }
 
-export const formatNumber = (n: number | null | undefined): string => (n === null || n === undefined ? '-' : n.toLocaleString('en-US'));
-
-/** A cost in nano-units; requests without a price are said to be unpriced, never shown as free. */
-export function formatCost(nanos: number | null | undefined, currency = 'USD', unpricedRequests = 0, requests = 0): string {
-  if (nanos === null || nanos === undefined) return '-';
-  if (requests > 0 && unpricedRequests === requests) return 'unpriced';
-  const amount = `${(nanos / 1e9).toFixed(nanos < 1e7 ? 6 : 2)} ${currency}`;
-  return unpricedRequests > 0 ? `${amount} + ${unpricedRequests} unpriced` : amount;
-}
-
 /** A row of GET /admin/v1/usage (the fields the console reads). */
 export interface UsageRow {
   team: string;

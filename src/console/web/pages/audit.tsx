@@ -14,6 +14,21 @@ interface Entry {
 
 const PAGE = 50;
 
+/** `team/acme-ml/token/<id>`, which may wrap after a slash only, never inside a name (`acme-|ml`). */
+function PathText({ path }: { path: string }) {
+  const parts = path.split('/');
+  return (
+    <>
+      {parts.map((part, i) => (
+        <>
+          <span class="nowrap">{i < parts.length - 1 ? `${part}/` : part}</span>
+          {i < parts.length - 1 && <wbr />}
+        </>
+      ))}
+    </>
+  );
+}
+
 /** The audit trail, newest first, filtered by action and target, a page at a time. */
 export function AuditPage() {
   const [filter, setFilter] = useState({ action: '', target: '' });
@@ -32,10 +47,11 @@ export function AuditPage() {
       <h1>Audit trail</h1>
       <form class="inline" onSubmit={apply}>
         <input name="action" placeholder="Action, e.g. token.revoke" aria-label="Action" />
-        <input name="target" placeholder="Target, e.g. team/acme or token/<id>" aria-label="Target" />
+        <input name="target" placeholder="Target, e.g. team/acme" aria-label="Target" />
         <button type="submit">Filter</button>
       </form>
       {error && <p class="error">{error}</p>}
+      <div class="scroll">
       <table data-testid="audit">
         <thead>
           <tr>
@@ -50,16 +66,23 @@ export function AuditPage() {
         <tbody>
           {(data?.data ?? []).map((e) => (
             <tr key={e.id}>
-              <td>{e.at.slice(0, 19).replace('T', ' ')}</td>
+              <td class="nowrap">{e.at.slice(0, 19).replace('T', ' ')}</td>
               <td>{e.actor}</td>
               <td>{e.action}</td>
-              <td>{e.target}</td>
+              <td class="wrap">
+                <PathText path={e.target} />
+              </td>
               <td>{e.ip ?? '-'}</td>
-              <td class="muted">{Object.keys(e.details).length ? JSON.stringify(e.details) : ''}</td>
+              <td class="muted wrap">
+                {Object.entries(e.details)
+                  .map(([key, value]) => `${key}: ${JSON.stringify(value)}`)
+                  .join(', ')}
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
+      </div>
       <div class="pager">
         <button type="button" disabled={pages.length === 1} onClick={() => setPages(pages.slice(0, -1))}>
           Newer

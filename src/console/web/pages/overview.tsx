@@ -1,7 +1,7 @@
-import { api, daysAgo, formatCost, formatNumber, monthStart, utcDay, type Usage, type UsageRow } from '../api';
+import { api, daysAgo, monthStart, utcDay, type Usage, type UsageRow } from '../api';
 import { DailyChart, daysBetween } from '../chart';
+import { formatCost, formatMoney, formatNumber } from '../format';
 import { useLoad } from '../use-load';
-
 
 /** Requests, tokens and spend today and this month, error rate, top teams and models, and 30 days of charts. */
 export function OverviewPage() {
@@ -25,27 +25,33 @@ export function OverviewPage() {
   const perDay = (pick: (r: UsageRow) => number) => days.map((day) => byDay.data.filter((r) => r.day === day).reduce((n, r) => n + pick(r), 0));
   const top = (rows: UsageRow[], key: (r: UsageRow) => string) =>
     [...rows.reduce((m, r) => m.set(key(r), (m.get(key(r)) ?? 0) + r.total_tokens), new Map<string, number>())].sort((a, b) => b[1] - a[1]).slice(0, 5);
-  const card = (label: string, value: string, testId: string) => (
+  const card = (label: string, value: string, testId: string, note?: string) => (
     <div class="card" data-testid={testId}>
       <span>{label}</span>
       <strong>{value}</strong>
+      {note && <small>{note}</small>}
     </div>
   );
+  // Spend, and apart from it the requests it leaves out because their model has no price.
+  const spend = (label: string, t: { cost: number; unpriced: number; requests: number }, testId: string) =>
+    t.requests > 0 && t.unpriced === t.requests
+      ? card(label, 'unpriced', testId, `${formatNumber(t.unpriced)} requests without a price`)
+      : card(label, formatCost(t.cost, byDay.currency), testId, t.unpriced > 0 ? `+ ${formatNumber(t.unpriced)} unpriced requests` : undefined);
   return (
     <section>
       <h1>Overview</h1>
       <div class="cards">
         {card('Requests today', formatNumber(todays.requests), 'requests-today')}
         {card('Tokens today', formatNumber(todays.tokens), 'tokens-today')}
-        {card('Spend today', formatCost(todays.cost, byDay.currency, todays.unpriced, todays.requests), 'spend-today')}
+        {spend('Spend today', todays, 'spend-today')}
         {card('Requests this month', formatNumber(month.requests), 'requests-month')}
         {card('Tokens this month', formatNumber(month.tokens), 'tokens-month')}
-        {card('Spend this month', formatCost(month.cost, byDay.currency, month.unpriced, month.requests), 'spend-month')}
+        {spend('Spend this month', month, 'spend-month')}
         {card('Error rate this month', month.requests ? `${((month.errors / month.requests) * 100).toFixed(2)} %` : '-', 'error-rate')}
       </div>
       <DailyChart title="Requests per day" days={days} series={[{ label: 'requests', values: perDay((r) => r.requests), color: '#2563eb' }, { label: 'errors', values: perDay((r) => r.requests_error), color: '#dc2626' }]} />
       <DailyChart title="Tokens per day" days={days} series={[{ label: 'tokens', values: perDay((r) => r.total_tokens), color: '#059669' }]} />
-      <DailyChart title={`Spend per day (${byDay.currency})`} days={days} series={[{ label: 'spend', values: perDay((r) => r.cost_nanos / 1e9), color: '#d97706' }]} />
+      <DailyChart title={`Spend per day (${byDay.currency})`} days={days} format={(amount) => formatMoney(amount, byDay.currency)} series={[{ label: 'spend', values: perDay((r) => r.cost_nanos / 1e9), color: '#d97706' }]} />
       <div class="columns">
         <TopList title="Top teams this month (tokens)" rows={top(byDay.data.filter((r) => r.day! >= monthStart()), (r) => r.team)} href={(team) => `#/teams/${encodeURIComponent(team)}`} />
         <TopList title="Top models this month (tokens)" rows={top(byModel.data, (r) => r.model ?? '?')} />

@@ -1,14 +1,17 @@
 import { useState } from 'preact/hooks';
-import { api, daysAgo, formatCost, formatNumber, monthStart, utcDay, type Usage } from '../api';
+import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../../limits/limit-catalogue';
+import { api, daysAgo, monthStart, utcDay, type Usage } from '../api';
 import { DailyChart, daysBetween } from '../chart';
-import { LIMIT_FIELDS, limitsOf, listOf } from '../limits-form';
+import { formatCost, formatLimitValue, formatMoney, formatNumber, limitLabel } from '../format';
+import { LIMIT_FIELDS, limitChanges, listOf, metadataChanges, type Limits } from '../limits-form';
+import { Meter } from '../meter';
 import { useLoad } from '../use-load';
 import { Tokens } from './tokens';
 
 interface Team {
   id: string;
   models: string[];
-  limits: Record<string, number>;
+  limits: Limits;
   metadata?: Record<string, string>;
   disabled?: boolean;
 }
@@ -32,18 +35,25 @@ export function TeamPage({ team: id }: { team: string }) {
     [id, today],
   );
   const [deleted, setDeleted] = useState(false);
+  const [error, setError] = useState('');
   if (deleted) return <p role="status">Team {id} deleted. <a href="#/teams">Back to teams</a></p>;
   if (team.error) return <p class="error">{team.error}</p>;
   if (!team.data) return <p class="loading">Loading…</p>;
   const t = team.data;
+  // A change to the team can change what its usage section shows (a new budget has a spend to show): both reload.
+  const reload = () => {
+    team.reload();
+    usage.reload();
+  };
 
   const act = async (method: string, suffix: string) => {
-    await api(method, `${path}${suffix}`).catch((e: Error) => alert(e.message));
-    team.reload();
+    setError('');
+    await api(method, `${path}${suffix}`).catch((e: Error) => setError(e.message));
+    reload();
   };
   const remove = async () => {
     if (!confirm(`Delete team ${id} and revoke its tokens?`)) return;
-    await api('DELETE', `${path}?force=true`).then(() => setDeleted(true), (e: Error) => alert(e.message));
+    await api('DELETE', `${path}?force=true`).then(() => setDeleted(true), (e: Error) => setError(e.message));
   };
 
   return (
@@ -67,6 +77,11 @@ export function TeamPage({ team: id }: { team: string }) {
         <button type="button" class="danger" onClick={remove}>
           Delete team
         </button>
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
       </div>
       {Object.keys(t.metadata ?? {}).length > 0 && (
         <dl class="metadata" data-testid="metadata">
@@ -78,85 +93,127 @@ export function TeamPage({ team: id }: { team: string }) {
           ))}
         </dl>
       )}
-      {usage.data && <TeamUsage usage={usage.data} limits={t.limits} />}
+      {usage.data && <TeamUsage usage={usage.data} limits={t.limits ?? {}} />}
       {usage.error && <p class="error">{usage.error}</p>}
       <Tokens team={id} />
-      <EditTeam team={t} onSaved={() => team.reload()} />
+      <EditTeam team={t} onSaved={reload} />
     </section>
   );
 }
 
-function TeamUsage({ usage: [byDay, byModel, budget], limits }: { usage: [Usage, Usage, Budget]; limits: Record<string, number> }) {
+function TeamUsage({ usage: [byDay, byModel, budget], limits }: { usage: [Usage, Usage, Budget]; limits: Limits }) {
   const today = utcDay();
   const days = daysBetween(daysAgo(29), today);
+  const currency = byDay.currency;
+  const money = (amount: number) => formatMoney(amount, currency);
   const at = (day: string) => byDay.data.find((r) => r.day === day);
   const tokensToday = at(today)?.total_tokens ?? 0;
   const tokensMonth = byDay.data.filter((r) => r.day! >= monthStart()).reduce((n, r) => n + r.total_tokens, 0);
-  const fullness = [
-    ...(limits.tokensPerDay ? [{ name: 'tokensPerDay', used: tokensToday, limit: limits.tokensPerDay, label: `${formatNumber(tokensToday)} of ${formatNumber(limits.tokensPerDay)} tokens` }] : []),
-    ...(limits.tokensPerMonth ? [{ name: 'tokensPerMonth', used: tokensMonth, limit: limits.tokensPerMonth, label: `${formatNumber(tokensMonth)} of ${formatNumber(limits.tokensPerMonth)} tokens` }] : []),
-    ...budget.budgets.map((b) => ({ name: b.budget, used: b.spent, limit: b.limit, label: `${b.spent.toFixed(4)} of ${b.limit} ${budget.currency}` })),
-  ];
   return (
     <>
       <h2>Usage</h2>
       <DailyChart title="Tokens per day" days={days} series={[{ label: 'tokens', values: days.map((d) => at(d)?.total_tokens ?? 0), color: '#059669' }]} />
       <DailyChart title="Requests per day" days={days} series={[{ label: 'requests', values: days.map((d) => at(d)?.requests ?? 0), color: '#2563eb' }]} />
-      <DailyChart title={`Spend per day (${byDay.currency})`} days={days} series={[{ label: 'spend', values: days.map((d) => (at(d)?.cost_nanos ?? 0) / 1e9), color: '#d97706' }]} />
+      <DailyChart title={`Spend per day (${currency})`} days={days} format={money} series={[{ label: 'spend', values: days.map((d) => (at(d)?.cost_nanos ?? 0) / 1e9), color: '#d97706' }]} />
       <h3>By model, last 30 days</h3>
-      <table data-testid="usage-by-model">
-        <thead>
-          <tr>
-            <th>Model</th>
-            <th>Requests</th>
-            <th>Tokens</th>
-            <th>Spend</th>
-          </tr>
-        </thead>
-        <tbody>
-          {byModel.data.map((r) => (
-            <tr key={r.model}>
-              <td>{r.model}</td>
-              <td class="num">{formatNumber(r.requests)}</td>
-              <td class="num">{formatNumber(r.total_tokens)}</td>
-              <td class="num">{formatCost(r.cost_nanos, byModel.currency, r.cost_unknown_requests, r.requests)}</td>
+      <div class="scroll">
+        <table data-testid="usage-by-model">
+          <thead>
+            <tr>
+              <th>Model</th>
+              <th class="num">Requests</th>
+              <th class="num">Tokens</th>
+              <th class="num">Spend</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {byModel.data.length === 0 && (
+              <tr>
+                <td colSpan={4} class="muted">
+                  No requests in the last 30 days.
+                </td>
+              </tr>
+            )}
+            {byModel.data.map((r) => (
+              <tr key={r.model}>
+                <td>{r.model}</td>
+                <td class="num">{formatNumber(r.requests)}</td>
+                <td class="num">{formatNumber(r.total_tokens)}</td>
+                <td class="num">{formatCost(r.cost_nanos, byModel.currency, r.cost_unknown_requests, r.requests)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       <h3>Limits</h3>
-      {Object.keys(limits).length === 0 && <p class="muted">No limits.</p>}
-      <ul class="limits">
-        {fullness.map((f) => (
-          <li key={f.name}>
-            <span>{f.name}</span>
-            <div class="bar">
-              <div class={f.used / f.limit >= 0.9 ? 'hot' : ''} style={{ width: `${Math.min(100, (f.used / f.limit) * 100)}%` }} />
-            </div>
-            <span class="muted">{f.label}</span>
-          </li>
-        ))}
-        {Object.entries(limits)
-          .filter(([name]) => !fullness.some((f) => f.name === name))
-          .map(([name, value]) => (
-            <li key={name}>
-              <span>{name}</span> <span class="muted">{value} (per-minute and concurrency windows are not kept as history)</span>
-            </li>
-          ))}
-      </ul>
+      <LimitsList limits={limits} tokensToday={tokensToday} tokensMonth={tokensMonth} budget={budget} />
     </>
   );
 }
 
+/**
+ * Every limit the team has, in the catalogue's order and by its label: day and month quotas and budgets with how
+ * full they are now; per-minute limits and concurrency with their value only (their windows are too short to
+ * keep, so there is no "now" to show).
+ */
+function LimitsList({ limits, tokensToday, tokensMonth, budget }: { limits: Limits; tokensToday: number; tokensMonth: number; budget: Budget }) {
+  const set = LIMIT_NAMES.filter((name) => limits[name] !== undefined);
+  if (set.length === 0) return <p class="muted">No limits.</p>;
+  const use = (name: LimitName): { used: number; label: string } | undefined => {
+    const limit = limits[name]!;
+    if (name === 'tokensPerDay') return { used: tokensToday, label: `${formatNumber(tokensToday)} of ${formatNumber(limit)} tokens today` };
+    if (name === 'tokensPerMonth') return { used: tokensMonth, label: `${formatNumber(tokensMonth)} of ${formatNumber(limit)} tokens this month` };
+    const spend = budget.budgets.find((b) => b.budget === name);
+    if (spend) return { used: spend.spent, label: `${formatMoney(spend.spent, budget.currency)} of ${formatMoney(spend.limit, budget.currency)} spent` };
+    return undefined;
+  };
+  const unwindowed = set.filter((name) => LIMIT_CATALOGUE[name].window === undefined || LIMIT_CATALOGUE[name].window === 'minute');
+  return (
+    <>
+      <ul class="limits" data-testid="limits">
+        {set.map((name) => {
+          const now = unwindowed.includes(name) ? undefined : use(name);
+          return (
+            <li key={name}>
+              <span class="limit-name">{limitLabel(name)}</span>
+              {now ? (
+                <>
+                  <Meter label={limitLabel(name)} value={now.used} max={limits[name]!} />
+                  <span class="muted">{now.label}</span>
+                </>
+              ) : (
+                <span>{formatLimitValue(name, limits[name]!, budget.currency)}</span>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+      {unwindowed.length > 0 && <p class="muted note">Per-minute limits and concurrency are enforced as requests arrive; their use is not kept, so only their values are shown.</p>}
+    </>
+  );
+}
+
+/**
+ * The settings form. It sends only what was changed from the values it was filled with, as the admin API's merge
+ * patch: `models` (a list, replaced) when it differs; in `limits` only the limits changed (a new value, or `null`
+ * for a field emptied, which removes that limit); in `metadata` only the labels changed (`null` for one removed).
+ * Nothing changed, nothing is sent. It is filled again from the saved team after each save.
+ */
 function EditTeam({ team, onSaved }: { team: Team; onSaved: () => void }) {
   const [message, setMessage] = useState('');
   const submit = async (event: Event) => {
     event.preventDefault();
     const fields = new FormData(event.currentTarget as HTMLFormElement);
-    let metadata: Record<string, string> | undefined;
     try {
-      metadata = JSON.parse(String(fields.get('metadata') || '{}'));
-      await api('PATCH', `/admin/v1/teams/${encodeURIComponent(team.id)}`, { models: listOf(fields.get('models')) ?? ['*'], limits: limitsOf(fields), metadata });
+      const changes: { models?: string[]; limits?: Record<string, number | null>; metadata?: Record<string, string | null> } = {};
+      const models = listOf(fields.get('models')) ?? ['*'];
+      if (models.join('\n') !== team.models.join('\n')) changes.models = models;
+      const limits = limitChanges(fields, team.limits ?? {});
+      if (limits) changes.limits = limits;
+      const metadata = metadataChanges(team.metadata ?? {}, JSON.parse(String(fields.get('metadata') || '{}')) as Record<string, string>);
+      if (metadata) changes.metadata = metadata;
+      if (Object.keys(changes).length === 0) return setMessage('Nothing changed.');
+      await api('PATCH', `/admin/v1/teams/${encodeURIComponent(team.id)}`, changes);
       setMessage('Saved.');
       onSaved();
     } catch (e) {
@@ -166,7 +223,9 @@ function EditTeam({ team, onSaved }: { team: Team; onSaved: () => void }) {
   return (
     <details class="create">
       <summary>Edit models, limits and metadata</summary>
-      <form onSubmit={submit}>
+      {/* Keyed by the settings as saved: a reload that changed them fills the form again, and is what the next
+          save is compared with (enabling or disabling the team leaves an edit in progress alone). */}
+      <form key={JSON.stringify([team.models, team.limits, team.metadata])} onSubmit={submit} onInput={() => setMessage('')}>
         <label>
           Models (comma-separated) <input name="models" defaultValue={team.models.join(', ')} />
         </label>
@@ -175,7 +234,7 @@ function EditTeam({ team, onSaved }: { team: Team; onSaved: () => void }) {
             {label} <input name={key} type="number" min="0" step="any" defaultValue={team.limits?.[key] === undefined ? '' : String(team.limits[key])} />
           </label>
         ))}
-        <label>
+        <label class="wide">
           Metadata (JSON object of strings) <textarea name="metadata" defaultValue={JSON.stringify(team.metadata ?? {}, null, 1)} />
         </label>
         <button type="submit">Save</button>

@@ -1,6 +1,8 @@
 import { useState } from 'preact/hooks';
-import { api, formatNumber, utcDay } from '../api';
-import { LIMIT_FIELDS, limitsOf, listOf } from '../limits-form';
+import { api, utcDay } from '../api';
+import { describeLimits, formatNumber } from '../format';
+import { LIMIT_FIELDS, limitsOf, listOf, type Limits } from '../limits-form';
+import { Meter } from '../meter';
 import { useLoad } from '../use-load';
 
 const PAGE = 50;
@@ -8,7 +10,7 @@ const PAGE = 50;
 interface Team {
   id: string;
   models: string[];
-  limits: Record<string, number>;
+  limits: Limits;
   disabled?: boolean;
 }
 interface TeamPage {
@@ -16,14 +18,18 @@ interface TeamPage {
   has_more: boolean;
 }
 
-/** Teams, a page at a time (the admin API pages by id), with a search, today's tokens and a create form. */
+/**
+ * Teams, a page at a time (the admin API pages by id), with a search, a create form, and for each team its limits
+ * and how full its own day's token quota and budgets are (a team without a quota shows its count alone).
+ */
 export function TeamsPage() {
   const [search, setSearch] = useState('');
   const [pages, setPages] = useState<string[]>(['']); // the `after` of each page seen, for Previous
   const after = pages[pages.length - 1];
   const teams = useLoad(() => api<TeamPage>('GET', `/admin/v1/teams?limit=${PAGE}&search=${encodeURIComponent(search)}${after ? `&after=${encodeURIComponent(after)}` : ''}`), [search, after]);
   const today = utcDay();
-  const usage = useLoad(() => api<{ data: Array<{ team: string; total_tokens: number }> }>('GET', `/admin/v1/usage?from=${today}&to=${today}&groupBy=day`), [today]);
+  const usage = useLoad(() => api<{ currency: string; data: Array<{ team: string; total_tokens: number }> }>('GET', `/admin/v1/usage?from=${today}&to=${today}&groupBy=day`), [today]);
+  const currency = usage.data?.currency ?? 'USD';
   const tokensToday = new Map((usage.data?.data ?? []).map((r) => [r.team, r.total_tokens]));
   // Budget bars for the page's teams that have a budget (one call each, only for those).
   const budgeted = (teams.data?.data ?? []).filter((t) => t.limits?.budgetPerDay !== undefined || t.limits?.budgetPerMonth !== undefined).map((t) => t.id);
@@ -32,7 +38,6 @@ export function TeamsPage() {
     [budgeted.join()],
   );
   const budgetUse = new Map((budgets.data ?? []).map((b) => [b.team, Math.max(0, ...b.budgets.map((x) => x.used_ratio))]));
-  const most = Math.max(1, ...tokensToday.values());
 
   return (
     <section>
@@ -40,6 +45,7 @@ export function TeamsPage() {
       <CreateTeam onCreated={() => teams.reload()} />
       <input class="search" type="search" placeholder="Search team ids" value={search} onInput={(e) => (setSearch((e.target as HTMLInputElement).value), setPages(['']))} aria-label="Search teams" />
       {teams.error && <p class="error">{teams.error}</p>}
+      <div class="scroll">
       <table class="teams">
         <thead>
           <tr>
@@ -58,22 +64,22 @@ export function TeamsPage() {
                 <a href={`#/teams/${encodeURIComponent(team.id)}`}>{team.id}</a>
               </td>
               <td>{team.disabled ? <span class="badge off">disabled</span> : <span class="badge on">active</span>}</td>
-              <td>{team.models.join(', ')}</td>
-              <td class="muted">{Object.entries(team.limits ?? {}).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}</td>
+              <td class="wrap">{team.models.join(', ')}</td>
+              <td class="muted">
+                {describeLimits(team.limits ?? {}, currency).map((line) => (
+                  <div key={line}>{line}</div>
+                )) }
+                {Object.keys(team.limits ?? {}).length === 0 && 'none'}
+              </td>
               <td>
-                <div class="bar" title={formatNumber(tokensToday.get(team.id) ?? 0)}>
-                  <div style={{ width: `${((tokensToday.get(team.id) ?? 0) / most) * 100}%` }} />
-                </div>
-                <span class="num">{formatNumber(tokensToday.get(team.id) ?? 0)}</span>
+                <TokensToday team={team} used={tokensToday.get(team.id) ?? 0} />
               </td>
               <td>
                 {budgetUse.has(team.id) ? (
-                  <>
-                    <div class="bar">
-                      <div class={budgetUse.get(team.id)! >= 0.9 ? 'hot' : ''} style={{ width: `${Math.min(100, budgetUse.get(team.id)! * 100)}%` }} />
-                    </div>
+                  <span class="fill">
+                    <Meter label={`Budget used by ${team.id}`} value={budgetUse.get(team.id)!} max={1} />
                     <span class="num" data-testid={`budget-${team.id}`}>{(budgetUse.get(team.id)! * 100).toFixed(0)} %</span>
-                  </>
+                  </span>
                 ) : (
                   <span class="muted">no budget</span>
                 )}
@@ -82,6 +88,7 @@ export function TeamsPage() {
           ))}
         </tbody>
       </table>
+      </div>
       <div class="pager">
         <button type="button" disabled={pages.length === 1} onClick={() => setPages(pages.slice(0, -1))}>
           Previous
@@ -91,6 +98,26 @@ export function TeamsPage() {
         </button>
       </div>
     </section>
+  );
+}
+
+/** Today's tokens against the team's own daily quota; without one there is nothing to be full against. */
+function TokensToday({ team, used }: { team: Team; used: number }) {
+  const quota = team.limits?.tokensPerDay;
+  if (quota === undefined) {
+    return (
+      <span class="fill">
+        <span class="num">{formatNumber(used)}</span> <span class="muted">no daily quota</span>
+      </span>
+    );
+  }
+  return (
+    <span class="fill">
+      <Meter label={`Tokens today of ${team.id}`} value={used} max={quota} />
+      <span class="num">
+        {formatNumber(used)} / {formatNumber(quota)}
+      </span>
+    </span>
   );
 }
 

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { useLoad } from '../use-load';
 
@@ -18,6 +18,8 @@ export function Tokens({ team }: { team: string }) {
   const [secret, setSecret] = useState<{ id: string; token: string } | null>(null);
   const [copied, setCopied] = useState(false);
   const [message, setMessage] = useState('');
+  /** The token whose rotation is being asked about (its dialog is open). */
+  const [rotating, setRotating] = useState<string | null>(null);
 
   const issue = async (event: Event) => {
     event.preventDefault();
@@ -39,17 +41,12 @@ export function Tokens({ team }: { team: string }) {
     await api('DELETE', `/admin/v1/tokens/${id}`).catch((e: Error) => setMessage(e.message));
     tokens.reload();
   };
-  const rotate = async (id: string) => {
-    const grace = prompt('Grace period in seconds (the old secret keeps working this long):', '3600');
-    if (grace === null) return;
-    try {
-      const rotated = await api<{ id: string; token: string }>('POST', `/admin/v1/tokens/${id}/rotate`, { gracePeriodSeconds: Number(grace) || 0 });
-      setSecret({ id: rotated.id, token: rotated.token });
-      setCopied(false);
-      tokens.reload();
-    } catch (e) {
-      setMessage((e as Error).message);
-    }
+  const rotate = async (id: string, gracePeriodSeconds: number) => {
+    const rotated = await api<{ id: string; token: string }>('POST', `/admin/v1/tokens/${id}/rotate`, { gracePeriodSeconds });
+    setRotating(null);
+    setSecret({ id: rotated.id, token: rotated.token });
+    setCopied(false);
+    tokens.reload();
   };
   const copy = async () => {
     await navigator.clipboard.writeText(secret!.token);
@@ -77,6 +74,8 @@ export function Tokens({ team }: { team: string }) {
         <button type="submit">Issue token</button>
       </form>
       {message && <p class="error">{message}</p>}
+      {rotating && <RotateDialog token={rotating} onRotate={(grace) => rotate(rotating, grace)} onCancel={() => setRotating(null)} />}
+      <div class="scroll">
       <table data-testid="tokens">
         <thead>
           <tr>
@@ -90,6 +89,13 @@ export function Tokens({ team }: { team: string }) {
           </tr>
         </thead>
         <tbody>
+          {tokens.data?.data.length === 0 && (
+            <tr>
+              <td colSpan={7} class="muted">
+                No tokens yet.
+              </td>
+            </tr>
+          )}
           {(tokens.data?.data ?? []).map((t) => (
             <tr key={t.id} data-token={t.id}>
               <td>
@@ -99,13 +105,13 @@ export function Tokens({ team }: { team: string }) {
               <td>
                 <span class={`badge ${t.status === 'active' ? 'on' : 'off'}`}>{t.status}</span>
               </td>
-              <td>{t.createdAt.slice(0, 16).replace('T', ' ')}</td>
-              <td>{t.lastUsedAt?.slice(0, 16).replace('T', ' ') ?? '-'}</td>
-              <td>{t.expiresAt?.slice(0, 16).replace('T', ' ') ?? '-'}</td>
-              <td>
+              <td class="nowrap">{t.createdAt.slice(0, 16).replace('T', ' ')}</td>
+              <td class="nowrap">{t.lastUsedAt?.slice(0, 16).replace('T', ' ') ?? '-'}</td>
+              <td class="nowrap">{t.expiresAt?.slice(0, 16).replace('T', ' ') ?? '-'}</td>
+              <td class="nowrap">
                 {t.status === 'active' && (
                   <>
-                    <button type="button" onClick={() => rotate(t.id)}>
+                    <button type="button" onClick={() => setRotating(t.id)}>
                       Rotate
                     </button>
                     <button type="button" class="danger" onClick={() => revoke(t.id)}>
@@ -118,6 +124,52 @@ export function Tokens({ team }: { team: string }) {
           ))}
         </tbody>
       </table>
+      </div>
     </div>
+  );
+}
+
+/**
+ * Rotation asks one thing, in the page (a modal <dialog>, not the browser's prompt()): how long the old secret
+ * keeps working, so clients can move to the new one without an outage.
+ */
+function RotateDialog({ token, onRotate, onCancel }: { token: string; onRotate: (graceSeconds: number) => Promise<void>; onCancel: () => void }) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    dialog.current?.showModal();
+  }, []);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const grace = Number(new FormData(event.currentTarget as HTMLFormElement).get('grace'));
+    try {
+      await onRotate(grace);
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+  return (
+    <dialog ref={dialog} class="dialog" aria-labelledby="rotate-title" onCancel={onCancel}>
+      <form onSubmit={submit}>
+        <h3 id="rotate-title">Rotate token {token}</h3>
+        <p class="muted">A new secret is issued and shown once. The old one keeps working for the grace period, then stops.</p>
+        <label>
+          Grace period (seconds)
+          <input name="grace" type="number" min="0" max="2592000" step="1" required defaultValue="3600" />
+        </label>
+        <p class="muted">0 stops the old secret at once; 3600 is an hour, 86400 a day.</p>
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <div class="dialog-actions">
+          <button type="submit">Rotate</button>
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </dialog>
   );
 }

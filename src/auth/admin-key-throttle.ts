@@ -1,0 +1,92 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { GatewayException } from '../common/errors/gateway.exception';
+import { AppLogger } from '../common/logging/logger';
+import { GatewayConfig } from '../config/config.schema';
+import { MetricsService } from '../metrics/metrics.service';
+import { throttledAddress } from './client-address';
+import type { FailureCounts } from './failure-counts';
+import { matchesDigest, secretDigest } from './token-format';
+
+/** Where an admin key was presented: the admin API (a bearer token) or the console's sign-in form. */
+export type AdminKeySurface = 'admin_api' | 'console_sign_in';
+
+/** Wrong admin keys allowed per client address per window; the next attempt is refused until the window ends. */
+export const ADMIN_KEY_FAILURES_ALLOWED = 5;
+export const ADMIN_KEY_FAILURE_WINDOW_SECONDS = 300;
+/** The FailureCounts the throttle keeps its counts in (Redis, this process's own while Redis is down). */
+export const ADMIN_KEY_FAILURE_COUNTS = Symbol('ADMIN_KEY_FAILURE_COUNTS');
+
+/** Once an address is blocked, one warn line per this many more wrong keys: the metric counts every one. */
+const LOG_EVERY_WHILE_BLOCKED = 100;
+
+/**
+ * The one check of the admin key, wherever it is presented (the auth guard on /admin/v1, the console's sign-in),
+ * with one count of wrong keys per client address (`req.ip`, which believes X-Forwarded-For only from
+ * server.trustedProxies; IPv6 by its /64) shared by both, so neither is a way around the other's lockout.
+ *
+ * After ADMIN_KEY_FAILURES_ALLOWED wrong keys in a window, the address is refused (429 with Retry-After) until
+ * the window ends, the right key included: were the right key let through, a blocked guesser would still tell
+ * it from the wrong ones (200 against 429), and the block would slow nothing. The cost is that a guesser behind
+ * the same address as an admin (a shared NAT) locks that admin out for up to a window; the warn log names it.
+ *
+ * The right key is only read against the count; wrong keys are counted atomically first and judged by their own
+ * number, so guesses sent at once cannot slip past the count together: per window, at most the allowed number of
+ * wrong keys are ever answered 401, and a right key is answered 200 only while fewer had been counted.
+ */
+@Injectable()
+export class AdminKeyThrottle {
+  private readonly adminKeyDigest: Buffer;
+  private readonly log: Logger;
+  /** When the refusal of a right key was last logged, per address: once per window is enough. */
+  private readonly rightKeyRefusalLogged = new Map<string, number>();
+
+  constructor(
+    config: GatewayConfig,
+    private readonly metrics: MetricsService,
+    logger: AppLogger,
+    @Inject(ADMIN_KEY_FAILURE_COUNTS) private readonly counts: FailureCounts,
+  ) {
+    this.adminKeyDigest = secretDigest(config.admin.apiKey);
+    this.log = logger.pino;
+  }
+
+  /**
+   * Returns when `presented` is the admin key and its address is not blocked; throws 401 `invalid_api_key` for
+   * a wrong key, 429 `rate_limit_exceeded` from a blocked address. The key itself is never logged.
+   */
+  async verify(presented: string, clientIp: string | undefined, surface: AdminKeySurface): Promise<void> {
+    const address = throttledAddress(clientIp);
+    const where = { clientIp: clientIp ?? null, ...(address !== clientIp ? { countedAs: address } : {}), surface };
+    if (matchesDigest(presented, this.adminKeyDigest)) {
+      const { failures, resetInSeconds } = await this.counts.read(address);
+      if (failures < ADMIN_KEY_FAILURES_ALLOWED) return;
+      this.logRightKeyRefused(address, where, failures, resetInSeconds);
+      throw refusal(resetInSeconds);
+    }
+    const { failures, resetInSeconds } = await this.counts.add(address);
+    const blocked = failures > ADMIN_KEY_FAILURES_ALLOWED;
+    this.metrics.adminAuthFailures.inc({ surface, outcome: blocked ? 'throttled' : 'rejected' });
+    if (failures <= ADMIN_KEY_FAILURES_ALLOWED + 1 || failures % LOG_EVERY_WHILE_BLOCKED === 0) {
+      const blocking = failures >= ADMIN_KEY_FAILURES_ALLOWED ? { blockedForSeconds: Math.max(1, resetInSeconds) } : {};
+      this.log.warn({ ...where, failures, ...blocking }, 'wrong admin key');
+    }
+    if (blocked) throw refusal(resetInSeconds);
+    throw new GatewayException('invalid_api_key', 'The admin key is not valid.');
+  }
+
+  private logRightKeyRefused(address: string, where: Record<string, unknown>, failures: number, resetInSeconds: number): void {
+    const now = Date.now();
+    if ((this.rightKeyRefusalLogged.get(address) ?? 0) > now) return;
+    if (this.rightKeyRefusalLogged.size >= 10_000) this.rightKeyRefusalLogged.clear();
+    this.rightKeyRefusalLogged.set(address, now + resetInSeconds * 1000);
+    this.log.warn({ ...where, failures, blockedForSeconds: Math.max(1, resetInSeconds) }, 'the right admin key was refused: its address is blocked for wrong keys');
+  }
+}
+
+function refusal(resetInSeconds: number): GatewayException {
+  const retryAfter = Math.max(1, resetInSeconds);
+  return new GatewayException('rate_limit_exceeded', `Too many wrong admin keys from this address; try again in ${retryAfter} s.`, {
+    headers: { 'retry-after': String(retryAfter) },
+  });
+}

@@ -1,0 +1,26 @@
+// No imports and no decorators: the console's page (src/console/web) bundles this file too.
+
+export const LIMIT_NAMES = ['concurrentRequests', 'requestsPerMinute', 'tokensPerMinute', 'tokensPerDay', 'tokensPerMonth', 'budgetPerDay', 'budgetPerMonth'] as const;
+export type LimitName = (typeof LIMIT_NAMES)[number];
+
+/**
+ * Every limit in one table: what it counts (`concurrency`: leases on the requests in flight, released when a
+ * request is accounted and expired if its replica dies; `requests`, `tokens` and `cost` (nano-units of the billing
+ * currency): counters), the fixed UTC window a counter counts in, the code of a refusal, its CLI flag, and its
+ * label for people (the console). The limits service, the window function, the CLI and the console derive from
+ * it, so a new limit is a row here (and its field in LimitSettings), nothing else.
+ */
+export type LimitUnit = 'concurrency' | 'requests' | 'tokens' | 'cost';
+
+export const LIMIT_CATALOGUE: Record<LimitName, { unit: LimitUnit; window?: 'minute' | 'day' | 'month'; refusal: 'rate_limit_exceeded' | 'quota_exceeded' | 'budget_exceeded'; flag: string; label: string }> = {
+  concurrentRequests: { unit: 'concurrency', refusal: 'rate_limit_exceeded', flag: '--concurrency', label: 'Concurrent requests' },
+  requestsPerMinute: { unit: 'requests', window: 'minute', refusal: 'rate_limit_exceeded', flag: '--rpm', label: 'Requests / minute' },
+  tokensPerMinute: { unit: 'tokens', window: 'minute', refusal: 'rate_limit_exceeded', flag: '--tpm', label: 'Tokens / minute' },
+  tokensPerDay: { unit: 'tokens', window: 'day', refusal: 'quota_exceeded', flag: '--tpd', label: 'Tokens / day' },
+  tokensPerMonth: { unit: 'tokens', window: 'month', refusal: 'quota_exceeded', flag: '--tokens-per-month', label: 'Tokens / month' },
+  budgetPerDay: { unit: 'cost', window: 'day', refusal: 'budget_exceeded', flag: '--budget-per-day', label: 'Budget / day' },
+  budgetPerMonth: { unit: 'cost', window: 'month', refusal: 'budget_exceeded', flag: '--budget-per-month', label: 'Budget / month' },
+};
+
+/** What each limit counts (the catalogue's `unit`). */
+export const LIMIT_KINDS = Object.fromEntries(LIMIT_NAMES.map((name) => [name, LIMIT_CATALOGUE[name].unit])) as Record<LimitName, LimitUnit>;
