@@ -214,6 +214,30 @@ describe('local model backend (real model)', () => {
     });
   });
 
+  it('chat ids are random, unique across restarts and replicas (a per-process counter repeated chatcmpl-local-1 on every boot)', async () => {
+    const replica = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: {
+        backends: { local: { type: 'local', local: { modelPath: LOCAL_MODEL, parallel: 1, queueSize: 1, contextSize: 512, threads: 1, defaultMaxTokens: 4 } } },
+        models: { smollm2: { backend: 'local', upstreamModel: 'SmolLM2-135M-Instruct' } },
+      },
+    });
+    try {
+      const other = replica.openai((await replica.teamToken('local-replica')).token);
+      // Another boot (a replica, or this gateway restarted) against this one: a counter started both at chatcmpl-local-1.
+      const [mine, theirs] = await Promise.all([client.chat.completions.create(ask('Hi.', { max_tokens: 2 })), other.chat.completions.create(ask('Hi.', { max_tokens: 2 }))]);
+      const streamed = await other.chat.completions.create({ ...ask('Hi.', { max_tokens: 2 }), stream: true });
+      const streamIds = new Set<string>();
+      for await (const chunk of streamed) streamIds.add(chunk.id);
+      const ids = [mine.id, theirs.id, ...streamIds];
+      for (const id of ids) expect(id).toMatch(/^chatcmpl-[A-Za-z0-9]{29}$/);
+      expect(streamIds.size).toBe(1); // one id for every chunk of a stream
+      expect(new Set(ids).size).toBe(3);
+    } finally {
+      await replica.close();
+    }
+  });
+
   it('a crashed worker fails its requests with 503 and is restarted', async () => {
     const pending = gw.asTeam(token, 'POST', '/v1/chat/completions', ask('Write a long poem.', { max_tokens: 300 }));
     await new Promise((r) => setTimeout(r, 300));

@@ -6,6 +6,7 @@ import type { UpstreamCall } from '../provider-adapter';
 import { AbortedWithUsage, type BackendClient, type UpstreamResponse } from '../shared/upstream-client';
 import { placementFor } from './cpu-placement';
 import { PushBody } from './local-body';
+import { randomId } from './local-ids';
 import type { FromWorker, GenerateRequest, ToWorker } from './local-protocol';
 
 interface Pending {
@@ -81,7 +82,7 @@ export class LocalModelClient implements BackendClient {
     const thoughtBudget = this.thoughtBudget(request.thinking);
     const id = this.nextId++;
     const body = new PushBody();
-    const pending: Pending = { body, stream: request.stream === true, text: '', reasoning: '', model: String(request.model), id: `chatcmpl-local-${id}`, created: Math.floor(Date.now() / 1000) };
+    const pending: Pending = { body, stream: request.stream === true, text: '', reasoning: '', model: String(request.model), id: randomId('chatcmpl-', 29), created: Math.floor(Date.now() / 1000) };
     this.pending.set(id, pending);
     const message: GenerateRequest = {
       type: 'generate',
