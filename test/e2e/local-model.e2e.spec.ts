@@ -88,7 +88,7 @@ describe('local model backend (real model)', () => {
 
   it.each([
     ['n', { n: 2 }],
-    ['tools', { tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] }],
+    ['functions', { functions: [{ name: 'f', parameters: { type: 'object' } }] }],
     ['response_format', { response_format: { type: 'json_object' } }],
     ['logprobs', { logprobs: true }],
   ])('refuses %s with a 400 naming the field instead of ignoring it', async (field, extra) => {
@@ -98,7 +98,7 @@ describe('local model backend (real model)', () => {
     expect(refused.body.error.message).toContain('`smollm2`');
   });
 
-  it('passes the off values of those fields (n: 1, tools: [], response_format text)', async () => {
+  it('passes the off values of those fields (n: 1, response_format text) and an empty tools list', async () => {
     const ok = await gw.asTeam(token, 'POST', '/v1/chat/completions', { ...ask('Say hi.', { max_tokens: 4 }), n: 1, tools: [], response_format: { type: 'text' } });
     expect(ok.status).toBe(200);
   });
@@ -144,7 +144,7 @@ describe('local model backend (real model)', () => {
       .chat.completions.create(ask('Write a very long story about a dragon, with many chapters.', { max_tokens: 400 }), { signal: controller.signal })
       .catch((e: unknown) => e);
     // Abort once the worker has generated some of the answer.
-    await eventually(() => expect([...(localClient() as any).pending.values()].some((p: { text: string }) => p.text.length > 20)).toBe(true), 30_000, 10);
+    await eventually(() => expect([...(localClient() as any).pending.values()].some((p: { reply: { text: string } }) => p.reply.text.length > 20)).toBe(true), 30_000, 10);
     controller.abort();
     await pending;
     const record = await eventually(async () => {

@@ -8,6 +8,7 @@
  */
 import { join, resolve } from 'node:path';
 import { pinThisProcess } from './cpu-placement';
+import { historyChars } from './local-history';
 import type { EmbedRequest, FromWorker, GenerateRequest, ToWorker, WorkerInit } from './local-protocol';
 import { completionLimit, samplingFor, type GgufSampling } from './sampling';
 
@@ -19,6 +20,8 @@ const running = new Map<number, AbortController>();
 interface Slot {
   sequence: any;
   chat: any;
+  /** The same sequence with the call-forcing wrapper (`tool_choice: "required"` or a named function). */
+  callingChat: any;
 }
 let runtime:
   | {
@@ -50,11 +53,16 @@ async function init(config: WorkerInit): Promise<void> {
     const model = await llama.loadModel({ modelPath: resolve(config.modelPath) });
     if (config.embedding) return await initEmbedding(model, config, pinFailure);
     const context = await model.createContext({ sequences: config.parallel, contextSize: config.contextSize, threads: config.threads });
-    // One chat wrapper (resolving the template takes ~300 ms) and one LlamaChat per sequence, made once.
+    // One chat wrapper (resolving the template takes ~300 ms) and its LlamaChats per sequence, made once.
     const chatWrapper = chatWrapperFor(module, model);
+    const callingWrapper = callForcingWrapper(module, chatWrapper);
     const free = Array.from({ length: config.parallel }, () => {
       const sequence = context.getSequence();
-      return { sequence, chat: new module.LlamaChat({ contextSequence: sequence, chatWrapper }) };
+      return {
+        sequence,
+        chat: new module.LlamaChat({ contextSequence: sequence, chatWrapper }),
+        callingChat: new module.LlamaChat({ contextSequence: sequence, chatWrapper: callingWrapper }),
+      };
     });
     const ggufSampling = model.fileInfo?.metadata?.general?.sampling as GgufSampling | undefined;
     runtime = { module, model, context, chatWrapper, free, waiting: [], defaultMaxTokens: config.defaultMaxTokens, ggufSampling };
@@ -151,25 +159,35 @@ function release(slot: Slot): void {
   else runtime!.free.push(slot);
 }
 
-/** OpenAI messages -> node-llama-cpp chat history; the GGUF's own chat template renders it. */
-function historyOf(messages: GenerateRequest['messages']): any[] {
-  const history: any[] = messages.map((m) =>
-    m.role === 'assistant' ? { type: 'model', response: [m.content] } : { type: m.role === 'user' ? 'user' : 'system', text: m.content },
-  );
-  history.push({ type: 'model', response: [] });
-  return history;
+/**
+ * The chat wrapper, with every answer opened as a function call: node-llama-cpp puts the wrapper's call prefix
+ * into the context and enters function-calling mode, where its grammar lets the model write only one of the
+ * offered function names and then arguments that match that function's schema. (The same mechanism its own
+ * wrappers use for models whose template opens a call; the wrapper renders everything else as before.)
+ */
+function callForcingWrapper(module: any, wrapper: any): any {
+  const forcing = Object.create(wrapper);
+  forcing.generateContextState = function (options: unknown) {
+    const state = wrapper.generateContextState.call(this, options);
+    // Wrappers whose answers may start in function-calling mode (Functionary): start there, with no way out.
+    if (state.functionCall) return { ...state, functionCall: { initiallyEngaged: true, disengageInitiallyEngaged: [] } };
+    return { ...state, prefixTriggers: undefined, noPrefixTrigger: { type: 'functionCall', inject: module.LlamaText(wrapper.settings.functions.call.prefix) } };
+  };
+  return forcing;
 }
 
 async function generate(request: GenerateRequest): Promise<void> {
   const controller = new AbortController();
   running.set(request.id, controller);
-  const history = historyOf(request.messages);
-  // The prompt exactly as the model sees it: the chat template applied, then tokenized. Counted before generating
-  // only when it could matter for the limit (a long prompt or a large limit); otherwise after the answer, since
-  // rendering and tokenizing cost the first token a few milliseconds.
+  const { history, functions } = request;
+  const tokenizer = runtime!.model.tokenizer;
+  // The prompt exactly as the model sees it: the chat template applied (with the offered functions documented
+  // as the template does), then tokenized. Counted before generating only when it could matter for the limit (a
+  // long prompt, a large limit, any tools); otherwise after the answer, since rendering and tokenizing cost the
+  // first token a few milliseconds.
   let promptTokens: number | undefined;
   const countPrompt = () =>
-    (promptTokens ??= runtime!.chatWrapper.generateContextState({ chatHistory: history }).contextText.tokenize(runtime!.model.tokenizer).length);
+    (promptTokens ??= runtime!.chatWrapper.generateContextState({ chatHistory: history, availableFunctions: functions }).contextText.tokenize(tokenizer).length);
   const slot = await acquire(controller.signal);
   if (!slot) {
     // Abandoned while queued: nothing was generated; the prompt is still what the request asked to run.
@@ -177,15 +195,16 @@ async function generate(request: GenerateRequest): Promise<void> {
     send({ type: 'aborted', id: request.id, promptTokens: safely(countPrompt), completionTokens: 0, reasoningTokens: 0 });
     return;
   }
-  const { chat, sequence } = slot;
+  const { sequence } = slot;
+  const chat = request.forceCall ? slot.callingChat : slot.chat;
   let completionTokens = 0;
   let reasoningTokens = 0;
+  const calls = new ToolCallStream(request.id);
   try {
     if (controller.signal.aborted) return;
     const contextSize: number = sequence.contextSize;
-    const promptChars = request.messages.reduce((sum, m) => sum + m.content.length, 0);
     const wanted = request.maxTokens ?? runtime!.defaultMaxTokens;
-    if (promptChars + TEMPLATE_SLACK_CHARS + wanted > contextSize && countPrompt() >= contextSize) {
+    if ((functions || historyChars(history) + TEMPLATE_SLACK_CHARS + wanted > contextSize) && countPrompt() >= contextSize) {
       send({ type: 'error', id: request.id, code: 'context_length_exceeded', message: `The prompt is ${promptTokens} tokens; this model's context holds ${contextSize}.` });
       return;
     }
@@ -205,21 +224,68 @@ async function generate(request: GenerateRequest): Promise<void> {
           if (chunk.text) send({ type: 'thought', id: request.id, text: chunk.text });
         } else if (chunk.type === undefined && chunk.text) send({ type: 'text', id: request.id, text: chunk.text });
       },
+      ...(functions
+        ? {
+            functions,
+            maxParallelFunctionCalls: request.maxParallelCalls,
+            onFunctionCallParamsChunk: (chunk: { callIndex: number; functionName: string; paramsChunk: string }) => calls.add(chunk.callIndex, chunk.functionName, chunk.paramsChunk),
+          }
+        : {}),
     });
     if (controller.signal.aborted) return;
     // The limit ends the answer (maxTokens), or a full context does: both are `length`, as OpenAI reports them.
-    const stopReason = result.metadata?.stopReason;
-    const finishReason = stopReason === 'maxTokens' || completionTokens >= maxTokens ? 'length' : 'stop';
+    const length = result.metadata?.stopReason === 'maxTokens' || completionTokens >= maxTokens;
+    // A call's tokens (the template's call syntax, the name, the arguments) are the model's output too.
+    const called: Array<{ raw: unknown }> = result.functionCalls ?? [];
+    for (const call of called) completionTokens += runtime!.module.LlamaText.fromJSON(call.raw).tokenize(tokenizer).length;
+    const finishReason = length ? 'length' : called.length ? 'tool_calls' : 'stop';
     send({ type: 'done', id: request.id, finishReason, promptTokens: countPrompt(), completionTokens, reasoningTokens });
   } catch (error) {
     if (!controller.signal.aborted) send({ type: 'error', id: request.id, message: error instanceof Error ? error.message : String(error) });
   } finally {
     running.delete(request.id);
-    // An abandoned request is still accounted, exactly: what the prompt was and what had been generated.
-    if (controller.signal.aborted) send({ type: 'aborted', id: request.id, promptTokens: safely(countPrompt), completionTokens, reasoningTokens });
+    // An abandoned request is still accounted, exactly: what the prompt was and what had been generated (a call
+    // cut short counts the tokens of its name and arguments so far).
+    if (controller.signal.aborted) {
+      completionTokens += calls.tokens(tokenizer);
+      send({ type: 'aborted', id: request.id, promptTokens: safely(countPrompt), completionTokens, reasoningTokens });
+    }
     // Each request is independent: forget this one's tokens before the slot is reused.
     await sequence.clearHistory();
     release(slot);
+  }
+}
+
+/**
+ * Tool calls as the model writes them: a call's start (its name) when its first arguments arrive, then the
+ * arguments as generated. Whitespace after the JSON (the grammar lets the model pad before it closes the call) is
+ * held back until more text follows, so what a client collects is the JSON text itself.
+ */
+class ToolCallStream {
+  private readonly calls = new Map<number, { name: string; text: string; held: string }>();
+
+  constructor(private readonly requestId: number) {}
+
+  add(index: number, name: string, chunk: string): void {
+    let call = this.calls.get(index);
+    if (!call) {
+      call = { name, text: '', held: '' };
+      this.calls.set(index, call);
+      send({ type: 'callStart', id: this.requestId, index, name });
+    }
+    const text = call.held + chunk;
+    const kept = text.trimEnd();
+    call.held = text.slice(kept.length);
+    if (!kept) return;
+    call.text += kept;
+    send({ type: 'callArguments', id: this.requestId, index, text: kept });
+  }
+
+  /** The tokens of the calls written so far (for an abandoned request: no call was finished to count). */
+  tokens(tokenizer: (text: string) => unknown[]): number {
+    let count = 0;
+    for (const call of this.calls.values()) count += tokenizer(call.name + call.text + call.held).length;
+    return count;
   }
 }
 
