@@ -133,6 +133,21 @@ describe('local model tool calling (real model)', () => {
     expect(second.usage!.prompt_tokens).toBe((await referenceTokens(history, '', functions)).prompt);
   });
 
+  it("an agent's next turn resends the conversation: the sequence still holds it, so only the new part is evaluated (cached_tokens)", async () => {
+    const system = `You are a weather assistant. ${'Answer with the weather only, in one short sentence, and never invent a city. '.repeat(60)}`;
+    const messages: any[] = [{ role: 'system', content: system }, ...ask('Weather in Lima?')];
+    const first = await client.chat.completions.create({ model: 'smollm2', messages, tools: [weather], tool_choice: 'required', temperature: 0 });
+    const call = first.choices[0].message.tool_calls![0];
+    messages.push(first.choices[0].message, { role: 'tool', tool_call_id: call.id, content: 'Cloudy, 18 degrees' });
+    const second = await client.chat.completions.create({ model: 'smollm2', messages, tools: [weather], temperature: 0, max_tokens: 20 });
+    expect(first.usage!.prompt_tokens).toBeGreaterThan(1000);
+    // The first turn's prompt (the earlier tests' prompts share only their first few tokens with it).
+    expect(first.usage!.prompt_tokens_details?.cached_tokens ?? 0).toBeLessThan(20);
+    // The second turn's prompt starts with all of the first's.
+    expect(second.usage!.prompt_tokens_details!.cached_tokens).toBeGreaterThanOrEqual(first.usage!.prompt_tokens);
+    expect(second.usage!.prompt_tokens_details!.cached_tokens).toBeLessThan(second.usage!.prompt_tokens);
+  });
+
   it('refuses what OpenAI refuses: a result with no call, a call with no result, an unknown named function', async () => {
     const orphan = await gw.asTeam(token, 'POST', '/v1/chat/completions', { model: 'smollm2', messages: [...ask('x'), { role: 'tool', tool_call_id: 'nope', content: 'r' }], tools });
     expect(orphan.status).toBe(400);

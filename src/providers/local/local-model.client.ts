@@ -250,7 +250,7 @@ export class LocalModelClient implements BackendClient {
       );
       return;
     }
-    reply?.finish(message.finishReason, usageOf(message.promptTokens, message.completionTokens, message.reasoningTokens));
+    reply?.finish(message.finishReason, usageOf(message.promptTokens, message.completionTokens, message.reasoningTokens, message.cachedTokens));
   }
 
   /** Ends an abandoned request's body with an abort that carries what the worker spent on it (when it said). */

@@ -92,8 +92,11 @@ export type FromWorker =
   | { type: 'callStart'; id: number; index: number; name: string }
   /** More of call `index`'s arguments, as generated (the JSON text, grammar-constrained to the tool's schema). */
   | { type: 'callArguments'; id: number; index: number; text: string }
-  /** completionTokens includes reasoningTokens (the thought section's), as in OpenAI's usage. */
-  | { type: 'done'; id: number; finishReason: 'stop' | 'length' | 'tool_calls'; promptTokens: number; completionTokens: number; reasoningTokens: number }
+  /**
+   * completionTokens includes reasoningTokens (the thought section's), as in OpenAI's usage; cachedTokens: the start
+   * of the prompt the sequence held from an earlier request, not evaluated again (counted for long prompts only).
+   */
+  | { type: 'done'; id: number; finishReason: 'stop' | 'length' | 'tool_calls'; promptTokens: number; cachedTokens: number; completionTokens: number; reasoningTokens: number }
   /** The answer to an abort: what was spent before it stopped (exact), so an abandoned request is accounted. */
   | { type: 'aborted'; id: number; promptTokens: number; completionTokens: number; reasoningTokens: number }
   /** One L2-normalised vector per input, in order, and the tokens the inputs were (the model's own tokenizer). */

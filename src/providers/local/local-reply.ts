@@ -7,14 +7,16 @@ export interface LocalUsage {
   completion_tokens: number;
   total_tokens: number;
   completion_tokens_details?: { reasoning_tokens: number };
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
-export function usageOf(promptTokens: number, completionTokens: number, reasoningTokens: number): LocalUsage {
+export function usageOf(promptTokens: number, completionTokens: number, reasoningTokens: number, cachedTokens = 0): LocalUsage {
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
     ...(reasoningTokens ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
+    ...(cachedTokens ? { prompt_tokens_details: { cached_tokens: cachedTokens } } : {}),
   };
 }
 

@@ -135,9 +135,26 @@ function chatWrapperFor(module: any, model: any): any {
   return resolved ?? 'auto';
 }
 
-/** A free sequence, or undefined if the request is abandoned while it waits for one. */
-function acquire(signal: AbortSignal): Promise<Slot | undefined> {
-  const slot = runtime!.free.pop();
+/**
+ * Prompts at least this long (in characters) pick, among free sequences, the one already holding the longest start
+ * of them; shorter ones take the last freed sequence without tokenizing first (the first token would wait for it).
+ */
+const PREFIX_MATCH_MIN_CHARS = 4096;
+
+/**
+ * A free sequence, or undefined if the request is abandoned while it waits for one. A sequence keeps the tokens of
+ * the last request it ran, and node-llama-cpp evaluates only what differs from them: an agent's next turn resends
+ * the conversation so far, so its long prompt is mostly there already. The last freed sequence is taken (the same
+ * client's previous turn, most often), or, for a long prompt when several are free, the one sharing most of it.
+ */
+function acquire(signal: AbortSignal, history: GenerateRequest['history'], promptOf: () => unknown[]): Promise<Slot | undefined> {
+  const free = runtime!.free;
+  if (free.length > 1 && historyChars(history) >= PREFIX_MATCH_MIN_CHARS) {
+    const tokens = promptOf();
+    const shared = free.map((slot) => slot.sequence.compareContextTokens(tokens).firstDifferentIndex as number);
+    return Promise.resolve(free.splice(shared.indexOf(Math.max(...shared)), 1)[0]);
+  }
+  const slot = free.pop();
   if (slot) return Promise.resolve(slot);
   return new Promise((resolveSlot) => {
     const waiter = (freed: Slot) => {
@@ -185,10 +202,10 @@ async function generate(request: GenerateRequest): Promise<void> {
   // as the template does), then tokenized. Counted before generating only when it could matter for the limit (a
   // long prompt, a large limit, any tools); otherwise after the answer, since rendering and tokenizing cost the
   // first token a few milliseconds.
-  let promptTokens: number | undefined;
-  const countPrompt = () =>
-    (promptTokens ??= runtime!.chatWrapper.generateContextState({ chatHistory: history, availableFunctions: functions }).contextText.tokenize(tokenizer).length);
-  const slot = await acquire(controller.signal);
+  let prompt: unknown[] | undefined;
+  const promptOf = () => (prompt ??= runtime!.chatWrapper.generateContextState({ chatHistory: history, availableFunctions: functions }).contextText.tokenize(tokenizer));
+  const countPrompt = () => promptOf().length;
+  const slot = await acquire(controller.signal, history, promptOf);
   if (!slot) {
     // Abandoned while queued: nothing was generated; the prompt is still what the request asked to run.
     running.delete(request.id);
@@ -205,10 +222,12 @@ async function generate(request: GenerateRequest): Promise<void> {
     const contextSize: number = sequence.contextSize;
     const wanted = request.maxTokens ?? runtime!.defaultMaxTokens;
     if ((functions || historyChars(history) + TEMPLATE_SLACK_CHARS + wanted > contextSize) && countPrompt() >= contextSize) {
-      send({ type: 'error', id: request.id, code: 'context_length_exceeded', message: `The prompt is ${promptTokens} tokens; this model's context holds ${contextSize}.` });
+      send({ type: 'error', id: request.id, code: 'context_length_exceeded', message: `The prompt is ${prompt!.length} tokens; this model's context holds ${contextSize}.` });
       return;
     }
-    const maxTokens = completionLimit(request.maxTokens, runtime!.defaultMaxTokens, contextSize, promptTokens);
+    const maxTokens = completionLimit(request.maxTokens, runtime!.defaultMaxTokens, contextSize, prompt?.length);
+    // The start of a long prompt the sequence already holds (evaluated for an earlier request): not evaluated again.
+    const cachedTokens = historyChars(history) >= PREFIX_MATCH_MIN_CHARS ? (sequence.compareContextTokens(promptOf()).firstDifferentIndex as number) : 0;
     const result = await chat.generateResponse(history, {
       maxTokens,
       ...samplingFor(request, runtime!.ggufSampling),
@@ -239,7 +258,7 @@ async function generate(request: GenerateRequest): Promise<void> {
     const called: Array<{ raw: unknown }> = result.functionCalls ?? [];
     for (const call of called) completionTokens += runtime!.module.LlamaText.fromJSON(call.raw).tokenize(tokenizer).length;
     const finishReason = length ? 'length' : called.length ? 'tool_calls' : 'stop';
-    send({ type: 'done', id: request.id, finishReason, promptTokens: countPrompt(), completionTokens, reasoningTokens });
+    send({ type: 'done', id: request.id, finishReason, promptTokens: countPrompt(), cachedTokens, completionTokens, reasoningTokens });
   } catch (error) {
     if (!controller.signal.aborted) send({ type: 'error', id: request.id, message: error instanceof Error ? error.message : String(error) });
   } finally {
@@ -250,8 +269,7 @@ async function generate(request: GenerateRequest): Promise<void> {
       completionTokens += calls.tokens(tokenizer);
       send({ type: 'aborted', id: request.id, promptTokens: safely(countPrompt), completionTokens, reasoningTokens });
     }
-    // Each request is independent: forget this one's tokens before the slot is reused.
-    await sequence.clearHistory();
+    // The sequence keeps this request's tokens: a next request that starts the same way reuses them (see acquire).
     release(slot);
   }
 }
