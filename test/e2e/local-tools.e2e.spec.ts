@@ -114,7 +114,7 @@ describe('local model tool calling (real model)', () => {
     expect(['stop', 'length', 'tool_calls']).toContain(auto.choices[0].finish_reason);
   });
 
-  it('a tool result goes back to the model, which answers (callFirst: a call first, then the model decides)', async () => {
+  it('a tool result goes back to the model, which answers (callFirst: a call first, then an answer)', async () => {
     const messages: any[] = ask('What is the weather in Paris?');
     const first = await client.chat.completions.create({ model: 'smollm2-agent', messages, tools: [weather], temperature: 0 });
     expect(first.choices[0].finish_reason).toBe('tool_calls');

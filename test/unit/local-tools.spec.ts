@@ -54,7 +54,7 @@ describe('local tools: OpenAI tools and tool_choice -> node-llama-cpp functions'
     expect(Object.keys(allowed.functions!)).toEqual(['Read']);
   });
 
-  it('callFirst: auto is a call when the latest turn is the user\'s, the model\'s choice after a tool result; none and named choices are kept', () => {
+  it('callFirst: auto is a call when the latest turn is the user\'s, an answer after the tool results; none and required are kept', () => {
     const afterResult: ChatMessage[] = [
       { role: 'user', content: 'read it' },
       { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'Read', arguments: '{}' } }] },
@@ -63,7 +63,10 @@ describe('local tools: OpenAI tools and tool_choice -> node-llama-cpp functions'
     expect(toolUseOf(request({ tools: [readTool] }), 'callFirst').forceCall).toBe(true);
     // Claude Code sends a system-role message after the user's: still the user's turn.
     expect(toolUseOf(request({ tools: [readTool] }, [{ role: 'user', content: 'read it' }, { role: 'system', content: 'env' }]), 'callFirst').forceCall).toBe(true);
-    expect(toolUseOf(request({ tools: [readTool] }, afterResult), 'callFirst').forceCall).toBe(false);
+    // After the results: an answer, the tools still in the prompt (the turn before's prompt, reused), no call taken.
+    expect(toolUseOf(request({ tools: [readTool] }, afterResult), 'callFirst')).toMatchObject({ forceCall: false, answerOnly: true, functions: { Read: {} } });
+    expect(toolUseOf(request({ tools: [readTool] }, afterResult), 'model').answerOnly).toBeUndefined();
+    expect(toolUseOf(request({ tools: [readTool], tool_choice: 'required' }, afterResult), 'callFirst')).toMatchObject({ forceCall: true });
     expect(toolUseOf(request({ tools: [readTool] }), 'model').forceCall).toBe(false);
     expect(toolUseOf(request({ tools: [readTool], tool_choice: 'none' }), 'callFirst').functions).toBeUndefined();
   });

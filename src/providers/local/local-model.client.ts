@@ -90,7 +90,7 @@ export class LocalModelClient implements BackendClient {
       type: 'generate',
       id,
       history,
-      ...(tools.functions ? { functions: tools.functions, forceCall: tools.forceCall, maxParallelCalls: tools.maxParallelCalls } : {}),
+      ...(tools.functions ? { functions: tools.functions, forceCall: tools.forceCall, answerOnly: tools.answerOnly, maxParallelCalls: tools.maxParallelCalls } : {}),
       maxTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
       temperature: request.temperature ?? undefined,
       topP: request.top_p ?? undefined,

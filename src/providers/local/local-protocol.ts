@@ -5,7 +5,9 @@
  * - `model`: the model decides, by writing its chat template's call syntax or not.
  * - `callFirst`: for a model too small to decide (the default SmolLM2-135M never calls a tool on its own, see
  *   the README): when the latest turn is the user's (system messages after it aside), the answer is a call (the
- *   model still picks the tool and writes its arguments); after a tool result, the model decides as with `model`.
+ *   model still picks the tool and writes its arguments); after the tool results, the answer is text. One call
+ *   per user turn: left to decide after a result, the model imitated the call it had just seen and an agent
+ *   looped (Claude Code, 38 requests).
  */
 export const AUTO_TOOL_CHOICES = ['model', 'callFirst'] as const;
 export type AutoToolChoice = (typeof AUTO_TOOL_CHOICES)[number];
@@ -61,6 +63,8 @@ export interface GenerateRequest {
   functions?: LocalFunctions;
   /** The answer must be a tool call (`tool_choice: "required"` or a named function). */
   forceCall?: boolean;
+  /** The answer is text: the tools stay in the prompt (as on the turn before) but a call is not taken (callFirst, after results). */
+  answerOnly?: boolean;
   /** Calls in one answer at most (`parallel_tool_calls: false`: 1); unset: as many as the chat template allows. */
   maxParallelCalls?: number;
   /** The client's limit, if it set one (the worker caps it at what the context has left). */

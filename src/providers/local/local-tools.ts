@@ -14,6 +14,8 @@ export interface LocalToolUse {
   functions?: LocalFunctions;
   /** The answer must be a call. */
   forceCall: boolean;
+  /** The answer must be text, the tools documented in the prompt all the same (callFirst after tool results). */
+  answerOnly?: boolean;
   maxParallelCalls?: number;
 }
 
@@ -39,8 +41,11 @@ export function toolUseOf(request: ChatRequest, autoToolChoice: AutoToolChoice):
   const { mode, allowed } = choiceOf(choice, names);
   if (mode === 'none') return { forceCall: false };
   const offered = allowed ? Object.fromEntries(allowed.map((name) => [name, functions[name]])) : functions;
-  const forceCall = mode === 'required' || (autoToolChoice === 'callFirst' && latestTurnIsUsers(request.messages));
-  return { functions: offered, forceCall, maxParallelCalls };
+  if (mode === 'auto' && autoToolChoice === 'callFirst') {
+    const usersTurn = latestTurnIsUsers(request.messages);
+    return { functions: offered, forceCall: usersTurn, ...(usersTurn ? {} : { answerOnly: true }), maxParallelCalls };
+  }
+  return { functions: offered, forceCall: mode === 'required', maxParallelCalls };
 }
 
 /** The conversation's latest turn is the user's (system messages after it, as Claude Code sends, do not count). */

@@ -22,6 +22,8 @@ interface Slot {
   chat: any;
   /** The same sequence with the call-forcing wrapper (`tool_choice: "required"` or a named function). */
   callingChat: any;
+  /** The same sequence with the wrapper that takes no call (callFirst after tool results). */
+  answeringChat: any;
 }
 let runtime:
   | {
@@ -56,12 +58,14 @@ async function init(config: WorkerInit): Promise<void> {
     // One chat wrapper (resolving the template takes ~300 ms) and its LlamaChats per sequence, made once.
     const chatWrapper = chatWrapperFor(module, model);
     const callingWrapper = callForcingWrapper(module, chatWrapper);
+    const answeringWrapper = callIgnoringWrapper(chatWrapper);
     const free = Array.from({ length: config.parallel }, () => {
       const sequence = context.getSequence();
       return {
         sequence,
         chat: new module.LlamaChat({ contextSequence: sequence, chatWrapper }),
         callingChat: new module.LlamaChat({ contextSequence: sequence, chatWrapper: callingWrapper }),
+        answeringChat: new module.LlamaChat({ contextSequence: sequence, chatWrapper: answeringWrapper }),
       };
     });
     const ggufSampling = model.fileInfo?.metadata?.general?.sampling as GgufSampling | undefined;
@@ -193,6 +197,23 @@ function callForcingWrapper(module: any, wrapper: any): any {
   return forcing;
 }
 
+/**
+ * The chat wrapper with the tools still documented in the prompt (so it is the prompt of the turn before, and the
+ * sequence's tokens are reused) but no call taken: node-llama-cpp does not look for the call syntax, so what the
+ * model writes is its answer.
+ */
+function callIgnoringWrapper(wrapper: any): any {
+  const ignoring = Object.create(wrapper);
+  ignoring.generateContextState = function (options: unknown) {
+    const state = wrapper.generateContextState.call(this, options);
+    if (state.functionCall) return { ...state, functionCall: { initiallyEngaged: false, disengageInitiallyEngaged: [] } };
+    const prefixTriggers = state.prefixTriggers?.filter((trigger: { type: string }) => trigger.type !== 'functionCall');
+    const noPrefixTrigger = state.noPrefixTrigger?.type === 'functionCall' ? undefined : state.noPrefixTrigger;
+    return { ...state, prefixTriggers, noPrefixTrigger, detectFunctionCalls: false };
+  };
+  return ignoring;
+}
+
 async function generate(request: GenerateRequest): Promise<void> {
   const controller = new AbortController();
   running.set(request.id, controller);
@@ -213,7 +234,7 @@ async function generate(request: GenerateRequest): Promise<void> {
     return;
   }
   const { sequence } = slot;
-  const chat = request.forceCall ? slot.callingChat : slot.chat;
+  const chat = request.forceCall ? slot.callingChat : request.answerOnly ? slot.answeringChat : slot.chat;
   let completionTokens = 0;
   let reasoningTokens = 0;
   const calls = new ToolCallStream(request.id);
