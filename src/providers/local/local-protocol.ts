@@ -6,8 +6,7 @@
  * - `callFirst`: for a model too small to decide (the default SmolLM2-135M never calls a tool on its own, see
  *   the README): when the latest turn is the user's (system messages after it aside), the answer is a call (the
  *   model still picks the tool and writes its arguments); after the tool results, the answer is text. One call
- *   per user turn: left to decide after a result, the model imitated the call it had just seen and an agent
- *   looped (Claude Code, 38 requests).
+ *   per user turn: a model that cannot decide whether to call cannot decide it after a result either.
  */
 export const AUTO_TOOL_CHOICES = ['model', 'callFirst'] as const;
 export type AutoToolChoice = (typeof AUTO_TOOL_CHOICES)[number];
