@@ -20,6 +20,7 @@ import {
 } from 'class-validator';
 import { LimitSettings } from '../limits/limit-settings';
 import { FAMILIES } from '../providers/families';
+import { AUTO_TOOL_CHOICES, type AutoToolChoice } from '../providers/local/local-protocol';
 
 /**
  * The shape of config/switchyard.yaml. Every class here is validated at boot;
@@ -200,6 +201,13 @@ export class LocalBackendConfig {
    * model without a limit can repeat itself until the context is full, and with context shifting, forever.
    */
   @IsInt() @Min(1) defaultMaxTokens = 512;
+  /**
+   * What `tool_choice: "auto"` means for this model: `model`, the model decides whether to call a tool; `callFirst`,
+   * for a model too small to decide (the default SmolLM2-135M never calls one on its own): a request whose latest
+   * turn is the user's is answered with a call (the model picks the tool and writes its arguments), and the one
+   * after the tool results with text: one call per user turn. See providers/local/local-tools.ts and the README's "Local models".
+   */
+  @IsIn(AUTO_TOOL_CHOICES) autoToolChoice: AutoToolChoice = 'model';
   /**
    * The GGUF is an embedding model (e.g. all-MiniLM-L6-v2, `npm run model:fetch -- --model minilm-l6-embed`): the
    * worker makes an embedding context instead of chat sequences, and the backend serves POST /v1/embeddings only.

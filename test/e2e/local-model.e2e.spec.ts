@@ -89,7 +89,7 @@ describe('local model backend (real model)', () => {
 
   it.each([
     ['n', { n: 2 }],
-    ['tools', { tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] }],
+    ['functions', { functions: [{ name: 'f', parameters: { type: 'object' } }] }],
     ['response_format', { response_format: { type: 'json_object' } }],
     ['logprobs', { logprobs: true }],
   ])('refuses %s with a 400 naming the field instead of ignoring it', async (field, extra) => {
@@ -99,7 +99,7 @@ describe('local model backend (real model)', () => {
     expect(refused.body.error.message).toContain('`smollm2`');
   });
 
-  it('passes the off values of those fields (n: 1, tools: [], response_format text)', async () => {
+  it('passes the off values of those fields (n: 1, response_format text) and an empty tools list', async () => {
     const ok = await gw.asTeam(token, 'POST', '/v1/chat/completions', { ...ask('Say hi.', { max_tokens: 4 }), n: 1, tools: [], response_format: { type: 'text' } });
     expect(ok.status).toBe(200);
   });
@@ -145,7 +145,7 @@ describe('local model backend (real model)', () => {
       .chat.completions.create(ask('Write a very long story about a dragon, with many chapters.', { max_tokens: 400 }), { signal: controller.signal })
       .catch((e: unknown) => e);
     // Abort once the worker has generated some of the answer.
-    await eventually(() => expect([...(localClient() as any).pending.values()].some((p: { text: string }) => p.text.length > 20)).toBe(true), 30_000, 10);
+    await eventually(() => expect([...(localClient() as any).pending.values()].some((p: { reply: { text: string } }) => p.reply.text.length > 20)).toBe(true), 30_000, 10);
     controller.abort();
     await pending;
     const record = await eventually(async () => {
@@ -213,6 +213,30 @@ describe('local model backend (real model)', () => {
       expect(usage).toMatchObject({ requests: 2, requests_ok: 1, requests_rejected: 1 });
       expect(usage.completion_tokens).toBeLessThanOrEqual(4); // nothing of the refused request was counted
     });
+  });
+
+  it('chat ids are random, unique across restarts and replicas (a per-process counter repeated chatcmpl-local-1 on every boot)', async () => {
+    const replica = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: {
+        backends: { local: { type: 'local', local: { modelPath: LOCAL_MODEL, parallel: 1, queueSize: 1, contextSize: 512, threads: 1, defaultMaxTokens: 4 } } },
+        models: { smollm2: { backend: 'local', upstreamModel: 'SmolLM2-135M-Instruct' } },
+      },
+    });
+    try {
+      const other = replica.openai((await replica.teamToken('local-replica')).token);
+      // Another boot (a replica, or this gateway restarted) against this one: a counter started both at chatcmpl-local-1.
+      const [mine, theirs] = await Promise.all([client.chat.completions.create(ask('Hi.', { max_tokens: 2 })), other.chat.completions.create(ask('Hi.', { max_tokens: 2 }))]);
+      const streamed = await other.chat.completions.create({ ...ask('Hi.', { max_tokens: 2 }), stream: true });
+      const streamIds = new Set<string>();
+      for await (const chunk of streamed) streamIds.add(chunk.id);
+      const ids = [mine.id, theirs.id, ...streamIds];
+      for (const id of ids) expect(id).toMatch(/^chatcmpl-[A-Za-z0-9]{29}$/);
+      expect(streamIds.size).toBe(1); // one id for every chunk of a stream
+      expect(new Set(ids).size).toBe(3);
+    } finally {
+      await replica.close();
+    }
   });
 
   it('a crashed worker fails its requests with 503 and is restarted', async () => {

@@ -110,22 +110,6 @@ describe('local models through Messages, Responses and embeddings (real models)'
       expect(events.slice(-2)).toEqual(['message_delta', 'message_stop']);
       expect(message.usage.output_tokens).toBeGreaterThan(0);
     });
-
-    it('refuses tools (the local model cannot call them) with a BadRequestError naming the field', async () => {
-      const refused = await anthropic.messages
-        .create({
-          model: 'smollm2',
-          max_tokens: 10,
-          tools: [{ name: 'Read', input_schema: { type: 'object', properties: {} } }],
-          messages: [{ role: 'user', content: 'x' }],
-        })
-        .catch((e: unknown) => e);
-      expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
-      expect((refused as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
-        type: 'error',
-        error: { type: 'invalid_request_error', message: expect.stringMatching(/'tools'/) },
-      });
-    });
   });
 
   describe('Responses to the local chat model (translated)', () => {

@@ -69,15 +69,16 @@ export function ensureEmbeddingModel(): void {
 }
 
 /**
- * Token counts from node-llama-cpp driven directly on the same GGUF (the tests' reference). Asynchronous on
+ * Token counts from node-llama-cpp driven directly on the same GGUF (the tests' reference; `functions` are documented
+ * in the prompt as its function calling does). Asynchronous on
  * purpose: loading the model takes seconds on a loaded machine, and a synchronous child blocked the test's event
  * loop meanwhile, so the client never saw the gateway close its idle keep-alive socket and the next request went
  * out on a dead one (ECONNRESET, seen in CI).
  */
-export async function referenceTokens(history: unknown[], text: string): Promise<{ prompt: number; text: number }> {
+export async function referenceTokens(history: unknown[], text: string, functions?: object): Promise<{ prompt: number; text: number }> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    [join(__dirname, 'reference-tokens.mjs'), JSON.stringify({ modelPath: LOCAL_MODEL, runtimeDir: LOCAL_RUNTIME, history, text })],
+    [join(__dirname, 'reference-tokens.mjs'), JSON.stringify({ modelPath: LOCAL_MODEL, runtimeDir: LOCAL_RUNTIME, history, text, functions })],
     { encoding: 'utf8', timeout: 60_000 },
   );
   return JSON.parse(stdout) as { prompt: number; text: number };

@@ -2,25 +2,25 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import type { LocalBackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
+import type { ChatRequest } from '../chat-request';
 import type { UpstreamCall } from '../provider-adapter';
 import type { BackendLog } from '../provider-family';
 import { AbortedWithUsage, type BackendClient, type UpstreamResponse } from '../shared/upstream-client';
 import { placementFor } from './cpu-placement';
 import { PushBody } from './local-body';
+import { historyOf } from './local-history';
 import type { FromWorker, GenerateRequest, ToWorker } from './local-protocol';
+import { LocalReply, usageOf } from './local-reply';
+import { toolUseOf } from './local-tools';
 
 interface Pending {
   body: PushBody;
   /** Set once the client has gone: the body fails when the worker reports what was spent (or after a bound). */
   abandoned?: NodeJS.Timeout;
-  stream: boolean;
-  text: string;
-  reasoning: string;
-  model: string;
-  id: string;
-  created: number;
-  /** An embeddings request (answered whole, with `embedded`). */
-  embedding?: boolean;
+  /** A chat completion being generated (absent for an embeddings request). */
+  reply?: LocalReply;
+  /** An embeddings request (answered whole, with `embedded`): the model it names. */
+  embeddingModel?: string;
 }
 
 /** How long an abandoned request waits for the worker's report of what it spent before it is let go. */
@@ -80,14 +80,18 @@ export class LocalModelClient implements BackendClient {
     const request = JSON.parse(call.body.toString()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     if (call.path === '/embeddings') return this.sendEmbedding(request as { model: string; input: string | string[] | number[] | number[][]; dimensions?: number }, signal);
     const thoughtBudget = this.thoughtBudget(request.thinking);
+    // The adapter checked these already (a 400 before any admission); mapped here from the body the worker runs.
+    const history = historyOf(request.messages);
+    const tools = toolUseOf(request as ChatRequest, this.config.autoToolChoice);
     const id = this.nextId++;
     const body = new PushBody();
-    const pending: Pending = { body, stream: request.stream === true, text: '', reasoning: '', model: String(request.model), id: `chatcmpl-local-${id}`, created: Math.floor(Date.now() / 1000) };
+    const pending: Pending = { body, reply: new LocalReply(body, request.stream === true, String(request.model)) };
     this.pending.set(id, pending);
     const message: GenerateRequest = {
       type: 'generate',
       id,
-      messages: (request.messages as Array<{ role: string; content: unknown }>).map((m) => ({ role: m.role, content: textOf(m.content) })),
+      history,
+      ...(tools.functions ? { functions: tools.functions, forceCall: tools.forceCall, answerOnly: tools.answerOnly, maxParallelCalls: tools.maxParallelCalls } : {}),
       maxTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
       temperature: request.temperature ?? undefined,
       topP: request.top_p ?? undefined,
@@ -106,7 +110,6 @@ export class LocalModelClient implements BackendClient {
       this.post({ type: 'abort', id });
       pending.abandoned = setTimeout(() => this.settleAbort(id, undefined), ABORT_REPORT_MS);
     });
-    if (pending.stream) this.chunk(pending, { role: 'assistant', content: '' });
     return { status: 200, headers: {}, body };
   }
 
@@ -122,7 +125,7 @@ export class LocalModelClient implements BackendClient {
     const inputs = typeof input === 'string' ? [input] : typeof input[0] === 'number' ? [input as number[]] : (input as Array<string | number[]>);
     const id = this.nextId++;
     const body = new PushBody();
-    this.pending.set(id, { body, stream: false, text: '', reasoning: '', model: request.model, id: `embd-local-${id}`, created: 0, embedding: true });
+    this.pending.set(id, { body, embeddingModel: request.model });
     this.post({ type: 'embed', id, inputs });
     // Nothing to cancel in the worker (an embedding takes milliseconds): the client just stops waiting.
     signal.addEventListener('abort', () => {
@@ -233,60 +236,27 @@ export class LocalModelClient implements BackendClient {
     }
     const pending = this.pending.get(message.id);
     if (!pending) return;
-    if (message.type === 'text') {
-      pending.text += message.text;
-      if (pending.stream) this.chunk(pending, { content: message.text });
-      return;
-    }
-    if (message.type === 'thought') {
-      pending.reasoning += message.text;
-      if (pending.stream) this.chunk(pending, { reasoning_content: message.text });
-      return;
-    }
+    const reply = pending.reply;
+    if (message.type === 'text') return reply?.onText(message.text);
+    if (message.type === 'thought') return reply?.onThought(message.text);
+    if (message.type === 'callStart') return reply?.onCallStart(message.index, message.name);
+    if (message.type === 'callArguments') return reply?.onCallArguments(message.index, message.text);
     this.pending.delete(message.id);
     if (message.type === 'embedded') {
       const data = message.vectors.map((embedding, index) => ({ object: 'embedding', index, embedding }));
-      pending.body.push(JSON.stringify({ object: 'list', data, model: pending.model, usage: { prompt_tokens: message.promptTokens, total_tokens: message.promptTokens } }));
+      pending.body.push(JSON.stringify({ object: 'list', data, model: pending.embeddingModel, usage: { prompt_tokens: message.promptTokens, total_tokens: message.promptTokens } }));
       pending.body.end();
       return;
     }
     if (message.type === 'error') {
       pending.body.fail(
         message.code === 'context_length_exceeded'
-          ? new GatewayException('invalid_request', message.message, { param: pending.embedding ? 'input' : 'messages', wireCode: 'context_length_exceeded' })
+          ? new GatewayException('invalid_request', message.message, { param: reply ? 'messages' : 'input', wireCode: 'context_length_exceeded' })
           : new GatewayException('upstream_error', `The local model "${this.backendId}" failed: ${message.message}`),
       );
       return;
     }
-    const usage = {
-      prompt_tokens: message.promptTokens,
-      completion_tokens: message.completionTokens,
-      total_tokens: message.promptTokens + message.completionTokens,
-      ...(message.reasoningTokens ? { completion_tokens_details: { reasoning_tokens: message.reasoningTokens } } : {}),
-    };
-    if (pending.stream) {
-      this.chunk(pending, {}, message.finishReason);
-      pending.body.push(`data: ${JSON.stringify({ ...this.base(pending), object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
-      pending.body.push('data: [DONE]\n\n');
-    } else {
-      pending.body.push(
-        JSON.stringify({
-          ...this.base(pending),
-          object: 'chat.completion',
-          choices: [
-            {
-              index: 0,
-              // refusal: a required member of OpenAI's message (null: a local model has no separate refusal text).
-              message: { role: 'assistant', content: pending.text, refusal: null, ...(pending.reasoning ? { reasoning_content: pending.reasoning } : {}) },
-              finish_reason: message.finishReason,
-              logprobs: null,
-            },
-          ],
-          usage,
-        }),
-      );
-    }
-    pending.body.end();
+    reply?.finish(message.finishReason, usageOf(message.promptTokens, message.completionTokens, message.reasoningTokens, message.cachedTokens));
   }
 
   /** Ends an abandoned request's body with an abort that carries what the worker spent on it (when it said). */
@@ -295,21 +265,8 @@ export class LocalModelClient implements BackendClient {
     if (!pending) return;
     this.abandoned.delete(id);
     clearTimeout(pending.abandoned);
-    const usage = spent && {
-      prompt_tokens: spent.prompt_tokens,
-      completion_tokens: spent.completion_tokens,
-      total_tokens: spent.prompt_tokens + spent.completion_tokens,
-      ...(spent.reasoning_tokens ? { completion_tokens_details: { reasoning_tokens: spent.reasoning_tokens } } : {}),
-    };
+    const usage = spent && usageOf(spent.prompt_tokens, spent.completion_tokens, spent.reasoning_tokens);
     pending.body.fail(new AbortedWithUsage(usage));
-  }
-
-  private chunk(pending: Pending, delta: Record<string, unknown>, finishReason: string | null = null): void {
-    pending.body.push(`data: ${JSON.stringify({ ...this.base(pending), object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
-  }
-
-  private base(pending: Pending) {
-    return { id: pending.id, created: pending.created, model: pending.model };
   }
 
   private post(message: ToWorker): void {
@@ -317,8 +274,3 @@ export class LocalModelClient implements BackendClient {
   }
 }
 
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((part: { type?: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : '')).join('\n');
-}

@@ -8,6 +8,7 @@
  */
 import { join, resolve } from 'node:path';
 import { pinThisProcess } from './cpu-placement';
+import { historyChars } from './local-history';
 import type { EmbedRequest, FromWorker, GenerateRequest, ToWorker, WorkerInit } from './local-protocol';
 import { completionLimit, samplingFor, type GgufSampling } from './sampling';
 
@@ -19,6 +20,10 @@ const running = new Map<number, AbortController>();
 interface Slot {
   sequence: any;
   chat: any;
+  /** The same sequence with the call-forcing wrapper (`tool_choice: "required"` or a named function). */
+  callingChat: any;
+  /** The same sequence with the wrapper that takes no call (callFirst after tool results). */
+  answeringChat: any;
 }
 let runtime:
   | {
@@ -50,11 +55,18 @@ async function init(config: WorkerInit): Promise<void> {
     const model = await llama.loadModel({ modelPath: resolve(config.modelPath) });
     if (config.embedding) return await initEmbedding(model, config, pinFailure);
     const context = await model.createContext({ sequences: config.parallel, contextSize: config.contextSize, threads: config.threads });
-    // One chat wrapper (resolving the template takes ~300 ms) and one LlamaChat per sequence, made once.
+    // One chat wrapper (resolving the template takes ~300 ms) and its LlamaChats per sequence, made once.
     const chatWrapper = chatWrapperFor(module, model);
+    const callingWrapper = callForcingWrapper(module, chatWrapper);
+    const answeringWrapper = callIgnoringWrapper(chatWrapper);
     const free = Array.from({ length: config.parallel }, () => {
       const sequence = context.getSequence();
-      return { sequence, chat: new module.LlamaChat({ contextSequence: sequence, chatWrapper }) };
+      return {
+        sequence,
+        chat: new module.LlamaChat({ contextSequence: sequence, chatWrapper }),
+        callingChat: new module.LlamaChat({ contextSequence: sequence, chatWrapper: callingWrapper }),
+        answeringChat: new module.LlamaChat({ contextSequence: sequence, chatWrapper: answeringWrapper }),
+      };
     });
     const ggufSampling = model.fileInfo?.metadata?.general?.sampling as GgufSampling | undefined;
     runtime = { module, model, context, chatWrapper, free, waiting: [], defaultMaxTokens: config.defaultMaxTokens, ggufSampling };
@@ -127,9 +139,26 @@ function chatWrapperFor(module: any, model: any): any {
   return resolved ?? 'auto';
 }
 
-/** A free sequence, or undefined if the request is abandoned while it waits for one. */
-function acquire(signal: AbortSignal): Promise<Slot | undefined> {
-  const slot = runtime!.free.pop();
+/**
+ * Prompts at least this long (in characters) pick, among free sequences, the one already holding the longest start
+ * of them; shorter ones take the last freed sequence without tokenizing first (the first token would wait for it).
+ */
+const PREFIX_MATCH_MIN_CHARS = 4096;
+
+/**
+ * A free sequence, or undefined if the request is abandoned while it waits for one. A sequence keeps the tokens of
+ * the last request it ran, and node-llama-cpp evaluates only what differs from them: an agent's next turn resends
+ * the conversation so far, so its long prompt is mostly there already. The last freed sequence is taken (the same
+ * client's previous turn, most often), or, for a long prompt when several are free, the one sharing most of it.
+ */
+function acquire(signal: AbortSignal, history: GenerateRequest['history'], promptOf: () => unknown[]): Promise<Slot | undefined> {
+  const free = runtime!.free;
+  if (free.length > 1 && historyChars(history) >= PREFIX_MATCH_MIN_CHARS) {
+    const tokens = promptOf();
+    const shared = free.map((slot) => slot.sequence.compareContextTokens(tokens).firstDifferentIndex as number);
+    return Promise.resolve(free.splice(shared.indexOf(Math.max(...shared)), 1)[0]);
+  }
+  const slot = free.pop();
   if (slot) return Promise.resolve(slot);
   return new Promise((resolveSlot) => {
     const waiter = (freed: Slot) => {
@@ -151,45 +180,75 @@ function release(slot: Slot): void {
   else runtime!.free.push(slot);
 }
 
-/** OpenAI messages -> node-llama-cpp chat history; the GGUF's own chat template renders it. */
-function historyOf(messages: GenerateRequest['messages']): any[] {
-  const history: any[] = messages.map((m) =>
-    m.role === 'assistant' ? { type: 'model', response: [m.content] } : { type: m.role === 'user' ? 'user' : 'system', text: m.content },
-  );
-  history.push({ type: 'model', response: [] });
-  return history;
+/**
+ * The chat wrapper, with every answer opened as a function call: node-llama-cpp puts the wrapper's call prefix
+ * into the context and enters function-calling mode, where its grammar lets the model write only one of the
+ * offered function names and then arguments that match that function's schema. (The same mechanism its own
+ * wrappers use for models whose template opens a call; the wrapper renders everything else as before.)
+ */
+function callForcingWrapper(module: any, wrapper: any): any {
+  const forcing = Object.create(wrapper);
+  forcing.generateContextState = function (options: unknown) {
+    const state = wrapper.generateContextState.call(this, options);
+    // Wrappers whose answers may start in function-calling mode (Functionary): start there, with no way out.
+    if (state.functionCall) return { ...state, functionCall: { initiallyEngaged: true, disengageInitiallyEngaged: [] } };
+    return { ...state, prefixTriggers: undefined, noPrefixTrigger: { type: 'functionCall', inject: module.LlamaText(wrapper.settings.functions.call.prefix) } };
+  };
+  return forcing;
+}
+
+/**
+ * The chat wrapper with the tools still documented in the prompt (so it is the prompt of the turn before, and the
+ * sequence's tokens are reused) but no call taken: node-llama-cpp does not look for the call syntax, so what the
+ * model writes is its answer.
+ */
+function callIgnoringWrapper(wrapper: any): any {
+  const ignoring = Object.create(wrapper);
+  ignoring.generateContextState = function (options: unknown) {
+    const state = wrapper.generateContextState.call(this, options);
+    if (state.functionCall) return { ...state, functionCall: { initiallyEngaged: false, disengageInitiallyEngaged: [] } };
+    const prefixTriggers = state.prefixTriggers?.filter((trigger: { type: string }) => trigger.type !== 'functionCall');
+    const noPrefixTrigger = state.noPrefixTrigger?.type === 'functionCall' ? undefined : state.noPrefixTrigger;
+    return { ...state, prefixTriggers, noPrefixTrigger, detectFunctionCalls: false };
+  };
+  return ignoring;
 }
 
 async function generate(request: GenerateRequest): Promise<void> {
   const controller = new AbortController();
   running.set(request.id, controller);
-  const history = historyOf(request.messages);
-  // The prompt exactly as the model sees it: the chat template applied, then tokenized. Counted before generating
-  // only when it could matter for the limit (a long prompt or a large limit); otherwise after the answer, since
-  // rendering and tokenizing cost the first token a few milliseconds.
-  let promptTokens: number | undefined;
-  const countPrompt = () =>
-    (promptTokens ??= runtime!.chatWrapper.generateContextState({ chatHistory: history }).contextText.tokenize(runtime!.model.tokenizer).length);
-  const slot = await acquire(controller.signal);
+  const { history, functions } = request;
+  const tokenizer = runtime!.model.tokenizer;
+  // The prompt exactly as the model sees it: the chat template applied (with the offered functions documented
+  // as the template does), then tokenized. Counted before generating only when it could matter for the limit (a
+  // long prompt, a large limit, any tools); otherwise after the answer, since rendering and tokenizing cost the
+  // first token a few milliseconds.
+  let prompt: unknown[] | undefined;
+  const promptOf = () => (prompt ??= runtime!.chatWrapper.generateContextState({ chatHistory: history, availableFunctions: functions }).contextText.tokenize(tokenizer));
+  const countPrompt = () => promptOf().length;
+  const slot = await acquire(controller.signal, history, promptOf);
   if (!slot) {
     // Abandoned while queued: nothing was generated; the prompt is still what the request asked to run.
     running.delete(request.id);
     send({ type: 'aborted', id: request.id, promptTokens: safely(countPrompt), completionTokens: 0, reasoningTokens: 0 });
     return;
   }
-  const { chat, sequence } = slot;
+  const { sequence } = slot;
+  const chat = request.forceCall ? slot.callingChat : request.answerOnly ? slot.answeringChat : slot.chat;
   let completionTokens = 0;
   let reasoningTokens = 0;
+  const calls = new ToolCallStream(request.id);
   try {
     if (controller.signal.aborted) return;
     const contextSize: number = sequence.contextSize;
-    const promptChars = request.messages.reduce((sum, m) => sum + m.content.length, 0);
     const wanted = request.maxTokens ?? runtime!.defaultMaxTokens;
-    if (promptChars + TEMPLATE_SLACK_CHARS + wanted > contextSize && countPrompt() >= contextSize) {
-      send({ type: 'error', id: request.id, code: 'context_length_exceeded', message: `The prompt is ${promptTokens} tokens; this model's context holds ${contextSize}.` });
+    if ((functions || historyChars(history) + TEMPLATE_SLACK_CHARS + wanted > contextSize) && countPrompt() >= contextSize) {
+      send({ type: 'error', id: request.id, code: 'context_length_exceeded', message: `The prompt is ${prompt!.length} tokens; this model's context holds ${contextSize}.` });
       return;
     }
-    const maxTokens = completionLimit(request.maxTokens, runtime!.defaultMaxTokens, contextSize, promptTokens);
+    const maxTokens = completionLimit(request.maxTokens, runtime!.defaultMaxTokens, contextSize, prompt?.length);
+    // The start of a long prompt the sequence already holds (evaluated for an earlier request): not evaluated again.
+    const cachedTokens = historyChars(history) >= PREFIX_MATCH_MIN_CHARS ? (sequence.compareContextTokens(promptOf()).firstDifferentIndex as number) : 0;
     const result = await chat.generateResponse(history, {
       maxTokens,
       ...samplingFor(request, runtime!.ggufSampling),
@@ -205,21 +264,67 @@ async function generate(request: GenerateRequest): Promise<void> {
           if (chunk.text) send({ type: 'thought', id: request.id, text: chunk.text });
         } else if (chunk.type === undefined && chunk.text) send({ type: 'text', id: request.id, text: chunk.text });
       },
+      ...(functions
+        ? {
+            functions,
+            maxParallelFunctionCalls: request.maxParallelCalls,
+            onFunctionCallParamsChunk: (chunk: { callIndex: number; functionName: string; paramsChunk: string }) => calls.add(chunk.callIndex, chunk.functionName, chunk.paramsChunk),
+          }
+        : {}),
     });
     if (controller.signal.aborted) return;
     // The limit ends the answer (maxTokens), or a full context does: both are `length`, as OpenAI reports them.
-    const stopReason = result.metadata?.stopReason;
-    const finishReason = stopReason === 'maxTokens' || completionTokens >= maxTokens ? 'length' : 'stop';
-    send({ type: 'done', id: request.id, finishReason, promptTokens: countPrompt(), completionTokens, reasoningTokens });
+    const length = result.metadata?.stopReason === 'maxTokens' || completionTokens >= maxTokens;
+    // A call's tokens (the template's call syntax, the name, the arguments) are the model's output too.
+    const called: Array<{ raw: unknown }> = result.functionCalls ?? [];
+    for (const call of called) completionTokens += runtime!.module.LlamaText.fromJSON(call.raw).tokenize(tokenizer).length;
+    const finishReason = length ? 'length' : called.length ? 'tool_calls' : 'stop';
+    send({ type: 'done', id: request.id, finishReason, promptTokens: countPrompt(), cachedTokens, completionTokens, reasoningTokens });
   } catch (error) {
     if (!controller.signal.aborted) send({ type: 'error', id: request.id, message: error instanceof Error ? error.message : String(error) });
   } finally {
     running.delete(request.id);
-    // An abandoned request is still accounted, exactly: what the prompt was and what had been generated.
-    if (controller.signal.aborted) send({ type: 'aborted', id: request.id, promptTokens: safely(countPrompt), completionTokens, reasoningTokens });
-    // Each request is independent: forget this one's tokens before the slot is reused.
-    await sequence.clearHistory();
+    // An abandoned request is still accounted, exactly: what the prompt was and what had been generated (a call
+    // cut short counts the tokens of its name and arguments so far).
+    if (controller.signal.aborted) {
+      completionTokens += calls.tokens(tokenizer);
+      send({ type: 'aborted', id: request.id, promptTokens: safely(countPrompt), completionTokens, reasoningTokens });
+    }
+    // The sequence keeps this request's tokens: a next request that starts the same way reuses them (see acquire).
     release(slot);
+  }
+}
+
+/**
+ * Tool calls as the model writes them: a call's start (its name) when its first arguments arrive, then the
+ * arguments as generated. Whitespace after the JSON (the grammar lets the model pad before it closes the call) is
+ * held back until more text follows, so what a client collects is the JSON text itself.
+ */
+class ToolCallStream {
+  private readonly calls = new Map<number, { name: string; text: string; held: string }>();
+
+  constructor(private readonly requestId: number) {}
+
+  add(index: number, name: string, chunk: string): void {
+    let call = this.calls.get(index);
+    if (!call) {
+      call = { name, text: '', held: '' };
+      this.calls.set(index, call);
+      send({ type: 'callStart', id: this.requestId, index, name });
+    }
+    const text = call.held + chunk;
+    const kept = text.trimEnd();
+    call.held = text.slice(kept.length);
+    if (!kept) return;
+    call.text += kept;
+    send({ type: 'callArguments', id: this.requestId, index, text: kept });
+  }
+
+  /** The tokens of the calls written so far (for an abandoned request: no call was finished to count). */
+  tokens(tokenizer: (text: string) => unknown[]): number {
+    let count = 0;
+    for (const call of this.calls.values()) count += tokenizer(call.name + call.text + call.held).length;
+    return count;
   }
 }
 

@@ -2,24 +2,28 @@ import type { ChatRequest } from '../chat-request';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { CallTarget } from '../provider-adapter';
 import { OpenAIAdapter } from '../openai/openai.adapter';
+import { historyOf } from './local-history';
+import { toolUseOf } from './local-tools';
 
 /**
  * OpenAI options a local model does not implement. Each is refused with a 400 naming the field rather than
- * answered as if it had been applied (a 200 that silently ignored `tools` or a JSON `response_format` would
+ * answered as if it had been applied (a 200 that silently ignored a JSON `response_format` or `logprobs` would
  * hand the client an answer of the wrong shape). A field set to its "off" value passes.
  */
 const UNSUPPORTED: Array<{ field: string; isOff: (value: unknown) => boolean; why: string }> = [
   { field: 'n', isOff: (v) => v === 1, why: 'generates one choice per request' },
-  { field: 'tools', isOff: (v) => Array.isArray(v) && v.length === 0, why: 'does not call tools' },
-  { field: 'tool_choice', isOff: (v) => v === 'none', why: 'does not call tools' },
-  { field: 'functions', isOff: (v) => Array.isArray(v) && v.length === 0, why: 'does not call functions' },
+  { field: 'functions', isOff: (v) => Array.isArray(v) && v.length === 0, why: 'takes `tools`, not the deprecated `functions`' },
   { field: 'response_format', isOff: (v) => (v as { type?: unknown })?.type === 'text', why: 'has no structured output' },
   { field: 'logprobs', isOff: (v) => v === false, why: 'does not return log probabilities' },
   { field: 'top_logprobs', isOff: (v) => v === 0, why: 'does not return log probabilities' },
   { field: 'logit_bias', isOff: (v) => typeof v === 'object' && v !== null && Object.keys(v).length === 0, why: 'does not take a logit bias' },
 ];
 
-/** A `local` backend: the worker speaks OpenAI's format, so the OpenAI adapter translates; this adds its limits. */
+/**
+ * A `local` backend: the worker speaks OpenAI's format, so the OpenAI adapter translates; this adds its limits, and
+ * the rules a vendor checks itself (tools and tool_choice, tool calls answered by tool messages), since here the
+ * gateway is the vendor.
+ */
 export class LocalAdapter extends OpenAIAdapter {
   validate(request: ChatRequest, _target: CallTarget): void {
     for (const { field, isOff, why } of UNSUPPORTED) {
@@ -30,5 +34,7 @@ export class LocalAdapter extends OpenAIAdapter {
         wireCode: 'unsupported_parameter',
       });
     }
+    toolUseOf(request, 'model');
+    historyOf(request.messages);
   }
 }

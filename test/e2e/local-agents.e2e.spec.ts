@@ -1,0 +1,212 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BACKENDS, type Backend } from '../../src/providers/provider-adapter';
+import type { GenerateRequest, FunctionCallItem, HistoryItem } from '../../src/providers/local/local-protocol';
+import { eventually } from '../support/eventually';
+import { ensureLocalModel, LOCAL_MODEL } from '../support/local-model';
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { startTestGateway, type TestGateway } from '../support/test-gateway';
+
+const CLAUDE = join(__dirname, '../../node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs');
+const CODEX = join(__dirname, '../../node_modules/@openai/codex/bin/codex.js');
+
+/** Runs a command with stdin closed (Codex reads a prompt from stdin when it is a pipe); resolves with its exit code. */
+function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeout: number }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeout);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * The real Claude Code and Codex CLIs against the real default local model (SmolLM2-135M-Instruct), offline: each is
+ * asked for something that needs a tool; the model calls one of the tools the CLI offers (grammar-constrained, so
+ * the arguments are valid JSON for the tool's schema), the CLI runs it and sends the result back, and the model
+ * answers. The model is too small to decide to call a tool, so its backend has `autoToolChoice: callFirst` (a call
+ * for the user's turn, an answer after the results); which tool it calls and with what arguments is its own choice,
+ * so the checks hold for any choice it makes.
+ */
+describe('Claude Code and Codex on the local model (real CLIs, real model)', () => {
+  jest.setTimeout(900_000);
+  let upstream: OpenAIUpstream;
+  let gw: TestGateway;
+  let home: string;
+  let generated: GenerateRequest[];
+  let worker: ChildProcess;
+  let send: ChildProcess['send'];
+
+  beforeAll(async () => {
+    ensureLocalModel();
+    upstream = await new OpenAIUpstream().start();
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: {
+        backends: {
+          // 8192: SmolLM2's trained context, which holds both CLIs' prompts (Claude Code with --tools Read ~2.3k
+          // tokens, Codex ~6k) and the answers. One sequence: the CLIs' turns run one at a time anyway.
+          local: { type: 'local', local: { modelPath: LOCAL_MODEL, parallel: 1, queueSize: 4, contextSize: 8192, defaultMaxTokens: 512, autoToolChoice: 'callFirst' } },
+        },
+        models: { smollm2: { backend: 'local', upstreamModel: 'SmolLM2-135M-Instruct' } },
+      },
+    });
+    home = mkdtempSync(join(tmpdir(), 'local-agents-'));
+    // Every request the worker gets, as it got it: the history, the functions offered, whether a call was forced.
+    const client = (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('local')!.client as unknown as { worker: ChildProcess; whenReady(): Promise<void> };
+    await client.whenReady();
+    worker = client.worker;
+    generated = [];
+    send = worker.send;
+    worker.send = ((message: GenerateRequest, ...rest: unknown[]) => {
+      if (message.type === 'generate') generated.push(message);
+      return (send as (...args: unknown[]) => boolean).call(worker, message, ...rest);
+    }) as ChildProcess['send'];
+  });
+  afterAll(async () => {
+    if (worker) worker.send = send;
+    await gw?.close();
+    await upstream?.stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  /** The call the model made in the first request and its result as the CLI sent it back, from the second request. */
+  function turnOf(requests: GenerateRequest[]): { first: GenerateRequest; second: GenerateRequest; call: FunctionCallItem } {
+    expect(requests.length).toBeGreaterThanOrEqual(2);
+    const [first, second] = requests;
+    const answer = second.history.at(-1) as Extract<HistoryItem, { type: 'model' }>;
+    const call = answer.response.find((part): part is FunctionCallItem => typeof part === 'object' && part.type === 'functionCall')!;
+    return { first, second, call };
+  }
+
+  async function recordsOf(team: string, count: number): Promise<Array<Record<string, unknown>>> {
+    return eventually(async () => {
+      const { body } = await gw.admin('GET', `/admin/v1/usage/records?team=${team}&limit=20`);
+      expect(body.data.length).toBeGreaterThanOrEqual(count);
+      return body.data;
+    });
+  }
+
+  it('Claude Code: the model calls Read, Claude Code reads the file and sends the result, the model answers', async () => {
+    const { token } = await gw.teamToken('agents-claude');
+    const cwd = join(home, 'claude');
+    mkdirSync(cwd);
+    const note = join(cwd, 'note.txt');
+    writeFileSync(note, 'the launch code is 4417\n');
+    const before = generated.length;
+    const started = Date.now();
+    // --tools Read: the one built-in tool this turn needs (the default set is 12-21 tools, ~30-60 KB of schemas).
+    const result = await run(process.execPath, [CLAUDE, '-p', `Use the Read tool to read ${note}, then tell me what it says.`, '--model', 'smollm2', '--tools', 'Read'], {
+      cwd,
+      timeout: 600_000,
+      env: {
+        PATH: process.env.PATH,
+        HOME: cwd,
+        ANTHROPIC_BASE_URL: gw.url,
+        ANTHROPIC_API_KEY: token,
+        ANTHROPIC_SMALL_FAST_MODEL: 'smollm2',
+        ANTHROPIC_DEFAULT_HAIKU_MODEL: 'smollm2',
+        // Claude Code asks for 32,000 output tokens; a small model's answer needs far fewer.
+        CLAUDE_CODE_MAX_OUTPUT_TOKENS: '256',
+        DISABLE_TELEMETRY: '1',
+        DISABLE_ERROR_REPORTING: '1',
+        DISABLE_AUTOUPDATER: '1',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      },
+    });
+    const requests = generated.slice(before);
+    console.log(`Claude Code on the local model: exit ${result.code} in ${Date.now() - started} ms, ${requests.length} requests`);
+    if (result.code !== 0 || requests.length !== 2) {
+      const lines = gw.logs.filter((line) => line.type === 'access' && line.team === 'agents-claude').map((line) => `${line.status} ${JSON.stringify(line.tokens)} ${JSON.stringify(line.error ?? '')}`);
+      console.log(`  Claude Code said: ${result.stdout.slice(-800)}\n${result.stderr.slice(-800)}\n  access: ${lines.slice(0, 6).join('\n  ')}\n  requests: ${requests.slice(0, 4).map((r) => JSON.stringify({ force: r.forceCall, answer: r.answerOnly, last: r.history.at(-1) }).slice(0, 300)).join('\n  ')}`);
+    }
+    expect(result.code).toBe(0);
+    const { first, second, call } = turnOf(requests);
+    console.log(`  the model called ${call?.name}(${JSON.stringify(call?.params)}) -> ${JSON.stringify(String(call?.result).slice(0, 120))}`);
+    // The user's turn: a call was required, among the tools Claude Code offered (Read, and a deferred-loading
+    // placeholder it always sends).
+    expect(first.forceCall).toBe(true);
+    expect(Object.keys(first.functions!)).toContain('Read');
+    // The model's call, as Claude Code sent it back with the result of really running it (the file, or Claude
+    // Code's error for a path that is not there).
+    expect(Object.keys(first.functions!)).toContain(call.name);
+    expect(typeof call.result).toBe('string');
+    expect(String(call.result).length).toBeGreaterThan(0);
+    if (call.name === 'Read') {
+      const path = (call.params as { file_path: unknown }).file_path;
+      expect(typeof path).toBe('string');
+      if (path === note) expect(call.result).toContain('the launch code is 4417');
+    }
+    // After the result the model answers (callFirst: one call per user turn): what it wrote is what Claude Code printed.
+    expect(second).toMatchObject({ forceCall: false, answerOnly: true });
+    expect(requests).toHaveLength(2);
+    expect(result.stdout.trim().length).toBeGreaterThan(0);
+    console.log(`  Claude Code printed: ${JSON.stringify(result.stdout.trim().slice(-300))}`);
+    const records = await recordsOf('agents-claude', 2);
+    for (const record of records) expect(record).toMatchObject({ endpoint: 'messages', model: 'smollm2', backend: 'local', outcome: 'ok', estimated: false });
+  });
+
+  it('Codex: the model calls one of its tools, Codex runs it and sends the output, the model answers', async () => {
+    const { token } = await gw.teamToken('agents-codex');
+    const cwd = join(home, 'codex');
+    const codexHome = join(cwd, '.codex');
+    mkdirSync(codexHome, { recursive: true });
+    writeFileSync(join(cwd, 'note.txt'), 'the vault code is 9021\n');
+    writeFileSync(
+      join(codexHome, 'config.toml'),
+      [
+        'model = "smollm2"',
+        'model_provider = "gateway"',
+        // Codex's own switches for tools this offline turn does not need: sub-agents, goals and the hosted web search.
+        'web_search = "disabled"',
+        '[agents]',
+        'enabled = false',
+        '[features]',
+        'goals = false',
+        '[model_providers.gateway]',
+        'name = "Gateway"',
+        `base_url = "${gw.url}/v1"`,
+        'env_key = "GATEWAY_TOKEN"',
+        'wire_api = "responses"',
+        '',
+      ].join('\n'),
+    );
+    const before = generated.length;
+    const started = Date.now();
+    const result = await run(process.execPath, [CODEX, 'exec', '--skip-git-repo-check', 'Use exec_command to run cat note.txt, then tell me what it says.'], {
+      cwd,
+      timeout: 600_000,
+      env: { PATH: process.env.PATH, HOME: cwd, CODEX_HOME: codexHome, GATEWAY_TOKEN: token },
+    });
+    const requests = generated.slice(before);
+    console.log(`Codex on the local model: exit ${result.code} in ${Date.now() - started} ms, ${requests.length} requests`);
+    if (requests.length < 2) console.log(`  Codex said: ${result.stdout.slice(-1500)}\n${result.stderr.slice(-1500)}`);
+    const { first, second, call } = turnOf(requests);
+    console.log(`  the model called ${call?.name}(${JSON.stringify(call?.params)}) -> ${JSON.stringify(String(call?.result).slice(0, 160))}`);
+    expect(first.forceCall).toBe(true);
+    expect(Object.keys(first.functions!)).toEqual(expect.arrayContaining(['exec_command']));
+    // The model's call, with the output of Codex really running it.
+    expect(Object.keys(first.functions!)).toContain(call.name);
+    expect(typeof call.params).toBe('object');
+    expect(typeof call.result).toBe('string');
+    if (call.name === 'exec_command' && /cat\s+note\.txt/.test(String((call.params as { cmd?: unknown }).cmd))) expect(call.result).toContain('the vault code is 9021');
+    expect(second).toMatchObject({ forceCall: false, answerOnly: true });
+    expect(requests).toHaveLength(2);
+    console.log(`  Codex printed: ${JSON.stringify(result.stdout.trim().slice(-300))} / ${JSON.stringify(result.stderr.trim().slice(-300))}`);
+    const records = await recordsOf('agents-codex', 2);
+    for (const record of records) expect(record).toMatchObject({ endpoint: 'responses', model: 'smollm2', backend: 'local', outcome: 'ok', estimated: false });
+    // The turn ends with the model's answer. Codex exits 0 when the answer ends by itself; when the 135M model rambles
+    // to the completion limit (local.defaultMaxTokens: Codex sets none), the Response is `incomplete`, as OpenAI's is
+    // at a limit, and Codex reports that and exits 1. Either way the answer came back; anything else fails.
+    if (result.code !== 0) expect(result.stderr).toMatch(/Incomplete response returned, reason: max_output_tokens/);
+    expect(result.stderr).not.toMatch(/ERROR: (?!Incomplete response returned, reason: max_output_tokens)/);
+  });
+});
