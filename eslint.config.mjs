@@ -3,7 +3,21 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'src/console/web/', '.cache/', 'bench/peers/', 'runtimes/', 'node_modules/', 'coverage/', 'bench/results/', '*.js', '*.mjs', '**/*.mjs'] },
+  {
+    ignores: [
+      'dist/',
+      'src/console/web/',
+      '.cache/',
+      'bench/peers/',
+      'runtimes/',
+      'node_modules/',
+      'coverage/',
+      'bench/results/',
+      '*.js',
+      '*.mjs',
+      '**/*.mjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

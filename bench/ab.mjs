@@ -17,7 +17,8 @@ const root = join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
 const base = args[0];
-if (!base || base.startsWith('--')) throw new Error('usage: node bench/ab.mjs <commit> [--rounds N] [--duration S]');
+if (!base || base.startsWith('--'))
+  throw new Error('usage: node bench/ab.mjs <commit> [--rounds N] [--duration S]');
 const rounds = option('--rounds', 6);
 const duration = option('--duration', 8);
 
@@ -26,7 +27,10 @@ const dir = mkdtempSync(join(tmpdir(), 'switchyard-ab-'));
 const other = join(dir, 'build');
 execFileSync('git', ['worktree', 'add', '--detach', other, base], { cwd: root, stdio: 'ignore' });
 symlinkSync(join(root, 'node_modules'), join(other, 'node_modules'));
-execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: other, stdio: 'inherit' });
+execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+  cwd: other,
+  stdio: 'inherit',
+});
 if (!existsSync(join(other, 'dist/main.js'))) throw new Error(`${base} did not build`);
 
 const upstream = await start(join(root, 'bench/standin-upstream.mjs'), {});
@@ -42,7 +46,11 @@ const scenarios = [
 ];
 
 async function launch(main) {
-  if (!main) return { ...(await start(join(root, 'bench/floor-proxy.mjs'), { UPSTREAM: upstream.url, TOKEN: 'ab' })), token: 'ab' };
+  if (!main)
+    return {
+      ...(await start(join(root, 'bench/floor-proxy.mjs'), { UPSTREAM: upstream.url, TOKEN: 'ab' })),
+      token: 'ab',
+    };
   return startBenchSwitchyard({ main, upstreamUrl: upstream.url, dir });
 }
 
@@ -62,9 +70,13 @@ try {
         await autocannon({ ...load, connections: 8, duration: 2 });
         const before = cpuMs(server.pid);
         const result = await autocannon({ ...load, connections: 32, duration });
-        if (result.errors + result.non2xx) throw new Error(`${name}, ${scenario}: ${result.errors + result.non2xx} errors`);
+        if (result.errors + result.non2xx)
+          throw new Error(`${name}, ${scenario}: ${result.errors + result.non2xx} errors`);
         const key = `${scenario} | ${name}`;
-        results.set(key, [...(results.get(key) ?? []), ((cpuMs(server.pid) - before) / result.requests.total) * 1000]);
+        results.set(key, [
+          ...(results.get(key) ?? []),
+          ((cpuMs(server.pid) - before) / result.requests.total) * 1000,
+        ]);
       }
       server.child.kill('SIGTERM');
       await new Promise((resolve) => server.child.once('exit', resolve));
@@ -78,7 +90,12 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 console.table(
   [...results].map(([key, cpu]) => {
     const [scenario, target] = key.split(' | ');
-    return { scenario, target, 'CPU ms/1000 req, each round': cpu.map((x) => x.toFixed(0)).join(' / '), median: median(cpu).toFixed(0) };
+    return {
+      scenario,
+      target,
+      'CPU ms/1000 req, each round': cpu.map((x) => x.toFixed(0)).join(' / '),
+      median: median(cpu).toFixed(0),
+    };
   }),
 );
 // Per relayed chunk, from each round's pair of stream scenarios.
@@ -86,7 +103,11 @@ const perChunk = [...new Set([...results.keys()].map((key) => key.split(' | ')[1
   const short = results.get(`20-chunk streams | ${target}`);
   const long = results.get(`200-chunk streams | ${target}`);
   const us = long.map((cpu, i) => (cpu - short[i]) / 180);
-  return { target, 'CPU µs per relayed chunk, each round': us.map((x) => x.toFixed(2)).join(' / '), median: median(us).toFixed(2) };
+  return {
+    target,
+    'CPU µs per relayed chunk, each round': us.map((x) => x.toFixed(2)).join(' / '),
+    median: median(us).toFixed(2),
+  };
 });
 console.table(perChunk);
 process.exit(0);

@@ -10,7 +10,9 @@ const token = `Bearer ${process.env.TOKEN}`;
 const server = createServer(async (req, res) => {
   if (req.headers.authorization !== token) {
     res.writeHead(401, { 'content-type': 'application/json' });
-    return res.end('{"error":{"message":"bad token","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}');
+    return res.end(
+      '{"error":{"message":"bad token","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}',
+    );
   }
   let raw = '';
   for await (const chunk of req) raw += chunk;
@@ -19,10 +21,17 @@ const server = createServer(async (req, res) => {
     body = JSON.parse(raw);
   } catch {
     res.writeHead(400, { 'content-type': 'application/json' });
-    return res.end('{"error":{"message":"bad json","type":"invalid_request_error","param":null,"code":null}}');
+    return res.end(
+      '{"error":{"message":"bad json","type":"invalid_request_error","param":null,"code":null}}',
+    );
   }
   try {
-    const answer = await upstream.request({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const answer = await upstream.request({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     res.writeHead(answer.statusCode, { 'content-type': answer.headers['content-type'] });
     for await (const chunk of answer.body) res.write(chunk);
     res.end();

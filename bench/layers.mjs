@@ -25,13 +25,19 @@ const upstream = await start(join(root, 'bench/standin-upstream.mjs'), {});
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-layers-'));
 
 const RUNGS = [
-  ['node http + undici (the floor)', () => start(join(root, 'bench/floor-proxy.mjs'), { UPSTREAM: upstream.url, TOKEN })],
+  [
+    'node http + undici (the floor)',
+    () => start(join(root, 'bench/floor-proxy.mjs'), { UPSTREAM: upstream.url, TOKEN }),
+  ],
   ...[
     ['+ Express 5 (router, body-parser)', 'express'],
     ['+ Nest 11 (controller, guard) instead of a bare Express route', 'nest'],
     ['+ ValidationPipe with the real chat DTO', 'validation'],
     ['+ one Redis script per request and one XADD after it', 'redis'],
-  ].map(([name, layer]) => [name, () => start(join(root, 'bench/lib/layer-server.mjs'), { LAYER: layer, UPSTREAM: upstream.url, TOKEN })]),
+  ].map(([name, layer]) => [
+    name,
+    () => start(join(root, 'bench/lib/layer-server.mjs'), { LAYER: layer, UPSTREAM: upstream.url, TOKEN }),
+  ]),
   ['Switchyard (auth, limits, routing, usage, metrics, access log)', startSwitchyard],
 ];
 
@@ -46,7 +52,8 @@ async function measure(name, launch) {
   // The answer must be the stand-in's completion, relayed whole, before anything is timed.
   const check = await request(url, { method: 'POST', headers, body });
   const answer = await check.body.json();
-  if (check.statusCode !== 200 || answer.choices?.[0]?.message?.content === undefined) throw new Error(`${name}: ${check.statusCode} ${JSON.stringify(answer)}`);
+  if (check.statusCode !== 200 || answer.choices?.[0]?.message?.content === undefined)
+    throw new Error(`${name}: ${check.statusCode} ${JSON.stringify(answer)}`);
   await autocannon({ url, method: 'POST', connections: 8, duration: 2, headers, body });
   const cpuBefore = cpuMs(server.pid);
   const result = await autocannon({ url, method: 'POST', connections: 32, duration, headers, body });
@@ -55,7 +62,12 @@ async function measure(name, launch) {
   server.child.kill('SIGTERM');
   await new Promise((resolve) => server.child.once('exit', resolve));
   const errors = result.errors + result.non2xx + serial.errors;
-  return { cpuPer1000: (cpu / result.requests.total) * 1000, rps: result.requests.average, p50c1: serial.p50, errors };
+  return {
+    cpuPer1000: (cpu / result.requests.total) * 1000,
+    rps: result.requests.average,
+    p50c1: serial.p50,
+    errors,
+  };
 }
 
 /** One request at a time for `duration` seconds (undici, timed to the last byte, as bench/gateway.mjs does at c=1). */
@@ -75,7 +87,12 @@ async function serialP50(url, headers) {
 
 /** The upstream's own p50 at c=1, what every rung's added latency is measured over. */
 async function directP50() {
-  return (await serialP50(`${upstream.url}/v1/chat/completions`, { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' })).p50;
+  return (
+    await serialP50(`${upstream.url}/v1/chat/completions`, {
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+    })
+  ).p50;
 }
 
 const runs = RUNGS.map(() => []);
@@ -99,7 +116,9 @@ console.table(
       'this layer adds': i === 0 ? '-' : (cpu - previous).toFixed(0),
       'x floor': (cpu / floor).toFixed(2),
       'req/s': runs[i].map((r) => r.rps.toFixed(0)).join(' / '),
-      'c=1: p50 over direct, ms (each round)': runs[i].map((r, round) => (r.p50c1 - direct[round]).toFixed(2)).join(' / '),
+      'c=1: p50 over direct, ms (each round)': runs[i]
+        .map((r, round) => (r.p50c1 - direct[round]).toFixed(2))
+        .join(' / '),
       errors: runs[i].reduce((n, r) => n + r.errors, 0),
     };
     previous = cpu;

@@ -44,12 +44,26 @@ const median = (xs) => {
   const mid = sorted.length / 2;
   return sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
-const timing = (started, first, ended, tokens) => ({ ttft: first - started, tokensPerSecond: (tokens - 1) / ((ended - first) / 1000), tokens });
+const timing = (started, first, ended, tokens) => ({
+  ttft: first - started,
+  tokensPerSecond: (tokens - 1) / ((ended - first) / 1000),
+  tokens,
+});
 
 // --- direct: node-llama-cpp in a process of its own (bench/lib/direct-llama.mjs), pinned like the worker
-const directProcess = fork(join(root, 'bench/lib/direct-llama.mjs'), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+const directProcess = fork(join(root, 'bench/lib/direct-llama.mjs'), [], {
+  stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+});
 const fromDirect = () => new Promise((resolve) => directProcess.once('message', resolve));
-directProcess.send({ init: { runtimeDir, modelPath, threads: placement.threads, cpus: placement.cpus, pinModule: join(root, 'dist/providers/local/cpu-placement.js') } });
+directProcess.send({
+  init: {
+    runtimeDir,
+    modelPath,
+    threads: placement.threads,
+    cpus: placement.cpus,
+    pinModule: join(root, 'dist/providers/local/cpu-placement.js'),
+  },
+});
 await fromDirect();
 async function direct(maxTokens, text) {
   await sleep(PAUSE_MS);
@@ -59,7 +73,10 @@ async function direct(maxTokens, text) {
 }
 
 // --- the gateway's worker process alone: the same process boundary and protocol, no HTTP and no gateway work
-const worker = fork(join(root, 'dist/providers/local/local-worker.js'), [], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], serialization: 'advanced' });
+const worker = fork(join(root, 'dist/providers/local/local-worker.js'), [], {
+  stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+  serialization: 'advanced',
+});
 let onWorkerMessage = () => undefined;
 worker.on('message', (message) => onWorkerMessage(message));
 await new Promise((resolve) => {
@@ -75,9 +92,17 @@ async function viaWorker(maxTokens, text) {
     onWorkerMessage = (message) => {
       if (message.type === 'text' && !first) first = performance.now();
       if (message.type === 'error') reject(new Error(message.message));
-      if (message.type === 'done') resolve(timing(started, first, performance.now(), message.completionTokens));
+      if (message.type === 'done')
+        resolve(timing(started, first, performance.now(), message.completionTokens));
     };
-    worker.send({ type: 'generate', id: ++workerRequestId, messages: [{ role: 'user', content: text }], maxTokens, temperature: 0, thoughtBudget: 0 });
+    worker.send({
+      type: 'generate',
+      id: ++workerRequestId,
+      messages: [{ role: 'user', content: text }],
+      maxTokens,
+      temperature: 0,
+      thoughtBudget: 0,
+    });
   });
 }
 
@@ -85,7 +110,9 @@ async function viaWorker(maxTokens, text) {
 const upstream = await start(join(root, 'bench/standin-upstream.mjs'), {});
 const prefix = `sy-bench-local:${Date.now()}:`;
 const config = join(mkdtempSync(join(tmpdir(), 'switchyard-bench-')), 'switchyard.yaml');
-writeFileSync(config, `server: { port: 0, host: 127.0.0.1 }
+writeFileSync(
+  config,
+  `server: { port: 0, host: 127.0.0.1 }
 redis: { keyPrefix: "${prefix}" }
 admin: { apiKey: bench-admin }
 accessLog: false
@@ -97,8 +124,12 @@ models:
   primer: { backend: standin, upstreamModel: primer }
 teams:
   bench: { models: ["*"], limits: { requestsPerMinute: 100000, tokensPerDay: 100000000 } }
-`);
-const gateway = spawn(process.execPath, [join(root, 'dist/main.js')], { env: { ...process.env, SWITCHYARD_CONFIG: config }, stdio: ['ignore', 'pipe', 'inherit'] });
+`,
+);
+const gateway = spawn(process.execPath, [join(root, 'dist/main.js')], {
+  env: { ...process.env, SWITCHYARD_CONFIG: config },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 let out = '';
 const url = await new Promise((resolve, reject) => {
   gateway.stdout.on('data', (d) => {
@@ -108,10 +139,24 @@ const url = await new Promise((resolve, reject) => {
   });
   gateway.once('exit', () => reject(new Error(out)));
 });
-const token = (await (await fetch(`${url}/admin/v1/teams/bench/tokens`, { method: 'POST', headers: { authorization: 'Bearer bench-admin' } })).json()).token;
+const token = (
+  await (
+    await fetch(`${url}/admin/v1/teams/bench/tokens`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer bench-admin' },
+    })
+  ).json()
+).token;
 // --- the floor: a bare node:http server in front of the same worker (bench/lib/local-floor.mjs): the HTTP and IPC
 // hops any isolated HTTP gateway pays, and nothing else
-const floor = await start([join(root, 'bench/lib/local-floor.mjs'), JSON.stringify({ modelPath, runtimeDir, parallel: 1, contextSize: 2048, ...placement })], {}, /"url":"([^"]+)"/);
+const floor = await start(
+  [
+    join(root, 'bench/lib/local-floor.mjs'),
+    JSON.stringify({ modelPath, runtimeDir, parallel: 1, contextSize: 2048, ...placement }),
+  ],
+  {},
+  /"url":"([^"]+)"/,
+);
 const viaFloor = (maxTokens, text) => streamed(floor.url, maxTokens, text);
 const viaGateway = (maxTokens, text) => streamed(url, maxTokens, text);
 
@@ -122,7 +167,14 @@ async function streamed(baseUrl, maxTokens, text) {
   const res = await request(`${baseUrl}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'smollm2', messages: [{ role: 'user', content: text }], max_tokens: maxTokens, temperature: 0, stream: true, stream_options: { include_usage: true } }),
+    body: JSON.stringify({
+      model: 'smollm2',
+      messages: [{ role: 'user', content: text }],
+      max_tokens: maxTokens,
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true },
+    }),
   });
   let first = 0;
   let usage;
@@ -144,16 +196,33 @@ async function streamed(baseUrl, maxTokens, text) {
 }
 
 const targets = { direct, worker: viaWorker, floor: viaFloor, gateway: viaGateway };
-const names = { direct: 'node-llama-cpp direct', worker: 'worker process (IPC, no HTTP)', floor: 'floor: bare HTTP server + worker', gateway: 'through Switchyard' };
+const names = {
+  direct: 'node-llama-cpp direct',
+  worker: 'worker process (IPC, no HTTP)',
+  floor: 'floor: bare HTTP server + worker',
+  gateway: 'through Switchyard',
+};
 const only = process.env.ONLY?.split(',') ?? Object.keys(targets);
 if (!only.includes('direct')) throw new Error('ONLY must include direct: every figure is paired with it');
 for (const name of only) await targets[name](FULL_TOKENS, SHORT_PROMPT); // warm each path once
 if (only.includes('gateway')) {
   // Prime the gateway's shared request path (auth, validation, limits, accounting, relay) with 10 s of traffic to a
   // stand-in backend, as bench/gateway.mjs primes every target: until V8 has optimised it, it costs ~2 ms more.
-  const body = (stream) => JSON.stringify({ model: 'primer', messages: [{ role: 'user', content: SHORT_PROMPT }], ...(stream ? { stream: true } : {}) });
+  const body = (stream) =>
+    JSON.stringify({
+      model: 'primer',
+      messages: [{ role: 'user', content: SHORT_PROMPT }],
+      ...(stream ? { stream: true } : {}),
+    });
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  await autocannon({ url: `${url}/v1/chat/completions`, method: 'POST', connections: 8, duration: 10, headers, requests: [{ body: body(false) }, { body: body(true) }] });
+  await autocannon({
+    url: `${url}/v1/chat/completions`,
+    method: 'POST',
+    connections: 8,
+    duration: 10,
+    headers,
+    requests: [{ body: body(false) }, { body: body(true) }],
+  });
   await viaGateway(FULL_TOKENS, SHORT_PROMPT);
 }
 async function phase(rounds, maxTokens, text) {
@@ -197,16 +266,24 @@ const rows = only.map((name) => ({
   ttftShort: ttftOf(ttft, name),
   ttftLong: ttftOf(ttftLong, name),
   tokensPerSecond: median(throughput[name].map((r) => r.tokensPerSecond)),
-  throughputCostPercent: name === 'direct' ? undefined : median(paired(throughput, name).map(({ r, d }) => (1 - r.tokensPerSecond / d.tokensPerSecond) * 100)),
+  throughputCostPercent:
+    name === 'direct'
+      ? undefined
+      : median(paired(throughput, name).map(({ r, d }) => (1 - r.tokensPerSecond / d.tokensPerSecond) * 100)),
 }));
 const fmt = (x, digits = 1) => (x === undefined ? '' : x.toFixed(digits));
-const cost = (t) => (t.addedMs === undefined ? '' : `${t.addedMs >= 0 ? '+' : ''}${fmt(t.addedMs, 2)} ms (${fmt(t.addedPercent)} %)`);
+const cost = (t) =>
+  t.addedMs === undefined
+    ? ''
+    : `${t.addedMs >= 0 ? '+' : ''}${fmt(t.addedMs, 2)} ms (${fmt(t.addedPercent)} %)`;
 console.table(
   rows.map((r) => ({
     target: r.target,
     'TTFT short ms': fmt(r.ttftShort.ms),
-    'added': cost(r.ttftShort),
-    'added IQR ms': r.ttftShort.addedIqrMs ? `${fmt(r.ttftShort.addedIqrMs[0])}..${fmt(r.ttftShort.addedIqrMs[1])}` : '',
+    added: cost(r.ttftShort),
+    'added IQR ms': r.ttftShort.addedIqrMs
+      ? `${fmt(r.ttftShort.addedIqrMs[0])}..${fmt(r.ttftShort.addedIqrMs[1])}`
+      : '',
     'TTFT long ms': fmt(r.ttftLong.ms),
     'added ': cost(r.ttftLong),
     'tokens/s': fmt(r.tokensPerSecond),
@@ -217,12 +294,24 @@ const pinning = placement.cpus ? `pinned to CPU ${placement.cpus.join(',')}` : '
 const setting = `TTFT: ${ttftRounds} rounds (short prompt) and ${longRounds} (long prompt) of ${TTFT_TOKENS}-token calls; tokens/s: ${throughputRounds} rounds of ${FULL_TOKENS}-token calls; costs are medians of per-round differences from direct; ${placement.threads} inference thread(s) ${pinning}; ${PAUSE_MS} ms pause before each call`;
 console.log(setting);
 mkdirSync(join(root, 'bench/results'), { recursive: true });
-const result = { date: new Date().toISOString(), ttftRounds, throughputRounds, threads: placement.threads, pinnedCpus: placement.cpus ?? null, pauseMs: PAUSE_MS, rows, raw: { ttft, ttftLong, throughput } };
+const result = {
+  date: new Date().toISOString(),
+  ttftRounds,
+  throughputRounds,
+  threads: placement.threads,
+  pinnedCpus: placement.cpus ?? null,
+  pauseMs: PAUSE_MS,
+  rows,
+  raw: { ttft, ttftLong, throughput },
+};
 writeFileSync(join(root, 'bench/results/local-model.json'), JSON.stringify(result, null, 2));
 writeFileSync(
   join(root, 'bench/results/local-model.md'),
   `| target | TTFT, short prompt | added | TTFT, ~400-token prompt | added | tokens/s | tokens/s lower |\n|---|---|---|---|---|---|---|\n${rows
-    .map((r) => `| ${r.target} | ${fmt(r.ttftShort.ms)} ms | ${cost(r.ttftShort)} | ${fmt(r.ttftLong.ms)} ms | ${cost(r.ttftLong)} | ${fmt(r.tokensPerSecond)} | ${r.throughputCostPercent === undefined ? '' : `${fmt(r.throughputCostPercent)} %`} |`)
+    .map(
+      (r) =>
+        `| ${r.target} | ${fmt(r.ttftShort.ms)} ms | ${cost(r.ttftShort)} | ${fmt(r.ttftLong.ms)} ms | ${cost(r.ttftLong)} | ${fmt(r.tokensPerSecond)} | ${r.throughputCostPercent === undefined ? '' : `${fmt(r.throughputCostPercent)} %`} |`,
+    )
     .join('\n')}\n\n${setting}.\n`,
 );
 process.exit(0);

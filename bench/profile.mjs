@@ -38,10 +38,23 @@ const load = (seconds) =>
     connections,
     duration: seconds,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: big ? 'The quick brown fox jumps over the lazy dog near the riverbank today. '.repeat(7150) : 'Say something.' }], ...(stream ? { stream: true } : {}) }),
+    body: JSON.stringify({
+      model: 'bench',
+      messages: [
+        {
+          role: 'user',
+          content: big
+            ? 'The quick brown fox jumps over the lazy dog near the riverbank today. '.repeat(7150)
+            : 'Say something.',
+        },
+      ],
+      ...(stream ? { stream: true } : {}),
+    }),
   });
 const result = await load(duration);
-console.log(`${result.requests.total} requests, ${result.requests.average} req/s, errors ${result.errors + result.non2xx}`);
+console.log(
+  `${result.requests.total} requests, ${result.requests.average} req/s, errors ${result.errors + result.non2xx}`,
+);
 gateway.child.kill('SIGTERM');
 await new Promise((r) => gateway.child.once('exit', r));
 stopAll();
@@ -54,7 +67,8 @@ const selfUs = new Map();
 let loaded = false;
 for (let i = 0; i < profile.samples.length; i++) {
   loaded ||= byId.get(profile.samples[i]).callFrame.url.includes('/dist/chat/');
-  if (loaded) selfUs.set(profile.samples[i], (selfUs.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  if (loaded)
+    selfUs.set(profile.samples[i], (selfUs.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
 }
 const groupOf = (url) => {
   if (!url) return '(native / gc / idle)';
@@ -84,18 +98,39 @@ const show = (map, n) =>
   [...map]
     .sort((a, b) => b[1] - a[1])
     .slice(0, n)
-    .map(([k, us]) => `${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${k}`)
+    .map(
+      ([k, us]) =>
+        `${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${k}`,
+    )
     .join('\n');
 // Groups -> the layers docs/performance.md talks about.
 const LAYERS = [
   ['HTTP server, sockets and syscalls (node:)', (g) => g.startsWith('node:') || g === '(native / gc / idle)'],
-  ['Express, router, body-parser', (g) => /^(express|router|body-parser|raw-body|type-is|content-type|parseurl|on-headers|on-finished|finalhandler|iconv-lite|mime-types|media-typer|debug|forwarded|path-to-regexp|proxy-addr|depd|statuses|vary)$/.test(g)],
+  [
+    'Express, router, body-parser',
+    (g) =>
+      /^(express|router|body-parser|raw-body|type-is|content-type|parseurl|on-headers|on-finished|finalhandler|iconv-lite|mime-types|media-typer|debug|forwarded|path-to-regexp|proxy-addr|depd|statuses|vary)$/.test(
+        g,
+      ),
+  ],
   ['Nest (core, common, rxjs)', (g) => /^(@nestjs\/|rxjs|reflect-metadata)/.test(g)],
   ['validation (class-validator, class-transformer)', (g) => /^class-(validator|transformer)$/.test(g)],
   ['upstream HTTP client (undici + llhttp wasm)', (g) => g === 'undici' || g.startsWith('wasm:')],
-  ['Redis client (ioredis)', (g) => /^(ioredis|redis-parser|denque|cluster-key-slot|standard-as-callback|@ioredis\/)/.test(g)],
-  ['logging (pino)', (g) => /^(pino|sonic-boom|@pinojs\/|fast-redact|quick-format-unescaped|thread-stream|atomic-sleep|on-exit-leak-free)/.test(g)],
-  ['metrics (prom-client)', (g) => /^(prom-client|tdigest|bintrees)$/.test(g) || g.startsWith('dist/metrics')],
+  [
+    'Redis client (ioredis)',
+    (g) => /^(ioredis|redis-parser|denque|cluster-key-slot|standard-as-callback|@ioredis\/)/.test(g),
+  ],
+  [
+    'logging (pino)',
+    (g) =>
+      /^(pino|sonic-boom|@pinojs\/|fast-redact|quick-format-unescaped|thread-stream|atomic-sleep|on-exit-leak-free)/.test(
+        g,
+      ),
+  ],
+  [
+    'metrics (prom-client)',
+    (g) => /^(prom-client|tdigest|bintrees)$/.test(g) || g.startsWith('dist/metrics'),
+  ],
   ['tokenizer (gpt-tokenizer)', (g) => g === 'gpt-tokenizer'],
   ['Switchyard code (dist/)', (g) => g.startsWith('dist/')],
 ];
@@ -110,18 +145,33 @@ for (const [group, us] of groups) {
 const FEATURES = [
   ['access log (pino)', /http-front\.js.*writeAccessLog|\/(pino|sonic-boom)\//],
   ['request id, Server-Timing, drain check (http-front)', /dist\/common\/http\/http-front|\/on-headers\//],
-  ['reading and parsing the body', /body-reader\.guard|plain-json-body|\/(body-parser|raw-body|type-is|iconv-lite)\//],
-  ['validation (ValidationPipe, class-validator, class-transformer)', /dist\/common\/validation|\/class-(validator|transformer)\//],
+  [
+    'reading and parsing the body',
+    /body-reader\.guard|plain-json-body|\/(body-parser|raw-body|type-is|iconv-lite)\//,
+  ],
+  [
+    'validation (ValidationPipe, class-validator, class-transformer)',
+    /dist\/common\/validation|\/class-(validator|transformer)\//,
+  ],
   ['authentication (token hash, credential cache)', /dist\/auth\//],
-  ['admission (limits script, prompt estimate, rate-limit headers)', /dist\/limits\/|request-admission|token-estimator|\/gpt-tokenizer\//],
+  [
+    'admission (limits script, prompt estimate, rate-limit headers)',
+    /dist\/limits\/|request-admission|token-estimator|\/gpt-tokenizer\//,
+  ],
   ['in-flight lease (crash safety)', /inflight-leases/],
   ['usage record (recorder, writer script)', /dist\/usage\/|dist\/billing\//],
   ['metrics (prom-client)', /dist\/metrics\/|\/prom-client\//],
   ['writing the answer (writeHead, end, the socket write)', /write-json/],
   ['routing and the upstream call (undici)', /dist\/(routing|providers|chat)\/|\/undici\/|^wasm:/],
-  ['Redis client replies (ioredis)', /\/(ioredis|redis-parser|denque|cluster-key-slot|standard-as-callback)\//],
+  [
+    'Redis client replies (ioredis)',
+    /\/(ioredis|redis-parser|denque|cluster-key-slot|standard-as-callback)\//,
+  ],
   ['Nest (router, guards, pipes)', /\/@nestjs\/|\/rxjs\//],
-  ['Express (router, request setup)', /\/(express|router|finalhandler|parseurl|path-to-regexp|proxy-addr|forwarded)\//],
+  [
+    'Express (router, request setup)',
+    /\/(express|router|finalhandler|parseurl|path-to-regexp|proxy-addr|forwarded)\//,
+  ],
 ];
 const parentOf = new Map();
 for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
@@ -147,9 +197,16 @@ const requests = result.requests.total;
 console.log(
   `by feature (inclusive: Node's work charged to the feature that caused it)\n${[...features]
     .sort((a, b) => b[1] - a[1])
-    .map(([k, us]) => `${((us / featureTotal) * 100).toFixed(1).padStart(5)}%  ${(us / requests).toFixed(0).padStart(5)} us/request  ${k}`)
+    .map(
+      ([k, us]) =>
+        `${((us / featureTotal) * 100).toFixed(1).padStart(5)}%  ${(us / requests).toFixed(0).padStart(5)} us/request  ${k}`,
+    )
     .join('\n')}\n`,
 );
 const gc = [...fns].filter(([k]) => k.startsWith('(garbage collector)')).reduce((n, [, us]) => n + us, 0);
-console.log(`by layer (garbage collection ${((gc / total) * 100).toFixed(1)}% is inside the first)\n${show(layers, 20)}\n`);
-console.log(`busy CPU ${(total / 1000).toFixed(0)} ms = ${((total / result.requests.total) * 1).toFixed(0)} us/request\n\nby module\n${show(groups, 30)}\n\ntop functions\n${show(fns, 40)}\n\nprofile: ${join(dir, file)}`);
+console.log(
+  `by layer (garbage collection ${((gc / total) * 100).toFixed(1)}% is inside the first)\n${show(layers, 20)}\n`,
+);
+console.log(
+  `busy CPU ${(total / 1000).toFixed(0)} ms = ${((total / result.requests.total) * 1).toFixed(0)} us/request\n\nby module\n${show(groups, 30)}\n\ntop functions\n${show(fns, 40)}\n\nprofile: ${join(dir, file)}`,
+);

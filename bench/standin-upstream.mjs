@@ -24,7 +24,14 @@ function fail(res, status, body) {
 
 async function openai(body, res) {
   if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
-    return fail(res, 400, { error: { message: 'model and messages are required', type: 'invalid_request_error', param: null, code: null } });
+    return fail(res, 400, {
+      error: {
+        message: 'model and messages are required',
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      },
+    });
   }
   const chunks = chunksFor(body.model);
   const id = 'chatcmpl-bench';
@@ -32,11 +39,30 @@ async function openai(body, res) {
   const usage = { prompt_tokens: 10, completion_tokens: chunks, total_tokens: 10 + chunks };
   if (!body.stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: answer(chunks) }, finish_reason: 'stop', logprobs: null }], usage }));
+    res.end(
+      JSON.stringify({
+        id,
+        object: 'chat.completion',
+        created,
+        model: body.model,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: answer(chunks) },
+            finish_reason: 'stop',
+            logprobs: null,
+          },
+        ],
+        usage,
+      }),
+    );
     return;
   }
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  const send = (choices, extra = {}) => res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices, ...extra })}\n\n`);
+  const send = (choices, extra = {}) =>
+    res.write(
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices, ...extra })}\n\n`,
+    );
   send([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
   for (let i = 0; i < chunks; i++) {
     await wait(gap);
@@ -49,21 +75,44 @@ async function openai(body, res) {
 
 async function anthropic(req, body, res) {
   if (!req.headers['x-api-key'] || !req.headers['anthropic-version']) {
-    return fail(res, 401, { type: 'error', error: { type: 'authentication_error', message: 'x-api-key and anthropic-version are required' } });
+    return fail(res, 401, {
+      type: 'error',
+      error: { type: 'authentication_error', message: 'x-api-key and anthropic-version are required' },
+    });
   }
   if (typeof body.max_tokens !== 'number' || !Array.isArray(body.messages)) {
-    return fail(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens and messages are required' } });
+    return fail(res, 400, {
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'max_tokens and messages are required' },
+    });
   }
   const chunks = chunksFor(body.model);
   const usage = { input_tokens: 10, output_tokens: chunks };
-  const message = { id: 'msg_bench', type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } };
+  const message = {
+    id: 'msg_bench',
+    type: 'message',
+    role: 'assistant',
+    model: body.model,
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage: { input_tokens: 10, output_tokens: 1 },
+  };
   if (!body.stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ ...message, content: [{ type: 'text', text: answer(chunks) }], stop_reason: 'end_turn', usage }));
+    res.end(
+      JSON.stringify({
+        ...message,
+        content: [{ type: 'text', text: answer(chunks) }],
+        stop_reason: 'end_turn',
+        usage,
+      }),
+    );
     return;
   }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const send = (event, data) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
+  const send = (event, data) =>
+    res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
   send('message_start', { message });
   send('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
   for (let i = 0; i < chunks; i++) {
@@ -71,7 +120,10 @@ async function anthropic(req, body, res) {
     send('content_block_delta', { index: 0, delta: { type: 'text_delta', text: word(i) } });
   }
   send('content_block_stop', { index: 0 });
-  send('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: chunks } });
+  send('message_delta', {
+    delta: { stop_reason: 'end_turn', stop_sequence: null },
+    usage: { output_tokens: chunks },
+  });
   send('message_stop', {});
   res.end();
 }
@@ -86,7 +138,9 @@ const server = createServer(async (req, res) => {
   try {
     body = JSON.parse(raw || '{}');
   } catch {
-    return fail(res, 400, { error: { message: 'invalid JSON', type: 'invalid_request_error', param: null, code: null } });
+    return fail(res, 400, {
+      error: { message: 'invalid JSON', type: 'invalid_request_error', param: null, code: null },
+    });
   }
   // vLLM's liveness route, which a router (vllm-router) polls before it sends a worker traffic.
   if (req.method === 'GET' && req.url === '/health') return res.writeHead(200).end();

@@ -14,7 +14,8 @@ const SIZES = [
   { name: '~16k tokens', sentences: 1150, requests: 200 },
   { name: '~100k tokens', sentences: 7150, requests: 200 },
 ];
-const bodyOf = (sentences) => JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: SENTENCE.repeat(sentences) }] });
+const bodyOf = (sentences) =>
+  JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: SENTENCE.repeat(sentences) }] });
 // Sent as bytes encoded once: the load generator shares the two cores with the gateway, and encoding half a
 // megabyte per request was its own CPU, not the gateway's.
 const bytesOf = (sentences) => Buffer.from(bodyOf(sentences));
@@ -31,12 +32,17 @@ function cpuMsPerCall(work, rounds = 5, iterations = 20) {
   return pct(samples, 50);
 }
 // What a JSON gateway must do with a body at the least: bytes in, a parsed value, bytes out.
-const bareBytesCpuMs = (bytes) => cpuMsPerCall(() => Buffer.from(JSON.stringify(JSON.parse(bytes.toString('utf8')))));
+const bareBytesCpuMs = (bytes) =>
+  cpuMsPerCall(() => Buffer.from(JSON.stringify(JSON.parse(bytes.toString('utf8')))));
 const bareStringsCpuMs = (text) => cpuMsPerCall(() => JSON.stringify(JSON.parse(text)));
 
 async function post(url, token, body) {
   const started = performance.now();
-  const res = await request(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+  const res = await request(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body,
+  });
   await res.body.dump();
   if (res.statusCode !== 200) throw new Error(`big-prompt: HTTP ${res.statusCode}`);
   return performance.now() - started;
@@ -47,9 +53,11 @@ async function smallLoad(url, token, seconds, connections = 4) {
   const body = bytesOf(1);
   const deadline = Date.now() + seconds * 1000;
   const latencies = [];
-  await Promise.all(Array.from({ length: connections }, async () => {
-    while (Date.now() < deadline) latencies.push(await post(url, token, body));
-  }));
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (Date.now() < deadline) latencies.push(await post(url, token, body));
+    }),
+  );
   return latencies;
 }
 
@@ -68,7 +76,16 @@ export async function bigPrompt({ url, token, pid }, seconds) {
     const gatewayCpu = (cpuMs(pid) - before) / size.requests;
     const bare = bareBytesCpuMs(bytes);
     const strings = bareStringsCpuMs(body);
-    rows.push({ prompt: size.name, bodyKb: Math.round(body.length / 1024), gatewayCpuMs: gatewayCpu, bareJsonCpuMs: bare, ratio: gatewayCpu / bare, bareStringsCpuMs: strings, stringsRatio: gatewayCpu / strings, latencyP50Ms: pct(latencies, 50) });
+    rows.push({
+      prompt: size.name,
+      bodyKb: Math.round(body.length / 1024),
+      gatewayCpuMs: gatewayCpu,
+      bareJsonCpuMs: bare,
+      ratio: gatewayCpu / bare,
+      bareStringsCpuMs: strings,
+      stringsRatio: gatewayCpu / strings,
+      latencyP50Ms: pct(latencies, 50),
+    });
   }
   // What the size itself costs: each row's CPU above the ~1k-token row's (the per-request work every call pays).
   for (const row of rows) row.marginalRatio = (row.gatewayCpuMs - rows[0].gatewayCpuMs) / row.bareJsonCpuMs;
@@ -91,6 +108,13 @@ export async function bigPrompt({ url, token, pid }, seconds) {
     running = false;
     await bigLoop;
   }
-  const contention = { smallP99AloneMs: pct(alone, 99), smallP99WithBigMs: pct(during, 99), ratio: pct(during, 99) / pct(alone, 99), bigPromptsSent: bigSent, rounds: CONTENTION_ROUNDS, secondsPerPhase: seconds };
+  const contention = {
+    smallP99AloneMs: pct(alone, 99),
+    smallP99WithBigMs: pct(during, 99),
+    ratio: pct(during, 99) / pct(alone, 99),
+    bigPromptsSent: bigSent,
+    rounds: CONTENTION_ROUNDS,
+    secondsPerPhase: seconds,
+  };
   return { rows, contention };
 }

@@ -9,7 +9,9 @@ process.on('message', async (message) => {
   if (message.init) {
     const { runtimeDir, modelPath, threads, cpus, pinModule } = message.init;
     if (cpus) (await import(pinModule)).pinThisProcess(cpus);
-    const { getLlama, LlamaChat } = await import(join(runtimeDir, 'node_modules/node-llama-cpp/dist/index.js'));
+    const { getLlama, LlamaChat } = await import(
+      join(runtimeDir, 'node_modules/node-llama-cpp/dist/index.js')
+    );
     const llama = await getLlama({ build: 'never', gpu: false, logLevel: 'error' });
     const model = await llama.loadModel({ modelPath });
     const context = await model.createContext({ sequences: 1, contextSize: 2048, threads });
@@ -22,12 +24,22 @@ process.on('message', async (message) => {
   const started = performance.now();
   let first = 0;
   let tokens = 0;
-  await chat.generateResponse([{ type: 'user', text }, { type: 'model', response: [] }], {
-    maxTokens,
-    temperature: 0,
-    onToken: (t) => { tokens += t.length; },
-    onTextChunk: () => { if (!first) first = performance.now(); },
-  });
+  await chat.generateResponse(
+    [
+      { type: 'user', text },
+      { type: 'model', response: [] },
+    ],
+    {
+      maxTokens,
+      temperature: 0,
+      onToken: (t) => {
+        tokens += t.length;
+      },
+      onTextChunk: () => {
+        if (!first) first = performance.now();
+      },
+    },
+  );
   const ended = performance.now();
   await sequence.clearHistory();
   process.send({ ttft: first - started, tokensPerSecond: (tokens - 1) / ((ended - first) / 1000), tokens });

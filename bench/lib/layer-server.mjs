@@ -17,11 +17,17 @@ const upstream = new Pool(process.env.UPSTREAM, { connections: 256 });
 const token = `Bearer ${process.env.TOKEN}`;
 const dist = join(import.meta.dirname, '../../dist');
 
-const unauthorized = '{"error":{"message":"bad token","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}';
+const unauthorized =
+  '{"error":{"message":"bad token","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}';
 
 /** The floor's upstream call and relay, shared by every rung so only the layer under it differs. */
 async function relay(body, res) {
-  const answer = await upstream.request({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const answer = await upstream.request({
+    method: 'POST',
+    path: '/v1/chat/completions',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   res.writeHead(answer.statusCode, { 'content-type': answer.headers['content-type'] });
   for await (const chunk of answer.body) res.write(chunk);
   res.end();
@@ -51,7 +57,9 @@ if (layer === 'express') {
       const http = context.switchToHttp();
       const req = http.getRequest();
       if (req.headers.authorization !== token) throw new common.UnauthorizedException();
-      await new Promise((resolve, reject) => parseJson(req, http.getResponse(), (error) => (error ? reject(error) : resolve())));
+      await new Promise((resolve, reject) =>
+        parseJson(req, http.getResponse(), (error) => (error ? reject(error) : resolve())),
+      );
       return true;
     }
   }
@@ -80,13 +88,21 @@ if (layer === 'express') {
     async create(body, req, res) {
       if (admit) await admit();
       await relay(body, res);
-      if (redis) redis.xadd(`sy-layers:${process.pid}:usage`, 'MAXLEN', '~', '1000', '*', 'team', 'bench', 'tokens', '30').catch(() => {});
+      if (redis)
+        redis
+          .xadd(`sy-layers:${process.pid}:usage`, 'MAXLEN', '~', '1000', '*', 'team', 'bench', 'tokens', '30')
+          .catch(() => {});
     }
   }
   // Decorators applied by hand (this file is plain JavaScript); the same metadata TypeScript would emit.
   Controller('v1/chat')(ChatController);
   const descriptor = Object.getOwnPropertyDescriptor(ChatController.prototype, 'create');
-  Reflect.defineMetadata('design:paramtypes', [withValidation ? ChatCompletionRequestDto : Object, Object, Object], ChatController.prototype, 'create');
+  Reflect.defineMetadata(
+    'design:paramtypes',
+    [withValidation ? ChatCompletionRequestDto : Object, Object, Object],
+    ChatController.prototype,
+    'create',
+  );
   Body()(ChatController.prototype, 'create', 0);
   Req()(ChatController.prototype, 'create', 1);
   Res()(ChatController.prototype, 'create', 2);

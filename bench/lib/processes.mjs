@@ -16,7 +16,10 @@ export function start(script, env, ready = /"port":(\d+)/) {
 
 /** Any command, ready once its stdout matches `ready` (as `start`). */
 export function startCommand(command, argv, env, ready) {
-  const child = spawn(command, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(command, argv, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.push(child);
   return new Promise((resolve, reject) => {
     let out = '';
@@ -26,7 +29,11 @@ export function startCommand(command, argv, env, ready) {
       if (!match) return;
       child.stdout.off('data', onData);
       child.stdout.resume();
-      resolve({ child, pid: child.pid, url: match[1].startsWith('http') ? match[1] : `http://127.0.0.1:${match[1]}` });
+      resolve({
+        child,
+        pid: child.pid,
+        url: match[1].startsWith('http') ? match[1] : `http://127.0.0.1:${match[1]}`,
+      });
     };
     child.stdout.on('data', onData);
     child.once('exit', (code) => reject(new Error(`${command} ${argv.join(' ')} exited ${code}: ${out}`)));
@@ -35,12 +42,18 @@ export function startCommand(command, argv, env, ready) {
 
 /** Starts a peer process and waits until `readyUrl` answers (any HTTP status). */
 export async function startPeer(command, argv, env, readyUrl, timeoutMs = 90_000) {
-  const child = spawn(command, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'ignore'] });
+  const child = spawn(command, argv, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
   children.push(child);
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${command} exited ${child.exitCode}`);
-    const up = await request(readyUrl).then((r) => r.body.dump().then(() => true), () => false);
+    const up = await request(readyUrl).then(
+      (r) => r.body.dump().then(() => true),
+      () => false,
+    );
     if (up) return child.pid;
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -70,4 +83,5 @@ export function rssMb(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 }
 
-export const pct = (xs, p) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN);
+export const pct = (xs, p) =>
+  xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN;

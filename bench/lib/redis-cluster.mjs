@@ -6,7 +6,11 @@ import { promisify } from 'node:util';
 import { spawnTracked } from './processes.mjs';
 
 const run = promisify(execFile);
-const cli = (port, ...args) => run('redis-cli', ['-p', String(port), ...args], { timeout: 2000 }).then((r) => r.stdout, () => '');
+const cli = (port, ...args) =>
+  run('redis-cli', ['-p', String(port), ...args], { timeout: 2000 }).then(
+    (r) => r.stdout,
+    () => '',
+  );
 
 /** Resolves with the nodes (`host:port`) and the servers' pids once every node reports cluster_state:ok. */
 export async function startRedisCluster(dir) {
@@ -14,12 +18,34 @@ export async function startRedisCluster(dir) {
   const base = 11000 + Math.floor(Math.random() * 1000) * 6;
   const ports = Array.from({ length: 6 }, (_, i) => base + i);
   const children = ports.map((port) =>
-    spawnTracked('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `${dir}/nodes-${port}.conf`, '--dir', dir, '--save', '', '--appendonly', 'no']),
+    spawnTracked('redis-server', [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      `${dir}/nodes-${port}.conf`,
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+    ]),
   );
-  for (const port of ports) await until(async () => (await cli(port, 'ping')).trim() === 'PONG', `redis-server on ${port}`);
+  for (const port of ports)
+    await until(async () => (await cli(port, 'ping')).trim() === 'PONG', `redis-server on ${port}`);
   const nodes = ports.map((port) => `127.0.0.1:${port}`);
-  await run('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', '1', '--cluster-yes'], { timeout: 60_000 });
-  for (const port of ports) await until(async () => (await cli(port, 'cluster', 'info')).includes('cluster_state:ok'), `cluster state on ${port}`);
+  await run('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', '1', '--cluster-yes'], {
+    timeout: 60_000,
+  });
+  for (const port of ports)
+    await until(
+      async () => (await cli(port, 'cluster', 'info')).includes('cluster_state:ok'),
+      `cluster state on ${port}`,
+    );
   return { nodes, pids: children.map((child) => child.pid) };
 }
 

@@ -11,7 +11,13 @@ import { start } from './processes.mjs';
  * resolves with the process (pid, url, child) and `token`. `upstreamModel` picks the stand-in's answer for model
  * `bench` (bench-200: 200-chunk streams); model `bench-200` always streams 200 chunks.
  */
-export async function startBenchSwitchyard({ main, upstreamUrl, dir, upstreamModel = 'bench', nodeArgs = [] }) {
+export async function startBenchSwitchyard({
+  main,
+  upstreamUrl,
+  dir,
+  upstreamModel = 'bench',
+  nodeArgs = [],
+}) {
   const config = join(dir, `switchyard-${Date.now()}.yaml`);
   writeFileSync(
     config,
@@ -28,6 +34,9 @@ teams:
 `,
   );
   const server = await start([...nodeArgs, main], { SWITCHYARD_CONFIG: config }, /"url":"(http:[^"]+)"/);
-  const issued = await request(`${server.url}/admin/v1/teams/bench/tokens`, { method: 'POST', headers: { authorization: 'Bearer bench-admin' } });
+  const issued = await request(`${server.url}/admin/v1/teams/bench/tokens`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer bench-admin' },
+  });
   return { ...server, token: (await issued.body.json()).token };
 }

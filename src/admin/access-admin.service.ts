@@ -30,7 +30,12 @@ export class AccessAdminService {
     const before = await this.teams.require(id);
     const team = await this.teams.update(id, changes);
     await this.credentials.invalidateEverywhere({ teamId: id });
-    const action = changes.disabled === true && !before.disabled ? 'team.disable' : changes.disabled === false && before.disabled ? 'team.enable' : 'team.update';
+    const action =
+      changes.disabled === true && !before.disabled
+        ? 'team.disable'
+        : changes.disabled === false && before.disabled
+          ? 'team.enable'
+          : 'team.update';
     await this.audit.write(by, action, `team/${id}`, { ...changes });
     return team;
   }
@@ -39,12 +44,19 @@ export class AccessAdminService {
    * Refused while the team has tokens that still work (active ones), unless `force`. Revoked and expired tokens
    * never block it: they are deleted with the team, as every token is with `force`.
    */
-  async deleteTeam(by: Actor, id: string, force: boolean): Promise<{ id: string; object: 'team'; deleted: true; tokensDeleted: number }> {
+  async deleteTeam(
+    by: Actor,
+    id: string,
+    force: boolean,
+  ): Promise<{ id: string; object: 'team'; deleted: true; tokensDeleted: number }> {
     await this.teams.require(id);
     const tokenIds = await this.tokens.ids(id);
     const active = (await this.tokens.list(id)).filter((token) => token.status === 'active').length;
     if (active > 0 && !force) {
-      throw new GatewayException('team_has_tokens', `Team "${id}" still has ${active} active token(s); revoke them, or delete with force (?force=true, CLI --force).`);
+      throw new GatewayException(
+        'team_has_tokens',
+        `Team "${id}" still has ${active} active token(s); revoke them, or delete with force (?force=true, CLI --force).`,
+      );
     }
     await this.tokens.removeMany(tokenIds);
     await this.teams.remove(id);
@@ -57,7 +69,10 @@ export class AccessAdminService {
     const team = await this.teams.require(teamId);
     if (spec.models) assertNarrower(spec.models, team);
     if (spec.expiresAt && spec.expiresAt.getTime() <= Date.now()) {
-      throw new GatewayException('invalid_request', 'expiresAt must be in the future.', { param: 'expiresAt', wireCode: null });
+      throw new GatewayException('invalid_request', 'expiresAt must be in the future.', {
+        param: 'expiresAt',
+        wireCode: null,
+      });
     }
     const created = await this.tokens.create(teamId, spec);
     await this.audit.write(by, 'token.create', `team/${teamId}/token/${created.id}`, {
@@ -76,7 +91,11 @@ export class AccessAdminService {
     return info;
   }
 
-  async rotateToken(by: Actor, tokenId: string, graceSeconds: number): Promise<TokenInfo & { token: string }> {
+  async rotateToken(
+    by: Actor,
+    tokenId: string,
+    graceSeconds: number,
+  ): Promise<TokenInfo & { token: string }> {
     const rotated = await this.tokens.rotate(tokenId, graceSeconds);
     await this.credentials.invalidateEverywhere({ tokenId });
     await this.audit.write(by, 'token.rotate', `team/${rotated.team}/token/${tokenId}`, { graceSeconds });
@@ -89,9 +108,13 @@ function assertNarrower(models: string[], team: Team): void {
   const teamAllows = compileModelGlobs(team.models);
   const outside = models.filter((model) => !teamAllows(model));
   if (outside.length > 0) {
-    throw new GatewayException('invalid_request', `Team "${team.id}" may not use ${outside.map((m) => `\`${m}\``).join(', ')}; a token can only narrow its team's models.`, {
-      param: 'models',
-      wireCode: null,
-    });
+    throw new GatewayException(
+      'invalid_request',
+      `Team "${team.id}" may not use ${outside.map((m) => `\`${m}\``).join(', ')}; a token can only narrow its team's models.`,
+      {
+        param: 'models',
+        wireCode: null,
+      },
+    );
   }
 }

@@ -5,7 +5,15 @@ import { AdminOnly } from '../auth/route-access.decorators';
 import { GatewayValidationPipe } from '../common/validation/validation.pipe';
 import { AccessAdminService } from './access-admin.service';
 import { BudgetReport } from '../limits/budget-report';
-import { AuditQueryDto, CreateTeamDto, CreateTokenDto, DeleteTeamQueryDto, RotateTokenDto, TeamListQueryDto, UpdateTeamDto } from './admin.dto';
+import {
+  AuditQueryDto,
+  CreateTeamDto,
+  CreateTokenDto,
+  DeleteTeamQueryDto,
+  RotateTokenDto,
+  TeamListQueryDto,
+  UpdateTeamDto,
+} from './admin.dto';
 
 const strict = new GatewayValidationPipe({ strict: true });
 
@@ -32,7 +40,11 @@ export class AdminController {
     if (query.limit === undefined && query.after === undefined && query.search === undefined) {
       return { object: 'list', data: (await this.admin.teams.list()).map(teamView), has_more: false };
     }
-    const { teams, hasMore } = await this.admin.teams.page({ limit: query.limit ?? 100, after: query.after, search: query.search });
+    const { teams, hasMore } = await this.admin.teams.page({
+      limit: query.limit ?? 100,
+      after: query.after,
+      search: query.search,
+    });
     return { object: 'list', data: teams.map(teamView), has_more: hasMore };
   }
 
@@ -65,7 +77,11 @@ export class AdminController {
   }
 
   @Delete('teams/:team')
-  async deleteTeam(@Param('team') teamId: string, @Query(strict) query: DeleteTeamQueryDto, @Req() req: Request) {
+  async deleteTeam(
+    @Param('team') teamId: string,
+    @Query(strict) query: DeleteTeamQueryDto,
+    @Req() req: Request,
+  ) {
     return this.admin.deleteTeam(actorOf(req), teamId, query.force === 'true');
   }
 
@@ -78,7 +94,12 @@ export class AdminController {
       : body.expiresInSeconds
         ? new Date(Date.now() + body.expiresInSeconds * 1000)
         : undefined;
-    return this.admin.createToken(actorOf(req), teamId, { name: body.name, expiresAt, models: body.models, limits: body.limits });
+    return this.admin.createToken(actorOf(req), teamId, {
+      name: body.name,
+      expiresAt,
+      models: body.models,
+      limits: body.limits,
+    });
   }
 
   @Get('teams/:team/tokens')
@@ -106,7 +127,12 @@ export class AdminController {
 
   @Get('audit')
   async readAudit(@Query(strict) query: AuditQueryDto) {
-    const data = await this.audit.read({ limit: query.limit ?? 100, before: query.before, action: query.action, target: query.target });
+    const data = await this.audit.read({
+      limit: query.limit ?? 100,
+      before: query.before,
+      action: query.action,
+      target: query.target,
+    });
     return { object: 'list', data, has_more: data.length === (query.limit ?? 100) };
   }
 }
@@ -121,7 +147,8 @@ function teamView<T extends object>(team: T): T & { object: 'team' } {
  * name given at sign-in.
  */
 function actorOf(req: Request): Actor {
-  if (req.consoleActor) return { actor: `console:${req.consoleActor}`, ip: req.ip, requestId: req.ledger.requestId };
+  if (req.consoleActor)
+    return { actor: `console:${req.consoleActor}`, ip: req.ip, requestId: req.ledger.requestId };
   const named = req.headers['x-switchyard-actor'];
   const label = typeof named === 'string' ? named.replace(/[^\w.@:-]/g, '').slice(0, 64) : '';
   return { actor: label ? `admin-api:${label}` : 'admin-api', ip: req.ip, requestId: req.ledger.requestId };

@@ -33,8 +33,11 @@ function IsMetadataPatch(): PropertyDecorator {
         typeof value === 'object' &&
         !Array.isArray(value) &&
         Object.keys(value).length <= MAX_METADATA_KEYS &&
-        Object.values(value).every((item) => item === null || (typeof item === 'string' && item.length <= 256)),
-      defaultMessage: () => `$property must be an object of at most ${MAX_METADATA_KEYS} string values (each at most 256 chars), or null to remove a label`,
+        Object.values(value).every(
+          (item) => item === null || (typeof item === 'string' && item.length <= 256),
+        ),
+      defaultMessage: () =>
+        `$property must be an object of at most ${MAX_METADATA_KEYS} string values (each at most 256 chars), or null to remove a label`,
     },
   });
 }

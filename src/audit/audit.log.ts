@@ -33,7 +33,12 @@ export class AuditLog {
     private readonly keys: RedisKeys,
   ) {}
 
-  async write(by: Actor, action: string, target: string, details: Record<string, unknown> = {}): Promise<void> {
+  async write(
+    by: Actor,
+    action: string,
+    target: string,
+    details: Record<string, unknown> = {},
+  ): Promise<void> {
     await this.redis.xadd(
       this.keys.audit(),
       'MAXLEN',
@@ -58,7 +63,12 @@ export class AuditLog {
   }
 
   /** Newest first; `before` is an entry id to page from. */
-  async read(filter: { limit: number; before?: string; action?: string; target?: string }): Promise<AuditEntry[]> {
+  async read(filter: {
+    limit: number;
+    before?: string;
+    action?: string;
+    target?: string;
+  }): Promise<AuditEntry[]> {
     const out: AuditEntry[] = [];
     const first = pageEnd(filter.before || undefined);
     if (first === null) return out;
@@ -70,7 +80,8 @@ export class AuditLog {
       for (const [id, flat] of batch) {
         const entry = toEntry(id, flat);
         if (filter.action && entry.action !== filter.action) continue;
-        if (filter.target && entry.target !== filter.target && !entry.target.startsWith(`${filter.target}/`)) continue;
+        if (filter.target && entry.target !== filter.target && !entry.target.startsWith(`${filter.target}/`))
+          continue;
         out.push(entry);
         if (out.length === filter.limit) break;
       }

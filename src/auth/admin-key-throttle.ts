@@ -57,7 +57,11 @@ export class AdminKeyThrottle {
    */
   async verify(presented: string, clientIp: string | undefined, surface: AdminKeySurface): Promise<void> {
     const address = throttledAddress(clientIp);
-    const where = { clientIp: clientIp ?? null, ...(address !== clientIp ? { countedAs: address } : {}), surface };
+    const where = {
+      clientIp: clientIp ?? null,
+      ...(address !== clientIp ? { countedAs: address } : {}),
+      surface,
+    };
     if (matchesDigest(presented, this.adminKeyDigest)) {
       const { failures, resetInSeconds } = await this.counts.read(address);
       if (failures < ADMIN_KEY_FAILURES_ALLOWED) return;
@@ -68,25 +72,38 @@ export class AdminKeyThrottle {
     const blocked = failures > ADMIN_KEY_FAILURES_ALLOWED;
     this.metrics.adminAuthFailures.inc({ surface, outcome: blocked ? 'throttled' : 'rejected' });
     if (failures <= ADMIN_KEY_FAILURES_ALLOWED + 1 || failures % LOG_EVERY_WHILE_BLOCKED === 0) {
-      const blocking = failures >= ADMIN_KEY_FAILURES_ALLOWED ? { blockedForSeconds: Math.max(1, resetInSeconds) } : {};
+      const blocking =
+        failures >= ADMIN_KEY_FAILURES_ALLOWED ? { blockedForSeconds: Math.max(1, resetInSeconds) } : {};
       this.log.warn({ ...where, failures, ...blocking }, 'wrong admin key');
     }
     if (blocked) throw refusal(resetInSeconds);
     throw new GatewayException('invalid_api_key', 'The admin key is not valid.');
   }
 
-  private logRightKeyRefused(address: string, where: Record<string, unknown>, failures: number, resetInSeconds: number): void {
+  private logRightKeyRefused(
+    address: string,
+    where: Record<string, unknown>,
+    failures: number,
+    resetInSeconds: number,
+  ): void {
     const now = Date.now();
     if ((this.rightKeyRefusalLogged.get(address) ?? 0) > now) return;
     if (this.rightKeyRefusalLogged.size >= 10_000) this.rightKeyRefusalLogged.clear();
     this.rightKeyRefusalLogged.set(address, now + resetInSeconds * 1000);
-    this.log.warn({ ...where, failures, blockedForSeconds: Math.max(1, resetInSeconds) }, 'the right admin key was refused: its address is blocked for wrong keys');
+    this.log.warn(
+      { ...where, failures, blockedForSeconds: Math.max(1, resetInSeconds) },
+      'the right admin key was refused: its address is blocked for wrong keys',
+    );
   }
 }
 
 function refusal(resetInSeconds: number): GatewayException {
   const retryAfter = Math.max(1, resetInSeconds);
-  return new GatewayException('rate_limit_exceeded', `Too many wrong admin keys from this address; try again in ${retryAfter} s.`, {
-    headers: { 'retry-after': String(retryAfter) },
-  });
+  return new GatewayException(
+    'rate_limit_exceeded',
+    `Too many wrong admin keys from this address; try again in ${retryAfter} s.`,
+    {
+      headers: { 'retry-after': String(retryAfter) },
+    },
+  );
 }

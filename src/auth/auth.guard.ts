@@ -29,15 +29,19 @@ export class AuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const access =
-      this.reflector.getAllAndOverride<RouteAccess | undefined>(ROUTE_ACCESS, [context.getHandler(), context.getClass()]) ??
-      'team';
+      this.reflector.getAllAndOverride<RouteAccess | undefined>(ROUTE_ACCESS, [
+        context.getHandler(),
+        context.getClass(),
+      ]) ?? 'team';
     if (access === 'public') return true;
     const req = context.switchToHttp().getRequest<Request>();
     // Team tokens also come in `x-api-key`: Anthropic's SDKs and Claude Code (ANTHROPIC_API_KEY) send them there.
     // The admin key only as a bearer token.
     const apiKey = access === 'team' ? req.headers['x-api-key'] : undefined;
-    const token = bearerToken(req.headers.authorization) ?? (typeof apiKey === 'string' && apiKey ? apiKey : null);
-    if (!token && access === 'admin' && this.consoleEnabled && sessionIdOf(req)) return this.consoleSignedIn(req);
+    const token =
+      bearerToken(req.headers.authorization) ?? (typeof apiKey === 'string' && apiKey ? apiKey : null);
+    if (!token && access === 'admin' && this.consoleEnabled && sessionIdOf(req))
+      return this.consoleSignedIn(req);
     if (!token) {
       throw new GatewayException(
         'invalid_api_key',
@@ -62,9 +66,16 @@ export class AuthGuard implements CanActivate {
    */
   private async consoleSignedIn(req: Request): Promise<boolean> {
     const session = await this.consoleSessions.of(req);
-    if (!session) throw new GatewayException('invalid_api_key', 'The console session has expired or was signed out; sign in again.');
+    if (!session)
+      throw new GatewayException(
+        'invalid_api_key',
+        'The console session has expired or was signed out; sign in again.',
+      );
     if (req.method !== 'GET' && req.method !== 'HEAD' && !carriesCsrfToken(req, session)) {
-      throw new GatewayException('csrf_token_invalid', 'A console change must carry the session\'s X-CSRF-Token header.');
+      throw new GatewayException(
+        'csrf_token_invalid',
+        "A console change must carry the session's X-CSRF-Token header.",
+      );
     }
     req.consoleActor = session.actor;
     return true;

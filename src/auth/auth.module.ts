@@ -4,7 +4,11 @@ import { AppLogger } from '../common/logging/logger';
 import { REDIS } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { TeamsModule } from '../teams/teams.module';
-import { ADMIN_KEY_FAILURE_COUNTS, ADMIN_KEY_FAILURE_WINDOW_SECONDS, AdminKeyThrottle } from './admin-key-throttle';
+import {
+  ADMIN_KEY_FAILURE_COUNTS,
+  ADMIN_KEY_FAILURE_WINDOW_SECONDS,
+  AdminKeyThrottle,
+} from './admin-key-throttle';
 import { AuthGuard } from './auth.guard';
 import { ConsoleSessions } from './console-sessions';
 import { CredentialCache } from './credential.cache';
@@ -24,7 +28,12 @@ import { TokenStore } from './token.store';
       provide: ADMIN_KEY_FAILURE_COUNTS,
       inject: [REDIS, RedisKeys, AppLogger],
       useFactory: (redis: Redis, keys: RedisKeys, logger: AppLogger) =>
-        new FallingBackFailureCounts(redis, new RedisFailureCounts(redis, keys, ADMIN_KEY_FAILURE_WINDOW_SECONDS), new MemoryFailureCounts(ADMIN_KEY_FAILURE_WINDOW_SECONDS), logger.pino),
+        new FallingBackFailureCounts(
+          redis,
+          new RedisFailureCounts(redis, keys, ADMIN_KEY_FAILURE_WINDOW_SECONDS),
+          new MemoryFailureCounts(ADMIN_KEY_FAILURE_WINDOW_SECONDS),
+          logger.pino,
+        ),
     },
   ],
   exports: [CredentialCache, TokenStore, AuthGuard, ConsoleSessions, AdminKeyThrottle],

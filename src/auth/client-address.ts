@@ -22,6 +22,9 @@ function expandIPv6(ip: string): string[] {
   // A trailing dotted IPv4 part (::1.2.3.4) stands for the last two groups; only the first four matter here.
   const left = groups(head);
   const right = groups(tail);
-  const missing = tail === undefined ? 0 : 8 - left.length - right.length - (right.some((g) => g.includes('.')) ? 1 : 0);
-  return [...left, ...Array<string>(Math.max(0, missing)).fill('0'), ...right].map((group) => (group.includes('.') ? group : (parseInt(group, 16) || 0).toString(16)));
+  const missing =
+    tail === undefined ? 0 : 8 - left.length - right.length - (right.some((g) => g.includes('.')) ? 1 : 0);
+  return [...left, ...Array<string>(Math.max(0, missing)).fill('0'), ...right].map((group) =>
+    group.includes('.') ? group : (parseInt(group, 16) || 0).toString(16),
+  );
 }

@@ -47,8 +47,17 @@ export class ConsoleSessions {
 
   async open(actor: string): Promise<{ id: string; session: ConsoleSession }> {
     const id = randomBytes(32).toString('base64url');
-    const session: ConsoleSession = { actor, csrf: randomBytes(32).toString('base64url'), expiresAt: new Date(Date.now() + this.ttlSeconds * 1000).toISOString() };
-    await this.redis.set(this.keys.consoleSession(hashToken(id)), JSON.stringify(session), 'EX', this.ttlSeconds);
+    const session: ConsoleSession = {
+      actor,
+      csrf: randomBytes(32).toString('base64url'),
+      expiresAt: new Date(Date.now() + this.ttlSeconds * 1000).toISOString(),
+    };
+    await this.redis.set(
+      this.keys.consoleSession(hashToken(id)),
+      JSON.stringify(session),
+      'EX',
+      this.ttlSeconds,
+    );
     return { id, session };
   }
 

@@ -69,7 +69,8 @@ export class CredentialCache implements OnModuleInit, BeforeApplicationShutdown 
       if (from === channel) this.apply(JSON.parse(message) as Invalidation);
     });
     const goDark = () => {
-      if (this.subscribed && !this.closing) this.logger.pino.warn('auth invalidation channel lost: credential cache off');
+      if (this.subscribed && !this.closing)
+        this.logger.pino.warn('auth invalidation channel lost: credential cache off');
       this.subscribed = false;
       this.clear();
     };
@@ -99,10 +100,14 @@ export class CredentialCache implements OnModuleInit, BeforeApplicationShutdown 
     if (!tokenId) throw invalidKey('The bearer token is malformed.');
     const credential = this.entries.get(tokenId) ?? (await this.load(tokenId));
     const now = Date.now();
-    if (!credential || !matches(credential, hashToken(token), now)) throw invalidKey('The bearer token is not valid.');
+    if (!credential || !matches(credential, hashToken(token), now))
+      throw invalidKey('The bearer token is not valid.');
     if (credential.revoked) throw invalidKey('The bearer token has been revoked.');
     if (now >= credential.expiresAt) {
-      throw new GatewayException('token_expired', `The bearer token expired at ${new Date(credential.expiresAt).toISOString()}.`);
+      throw new GatewayException(
+        'token_expired',
+        `The bearer token expired at ${new Date(credential.expiresAt).toISOString()}.`,
+      );
     }
     if (credential.teamDisabled) throw invalidKey('The team of this token is disabled.');
     this.noteUse(tokenId, now);
@@ -119,7 +124,8 @@ export class CredentialCache implements OnModuleInit, BeforeApplicationShutdown 
       return this.duringOutage(tokenId, error);
     }
     if (this.subscribed && generation === this.generation) remember(this.entries, tokenId, credential);
-    if (this.config.auth.onOutage === 'last-known' && generation === this.generation) remember(this.lastKnown, tokenId, credential);
+    if (this.config.auth.onOutage === 'last-known' && generation === this.generation)
+      remember(this.lastKnown, tokenId, credential);
     return credential;
   }
 
@@ -152,7 +158,9 @@ export class CredentialCache implements OnModuleInit, BeforeApplicationShutdown 
       const known = this.lastKnown.get(tokenId);
       if (known !== undefined) return known;
     }
-    throw new GatewayException('auth_unavailable', 'The token store is unreachable; try again shortly.', { cause: error });
+    throw new GatewayException('auth_unavailable', 'The token store is unreachable; try again shortly.', {
+      cause: error,
+    });
   }
 
   /** Records lastUsedAt, throttled, off the request's path. */
@@ -190,7 +198,11 @@ export class CredentialCache implements OnModuleInit, BeforeApplicationShutdown 
 
 function matches(credential: Credential, hash: string, now: number): boolean {
   if (sameHash(hash, credential.hash)) return true;
-  return credential.previousHash !== undefined && now < credential.previousHashUntil && sameHash(hash, credential.previousHash);
+  return (
+    credential.previousHash !== undefined &&
+    now < credential.previousHashUntil &&
+    sameHash(hash, credential.previousHash)
+  );
 }
 
 function remember(map: Map<string, Credential>, tokenId: string, credential: Credential | null): void {

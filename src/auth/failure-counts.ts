@@ -31,7 +31,12 @@ export class RedisFailureCounts implements FailureCounts {
     const key = this.keys.adminKeyFailures(address);
     // SET NX EX opens the window with its expiry in the same step (an INCR then EXPIRE could leave a count that
     // never expires if the process died in between); INCR then counts.
-    const replies = await this.redis.multi().set(key, 0, 'EX', this.windowSeconds, 'NX').incr(key).ttl(key).exec();
+    const replies = await this.redis
+      .multi()
+      .set(key, 0, 'EX', this.windowSeconds, 'NX')
+      .incr(key)
+      .ttl(key)
+      .exec();
     return this.count(replies, 1, 2);
   }
 
@@ -40,12 +45,19 @@ export class RedisFailureCounts implements FailureCounts {
     return this.count(await this.redis.multi().get(key).ttl(key).exec(), 0, 1);
   }
 
-  private count(replies: Array<[Error | null, unknown]> | null, failuresAt: number, ttlAt: number): FailureCount {
+  private count(
+    replies: Array<[Error | null, unknown]> | null,
+    failuresAt: number,
+    ttlAt: number,
+  ): FailureCount {
     if (!replies) throw new Error('the Redis transaction was aborted');
     for (const [error] of replies) if (error) throw error;
     const ttl = Number(replies[ttlAt][1]);
     // -2: no such key (no failures); -1 cannot happen (the key is only made with an expiry), but would mean a full window.
-    return { failures: Number(replies[failuresAt][1] ?? 0), resetInSeconds: ttl === -1 ? this.windowSeconds : Math.max(0, ttl) };
+    return {
+      failures: Number(replies[failuresAt][1] ?? 0),
+      resetInSeconds: ttl === -1 ? this.windowSeconds : Math.max(0, ttl),
+    };
   }
 }
 
@@ -78,7 +90,9 @@ export class MemoryFailureCounts implements FailureCounts {
   async read(address: string): Promise<FailureCount> {
     const now = this.now();
     const window = this.current(address, now);
-    return window ? { failures: window.failures, resetInSeconds: Math.ceil((window.endsAt - now) / 1000) } : { failures: 0, resetInSeconds: 0 };
+    return window
+      ? { failures: window.failures, resetInSeconds: Math.ceil((window.endsAt - now) / 1000) }
+      : { failures: 0, resetInSeconds: 0 };
   }
 
   private current(address: string, now: number) {
@@ -133,6 +147,9 @@ export class FallingBackFailureCounts implements FailureCounts {
   private warn(error: unknown): void {
     if (Date.now() - this.lastWarning < 10_000) return;
     this.lastWarning = Date.now();
-    this.log.warn({ err: error }, 'redis unreachable: wrong admin keys are counted by each replica on its own until it is back');
+    this.log.warn(
+      { err: error },
+      'redis unreachable: wrong admin keys are counted by each replica on its own until it is back',
+    );
   }
 }

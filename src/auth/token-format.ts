@@ -27,7 +27,8 @@ export function issueToken(id = randomBytes(ID_LENGTH / 2).toString('hex')): Iss
 
 /** The public id inside a token, or null when the string is not shaped like one of ours. */
 export function tokenIdOf(token: string): string | null {
-  if (token.length !== PREFIX.length + ID_LENGTH + 1 + SECRET_LENGTH || !TOKEN_PATTERN.test(token)) return null;
+  if (token.length !== PREFIX.length + ID_LENGTH + 1 + SECRET_LENGTH || !TOKEN_PATTERN.test(token))
+    return null;
   return token.slice(PREFIX.length, PREFIX.length + ID_LENGTH);
 }
 

@@ -108,7 +108,10 @@ export class TokenStore {
   async revoke(tokenId: string): Promise<TokenInfo> {
     const info = await this.require(tokenId);
     if (info.status !== 'revoked') {
-      await this.redis.hset(this.keys.token(tokenId), { status: 'revoked', revokedAt: new Date().toISOString() });
+      await this.redis.hset(this.keys.token(tokenId), {
+        status: 'revoked',
+        revokedAt: new Date().toISOString(),
+      });
     }
     return this.require(tokenId);
   }
@@ -122,7 +125,11 @@ export class TokenStore {
     const fields = await this.redis.hgetall(key);
     if (!fields.id) throw new GatewayException('token_not_found', `Token "${tokenId}" does not exist.`);
     if (fields.status === 'revoked') {
-      throw new GatewayException('invalid_request', `Token "${tokenId}" is revoked; issue a new one instead.`, { param: null });
+      throw new GatewayException(
+        'invalid_request',
+        `Token "${tokenId}" is revoked; issue a new one instead.`,
+        { param: null },
+      );
     }
     const issued = issueToken(tokenId);
     const now = Date.now();

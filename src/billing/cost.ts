@@ -32,7 +32,10 @@ export function costInNanos(tokens: CostedTokens, price: Price | undefined): num
 
 /** The worst case a request can cost (what a budget reserves): its prompt at the input price, its completion allowance at the dearest output price. */
 export function worstCaseNanos(promptTokens: number, completionTokens: number, price: Price): number {
-  return Math.ceil((promptTokens * price.input + completionTokens * Math.max(price.output, price.reasoning ?? 0)) * NANOS_PER_MICRO);
+  return Math.ceil(
+    (promptTokens * price.input + completionTokens * Math.max(price.output, price.reasoning ?? 0)) *
+      NANOS_PER_MICRO,
+  );
 }
 
 const NANOS_PER_MICRO = 1000;

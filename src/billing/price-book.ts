@@ -37,13 +37,22 @@ export class PriceBook {
 
   priceOf(served: Served): Price | undefined {
     const model = this.config.models[served.model];
-    const deployment = model?.deployments?.find((d) => d.backend === served.backend && d.upstreamModel === served.upstreamModel);
-    return plain(deployment?.price) ?? plain(model?.price) ?? this.table[served.upstreamModel] ?? this.table[served.model];
+    const deployment = model?.deployments?.find(
+      (d) => d.backend === served.backend && d.upstreamModel === served.upstreamModel,
+    );
+    return (
+      plain(deployment?.price) ??
+      plain(model?.price) ??
+      this.table[served.upstreamModel] ??
+      this.table[served.model]
+    );
   }
 }
 
 function plain(price: PriceConfig | undefined): Price | undefined {
-  return price ? { input: price.input, output: price.output, cachedInput: price.cachedInput, reasoning: price.reasoning } : undefined;
+  return price
+    ? { input: price.input, output: price.output, cachedInput: price.cachedInput, reasoning: price.reasoning }
+    : undefined;
 }
 
 /** The shipped table, when it is there and in the configured currency (a table in another currency would mislead). */
@@ -51,6 +60,9 @@ function loadTable(path: string, currency: string): Record<string, Price> {
   if (!path) return {};
   const file = resolve(path);
   if (!existsSync(file)) return {};
-  const table = JSON.parse(readFileSync(file, 'utf8')) as { currency?: string; models?: Record<string, Price> };
+  const table = JSON.parse(readFileSync(file, 'utf8')) as {
+    currency?: string;
+    models?: Record<string, Price>;
+  };
   return table.currency === currency ? (table.models ?? {}) : {};
 }

@@ -24,7 +24,11 @@ export class ChatController {
 
   @Post('completions')
   @HttpCode(200)
-  async create(@Body() dto: ChatCompletionRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async create(
+    @Body() dto: ChatCompletionRequestDto,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
     const handling = this.handle(dto, req, res);
     this.usage.hold(req, handling); // the usage record waits for what this request relayed to be counted
     await handling;

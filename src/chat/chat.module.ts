@@ -7,7 +7,12 @@ import { UsageRecorder } from '../usage/usage-recorder';
 import { ChatController } from './chat.controller';
 import { ChatService } from './chat.service';
 
-@Module({ imports: [RoutingModule, StreamingModule, UsageModule, LimitsModule], controllers: [ChatController], providers: [ChatService], exports: [ChatService] })
+@Module({
+  imports: [RoutingModule, StreamingModule, UsageModule, LimitsModule],
+  controllers: [ChatController],
+  providers: [ChatService],
+  exports: [ChatService],
+})
 export class ChatModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(UsageRecorder).forRoutes({ path: 'v1/chat/completions', method: RequestMethod.POST });

@@ -45,7 +45,13 @@ export class ChatService {
   ) {}
 
   /** Non-streaming: the answer as an OpenAI chat.completion (and the upstream's body, for a native call). */
-  async complete(dto: ChatRequest, wire: ClientWire, ledger: RequestLedger, res: ServerResponse, requestSignal: AbortSignal): Promise<Answer> {
+  async complete(
+    dto: ChatRequest,
+    wire: ClientWire,
+    ledger: RequestLedger,
+    res: ServerResponse,
+    requestSignal: AbortSignal,
+  ): Promise<Answer> {
     const route = this.route(dto, wire, ledger);
     const total = this.caller.deadline(route, requestSignal);
     try {
@@ -55,7 +61,14 @@ export class ChatService {
     }
   }
 
-  private async completeRouted(route: Route, dto: ChatRequest, wire: ClientWire, ledger: RequestLedger, res: ServerResponse, signal: AbortSignal): Promise<Answer> {
+  private async completeRouted(
+    route: Route,
+    dto: ChatRequest,
+    wire: ClientWire,
+    ledger: RequestLedger,
+    res: ServerResponse,
+    signal: AbortSignal,
+  ): Promise<Answer> {
     const prompt = memo(() => promptTexts(dto.messages, dto.tools));
     const call = await this.admitAndStart(route, dto, wire, ledger, res, prompt, false, signal);
     let completion: ChatCompletion;
@@ -70,31 +83,57 @@ export class ChatService {
       replied = true;
       body = await answered.response.body.json();
       ledger.callEnded();
-      completion = native && wire.native?.parse ? wire.native.parse(body, backend.id) : backend.adapter.parseResponse(body);
+      completion =
+        native && wire.native?.parse
+          ? wire.native.parse(body, backend.id)
+          : backend.adapter.parseResponse(body);
       if (!Array.isArray(completion?.choices)) throw new TypeError('no choices in the reply');
     } catch (error) {
       ledger.callEnded();
       // The client left while the backend was working: the prompt was spent; the answer is unknown, unless the
       // backend reported what it had generated (a local model does).
-      if (signal.aborted) ledger.counted(error instanceof AbortedWithUsage && error.usage ? countsFrom(error.usage) : await this.promptOnly(prompt()));
-      const mapped = replied ? replyError(backend.id, error) : error instanceof GatewayException ? error : backend.client.transportError(error);
+      if (signal.aborted)
+        ledger.counted(
+          error instanceof AbortedWithUsage && error.usage
+            ? countsFrom(error.usage)
+            : await this.promptOnly(prompt()),
+        );
+      const mapped = replied
+        ? replyError(backend.id, error)
+        : error instanceof GatewayException
+          ? error
+          : backend.client.transportError(error);
       const failure = cutByGateway(signal) ?? mapped;
-      if (failure instanceof GatewayException && isUpstreamFailure(failure)) ledger.upstreamFailed(failure.code);
+      if (failure instanceof GatewayException && isUpstreamFailure(failure))
+        ledger.upstreamFailed(failure.code);
       throw failure;
     }
     completion.model = dto.model;
-    const reasoning = completion.choices.map((choice) => choice.message.reasoning_content).filter((text): text is string => typeof text === 'string' && text !== '');
+    const reasoning = completion.choices
+      .map((choice) => choice.message.reasoning_content)
+      .filter((text): text is string => typeof text === 'string' && text !== '');
     if (completion.usage) {
       const reasoningCounted = await this.counter.fillReasoningTokens(completion.usage, reasoning);
       ledger.counted({ ...countsFrom(completion.usage), estimated: reasoningCounted });
     } else {
-      ledger.counted(await this.estimated(prompt(), [...completion.choices.map((choice) => String(choice.message.content ?? '')), ...reasoning]));
+      ledger.counted(
+        await this.estimated(prompt(), [
+          ...completion.choices.map((choice) => String(choice.message.content ?? '')),
+          ...reasoning,
+        ]),
+      );
     }
     return { completion, upstreamBody: body, native };
   }
 
   /** Streaming: relays SSE to `res`; errors before the first byte are thrown as normal HTTP errors. */
-  async stream(dto: ChatRequest, wire: ClientWire, ledger: RequestLedger, res: ServerResponse, requestSignal: AbortSignal): Promise<void> {
+  async stream(
+    dto: ChatRequest,
+    wire: ClientWire,
+    ledger: RequestLedger,
+    res: ServerResponse,
+    requestSignal: AbortSignal,
+  ): Promise<void> {
     const route = this.route(dto, wire, ledger);
     const total = this.caller.deadline(route, requestSignal);
     try {
@@ -104,7 +143,14 @@ export class ChatService {
     }
   }
 
-  private async streamRouted(route: Route, dto: ChatRequest, wire: ClientWire, ledger: RequestLedger, res: ServerResponse, signal: AbortSignal): Promise<void> {
+  private async streamRouted(
+    route: Route,
+    dto: ChatRequest,
+    wire: ClientWire,
+    ledger: RequestLedger,
+    res: ServerResponse,
+    signal: AbortSignal,
+  ): Promise<void> {
     const prompt = memo(() => promptTexts(dto.messages, dto.tools));
     const call = await this.admitAndStart(route, dto, wire, ledger, res, prompt, true, signal);
     let answered: CallResult;
@@ -116,15 +162,26 @@ export class ChatService {
       // (estimated), as for a non-streaming request; otherwise aborting early would be a way around token limits.
       if (signal.aborted) ledger.counted(await this.promptOnly(prompt()));
       const failure = cutByGateway(signal) ?? error;
-      if (failure instanceof GatewayException && isUpstreamFailure(failure)) ledger.upstreamFailed(failure.code);
+      if (failure instanceof GatewayException && isUpstreamFailure(failure))
+        ledger.upstreamFailed(failure.code);
       throw failure;
     }
     const backend = this.answeredBy(answered, ledger, res);
     const deployment = answered.candidate.deployment;
     const native = wire.native?.accepts(deployment) === true;
     const encoder = wire.streamEncoder(deployment, native);
-    const mapper = native && wire.native?.mapper ? wire.native.mapper(backend.id) : backend.adapter.createStreamMapper(dto);
-    const outcome = await this.relay.relay({ res, upstream: answered.response, backendId: backend.id, mapper, encoder, signal });
+    const mapper =
+      native && wire.native?.mapper
+        ? wire.native.mapper(backend.id)
+        : backend.adapter.createStreamMapper(dto);
+    const outcome = await this.relay.relay({
+      res,
+      upstream: answered.response,
+      backendId: backend.id,
+      mapper,
+      encoder,
+      signal,
+    });
     ledger.callEnded();
     ledger.firstToken(outcome.firstTokenAt);
     if (outcome.error) {
@@ -132,14 +189,19 @@ export class ChatService {
       if (isUpstreamFailure(outcome.error)) ledger.upstreamFailed(outcome.error.code);
     }
     if (outcome.aborted) ledger.clientLeft();
-    if (outcome.usage) ledger.counted({ ...countsFrom(outcome.usage), estimated: outcome.reasoningEstimated === true });
+    if (outcome.usage)
+      ledger.counted({ ...countsFrom(outcome.usage), estimated: outcome.reasoningEstimated === true });
     else {
       // No usage from upstream (client left, stream broke, or a server that never sends it): count it ourselves
       // (large texts in the token counter's worker thread, so this never stalls the event loop).
       const counts = await this.estimated(prompt(), outcome.relayedText);
       ledger.counted(counts);
       // Encoders that close with the usage (Messages' message_delta) report what was accounted.
-      outcome.usage = { prompt_tokens: counts.prompt, completion_tokens: counts.completion, total_tokens: counts.prompt + counts.completion };
+      outcome.usage = {
+        prompt_tokens: counts.prompt,
+        completion_tokens: counts.completion,
+        total_tokens: counts.prompt + counts.completion,
+      };
     }
     await wire.beforeStreamEnd?.(outcome);
     this.relay.finish(res, outcome, encoder);
@@ -150,7 +212,11 @@ export class ChatService {
     const route = this.router.resolve(dto.model, ledger.principal!);
     ledger.routed(dto.model, route.backend.id, route.deployments[0].upstreamModel);
     if (route.config.kind !== 'chat') {
-      throw new GatewayException('invalid_request', `The model \`${dto.model}\` is an embedding model: call POST /v1/embeddings with it.`, { param: 'model', wireCode: 'model_not_supported' });
+      throw new GatewayException(
+        'invalid_request',
+        `The model \`${dto.model}\` is an embedding model: call POST /v1/embeddings with it.`,
+        { param: 'model', wireCode: 'model_not_supported' },
+      );
     }
     this.checkRules(dto, wire, dto.model, route.config, route.deployments[0]);
     return route;
@@ -160,15 +226,25 @@ export class ChatService {
    * The request's thinking and vendor rules against one deployment of a model; throws a 400 naming the rule.
    * A deployment that takes the client's request natively checks it itself.
    */
-  private checkRules(dto: ChatRequest, wire: ClientWire, model: string, config: ModelConfig, deployment: Deployment): void {
+  private checkRules(
+    dto: ChatRequest,
+    wire: ClientWire,
+    model: string,
+    config: ModelConfig,
+    deployment: Deployment,
+  ): void {
     if (wire.native?.accepts(deployment)) return;
     const { backend, upstreamModel } = deployment;
     dto = requestFor(dto, wire, config, deployment);
     if (dto.thinking?.type === 'enabled' && !canThink(config, deployment)) {
-      throw new GatewayException('invalid_request', `The model \`${model}\` does not support extended reasoning ('thinking').`, {
-        param: 'thinking',
-        wireCode: null,
-      });
+      throw new GatewayException(
+        'invalid_request',
+        `The model \`${model}\` does not support extended reasoning ('thinking').`,
+        {
+          param: 'thinking',
+          wireCode: null,
+        },
+      );
     }
     backend.adapter.validate?.(dto, { upstreamModel, model: config });
   }
@@ -187,7 +263,12 @@ export class ChatService {
   private answeredBy(answered: CallResult, ledger: RequestLedger, res: ServerResponse): Backend {
     const { deployment, routed } = answered.candidate;
     const attempts = answered.attempts.filter((a) => a.deployment !== '-').length;
-    ledger.answered({ backend: deployment.backend.id, upstreamModel: deployment.upstreamModel, servedModel: routed.model, attempts });
+    ledger.answered({
+      backend: deployment.backend.id,
+      upstreamModel: deployment.upstreamModel,
+      servedModel: routed.model,
+      attempts,
+    });
     res.setHeader('x-switchyard-model', routed.model);
     res.setHeader('x-switchyard-backend', deployment.backend.id);
     res.setHeader('x-switchyard-attempts', String(attempts));
@@ -216,14 +297,26 @@ export class ChatService {
   }
 
   /** The chat request's reservation: its prompt plus the completion it may generate (times `n`). */
-  private admit(route: Route, dto: ChatRequest, ledger: RequestLedger, res: ServerResponse, prompt: () => PromptTexts): Promise<void> {
+  private admit(
+    route: Route,
+    dto: ChatRequest,
+    ledger: RequestLedger,
+    res: ServerResponse,
+    prompt: () => PromptTexts,
+  ): Promise<void> {
     const first = route.deployments[0];
     return this.admission.admit(ledger, res, {
-      price: this.prices.priceOf({ model: route.model, backend: first.backend.id, upstreamModel: first.upstreamModel }),
+      price: this.prices.priceOf({
+        model: route.model,
+        backend: first.backend.id,
+        upstreamModel: first.upstreamModel,
+      }),
       model: dto.model,
       stream: dto.stream === true,
       promptEstimate: () => reservationEstimate(prompt()),
-      completionAllowance: (dto.max_completion_tokens ?? dto.max_tokens ?? this.config.limits.defaultCompletionReservation) * (dto.n ?? 1),
+      completionAllowance:
+        (dto.max_completion_tokens ?? dto.max_tokens ?? this.config.limits.defaultCompletionReservation) *
+        (dto.n ?? 1),
     });
   }
 
@@ -234,18 +327,33 @@ export class ChatService {
 
   /** Counts worked out by the gateway for an answer that came without usage. */
   private async estimated(prompt: PromptTexts, generated: string[]): Promise<TokenCounts> {
-    const [promptTokens, completionTokens] = await Promise.all([this.counter.prompt(prompt), this.counter.texts([generated.join('')])]);
+    const [promptTokens, completionTokens] = await Promise.all([
+      this.counter.prompt(prompt),
+      this.counter.texts([generated.join('')]),
+    ]);
     return { prompt: promptTokens, completion: completionTokens, reasoning: 0, estimated: true };
   }
 
-  private send(candidate: Candidate, dto: ChatRequest, wire: ClientWire, stream: boolean, signal: AbortSignal): Promise<UpstreamResponse> {
+  private send(
+    candidate: Candidate,
+    dto: ChatRequest,
+    wire: ClientWire,
+    stream: boolean,
+    signal: AbortSignal,
+  ): Promise<UpstreamResponse> {
     const { deployment, routed } = candidate;
     const { backend, upstreamModel } = deployment;
     const call = wire.native?.accepts(deployment)
       ? wire.native.call(deployment, stream)
-      : backend.adapter.buildRequest(requestFor(dto, wire, routed.config, deployment), { upstreamModel, model: routed.config }, stream, wire.source);
+      : backend.adapter.buildRequest(
+          requestFor(dto, wire, routed.config, deployment),
+          { upstreamModel, model: routed.config },
+          stream,
+          wire.source,
+        );
     const timeouts = candidate.routed.config.timeouts;
-    if (timeouts?.firstByteMs !== undefined || timeouts?.idleMs !== undefined) call.timeouts = { firstByteMs: timeouts.firstByteMs, idleMs: timeouts.idleMs };
+    if (timeouts?.firstByteMs !== undefined || timeouts?.idleMs !== undefined)
+      call.timeouts = { firstByteMs: timeouts.firstByteMs, idleMs: timeouts.idleMs };
     return sendToBackend(backend, call, signal);
   }
 }
@@ -260,7 +368,12 @@ function canThink(config: ModelConfig, deployment: Deployment): boolean {
 }
 
 /** The request as one deployment gets it: without `thinking` where the client's API sends it as a hint and the model cannot think. */
-function requestFor(dto: ChatRequest, wire: ClientWire, config: ModelConfig, deployment: Deployment): ChatRequest {
+function requestFor(
+  dto: ChatRequest,
+  wire: ClientWire,
+  config: ModelConfig,
+  deployment: Deployment,
+): ChatRequest {
   if (!wire.thinkingIsAHint || dto.thinking?.type !== 'enabled' || canThink(config, deployment)) return dto;
   return { ...dto, thinking: undefined };
 }

@@ -21,16 +21,31 @@ import { CliModule } from './cli.module';
  * admin API, talking to the Redis named by the gateway's config (SWITCHYARD_CONFIG).
  * Every change is audited as `cli:<user>@<host>`. Output is JSON.
  */
-type Services = { admin: AccessAdminService; audit: AuditLog; usage: UsageQueryService; budgets: BudgetReport; by: Actor };
+type Services = {
+  admin: AccessAdminService;
+  audit: AuditLog;
+  usage: UsageQueryService;
+  budgets: BudgetReport;
+  by: Actor;
+};
 
 async function withServices(work: (services: Services) => Promise<unknown>): Promise<void> {
   // The CLI never serves the admin API, so it does not need the admin key the config may require.
   const config = loadConfig({ SWITCHYARD_ADMIN_KEY: randomBytes(16).toString('hex'), ...process.env });
   const logger = new AppLogger('warn', pino.destination(2));
-  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config, logger), { logger: false, abortOnError: false });
+  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config, logger), {
+    logger: false,
+    abortOnError: false,
+  });
   try {
     const by: Actor = { actor: `cli:${userInfo().username}@${hostname()}` };
-    const result = await work({ admin: app.get(AccessAdminService), audit: app.get(AuditLog), usage: app.get(UsageQueryService), budgets: app.get(BudgetReport), by });
+    const result = await work({
+      admin: app.get(AccessAdminService),
+      audit: app.get(AuditLog),
+      usage: app.get(UsageQueryService),
+      budgets: app.get(BudgetReport),
+      by,
+    });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await app.close();
@@ -44,9 +59,14 @@ async function withServices(work: (services: Services) => Promise<unknown>): Pro
 const limitOptions = (command: Command, { removable = false } = {}) => {
   for (const name of LIMIT_NAMES) {
     const parse = LIMIT_CATALOGUE[name].unit === 'cost' ? positiveAmount : positiveInt;
-    const option = new Option(`${LIMIT_CATALOGUE[name].flag} <n>`, removable ? `${name} ("none" removes it)` : name);
+    const option = new Option(
+      `${LIMIT_CATALOGUE[name].flag} <n>`,
+      removable ? `${name} ("none" removes it)` : name,
+    );
     // 'none' is kept as is (commander stores a parser's null as ''); limitFlags reads it as null.
-    command.addOption(option.argParser(removable ? (value: string) => (value === 'none' ? value : parse(value)) : parse));
+    command.addOption(
+      option.argParser(removable ? (value: string) => (value === 'none' ? value : parse(value)) : parse),
+    );
   }
   return command;
 };
@@ -55,7 +75,8 @@ const limitOptions = (command: Command, { removable = false } = {}) => {
 function limitFlags(options: Record<string, unknown>): LimitsPatch {
   const given: LimitsPatch = {};
   for (const name of LIMIT_NAMES) {
-    const value = options[new Option(`${LIMIT_CATALOGUE[name].flag} <n>`).attributeName()] as number | 'none' | undefined;
+    const value = options[new Option(`${LIMIT_CATALOGUE[name].flag} <n>`).attributeName()] as
+      number | 'none' | undefined;
     if (value !== undefined) given[name] = value === 'none' ? null : value;
   }
   return given;
@@ -74,7 +95,10 @@ function limitsPatchFrom(options: Record<string, unknown>): LimitsPatch | undefi
 }
 
 /** Labels set with --meta and removed with --unset-meta, or undefined when neither was given. */
-function metadataPatchFrom(set: Record<string, string> | undefined, unset: string[] | undefined): MetadataPatch | undefined {
+function metadataPatchFrom(
+  set: Record<string, string> | undefined,
+  unset: string[] | undefined,
+): MetadataPatch | undefined {
   const both = (unset ?? []).filter((key) => set && key in set);
   if (both.length) throw new Error(`--meta and --unset-meta both name ${both.join(', ')}`);
   if (!set && !unset) return undefined;
@@ -89,7 +113,9 @@ async function deployments(url: string | undefined): Promise<void> {
   if (url) {
     const key = process.env.SWITCHYARD_ADMIN_KEY;
     if (!key) throw new Error('--url needs SWITCHYARD_ADMIN_KEY (the admin key) in the environment');
-    const response = await fetch(`${url.replace(/\/+$/, '')}/admin/v1/deployments`, { headers: { authorization: `Bearer ${key}` } });
+    const response = await fetch(`${url.replace(/\/+$/, '')}/admin/v1/deployments`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     const body = (await response.json()) as { data?: unknown; error?: { message: string } };
     if (!response.ok) throw new Error(`${response.status}: ${body.error?.message ?? 'the gateway refused'}`);
     process.stdout.write(`${JSON.stringify(body.data, null, 2)}\n`);
@@ -99,7 +125,9 @@ async function deployments(url: string | undefined): Promise<void> {
   const models = Object.entries(config.models).map(([model, settings]) => ({
     model,
     routing: settings.routing,
-    deployments: settings.deployments ?? [{ backend: settings.backend, upstreamModel: settings.upstreamModel, weight: 1, priority: 0 }],
+    deployments: settings.deployments ?? [
+      { backend: settings.backend, upstreamModel: settings.upstreamModel, weight: 1, priority: 0 },
+    ],
     fallbacks: settings.fallbacks ?? [],
   }));
   process.stdout.write(`${JSON.stringify(models, null, 2)}\n`);
@@ -120,12 +148,16 @@ function positiveInt(value: string): number {
 /** A budget in the billing currency, to the micro-unit. */
 function positiveAmount(value: string): number {
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0 || Math.round(n * 1e6) / 1e6 !== n) throw new Error(`"${value}" is not a positive amount (at most 6 decimals)`);
+  if (!Number.isFinite(n) || n <= 0 || Math.round(n * 1e6) / 1e6 !== n)
+    throw new Error(`"${value}" is not a positive amount (at most 6 decimals)`);
   return n;
 }
 
 function list(value: string): string[] {
-  return value.split(',').map((item) => item.trim()).filter(Boolean);
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
 }
 
 function metadata(value: string, previous: Record<string, string> = {}): Record<string, string> {
@@ -143,31 +175,69 @@ export function buildProgram(): Command {
   limitOptions(teams.command('create <id>').description('Create a team'))
     .option('--models <list>', 'comma-separated model names or * globs (default: *)', list)
     .option('--meta <key=value>', 'metadata label (repeatable)', metadata)
-    .action((id: string, o) => withServices(({ admin, by }) => admin.createTeam(by, id, { models: o.models ?? ['*'], limits: limitsFrom(o), metadata: o.meta })));
-  teams.command('list').description('List teams').action(() => withServices(({ admin }) => admin.teams.list()));
-  teams.command('get <id>').description('Show a team').action((id: string) => withServices(({ admin }) => admin.teams.require(id)));
-  teams.command('budget <id>').description("A team's budgets: spent, remaining and the fraction used this window").action((id: string) => withServices(({ budgets }) => budgets.of(id)));
-  limitOptions(teams.command('update <id>').description('Change what the flags name and nothing else (e.g. --tpm 5000 keeps the other limits; --tpm none removes that one)'), { removable: true })
+    .action((id: string, o) =>
+      withServices(({ admin, by }) =>
+        admin.createTeam(by, id, { models: o.models ?? ['*'], limits: limitsFrom(o), metadata: o.meta }),
+      ),
+    );
+  teams
+    .command('list')
+    .description('List teams')
+    .action(() => withServices(({ admin }) => admin.teams.list()));
+  teams
+    .command('get <id>')
+    .description('Show a team')
+    .action((id: string) => withServices(({ admin }) => admin.teams.require(id)));
+  teams
+    .command('budget <id>')
+    .description("A team's budgets: spent, remaining and the fraction used this window")
+    .action((id: string) => withServices(({ budgets }) => budgets.of(id)));
+  limitOptions(
+    teams
+      .command('update <id>')
+      .description(
+        'Change what the flags name and nothing else (e.g. --tpm 5000 keeps the other limits; --tpm none removes that one)',
+      ),
+    { removable: true },
+  )
     .option('--models <list>', 'comma-separated model names or * globs (replaces the list)', list)
     .option('--meta <key=value>', 'set a metadata label (repeatable; other labels are kept)', metadata)
-    .option('--unset-meta <key>', 'remove a metadata label (repeatable)', (key: string, previous: string[] = []) => [...previous, key])
+    .option(
+      '--unset-meta <key>',
+      'remove a metadata label (repeatable)',
+      (key: string, previous: string[] = []) => [...previous, key],
+    )
     .action((id: string, o) =>
-      withServices(({ admin, by }) => admin.updateTeam(by, id, { models: o.models, limits: limitsPatchFrom(o), metadata: metadataPatchFrom(o.meta, o.unsetMeta) })),
+      withServices(({ admin, by }) =>
+        admin.updateTeam(by, id, {
+          models: o.models,
+          limits: limitsPatchFrom(o),
+          metadata: metadataPatchFrom(o.meta, o.unsetMeta),
+        }),
+      ),
     );
-  teams.command('disable <id>').description('Refuse every token of the team').action((id: string) => withServices(({ admin, by }) => admin.updateTeam(by, id, { disabled: true })));
-  teams.command('enable <id>').description('Accept the team\'s tokens again').action((id: string) => withServices(({ admin, by }) => admin.updateTeam(by, id, { disabled: false })));
+  teams
+    .command('disable <id>')
+    .description('Refuse every token of the team')
+    .action((id: string) => withServices(({ admin, by }) => admin.updateTeam(by, id, { disabled: true })));
+  teams
+    .command('enable <id>')
+    .description("Accept the team's tokens again")
+    .action((id: string) => withServices(({ admin, by }) => admin.updateTeam(by, id, { disabled: false })));
   teams
     .command('delete <id>')
     .description('Delete a team (refused while it has tokens, unless --force)')
     .option('--force', 'also delete its tokens')
-    .action((id: string, o: { force?: boolean }) => withServices(({ admin, by }) => admin.deleteTeam(by, id, o.force === true)));
+    .action((id: string, o: { force?: boolean }) =>
+      withServices(({ admin, by }) => admin.deleteTeam(by, id, o.force === true)),
+    );
 
   const tokens = program.command('tokens').description('Team tokens');
   limitOptions(tokens.command('create').description('Issue a token (printed once)'))
     .requiredOption('--team <id>', 'the team')
     .option('--name <name>', 'a label')
     .option('--expires-in <seconds>', 'expiry, in seconds from now', positiveInt)
-    .option('--models <list>', 'narrower than the team\'s: comma-separated names or globs', list)
+    .option('--models <list>', "narrower than the team's: comma-separated names or globs", list)
     .action((o) =>
       withServices(({ admin, by }) =>
         admin.createToken(by, o.team as string, {
@@ -178,13 +248,26 @@ export function buildProgram(): Command {
         }),
       ),
     );
-  tokens.command('list').requiredOption('--team <id>', 'the team').description('List a team\'s tokens (no secrets)').action((o: { team: string }) => withServices(({ admin }) => admin.teams.require(o.team).then(() => admin.tokens.list(o.team))));
-  tokens.command('revoke <tokenId>').description('Revoke a token on every replica').action((id: string) => withServices(({ admin, by }) => admin.revokeToken(by, id)));
+  tokens
+    .command('list')
+    .requiredOption('--team <id>', 'the team')
+    .description("List a team's tokens (no secrets)")
+    .action((o: { team: string }) =>
+      withServices(({ admin }) => admin.teams.require(o.team).then(() => admin.tokens.list(o.team))),
+    );
+  tokens
+    .command('revoke <tokenId>')
+    .description('Revoke a token on every replica')
+    .action((id: string) => withServices(({ admin, by }) => admin.revokeToken(by, id)));
   tokens
     .command('rotate <tokenId>')
     .description('New secret, same id (printed once)')
-    .option('--grace <seconds>', 'how long the old secret keeps working (default 0)', (v) => (v === '0' ? 0 : positiveInt(v)))
-    .action((id: string, o: { grace?: number }) => withServices(({ admin, by }) => admin.rotateToken(by, id, o.grace ?? 0)));
+    .option('--grace <seconds>', 'how long the old secret keeps working (default 0)', (v) =>
+      v === '0' ? 0 : positiveInt(v),
+    )
+    .action((id: string, o: { grace?: number }) =>
+      withServices(({ admin, by }) => admin.rotateToken(by, id, o.grace ?? 0)),
+    );
 
   program
     .command('usage')
@@ -197,8 +280,11 @@ export function buildProgram(): Command {
     .action((o: { team?: string; model?: string; from?: string; to?: string; groupBy: UsageGroupBy }) =>
       withServices(({ usage }) => {
         const to = o.to ?? new Date().toISOString().slice(0, 10);
-        const from = o.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);
-        return usage.summary({ team: o.team, model: o.model, from, to, groupBy: o.groupBy }).then((summary) => ({ currency: usage.currency, ...summary }));
+        const from =
+          o.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);
+        return usage
+          .summary({ team: o.team, model: o.model, from, to, groupBy: o.groupBy })
+          .then((summary) => ({ currency: usage.currency, ...summary }));
       }),
     );
   program
@@ -206,10 +292,14 @@ export function buildProgram(): Command {
     .description('The admin audit trail, newest first')
     .option('--limit <n>', 'entries', positiveInt, 50)
     .option('--target <target>', 'e.g. team/research')
-    .action((o: { limit: number; target?: string }) => withServices(({ audit }) => audit.read({ limit: o.limit, target: o.target })));
+    .action((o: { limit: number; target?: string }) =>
+      withServices(({ audit }) => audit.read({ limit: o.limit, target: o.target })),
+    );
   program
     .command('deployments')
-    .description("Each model's deployments; with --url, their health as that gateway replica sees it (circuits are per replica)")
+    .description(
+      "Each model's deployments; with --url, their health as that gateway replica sees it (circuits are per replica)",
+    )
     .option('--url <url>', "a gateway's address; needs SWITCHYARD_ADMIN_KEY")
     .action((o: { url?: string }) => deployments(o.url));
   return program;
@@ -218,7 +308,8 @@ export function buildProgram(): Command {
 buildProgram()
   .parseAsync()
   .catch((error: unknown) => {
-    if (error instanceof GatewayException || error instanceof ConfigError) process.stderr.write(`switchyard: ${error.message}\n`);
+    if (error instanceof GatewayException || error instanceof ConfigError)
+      process.stderr.write(`switchyard: ${error.message}\n`);
     else process.stderr.write(`switchyard: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = error instanceof ConfigError ? 78 : 1;
   });

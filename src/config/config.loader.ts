@@ -3,7 +3,14 @@ import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
 import { FAMILY_BY_TYPE } from '../providers/families';
-import { BackendConfig, GatewayConfig, ModelConfig, TeamSeedConfig, type BackendType, type ThinkingMode } from './config.schema';
+import {
+  BackendConfig,
+  GatewayConfig,
+  ModelConfig,
+  TeamSeedConfig,
+  type BackendType,
+  type ThinkingMode,
+} from './config.schema';
 
 /** A config problem, always naming the key, so the operator can fix it without reading code. */
 export class ConfigError extends Error {
@@ -19,7 +26,12 @@ const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
  * Replaces `${NAME}` and `${NAME:-default}` in every string of the parsed YAML.
  * Interpolating after parsing means a secret can never break the YAML syntax.
  */
-export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path: string, problems: string[]): unknown {
+export function interpolateEnv(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  path: string,
+  problems: string[],
+): unknown {
   if (typeof value === 'string') {
     return value.replace(ENV_REF, (_match, name: string, fallback: string | undefined) => {
       const found = env[name];
@@ -29,7 +41,8 @@ export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path: str
       return '';
     });
   }
-  if (Array.isArray(value)) return value.map((item, i) => interpolateEnv(item, env, `${path}[${i}]`, problems));
+  if (Array.isArray(value))
+    return value.map((item, i) => interpolateEnv(item, env, `${path}[${i}]`, problems));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
@@ -45,7 +58,15 @@ export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path: str
  * range, a length) say nothing useful about the value given: `port: eighty` is not an integer, and "must not be
  * greater than 65535" beside it would only contradict "must not be less than 0". So a key gets one line.
  */
-const KIND_CONSTRAINTS = ['isInt', 'isNumber', 'isString', 'isBoolean', 'isArray', 'isObject', 'nestedValidation'];
+const KIND_CONSTRAINTS = [
+  'isInt',
+  'isNumber',
+  'isString',
+  'isBoolean',
+  'isArray',
+  'isObject',
+  'nestedValidation',
+];
 
 /** Keys whose values are never echoed in an error (they may hold a secret). */
 const SECRET_KEY = /key|password|secret|token/i;
@@ -53,7 +74,11 @@ const SECRET_KEY = /key|password|secret|token/i;
 /** The value given, for the error line: short scalars only, never from a key that may hold a secret. */
 function given(error: ValidationError): string {
   const value: unknown = error.value;
-  if (SECRET_KEY.test(error.property) || (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')) return '';
+  if (
+    SECRET_KEY.test(error.property) ||
+    (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')
+  )
+    return '';
   const text = JSON.stringify(value);
   return ` (got ${text.length > 40 ? `${text.slice(0, 37)}...` : text})`;
 }
@@ -63,35 +88,53 @@ function describe(errors: ValidationError[], path: string, out: string[]): void 
     const here = path ? `${path}.${error.property}` : error.property;
     const constraints = Object.entries(error.constraints ?? {});
     // A missing key: its own "must be set" says more than "must be a string".
-    const missing = error.value === undefined ? constraints.find(([name]) => name === 'isNotEmpty') : undefined;
+    const missing =
+      error.value === undefined ? constraints.find(([name]) => name === 'isNotEmpty') : undefined;
     const kind = missing ? undefined : constraints.find(([name]) => KIND_CONSTRAINTS.includes(name));
     for (const [, message] of missing ? [missing] : kind ? [kind] : constraints) {
       // class-validator starts each message with the property name; we print the full path instead.
-      const text = message.startsWith(error.property + ' ') ? message.slice(error.property.length + 1) : message;
+      const text = message.startsWith(error.property + ' ')
+        ? message.slice(error.property.length + 1)
+        : message;
       out.push(`${here}: ${text}${kind ? given(error) : ''}`);
     }
     describe(error.children ?? [], here, out);
   }
 }
 
-function validateEntry<T extends object>(cls: ClassConstructor<T>, raw: unknown, path: string, problems: string[]): T {
+function validateEntry<T extends object>(
+  cls: ClassConstructor<T>,
+  raw: unknown,
+  path: string,
+  problems: string[],
+): T {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
     problems.push(`${path}: must be a mapping`);
     return new cls();
   }
   const instance = plainToInstance(cls, raw);
-  describe(validateSync(instance, { forbidUnknownValues: false, whitelist: true, forbidNonWhitelisted: true }), path, problems);
+  describe(
+    validateSync(instance, { forbidUnknownValues: false, whitelist: true, forbidNonWhitelisted: true }),
+    path,
+    problems,
+  );
   return instance;
 }
 
-function validateMap<T extends object>(cls: ClassConstructor<T>, raw: unknown, path: string, problems: string[]) {
+function validateMap<T extends object>(
+  cls: ClassConstructor<T>,
+  raw: unknown,
+  path: string,
+  problems: string[],
+) {
   const out: Record<string, T> = {};
   if (raw === undefined || raw === null) return out;
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     problems.push(`${path}: must be a mapping of id -> settings`);
     return out;
   }
-  for (const [id, entry] of Object.entries(raw)) out[id] = validateEntry(cls, entry, `${path}.${id}`, problems);
+  for (const [id, entry] of Object.entries(raw))
+    out[id] = validateEntry(cls, entry, `${path}.${id}`, problems);
   return out;
 }
 
@@ -116,27 +159,39 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
   const { backends, models, teams, ...rest } = doc;
   const config = validateEntry(GatewayConfig, rest, '', problems);
   config.backends = validateMap(BackendConfig, backends, 'backends', problems);
-  for (const [id, backend] of Object.entries(config.backends)) backend.apiKeyEnv = envNameOf((raw as RawDoc)?.backends?.[id]?.apiKey);
+  for (const [id, backend] of Object.entries(config.backends))
+    backend.apiKeyEnv = envNameOf((raw as RawDoc)?.backends?.[id]?.apiKey);
   // A backend of no known type has been reported (its `type` key); the checks below need its family, so skip it.
-  const typed = (backend: BackendConfig | undefined) => backend !== undefined && FAMILY_BY_TYPE.has(backend.type);
+  const typed = (backend: BackendConfig | undefined) =>
+    backend !== undefined && FAMILY_BY_TYPE.has(backend.type);
   config.models = validateMap(ModelConfig, models, 'models', problems);
   config.teams = validateMap(TeamSeedConfig, teams, 'teams', problems);
 
   for (const [name, model] of Object.entries(config.models)) {
-    if (model.deployments !== undefined && (model.backend !== undefined || model.upstreamModel !== undefined)) {
+    if (
+      model.deployments !== undefined &&
+      (model.backend !== undefined || model.upstreamModel !== undefined)
+    ) {
       problems.push(`models.${name}: give either backend + upstreamModel or deployments, not both`);
     }
-    const deployments = model.deployments ?? (model.backend ? [{ backend: model.backend, upstreamModel: model.upstreamModel }] : []);
-    if (model.deployments !== undefined && deployments.length === 0) problems.push(`models.${name}.deployments: must list at least one deployment`);
+    const deployments =
+      model.deployments ??
+      (model.backend ? [{ backend: model.backend, upstreamModel: model.upstreamModel }] : []);
+    if (model.deployments !== undefined && deployments.length === 0)
+      problems.push(`models.${name}.deployments: must list at least one deployment`);
     deployments.forEach((deployment, i) => {
       const where = model.deployments ? `models.${name}.deployments[${i}].backend` : `models.${name}.backend`;
       const backend = config.backends[deployment.backend];
       if (!backend) {
-        problems.push(`${where}: unknown backend "${deployment.backend}" (known: ${Object.keys(config.backends).join(', ') || 'none'})`);
+        problems.push(
+          `${where}: unknown backend "${deployment.backend}" (known: ${Object.keys(config.backends).join(', ') || 'none'})`,
+        );
       } else if (!typed(backend)) {
         return;
       } else if (model.kind === 'embedding' && !FAMILY_BY_TYPE.get(backend.type)!.embeddings) {
-        problems.push(`models.${name}.kind: ${backend.type} backends do not serve embeddings (openai-compatible, gemini and local ones do)`);
+        problems.push(
+          `models.${name}.kind: ${backend.type} backends do not serve embeddings (openai-compatible, gemini and local ones do)`,
+        );
       } else if (backend.type === 'local' && (model.kind === 'embedding') !== backend.local.embedding) {
         problems.push(
           model.kind === 'embedding'
@@ -144,18 +199,25 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
             : `models.${name}.kind: backend "${deployment.backend}" runs an embedding model (local.embedding: true); set kind: embedding`,
         );
       } else if (!thinkingFits(backend.type, model.thinking)) {
-        problems.push(`models.${name}.thinking: "${model.thinking}" does not apply to ${backend.type} backends (use ${FAMILY_BY_TYPE.get(backend.type)!.thinking.join(' or ')})`);
+        problems.push(
+          `models.${name}.thinking: "${model.thinking}" does not apply to ${backend.type} backends (use ${FAMILY_BY_TYPE.get(backend.type)!.thinking.join(' or ')})`,
+        );
       }
     });
     for (const fallback of model.fallbacks ?? []) {
       if (!config.models[fallback]) problems.push(`models.${name}.fallbacks: unknown model "${fallback}"`);
-      else if (config.models[fallback].kind !== model.kind) problems.push(`models.${name}.fallbacks: "${fallback}" is a ${config.models[fallback].kind} model, not ${model.kind}`);
-      else if (fallback === name) problems.push(`models.${name}.fallbacks: a model cannot fall back to itself`);
+      else if (config.models[fallback].kind !== model.kind)
+        problems.push(
+          `models.${name}.fallbacks: "${fallback}" is a ${config.models[fallback].kind} model, not ${model.kind}`,
+        );
+      else if (fallback === name)
+        problems.push(`models.${name}.fallbacks: a model cannot fall back to itself`);
     }
   }
   if (env.PORT !== undefined) {
     const port = Number(env.PORT);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`PORT: "${env.PORT}" is not a port number`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      problems.push(`PORT: "${env.PORT}" is not a port number`);
     else config.server.port = port;
   }
   if (problems.length) throw new ConfigError(onePerUnsetVariable(problems.map((p) => p.replace(/^\./, ''))));
@@ -165,8 +227,12 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
 /** A key whose environment variable is not set is reported as that, not again as empty. */
 function onePerUnsetVariable(problems: string[]): string[] {
   const keyOf = (problem: string) => problem.slice(0, problem.indexOf(': '));
-  const unset = new Set(problems.filter((problem) => / environment variable \S+ is not set$/.test(problem)).map(keyOf));
-  return problems.filter((problem) => !unset.has(keyOf(problem)) || / environment variable \S+ is not set$/.test(problem));
+  const unset = new Set(
+    problems.filter((problem) => / environment variable \S+ is not set$/.test(problem)).map(keyOf),
+  );
+  return problems.filter(
+    (problem) => !unset.has(keyOf(problem)) || / environment variable \S+ is not set$/.test(problem),
+  );
 }
 
 /** Reads SWITCHYARD_CONFIG (default config/switchyard.yaml), interpolates ${ENV}, validates. */
@@ -176,7 +242,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError([`SWITCHYARD_CONFIG: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? error})`]);
+    throw new ConfigError([
+      `SWITCHYARD_CONFIG: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? error})`,
+    ]);
   }
   let parsed: unknown;
   try {

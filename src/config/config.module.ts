@@ -9,6 +9,10 @@ import { GatewayConfig } from './config.schema';
 @Module({})
 export class ConfigModule {
   static forRoot(config: GatewayConfig): DynamicModule {
-    return { module: ConfigModule, providers: [{ provide: GatewayConfig, useValue: config }], exports: [GatewayConfig] };
+    return {
+      module: ConfigModule,
+      providers: [{ provide: GatewayConfig, useValue: config }],
+      exports: [GatewayConfig],
+    };
   }
 }

@@ -68,19 +68,26 @@ const HOST_PORT = /^[^\s:]+:\d{1,5}$/;
 
 export class RedisClusterConfig {
   /** Some of the cluster's nodes (`host:port`); ioredis discovers the rest and follows slot moves and failovers. */
-  @IsArray() @ArrayMinSize(1) @Matches(HOST_PORT, { each: true, message: 'each node must be host:port' }) nodes!: string[];
+  @IsArray()
+  @ArrayMinSize(1)
+  @Matches(HOST_PORT, { each: true, message: 'each node must be host:port' })
+  nodes!: string[];
 }
 
 export class RedisSentinelConfig {
   /** The Sentinels (`host:port`); they name the current master of `name`, and a failover is followed. */
-  @IsArray() @ArrayMinSize(1) @Matches(HOST_PORT, { each: true, message: 'each sentinel must be host:port' }) sentinels!: string[];
+  @IsArray()
+  @ArrayMinSize(1)
+  @Matches(HOST_PORT, { each: true, message: 'each sentinel must be host:port' })
+  sentinels!: string[];
   @IsString() @IsNotEmpty() name!: string;
   @IsOptional() @IsString() sentinelPassword?: string;
 }
 
 export class RedisConfig {
   /** One Redis server (when neither `cluster` nor `sentinel` is set). */
-  @Matches(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL' }) url = 'redis://127.0.0.1:6379';
+  @Matches(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL' }) url =
+    'redis://127.0.0.1:6379';
   /** A Redis Cluster instead of one server. */
   @IsOptional() @ValidateNested() @Type(() => RedisClusterConfig) cluster?: RedisClusterConfig;
   /** A Sentinel-managed master instead of one server. */
@@ -217,7 +224,8 @@ export class LocalBackendConfig {
 
 export class BackendConfig {
   @IsIn(BACKEND_TYPES, {
-    message: ({ value }) => `${value === undefined ? 'must be set' : `unknown backend type ${JSON.stringify(value)}`} (known types: ${BACKEND_TYPES.join(', ')})`,
+    message: ({ value }) =>
+      `${value === undefined ? 'must be set' : `unknown backend type ${JSON.stringify(value)}`} (known types: ${BACKEND_TYPES.join(', ')})`,
   })
   type!: BackendType;
   /** Not used by `local` backends. */
@@ -327,10 +335,20 @@ export class ProbeConfig {
 
 export class ModelConfig {
   /** The one-deployment shorthand: `backend` + `upstreamModel` (or use `deployments`). */
-  @ValidateIf((model: ModelConfig) => model.deployments === undefined) @IsString() @IsNotEmpty() backend!: string;
-  @ValidateIf((model: ModelConfig) => model.deployments === undefined) @IsString() @IsNotEmpty() upstreamModel!: string;
+  @ValidateIf((model: ModelConfig) => model.deployments === undefined)
+  @IsString()
+  @IsNotEmpty()
+  backend!: string;
+  @ValidateIf((model: ModelConfig) => model.deployments === undefined)
+  @IsString()
+  @IsNotEmpty()
+  upstreamModel!: string;
   /** Several deployments serving this model (two keys, regions, replicas); see `routing`. */
-  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => DeploymentConfig) deployments?: DeploymentConfig[];
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => DeploymentConfig)
+  deployments?: DeploymentConfig[];
   /** Other configured models tried, in order, when every deployment of this one failed. */
   @IsOptional() @IsArray() @IsString({ each: true }) fallbacks?: string[];
   /** `weighted` (default): random by weight within the best priority; `least-busy`: fewest in flight; `priority`: in the order listed. */
@@ -345,9 +363,11 @@ export class ModelConfig {
   /** anthropic: `max_tokens` sent when the client sets none (Anthropic requires it). */
   @IsInt() @Min(1) maxTokens = 4096;
   /** gemini `native`: the thinking budgets the model accepts (a budget outside is a 400 before any call). */
-  @ValidateNested() @Type(() => BudgetRangeConfig) thinkingBudget: BudgetRangeConfig = new BudgetRangeConfig();
+  @ValidateNested() @Type(() => BudgetRangeConfig) thinkingBudget: BudgetRangeConfig =
+    new BudgetRangeConfig();
   /** `reasoning_effort`: how a budget becomes an effort. */
-  @ValidateNested() @Type(() => EffortThresholdsConfig) effortThresholds: EffortThresholdsConfig = new EffortThresholdsConfig();
+  @ValidateNested() @Type(() => EffortThresholdsConfig) effortThresholds: EffortThresholdsConfig =
+    new EffortThresholdsConfig();
   /** `chat_template_kwargs`: the top-level request field that carries the budget (e.g. vLLM's `thinking_token_budget`); none if unset. */
   @IsOptional() @IsString() budgetField?: string;
 }

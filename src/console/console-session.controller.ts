@@ -2,7 +2,12 @@ import { Body, Controller, Delete, Get, HttpCode, Post, Req, Res } from '@nestjs
 import type { Request, Response } from 'express';
 import { AuditLog } from '../audit/audit.log';
 import { AdminKeyThrottle } from '../auth/admin-key-throttle';
-import { carriesCsrfToken, CONSOLE_COOKIE, ConsoleSessions, type ConsoleSession } from '../auth/console-sessions';
+import {
+  carriesCsrfToken,
+  CONSOLE_COOKIE,
+  ConsoleSessions,
+  type ConsoleSession,
+} from '../auth/console-sessions';
 import { Public } from '../auth/route-access.decorators';
 import { GatewayException } from '../common/errors/gateway.exception';
 import { GatewayValidationPipe } from '../common/validation/validation.pipe';
@@ -29,12 +34,26 @@ export class ConsoleSessionController {
    */
   @Post()
   @HttpCode(201)
-  async signIn(@Body(strict) body: ConsoleSignInDto, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
+  async signIn(
+    @Body(strict) body: ConsoleSignInDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ) {
     await this.adminKeys.verify(body.adminKey, req.ip, 'console_sign_in');
     const { id, session } = await this.sessions.open(body.name);
-    res.cookie(CONSOLE_COOKIE, id, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/', maxAge: this.sessions.ttlSeconds * 1000 });
+    res.cookie(CONSOLE_COOKIE, id, {
+      httpOnly: true,
+      sameSite: 'strict',
+      secure: req.secure,
+      path: '/',
+      maxAge: this.sessions.ttlSeconds * 1000,
+    });
     res.setHeader('cache-control', 'no-store');
-    await this.audit.write({ actor: `console:${session.actor}`, ip: req.ip, requestId: req.ledger.requestId }, 'console.sign_in', session.actor);
+    await this.audit.write(
+      { actor: `console:${session.actor}`, ip: req.ip, requestId: req.ledger.requestId },
+      'console.sign_in',
+      session.actor,
+    );
     return sessionView(session);
   }
 
@@ -50,14 +69,28 @@ export class ConsoleSessionController {
   @Delete()
   async signOut(@Req() req: Request, @Res({ passthrough: true }) res: Response) {
     const session = await this.sessions.of(req);
-    if (session && !carriesCsrfToken(req, session)) throw new GatewayException('csrf_token_invalid', "Signing out must carry the session's X-CSRF-Token header.");
+    if (session && !carriesCsrfToken(req, session))
+      throw new GatewayException(
+        'csrf_token_invalid',
+        "Signing out must carry the session's X-CSRF-Token header.",
+      );
     await this.sessions.close(req);
     res.clearCookie(CONSOLE_COOKIE, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/' });
-    if (session) await this.audit.write({ actor: `console:${session.actor}`, ip: req.ip, requestId: req.ledger.requestId }, 'console.sign_out', session.actor);
+    if (session)
+      await this.audit.write(
+        { actor: `console:${session.actor}`, ip: req.ip, requestId: req.ledger.requestId },
+        'console.sign_out',
+        session.actor,
+      );
     return { signed_out: true };
   }
 }
 
 function sessionView(session: ConsoleSession) {
-  return { object: 'console.session', actor: session.actor, csrf_token: session.csrf, expires_at: session.expiresAt };
+  return {
+    object: 'console.session',
+    actor: session.actor,
+    csrf_token: session.csrf,
+    expires_at: session.expiresAt,
+  };
 }

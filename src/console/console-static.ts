@@ -28,7 +28,11 @@ export function installConsole(app: Express): void {
   const assets = express.static(CONSOLE_ASSETS, {
     index: 'index.html',
     redirect: false,
-    setHeaders: (res, path) => res.setHeader('cache-control', path.endsWith('.html') ? 'no-store' : 'public, max-age=31536000, immutable'),
+    setHeaders: (res, path) =>
+      res.setHeader(
+        'cache-control',
+        path.endsWith('.html') ? 'no-store' : 'public, max-age=31536000, immutable',
+      ),
   });
   app.use('/console', (req: Request, res: Response, next: NextFunction) => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || req.path.startsWith('/api/')) return next();

@@ -22,7 +22,9 @@ export class EmbeddingsController {
     req.ledger.operation('embeddings');
     req.ledger.streaming(false);
     const signal = requestAbortSignal(req, res, this.inFlight.cutSignal);
-    const handling = this.embeddings.embed(dto, req.ledger, res, signal).then((reply) => writeJson(res, reply));
+    const handling = this.embeddings
+      .embed(dto, req.ledger, res, signal)
+      .then((reply) => writeJson(res, reply));
     this.usage.hold(req, handling); // the usage record waits for the handler to have counted
     await handling;
   }

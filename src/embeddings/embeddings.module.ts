@@ -6,7 +6,11 @@ import { UsageRecorder } from '../usage/usage-recorder';
 import { EmbeddingsController } from './embeddings.controller';
 import { EmbeddingsService } from './embeddings.service';
 
-@Module({ imports: [RoutingModule, UsageModule, LimitsModule], controllers: [EmbeddingsController], providers: [EmbeddingsService] })
+@Module({
+  imports: [RoutingModule, UsageModule, LimitsModule],
+  controllers: [EmbeddingsController],
+  providers: [EmbeddingsService],
+})
 export class EmbeddingsModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(UsageRecorder).forRoutes({ path: 'v1/embeddings', method: RequestMethod.POST });

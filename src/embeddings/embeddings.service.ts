@@ -31,11 +31,20 @@ export class EmbeddingsService {
     private readonly prices: PriceBook,
   ) {}
 
-  async embed(dto: EmbeddingRequestDto, ledger: RequestLedger, res: ServerResponse, requestSignal: AbortSignal): Promise<EmbeddingResponse> {
+  async embed(
+    dto: EmbeddingRequestDto,
+    ledger: RequestLedger,
+    res: ServerResponse,
+    requestSignal: AbortSignal,
+  ): Promise<EmbeddingResponse> {
     const route = this.router.resolve(dto.model, ledger.principal!);
     ledger.routed(dto.model, route.backend.id, route.deployments[0].upstreamModel);
     if (route.config.kind !== 'embedding') {
-      throw new GatewayException('invalid_request', `The model \`${dto.model}\` is a chat model: call POST /v1/chat/completions with it.`, { param: 'model', wireCode: 'model_not_supported' });
+      throw new GatewayException(
+        'invalid_request',
+        `The model \`${dto.model}\` is a chat model: call POST /v1/chat/completions with it.`,
+        { param: 'model', wireCode: 'model_not_supported' },
+      );
     }
     const prompt = inputTexts(dto.input);
     const total = this.caller.deadline(route, requestSignal);
@@ -49,19 +58,31 @@ export class EmbeddingsService {
         signal,
         admit: () =>
           this.admission.admit(ledger, res, {
-            price: this.prices.priceOf({ model: route.model, backend: route.deployments[0].backend.id, upstreamModel: route.deployments[0].upstreamModel }),
+            price: this.prices.priceOf({
+              model: route.model,
+              backend: route.deployments[0].backend.id,
+              upstreamModel: route.deployments[0].upstreamModel,
+            }),
             model: dto.model,
             stream: false,
             promptEstimate: () => tokenArrays(dto.input) ?? reservationEstimate(prompt),
             completionAllowance: 0,
           }),
         attempt: (candidate, callSignal) => this.send(candidate, dto, callSignal),
-        skip: (candidate) => (candidate.deployment.backend.adapter.buildEmbeddingRequest ? undefined : 'its backend does not serve embeddings'),
+        skip: (candidate) =>
+          candidate.deployment.backend.adapter.buildEmbeddingRequest
+            ? undefined
+            : 'its backend does not serve embeddings',
       });
       const answered = await call.result;
       backend = answered.candidate.deployment.backend;
       const attempts = answered.attempts.filter((a) => a.deployment !== '-').length;
-      ledger.answered({ backend: backend.id, upstreamModel: answered.candidate.deployment.upstreamModel, servedModel: answered.candidate.routed.model, attempts });
+      ledger.answered({
+        backend: backend.id,
+        upstreamModel: answered.candidate.deployment.upstreamModel,
+        servedModel: answered.candidate.routed.model,
+        attempts,
+      });
       res.setHeader('x-switchyard-model', answered.candidate.routed.model);
       res.setHeader('x-switchyard-backend', backend.id);
       res.setHeader('x-switchyard-attempts', String(attempts));
@@ -71,7 +92,8 @@ export class EmbeddingsService {
       reply.model = dto.model;
       if (dto.encoding_format === 'base64') encodeBase64(reply);
       const promptTokens = reply.usage?.prompt_tokens;
-      if (promptTokens !== undefined) ledger.counted({ prompt: promptTokens, completion: 0, reasoning: 0, estimated: false });
+      if (promptTokens !== undefined)
+        ledger.counted({ prompt: promptTokens, completion: 0, reasoning: 0, estimated: false });
       else {
         const counted = tokenArrays(dto.input) ?? (await this.counter.prompt(prompt));
         ledger.counted({ prompt: counted, completion: 0, reasoning: 0, estimated: true });
@@ -81,33 +103,55 @@ export class EmbeddingsService {
     } catch (error) {
       ledger.callEnded();
       // Sent but left (or cut) before the answer: the inputs were spent; they are billed (estimated).
-      if (signal.aborted && ledger.upstreamStartedAt !== undefined) ledger.counted({ prompt: tokenArrays(dto.input) ?? (await this.counter.prompt(prompt)), completion: 0, reasoning: 0, estimated: true });
-      const gatewayReason = signal.aborted && signal.reason instanceof GatewayException ? signal.reason : undefined;
+      if (signal.aborted && ledger.upstreamStartedAt !== undefined)
+        ledger.counted({
+          prompt: tokenArrays(dto.input) ?? (await this.counter.prompt(prompt)),
+          completion: 0,
+          reasoning: 0,
+          estimated: true,
+        });
+      const gatewayReason =
+        signal.aborted && signal.reason instanceof GatewayException ? signal.reason : undefined;
       const failure = gatewayReason ?? (replied ? replyError(backend.id, error) : error);
-      if (failure instanceof GatewayException && isUpstreamFailure(failure)) ledger.upstreamFailed(failure.code);
+      if (failure instanceof GatewayException && isUpstreamFailure(failure))
+        ledger.upstreamFailed(failure.code);
       throw failure;
     } finally {
       total.clear();
     }
   }
 
-  private send(candidate: Candidate, dto: EmbeddingRequestDto, signal: AbortSignal): Promise<UpstreamResponse> {
+  private send(
+    candidate: Candidate,
+    dto: EmbeddingRequestDto,
+    signal: AbortSignal,
+  ): Promise<UpstreamResponse> {
     const { backend, upstreamModel } = candidate.deployment;
-    const call = backend.adapter.buildEmbeddingRequest!(dto, { upstreamModel, model: candidate.routed.config });
+    const call = backend.adapter.buildEmbeddingRequest!(dto, {
+      upstreamModel,
+      model: candidate.routed.config,
+    });
     return sendToBackend(backend, call, signal);
   }
 }
 
 /** The inputs as texts to count (token arrays are counted by their length instead). */
 function inputTexts(input: EmbeddingRequestDto['input']): PromptTexts {
-  const texts = typeof input === 'string' ? [input] : input.every((item) => typeof item === 'string') ? (input as string[]) : [];
+  const texts =
+    typeof input === 'string'
+      ? [input]
+      : input.every((item) => typeof item === 'string')
+        ? (input as string[])
+        : [];
   return { fixed: 0, texts };
 }
 
 /** Inputs given as tokens already: their count is exact. */
 function tokenArrays(input: EmbeddingRequestDto['input']): number | undefined {
   if (typeof input === 'string' || input.length === 0 || typeof input[0] === 'string') return undefined;
-  return Array.isArray(input[0]) ? (input as number[][]).reduce((sum, tokens) => sum + tokens.length, 0) : input.length;
+  return Array.isArray(input[0])
+    ? (input as number[][]).reduce((sum, tokens) => sum + tokens.length, 0)
+    : input.length;
 }
 
 /**
@@ -116,6 +160,7 @@ function tokenArrays(input: EmbeddingRequestDto['input']): number | undefined {
  */
 function encodeBase64(reply: EmbeddingResponse): void {
   for (const item of reply.data) {
-    if (Array.isArray(item.embedding)) item.embedding = Buffer.from(new Float32Array(item.embedding).buffer).toString('base64');
+    if (Array.isArray(item.embedding))
+      item.embedding = Buffer.from(new Float32Array(item.embedding).buffer).toString('base64');
   }
 }

@@ -24,7 +24,10 @@ export async function shutdownGracefully(
   logger.pino.info({ inFlight: inFlight.size, graceMs }, 'shutting down: draining in-flight requests');
   const drained = await inFlight.waitForIdle(graceMs);
   if (!drained) {
-    logger.pino.warn({ inFlight: inFlight.size }, 'grace period over: ending the remaining requests with server_shutting_down');
+    logger.pino.warn(
+      { inFlight: inFlight.size },
+      'grace period over: ending the remaining requests with server_shutting_down',
+    );
     inFlight.cutRemaining();
     await inFlight.waitForIdle(CUT_FLUSH_MS);
   }

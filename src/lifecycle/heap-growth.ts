@@ -41,7 +41,12 @@ export class HeapGrowthPolicy {
 
   /** At startup: the 2x limit, unless the process was started with its own (`node --heap-growing-percent=N`). */
   apply(execArgv: readonly string[] = process.execArgv): void {
-    if (execArgv.some((arg) => arg.startsWith('--heap-growing-percent') || arg.startsWith('--heap_growing_percent'))) return;
+    if (
+      execArgv.some(
+        (arg) => arg.startsWith('--heap-growing-percent') || arg.startsWith('--heap_growing_percent'),
+      )
+    )
+      return;
     this.applied = true;
     this.setFlags(flag(HEAP_GROWING_PERCENT));
   }

@@ -20,9 +20,13 @@ export class InFlightTracker {
   /** The grace period is over: every request still in flight is ended by the gateway. */
   cutRemaining(): void {
     this.cut.abort(
-      new GatewayException('server_shutting_down', 'The gateway is shutting down and ended this request at the end of its grace period; retry it.', {
-        headers: { 'retry-after': '1' },
-      }),
+      new GatewayException(
+        'server_shutting_down',
+        'The gateway is shutting down and ended this request at the end of its grace period; retry it.',
+        {
+          headers: { 'retry-after': '1' },
+        },
+      ),
     );
   }
 

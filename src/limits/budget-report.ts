@@ -30,7 +30,9 @@ const RATIO_SCALE = 10n ** BigInt(USED_RATIO_DECIMALS);
  */
 export function usedRatio(spentNanos: number, limit: number): number {
   const limitNanos = BigInt(Math.round(limit * 1e9));
-  return Number((BigInt(Math.max(0, Math.round(spentNanos))) * RATIO_SCALE) / limitNanos) / Number(RATIO_SCALE);
+  return (
+    Number((BigInt(Math.max(0, Math.round(spentNanos))) * RATIO_SCALE) / limitNanos) / Number(RATIO_SCALE)
+  );
 }
 
 /** What is left of a budget (`limit` in the currency's unit), exact to the nano-unit. */
@@ -51,7 +53,9 @@ export class BudgetReport {
     private readonly config: GatewayConfig,
   ) {}
 
-  async of(teamId: string): Promise<{ object: 'budget'; team: string; currency: string; budgets: BudgetUse[] }> {
+  async of(
+    teamId: string,
+  ): Promise<{ object: 'budget'; team: string; currency: string; budgets: BudgetUse[] }> {
     const team = await this.teams.require(teamId);
     const now = Date.now();
     const budgets: BudgetUse[] = [];
@@ -59,7 +63,9 @@ export class BudgetReport {
       const limit = team.limits[name];
       if (limit === undefined || LIMIT_KINDS[name] !== 'cost') continue;
       const window = windowOf(name, now);
-      const nanos = Number((await this.redis.get(this.keys.limitCounter(team.id, 'team', name, window.id))) ?? 0);
+      const nanos = Number(
+        (await this.redis.get(this.keys.limitCounter(team.id, 'team', name, window.id))) ?? 0,
+      );
       budgets.push({
         budget: name,
         limit,

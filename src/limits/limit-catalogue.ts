@@ -1,6 +1,14 @@
 // No imports and no decorators: the console's page (src/console/web) bundles this file too.
 
-export const LIMIT_NAMES = ['concurrentRequests', 'requestsPerMinute', 'tokensPerMinute', 'tokensPerDay', 'tokensPerMonth', 'budgetPerDay', 'budgetPerMonth'] as const;
+export const LIMIT_NAMES = [
+  'concurrentRequests',
+  'requestsPerMinute',
+  'tokensPerMinute',
+  'tokensPerDay',
+  'tokensPerMonth',
+  'budgetPerDay',
+  'budgetPerMonth',
+] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
 /**
@@ -12,15 +20,67 @@ export type LimitName = (typeof LIMIT_NAMES)[number];
  */
 export type LimitUnit = 'concurrency' | 'requests' | 'tokens' | 'cost';
 
-export const LIMIT_CATALOGUE: Record<LimitName, { unit: LimitUnit; window?: 'minute' | 'day' | 'month'; refusal: 'rate_limit_exceeded' | 'quota_exceeded' | 'budget_exceeded'; flag: string; label: string }> = {
-  concurrentRequests: { unit: 'concurrency', refusal: 'rate_limit_exceeded', flag: '--concurrency', label: 'Concurrent requests' },
-  requestsPerMinute: { unit: 'requests', window: 'minute', refusal: 'rate_limit_exceeded', flag: '--rpm', label: 'Requests / minute' },
-  tokensPerMinute: { unit: 'tokens', window: 'minute', refusal: 'rate_limit_exceeded', flag: '--tpm', label: 'Tokens / minute' },
-  tokensPerDay: { unit: 'tokens', window: 'day', refusal: 'quota_exceeded', flag: '--tpd', label: 'Tokens / day' },
-  tokensPerMonth: { unit: 'tokens', window: 'month', refusal: 'quota_exceeded', flag: '--tokens-per-month', label: 'Tokens / month' },
-  budgetPerDay: { unit: 'cost', window: 'day', refusal: 'budget_exceeded', flag: '--budget-per-day', label: 'Budget / day' },
-  budgetPerMonth: { unit: 'cost', window: 'month', refusal: 'budget_exceeded', flag: '--budget-per-month', label: 'Budget / month' },
+export const LIMIT_CATALOGUE: Record<
+  LimitName,
+  {
+    unit: LimitUnit;
+    window?: 'minute' | 'day' | 'month';
+    refusal: 'rate_limit_exceeded' | 'quota_exceeded' | 'budget_exceeded';
+    flag: string;
+    label: string;
+  }
+> = {
+  concurrentRequests: {
+    unit: 'concurrency',
+    refusal: 'rate_limit_exceeded',
+    flag: '--concurrency',
+    label: 'Concurrent requests',
+  },
+  requestsPerMinute: {
+    unit: 'requests',
+    window: 'minute',
+    refusal: 'rate_limit_exceeded',
+    flag: '--rpm',
+    label: 'Requests / minute',
+  },
+  tokensPerMinute: {
+    unit: 'tokens',
+    window: 'minute',
+    refusal: 'rate_limit_exceeded',
+    flag: '--tpm',
+    label: 'Tokens / minute',
+  },
+  tokensPerDay: {
+    unit: 'tokens',
+    window: 'day',
+    refusal: 'quota_exceeded',
+    flag: '--tpd',
+    label: 'Tokens / day',
+  },
+  tokensPerMonth: {
+    unit: 'tokens',
+    window: 'month',
+    refusal: 'quota_exceeded',
+    flag: '--tokens-per-month',
+    label: 'Tokens / month',
+  },
+  budgetPerDay: {
+    unit: 'cost',
+    window: 'day',
+    refusal: 'budget_exceeded',
+    flag: '--budget-per-day',
+    label: 'Budget / day',
+  },
+  budgetPerMonth: {
+    unit: 'cost',
+    window: 'month',
+    refusal: 'budget_exceeded',
+    flag: '--budget-per-month',
+    label: 'Budget / month',
+  },
 };
 
 /** What each limit counts (the catalogue's `unit`). */
-export const LIMIT_KINDS = Object.fromEntries(LIMIT_NAMES.map((name) => [name, LIMIT_CATALOGUE[name].unit])) as Record<LimitName, LimitUnit>;
+export const LIMIT_KINDS = Object.fromEntries(
+  LIMIT_NAMES.map((name) => [name, LIMIT_CATALOGUE[name].unit]),
+) as Record<LimitName, LimitUnit>;

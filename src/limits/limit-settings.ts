@@ -15,9 +15,15 @@ export class LimitSettings {
   @IsOptional() @IsInt() @Min(1) tokensPerDay?: number;
   @IsOptional() @IsInt() @Min(1) tokensPerMonth?: number;
   /** Spend per UTC day, in billing.currency (micro-unit precision). */
-  @IsOptional() @IsNumber({ maxDecimalPlaces: 6, allowNaN: false, allowInfinity: false }) @Min(0.000001) budgetPerDay?: number;
+  @IsOptional()
+  @IsNumber({ maxDecimalPlaces: 6, allowNaN: false, allowInfinity: false })
+  @Min(0.000001)
+  budgetPerDay?: number;
   /** Spend per UTC month, in billing.currency. */
-  @IsOptional() @IsNumber({ maxDecimalPlaces: 6, allowNaN: false, allowInfinity: false }) @Min(0.000001) budgetPerMonth?: number;
+  @IsOptional()
+  @IsNumber({ maxDecimalPlaces: 6, allowNaN: false, allowInfinity: false })
+  @Min(0.000001)
+  budgetPerMonth?: number;
 }
 
 export type Limits = Pick<LimitSettings, keyof LimitSettings>;

@@ -15,10 +15,16 @@ export function windowOf(limit: LimitName, now: number): LimitWindow {
   }
   const date = new Date(now);
   if (window === 'day') {
-    return { id: `d${date.toISOString().slice(0, 10)}`, resetAt: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1) };
+    return {
+      id: `d${date.toISOString().slice(0, 10)}`,
+      resetAt: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1),
+    };
   }
   if (window === 'month') {
-    return { id: `mo${date.toISOString().slice(0, 7)}`, resetAt: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) };
+    return {
+      id: `mo${date.toISOString().slice(0, 7)}`,
+      resetAt: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1),
+    };
   }
   // A limit with no window (concurrency) is not a counter; asking for its window is a bug, not a month.
   throw new Error(`limit ${limit} has no window`);

@@ -4,5 +4,9 @@ import { LimitsService } from './limits.service';
 import { QuotaReporter } from './quota-reporter';
 import { BudgetReport } from './budget-report';
 
-@Module({ imports: [TeamsModule], providers: [LimitsService, QuotaReporter, BudgetReport], exports: [LimitsService, BudgetReport] })
+@Module({
+  imports: [TeamsModule],
+  providers: [LimitsService, QuotaReporter, BudgetReport],
+  exports: [LimitsService, BudgetReport],
+})
 export class LimitsModule {}

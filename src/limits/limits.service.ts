@@ -95,14 +95,19 @@ export class LimitsService {
     const cost = hasBudget(principal.teamLimits) || hasBudget(principal.tokenLimits) ? costEstimate() : 0;
     if (cost === undefined) {
       // A budget cannot hold over a model with no price; answering anyway would let spend through uncounted.
-      throw new GatewayException('permission_denied', `This ${hasBudget(principal.teamLimits) ? `team ("${principal.teamId}")` : 'token'} has a spend budget and the model has no known price, so its spend cannot be bounded; an admin must set models.<name>.price.`, { param: 'model' });
+      throw new GatewayException(
+        'permission_denied',
+        `This ${hasBudget(principal.teamLimits) ? `team ("${principal.teamId}")` : 'token'} has a spend budget and the model has no known price, so its spend cannot be bounded; an admin must set models.<name>.price.`,
+        { param: 'model' },
+      );
     }
     const checks = [
       ...this.checksFor(principal, 'team', principal.teamLimits, tokens, cost, now),
       ...this.checksFor(principal, 'token', principal.tokenLimits, tokens, cost, now),
     ];
     if (checks.length === 0) return { headers: {}, concurrencyKeys: [], leaseWritten: false };
-    const keysOf = (kind: string) => checks.filter((check) => LIMIT_KINDS[check.name] === kind).map((check) => check.key);
+    const keysOf = (kind: string) =>
+      checks.filter((check) => LIMIT_KINDS[check.name] === kind).map((check) => check.key);
     const tokenKeys = keysOf('tokens');
     const costKeys = keysOf('cost');
     const concurrencyKeys = keysOf('concurrency');
@@ -110,7 +115,9 @@ export class LimitsService {
     let result: number[];
     try {
       if (!redisReady(this.redis)) throw new Error(`redis is ${this.redis.status}`);
-      const leaseValue = lease ? lease.value(tokenKeys.length > 0 || costKeys.length > 0, concurrencyKeys) : '';
+      const leaseValue = lease
+        ? lease.value(tokenKeys.length > 0 || costKeys.length > 0, concurrencyKeys)
+        : '';
       const keys = checks.map((check) => check.key);
       if (lease) keys.push(lease.key);
       const args: (string | number)[] = [...keys, now, recordId, leaseValue];
@@ -127,7 +134,10 @@ export class LimitsService {
     if (failed > 0) throw this.refusal(principal, checks[failed - 1], values[failed - 1], now, headers);
     return {
       headers,
-      reservation: tokenKeys.length || costKeys.length ? { teamId: principal.teamId, keys: tokenKeys, reserved: tokens, costKeys, costReserved: cost } : undefined,
+      reservation:
+        tokenKeys.length || costKeys.length
+          ? { teamId: principal.teamId, keys: tokenKeys, reserved: tokens, costKeys, costReserved: cost }
+          : undefined,
       concurrencyKeys,
       leaseWritten: lease !== undefined,
     };
@@ -137,21 +147,42 @@ export class LimitsService {
    * The keys and deltas that turn a reservation into the real count and cost (for the usage script). A cost that
    * is unknown at the end (a fallback with no price answered) keeps what was reserved.
    */
-  settlement(reservation: Reservation | undefined, actualTokens: number, actualCostNanos: number | null = null): { keys: string[]; deltas: number[] } {
+  settlement(
+    reservation: Reservation | undefined,
+    actualTokens: number,
+    actualCostNanos: number | null = null,
+  ): { keys: string[]; deltas: number[] } {
     if (!reservation) return { keys: [], deltas: [] };
     const tokenDelta = actualTokens - reservation.reserved;
     const costDelta = (actualCostNanos ?? reservation.costReserved) - reservation.costReserved;
-    return { keys: [...reservation.keys, ...reservation.costKeys], deltas: [...reservation.keys.map(() => tokenDelta), ...reservation.costKeys.map(() => costDelta)] };
+    return {
+      keys: [...reservation.keys, ...reservation.costKeys],
+      deltas: [...reservation.keys.map(() => tokenDelta), ...reservation.costKeys.map(() => costDelta)],
+    };
   }
 
-  private checksFor(principal: Principal, scope: 'team' | 'token', limits: Limits, tokens: number, cost: number, now: number): Check[] {
+  private checksFor(
+    principal: Principal,
+    scope: 'team' | 'token',
+    limits: Limits,
+    tokens: number,
+    cost: number,
+    now: number,
+  ): Check[] {
     const checks: Check[] = [];
     for (const name of LIMIT_NAMES) {
       const limit = limits[name];
       if (limit === undefined) continue;
       const scopeKey = scope === 'team' ? 'team' : `tok:${principal.tokenId}`;
       if (LIMIT_KINDS[name] === 'concurrency') {
-        checks.push({ name, scope, key: this.keys.concurrency(principal.teamId, scopeKey), limit, cost: 1, resetAt: 0 });
+        checks.push({
+          name,
+          scope,
+          key: this.keys.concurrency(principal.teamId, scopeKey),
+          limit,
+          cost: 1,
+          resetAt: 0,
+        });
         continue;
       }
       const window = windowOf(name, now);
@@ -169,33 +200,59 @@ export class LimitsService {
     return checks;
   }
 
-  private refusal(principal: Principal, check: Check, used: number, now: number, headers: Record<string, string>): GatewayException {
+  private refusal(
+    principal: Principal,
+    check: Check,
+    used: number,
+    now: number,
+    headers: Record<string, string>,
+  ): GatewayException {
     this.metrics.limitRejections.inc({ team: principal.teamId, limit: check.name });
     const who = check.scope === 'team' ? `team "${principal.teamId}"` : `token ${principal.tokenId}`;
     if (LIMIT_KINDS[check.name] === 'concurrency') {
-      return new GatewayException('rate_limit_exceeded', `concurrentRequests limit of ${who} reached (${used}/${check.limit} requests in flight); retry when one ends.`, {
-        headers: { ...headers, 'retry-after': '1' },
-      });
+      return new GatewayException(
+        'rate_limit_exceeded',
+        `concurrentRequests limit of ${who} reached (${used}/${check.limit} requests in flight); retry when one ends.`,
+        {
+          headers: { ...headers, 'retry-after': '1' },
+        },
+      );
     }
     const resetIn = check.resetAt - now;
     const when = `resets at ${new Date(check.resetAt).toISOString()} (in ${formatDuration(resetIn)})`;
     const code = LIMIT_CATALOGUE[check.name].refusal;
     if (check.cost > check.limit && LIMIT_KINDS[check.name] !== 'cost') {
       // Waiting cannot help: this one request asks for more than the whole window allows.
-      return new GatewayException(code, `This request reserves ${check.cost} tokens, more than the ${check.name} limit of ${who} (${check.limit}) allows; lower max_tokens.`, {
-        headers,
-      });
+      return new GatewayException(
+        code,
+        `This request reserves ${check.cost} tokens, more than the ${check.name} limit of ${who} (${check.limit}) allows; lower max_tokens.`,
+        {
+          headers,
+        },
+      );
     }
     if (LIMIT_KINDS[check.name] === 'cost') {
-      const money = (nanos: number) => `${(nanos / 1e9).toFixed(6).replace(/0{1,4}$/, '')} ${this.config.billing.currency}`;
+      const money = (nanos: number) =>
+        `${(nanos / 1e9).toFixed(6).replace(/0{1,4}$/, '')} ${this.config.billing.currency}`;
       if (check.cost > check.limit) {
-        return new GatewayException(code, `This request may cost up to ${money(check.cost)}, more than the ${check.name} of ${who} (${money(check.limit)}); lower max_tokens.`, { headers });
+        return new GatewayException(
+          code,
+          `This request may cost up to ${money(check.cost)}, more than the ${check.name} of ${who} (${money(check.limit)}); lower max_tokens.`,
+          { headers },
+        );
       }
-      return new GatewayException(code, `${check.name} of ${who} reached (${money(used)} of ${money(check.limit)} spent, this request may cost up to ${money(check.cost)}); it ${when}.`, {
-        headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(resetIn / 1000))) },
-      });
+      return new GatewayException(
+        code,
+        `${check.name} of ${who} reached (${money(used)} of ${money(check.limit)} spent, this request may cost up to ${money(check.cost)}); it ${when}.`,
+        {
+          headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(resetIn / 1000))) },
+        },
+      );
     }
-    const what = LIMIT_KINDS[check.name] === 'requests' ? `${used}/${check.limit} requests used` : `${used}/${check.limit} tokens used, this request reserves ${check.cost}`;
+    const what =
+      LIMIT_KINDS[check.name] === 'requests'
+        ? `${used}/${check.limit} requests used`
+        : `${used}/${check.limit} tokens used, this request reserves ${check.cost}`;
     return new GatewayException(code, `${check.name} limit of ${who} reached (${what}); it ${when}.`, {
       headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(resetIn / 1000))) },
     });
@@ -203,14 +260,21 @@ export class LimitsService {
 
   private duringOutage(error: unknown): Admission {
     if (this.config.redis.onOutage === 'fail-closed') {
-      throw new GatewayException('limits_unavailable', 'Limits cannot be checked because Redis is unreachable; try again shortly.', {
-        cause: error,
-      });
+      throw new GatewayException(
+        'limits_unavailable',
+        'Limits cannot be checked because Redis is unreachable; try again shortly.',
+        {
+          cause: error,
+        },
+      );
     }
     this.metrics.limitsUnchecked.inc();
     if (Date.now() - this.lastOutageLog > 10_000) {
       this.lastOutageLog = Date.now();
-      this.logger.pino.warn({ err: error }, 'redis unreachable: admitting requests without limit checks (redis.onOutage: fail-open)');
+      this.logger.pino.warn(
+        { err: error },
+        'redis unreachable: admitting requests without limit checks (redis.onOutage: fail-open)',
+      );
     }
     return { headers: {}, concurrencyKeys: [], leaseWritten: false };
   }
@@ -221,7 +285,11 @@ function hasBudget(limits: Limits): boolean {
 }
 
 function hasTokenLimit(limits: Limits): boolean {
-  return limits.tokensPerMinute !== undefined || limits.tokensPerDay !== undefined || limits.tokensPerMonth !== undefined;
+  return (
+    limits.tokensPerMinute !== undefined ||
+    limits.tokensPerDay !== undefined ||
+    limits.tokensPerMonth !== undefined
+  );
 }
 
 /**

@@ -40,14 +40,20 @@ export class QuotaReporter implements OnModuleInit {
       for (const name of LIMIT_NAMES) {
         const max = team.limits[name];
         if (max === undefined || LIMIT_KINDS[name] === 'concurrency') continue; // a quota gauge is for windowed counters
-        wanted.push({ team: team.id, limit: name, max, key: this.keys.limitCounter(team.id, 'team', name, windowOf(name, now).id) });
+        wanted.push({
+          team: team.id,
+          limit: name,
+          max,
+          key: this.keys.limitCounter(team.id, 'team', name, windowOf(name, now).id),
+        });
       }
     }
     const values = await batch(wanted.map(({ key }) => this.redis.get(key)));
     const readings = wanted.map(({ team, limit, max }, i): QuotaReading => {
       const used = Number(values[i]?.[1] ?? 0);
       // Budget counters hold nano-units; budgets are set in the currency's unit.
-      if (LIMIT_KINDS[limit] === 'cost') return { team, limit, remaining: remainingUnits(max, used), usedRatio: usedRatio(used, max) };
+      if (LIMIT_KINDS[limit] === 'cost')
+        return { team, limit, remaining: remainingUnits(max, used), usedRatio: usedRatio(used, max) };
       return { team, limit, remaining: Math.max(0, max - used) };
     });
     this.cached = { at: now, readings };

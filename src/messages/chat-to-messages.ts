@@ -4,7 +4,13 @@ import type { ContentBlock } from './dto/message-blocks';
 import { gatewaySignature } from './translated-thinking';
 
 /** OpenAI finish_reason -> Anthropic stop_reason (the reverse of the README's "Model families" table). */
-const STOP_REASONS: Record<string, string> = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use', function_call: 'tool_use', content_filter: 'refusal' };
+const STOP_REASONS: Record<string, string> = {
+  stop: 'end_turn',
+  length: 'max_tokens',
+  tool_calls: 'tool_use',
+  function_call: 'tool_use',
+  content_filter: 'refusal',
+};
 
 export function stopReasonOf(finishReason: string | null | undefined): string {
   return STOP_REASONS[finishReason ?? 'stop'] ?? 'end_turn';
@@ -29,7 +35,15 @@ export interface MessagesUsage {
 }
 
 /** Anthropic's `MessageDeltaUsage`: the cumulative counts a stream's message_delta carries (no tier, no cache breakdown). */
-export type MessageDeltaUsage = Pick<MessagesUsage, 'input_tokens' | 'output_tokens' | 'cache_creation_input_tokens' | 'cache_read_input_tokens' | 'output_tokens_details' | 'server_tool_use'>;
+export type MessageDeltaUsage = Pick<
+  MessagesUsage,
+  | 'input_tokens'
+  | 'output_tokens'
+  | 'cache_creation_input_tokens'
+  | 'cache_read_input_tokens'
+  | 'output_tokens_details'
+  | 'server_tool_use'
+>;
 
 /**
  * OpenAI usage -> Anthropic usage. Anthropic's input_tokens exclude cache reads and writes (reported beside
@@ -55,8 +69,22 @@ export function messagesUsage(usage: Usage | undefined): MessagesUsage {
 }
 
 export function messageDeltaUsage(usage: Usage | undefined): MessageDeltaUsage {
-  const { input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens_details, server_tool_use } = messagesUsage(usage);
-  return { input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens_details, server_tool_use };
+  const {
+    input_tokens,
+    output_tokens,
+    cache_creation_input_tokens,
+    cache_read_input_tokens,
+    output_tokens_details,
+    server_tool_use,
+  } = messagesUsage(usage);
+  return {
+    input_tokens,
+    output_tokens,
+    cache_creation_input_tokens,
+    cache_read_input_tokens,
+    output_tokens_details,
+    server_tool_use,
+  };
 }
 
 /** The Message members a translated answer has nothing for: no container, no refusal details, no cache diagnostics. */
@@ -67,7 +95,11 @@ export function textBlock(text: string): { type: 'text'; text: string; citations
   return { type: 'text', text, citations: null };
 }
 
-export function toolUseBlock(id: string, name: string, input: unknown): { type: 'tool_use'; id: string; name: string; input: unknown; caller: { type: 'direct' } } {
+export function toolUseBlock(
+  id: string,
+  name: string,
+  input: unknown,
+): { type: 'tool_use'; id: string; name: string; input: unknown; caller: { type: 'direct' } } {
   return { type: 'tool_use', id, name, input, caller: { type: 'direct' } };
 }
 
@@ -80,14 +112,28 @@ export function messageId(upstreamId: string | undefined): string {
 /** A translated answer (OpenAI chat.completion) -> Anthropic's Message: thinking, text and tool_use blocks. */
 export function chatToMessage(completion: ChatCompletion, clientModel: string): Record<string, unknown> {
   const choice = completion.choices[0];
-  const message = (choice?.message ?? {}) as { content?: unknown; reasoning_content?: unknown; tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: string } }> };
+  const message = (choice?.message ?? {}) as {
+    content?: unknown;
+    reasoning_content?: unknown;
+    tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: string } }>;
+  };
   const content: ContentBlock[] = [];
   if (typeof message.reasoning_content === 'string' && message.reasoning_content) {
-    content.push({ type: 'thinking', thinking: message.reasoning_content, signature: gatewaySignature(message.reasoning_content) });
+    content.push({
+      type: 'thinking',
+      thinking: message.reasoning_content,
+      signature: gatewaySignature(message.reasoning_content),
+    });
   }
   if (typeof message.content === 'string' && message.content) content.push(textBlock(message.content));
   for (const [i, call] of (message.tool_calls ?? []).entries()) {
-    content.push(toolUseBlock(call.id ?? `toolu_${i}`, call.function?.name ?? '', parseArguments(call.function?.arguments)));
+    content.push(
+      toolUseBlock(
+        call.id ?? `toolu_${i}`,
+        call.function?.name ?? '',
+        parseArguments(call.function?.arguments),
+      ),
+    );
   }
   return {
     id: messageId(completion.id),

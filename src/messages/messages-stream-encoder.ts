@@ -3,7 +3,15 @@ import { anthropicErrorBody } from '../common/errors/anthropic-error-body';
 import type { StreamStep } from '../providers/provider-adapter';
 import type { ChatCompletionChunk } from '../providers/shared/openai-types';
 import type { StreamEncoder, StreamEnd } from '../streaming/stream-encoder';
-import { ABSENT_MESSAGE_FIELDS, messageDeltaUsage, messageId, messagesUsage, stopReasonOf, textBlock, toolUseBlock } from './chat-to-messages';
+import {
+  ABSENT_MESSAGE_FIELDS,
+  messageDeltaUsage,
+  messageId,
+  messagesUsage,
+  stopReasonOf,
+  textBlock,
+  toolUseBlock,
+} from './chat-to-messages';
 import { gatewaySignature } from './translated-thinking';
 
 /** One Anthropic stream event: the `event:` line is what the SDKs dispatch on, the JSON `type` repeats it. */
@@ -69,29 +77,55 @@ export class MessagesStreamEncoder implements StreamEncoder {
     if (this.started) return '';
     this.started = true;
     const usage = { ...messagesUsage(undefined), input_tokens: this.inputEstimate };
-    const message = { id: messageId(upstreamId), type: 'message', role: 'assistant', model: this.clientModel, content: [], stop_reason: null, stop_sequence: null, ...ABSENT_MESSAGE_FIELDS, usage };
+    const message = {
+      id: messageId(upstreamId),
+      type: 'message',
+      role: 'assistant',
+      model: this.clientModel,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      ...ABSENT_MESSAGE_FIELDS,
+      usage,
+    };
     return anthropicEvent('message_start', { message }) + anthropicEvent('ping', {});
   }
 
   private delta(delta: ChatCompletionChunk['choices'][number]['delta']): string {
     let out = '';
     if (typeof delta.reasoning_content === 'string' && delta.reasoning_content) {
-      if (this.open !== 'thinking') out += this.close() + this.begin('thinking', { type: 'thinking', thinking: '', signature: '' });
+      if (this.open !== 'thinking')
+        out += this.close() + this.begin('thinking', { type: 'thinking', thinking: '', signature: '' });
       this.thinking += delta.reasoning_content;
-      out += anthropicEvent('content_block_delta', { index: this.index, delta: { type: 'thinking_delta', thinking: delta.reasoning_content } });
+      out += anthropicEvent('content_block_delta', {
+        index: this.index,
+        delta: { type: 'thinking_delta', thinking: delta.reasoning_content },
+      });
     }
     if (typeof delta.content === 'string' && delta.content) {
       if (this.open !== 'text') out += this.close() + this.begin('text', textBlock(''));
-      out += anthropicEvent('content_block_delta', { index: this.index, delta: { type: 'text_delta', text: delta.content } });
+      out += anthropicEvent('content_block_delta', {
+        index: this.index,
+        delta: { type: 'text_delta', text: delta.content },
+      });
     }
     for (const call of (Array.isArray(delta.tool_calls) ? delta.tool_calls : []) as ToolCallDelta[]) {
       const toolIndex = call.index ?? 0;
       if (this.open !== 'tool_use' || this.openTool !== toolIndex) {
-        out += this.close() + this.begin('tool_use', toolUseBlock(call.id ?? `toolu_${toolIndex}`, call.function?.name ?? '', {}));
+        out +=
+          this.close() +
+          this.begin(
+            'tool_use',
+            toolUseBlock(call.id ?? `toolu_${toolIndex}`, call.function?.name ?? '', {}),
+          );
         this.openTool = toolIndex;
       }
       const args = call.function?.arguments;
-      if (typeof args === 'string' && args) out += anthropicEvent('content_block_delta', { index: this.index, delta: { type: 'input_json_delta', partial_json: args } });
+      if (typeof args === 'string' && args)
+        out += anthropicEvent('content_block_delta', {
+          index: this.index,
+          delta: { type: 'input_json_delta', partial_json: args },
+        });
     }
     return out;
   }
@@ -107,7 +141,10 @@ export class MessagesStreamEncoder implements StreamEncoder {
     if (!this.open) return '';
     let out = '';
     if (this.open === 'thinking') {
-      out += anthropicEvent('content_block_delta', { index: this.index, delta: { type: 'signature_delta', signature: gatewaySignature(this.thinking) } });
+      out += anthropicEvent('content_block_delta', {
+        index: this.index,
+        delta: { type: 'signature_delta', signature: gatewaySignature(this.thinking) },
+      });
       this.thinking = '';
     }
     this.open = undefined;

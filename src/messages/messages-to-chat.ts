@@ -1,6 +1,13 @@
 import type { ChatMessage, ChatRequest } from '../providers/chat-request';
 import type { ContentPart, ToolCall } from '../providers/shared/message-parts';
-import type { ContentBlock, DocumentBlock, ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock } from './dto/message-blocks';
+import type {
+  ContentBlock,
+  DocumentBlock,
+  ImageBlock,
+  TextBlock,
+  ToolResultBlock,
+  ToolUseBlock,
+} from './dto/message-blocks';
 import type { MessagesPromptDto, MessagesRequestDto } from './dto/messages-request.dto';
 
 /**
@@ -43,8 +50,10 @@ export function chatMessages(dto: MessagesPromptDto): ChatMessage[] {
   const trimmed = system.replace(BILLING_HEADER, '');
   if (trimmed) messages.push({ role: 'system', content: trimmed });
   for (const message of dto.messages) {
-    const blocks: ContentBlock[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
-    if (message.role === 'system') messages.push({ role: 'system', content: textOf(blocks).replace(BILLING_HEADER, '') });
+    const blocks: ContentBlock[] =
+      typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+    if (message.role === 'system')
+      messages.push({ role: 'system', content: textOf(blocks).replace(BILLING_HEADER, '') });
     else if (message.role === 'assistant') messages.push(assistantMessage(blocks));
     else messages.push(...userMessages(blocks));
   }
@@ -54,11 +63,17 @@ export function chatMessages(dto: MessagesPromptDto): ChatMessage[] {
 export function toolFields(dto: MessagesPromptDto): Partial<ChatRequest> {
   const out: Partial<ChatRequest> = {};
   // Server tools (web search and friends, `type` other than custom) run at Anthropic only: dropped here.
-  const tools = (dto.tools ?? []).filter((tool) => (tool.type === undefined || tool.type === 'custom') && tool.input_schema);
+  const tools = (dto.tools ?? []).filter(
+    (tool) => (tool.type === undefined || tool.type === 'custom') && tool.input_schema,
+  );
   if (tools.length) {
     out.tools = tools.map((tool) => ({
       type: 'function',
-      function: { name: tool.name, ...(typeof tool.description === 'string' ? { description: tool.description } : {}), parameters: tool.input_schema },
+      function: {
+        name: tool.name,
+        ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
+        parameters: tool.input_schema,
+      },
     }));
   }
   const choice = dto.tool_choice;
@@ -73,11 +88,17 @@ export function toolFields(dto: MessagesPromptDto): Partial<ChatRequest> {
 }
 
 /** `thinking` as the gateway's option: a budget below max_tokens (adaptive gets one by effort), or off. */
-export function thinkingOf(dto: MessagesPromptDto, maxTokens: number | undefined): ChatRequest['thinking'] | undefined {
+export function thinkingOf(
+  dto: MessagesPromptDto,
+  maxTokens: number | undefined,
+): ChatRequest['thinking'] | undefined {
   const thinking = dto.thinking;
   if (!thinking) return undefined;
   if (thinking.type === 'disabled') return { type: 'disabled' };
-  const wanted = thinking.type === 'enabled' ? thinking.budget_tokens! : ADAPTIVE_BUDGETS[String(dto.output_config?.effort ?? 'high')] ?? ADAPTIVE_BUDGETS.high;
+  const wanted =
+    thinking.type === 'enabled'
+      ? thinking.budget_tokens!
+      : (ADAPTIVE_BUDGETS[String(dto.output_config?.effort ?? 'high')] ?? ADAPTIVE_BUDGETS.high);
   const budget = maxTokens === undefined ? wanted : Math.min(wanted, maxTokens - 1);
   return budget >= 1 ? { type: 'enabled', budget_tokens: budget } : undefined;
 }
@@ -86,7 +107,11 @@ function assistantMessage(blocks: ContentBlock[]): ChatMessage {
   const text = textOf(blocks);
   const toolCalls: ToolCall[] = blocks
     .filter((block): block is ToolUseBlock => block.type === 'tool_use')
-    .map((block) => ({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } }));
+    .map((block) => ({
+      id: block.id,
+      type: 'function',
+      function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
+    }));
   const message: ChatMessage = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
   if (toolCalls.length) message.tool_calls = toolCalls;
   return message;
@@ -100,13 +125,23 @@ function userMessages(blocks: ContentBlock[]): ChatMessage[] {
     if (block.type === 'tool_result') out.push(toolMessage(block as ToolResultBlock));
     else parts.push(...partsOf(block));
   }
-  if (parts.length) out.push({ role: 'user', content: parts.every((part) => part.type === 'text') ? parts.map((part) => (part as { text: string }).text).join('\n') : (parts as unknown as Array<Record<string, unknown>>) });
+  if (parts.length)
+    out.push({
+      role: 'user',
+      content: parts.every((part) => part.type === 'text')
+        ? parts.map((part) => (part as { text: string }).text).join('\n')
+        : (parts as unknown as Array<Record<string, unknown>>),
+    });
   return out;
 }
 
 function toolMessage(block: ToolResultBlock): ChatMessage {
   const content = typeof block.content === 'string' ? block.content : textOf(block.content ?? []);
-  return { role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error === true ? `Error: ${content}` : content };
+  return {
+    role: 'tool',
+    tool_call_id: block.tool_use_id,
+    content: block.is_error === true ? `Error: ${content}` : content,
+  };
 }
 
 /** One user block -> chat content parts (text, image_url, file); blocks with no chat equivalent are dropped. */
@@ -114,7 +149,13 @@ function partsOf(block: ContentBlock): ContentPart[] {
   if (block.type === 'text') return [{ type: 'text', text: String(block.text) }];
   if (block.type === 'image') {
     const source = (block as ImageBlock).source as Record<string, unknown>;
-    if (source.type === 'base64') return [{ type: 'image_url', image_url: { url: `data:${String(source.media_type)};base64,${String(source.data)}` } }];
+    if (source.type === 'base64')
+      return [
+        {
+          type: 'image_url',
+          image_url: { url: `data:${String(source.media_type)};base64,${String(source.data)}` },
+        },
+      ];
     if (source.type === 'url') return [{ type: 'image_url', image_url: { url: String(source.url) } }];
     return [];
   }
@@ -125,18 +166,31 @@ function partsOf(block: ContentBlock): ContentPart[] {
 function documentParts(block: DocumentBlock): ContentPart[] {
   const { source } = block;
   const title = typeof block.title === 'string' ? `${block.title}\n` : '';
-  if (source.type === 'text' && typeof source.data === 'string') return [{ type: 'text', text: title + source.data }];
-  if (source.type === 'content' && Array.isArray(source.content)) return [{ type: 'text', text: title + textOf(source.content as ContentBlock[]) }];
+  if (source.type === 'text' && typeof source.data === 'string')
+    return [{ type: 'text', text: title + source.data }];
+  if (source.type === 'content' && Array.isArray(source.content))
+    return [{ type: 'text', text: title + textOf(source.content as ContentBlock[]) }];
   if (source.type === 'base64' && typeof source.data === 'string') {
-    return [{ type: 'file', file: { filename: block.title ?? 'document.pdf', file_data: `data:${source.media_type ?? 'application/pdf'};base64,${source.data}` } }];
+    return [
+      {
+        type: 'file',
+        file: {
+          filename: block.title ?? 'document.pdf',
+          file_data: `data:${source.media_type ?? 'application/pdf'};base64,${source.data}`,
+        },
+      },
+    ];
   }
-  if (source.type === 'url' && typeof source.url === 'string') return [{ type: 'text', text: `${title}${source.url}` }];
+  if (source.type === 'url' && typeof source.url === 'string')
+    return [{ type: 'text', text: `${title}${source.url}` }];
   return [];
 }
 
 export function textOf(blocks: ContentBlock[]): string {
   return blocks
-    .filter((block): block is TextBlock => block.type === 'text' && typeof (block as TextBlock).text === 'string')
+    .filter(
+      (block): block is TextBlock => block.type === 'text' && typeof (block as TextBlock).text === 'string',
+    )
     .map((block) => block.text)
     .join('\n');
 }

@@ -27,9 +27,11 @@ export class MessagesController {
     req.ledger.streaming(dto.stream === true);
     res.setHeader('request-id', req.ledger.requestId); // Anthropic's SDKs surface it as the request id
     const signal = requestAbortSignal(req, res, this.inFlight.cutSignal);
-    const handling = this.messages.create(dto, { source: clientSource(req), headers: req.headers }, req.ledger, res, signal).then((message) => {
-      if (message) writeJson(res, message);
-    });
+    const handling = this.messages
+      .create(dto, { source: clientSource(req), headers: req.headers }, req.ledger, res, signal)
+      .then((message) => {
+        if (message) writeJson(res, message);
+      });
     this.usage.hold(req, handling); // the usage record waits for what this request relayed to be counted
     await handling;
   }
@@ -37,10 +39,19 @@ export class MessagesController {
   /** Not a billable call (Anthropic does not charge for counting): no usage record, but the team's model access applies. */
   @Post('count_tokens')
   @HttpCode(200)
-  async countTokens(@Body() dto: MessagesPromptDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async countTokens(
+    @Body() dto: MessagesPromptDto,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
     res.setHeader('request-id', req.ledger.requestId);
     const signal = requestAbortSignal(req, res, this.inFlight.cutSignal);
-    const count = await this.messages.countTokens(dto, { source: clientSource(req), headers: req.headers }, req.ledger, signal);
+    const count = await this.messages.countTokens(
+      dto,
+      { source: clientSource(req), headers: req.headers },
+      req.ledger,
+      signal,
+    );
     res.setHeader('x-switchyard-token-count', count.estimated ? 'estimated' : 'exact');
     writeJson(res, { input_tokens: count.input_tokens });
   }

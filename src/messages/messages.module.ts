@@ -7,7 +7,11 @@ import { UsageRecorder } from '../usage/usage-recorder';
 import { MessagesController } from './messages.controller';
 import { MessagesService } from './messages.service';
 
-@Module({ imports: [ChatModule, RoutingModule, UsageModule, LimitsModule], controllers: [MessagesController], providers: [MessagesService] })
+@Module({
+  imports: [ChatModule, RoutingModule, UsageModule, LimitsModule],
+  controllers: [MessagesController],
+  providers: [MessagesService],
+})
 export class MessagesModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(UsageRecorder).forRoutes({ path: 'v1/messages', method: RequestMethod.POST });

@@ -45,7 +45,13 @@ export class MessagesService {
   ) {}
 
   /** Streams to `res`, or returns the Message for a non-streaming request. */
-  async create(dto: MessagesRequestDto, call: MessagesCall, ledger: RequestLedger, res: ServerResponse, signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
+  async create(
+    dto: MessagesRequestDto,
+    call: MessagesCall,
+    ledger: RequestLedger,
+    res: ServerResponse,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown> | undefined> {
     const request = messagesToChat(dto);
     if (isPacedBody(dto)) await nextTurn(); // a big body's translation on a turn of its own (json-shape.ts)
     const wire = this.wire(dto, request, call);
@@ -61,21 +67,43 @@ export class MessagesService {
   }
 
   /** Exact from an Anthropic backend (its count_tokens); otherwise the gateway's tokenizer estimate. */
-  async countTokens(dto: MessagesPromptDto, call: MessagesCall, ledger: RequestLedger, signal: AbortSignal): Promise<TokenCount> {
+  async countTokens(
+    dto: MessagesPromptDto,
+    call: MessagesCall,
+    ledger: RequestLedger,
+    signal: AbortSignal,
+  ): Promise<TokenCount> {
     const route = this.router.resolve(dto.model, ledger.principal!);
     ledger.routed(dto.model, route.backend.id, route.deployments[0].upstreamModel);
     if (route.config.kind !== 'chat') {
-      throw new GatewayException('invalid_request', `The model \`${dto.model}\` is an embedding model: it takes no messages.`, { param: 'model', wireCode: null });
+      throw new GatewayException(
+        'invalid_request',
+        `The model \`${dto.model}\` is an embedding model: it takes no messages.`,
+        { param: 'model', wireCode: null },
+      );
     }
     const deployment = route.deployments[0];
     if (speaksMessages(deployment)) {
       const body = nativeBody(dto, call.source, deployment.upstreamModel);
-      const upstream = await sendToBackend(deployment.backend, deployment.backend.adapter.nativeCall!({ api: 'messages.count_tokens', body, stream: false, clientHeaders: call.headers }), signal);
+      const upstream = await sendToBackend(
+        deployment.backend,
+        deployment.backend.adapter.nativeCall!({
+          api: 'messages.count_tokens',
+          body,
+          stream: false,
+          clientHeaders: call.headers,
+        }),
+        signal,
+      );
       const counted = (await upstream.body.json()) as { input_tokens?: unknown };
-      if (typeof counted?.input_tokens === 'number') return { input_tokens: counted.input_tokens, estimated: false };
+      if (typeof counted?.input_tokens === 'number')
+        return { input_tokens: counted.input_tokens, estimated: false };
     }
     const tools = toolFields(dto).tools;
-    return { input_tokens: await this.counter.prompt(promptTexts(chatMessages(dto), tools)), estimated: true };
+    return {
+      input_tokens: await this.counter.prompt(promptTexts(chatMessages(dto), tools)),
+      estimated: true,
+    };
   }
 
   private wire(dto: MessagesRequestDto, request: ChatRequest, call: MessagesCall): ClientWire {
@@ -83,10 +111,20 @@ export class MessagesService {
       native: {
         accepts: speaksMessages,
         call: (deployment, stream) =>
-          deployment.backend.adapter.nativeCall!({ api: 'messages', body: nativeBody(dto, call.source, deployment.upstreamModel), stream, clientHeaders: call.headers }),
+          deployment.backend.adapter.nativeCall!({
+            api: 'messages',
+            body: nativeBody(dto, call.source, deployment.upstreamModel),
+            stream,
+            clientHeaders: call.headers,
+          }),
       },
       streamEncoder: (_deployment, native) =>
-        native ? new NativeMessagesEncoder(dto.model) : new MessagesStreamEncoder(dto.model, reservationEstimate(promptTexts(request.messages, request.tools))),
+        native
+          ? new NativeMessagesEncoder(dto.model)
+          : new MessagesStreamEncoder(
+              dto.model,
+              reservationEstimate(promptTexts(request.messages, request.tools)),
+            ),
       thinkingIsAHint: true,
     };
   }

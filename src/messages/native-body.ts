@@ -16,11 +16,21 @@ export function speaksMessages(deployment: Deployment): boolean {
  * family, and Anthropic refuses signatures it did not make). A big body with only the model changed is put
  * together from the client's bytes (providers/shared/json-splice.ts).
  */
-export function nativeBody(dto: MessagesPromptDto, source: JsonSource | undefined, upstreamModel: string): string | Buffer {
-  const foreign = dto.messages.some((message) => Array.isArray(message.content) && message.content.some(isTranslatedThinking));
+export function nativeBody(
+  dto: MessagesPromptDto,
+  source: JsonSource | undefined,
+  upstreamModel: string,
+): string | Buffer {
+  const foreign = dto.messages.some(
+    (message) => Array.isArray(message.content) && message.content.some(isTranslatedThinking),
+  );
   if (source && !foreign && upstreamModel === dto.model) return withoutBom(source.bytes);
   const messages = foreign
-    ? dto.messages.map((message) => (Array.isArray(message.content) ? { ...message, content: message.content.filter((block) => !isTranslatedThinking(block)) } : message))
+    ? dto.messages.map((message) =>
+        Array.isArray(message.content)
+          ? { ...message, content: message.content.filter((block) => !isTranslatedThinking(block)) }
+          : message,
+      )
     : dto.messages;
   const body = { ...dto, model: upstreamModel, messages };
   return (source && spliceJson(source, body)) ?? JSON.stringify(body);

@@ -24,7 +24,10 @@ export class MetricsController {
     if (this.tokenDigest) {
       const presented = bearerToken(req.headers.authorization);
       if (!presented || !matchesDigest(presented, this.tokenDigest)) {
-        throw new GatewayException('invalid_api_key', 'GET /metrics needs "Authorization: Bearer <server.metricsToken>".');
+        throw new GatewayException(
+          'invalid_api_key',
+          'GET /metrics needs "Authorization: Bearer <server.metricsToken>".',
+        );
       }
     }
     res.setHeader('content-type', this.metrics.registry.contentType);

@@ -7,7 +7,9 @@ import type { UsageRecord } from '../usage/usage-record';
 /** Request latencies reach minutes: reasoning models can think for a long time before answering. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600];
 /** The gateway's own time is sub-millisecond when healthy. */
-const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+const OVERHEAD_BUCKETS = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+];
 
 /** Timings of one request, in seconds. */
 export interface RequestTimings {
@@ -87,8 +89,7 @@ export class MetricsService {
 
   readonly estimatesReplaced = new Counter({
     name: 'switchyard_usage_estimates_replaced_total',
-    help:
-      "Requests recorded as lost (replica_lost) by another replica that ended after all, their own record replacing the estimate; metrics: which of the two the request and token counters count (real, or estimate when it was counted before the real record came)",
+    help: 'Requests recorded as lost (replica_lost) by another replica that ended after all, their own record replacing the estimate; metrics: which of the two the request and token counters count (real, or estimate when it was counted before the real record came)',
     labelNames: ['metrics'] as const,
     registers: [this.registry],
   });
@@ -192,26 +193,29 @@ export class MetricsService {
     const readQuotas = () => this.quotaSource?.().catch(() => undefined);
     new Gauge({
       name: 'switchyard_quota_remaining',
-      help: "What is left of each team limit in its current window, read from Redis (every replica reports the same)",
+      help: 'What is left of each team limit in its current window, read from Redis (every replica reports the same)',
       labelNames: ['team', 'limit'] as const,
       registers: [this.registry],
       async collect() {
         const readings = await readQuotas();
         if (!readings) return; // Redis unreachable: keep the last values rather than report none
         this.reset();
-        for (const reading of readings) this.set({ team: reading.team, limit: reading.limit }, reading.remaining);
+        for (const reading of readings)
+          this.set({ team: reading.team, limit: reading.limit }, reading.remaining);
       },
     });
     new Gauge({
       name: 'switchyard_budget_used_ratio',
-      help: "The fraction of each team budget spent in its current window (budgetPerDay, budgetPerMonth), read from Redis at scrape time: alert at 0.8",
+      help: 'The fraction of each team budget spent in its current window (budgetPerDay, budgetPerMonth), read from Redis at scrape time: alert at 0.8',
       labelNames: ['team', 'budget'] as const,
       registers: [this.registry],
       async collect() {
         const readings = await readQuotas();
         if (!readings) return;
         this.reset();
-        for (const reading of readings) if (reading.usedRatio !== undefined) this.set({ team: reading.team, budget: reading.limit }, reading.usedRatio);
+        for (const reading of readings)
+          if (reading.usedRatio !== undefined)
+            this.set({ team: reading.team, budget: reading.limit }, reading.usedRatio);
       },
     });
     const readCircuits = () => this.circuitSource?.() ?? [];
@@ -249,19 +253,29 @@ export class MetricsService {
     const where = [record.team, record.modelLabel, record.backend || '-', record.endpoint];
     this.child(this.requests, [...where, String(record.status), stream, record.outcome, ...token]).inc();
     if (record.promptTokens) this.child(this.tokens, [...where, 'prompt', ...token]).inc(record.promptTokens);
-    if (record.completionTokens) this.child(this.tokens, [...where, 'completion', ...token]).inc(record.completionTokens);
-    if (record.reasoningTokens) this.child(this.tokens, [...where, 'reasoning', ...token]).inc(record.reasoningTokens);
-    if (record.costNanos) this.child(this.cost, [record.team, record.modelLabel, record.backend || '-']).inc(record.costNanos / 1e9);
+    if (record.completionTokens)
+      this.child(this.tokens, [...where, 'completion', ...token]).inc(record.completionTokens);
+    if (record.reasoningTokens)
+      this.child(this.tokens, [...where, 'reasoning', ...token]).inc(record.reasoningTokens);
+    if (record.costNanos)
+      this.child(this.cost, [record.team, record.modelLabel, record.backend || '-']).inc(
+        record.costNanos / 1e9,
+      );
     else if (record.costNanos === null) this.child(this.costUnknown, [record.team, record.modelLabel]).inc();
 
     // Latency histograms describe requests that reached a backend; refusals would only blur them.
     if (!record.backend) return;
-    this.child(this.requestDuration, [record.modelLabel, record.backend, record.endpoint, stream]).observe(timings.total);
+    this.child(this.requestDuration, [record.modelLabel, record.backend, record.endpoint, stream]).observe(
+      timings.total,
+    );
     if (timings.upstream !== undefined) {
-      this.child(this.upstreamDuration, [record.modelLabel, record.backend, stream]).observe(timings.upstream);
+      this.child(this.upstreamDuration, [record.modelLabel, record.backend, stream]).observe(
+        timings.upstream,
+      );
       this.child(this.gatewayOverhead, [stream]).observe(Math.max(0, timings.total - timings.upstream));
     }
-    if (timings.firstToken !== undefined) this.child(this.timeToFirstToken, [record.modelLabel, record.backend]).observe(timings.firstToken);
+    if (timings.firstToken !== undefined)
+      this.child(this.timeToFirstToken, [record.modelLabel, record.backend]).observe(timings.firstToken);
   }
 
   /**
@@ -270,7 +284,10 @@ export class MetricsService {
    * per series the metric already has, so it is bounded as the labels are. (These metrics are never reset:
    * a reset would detach the cached children.)
    */
-  private child<M extends Counter<string> | Histogram<string>>(metric: M, values: string[]): ReturnType<M['labels']> {
+  private child<M extends Counter<string> | Histogram<string>>(
+    metric: M,
+    values: string[],
+  ): ReturnType<M['labels']> {
     let children = this.children.get(metric);
     if (!children) this.children.set(metric, (children = new Map()));
     const key = values.join('\u0001');

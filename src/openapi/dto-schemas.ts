@@ -1,7 +1,9 @@
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 // class-transformer's metadata (which class a nested @Type points at) has no typed entry point.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as { defaultMetadataStorage: never };
+const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as {
+  defaultMetadataStorage: never;
+};
 /** A JSON Schema (OpenAPI 3.1 uses JSON Schema 2020-12). */
 export type SchemaObject = Record<string, unknown>;
 
@@ -16,18 +18,39 @@ export function dtoSchemas(): Record<string, SchemaObject> {
     classTransformerMetadataStorage: defaultMetadataStorage,
     additionalConverters: {
       isMessageContent: {
-        description: 'A string; an array of content parts (text parts need `text`); or null for an assistant message with tool_calls.',
-        oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } } }, { type: 'null' }],
+        description:
+          'A string; an array of content parts (text parts need `text`); or null for an assistant message with tool_calls.',
+        oneOf: [
+          { type: 'string' },
+          {
+            type: 'array',
+            minItems: 1,
+            items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } },
+          },
+          { type: 'null' },
+        ],
       },
-      isStopSequences: { oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, maxItems: 4, items: { type: 'string' } }] },
+      isStopSequences: {
+        oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, maxItems: 4, items: { type: 'string' } }],
+      },
       isStringMap: { type: 'object', additionalProperties: { type: 'string' } },
-      isMetadataPatch: { description: 'Labels to set; null removes one.', type: 'object', maxProperties: 64, additionalProperties: { oneOf: [{ type: 'string', maxLength: 256 }, { type: 'null' }] } },
+      isMetadataPatch: {
+        description: 'Labels to set; null removes one.',
+        type: 'object',
+        maxProperties: 64,
+        additionalProperties: { oneOf: [{ type: 'string', maxLength: 256 }, { type: 'null' }] },
+      },
       isEmbeddingInput: {
         oneOf: [
           { type: 'string', minLength: 1 },
           { type: 'array', minItems: 1, maxItems: 2048, items: { type: 'string', minLength: 1 } },
           { type: 'array', minItems: 1, items: { type: 'integer', minimum: 0 } },
-          { type: 'array', minItems: 1, maxItems: 2048, items: { type: 'array', minItems: 1, items: { type: 'integer', minimum: 0 } } },
+          {
+            type: 'array',
+            minItems: 1,
+            maxItems: 2048,
+            items: { type: 'array', minItems: 1, items: { type: 'integer', minimum: 0 } },
+          },
         ],
       },
       // Cross-field rules (stream_options only with stream; a thinking budget under max_tokens) add no shape.

@@ -10,7 +10,9 @@ export class OpenApiController {
 
   @Get()
   get(): Record<string, unknown> {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return (this.document ??= buildOpenApiDocument((require('../../package.json') as { version: string }).version));
+    return (this.document ??= buildOpenApiDocument(
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      (require('../../package.json') as { version: string }).version,
+    ));
   }
 }

@@ -28,8 +28,13 @@ interface Operation {
   speaks?: 'anthropic';
 }
 
-const object = (properties: Record<string, SchemaObject> = {}, required: string[] = []): SchemaObject => ({ type: 'object', properties, required });
-const list = (items: SchemaObject = { type: 'object' }): SchemaObject => object({ object: { const: 'list' }, data: { type: 'array', items } }, ['object', 'data']);
+const object = (properties: Record<string, SchemaObject> = {}, required: string[] = []): SchemaObject => ({
+  type: 'object',
+  properties,
+  required,
+});
+const list = (items: SchemaObject = { type: 'object' }): SchemaObject =>
+  object({ object: { const: 'list' }, data: { type: 'array', items } }, ['object', 'data']);
 const ref = (name: string): SchemaObject => ({ $ref: `#/components/schemas/${name}` });
 
 /**
@@ -41,46 +46,83 @@ export const OPERATIONS: Operation[] = [
     method: 'post',
     path: '/v1/chat/completions',
     access: 'team',
-    summary: "OpenAI chat completions, streamed (text/event-stream) or not. Fields the gateway does not declare pass through to OpenAI-compatible backends.",
+    summary:
+      'OpenAI chat completions, streamed (text/event-stream) or not. Fields the gateway does not declare pass through to OpenAI-compatible backends.',
     body: 'ChatCompletionRequestDto',
-    ok: { status: 200, description: 'A chat.completion object, or chat.completion.chunk events ending in data: [DONE]', schema: object({ object: { enum: ['chat.completion'] }, choices: { type: 'array' } }) },
+    ok: {
+      status: 200,
+      description: 'A chat.completion object, or chat.completion.chunk events ending in data: [DONE]',
+      schema: object({ object: { enum: ['chat.completion'] }, choices: { type: 'array' } }),
+    },
   },
   {
     method: 'post',
     path: '/v1/embeddings',
     access: 'team',
-    summary: 'OpenAI embeddings, for models of `kind: embedding`. Fields the gateway does not declare pass through.',
+    summary:
+      'OpenAI embeddings, for models of `kind: embedding`. Fields the gateway does not declare pass through.',
     body: 'EmbeddingRequestDto',
-    ok: { status: 200, description: 'An embeddings list', schema: object({ object: { const: 'list' }, data: { type: 'array' } }) },
+    ok: {
+      status: 200,
+      description: 'An embeddings list',
+      schema: object({ object: { const: 'list' }, data: { type: 'array' } }),
+    },
   },
   {
     method: 'post',
     path: '/v1/messages',
     access: 'team',
     speaks: 'anthropic',
-    summary: "Anthropic's Messages API, streamed or not: natively to Anthropic backends, translated for every other family. Claude Code's `?beta=true` is ignored.",
+    summary:
+      "Anthropic's Messages API, streamed or not: natively to Anthropic backends, translated for every other family. Claude Code's `?beta=true` is ignored.",
     body: 'MessagesRequestDto',
-    ok: { status: 200, description: 'A Message, or Anthropic stream events ending in message_stop', schema: object({ type: { const: 'message' }, content: { type: 'array' } }) },
+    ok: {
+      status: 200,
+      description: 'A Message, or Anthropic stream events ending in message_stop',
+      schema: object({ type: { const: 'message' }, content: { type: 'array' } }),
+    },
   },
   {
     method: 'post',
     path: '/v1/messages/count_tokens',
     access: 'team',
     speaks: 'anthropic',
-    summary: "A prompt's input tokens: exact from an Anthropic backend, otherwise the gateway's estimate (header x-switchyard-token-count says which).",
+    summary:
+      "A prompt's input tokens: exact from an Anthropic backend, otherwise the gateway's estimate (header x-switchyard-token-count says which).",
     body: 'MessagesPromptDto',
-    ok: { status: 200, description: 'The count', schema: object({ input_tokens: { type: 'integer' } }, ['input_tokens']) },
+    ok: {
+      status: 200,
+      description: 'The count',
+      schema: object({ input_tokens: { type: 'integer' } }, ['input_tokens']),
+    },
   },
   {
     method: 'post',
     path: '/v1/responses',
     access: 'team',
-    summary: "OpenAI's Responses API, streamed (semantic events) or not, for every chat model; `store` (default true) keeps it for the team.",
+    summary:
+      "OpenAI's Responses API, streamed (semantic events) or not, for every chat model; `store` (default true) keeps it for the team.",
     body: 'ResponsesRequestDto',
-    ok: { status: 200, description: 'A response object, or response.* events ending in response.completed', schema: object({ object: { const: 'response' }, output: { type: 'array' } }) },
+    ok: {
+      status: 200,
+      description: 'A response object, or response.* events ending in response.completed',
+      schema: object({ object: { const: 'response' }, output: { type: 'array' } }),
+    },
   },
-  { method: 'get', path: '/v1/responses/{id}', access: 'team', summary: "A stored response of the caller's team (404 otherwise).", ok: { status: 200, description: 'The response', schema: object({ object: { const: 'response' } }) } },
-  { method: 'delete', path: '/v1/responses/{id}', access: 'team', summary: 'Delete a stored response.', ok: { status: 200, description: 'Deleted', schema: object({ deleted: { const: true } }) } },
+  {
+    method: 'get',
+    path: '/v1/responses/{id}',
+    access: 'team',
+    summary: "A stored response of the caller's team (404 otherwise).",
+    ok: { status: 200, description: 'The response', schema: object({ object: { const: 'response' } }) },
+  },
+  {
+    method: 'delete',
+    path: '/v1/responses/{id}',
+    access: 'team',
+    summary: 'Delete a stored response.',
+    ok: { status: 200, description: 'Deleted', schema: object({ deleted: { const: true } }) },
+  },
   {
     method: 'get',
     path: '/v1/responses/{id}/input_items',
@@ -89,51 +131,232 @@ export const OPERATIONS: Operation[] = [
     query: 'InputItemsQueryDto',
     ok: { status: 200, description: 'Input items', schema: list() },
   },
-  { method: 'get', path: '/v1/models', access: 'team', summary: 'The models this token may use and that can answer.', ok: { status: 200, description: 'OpenAI model list', schema: list() } },
+  {
+    method: 'get',
+    path: '/v1/models',
+    access: 'team',
+    summary: 'The models this token may use and that can answer.',
+    ok: { status: 200, description: 'OpenAI model list', schema: list() },
+  },
   {
     method: 'get',
     path: '/v1/models/{model}',
     access: 'team',
-    summary: 'One model this token may use and that can answer (404 model_not_found otherwise, whether or not it exists). An id with a slash is URL-encoded.',
-    ok: { status: 200, description: 'OpenAI model object', schema: object({ id: { type: 'string' }, object: { const: 'model' }, created: { type: 'integer' }, owned_by: { type: 'string' } }, ['id', 'object', 'created', 'owned_by']) },
+    summary:
+      'One model this token may use and that can answer (404 model_not_found otherwise, whether or not it exists). An id with a slash is URL-encoded.',
+    ok: {
+      status: 200,
+      description: 'OpenAI model object',
+      schema: object(
+        {
+          id: { type: 'string' },
+          object: { const: 'model' },
+          created: { type: 'integer' },
+          owned_by: { type: 'string' },
+        },
+        ['id', 'object', 'created', 'owned_by'],
+      ),
+    },
   },
-  { method: 'get', path: '/v1/usage', access: 'team', summary: "The caller's own team's usage.", query: 'UsageQueryDto', ok: { status: 200, description: 'Usage summary', schema: object({ object: { const: 'usage' } }) } },
-  { method: 'get', path: '/metrics', access: 'metrics', summary: 'Prometheus text format.', ok: { status: 200, description: 'Metrics', schema: { type: 'string' }, contentType: 'text/plain' } },
-  { method: 'get', path: '/health/live', access: 'public', summary: 'Liveness: the process answers.', ok: { status: 200, description: 'Alive', schema: object({ status: { const: 'ok' } }) } },
-  { method: 'get', path: '/health/ready', access: 'public', summary: 'Readiness: config loaded, Redis answers, not draining (503 otherwise); names the backends that are unusable and why (still 200, status degraded).', ok: { status: 200, description: 'Ready', schema: object({ status: { type: 'string' } }) } },
-  { method: 'post', path: '/console/api/session', access: 'public', summary: 'Console sign-in: the admin key for an HttpOnly SameSite=Strict session cookie that the admin API accepts in its place (changes also need X-CSRF-Token).', body: 'ConsoleSignInDto', ok: { status: 201, description: 'The session', schema: ref('ConsoleSession') } },
-  { method: 'get', path: '/console/api/session', access: 'public', summary: 'The console session of the cookie sent (401 without one).', ok: { status: 200, description: 'The session', schema: ref('ConsoleSession') } },
-  { method: 'delete', path: '/console/api/session', access: 'public', summary: 'Console sign-out (with X-CSRF-Token).', ok: { status: 200, description: 'Signed out', schema: object({ signed_out: { const: true } }) } },
-  { method: 'get', path: '/openapi.json', access: 'public', summary: 'This document.', ok: { status: 200, description: 'OpenAPI 3.1', schema: object({ openapi: { type: 'string' } }) } },
-  { method: 'post', path: '/admin/v1/teams', access: 'admin', summary: 'Create a team.', body: 'CreateTeamDto', ok: { status: 201, description: 'The team', schema: ref('Team') } },
-  { method: 'get', path: '/admin/v1/teams', access: 'admin', summary: 'List teams: all of them, or with `limit` a page by id (`after`, `search`; `has_more`).', query: 'TeamListQueryDto', ok: { status: 200, description: 'Teams', schema: list(ref('Team')) } },
-  { method: 'get', path: '/admin/v1/teams/{team}', access: 'admin', summary: 'One team.', ok: { status: 200, description: 'The team', schema: ref('Team') } },
+  {
+    method: 'get',
+    path: '/v1/usage',
+    access: 'team',
+    summary: "The caller's own team's usage.",
+    query: 'UsageQueryDto',
+    ok: { status: 200, description: 'Usage summary', schema: object({ object: { const: 'usage' } }) },
+  },
+  {
+    method: 'get',
+    path: '/metrics',
+    access: 'metrics',
+    summary: 'Prometheus text format.',
+    ok: { status: 200, description: 'Metrics', schema: { type: 'string' }, contentType: 'text/plain' },
+  },
+  {
+    method: 'get',
+    path: '/health/live',
+    access: 'public',
+    summary: 'Liveness: the process answers.',
+    ok: { status: 200, description: 'Alive', schema: object({ status: { const: 'ok' } }) },
+  },
+  {
+    method: 'get',
+    path: '/health/ready',
+    access: 'public',
+    summary:
+      'Readiness: config loaded, Redis answers, not draining (503 otherwise); names the backends that are unusable and why (still 200, status degraded).',
+    ok: { status: 200, description: 'Ready', schema: object({ status: { type: 'string' } }) },
+  },
+  {
+    method: 'post',
+    path: '/console/api/session',
+    access: 'public',
+    summary:
+      'Console sign-in: the admin key for an HttpOnly SameSite=Strict session cookie that the admin API accepts in its place (changes also need X-CSRF-Token).',
+    body: 'ConsoleSignInDto',
+    ok: { status: 201, description: 'The session', schema: ref('ConsoleSession') },
+  },
+  {
+    method: 'get',
+    path: '/console/api/session',
+    access: 'public',
+    summary: 'The console session of the cookie sent (401 without one).',
+    ok: { status: 200, description: 'The session', schema: ref('ConsoleSession') },
+  },
+  {
+    method: 'delete',
+    path: '/console/api/session',
+    access: 'public',
+    summary: 'Console sign-out (with X-CSRF-Token).',
+    ok: { status: 200, description: 'Signed out', schema: object({ signed_out: { const: true } }) },
+  },
+  {
+    method: 'get',
+    path: '/openapi.json',
+    access: 'public',
+    summary: 'This document.',
+    ok: { status: 200, description: 'OpenAPI 3.1', schema: object({ openapi: { type: 'string' } }) },
+  },
+  {
+    method: 'post',
+    path: '/admin/v1/teams',
+    access: 'admin',
+    summary: 'Create a team.',
+    body: 'CreateTeamDto',
+    ok: { status: 201, description: 'The team', schema: ref('Team') },
+  },
+  {
+    method: 'get',
+    path: '/admin/v1/teams',
+    access: 'admin',
+    summary: 'List teams: all of them, or with `limit` a page by id (`after`, `search`; `has_more`).',
+    query: 'TeamListQueryDto',
+    ok: { status: 200, description: 'Teams', schema: list(ref('Team')) },
+  },
+  {
+    method: 'get',
+    path: '/admin/v1/teams/{team}',
+    access: 'admin',
+    summary: 'One team.',
+    ok: { status: 200, description: 'The team', schema: ref('Team') },
+  },
   {
     method: 'get',
     path: '/admin/v1/teams/{team}/budget',
     access: 'admin',
-    summary: "The team's spend budgets: limit, spent, remaining and the fraction used in the current window (billing currency).",
-    ok: { status: 200, description: 'Budget use', schema: object({ object: { const: 'budget' }, currency: { type: 'string' }, budgets: { type: 'array' } }) },
+    summary:
+      "The team's spend budgets: limit, spent, remaining and the fraction used in the current window (billing currency).",
+    ok: {
+      status: 200,
+      description: 'Budget use',
+      schema: object({
+        object: { const: 'budget' },
+        currency: { type: 'string' },
+        budgets: { type: 'array' },
+      }),
+    },
   },
-  { method: 'patch', path: '/admin/v1/teams/{team}', access: 'admin', summary: "Change a team's models, limits, metadata or disabled flag: only what the body names (limits and metadata are merged key by key, JSON Merge Patch; null removes a key).", body: 'UpdateTeamDto', ok: { status: 200, description: 'The team', schema: ref('Team') } },
-  { method: 'delete', path: '/admin/v1/teams/{team}', access: 'admin', summary: 'Delete a team (409 while it has active tokens, unless force=true).', query: 'DeleteTeamQueryDto', ok: { status: 200, description: 'Deleted', schema: object({ deleted: { const: true } }) } },
-  { method: 'post', path: '/admin/v1/teams/{team}/disable', access: 'admin', summary: 'Refuse every token of the team at once.', ok: { status: 200, description: 'The team', schema: ref('Team') } },
-  { method: 'post', path: '/admin/v1/teams/{team}/enable', access: 'admin', summary: 'Let the team back in.', ok: { status: 200, description: 'The team', schema: ref('Team') } },
-  { method: 'post', path: '/admin/v1/teams/{team}/tokens', access: 'admin', summary: 'Issue a token (its secret is in this response only).', body: 'CreateTokenDto', ok: { status: 201, description: 'The token, with its secret', schema: ref('Token') } },
-  { method: 'get', path: '/admin/v1/teams/{team}/tokens', access: 'admin', summary: "List a team's tokens (no secrets).", ok: { status: 200, description: 'Tokens', schema: list(ref('Token')) } },
-  { method: 'get', path: '/admin/v1/tokens/{id}', access: 'admin', summary: 'One token (no secret).', ok: { status: 200, description: 'The token', schema: ref('Token') } },
-  { method: 'delete', path: '/admin/v1/tokens/{id}', access: 'admin', summary: 'Revoke a token.', ok: { status: 200, description: 'The token', schema: ref('Token') } },
-  { method: 'post', path: '/admin/v1/tokens/{id}/rotate', access: 'admin', summary: 'A new secret for the same token id (the old one works for the grace period).', body: 'RotateTokenDto', ok: { status: 200, description: 'The token, with its new secret', schema: ref('Token') } },
+  {
+    method: 'patch',
+    path: '/admin/v1/teams/{team}',
+    access: 'admin',
+    summary:
+      "Change a team's models, limits, metadata or disabled flag: only what the body names (limits and metadata are merged key by key, JSON Merge Patch; null removes a key).",
+    body: 'UpdateTeamDto',
+    ok: { status: 200, description: 'The team', schema: ref('Team') },
+  },
+  {
+    method: 'delete',
+    path: '/admin/v1/teams/{team}',
+    access: 'admin',
+    summary: 'Delete a team (409 while it has active tokens, unless force=true).',
+    query: 'DeleteTeamQueryDto',
+    ok: { status: 200, description: 'Deleted', schema: object({ deleted: { const: true } }) },
+  },
+  {
+    method: 'post',
+    path: '/admin/v1/teams/{team}/disable',
+    access: 'admin',
+    summary: 'Refuse every token of the team at once.',
+    ok: { status: 200, description: 'The team', schema: ref('Team') },
+  },
+  {
+    method: 'post',
+    path: '/admin/v1/teams/{team}/enable',
+    access: 'admin',
+    summary: 'Let the team back in.',
+    ok: { status: 200, description: 'The team', schema: ref('Team') },
+  },
+  {
+    method: 'post',
+    path: '/admin/v1/teams/{team}/tokens',
+    access: 'admin',
+    summary: 'Issue a token (its secret is in this response only).',
+    body: 'CreateTokenDto',
+    ok: { status: 201, description: 'The token, with its secret', schema: ref('Token') },
+  },
+  {
+    method: 'get',
+    path: '/admin/v1/teams/{team}/tokens',
+    access: 'admin',
+    summary: "List a team's tokens (no secrets).",
+    ok: { status: 200, description: 'Tokens', schema: list(ref('Token')) },
+  },
+  {
+    method: 'get',
+    path: '/admin/v1/tokens/{id}',
+    access: 'admin',
+    summary: 'One token (no secret).',
+    ok: { status: 200, description: 'The token', schema: ref('Token') },
+  },
+  {
+    method: 'delete',
+    path: '/admin/v1/tokens/{id}',
+    access: 'admin',
+    summary: 'Revoke a token.',
+    ok: { status: 200, description: 'The token', schema: ref('Token') },
+  },
+  {
+    method: 'post',
+    path: '/admin/v1/tokens/{id}/rotate',
+    access: 'admin',
+    summary: 'A new secret for the same token id (the old one works for the grace period).',
+    body: 'RotateTokenDto',
+    ok: { status: 200, description: 'The token, with its new secret', schema: ref('Token') },
+  },
   {
     method: 'get',
     path: '/admin/v1/deployments',
     access: 'admin',
-    summary: "Every model's deployments and their health on the replica that answers (circuit state, failures in a row, last error; why a deployment is down and why its model is not listed).",
+    summary:
+      "Every model's deployments and their health on the replica that answers (circuit state, failures in a row, last error; why a deployment is down and why its model is not listed).",
     ok: { status: 200, description: 'Deployments', schema: list() },
   },
-  { method: 'get', path: '/admin/v1/audit', access: 'admin', summary: 'The audit trail, newest first, paged.', query: 'AuditQueryDto', ok: { status: 200, description: 'Audit entries', schema: list() } },
-  { method: 'get', path: '/admin/v1/usage', access: 'admin', summary: "Any team's (or every team's) usage.", query: 'UsageQueryDto', ok: { status: 200, description: 'Usage summary', schema: object({ object: { const: 'usage' } }) } },
-  { method: 'get', path: '/admin/v1/usage/records', access: 'admin', summary: "A team's usage records, newest first.", query: 'UsageRecordsQueryDto', ok: { status: 200, description: 'Usage records', schema: list() } },
+  {
+    method: 'get',
+    path: '/admin/v1/audit',
+    access: 'admin',
+    summary: 'The audit trail, newest first, paged.',
+    query: 'AuditQueryDto',
+    ok: { status: 200, description: 'Audit entries', schema: list() },
+  },
+  {
+    method: 'get',
+    path: '/admin/v1/usage',
+    access: 'admin',
+    summary: "Any team's (or every team's) usage.",
+    query: 'UsageQueryDto',
+    ok: { status: 200, description: 'Usage summary', schema: object({ object: { const: 'usage' } }) },
+  },
+  {
+    method: 'get',
+    path: '/admin/v1/usage/records',
+    access: 'admin',
+    summary: "A team's usage records, newest first.",
+    query: 'UsageRecordsQueryDto',
+    ok: { status: 200, description: 'Usage records', schema: list() },
+  },
 ];
 
 const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
@@ -151,7 +374,10 @@ const ERROR_SCHEMA: SchemaObject = object(
         message: { type: 'string' },
         type: { type: 'string' },
         param: { type: ['string', 'null'] },
-        code: { type: ['string', 'null'], description: `One of: ${Object.keys(ERROR_CODES).join(', ')}; or an upstream's own code.` },
+        code: {
+          type: ['string', 'null'],
+          description: `One of: ${Object.keys(ERROR_CODES).join(', ')}; or an upstream's own code.`,
+        },
       },
       ['message', 'type', 'param', 'code'],
     ),
@@ -164,21 +390,46 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
   const dtos = dtoSchemas();
   const paths: Record<string, Record<string, unknown>> = {};
   for (const operation of OPERATIONS) {
-    const pathParams = [...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => ({ name: match[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const pathParams = [...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => ({
+      name: match[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
     const queryParams = operation.query ? queryParameters(dtos[operation.query]) : [];
     const errorResponse =
       operation.speaks === 'anthropic'
-        ? { description: "An error in Anthropic's shape", content: { 'application/json': { schema: ref('AnthropicError') } } }
-        : { description: "An error in OpenAI's shape", content: { 'application/json': { schema: ref('Error') } } };
+        ? {
+            description: "An error in Anthropic's shape",
+            content: { 'application/json': { schema: ref('AnthropicError') } },
+          }
+        : {
+            description: "An error in OpenAI's shape",
+            content: { 'application/json': { schema: ref('Error') } },
+          };
     paths[operation.path] ??= {};
     paths[operation.path][operation.method] = {
       operationId: `${operation.method}${operation.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
       summary: operation.summary,
-      security: operation.speaks === 'anthropic' ? [...SECURITY[operation.access], { anthropicApiKey: [] }] : SECURITY[operation.access],
+      security:
+        operation.speaks === 'anthropic'
+          ? [...SECURITY[operation.access], { anthropicApiKey: [] }]
+          : SECURITY[operation.access],
       parameters: [...pathParams, ...queryParams],
-      ...(operation.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(operation.body) } } } } : {}),
+      ...(operation.body
+        ? {
+            requestBody: { required: true, content: { 'application/json': { schema: ref(operation.body) } } },
+          }
+        : {}),
       responses: {
-        [String(operation.ok.status)]: { description: operation.ok.description, content: { [operation.ok.contentType ?? 'application/json']: { schema: operation.ok.schema ?? { type: 'object' } } } },
+        [String(operation.ok.status)]: {
+          description: operation.ok.description,
+          content: {
+            [operation.ok.contentType ?? 'application/json']: {
+              schema: operation.ok.schema ?? { type: 'object' },
+            },
+          },
+        },
         '4XX': errorResponse,
         '5XX': errorResponse,
       },
@@ -186,23 +437,79 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Switchyard', version, description: "An organisation-wide model gateway. Every error is OpenAI's error body, except on Anthropic's Messages routes (Anthropic's)." },
+    info: {
+      title: 'Switchyard',
+      version,
+      description:
+        "An organisation-wide model gateway. Every error is OpenAI's error body, except on Anthropic's Messages routes (Anthropic's).",
+    },
     paths,
     components: {
       securitySchemes: {
-        teamToken: { type: 'http', scheme: 'bearer', description: 'A team token (sy-...), issued by an admin.' },
-        anthropicApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: "A team token where Anthropic's clients put their key." },
+        teamToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A team token (sy-...), issued by an admin.',
+        },
+        anthropicApiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description: "A team token where Anthropic's clients put their key.",
+        },
         adminKey: { type: 'http', scheme: 'bearer', description: 'The admin key (admin.apiKey).' },
-        metricsToken: { type: 'http', scheme: 'bearer', description: 'server.metricsToken, when one is set.' },
-        consoleSession: { type: 'apiKey', in: 'cookie', name: 'sy_console', description: 'A console sign-in (POST /console/api/session); changes also need its X-CSRF-Token header.' },
+        metricsToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'server.metricsToken, when one is set.',
+        },
+        consoleSession: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'sy_console',
+          description:
+            'A console sign-in (POST /console/api/session); changes also need its X-CSRF-Token header.',
+        },
       },
       schemas: {
         ...dtos,
         Error: ERROR_SCHEMA,
-        AnthropicError: object({ type: { const: 'error' }, error: object({ type: { type: 'string' }, message: { type: 'string' } }, ['type', 'message']), request_id: { type: 'string' } }, ['type', 'error']),
-        Team: object({ object: { const: 'team' }, id: { type: 'string' }, models: { type: 'array', items: { type: 'string' } }, limits: ref('LimitSettings'), disabled: { type: 'boolean' } }, ['id']),
-        ConsoleSession: object({ object: { const: 'console.session' }, actor: { type: 'string' }, csrf_token: { type: 'string' }, expires_at: { type: 'string' } }, ['actor', 'csrf_token', 'expires_at']),
-        Token: object({ id: { type: 'string' }, team: { type: 'string' }, status: { enum: ['active', 'revoked', 'expired'] }, token: { type: 'string', description: 'Only when issued or rotated.' } }, ['id', 'team']),
+        AnthropicError: object(
+          {
+            type: { const: 'error' },
+            error: object({ type: { type: 'string' }, message: { type: 'string' } }, ['type', 'message']),
+            request_id: { type: 'string' },
+          },
+          ['type', 'error'],
+        ),
+        Team: object(
+          {
+            object: { const: 'team' },
+            id: { type: 'string' },
+            models: { type: 'array', items: { type: 'string' } },
+            limits: ref('LimitSettings'),
+            disabled: { type: 'boolean' },
+          },
+          ['id'],
+        ),
+        ConsoleSession: object(
+          {
+            object: { const: 'console.session' },
+            actor: { type: 'string' },
+            csrf_token: { type: 'string' },
+            expires_at: { type: 'string' },
+          },
+          ['actor', 'csrf_token', 'expires_at'],
+        ),
+        Token: object(
+          {
+            id: { type: 'string' },
+            team: { type: 'string' },
+            status: { enum: ['active', 'revoked', 'expired'] },
+            token: { type: 'string', description: 'Only when issued or rotated.' },
+          },
+          ['id', 'team'],
+        ),
       },
     },
   };
@@ -211,5 +518,10 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
 function queryParameters(schema: SchemaObject | undefined): unknown[] {
   const properties = (schema?.properties ?? {}) as Record<string, SchemaObject>;
   const required = new Set((schema?.required as string[] | undefined) ?? []);
-  return Object.entries(properties).map(([name, property]) => ({ name, in: 'query', required: required.has(name), schema: property }));
+  return Object.entries(properties).map(([name, property]) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    schema: property,
+  }));
 }

@@ -90,7 +90,11 @@ export interface ProviderAdapter {
   /** The call for a request in one of `nativeApis`. */
   nativeCall?(request: NativeRequest): UpstreamCall;
   /** An upstream non-2xx answer -> the error the client gets. */
-  mapError(status: number, body: string, headers: Record<string, string | string[] | undefined>): GatewayException;
+  mapError(
+    status: number,
+    body: string,
+    headers: Record<string, string | string[] | undefined>,
+  ): GatewayException;
 }
 
 /** A configured backend: its id, its adapter and its pooled HTTP client. */

@@ -11,8 +11,17 @@ function buildBackends(config: GatewayConfig, logger: AppLogger): Map<string, Ba
     const log: BackendLog = (message, level = 'info') => logger.pino[level]({ backend: id }, message);
     const family = FAMILY_BY_TYPE.get(backendConfig.type)!; // the config's `type` was validated against the list
     const unavailable = missingKey(id, backendConfig, family);
-    if (unavailable) logger.pino.warn({ backend: id }, `${unavailable}: its models are not listed and answer 403 model_unavailable`);
-    backends.set(id, { id, adapter: family.createAdapter(id, backendConfig), client: family.createClient(id, backendConfig, log), unavailable });
+    if (unavailable)
+      logger.pino.warn(
+        { backend: id },
+        `${unavailable}: its models are not listed and answer 403 model_unavailable`,
+      );
+    backends.set(id, {
+      id,
+      adapter: family.createAdapter(id, backendConfig),
+      client: family.createClient(id, backendConfig, log),
+      unavailable,
+    });
   }
   return backends;
 }
@@ -20,7 +29,9 @@ function buildBackends(config: GatewayConfig, logger: AppLogger): Map<string, Ba
 function missingKey(id: string, config: BackendConfig, family: ProviderFamily): string | undefined {
   const required = config.apiKeyRequired ?? family.keyRequired(config);
   if (!required || config.apiKey) return undefined;
-  const where = config.apiKeyEnv ? `the gateway's operator must set ${config.apiKeyEnv}` : `the gateway's operator must set backends.${id}.apiKey`;
+  const where = config.apiKeyEnv
+    ? `the gateway's operator must set ${config.apiKeyEnv}`
+    : `the gateway's operator must set backends.${id}.apiKey`;
   return `backend "${id}" has no API key configured (${where})`;
 }
 

@@ -4,5 +4,12 @@
  * connection auto-pipelines, so commands issued in the same tick still leave in one write per node.
  */
 export function batch(commands: Array<Promise<unknown>>): Promise<Array<[Error | null, unknown]>> {
-  return Promise.all(commands.map((command) => command.then((result): [null, unknown] => [null, result], (error: Error): [Error, unknown] => [error, undefined])));
+  return Promise.all(
+    commands.map((command) =>
+      command.then(
+        (result): [null, unknown] => [null, result],
+        (error: Error): [Error, unknown] => [error, undefined],
+      ),
+    ),
+  );
 }

@@ -17,7 +17,12 @@ export const REDIS_USAGE = Symbol('REDIS_USAGE');
  * typed as the one-server client: every key a command or script touches shares one team's hash tag (or is a
  * single global key), and batches are auto-pipelined per node rather than sent as one multi-slot pipeline.
  */
-function connect(config: GatewayConfig, logger: AppLogger, role: 'commands' | 'subscriber' | 'usage', autoPipelining = false): Redis {
+function connect(
+  config: GatewayConfig,
+  logger: AppLogger,
+  role: 'commands' | 'subscriber' | 'usage',
+  autoPipelining = false,
+): Redis {
   const { redis: settings } = config;
   const options: RedisOptions = {
     enableAutoPipelining: autoPipelining,
@@ -28,7 +33,11 @@ function connect(config: GatewayConfig, logger: AppLogger, role: 'commands' | 's
     commandTimeout: settings.commandTimeoutMs,
     lazyConnect: false,
   };
-  const auth: RedisOptions = { username: settings.username, password: settings.password, ...(settings.tls ? { tls: {} } : {}) };
+  const auth: RedisOptions = {
+    username: settings.username,
+    password: settings.password,
+    ...(settings.tls ? { tls: {} } : {}),
+  };
   let redis: Redis;
   if (settings.cluster) {
     // Auto-pipelined per node, scripts included (they are plain EVALSHA calls on a Cluster: scripts.ts). WAIT and
@@ -41,7 +50,14 @@ function connect(config: GatewayConfig, logger: AppLogger, role: 'commands' | 's
     }) as unknown as Redis;
   } else if (settings.sentinel) {
     const { sentinels, name, sentinelPassword } = settings.sentinel;
-    redis = new Redis({ ...options, ...auth, sentinels: sentinels.map(hostPort), name, sentinelPassword, ...(settings.tls ? { sentinelTLS: {}, enableTLSForSentinelMode: true } : {}) });
+    redis = new Redis({
+      ...options,
+      ...auth,
+      sentinels: sentinels.map(hostPort),
+      name,
+      sentinelPassword,
+      ...(settings.tls ? { sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
+    });
   } else redis = new Redis(settings.url, options);
   registerScripts(redis);
   logConnectionStates(redis, logger, role, describeTopology(config));
@@ -56,7 +72,8 @@ function hostPort(node: string): { host: string; port: number } {
 /** What the logs name as "the Redis": the URL without its password, or the cluster's or sentinel's nodes. */
 export function describeTopology(config: GatewayConfig): string {
   if (config.redis.cluster) return `cluster ${config.redis.cluster.nodes.join(',')}`;
-  if (config.redis.sentinel) return `sentinel ${config.redis.sentinel.name}@${config.redis.sentinel.sentinels.join(',')}`;
+  if (config.redis.sentinel)
+    return `sentinel ${config.redis.sentinel.name}@${config.redis.sentinel.sentinels.join(',')}`;
   return redactUrl(config.redis.url);
 }
 
@@ -94,10 +111,26 @@ export function redisReady(redis: Redis): boolean {
   providers: [
     // Commands issued in the same event-loop turn (concurrent admissions, usage batches) share one socket write:
     // each write is a syscall, and they were ~5% of a request's CPU at 32 concurrent requests.
-    { provide: REDIS, inject: [GatewayConfig, AppLogger], useFactory: (c: GatewayConfig, l: AppLogger) => connect(c, l, 'commands', true) },
-    { provide: REDIS_USAGE, inject: [GatewayConfig, AppLogger], useFactory: (c: GatewayConfig, l: AppLogger) => connect(c, l, 'usage', true) },
-    { provide: REDIS_SUBSCRIBER, inject: [GatewayConfig, AppLogger], useFactory: (c: GatewayConfig, l: AppLogger) => connect(c, l, 'subscriber') },
-    { provide: RedisKeys, inject: [GatewayConfig], useFactory: (c: GatewayConfig) => new RedisKeys(c.redis.keyPrefix) },
+    {
+      provide: REDIS,
+      inject: [GatewayConfig, AppLogger],
+      useFactory: (c: GatewayConfig, l: AppLogger) => connect(c, l, 'commands', true),
+    },
+    {
+      provide: REDIS_USAGE,
+      inject: [GatewayConfig, AppLogger],
+      useFactory: (c: GatewayConfig, l: AppLogger) => connect(c, l, 'usage', true),
+    },
+    {
+      provide: REDIS_SUBSCRIBER,
+      inject: [GatewayConfig, AppLogger],
+      useFactory: (c: GatewayConfig, l: AppLogger) => connect(c, l, 'subscriber'),
+    },
+    {
+      provide: RedisKeys,
+      inject: [GatewayConfig],
+      useFactory: (c: GatewayConfig) => new RedisKeys(c.redis.keyPrefix),
+    },
   ],
   exports: [REDIS, REDIS_USAGE, REDIS_SUBSCRIBER, RedisKeys],
 })

@@ -11,9 +11,11 @@ import { outputText } from './response-object';
  * What was stored is left as it came (a continuation replays it); only the answer is shaped.
  */
 export function asItemResource(item: InputItem & { id: string }): Record<string, unknown> {
-  if (item.type === 'function_call' || item.type === 'function_call_output') return { ...item, status: item.status ?? 'completed' };
+  if (item.type === 'function_call' || item.type === 'function_call_output')
+    return { ...item, status: item.status ?? 'completed' };
   if (item.type === 'reasoning') return item as unknown as Record<string, unknown>;
-  const parts: ContentPart[] = typeof item.content === 'string' ? [{ type: 'input_text', text: item.content }] : item.content;
+  const parts: ContentPart[] =
+    typeof item.content === 'string' ? [{ type: 'input_text', text: item.content }] : item.content;
   if (item.role === 'assistant') {
     return { ...item, type: 'message', status: item.status ?? 'completed', content: parts.map(asOutputPart) };
   }
@@ -23,7 +25,11 @@ export function asItemResource(item: InputItem & { id: string }): Record<string,
 function asOutputPart(part: ContentPart): Record<string, unknown> {
   if (part.type === 'refusal') return part;
   // An assistant turn written with input_text (or output_text without its lists) is the model's text all the same.
-  return { ...outputText(String(part.text ?? '')), ...(Array.isArray(part.annotations) ? { annotations: part.annotations } : {}), ...(Array.isArray(part.logprobs) ? { logprobs: part.logprobs } : {}) };
+  return {
+    ...outputText(String(part.text ?? '')),
+    ...(Array.isArray(part.annotations) ? { annotations: part.annotations } : {}),
+    ...(Array.isArray(part.logprobs) ? { logprobs: part.logprobs } : {}),
+  };
 }
 
 function asInputPart(part: ContentPart): Record<string, unknown> {

@@ -24,11 +24,16 @@ export function speaksResponses(deployment: Deployment): boolean {
  * Replayed items lose their ids (the backend stored none of them) and reasoning items it did not encrypt (another
  * family's, which it could not read) are left out.
  */
-export function nativeResponsesBody(dto: ResponsesRequestDto, history: Array<InputItem | OutputItem>, upstreamModel: string): string {
+export function nativeResponsesBody(
+  dto: ResponsesRequestDto,
+  history: Array<InputItem | OutputItem>,
+  upstreamModel: string,
+): string {
   const body: Record<string, unknown> = { ...dto, model: upstreamModel, store: false };
   delete body.previous_response_id;
   if (history.length) body.input = [...history.flatMap(replayable), ...itemsOf(dto.input)];
-  if (dto.store !== false) body.include = [...new Set([...(dto.include ?? []), 'reasoning.encrypted_content'])];
+  if (dto.store !== false)
+    body.include = [...new Set([...(dto.include ?? []), 'reasoning.encrypted_content'])];
   return JSON.stringify(body);
 }
 
@@ -40,7 +45,14 @@ function replayable(item: InputItem | OutputItem): Array<Record<string, unknown>
   return [rest];
 }
 
-const RESPONSE_EVENTS = new Set(['response.created', 'response.in_progress', 'response.queued', 'response.completed', 'response.incomplete', 'response.failed']);
+const RESPONSE_EVENTS = new Set([
+  'response.created',
+  'response.in_progress',
+  'response.queued',
+  'response.completed',
+  'response.incomplete',
+  'response.failed',
+]);
 
 /**
  * A Responses-capable backend's stream to the client: every event as it came, except the events that carry the
@@ -81,7 +93,11 @@ export class NativeResponsesEncoder implements SealableEncoder {
   error(exception: GatewayException): string {
     this.seal({ error: exception });
     const body = exception.toBody().error;
-    const send = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.relayed++, ...data })}\n\n`;
-    return send('response.failed', { response: this.final }) + send('error', { error: body, code: body.code, message: body.message, param: body.param });
+    const send = (type: string, data: object) =>
+      `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.relayed++, ...data })}\n\n`;
+    return (
+      send('response.failed', { response: this.final }) +
+      send('error', { error: body, code: body.code, message: body.message, param: body.param })
+    );
   }
 }

@@ -25,7 +25,10 @@ export function responseUsage(usage: Usage | undefined): ResponseUsage {
   const output = usage?.completion_tokens ?? 0;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: usage?.prompt_tokens_details?.cached_tokens ?? 0, cache_write_tokens: usage?.prompt_tokens_details?.cache_write_tokens ?? 0 },
+    input_tokens_details: {
+      cached_tokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+      cache_write_tokens: usage?.prompt_tokens_details?.cache_write_tokens ?? 0,
+    },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0 },
     total_tokens: input + output,
@@ -33,9 +36,14 @@ export function responseUsage(usage: Usage | undefined): ResponseUsage {
 }
 
 /** How a chat finish_reason ends a response: `length` and `content_filter` leave it incomplete. */
-export function statusOf(finishReason: string | null | undefined): { status: 'completed' | 'incomplete'; incomplete_details: { reason: string } | null } {
-  if (finishReason === 'length') return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
-  if (finishReason === 'content_filter') return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
+export function statusOf(finishReason: string | null | undefined): {
+  status: 'completed' | 'incomplete';
+  incomplete_details: { reason: string } | null;
+} {
+  if (finishReason === 'length')
+    return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
+  if (finishReason === 'content_filter')
+    return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
   return { status: 'completed', incomplete_details: null };
 }
 
@@ -50,7 +58,13 @@ export class ResponseEnvelope {
    * The response with `usage` once there is one (OpenAI's schema has it as an object, so a response still in
    * progress, or failed, leaves it out rather than sending null).
    */
-  build(fields: { status: string; output: OutputItem[]; usage: ResponseUsage | null; incomplete_details?: { reason: string } | null; error?: ResponseError | null }): Record<string, unknown> {
+  build(fields: {
+    status: string;
+    output: OutputItem[];
+    usage: ResponseUsage | null;
+    incomplete_details?: { reason: string } | null;
+    error?: ResponseError | null;
+  }): Record<string, unknown> {
     const dto = this.dto;
     return {
       id: this.id,
@@ -87,7 +101,11 @@ export class ResponseEnvelope {
  */
 function echoedTool(tool: Record<string, unknown>): Record<string, unknown> {
   if (tool.type !== 'function') return tool;
-  return { ...tool, parameters: tool.parameters ?? null, strict: typeof tool.strict === 'boolean' ? tool.strict : null };
+  return {
+    ...tool,
+    parameters: tool.parameters ?? null,
+    strict: typeof tool.strict === 'boolean' ? tool.strict : null,
+  };
 }
 
 /** `response.error`: OpenAI's codes only (ResponseErrorCode); the gateway's own code stays readable in the message. */
@@ -105,7 +123,10 @@ const RATE_LIMITED = new Set(['rate_limit_exceeded', 'quota_exceeded', 'budget_e
  */
 export function responseError(code: string | null | undefined, message: string): ResponseError {
   const gatewayCode = code ?? 'server_error';
-  return { code: RATE_LIMITED.has(gatewayCode) ? 'rate_limit_exceeded' : 'server_error', message: `${message} [${gatewayCode}]` };
+  return {
+    code: RATE_LIMITED.has(gatewayCode) ? 'rate_limit_exceeded' : 'server_error',
+    message: `${message} [${gatewayCode}]`,
+  };
 }
 
 export function reasoningItem(id: string, text: string): OutputItem {
@@ -113,7 +134,12 @@ export function reasoningItem(id: string, text: string): OutputItem {
 }
 
 /** An `output_text` part: OpenAI's schema requires `logprobs` (empty: no backend's log probabilities are relayed). */
-export function outputText(text: string): { type: 'output_text'; text: string; annotations: []; logprobs: [] } {
+export function outputText(text: string): {
+  type: 'output_text';
+  text: string;
+  annotations: [];
+  logprobs: [];
+} {
   return { type: 'output_text', text, annotations: [], logprobs: [] };
 }
 
@@ -121,7 +147,22 @@ export function messageItem(id: string, text: string, status = 'completed'): Out
   return { id, type: 'message', status, role: 'assistant', content: [outputText(text)] };
 }
 
-export function functionCallItem(id: string, callId: string, chatName: string, args: string, names: ToolNames, status = 'completed'): OutputItem {
+export function functionCallItem(
+  id: string,
+  callId: string,
+  chatName: string,
+  args: string,
+  names: ToolNames,
+  status = 'completed',
+): OutputItem {
   const known = names.get(chatName);
-  return { id, type: 'function_call', status, call_id: callId, name: known?.name ?? chatName, arguments: args, ...(known?.namespace ? { namespace: known.namespace } : {}) };
+  return {
+    id,
+    type: 'function_call',
+    status,
+    call_id: callId,
+    name: known?.name ?? chatName,
+    arguments: args,
+    ...(known?.namespace ? { namespace: known.namespace } : {}),
+  };
 }

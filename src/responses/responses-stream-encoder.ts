@@ -3,7 +3,18 @@ import type { StreamStep } from '../providers/provider-adapter';
 import type { ChatCompletionChunk } from '../providers/shared/openai-types';
 import type { StreamEnd } from '../streaming/stream-encoder';
 import type { SealableEncoder } from './native-responses';
-import { functionCallItem, messageItem, newId, outputText, reasoningItem, responseError, responseUsage, statusOf, type OutputItem, type ResponseEnvelope } from './response-object';
+import {
+  functionCallItem,
+  messageItem,
+  newId,
+  outputText,
+  reasoningItem,
+  responseError,
+  responseUsage,
+  statusOf,
+  type OutputItem,
+  type ResponseEnvelope,
+} from './response-object';
 import type { ToolNames } from './responses-to-chat';
 
 type ToolCallDelta = { index?: number; id?: string; function?: { name?: string; arguments?: string } };
@@ -58,18 +69,33 @@ export class ResponsesStreamEncoder implements SealableEncoder {
     if (this.final) return;
     if (end.error) {
       const body = end.error.toBody().error;
-      this.final = this.envelope.build({ status: 'failed', output: this.output, usage: null, error: responseError(body.code, body.message) });
+      this.final = this.envelope.build({
+        status: 'failed',
+        output: this.output,
+        usage: null,
+        error: responseError(body.code, body.message),
+      });
       return;
     }
     this.closing = this.start() + this.close();
     const { status, incomplete_details } = statusOf(this.finishReason);
-    this.final = this.envelope.build({ status, incomplete_details, output: this.output, usage: responseUsage(end.usage) });
+    this.final = this.envelope.build({
+      status,
+      incomplete_details,
+      output: this.output,
+      usage: responseUsage(end.usage),
+    });
   }
 
   end(end: StreamEnd): string {
     this.seal(end);
     const status = this.final!.status;
-    return this.closing + this.send(status === 'completed' ? 'response.completed' : 'response.incomplete', { response: this.final });
+    return (
+      this.closing +
+      this.send(status === 'completed' ? 'response.completed' : 'response.incomplete', {
+        response: this.final,
+      })
+    );
   }
 
   /** A failure after the stream began: response.failed (Codex reads it), then the error event (the SDKs throw on it). */
@@ -78,7 +104,11 @@ export class ResponsesStreamEncoder implements SealableEncoder {
     const body = exception.toBody().error;
     this.seal({ error: exception });
     // The error both nested (what OpenAI sends, what openai-node and openai-python raise on) and flat (the spec's shape).
-    return out + this.send('response.failed', { response: this.final }) + this.send('error', { error: body, code: body.code, message: body.message, param: body.param });
+    return (
+      out +
+      this.send('response.failed', { response: this.final }) +
+      this.send('error', { error: body, code: body.code, message: body.message, param: body.param })
+    );
   }
 
   private start(): string {
@@ -91,19 +121,39 @@ export class ResponsesStreamEncoder implements SealableEncoder {
   private delta(delta: ChatCompletionChunk['choices'][number]['delta']): string {
     let out = '';
     if (typeof delta.reasoning_content === 'string' && delta.reasoning_content) {
-      if (this.open?.kind !== 'reasoning') out += this.close() + this.begin({ kind: 'reasoning', id: newId('rs'), text: '' });
+      if (this.open?.kind !== 'reasoning')
+        out += this.close() + this.begin({ kind: 'reasoning', id: newId('rs'), text: '' });
       this.open!.text += delta.reasoning_content;
-      out += this.send('response.reasoning_summary_text.delta', { ...this.where(), summary_index: 0, delta: delta.reasoning_content });
+      out += this.send('response.reasoning_summary_text.delta', {
+        ...this.where(),
+        summary_index: 0,
+        delta: delta.reasoning_content,
+      });
     }
     if (typeof delta.content === 'string' && delta.content) {
-      if (this.open?.kind !== 'message') out += this.close() + this.begin({ kind: 'message', id: newId('msg'), text: '' });
+      if (this.open?.kind !== 'message')
+        out += this.close() + this.begin({ kind: 'message', id: newId('msg'), text: '' });
       this.open!.text += delta.content;
-      out += this.send('response.output_text.delta', { ...this.where(), content_index: 0, delta: delta.content, logprobs: [] });
+      out += this.send('response.output_text.delta', {
+        ...this.where(),
+        content_index: 0,
+        delta: delta.content,
+        logprobs: [],
+      });
     }
     for (const call of (Array.isArray(delta.tool_calls) ? delta.tool_calls : []) as ToolCallDelta[]) {
       const toolIndex = call.index ?? 0;
       if (this.open?.kind !== 'function_call' || this.open.toolIndex !== toolIndex) {
-        out += this.close() + this.begin({ kind: 'function_call', id: newId('fc'), text: '', toolIndex, callId: call.id ?? newId('fc'), name: call.function?.name ?? '' });
+        out +=
+          this.close() +
+          this.begin({
+            kind: 'function_call',
+            id: newId('fc'),
+            text: '',
+            toolIndex,
+            callId: call.id ?? newId('fc'),
+            name: call.function?.name ?? '',
+          });
       }
       const args = call.function?.arguments;
       if (typeof args === 'string' && args) {
@@ -119,13 +169,23 @@ export class ResponsesStreamEncoder implements SealableEncoder {
     const index = this.output.length;
     if (item.kind === 'reasoning') {
       return (
-        this.send('response.output_item.added', { output_index: index, item: { id: item.id, type: 'reasoning', summary: [] } }) +
-        this.send('response.reasoning_summary_part.added', { ...this.where(), summary_index: 0, part: { type: 'summary_text', text: '' } })
+        this.send('response.output_item.added', {
+          output_index: index,
+          item: { id: item.id, type: 'reasoning', summary: [] },
+        }) +
+        this.send('response.reasoning_summary_part.added', {
+          ...this.where(),
+          summary_index: 0,
+          part: { type: 'summary_text', text: '' },
+        })
       );
     }
     if (item.kind === 'message') {
       return (
-        this.send('response.output_item.added', { output_index: index, item: { id: item.id, type: 'message', status: 'in_progress', role: 'assistant', content: [] } }) +
+        this.send('response.output_item.added', {
+          output_index: index,
+          item: { id: item.id, type: 'message', status: 'in_progress', role: 'assistant', content: [] },
+        }) +
         this.send('response.content_part.added', { ...this.where(), content_index: 0, part: outputText('') })
       );
     }
@@ -143,17 +203,30 @@ export class ResponsesStreamEncoder implements SealableEncoder {
     let done: OutputItem;
     if (item.kind === 'reasoning') {
       const part = { type: 'summary_text', text: item.text };
-      out += this.send('response.reasoning_summary_text.done', { ...where, summary_index: 0, text: item.text });
+      out += this.send('response.reasoning_summary_text.done', {
+        ...where,
+        summary_index: 0,
+        text: item.text,
+      });
       out += this.send('response.reasoning_summary_part.done', { ...where, summary_index: 0, part });
       done = reasoningItem(item.id, item.text);
     } else if (item.kind === 'message') {
       const part = outputText(item.text);
-      out += this.send('response.output_text.done', { ...where, content_index: 0, text: item.text, logprobs: [] });
+      out += this.send('response.output_text.done', {
+        ...where,
+        content_index: 0,
+        text: item.text,
+        logprobs: [],
+      });
       out += this.send('response.content_part.done', { ...where, content_index: 0, part });
       done = messageItem(item.id, item.text);
     } else {
       done = functionCallItem(item.id, item.callId!, item.name!, item.text, this.names);
-      out += this.send('response.function_call_arguments.done', { ...where, name: done.name, arguments: item.text });
+      out += this.send('response.function_call_arguments.done', {
+        ...where,
+        name: done.name,
+        arguments: item.text,
+      });
     }
     out += this.send('response.output_item.done', { output_index: where.output_index, item: done });
     this.output.push(done);

@@ -7,7 +7,14 @@ import type { ResponsesRequestDto } from './dto/responses-request.dto';
  * Budgets for `reasoning.effort` as the gateway's thinking option (then mapped per family as the README's
  * thinking table says; OpenAI-compatible `reasoning_effort` models get the effort back by the thresholds).
  */
-export const EFFORT_BUDGETS: Record<string, number> = { minimal: 1024, low: 2048, medium: 8192, high: 16384, xhigh: 32768, max: 32768 };
+export const EFFORT_BUDGETS: Record<string, number> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16384,
+  xhigh: 32768,
+  max: 32768,
+};
 
 /** A function's name in chat (namespaced tools flattened, as `<namespace>__<name>`) -> its Responses name. */
 export type ToolNames = Map<string, { name: string; namespace?: string }>;
@@ -33,8 +40,13 @@ export function responsesToChat(dto: ResponsesRequestDto, items: InputItem[]): T
   for (const item of items) {
     if (item.type === 'function_call') appendCall(messages, item);
     else if (item.type === 'function_call_output') {
-      messages.push({ role: 'tool', tool_call_id: item.call_id, content: typeof item.output === 'string' ? item.output : textOf(item.output) });
-    } else if (item.type === 'message' || item.type === undefined) messages.push(messageOf(item as MessageItem));
+      messages.push({
+        role: 'tool',
+        tool_call_id: item.call_id,
+        content: typeof item.output === 'string' ? item.output : textOf(item.output),
+      });
+    } else if (item.type === 'message' || item.type === undefined)
+      messages.push(messageOf(item as MessageItem));
   }
   const chat: ChatRequest = { model: dto.model, messages };
   if (dto.stream === true) chat.stream = true;
@@ -46,7 +58,15 @@ export function responsesToChat(dto: ResponsesRequestDto, items: InputItem[]): T
   const format = dto.text?.format;
   if (format?.type === 'json_object') chat.response_format = { type: 'json_object' };
   else if (format?.type === 'json_schema') {
-    chat.response_format = { type: 'json_schema', json_schema: { name: format.name, schema: format.schema, ...(format.strict != null ? { strict: format.strict } : {}), ...(format.description ? { description: format.description } : {}) } };
+    chat.response_format = {
+      type: 'json_schema',
+      json_schema: {
+        name: format.name,
+        schema: format.schema,
+        ...(format.strict != null ? { strict: format.strict } : {}),
+        ...(format.description ? { description: format.description } : {}),
+      },
+    };
   }
   const effort = dto.reasoning?.effort;
   if (effort === 'none') chat.thinking = { type: 'disabled' };
@@ -63,7 +83,11 @@ export function responsesToChat(dto: ResponsesRequestDto, items: InputItem[]): T
   return { chat, toolNames, droppedTools };
 }
 
-function chatTools(tools: Array<Record<string, unknown>>): { tools: unknown[]; toolNames: ToolNames; droppedTools: string[] } {
+function chatTools(tools: Array<Record<string, unknown>>): {
+  tools: unknown[];
+  toolNames: ToolNames;
+  droppedTools: string[];
+} {
   const out: unknown[] = [];
   const toolNames: ToolNames = new Map();
   const dropped = new Set<string>();
@@ -71,7 +95,10 @@ function chatTools(tools: Array<Record<string, unknown>>): { tools: unknown[]; t
     const name = String(tool.name);
     const chatName = namespace ? `${namespace}__${name}` : name;
     toolNames.set(chatName, { name, ...(namespace ? { namespace } : {}) });
-    const fn: Record<string, unknown> = { name: chatName, parameters: tool.parameters ?? { type: 'object', properties: {} } };
+    const fn: Record<string, unknown> = {
+      name: chatName,
+      parameters: tool.parameters ?? { type: 'object', properties: {} },
+    };
     if (typeof tool.description === 'string') fn.description = tool.description;
     if (typeof tool.strict === 'boolean') fn.strict = tool.strict;
     out.push({ type: 'function', function: fn });
@@ -92,7 +119,10 @@ function toolChoiceOf(choice: ResponsesRequestDto['tool_choice'], names: ToolNam
   if (choice === undefined || choice === null) return undefined;
   if (typeof choice === 'string') return choice;
   if (choice.type === 'function' && typeof choice.name === 'string') {
-    const chatName = [...names].find(([, known]) => known.name === choice.name && known.namespace === (choice.namespace ?? undefined))?.[0] ?? choice.name;
+    const chatName =
+      [...names].find(
+        ([, known]) => known.name === choice.name && known.namespace === (choice.namespace ?? undefined),
+      )?.[0] ?? choice.name;
     return { type: 'function', function: { name: chatName } };
   }
   return 'auto'; // allowed_tools, or a hosted tool the backend does not have: let the model choose
@@ -100,7 +130,14 @@ function toolChoiceOf(choice: ResponsesRequestDto['tool_choice'], names: ToolNam
 
 /** Consecutive function calls are one assistant turn with several tool calls, as chat has them. */
 function appendCall(messages: ChatMessage[], item: FunctionCallItem): void {
-  const call = { id: item.call_id, type: 'function', function: { name: item.namespace ? `${item.namespace}__${item.name}` : item.name, arguments: item.arguments } };
+  const call = {
+    id: item.call_id,
+    type: 'function',
+    function: {
+      name: item.namespace ? `${item.namespace}__${item.name}` : item.name,
+      arguments: item.arguments,
+    },
+  };
   const last = messages[messages.length - 1];
   // `last` is a message this translation made; appended to in place (a copy per call was quadratic in the calls).
   if (last?.role === 'assistant') (last.tool_calls ??= []).push(call);
@@ -112,28 +149,66 @@ function messageOf(item: MessageItem): ChatMessage {
   if (typeof item.content === 'string') return { role, content: item.content };
   if (role !== 'user') return { role, content: textOf(item.content) };
   const parts = item.content.map(partOf);
-  return { role, content: parts.every((part) => part.type === 'text') ? parts.map((part) => part.text as string).join('\n') : parts };
+  return {
+    role,
+    content: parts.every((part) => part.type === 'text')
+      ? parts.map((part) => part.text as string).join('\n')
+      : parts,
+  };
 }
 
 function partOf(part: ContentPart): Record<string, unknown> {
-  if (part.type === 'input_text' || part.type === 'output_text') return { type: 'text', text: String(part.text ?? '') };
-  if (part.type === 'input_image' && typeof part.image_url === 'string') return { type: 'image_url', image_url: { url: part.image_url, ...(part.detail && part.detail !== 'original' ? { detail: part.detail } : {}) } };
-  if (part.type === 'input_file' && typeof part.file_data === 'string') return { type: 'file', file: { file_data: part.file_data, ...(part.filename ? { filename: part.filename } : {}) } };
-  throw new GatewayException('invalid_request', `Input part "${part.type}" needs OpenAI's own file store (file_id / file_url); send the data inline.`, { param: 'input', wireCode: null });
+  if (part.type === 'input_text' || part.type === 'output_text')
+    return { type: 'text', text: String(part.text ?? '') };
+  if (part.type === 'input_image' && typeof part.image_url === 'string')
+    return {
+      type: 'image_url',
+      image_url: {
+        url: part.image_url,
+        ...(part.detail && part.detail !== 'original' ? { detail: part.detail } : {}),
+      },
+    };
+  if (part.type === 'input_file' && typeof part.file_data === 'string')
+    return {
+      type: 'file',
+      file: { file_data: part.file_data, ...(part.filename ? { filename: part.filename } : {}) },
+    };
+  throw new GatewayException(
+    'invalid_request',
+    `Input part "${part.type}" needs OpenAI's own file store (file_id / file_url); send the data inline.`,
+    { param: 'input', wireCode: null },
+  );
 }
 
 export function textOf(parts: ContentPart[]): string {
-  return parts.map((part) => (typeof part.text === 'string' ? part.text : typeof part.refusal === 'string' ? part.refusal : '')).join('');
+  return parts
+    .map((part) =>
+      typeof part.text === 'string' ? part.text : typeof part.refusal === 'string' ? part.refusal : '',
+    )
+    .join('');
 }
 
 /** OpenAI's own checks: every function call has its output in the same input, and every output has its call. */
 function checkCallPairs(items: InputItem[]): void {
-  const calls = new Set(items.filter((item) => item.type === 'function_call').map((item) => (item as FunctionCallItem).call_id));
-  const outputs = new Set(items.filter((item) => item.type === 'function_call_output').map((item) => item.call_id));
+  const calls = new Set(
+    items.filter((item) => item.type === 'function_call').map((item) => (item as FunctionCallItem).call_id),
+  );
+  const outputs = new Set(
+    items.filter((item) => item.type === 'function_call_output').map((item) => item.call_id),
+  );
   for (const id of outputs) {
-    if (!calls.has(id)) throw new GatewayException('invalid_request', `No tool call found for function call output with call_id ${id}.`, { param: 'input', wireCode: null });
+    if (!calls.has(id))
+      throw new GatewayException(
+        'invalid_request',
+        `No tool call found for function call output with call_id ${id}.`,
+        { param: 'input', wireCode: null },
+      );
   }
   for (const id of calls) {
-    if (!outputs.has(id)) throw new GatewayException('invalid_request', `No tool output found for function call ${id}.`, { param: 'input', wireCode: null });
+    if (!outputs.has(id))
+      throw new GatewayException('invalid_request', `No tool output found for function call ${id}.`, {
+        param: 'input',
+        wireCode: null,
+      });
   }
 }

@@ -49,13 +49,23 @@ export class ResponsesController {
   }
 
   @Get(':id/input_items')
-  async inputItems(@Param('id') id: string, @Query(strict) query: InputItemsQueryDto, @Req() req: Request): Promise<Record<string, unknown>> {
+  async inputItems(
+    @Param('id') id: string,
+    @Query(strict) query: InputItemsQueryDto,
+    @Req() req: Request,
+  ): Promise<Record<string, unknown>> {
     const items = await this.responses.inputItems(req.ledger.principal!.teamId, id);
     const ordered = query.order === 'asc' ? items : [...items].reverse();
     const start = query.after ? ordered.findIndex((item) => item.id === query.after) + 1 : 0;
     const limit = query.limit ?? 20;
     const data = ordered.slice(start, start + limit).map(asItemResource);
     // OpenAI's ResponseItemList has first_id and last_id as required strings: an empty page has "" (no item to name).
-    return { object: 'list', data, first_id: String(data[0]?.id ?? ''), last_id: String(data.at(-1)?.id ?? ''), has_more: start + limit < ordered.length };
+    return {
+      object: 'list',
+      data,
+      first_id: String(data[0]?.id ?? ''),
+      last_id: String(data.at(-1)?.id ?? ''),
+      has_more: start + limit < ordered.length,
+    };
   }
 }

@@ -7,7 +7,11 @@ import { ResponseStore } from './response-store';
 import { ResponsesController } from './responses.controller';
 import { ResponsesService } from './responses.service';
 
-@Module({ imports: [ChatModule, UsageModule, LimitsModule], controllers: [ResponsesController], providers: [ResponsesService, ResponseStore] })
+@Module({
+  imports: [ChatModule, UsageModule, LimitsModule],
+  controllers: [ResponsesController],
+  providers: [ResponsesService, ResponseStore],
+})
 export class ResponsesModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(UsageRecorder).forRoutes({ path: 'v1/responses', method: RequestMethod.POST });

@@ -13,7 +13,12 @@ import { ResponseEnvelope, responseError } from './response-object';
 import { ResponseStore, storedInput, type StoredResponse } from './response-store';
 import { responsesToChat, type TranslatedRequest } from './responses-to-chat';
 import { ResponsesStreamEncoder } from './responses-stream-encoder';
-import { nativeResponsesBody, NativeResponsesEncoder, speaksResponses, type SealableEncoder } from './native-responses';
+import {
+  nativeResponsesBody,
+  NativeResponsesEncoder,
+  speaksResponses,
+  type SealableEncoder,
+} from './native-responses';
 import { completionFromResponse, ResponsesStreamMapper } from '../providers/openai/responses-upstream';
 import { backendSecrets, scrub } from '../providers/shared/upstream-errors';
 import { GatewayConfig } from '../config/config.schema';
@@ -33,9 +38,16 @@ export class ResponsesService {
   ) {}
 
   /** Streams to `res`, or returns the Response for a non-streaming request. */
-  async create(dto: ResponsesRequestDto, ledger: RequestLedger, res: ServerResponse, signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
+  async create(
+    dto: ResponsesRequestDto,
+    ledger: RequestLedger,
+    res: ServerResponse,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown> | undefined> {
     const team = ledger.principal!.teamId;
-    const previous = dto.previous_response_id ? await this.previous(team, dto.previous_response_id) : undefined;
+    const previous = dto.previous_response_id
+      ? await this.previous(team, dto.previous_response_id)
+      : undefined;
     const history = previous?.conversation ?? [];
     // A continued conversation is bounded as one request body is: it is loaded, translated and stored whole.
     const values = (previous?.values ?? 0) + bodyValues(dto);
@@ -52,7 +64,8 @@ export class ResponsesService {
     const translated = responsesToChat(dto, [...(history as InputItem[]), ...input]);
     if (paced) await nextTurn();
     const envelope = new ResponseEnvelope(dto);
-    const keep = (response: Record<string, unknown>) => (dto.store === false ? Promise.resolve() : this.save(team, response, input, history, values));
+    const keep = (response: Record<string, unknown>) =>
+      dto.store === false ? Promise.resolve() : this.save(team, response, input, history, values);
     const wire = this.wire(dto, history, envelope, translated, keep, res);
 
     if (dto.stream === true) {
@@ -98,12 +111,22 @@ export class ResponsesService {
     return {
       native: {
         accepts: speaksResponses,
-        call: (deployment, stream) => deployment.backend.adapter.nativeCall!({ api: 'responses', body: nativeResponsesBody(dto, history, deployment.upstreamModel), stream, clientHeaders: {} }),
+        call: (deployment, stream) =>
+          deployment.backend.adapter.nativeCall!({
+            api: 'responses',
+            body: nativeResponsesBody(dto, history, deployment.upstreamModel),
+            stream,
+            clientHeaders: {},
+          }),
         parse: completionFromResponse,
         mapper: (backendId) => new ResponsesStreamMapper(backendId),
       },
       streamEncoder: (_deployment, native) => {
-        if (native) return (encoder = new NativeResponsesEncoder((response) => asClientSees(dto, response), (id, error) => failedResponse(dto, id, error)));
+        if (native)
+          return (encoder = new NativeResponsesEncoder(
+            (response) => asClientSees(dto, response),
+            (id, error) => failedResponse(dto, id, error),
+          ));
         droppedToolsHeader(res, translated);
         return (encoder = new ResponsesStreamEncoder(envelope, translated.toolNames));
       },
@@ -117,7 +140,13 @@ export class ResponsesService {
     };
   }
 
-  private async save(team: string, response: Record<string, unknown>, input: StoredResponse['input'], history: StoredResponse['conversation'], values: number): Promise<void> {
+  private async save(
+    team: string,
+    response: Record<string, unknown>,
+    input: StoredResponse['input'],
+    history: StoredResponse['conversation'],
+    values: number,
+  ): Promise<void> {
     try {
       await this.store.save(team, { response, input, history, values });
     } catch (error) {
@@ -129,7 +158,11 @@ export class ResponsesService {
   private async previous(team: string, id: string): Promise<StoredResponse> {
     const stored = await this.store.load(team, id);
     if (!stored) {
-      throw new GatewayException('previous_response_not_found', `Previous response with id '${id}' not found.`, { param: 'previous_response_id' });
+      throw new GatewayException(
+        'previous_response_not_found',
+        `Previous response with id '${id}' not found.`,
+        { param: 'previous_response_id' },
+      );
     }
     return stored;
   }
@@ -142,7 +175,9 @@ export class ResponsesService {
 }
 
 function notFound(id: string): GatewayException {
-  return new GatewayException('response_not_found', `Response with id '${id}' not found.`, { param: 'response_id' });
+  return new GatewayException('response_not_found', `Response with id '${id}' not found.`, {
+    param: 'response_id',
+  });
 }
 
 /** A response from a native call as the client sees it: its model name, its `store` and `previous_response_id`. */
@@ -156,16 +191,30 @@ function asClientSees(dto: ResponsesRequestDto, response: Record<string, unknown
 function scrubVendorError(response: Record<string, unknown>, secrets: string[]): void {
   const error = response.error;
   if (!error || typeof error !== 'object') return;
-  for (const [name, value] of Object.entries(error)) if (typeof value === 'string') (error as Record<string, unknown>)[name] = scrub(value, secrets);
+  for (const [name, value] of Object.entries(error))
+    if (typeof value === 'string') (error as Record<string, unknown>)[name] = scrub(value, secrets);
 }
 
-function failedResponse(dto: ResponsesRequestDto, id: string | undefined, error: GatewayException): Record<string, unknown> {
+function failedResponse(
+  dto: ResponsesRequestDto,
+  id: string | undefined,
+  error: GatewayException,
+): Record<string, unknown> {
   const body = error.toBody().error;
   const envelope = new ResponseEnvelope(dto);
-  return { ...envelope.build({ status: 'failed', output: [], usage: null, error: responseError(body.code, body.message) }), ...(id ? { id } : {}) };
+  return {
+    ...envelope.build({
+      status: 'failed',
+      output: [],
+      usage: null,
+      error: responseError(body.code, body.message),
+    }),
+    ...(id ? { id } : {}),
+  };
 }
 
 /** Hosted tools a chat backend cannot run were left out of the translation: say which. */
 function droppedToolsHeader(res: ServerResponse, translated: TranslatedRequest): void {
-  if (translated.droppedTools.length && !res.headersSent) res.setHeader('x-switchyard-dropped-tools', translated.droppedTools.join(','));
+  if (translated.droppedTools.length && !res.headersSent)
+    res.setHeader('x-switchyard-dropped-tools', translated.droppedTools.join(','));
 }

@@ -60,7 +60,11 @@ export class BackendHealth implements OnApplicationBootstrap, OnApplicationShutd
   /** Why the backend cannot take any request now (no key, a local model that cannot load, unreachable), if so. */
   fault(backend: Backend): string | undefined {
     const unreachable = this.unreachable.get(backend.id);
-    return backend.unavailable ?? backend.client.unusable?.() ?? (unreachable && `${unreachable.reason} (since ${new Date(unreachable.since).toISOString()})`);
+    return (
+      backend.unavailable ??
+      backend.client.unusable?.() ??
+      (unreachable && `${unreachable.reason} (since ${new Date(unreachable.since).toISOString()})`)
+    );
   }
 
   /** Why the deployment is known to be down (its backend's fault, or its open circuit), if it is. */
@@ -75,18 +79,24 @@ export class BackendHealth implements OnApplicationBootstrap, OnApplicationShutd
       this.unreachable.delete(backendId);
       this.logger.pino.info({ backend: backendId }, `backend "${backendId}" answered: it is reachable again`);
     }
-    if (this.refusedCredentials.delete(backendId)) this.logger.pino.info({ backend: backendId }, `backend "${backendId}" accepted the gateway's credentials again`);
+    if (this.refusedCredentials.delete(backendId))
+      this.logger.pino.info(
+        { backend: backendId },
+        `backend "${backendId}" accepted the gateway's credentials again`,
+      );
   }
 
   /** The backend refused the gateway's key (401/403): the operator must fix it; readiness says so until it answers. */
   credentialsRefused(backendId: string, reason: string): void {
-    if (!this.refusedCredentials.has(backendId)) this.refusedCredentials.set(backendId, { reason, since: Date.now() });
+    if (!this.refusedCredentials.has(backendId))
+      this.refusedCredentials.set(backendId, { reason, since: Date.now() });
   }
 
   /** Every backend that serves a configured model, and whether it is usable now (readiness). */
   report(deployments: Deployment[]): Record<string, BackendReport> {
     const byBackend = new Map<string, Deployment[]>();
-    for (const deployment of deployments) byBackend.set(deployment.backend.id, [...(byBackend.get(deployment.backend.id) ?? []), deployment]);
+    for (const deployment of deployments)
+      byBackend.set(deployment.backend.id, [...(byBackend.get(deployment.backend.id) ?? []), deployment]);
     const out: Record<string, BackendReport> = {};
     for (const [id, its] of byBackend) {
       const backend = its[0].backend;
@@ -95,7 +105,9 @@ export class BackendHealth implements OnApplicationBootstrap, OnApplicationShutd
       const reason =
         this.fault(backend) ??
         (refused && `it refused the gateway's credentials: ${refused.reason}`) ??
-        (allOpen ? `every deployment's circuit is open (${its.map((d) => `${d.id}: ${this.circuits.openBecause(d.id)}`).join('; ')})` : undefined);
+        (allOpen
+          ? `every deployment's circuit is open (${its.map((d) => `${d.id}: ${this.circuits.openBecause(d.id)}`).join('; ')})`
+          : undefined);
       out[id] = reason ? { usable: false, reason } : { usable: true };
     }
     return out;
@@ -124,7 +136,11 @@ export class BackendHealth implements OnApplicationBootstrap, OnApplicationShutd
     if (this.reprobing || this.unreachable.size === 0) return;
     this.reprobing = true;
     try {
-      await Promise.all(this.probeable().filter((backend) => this.unreachable.has(backend.id)).map((backend) => this.probe(backend, 'on a re-probe')));
+      await Promise.all(
+        this.probeable()
+          .filter((backend) => this.unreachable.has(backend.id))
+          .map((backend) => this.probe(backend, 'on a re-probe')),
+      );
     } finally {
       this.reprobing = false;
     }

@@ -39,7 +39,9 @@ export class CircuitBreakers {
     this.failuresToOpen = config.routing.circuit.failures;
     this.cooldownMs = config.routing.circuit.cooldownMs;
     const level = { closed: 0, 'half-open': 1, open: 2 } as const;
-    metrics.setCircuitSource(() => [...this.circuits.keys()].map((deployment) => ({ deployment, state: level[this.state(deployment)] })));
+    metrics.setCircuitSource(() =>
+      [...this.circuits.keys()].map((deployment) => ({ deployment, state: level[this.state(deployment)] })),
+    );
   }
 
   state(id: string, now = Date.now()): CircuitState {
@@ -60,7 +62,8 @@ export class CircuitBreakers {
   success(id: string): void {
     const circuit = this.circuits.get(id);
     if (!circuit) return;
-    if (circuit.openedAt) this.logger.pino.info({ deployment: id }, `circuit of deployment ${id} closed: it answered again`);
+    if (circuit.openedAt)
+      this.logger.pino.info({ deployment: id }, `circuit of deployment ${id} closed: it answered again`);
     Object.assign(circuit, { failures: 0, openedAt: undefined, probing: false });
   }
 
@@ -75,7 +78,8 @@ export class CircuitBreakers {
     circuit.lastErrorMessage = options.message;
     circuit.lastErrorAt = Date.now();
     const wasOpen = circuit.openedAt !== undefined;
-    if (circuit.probing || options.openNow || circuit.failures >= this.failuresToOpen) circuit.openedAt = Date.now();
+    if (circuit.probing || options.openNow || circuit.failures >= this.failuresToOpen)
+      circuit.openedAt = Date.now();
     circuit.probing = false;
     this.circuits.set(id, circuit);
     if (circuit.openedAt && !wasOpen) {
@@ -94,7 +98,13 @@ export class CircuitBreakers {
   }
 
   /** For the admin view: state, failures in a row, last error. */
-  describe(id: string): { state: CircuitState; consecutiveFailures: number; lastError: string | null; lastErrorMessage: string | null; lastErrorAt: string | null } {
+  describe(id: string): {
+    state: CircuitState;
+    consecutiveFailures: number;
+    lastError: string | null;
+    lastErrorMessage: string | null;
+    lastErrorAt: string | null;
+  } {
     const circuit = this.circuits.get(id);
     return {
       state: this.state(id),

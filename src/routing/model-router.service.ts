@@ -51,38 +51,72 @@ export class ModelRouter {
   ) {
     for (const [model, modelConfig] of Object.entries(config.models)) {
       // The config loader already checked every deployment names a known backend.
-      const declared = modelConfig.deployments ?? [{ backend: modelConfig.backend, upstreamModel: modelConfig.upstreamModel, weight: 1, priority: 0 }];
-      const all = declared.map((d) => ({ id: `${d.backend}/${d.upstreamModel}`, backend: backends.get(d.backend)!, upstreamModel: d.upstreamModel, weight: d.weight, priority: d.priority }));
+      const declared = modelConfig.deployments ?? [
+        { backend: modelConfig.backend, upstreamModel: modelConfig.upstreamModel, weight: 1, priority: 0 },
+      ];
+      const all = declared.map((d) => ({
+        id: `${d.backend}/${d.upstreamModel}`,
+        backend: backends.get(d.backend)!,
+        upstreamModel: d.upstreamModel,
+        weight: d.weight,
+        priority: d.priority,
+      }));
       const usable = all.filter((d) => !d.backend.unavailable);
       // A model none of whose deployments can answer says why (the first one's reason, e.g. a missing key).
-      this.models.set(model, { model, config: modelConfig, deployments: usable, configured: all, unavailable: usable.length ? undefined : all[0]?.backend.unavailable });
+      this.models.set(model, {
+        model,
+        config: modelConfig,
+        deployments: usable,
+        configured: all,
+        unavailable: usable.length ? undefined : all[0]?.backend.unavailable,
+      });
     }
   }
 
   resolve(model: string, principal: Principal): Route {
     const entry = this.models.get(model);
     if (!entry) {
-      throw new GatewayException('model_not_found', `The model \`${model}\` does not exist or you do not have access to it.`, {
-        param: 'model',
-      });
+      throw new GatewayException(
+        'model_not_found',
+        `The model \`${model}\` does not exist or you do not have access to it.`,
+        {
+          param: 'model',
+        },
+      );
     }
     if (!this.matcher(principal.models)(model)) {
-      throw new GatewayException('model_not_allowed', `Team "${principal.teamId}" may not use the model \`${model}\`.`, {
+      throw new GatewayException(
+        'model_not_allowed',
+        `Team "${principal.teamId}" may not use the model \`${model}\`.`,
+        {
+          param: 'model',
+        },
+      );
+    }
+    if (principal.tokenModels && !this.matcher(principal.tokenModels)(model)) {
+      throw new GatewayException('model_not_allowed', `This token may not use the model \`${model}\`.`, {
         param: 'model',
       });
     }
-    if (principal.tokenModels && !this.matcher(principal.tokenModels)(model)) {
-      throw new GatewayException('model_not_allowed', `This token may not use the model \`${model}\`.`, { param: 'model' });
-    }
     if (entry.unavailable) {
-      throw new GatewayException('model_unavailable', `The model \`${model}\` is not available: ${entry.unavailable}.`, { param: 'model' });
+      throw new GatewayException(
+        'model_unavailable',
+        `The model \`${model}\` is not available: ${entry.unavailable}.`,
+        { param: 'model' },
+      );
     }
     // Fallbacks the caller may not use, or that cannot answer, are left out.
     const fallbacks = (entry.config.fallbacks ?? [])
       .map((name) => this.models.get(name)!)
       .filter((fallback) => !fallback.unavailable && this.allows(principal, fallback.model))
       .map(({ model: name, config, deployments }) => ({ model: name, config, deployments }));
-    return { model, config: entry.config, deployments: entry.deployments, backend: entry.deployments[0].backend, fallbacks };
+    return {
+      model,
+      config: entry.config,
+      deployments: entry.deployments,
+      backend: entry.deployments[0].backend,
+      fallbacks,
+    };
   }
 
   /**
@@ -92,7 +126,13 @@ export class ModelRouter {
   modelsFor(principal: Principal): Route[] {
     return [...this.models.values()]
       .filter((entry) => this.allows(principal, entry.model) && this.hiddenBecause(entry.model) === undefined)
-      .map(({ model, config, deployments }) => ({ model, config, deployments, backend: deployments[0].backend, fallbacks: [] }));
+      .map(({ model, config, deployments }) => ({
+        model,
+        config,
+        deployments,
+        backend: deployments[0].backend,
+        fallbacks: [],
+      }));
   }
 
   /**
@@ -111,11 +151,16 @@ export class ModelRouter {
 
   /** Every configured deployment of every model, those that can never answer included (the admin view of their health). */
   allDeployments(): Array<{ model: string; deployment: Deployment }> {
-    return [...this.models.values()].flatMap((entry) => entry.configured.map((deployment) => ({ model: entry.model, deployment })));
+    return [...this.models.values()].flatMap((entry) =>
+      entry.configured.map((deployment) => ({ model: entry.model, deployment })),
+    );
   }
 
   private allows(principal: Principal, model: string): boolean {
-    return this.matcher(principal.models)(model) && (!principal.tokenModels || this.matcher(principal.tokenModels)(model));
+    return (
+      this.matcher(principal.models)(model) &&
+      (!principal.tokenModels || this.matcher(principal.tokenModels)(model))
+    );
   }
 
   private matcher(globs: readonly string[]): (model: string) => boolean {

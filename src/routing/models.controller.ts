@@ -23,7 +23,12 @@ export class ModelsController {
   @Get(':model')
   retrieve(@Param('model') model: string, @Req() req: Request) {
     const route = this.router.modelsFor(req.ledger.principal!).find((candidate) => candidate.model === model);
-    if (!route) throw new GatewayException('model_not_found', `The model \`${model}\` does not exist or you do not have access to it.`, { param: 'model' });
+    if (!route)
+      throw new GatewayException(
+        'model_not_found',
+        `The model \`${model}\` does not exist or you do not have access to it.`,
+        { param: 'model' },
+      );
     return modelObject(route);
   }
 }

@@ -37,7 +37,15 @@ export interface CallResult {
  * before answering, was overloaded or rate-limiting, failed, refused our key, or every connection to it was
  * busy. Never the client's own mistakes (invalid_request: 400/413/422), which another deployment would refuse too.
  */
-const RETRYABLE = new Set(['upstream_unreachable', 'upstream_timeout', 'upstream_unavailable', 'upstream_error', 'upstream_busy', 'upstream_auth_failed', 'rate_limit_exceeded']);
+const RETRYABLE = new Set([
+  'upstream_unreachable',
+  'upstream_timeout',
+  'upstream_unavailable',
+  'upstream_error',
+  'upstream_busy',
+  'upstream_auth_failed',
+  'rate_limit_exceeded',
+]);
 
 /**
  * The one seam every upstream call goes through: which deployment, how many attempts, retries with backoff
@@ -84,11 +92,20 @@ export class UpstreamCaller {
     // Filled as the calls are made, so a request whose every call failed is still recorded with them.
     const attempts: AttemptRecord[] = [];
     const run = (first?: Promise<UpstreamResponse>) =>
-      this.call(plan, (candidate) => request.attempt(candidate, signal), signal, { skip: request.skip, first, attempts, requestId: ledger.requestId }).catch((error: unknown) => {
+      this.call(plan, (candidate) => request.attempt(candidate, signal), signal, {
+        skip: request.skip,
+        first,
+        attempts,
+        requestId: ledger.requestId,
+      }).catch((error: unknown) => {
         const calls = attempts.filter((a) => a.deployment !== '-');
         if (calls.length) {
           const last = calls[calls.length - 1].deployment;
-          ledger.triedWithoutAnswer({ backend: last.slice(0, last.indexOf('/')), upstreamModel: last.slice(last.indexOf('/') + 1), attempts: calls.length });
+          ledger.triedWithoutAnswer({
+            backend: last.slice(0, last.indexOf('/')),
+            upstreamModel: last.slice(last.indexOf('/') + 1),
+            attempts: calls.length,
+          });
         }
         throw error;
       });
@@ -117,9 +134,14 @@ export class UpstreamCaller {
    * streaming). `clear` when the request is done, so no timer outlives it.
    */
   deadline(route: Route, requestSignal: AbortSignal): { signal: AbortSignal; clear: () => void } {
-    const ms = route.config.timeouts?.totalMs ?? this.config.backends[route.backend.id]?.timeouts.totalMs ?? 0;
+    const ms =
+      route.config.timeouts?.totalMs ?? this.config.backends[route.backend.id]?.timeouts.totalMs ?? 0;
     if (!ms) return { signal: requestSignal, clear: () => undefined };
-    const timeout = () => new GatewayException('upstream_timeout', `The model \`${route.model}\` did not finish within ${ms} ms (timeouts.totalMs).`);
+    const timeout = () =>
+      new GatewayException(
+        'upstream_timeout',
+        `The model \`${route.model}\` did not finish within ${ms} ms (timeouts.totalMs).`,
+      );
     if (isRequestSignal(requestSignal)) {
       // The request's own signal is cut: no second controller chained to it.
       const timer = setTimeout(() => cutRequest(requestSignal, timeout()), ms);
@@ -150,7 +172,8 @@ export class UpstreamCaller {
       const ordered = this.order(routed);
       const up = ordered.filter((deployment) => this.health.downBecause(deployment) === undefined);
       const usable = up.length ? up : index === 0 && route.fallbacks.length === 0 ? ordered : [];
-      for (let call = 0; call <= this.retries && usable.length; call++) plan.push({ routed, deployment: usable[call % usable.length], fallback: index > 0 });
+      for (let call = 0; call <= this.retries && usable.length; call++)
+        plan.push({ routed, deployment: usable[call % usable.length], fallback: index > 0 });
     }
     // Every deployment is known to be down and nothing else can answer: try them anyway (a probe, in effect), so the
     // client gets the backend's own error rather than a guess.
@@ -167,7 +190,12 @@ export class UpstreamCaller {
     plan: Candidate[],
     attempt: (candidate: Candidate) => Promise<UpstreamResponse>,
     signal: AbortSignal,
-    options: { skip?: (candidate: Candidate) => string | undefined; first?: Promise<UpstreamResponse>; attempts?: AttemptRecord[]; requestId?: string } = {},
+    options: {
+      skip?: (candidate: Candidate) => string | undefined;
+      first?: Promise<UpstreamResponse>;
+      attempts?: AttemptRecord[];
+      requestId?: string;
+    } = {},
   ): Promise<CallResult> {
     const attempts = options.attempts ?? [];
     const skipped = new Map<string, string>();
@@ -182,7 +210,8 @@ export class UpstreamCaller {
       const key = `${candidate.routed.model} on ${candidate.deployment.id}`;
       const reason = skipped.get(key) ?? options.skip?.(candidate);
       if (reason !== undefined) {
-        if (!skipped.has(key)) attempts.push({ model: candidate.routed.model, deployment: '-', outcome: `skipped: ${reason}` });
+        if (!skipped.has(key))
+          attempts.push({ model: candidate.routed.model, deployment: '-', outcome: `skipped: ${reason}` });
         skipped.set(key, reason);
         continue;
       }
@@ -198,18 +227,30 @@ export class UpstreamCaller {
         const response = await (index === 0 && options.first ? options.first : attempt(candidate));
         this.circuits.success(candidate.deployment.id);
         this.health.answered(candidate.deployment.backend.id);
-        this.record(attempts, { model: candidate.routed.model, deployment: candidate.deployment.id, outcome: 'ok' });
+        this.record(attempts, {
+          model: candidate.routed.model,
+          deployment: candidate.deployment.id,
+          outcome: 'ok',
+        });
         this.countRetries(plan, attempts);
         return { response, candidate, attempts };
       } catch (error) {
         if (signal.aborted || isAbort(error)) throw error;
         const code = error instanceof GatewayException ? error.code : 'internal_error';
-        this.record(attempts, { model: candidate.routed.model, deployment: candidate.deployment.id, outcome: code });
+        this.record(attempts, {
+          model: candidate.routed.model,
+          deployment: candidate.deployment.id,
+          outcome: code,
+        });
         if (!(error instanceof GatewayException) || !RETRYABLE.has(code)) throw error;
         this.failed(candidate, error, options.requestId);
         if (error.deploymentFault) faulty.add(candidate.deployment.id);
         lastError = error;
-        if (this.tooLongToWait(error) && !plan.slice(index + 1).some((next) => !tried.has(next.deployment.id))) break;
+        if (
+          this.tooLongToWait(error) &&
+          !plan.slice(index + 1).some((next) => !tried.has(next.deployment.id))
+        )
+          break;
       }
     }
     this.countRetries(plan, attempts);
@@ -223,11 +264,24 @@ export class UpstreamCaller {
    */
   private failed(candidate: Candidate, error: GatewayException, requestId: string | undefined): void {
     const { deployment, routed } = candidate;
-    const said = error.upstream ? ` (HTTP ${error.upstream.status}${error.upstream.message ? `: ${error.upstream.message}` : ''})` : '';
+    const said = error.upstream
+      ? ` (HTTP ${error.upstream.status}${error.upstream.message ? `: ${error.upstream.message}` : ''})`
+      : '';
     const detail = error.upstream?.message ?? error.message;
-    const fields = { requestId, model: routed.model, deployment: deployment.id, backend: deployment.backend.id, error: error.code, upstreamStatus: error.upstream?.status, reason: detail };
+    const fields = {
+      requestId,
+      model: routed.model,
+      deployment: deployment.id,
+      backend: deployment.backend.id,
+      error: error.code,
+      upstreamStatus: error.upstream?.status,
+      reason: detail,
+    };
     if (error.deploymentFault) {
-      this.logger.pino.error(fields, `deployment ${deployment.id} cannot answer as configured: ${error.message}${said}; it is not called again for this request`);
+      this.logger.pino.error(
+        fields,
+        `deployment ${deployment.id} cannot answer as configured: ${error.message}${said}; it is not called again for this request`,
+      );
     } else {
       this.logger.pino.warn(fields, `deployment ${deployment.id} failed: ${error.message}`); // its message has the vendor's words
     }
@@ -237,7 +291,8 @@ export class UpstreamCaller {
 
   /** A request that needed more than one call, however it ended. */
   private countRetries(plan: Candidate[], attempts: AttemptRecord[]): void {
-    if (attempts.filter((a) => a.deployment !== '-').length > 1) this.metrics.retries.inc({ model: plan[0].routed.model });
+    if (attempts.filter((a) => a.deployment !== '-').length > 1)
+      this.metrics.retries.inc({ model: plan[0].routed.model });
   }
 
   private record(attempts: AttemptRecord[], attempt: AttemptRecord): void {
@@ -251,8 +306,11 @@ export class UpstreamCaller {
     const byPriority = [...routed.deployments].sort((a, b) => a.priority - b.priority);
     if (routed.config.routing === 'priority') return byPriority;
     const tiers = new Map<number, Deployment[]>();
-    for (const deployment of byPriority) tiers.set(deployment.priority, [...(tiers.get(deployment.priority) ?? []), deployment]);
-    return [...tiers.values()].flatMap((tier) => (routed.config.routing === 'least-busy' ? leastBusyFirst(tier) : weightedShuffle(tier)));
+    for (const deployment of byPriority)
+      tiers.set(deployment.priority, [...(tiers.get(deployment.priority) ?? []), deployment]);
+    return [...tiers.values()].flatMap((tier) =>
+      routed.config.routing === 'least-busy' ? leastBusyFirst(tier) : weightedShuffle(tier),
+    );
   }
 
   /** Backoff before calling a deployment again: the upstream's Retry-After (capped), or jittered exponential. */
@@ -278,7 +336,9 @@ function retryAfterMs(error: unknown): number | undefined {
 
 /** The planned call given to another deployment of the same model, in plan order, that is not at fault; if any. */
 function instead(planned: Candidate, plan: Candidate[], faulty: Set<string>): Candidate | undefined {
-  const other = plan.find((candidate) => candidate.routed === planned.routed && !faulty.has(candidate.deployment.id));
+  const other = plan.find(
+    (candidate) => candidate.routed === planned.routed && !faulty.has(candidate.deployment.id),
+  );
   return other && { ...planned, deployment: other.deployment };
 }
 
@@ -298,7 +358,9 @@ function weightedShuffle(deployments: Deployment[]): Deployment[] {
 
 /** Fewest requests in flight on the deployment's backend first (ties keep their order). */
 function leastBusyFirst(deployments: Deployment[]): Deployment[] {
-  return [...deployments].sort((a, b) => (a.backend.client.inFlight?.() ?? 0) - (b.backend.client.inFlight?.() ?? 0));
+  return [...deployments].sort(
+    (a, b) => (a.backend.client.inFlight?.() ?? 0) - (b.backend.client.inFlight?.() ?? 0),
+  );
 }
 
 /** Every call failed: the last error as it would have been, saying how many deployments were tried. */
@@ -306,7 +368,13 @@ function exhausted(lastError: unknown, attempts: AttemptRecord[], skipped: Map<s
   const calls = attempts.filter((a) => a.deployment !== '-');
   if (!(lastError instanceof GatewayException)) {
     const why = [...skipped].map(([model, reason]) => `${model}: ${reason}`).join('; ');
-    return lastError ?? new GatewayException('upstream_unavailable', `No deployment could take the request${why ? ` (${why})` : ''}.`);
+    return (
+      lastError ??
+      new GatewayException(
+        'upstream_unavailable',
+        `No deployment could take the request${why ? ` (${why})` : ''}.`,
+      )
+    );
   }
   const deployments = new Set(calls.map((a) => a.deployment)).size;
   const note = ` (${calls.length} attempt${calls.length === 1 ? '' : 's'} on ${deployments} deployment${deployments === 1 ? '' : 's'}${skipped.size ? `; skipped ${[...skipped].map(([m, r]) => `${m}: ${r}`).join(', ')}` : ''})`;

@@ -60,7 +60,8 @@ export class OpenAiChunkEncoder implements StreamEncoder {
     if (text !== undefined) {
       if (includeUsage || !('usage' in chunk)) return text;
       // OpenAI puts `"usage":null` last in every chunk once usage is requested.
-      if (chunk.usage === null && text.endsWith(NULL_USAGE_SUFFIX)) return `${text.slice(0, -NULL_USAGE_SUFFIX.length)}}`;
+      if (chunk.usage === null && text.endsWith(NULL_USAGE_SUFFIX))
+        return `${text.slice(0, -NULL_USAGE_SUFFIX.length)}}`;
     }
     chunk.model = clientModel;
     if (!includeUsage) delete chunk.usage;
@@ -95,7 +96,9 @@ export class OpenAiChunkEncoder implements StreamEncoder {
       parts = replaceMember(parts, '"model"', `"model":${JSON.stringify(template.model)}`, this.clientField);
     }
     if (parts && !this.includeUsage && template.usageNull) {
-      parts = replaceMember(parts, '"usage"', ',"usage":null', '') ?? replaceMember(parts, '"usage"', '"usage":null,', '');
+      parts =
+        replaceMember(parts, '"usage"', ',"usage":null', '') ??
+        replaceMember(parts, '"usage"', '"usage":null,', '');
     }
     return parts;
   }
@@ -121,7 +124,12 @@ export class OpenAiChunkEncoder implements StreamEncoder {
 const NULL_USAGE_SUFFIX = ',"usage":null}';
 
 /** `parts` with `member` replaced, when `key` appears exactly once in all of them and `member` is written as given. */
-function replaceMember(parts: readonly string[], key: string, member: string, replacement: string): string[] | undefined {
+function replaceMember(
+  parts: readonly string[],
+  key: string,
+  member: string,
+  replacement: string,
+): string[] | undefined {
   let found = -1;
   for (let i = 0; i < parts.length; i++) {
     const at = parts[i].indexOf(key);

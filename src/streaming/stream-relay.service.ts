@@ -10,7 +10,12 @@ import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-type
 import { readSse } from '../providers/shared/sse';
 import { backendSecrets, scrubError } from '../providers/shared/upstream-errors';
 import { TokenCounter } from '../usage/token-counter';
-import { AbortedWithUsage, isAbort, replyError, type UpstreamResponse } from '../providers/shared/upstream-client';
+import {
+  AbortedWithUsage,
+  isAbort,
+  replyError,
+  type UpstreamResponse,
+} from '../providers/shared/upstream-client';
 import { openSse, writeSseComment } from './sse-writer';
 import type { StreamEncoder } from './stream-encoder';
 
@@ -94,14 +99,17 @@ export class StreamRelay {
             const textBefore = outcome.relayedText.length;
             for (const chunk of step.chunks) {
               if (chunk.usage) {
-                outcome.reasoningEstimated = (await this.counter.fillReasoningTokens(chunk.usage, outcome.reasoningText)) || outcome.reasoningEstimated;
+                outcome.reasoningEstimated =
+                  (await this.counter.fillReasoningTokens(chunk.usage, outcome.reasoningText)) ||
+                  outcome.reasoningEstimated;
                 outcome.usage = chunk.usage;
               }
               if (chunk.choices?.some((choice) => choice.finish_reason)) sawFinish = true;
               collectText(chunk, outcome.relayedText, outcome.reasoningText);
             }
             out += encoder.event(event, step);
-            if (outcome.firstTokenAt === undefined && outcome.relayedText.length > textBefore) outcome.firstTokenAt = process.hrtime.bigint();
+            if (outcome.firstTokenAt === undefined && outcome.relayedText.length > textBefore)
+              outcome.firstTokenAt = process.hrtime.bigint();
             if (step.done) {
               ended = true;
               break;
@@ -122,7 +130,8 @@ export class StreamRelay {
       // destroys the body (an AbortError with a stack trace per request, and the pooled connection).
       if (ended) void drainQuietly(batches);
       // Some servers close without [DONE]; a stream that reached finish_reason is still whole.
-      if (!sawFinish && !outcome.usage) throw new GatewayException('upstream_error', 'The backend ended the stream early.');
+      if (!sawFinish && !outcome.usage)
+        throw new GatewayException('upstream_error', 'The backend ended the stream early.');
       outcome.completed = true;
     } catch (error) {
       // An abandoned stream whose backend reported what it had spent is accounted with that, not an estimate.
@@ -132,7 +141,11 @@ export class StreamRelay {
       else if (signal.aborted || isAbort(error)) outcome.aborted = true;
       // An in-band error event carries the vendor's words, read by a mapper that holds no keys: scrubbed here, for
       // every family and client API, before the client, the stored response or the log can see it.
-      else outcome.error = scrubError(toGatewayException(replyError(request.backendId, error), this.logger.pino), backendSecrets(this.config.backends[request.backendId] ?? {}));
+      else
+        outcome.error = scrubError(
+          toGatewayException(replyError(request.backendId, error), this.logger.pino),
+          backendSecrets(this.config.backends[request.backendId] ?? {}),
+        );
     } finally {
       if (keepAlive) clearInterval(keepAlive);
       this.metrics.openStreams.dec();

@@ -41,7 +41,10 @@ export const MAX_METADATA_KEYS = 64;
 const UPDATE_ATTEMPTS = 10;
 
 /** `current` with `patch` merged in (RFC 7396 on a flat map): null removes a key, a null patch removes them all. */
-export function mergePatch<T>(current: Record<string, T>, patch: Record<string, T | null> | null | undefined): Record<string, T> {
+export function mergePatch<T>(
+  current: Record<string, T>,
+  patch: Record<string, T | null> | null | undefined,
+): Record<string, T> {
   if (patch === undefined) return current;
   if (patch === null) return {};
   const merged: Record<string, T> = { ...current };
@@ -84,14 +87,26 @@ function toFields(changes: TeamChanges): Record<string, string> {
 function updatedFields(team: Team, changes: TeamChanges): Record<string, string> {
   const fields: Record<string, string> = {};
   if (changes.models) fields.models = JSON.stringify(changes.models);
-  if (changes.limits !== undefined) fields.limits = JSON.stringify(cleanLimits(mergePatch<number>(team.limits as Record<string, number>, changes.limits as Record<string, number | null> | null)));
+  if (changes.limits !== undefined)
+    fields.limits = JSON.stringify(
+      cleanLimits(
+        mergePatch<number>(
+          team.limits as Record<string, number>,
+          changes.limits as Record<string, number | null> | null,
+        ),
+      ),
+    );
   if (changes.metadata !== undefined) {
     const metadata = mergePatch(team.metadata, changes.metadata);
     if (Object.keys(metadata).length > MAX_METADATA_KEYS) {
-      throw new GatewayException('invalid_request', `A team has at most ${MAX_METADATA_KEYS} metadata labels; this change would leave ${Object.keys(metadata).length} (remove some with null).`, {
-        param: 'metadata',
-        wireCode: null,
-      });
+      throw new GatewayException(
+        'invalid_request',
+        `A team has at most ${MAX_METADATA_KEYS} metadata labels; this change would leave ${Object.keys(metadata).length} (remove some with null).`,
+        {
+          param: 'metadata',
+          wireCode: null,
+        },
+      );
     }
     fields.metadata = JSON.stringify(metadata);
   }
@@ -121,8 +136,20 @@ export class TeamStore implements OnApplicationBootstrap {
   /** Creates the team in one atomic step; false when it already existed. */
   async createIfMissing(id: string, changes: TeamChanges): Promise<boolean> {
     const now = new Date().toISOString();
-    const fields = { models: '["*"]', limits: '{}', metadata: '{}', disabled: '0', ...toFields(changes), id, createdAt: now, updatedAt: now };
-    const created = await this.redis.createHashIfMissing(this.keys.team(id), ...Object.entries(fields).flat());
+    const fields = {
+      models: '["*"]',
+      limits: '{}',
+      metadata: '{}',
+      disabled: '0',
+      ...toFields(changes),
+      id,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const created = await this.redis.createHashIfMissing(
+      this.keys.team(id),
+      ...Object.entries(fields).flat(),
+    );
     // The index lives in another Cluster slot, so it is a second command; list() skips ids without a team.
     await this.redis.sadd(this.keys.teamIndex(), id);
     return created === 1;
@@ -149,11 +176,19 @@ export class TeamStore implements OnApplicationBootstrap {
       const fields = { ...updatedFields(team, changes), updatedAt: new Date().toISOString() };
       const merged = ['limits', 'metadata'].filter((field) => field in fields);
       const expected = merged.flatMap((field) => [field, raw[field] ?? '']);
-      const written = await this.redis.hsetIfFieldsAre(key, merged.length, ...expected, ...Object.entries(fields).flat());
+      const written = await this.redis.hsetIfFieldsAre(
+        key,
+        merged.length,
+        ...expected,
+        ...Object.entries(fields).flat(),
+      );
       if (written === 1) return this.require(id);
       if (written === -1) throw new GatewayException('team_not_found', `Team "${id}" does not exist.`);
     }
-    throw new GatewayException('team_update_conflict', `Team "${id}" is being changed by others at the same time; try again.`);
+    throw new GatewayException(
+      'team_update_conflict',
+      `Team "${id}" is being changed by others at the same time; try again.`,
+    );
   }
 
   async get(id: string): Promise<Team | null> {
@@ -174,17 +209,27 @@ export class TeamStore implements OnApplicationBootstrap {
    * One page of teams by id, optionally only ids containing `search`: the index is one set of ids (cheap to sort
    * and filter even at thousands of teams), and only the page's records are read.
    */
-  async page(options: { limit: number; after?: string; search?: string }): Promise<{ teams: Team[]; hasMore: boolean }> {
+  async page(options: {
+    limit: number;
+    after?: string;
+    search?: string;
+  }): Promise<{ teams: Team[]; hasMore: boolean }> {
     const search = options.search?.toLowerCase();
     const ids = (await this.redis.smembers(this.keys.teamIndex()))
-      .filter((id) => (!search || id.toLowerCase().includes(search)) && (options.after === undefined || id > options.after))
+      .filter(
+        (id) =>
+          (!search || id.toLowerCase().includes(search)) &&
+          (options.after === undefined || id > options.after),
+      )
       .sort();
     return { teams: await this.read(ids.slice(0, options.limit)), hasMore: ids.length > options.limit };
   }
 
   private async read(ids: string[]): Promise<Team[]> {
     const rows = await batch(ids.map((id) => this.redis.hgetall(this.keys.team(id))));
-    return rows.map(([, fields]) => parseTeam(fields as Record<string, string>)).filter((t): t is Team => t !== null);
+    return rows
+      .map(([, fields]) => parseTeam(fields as Record<string, string>))
+      .filter((t): t is Team => t !== null);
   }
 
   /** Removes the team record and its token index (the tokens themselves are the caller's job). */

@@ -16,7 +16,19 @@ import { batch } from '../redis/batch';
  * record it already knows), and what it reserved, billed if the replica dies (prompt estimate + completion
  * allowance when there is a reservation).
  */
-export type LeasedRequest = Pick<UsageRecord, 'requestId' | 'team' | 'tokenId' | 'model' | 'backend' | 'upstreamModel' | 'stream' | 'promptTokens' | 'completionTokens' | 'endpoint'> & {
+export type LeasedRequest = Pick<
+  UsageRecord,
+  | 'requestId'
+  | 'team'
+  | 'tokenId'
+  | 'model'
+  | 'backend'
+  | 'upstreamModel'
+  | 'stream'
+  | 'promptTokens'
+  | 'completionTokens'
+  | 'endpoint'
+> & {
   recordId: string;
   admittedAt: number;
   /** Concurrency lease sets holding this request (released when it is accounted). */
@@ -150,7 +162,9 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
     this.open.set(request.recordId, request);
     if (written || !redisReady(this.redis)) return; // renewal writes it once Redis is back
     this.indexTeam(request.team);
-    this.redis.hset(this.keys.inflight(request.team), request.recordId, JSON.stringify(request)).catch(() => undefined);
+    this.redis
+      .hset(this.keys.inflight(request.team), request.recordId, JSON.stringify(request))
+      .catch(() => undefined);
   }
 
   /** The request was accounted (its record is queued; the writer removes its entry in Redis). */
@@ -165,14 +179,20 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
    * recorded the request admitted then as lost: its record may replace an estimate (see the class comment).
    */
   mayHaveBeenSwept(admittedAt: number): boolean {
-    return Date.now() - this.lastHeartbeatAt > this.leaseMs || (this.lastLapseAt !== undefined && this.lastLapseAt >= admittedAt);
+    return (
+      Date.now() - this.lastHeartbeatAt > this.leaseMs ||
+      (this.lastLapseAt !== undefined && this.lastLapseAt >= admittedAt)
+    );
   }
 
   /** Alive for one more lease, and listed among the replicas (again: the set may have been lost with a node). */
   private async heartbeat(): Promise<void> {
     const sentAt = Date.now();
     if (this.lastHeartbeatAt > 0 && sentAt - this.lastHeartbeatAt > this.leaseMs) this.lastLapseAt = sentAt;
-    const [[error]] = await batch([this.redis.set(this.keys.replicaAlive(this.replicaId), '1', 'PX', this.leaseMs), this.redis.sadd(this.keys.replicas(), this.replicaId)]);
+    const [[error]] = await batch([
+      this.redis.set(this.keys.replicaAlive(this.replicaId), '1', 'PX', this.leaseMs),
+      this.redis.sadd(this.keys.replicas(), this.replicaId),
+    ]);
     if (!error) this.lastHeartbeatAt = sentAt;
   }
 
@@ -184,9 +204,12 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
     const teams = new Set<string>();
     for (const request of this.open.values()) {
       // Written in full (not only renewed): after an outage its first write may never have happened.
-      commands.push(this.redis.hset(this.keys.inflight(request.team), request.recordId, JSON.stringify(request)));
+      commands.push(
+        this.redis.hset(this.keys.inflight(request.team), request.recordId, JSON.stringify(request)),
+      );
       teams.add(request.team);
-      for (const key of request.concurrencyKeys) commands.push(this.redis.zadd(key, 'XX', until, request.recordId));
+      for (const key of request.concurrencyKeys)
+        commands.push(this.redis.zadd(key, 'XX', until, request.recordId));
     }
     if (teams.size) commands.push(this.redis.sadd(this.keys.replicaTeams(this.replicaId), ...teams));
     await batch(commands); // a failed renewal is retried on the next tick
@@ -201,10 +224,15 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
     let settled = 0;
     try {
       const now = Date.now();
-      const replicas = (await this.redis.smembers(this.keys.replicas())).filter((replica) => replica !== this.replicaId);
-      const alive = await batch(replicas.map((replica) => this.redis.exists(this.keys.replicaAlive(replica))));
+      const replicas = (await this.redis.smembers(this.keys.replicas())).filter(
+        (replica) => replica !== this.replicaId,
+      );
+      const alive = await batch(
+        replicas.map((replica) => this.redis.exists(this.keys.replicaAlive(replica))),
+      );
       const known = new Set(replicas);
-      for (const replica of this.missingSince.keys()) if (!known.has(replica)) this.missingSince.delete(replica);
+      for (const replica of this.missingSince.keys())
+        if (!known.has(replica)) this.missingSince.delete(replica);
       const lost: string[] = [];
       replicas.forEach((replica, i) => {
         const [error, exists] = alive[i];
@@ -214,7 +242,8 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
         if (since === undefined) this.missingSince.set(replica, now);
         else if (now - since >= this.leaseMs / 2) lost.push(replica);
       });
-      for (const [id, at] of this.settledLately) if (now - at > 10 * this.leaseMs) this.settledLately.delete(id);
+      for (const [id, at] of this.settledLately)
+        if (now - at > 10 * this.leaseMs) this.settledLately.delete(id);
       await this.countDueEstimates(now);
       for (const replica of lost) {
         if (settled >= SWEEP_BATCH) break;
@@ -237,7 +266,11 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
           }
         }
         // Every request it had is accounted (their entries are gone): nothing more to look for.
-        if (left === 0) await batch([this.redis.srem(this.keys.replicas(), replica), this.redis.del(this.keys.replicaTeams(replica))]);
+        if (left === 0)
+          await batch([
+            this.redis.srem(this.keys.replicas(), replica),
+            this.redis.del(this.keys.replicaTeams(replica)),
+          ]);
       }
     } catch (error) {
       this.logger.pino.warn({ err: error }, 'in-flight sweep failed; will retry');
@@ -247,34 +280,49 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
 
   private settleLost(request: LeasedRequest): void {
     const now = Date.now();
-    const record: UsageRecord = withCost({
-      id: request.recordId,
-      at: new Date(now).toISOString(),
-      requestId: request.requestId,
-      team: request.team,
-      tokenId: request.tokenId,
-      model: request.model,
-      modelLabel: request.model, // an admitted request was routed: its model is configured
-      backend: request.backend,
-      upstreamModel: request.upstreamModel,
-      servedModel: request.model,
-      attempts: 1,
-      endpoint: request.endpoint,
-      stream: request.stream,
-      promptTokens: request.promptTokens,
-      completionTokens: request.completionTokens,
-      reasoningTokens: 0,
-      status: 502,
-      outcome: 'error',
-      errorCode: 'replica_lost',
-      latencyMs: now - request.admittedAt,
-      estimated: true,
-      cachedTokens: 0,
-    }, this.prices.priceOf({ model: request.model, backend: request.backend, upstreamModel: request.upstreamModel }));
-    this.logger.pino.warn({ team: record.team, requestId: record.requestId, recordId: record.id }, 'settling a request whose replica stopped renewing its lease');
+    const record: UsageRecord = withCost(
+      {
+        id: request.recordId,
+        at: new Date(now).toISOString(),
+        requestId: request.requestId,
+        team: request.team,
+        tokenId: request.tokenId,
+        model: request.model,
+        modelLabel: request.model, // an admitted request was routed: its model is configured
+        backend: request.backend,
+        upstreamModel: request.upstreamModel,
+        servedModel: request.model,
+        attempts: 1,
+        endpoint: request.endpoint,
+        stream: request.stream,
+        promptTokens: request.promptTokens,
+        completionTokens: request.completionTokens,
+        reasoningTokens: 0,
+        status: 502,
+        outcome: 'error',
+        errorCode: 'replica_lost',
+        latencyMs: now - request.admittedAt,
+        estimated: true,
+        cachedTokens: 0,
+      },
+      this.prices.priceOf({
+        model: request.model,
+        backend: request.backend,
+        upstreamModel: request.upstreamModel,
+      }),
+    );
+    this.logger.pino.warn(
+      { team: record.team, requestId: record.requestId, recordId: record.id },
+      'settling a request whose replica stopped renewing its lease',
+    );
     // No settlement delta: what it reserved stays charged against the limits, as the record says (and is there
     // for the request's own record to settle, should it come).
-    this.writer.enqueue({ record, settle: { keys: [], deltas: [] }, concurrencyKeys: request.concurrencyKeys, estimate: true });
+    this.writer.enqueue({
+      record,
+      settle: { keys: [], deltas: [] },
+      concurrencyKeys: request.concurrencyKeys,
+      estimate: true,
+    });
     // Counted in the metrics later, unless the request's own record replaces it first (countDueEstimates).
     this.pendingEstimates.set(record.id, { record, dueAt: now + ESTIMATE_WAIT_LEASES * this.leaseMs });
   }
@@ -286,7 +334,9 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
   private async countDueEstimates(now: number): Promise<void> {
     const due = [...this.pendingEstimates.values()].filter((pending) => pending.dueAt <= now);
     if (due.length === 0) return;
-    const answers = await batch(due.map(({ record }) => this.redis.markEstimateCounted(this.keys.usageSeen(record.team, record.id))));
+    const answers = await batch(
+      due.map(({ record }) => this.redis.markEstimateCounted(this.keys.usageSeen(record.team, record.id))),
+    );
     due.forEach(({ record, dueAt }, i) => {
       const [error, answer] = answers[i];
       if (error) return; // asked again on the next sweep

@@ -23,8 +23,12 @@ export async function waitForReplicas(redis: Redis, replicas: number, timeoutMs:
  * waiting for an acknowledgement there can only time out. A replica that is connected but slow is not this case.
  */
 export async function aMasterHasNoReplica(redis: Redis): Promise<boolean> {
-  const roles = (await Promise.all(mastersOf(redis).map((master) => master.call('ROLE')))) as Array<[string, number, unknown[]]>;
-  return roles.some(([role, , replicas]) => role === 'master' && Array.isArray(replicas) && replicas.length === 0);
+  const roles = (await Promise.all(mastersOf(redis).map((master) => master.call('ROLE')))) as Array<
+    [string, number, unknown[]]
+  >;
+  return roles.some(
+    ([role, , replicas]) => role === 'master' && Array.isArray(replicas) && replicas.length === 0,
+  );
 }
 
 function mastersOf(redis: Redis): Redis[] {

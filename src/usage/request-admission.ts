@@ -60,12 +60,23 @@ export class RequestAdmission {
     });
     let lease: LeasedRequest | undefined;
     try {
-      const worstCase = () => (request.price ? worstCaseNanos(promptEstimate(), request.completionAllowance, request.price) : undefined);
+      const worstCase = () =>
+        request.price
+          ? worstCaseNanos(promptEstimate(), request.completionAllowance, request.price)
+          : undefined;
       // The admission script writes the lease when it admits the request: one Redis command for both.
-      const admission = await this.limits.admit(principal, () => promptEstimate() + request.completionAllowance, recordId, this.leases.leaseLength, worstCase, {
-        key: this.leases.keyFor(principal.teamId),
-        value: (reserves, concurrencyKeys) => this.leases.serialize((lease = leased(reserves, concurrencyKeys))),
-      });
+      const admission = await this.limits.admit(
+        principal,
+        () => promptEstimate() + request.completionAllowance,
+        recordId,
+        this.leases.leaseLength,
+        worstCase,
+        {
+          key: this.leases.keyFor(principal.teamId),
+          value: (reserves, concurrencyKeys) =>
+            this.leases.serialize((lease = leased(reserves, concurrencyKeys))),
+        },
+      );
       ledger.admitted(recordId, admission.reservation, admission.concurrencyKeys);
       for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
       if (lease && admission.leaseWritten) return this.leases.begin(lease, { written: true });
@@ -74,6 +85,8 @@ export class RequestAdmission {
       throw error;
     }
     // No limits (no script ran) or Redis unreachable (fail-open): the lease is written on its own.
-    this.leases.begin(leased(ledger.reservation !== undefined, ledger.concurrencyKeys ?? []), { written: false });
+    this.leases.begin(leased(ledger.reservation !== undefined, ledger.concurrencyKeys ?? []), {
+      written: false,
+    });
   }
 }

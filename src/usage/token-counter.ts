@@ -7,7 +7,9 @@ import { bytesEstimate, type PromptTexts } from './token-estimator';
 
 /** The compiled worker (under ts-jest this file is .ts, so use the build's copy). */
 function workerScript(): string {
-  return __filename.endsWith('.ts') ? resolve(__dirname, '../../dist/usage/token-counter.worker.js') : join(__dirname, 'token-counter.worker.js');
+  return __filename.endsWith('.ts')
+    ? resolve(__dirname, '../../dist/usage/token-counter.worker.js')
+    : join(__dirname, 'token-counter.worker.js');
 }
 
 /** A worker with nothing to count for this long is stopped (its tables are ~70 MB of the process's memory). */
@@ -54,8 +56,12 @@ export class TokenCounter implements OnApplicationShutdown {
    * Sets `completion_tokens_details.reasoning_tokens` from the reasoning text when the upstream sent reasoning
    * but did not count it. True when it had to count.
    */
-  async fillReasoningTokens(usage: { completion_tokens_details?: Record<string, number> }, reasoningText: readonly string[]): Promise<boolean> {
-    if (reasoningText.length === 0 || typeof usage.completion_tokens_details?.reasoning_tokens === 'number') return false;
+  async fillReasoningTokens(
+    usage: { completion_tokens_details?: Record<string, number> },
+    reasoningText: readonly string[],
+  ): Promise<boolean> {
+    if (reasoningText.length === 0 || typeof usage.completion_tokens_details?.reasoning_tokens === 'number')
+      return false;
     const reasoning = await this.texts([reasoningText.join('')]);
     usage.completion_tokens_details = { ...usage.completion_tokens_details, reasoning_tokens: reasoning };
     return true;
@@ -88,7 +94,11 @@ export class TokenCounter implements OnApplicationShutdown {
     const fail = (reason: string) => {
       if (this.worker !== worker) return;
       this.worker = undefined;
-      if (this.pending.size) this.logger.pino.warn({ reason, waiting: this.pending.size }, 'token counter worker stopped; estimating instead');
+      if (this.pending.size)
+        this.logger.pino.warn(
+          { reason, waiting: this.pending.size },
+          'token counter worker stopped; estimating instead',
+        );
       for (const settle of this.pending.values()) settle(undefined);
       this.pending.clear();
     };

@@ -24,7 +24,8 @@ export function tokenizerLoaded(): boolean {
 
 export function loadTokenizer(): CountTokens {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  countTokensImpl ??= (require('gpt-tokenizer/encoding/o200k_base') as { countTokens: CountTokens }).countTokens;
+  countTokensImpl ??= (require('gpt-tokenizer/encoding/o200k_base') as { countTokens: CountTokens })
+    .countTokens;
   return countTokensImpl;
 }
 

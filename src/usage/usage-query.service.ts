@@ -94,7 +94,11 @@ export class UsageQueryService {
     const days = daysBetween(query.from, query.to);
     const teamIds = query.team ? [query.team] : (await this.teams.list()).map((team) => team.id);
     // One script per team reads all its days (its keys share the team's slot); teams are separate commands.
-    const perTeam = await batch(teamIds.map((team) => this.redis.hgetallMany(days.length, ...days.map((day) => this.keys.usageDay(team, day)))));
+    const perTeam = await batch(
+      teamIds.map((team) =>
+        this.redis.hgetallMany(days.length, ...days.map((day) => this.keys.usageDay(team, day))),
+      ),
+    );
     const results = perTeam.flatMap(([error, hashes]): Array<[Error | null, Record<string, string>]> =>
       days.map((_, d) => [error, error ? {} : pairsToObject((hashes as string[][])[d])]),
     );
@@ -109,11 +113,23 @@ export class UsageQueryService {
         for (const [field, value] of Object.entries(fields as Record<string, string>)) {
           const counter = parseCounterField(field);
           if (!counter || (query.model && counter.model !== query.model)) continue;
-          const group = query.groupBy === 'day' ? day : query.groupBy === 'model' ? counter.model : query.groupBy === 'endpoint' ? counter.endpoint : counter.tokenId;
+          const group =
+            query.groupBy === 'day'
+              ? day
+              : query.groupBy === 'model'
+                ? counter.model
+                : query.groupBy === 'endpoint'
+                  ? counter.endpoint
+                  : counter.tokenId;
           const key = `${team}\n${group}`;
           let row = rows.get(key);
           if (!row) {
-            const label = { day: { day: group }, model: { model: group }, endpoint: { endpoint: group }, token: { token_id: group } }[query.groupBy];
+            const label = {
+              day: { day: group },
+              model: { model: group },
+              endpoint: { endpoint: group },
+              token: { token_id: group },
+            }[query.groupBy];
             row = { team, ...label, ...emptyTotals() };
             rows.set(key, row);
           }
@@ -125,7 +141,11 @@ export class UsageQueryService {
     for (const row of rows.values()) unknownCostIsNull(row);
     unknownCostIsNull(total);
     const data = [...rows.values()].sort((a, b) =>
-      a.team === b.team ? String(a.day ?? a.model ?? a.endpoint ?? a.token_id).localeCompare(String(b.day ?? b.model ?? b.endpoint ?? b.token_id)) : a.team.localeCompare(b.team),
+      a.team === b.team
+        ? String(a.day ?? a.model ?? a.endpoint ?? a.token_id).localeCompare(
+            String(b.day ?? b.model ?? b.endpoint ?? b.token_id),
+          )
+        : a.team.localeCompare(b.team),
     );
     return { data, total };
   }
@@ -166,7 +186,8 @@ function add(totals: UsageTotals, metric: string, value: number): void {
       totals.cost_unknown_requests += value;
       return;
     default:
-      if ((USAGE_OUTCOMES as readonly string[]).includes(metric)) totals[`requests_${metric}` as keyof UsageTotals] += value;
+      if ((USAGE_OUTCOMES as readonly string[]).includes(metric))
+        totals[`requests_${metric}` as keyof UsageTotals] += value;
   }
 }
 
@@ -182,10 +203,17 @@ function unknownCostIsNull(totals: UsageTotals): void {
 function daysBetween(from: string, to: string): string[] {
   const start = Date.parse(`${from}T00:00:00Z`);
   const end = Date.parse(`${to}T00:00:00Z`);
-  if (end < start) throw new GatewayException('invalid_request', '`from` must not be after `to`.', { param: 'from', wireCode: null });
+  if (end < start)
+    throw new GatewayException('invalid_request', '`from` must not be after `to`.', {
+      param: 'from',
+      wireCode: null,
+    });
   const count = (end - start) / 86_400_000 + 1;
   if (count > MAX_DAYS) {
-    throw new GatewayException('invalid_request', `At most ${MAX_DAYS} days per query.`, { param: 'from', wireCode: null });
+    throw new GatewayException('invalid_request', `At most ${MAX_DAYS} days per query.`, {
+      param: 'from',
+      wireCode: null,
+    });
   }
   return Array.from({ length: count }, (_, i) => new Date(start + i * 86_400_000).toISOString().slice(0, 10));
 }

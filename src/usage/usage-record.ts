@@ -59,16 +59,34 @@ const RECORDED_MODEL_CHARS = 256;
  * that far; otherwise the body's `model`, if it named one, is recorded as asked and counted under its own name only
  * when `configured` says it is a model of the config.
  */
-export function modelNames(routed: string | undefined, body: unknown, configured: (name: string) => boolean): Pick<UsageRecord, 'model' | 'modelLabel'> {
+export function modelNames(
+  routed: string | undefined,
+  body: unknown,
+  configured: (name: string) => boolean,
+): Pick<UsageRecord, 'model' | 'modelLabel'> {
   if (routed !== undefined) return { model: routed, modelLabel: routed };
   const asked = body !== null && typeof body === 'object' ? (body as { model?: unknown }).model : undefined;
   if (typeof asked !== 'string' || asked === '') return { model: '-', modelLabel: '-' };
-  return { model: asked.slice(0, RECORDED_MODEL_CHARS), modelLabel: configured(asked) ? asked : UNCONFIGURED_MODEL };
+  return {
+    model: asked.slice(0, RECORDED_MODEL_CHARS),
+    modelLabel: configured(asked) ? asked : UNCONFIGURED_MODEL,
+  };
 }
 
 /** The cost fields of a record, from its counts and the price that applies (billing/price-book.ts). */
-export function withCost(record: Omit<UsageRecord, 'costNanos' | 'costEstimated'>, price: Price | undefined): UsageRecord {
-  const cost = costInNanos({ prompt: record.promptTokens, cached: record.cachedTokens, completion: record.completionTokens, reasoning: record.reasoningTokens }, price);
+export function withCost(
+  record: Omit<UsageRecord, 'costNanos' | 'costEstimated'>,
+  price: Price | undefined,
+): UsageRecord {
+  const cost = costInNanos(
+    {
+      prompt: record.promptTokens,
+      cached: record.cachedTokens,
+      completion: record.completionTokens,
+      reasoning: record.reasoningTokens,
+    },
+    price,
+  );
   return { ...record, costNanos: cost ?? null, costEstimated: cost !== undefined && record.estimated };
 }
 
@@ -78,29 +96,54 @@ export function withCost(record: Omit<UsageRecord, 'costNanos' | 'costEstimated'
  * for any other endpoint (␟ is U+001F, the unit separator, which no model name holds); the reader sums what a
  * query asks for.
  */
-export const COUNTER_METRICS = ['requests', 'prompt', 'completion', 'reasoning', 'estimated', 'cost', 'cost_unknown', ...USAGE_OUTCOMES] as const;
+export const COUNTER_METRICS = [
+  'requests',
+  'prompt',
+  'completion',
+  'reasoning',
+  'estimated',
+  'cost',
+  'cost_unknown',
+  ...USAGE_OUTCOMES,
+] as const;
 export type CounterMetric = (typeof COUNTER_METRICS)[number];
 
 const DEFAULT_ENDPOINT = 'chat.completions';
 const ENDPOINT_SEPARATOR = '\u001f';
 
-export function counterField(metric: CounterMetric, tokenId: string, model: string, endpoint = DEFAULT_ENDPOINT): string {
-  return endpoint === DEFAULT_ENDPOINT ? `${metric}|${tokenId}|${model}` : `${metric}|${tokenId}|${model}${ENDPOINT_SEPARATOR}${endpoint}`;
+export function counterField(
+  metric: CounterMetric,
+  tokenId: string,
+  model: string,
+  endpoint = DEFAULT_ENDPOINT,
+): string {
+  return endpoint === DEFAULT_ENDPOINT
+    ? `${metric}|${tokenId}|${model}`
+    : `${metric}|${tokenId}|${model}${ENDPOINT_SEPARATOR}${endpoint}`;
 }
 
-export function parseCounterField(field: string): { metric: CounterMetric; tokenId: string; model: string; endpoint: string } | null {
+export function parseCounterField(
+  field: string,
+): { metric: CounterMetric; tokenId: string; model: string; endpoint: string } | null {
   const first = field.indexOf('|');
   const second = field.indexOf('|', first + 1);
   if (first < 0 || second < 0) return null;
   const rest = field.slice(second + 1);
   const split = rest.lastIndexOf(ENDPOINT_SEPARATOR);
-  const [model, endpoint] = split < 0 ? [rest, DEFAULT_ENDPOINT] : [rest.slice(0, split), rest.slice(split + 1)];
-  return { metric: field.slice(0, first) as CounterMetric, tokenId: field.slice(first + 1, second), model, endpoint };
+  const [model, endpoint] =
+    split < 0 ? [rest, DEFAULT_ENDPOINT] : [rest.slice(0, split), rest.slice(split + 1)];
+  return {
+    metric: field.slice(0, first) as CounterMetric,
+    tokenId: field.slice(first + 1, second),
+    model,
+    endpoint,
+  };
 }
 
 /** The HINCRBY pairs one record adds to its day hash. */
 export function counterIncrements(record: UsageRecord): Array<[string, number]> {
-  const at = (metric: CounterMetric) => counterField(metric, record.tokenId, record.modelLabel, record.endpoint);
+  const at = (metric: CounterMetric) =>
+    counterField(metric, record.tokenId, record.modelLabel, record.endpoint);
   const out: Array<[string, number]> = [
     [at('requests'), 1],
     [at(record.outcome), 1],
@@ -117,30 +160,54 @@ export function counterIncrements(record: UsageRecord): Array<[string, number]> 
 /** Stream entry fields, snake_case like the rest of the public API. */
 export function recordFields(record: UsageRecord): string[] {
   return [
-    'id', record.id,
-    'at', record.at,
-    'request_id', record.requestId,
-    'team', record.team,
-    'token_id', record.tokenId,
-    'model', record.model,
-    'backend', record.backend,
-    'upstream_model', record.upstreamModel,
-    'served_model', record.servedModel,
-    'attempts', String(record.attempts),
-    'endpoint', record.endpoint,
-    'stream', record.stream ? '1' : '0',
-    'prompt_tokens', String(record.promptTokens),
-    'completion_tokens', String(record.completionTokens),
-    'reasoning_tokens', String(record.reasoningTokens),
-    'total_tokens', String(record.promptTokens + record.completionTokens),
-    'status', String(record.status),
-    'outcome', record.outcome,
-    'error_code', record.errorCode,
-    'latency_ms', String(record.latencyMs),
-    'estimated', record.estimated ? '1' : '0',
-    'cached_tokens', String(record.cachedTokens),
-    'cost_nanos', record.costNanos === null ? '' : String(record.costNanos),
-    'cost_estimated', record.costEstimated ? '1' : '0',
+    'id',
+    record.id,
+    'at',
+    record.at,
+    'request_id',
+    record.requestId,
+    'team',
+    record.team,
+    'token_id',
+    record.tokenId,
+    'model',
+    record.model,
+    'backend',
+    record.backend,
+    'upstream_model',
+    record.upstreamModel,
+    'served_model',
+    record.servedModel,
+    'attempts',
+    String(record.attempts),
+    'endpoint',
+    record.endpoint,
+    'stream',
+    record.stream ? '1' : '0',
+    'prompt_tokens',
+    String(record.promptTokens),
+    'completion_tokens',
+    String(record.completionTokens),
+    'reasoning_tokens',
+    String(record.reasoningTokens),
+    'total_tokens',
+    String(record.promptTokens + record.completionTokens),
+    'status',
+    String(record.status),
+    'outcome',
+    record.outcome,
+    'error_code',
+    record.errorCode,
+    'latency_ms',
+    String(record.latencyMs),
+    'estimated',
+    record.estimated ? '1' : '0',
+    'cached_tokens',
+    String(record.cachedTokens),
+    'cost_nanos',
+    record.costNanos === null ? '' : String(record.costNanos),
+    'cost_estimated',
+    record.costEstimated ? '1' : '0',
   ];
 }
 
@@ -148,11 +215,21 @@ export function recordFields(record: UsageRecord): string[] {
 export function recordView(entryId: string, flat: string[]): Record<string, unknown> {
   const fields: Record<string, string> = {};
   for (let i = 0; i < flat.length; i += 2) fields[flat[i]] = flat[i + 1];
-  const numbers = ['prompt_tokens', 'completion_tokens', 'reasoning_tokens', 'total_tokens', 'cached_tokens', 'status', 'latency_ms', 'attempts'];
+  const numbers = [
+    'prompt_tokens',
+    'completion_tokens',
+    'reasoning_tokens',
+    'total_tokens',
+    'cached_tokens',
+    'status',
+    'latency_ms',
+    'attempts',
+  ];
   const view: Record<string, unknown> = { entry_id: entryId };
   for (const [name, value] of Object.entries(fields)) {
     if (numbers.includes(name)) view[name] = Number(value);
-    else if (name === 'stream' || name === 'estimated' || name === 'cost_estimated') view[name] = value === '1';
+    else if (name === 'stream' || name === 'estimated' || name === 'cost_estimated')
+      view[name] = value === '1';
     // Money in the currency's unit for people; nano-units (exact) beside it for machines.
     else if (name === 'cost_nanos') {
       view.cost = value === '' ? null : nanosToUnits(Number(value));

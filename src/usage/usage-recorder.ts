@@ -63,32 +63,39 @@ export class UsageRecorder implements NestMiddleware {
     const ctx = req.ledger;
     const principal = ctx.principal!;
     const tokens = ctx.tokens ?? { prompt: 0, completion: 0, reasoning: 0, estimated: false };
-    const served = { model: ctx.servedModel ?? ctx.model ?? '', backend: ctx.backend ?? '', upstreamModel: ctx.upstreamModel ?? '' };
-    const record: UsageRecord = withCost({
-      id: ctx.recordId ?? randomUUID(),
-      at: new Date().toISOString(),
-      requestId: ctx.requestId,
-      team: principal.teamId,
-      tokenId: principal.tokenId,
-      // Counted under the model asked for even when refused before routing; only configured names become
-      // counter fields and metric labels, so clients cannot grow them with junk names.
-      ...modelNames(ctx.model, req.body, (name) => Object.hasOwn(this.config.models, name)),
+    const served = {
+      model: ctx.servedModel ?? ctx.model ?? '',
       backend: ctx.backend ?? '',
       upstreamModel: ctx.upstreamModel ?? '',
-      servedModel: ctx.servedModel ?? ctx.model ?? '',
-      attempts: ctx.attempts ?? (ctx.upstreamStartedAt !== undefined ? 1 : 0),
-      endpoint: ctx.endpoint ?? 'chat.completions',
-      stream: ctx.stream === true,
-      promptTokens: tokens.prompt,
-      completionTokens: tokens.completion,
-      reasoningTokens: tokens.reasoning,
-      status: res.statusCode,
-      outcome: outcomeOf(req, res),
-      errorCode: ctx.errorCode ?? '',
-      latencyMs: Math.round(Number(process.hrtime.bigint() - ctx.startedAt) / 1e4) / 100,
-      estimated: tokens.estimated,
-      cachedTokens: tokens.cached ?? 0,
-    }, this.prices.priceOf(served));
+    };
+    const record: UsageRecord = withCost(
+      {
+        id: ctx.recordId ?? randomUUID(),
+        at: new Date().toISOString(),
+        requestId: ctx.requestId,
+        team: principal.teamId,
+        tokenId: principal.tokenId,
+        // Counted under the model asked for even when refused before routing; only configured names become
+        // counter fields and metric labels, so clients cannot grow them with junk names.
+        ...modelNames(ctx.model, req.body, (name) => Object.hasOwn(this.config.models, name)),
+        backend: ctx.backend ?? '',
+        upstreamModel: ctx.upstreamModel ?? '',
+        servedModel: ctx.servedModel ?? ctx.model ?? '',
+        attempts: ctx.attempts ?? (ctx.upstreamStartedAt !== undefined ? 1 : 0),
+        endpoint: ctx.endpoint ?? 'chat.completions',
+        stream: ctx.stream === true,
+        promptTokens: tokens.prompt,
+        completionTokens: tokens.completion,
+        reasoningTokens: tokens.reasoning,
+        status: res.statusCode,
+        outcome: outcomeOf(req, res),
+        errorCode: ctx.errorCode ?? '',
+        latencyMs: Math.round(Number(process.hrtime.bigint() - ctx.startedAt) / 1e4) / 100,
+        estimated: tokens.estimated,
+        cachedTokens: tokens.cached ?? 0,
+      },
+      this.prices.priceOf(served),
+    );
     const lease = this.leases.end(record.id);
     const timings = timingsOf(ctx);
     // A survivor may have recorded this request as lost while this replica's heartbeat lapsed (a pause, a cut-off):
@@ -102,7 +109,8 @@ export class UsageRecorder implements NestMiddleware {
       onWritten: mayReplace ? (result) => this.observeWhenWritten(record, timings, result) : undefined,
     });
     if (!mayReplace) this.metrics.observeRequest(record, timings);
-    if (ctx.upstreamErrorReason && !ctx.aborted) this.metrics.upstreamErrors.inc({ backend: record.backend, reason: ctx.upstreamErrorReason });
+    if (ctx.upstreamErrorReason && !ctx.aborted)
+      this.metrics.upstreamErrors.inc({ backend: record.backend, reason: ctx.upstreamErrorReason });
   }
 }
 
@@ -119,7 +127,10 @@ function timingsOf(ctx: RequestLedger): RequestTimings {
   const now = process.hrtime.bigint();
   return {
     total: seconds(ctx.startedAt, now),
-    upstream: ctx.upstreamStartedAt !== undefined ? seconds(ctx.upstreamStartedAt, ctx.upstreamEndedAt ?? now) : undefined,
+    upstream:
+      ctx.upstreamStartedAt !== undefined
+        ? seconds(ctx.upstreamStartedAt, ctx.upstreamEndedAt ?? now)
+        : undefined,
     firstToken: ctx.firstTokenAt !== undefined ? seconds(ctx.startedAt, ctx.firstTokenAt) : undefined,
   };
 }

@@ -14,8 +14,14 @@ import { aMasterHasNoReplica, usageReplicaAcks, waitForReplicas } from './replic
  * the place of a survivor's estimate that no replica had counted in its metrics yet, `replaced-counted-estimate`
  * when one had (those metrics keep the estimate: counters cannot go down).
  */
-export type WriteResult = 'written' | 'duplicate' | 'replaced-estimate' | 'replaced-counted-estimate' | 'refused' | 'dropped';
-const RESULTS: Record<number, WriteResult> = { 0: 'duplicate', 1: 'written', 2: 'replaced-estimate', 3: 'replaced-counted-estimate' };
+export type WriteResult =
+  'written' | 'duplicate' | 'replaced-estimate' | 'replaced-counted-estimate' | 'refused' | 'dropped';
+const RESULTS: Record<number, WriteResult> = {
+  0: 'duplicate',
+  1: 'written',
+  2: 'replaced-estimate',
+  3: 'replaced-counted-estimate',
+};
 
 /** A record plus the reservation it settles (limit counter keys and deltas) and the leases it releases. */
 export interface PendingUsage {
@@ -134,23 +140,25 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
         ...concurrencyKeys,
         ...otherDays.map((other) => this.keys.usageDay(record.team, other)),
       ];
-      commands.push(this.redis.recordUsage(
-        keys.length,
-        ...keys,
-        SEEN_TTL_SECONDS,
-        minId,
-        counterTtl,
-        record.id,
-        settle.keys.length,
-        increments.length,
-        estimate ? 'estimate' : 'real',
-        otherDays.length,
-        day,
-        ...otherDays,
-        ...increments.flat(),
-        ...settle.deltas,
-        ...recordFields(record),
-      ));
+      commands.push(
+        this.redis.recordUsage(
+          keys.length,
+          ...keys,
+          SEEN_TTL_SECONDS,
+          minId,
+          counterTtl,
+          record.id,
+          settle.keys.length,
+          increments.length,
+          estimate ? 'estimate' : 'real',
+          otherDays.length,
+          day,
+          ...otherDays,
+          ...increments.flat(),
+          ...settle.deltas,
+          ...recordFields(record),
+        ),
+      );
     }
     const results = await sendTogether(commands);
     for (let i = 0; i < batch.length; i++) {
@@ -174,8 +182,13 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
     if (result === 'replaced-estimate' || result === 'replaced-counted-estimate') {
       const { record } = pending;
       this.logger.pino.warn(
-        { team: record.team, requestId: record.requestId, recordId: record.id, metricsKeepEstimate: result === 'replaced-counted-estimate' },
-        "a request another replica had recorded as lost (replica_lost) ended here: its own record replaced the estimate",
+        {
+          team: record.team,
+          requestId: record.requestId,
+          recordId: record.id,
+          metricsKeepEstimate: result === 'replaced-counted-estimate',
+        },
+        'a request another replica had recorded as lost (replica_lost) ended here: its own record replaced the estimate',
       );
     }
     tell(pending, result);
@@ -194,14 +207,21 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
       return -1;
     }
     try {
-      const acknowledged = await waitForReplicas(this.redis, this.replicaAcks, this.config.redis.usageReplicaAckTimeoutMs);
+      const acknowledged = await waitForReplicas(
+        this.redis,
+        this.replicaAcks,
+        this.config.redis.usageReplicaAckTimeoutMs,
+      );
       if (!acknowledged) {
         this.metrics.usageUnreplicatedBatches.inc();
         if (await aMasterHasNoReplica(this.redis)) this.noReplicaUntil = Date.now() + REPLICA_RETRY_MS;
       }
       return -1;
     } catch (error) {
-      this.logger.pino.warn({ err: error, records: batchSize }, 'usage batch not confirmed by its master; will write it again');
+      this.logger.pino.warn(
+        { err: error, records: batchSize },
+        'usage batch not confirmed by its master; will write it again',
+      );
       return 0;
     }
   }

@@ -10,13 +10,24 @@ const strict = new GatewayValidationPipe({ strict: true });
 
 function toQuery(dto: UsageQueryDto): UsageQuery {
   const to = dto.to ?? new Date().toISOString().slice(0, 10);
-  const from = dto.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);
+  const from =
+    dto.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);
   return { team: dto.team, model: dto.model, from, to, groupBy: dto.groupBy ?? 'day' };
 }
 
 async function summaryView(usage: UsageQueryService, query: UsageQuery) {
   const { data, total } = await usage.summary(query);
-  return { object: 'usage', from: query.from, to: query.to, group_by: query.groupBy, team: query.team ?? null, model: query.model ?? null, currency: usage.currency, data, total };
+  return {
+    object: 'usage',
+    from: query.from,
+    to: query.to,
+    group_by: query.groupBy,
+    team: query.team ?? null,
+    model: query.model ?? null,
+    currency: usage.currency,
+    data,
+    total,
+  };
 }
 
 /** GET /admin/v1/usage: any team's (or every team's) counters. */
@@ -45,7 +56,9 @@ export class TeamUsageController {
   async summary(@Query(strict) dto: UsageQueryDto, @Req() req: Request) {
     const team = req.ledger.principal!.teamId;
     if (dto.team !== undefined && dto.team !== team) {
-      throw new GatewayException('permission_denied', 'A team token can only read its own team\'s usage.', { param: 'team' });
+      throw new GatewayException('permission_denied', "A team token can only read its own team's usage.", {
+        param: 'team',
+      });
     }
     return summaryView(this.usage, { ...toQuery(dto), team });
   }

@@ -10,9 +10,15 @@ export class UsageQueryDto {
   @IsOptional() @IsString() team?: string;
   @IsOptional() @IsString() model?: string;
   /** Inclusive; default: 29 days before `to`. */
-  @IsOptional() @Matches(DAY, { message: DAY_MESSAGE }) @IsISO8601({ strict: true }, { message: DAY_MESSAGE }) from?: string;
+  @IsOptional()
+  @Matches(DAY, { message: DAY_MESSAGE })
+  @IsISO8601({ strict: true }, { message: DAY_MESSAGE })
+  from?: string;
   /** Inclusive; default: today (UTC). */
-  @IsOptional() @Matches(DAY, { message: DAY_MESSAGE }) @IsISO8601({ strict: true }, { message: DAY_MESSAGE }) to?: string;
+  @IsOptional()
+  @Matches(DAY, { message: DAY_MESSAGE })
+  @IsISO8601({ strict: true }, { message: DAY_MESSAGE })
+  to?: string;
   @IsOptional() @IsIn(['day', 'model', 'token', 'endpoint']) groupBy?: 'day' | 'model' | 'token' | 'endpoint';
 }
 

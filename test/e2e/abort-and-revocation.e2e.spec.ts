@@ -34,7 +34,11 @@ describe('client abort', () => {
   it('a client abandoning a stream aborts the upstream request at once and is accounted as aborted', async () => {
     const controller = new AbortController();
     const stream = await gw.openai(token).chat.completions.create(
-      { model: 'slow', stream: true, messages: [{ role: 'user', content: 'w1 w2 w3 w4 w5 w6 w7 w8 w9 w10' }] },
+      {
+        model: 'slow',
+        stream: true,
+        messages: [{ role: 'user', content: 'w1 w2 w3 w4 w5 w6 w7 w8 w9 w10' }],
+      },
       { signal: controller.signal },
     );
     const iterator = stream[Symbol.asyncIterator]();
@@ -72,7 +76,10 @@ describe('client abort', () => {
     const controller = new AbortController();
     const pending = gw
       .openai(limited)
-      .chat.completions.create({ model: 'hang-headers', stream: true, messages: [{ role: 'user', content }] }, { signal: controller.signal })
+      .chat.completions.create(
+        { model: 'hang-headers', stream: true, messages: [{ role: 'user', content }] },
+        { signal: controller.signal },
+      )
       .catch((e) => e);
     await waitFor(() => upstream.requests.some((r) => r.body.model === 'hang-headers'), 1000);
     controller.abort();
@@ -83,7 +90,13 @@ describe('client abort', () => {
       return body.data[0];
     });
     const promptTokens = 3 + 3 + countTokens('user') + countTokens(content);
-    expect(record).toMatchObject({ outcome: 'aborted', stream: true, estimated: true, prompt_tokens: promptTokens, completion_tokens: 0 });
+    expect(record).toMatchObject({
+      outcome: 'aborted',
+      stream: true,
+      estimated: true,
+      prompt_tokens: promptTokens,
+      completion_tokens: 0,
+    });
     // ... and the team's daily quota keeps it charged (the reservation settles to the prompt, not to 0).
     const [counter] = await gw.redis.keys(`${gw.prefix}rl:{early-leavers}:team:tokensPerDay:*`);
     await eventually(async () => expect(Number(await gw.redis.get(counter))).toBe(promptTokens));
@@ -93,7 +106,10 @@ describe('client abort', () => {
     const controller = new AbortController();
     const pending = gw
       .openai(token)
-      .chat.completions.create({ model: 'hang', messages: [{ role: 'user', content: 'x' }] }, { signal: controller.signal })
+      .chat.completions.create(
+        { model: 'hang', messages: [{ role: 'user', content: 'x' }] },
+        { signal: controller.signal },
+      )
       .catch((e) => e);
     await waitFor(() => upstream.requests.some((r) => r.body.model === 'hang'), 1000);
     const abortedBefore = upstream.aborted.length;
@@ -103,7 +119,9 @@ describe('client abort', () => {
     await sleep(50);
     // A client leaving is not a gateway error: nothing is logged at error level.
     expect(gw.logs.filter((l) => (l.level as number) >= 50)).toEqual([]);
-    expect(gw.logs.filter((l) => l.type === 'access' && l.model === 'hang').pop()).toMatchObject({ aborted: true });
+    expect(gw.logs.filter((l) => l.type === 'access' && l.model === 'hang').pop()).toMatchObject({
+      aborted: true,
+    });
   });
 });
 
@@ -129,7 +147,12 @@ describe('tokens and revocation', () => {
     const created = await replicaA.admin('POST', '/admin/v1/teams/vault/tokens', { name: 'ci' });
     expect(created.status).toBe(201);
     expect(created.body).toEqual(
-      expect.objectContaining({ id: expect.stringMatching(/^[0-9a-f]{16}$/), token: expect.any(String), team: 'vault', createdAt: expect.any(String) }),
+      expect.objectContaining({
+        id: expect.stringMatching(/^[0-9a-f]{16}$/),
+        token: expect.any(String),
+        team: 'vault',
+        createdAt: expect.any(String),
+      }),
     );
     const { id, token } = created.body;
     expect(token).toMatch(new RegExp(`^sy-${id}-[A-Za-z0-9_-]{43}$`));
@@ -140,12 +163,19 @@ describe('tokens and revocation', () => {
     const keys = await replicaA.redis.keys(`${replicaA.prefix}*`);
     for (const key of keys) {
       const type = await replicaA.redis.type(key);
-      const dump = type === 'hash' ? JSON.stringify(await replicaA.redis.hgetall(key)) : type === 'set' ? JSON.stringify(await replicaA.redis.smembers(key)) : '';
+      const dump =
+        type === 'hash'
+          ? JSON.stringify(await replicaA.redis.hgetall(key))
+          : type === 'set'
+            ? JSON.stringify(await replicaA.redis.smembers(key))
+            : '';
       expect(dump).not.toContain(secret);
     }
     const listed = await replicaA.admin('GET', '/admin/v1/teams/vault/tokens');
     expect(listed.status).toBe(200);
-    expect(listed.body.data).toEqual([expect.objectContaining({ id, name: 'ci', prefix: `sy-${id}`, status: 'active', team: 'vault' })]);
+    expect(listed.body.data).toEqual([
+      expect.objectContaining({ id, name: 'ci', prefix: `sy-${id}`, status: 'active', team: 'vault' }),
+    ]);
     expect(JSON.stringify(listed.body)).not.toContain(secret);
     expect(JSON.stringify(listed.body)).not.toContain(stored.hash);
     const second = await replicaA.admin('POST', '/admin/v1/teams/vault/tokens');
@@ -157,18 +187,23 @@ describe('tokens and revocation', () => {
     const again = await replicaA.admin('POST', '/admin/v1/teams', { id: 'dupe' });
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('team_exists');
-    expect((await replicaA.admin('POST', '/admin/v1/teams/ghost/tokens')).body.error.code).toBe('team_not_found');
+    expect((await replicaA.admin('POST', '/admin/v1/teams/ghost/tokens')).body.error.code).toBe(
+      'team_not_found',
+    );
     expect((await replicaA.admin('DELETE', '/admin/v1/tokens/0000000000000000')).status).toBe(404);
     const bad = await replicaA.admin('POST', '/admin/v1/teams', { id: 'Bad Id!' });
     expect(bad.status).toBe(400);
     expect(bad.body.error.param).toBe('id');
     expect((await fetch(`${replicaA.url}/admin/v1/teams`)).status).toBe(401);
-    expect((await fetch(`${replicaA.url}/admin/v1/teams`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    expect(
+      (await fetch(`${replicaA.url}/admin/v1/teams`, { headers: { authorization: 'Bearer wrong' } })).status,
+    ).toBe(401);
   });
 
   it('a revoked token is refused on every replica within 1 s, even right after both cached it', async () => {
     const { id, token } = await replicaA.teamToken('revokers');
-    const ask = (gw: TestGateway) => gw.openai(token).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] });
+    const ask = (gw: TestGateway) =>
+      gw.openai(token).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] });
     // Both replicas have now seen (and cached) the token.
     await ask(replicaA);
     await ask(replicaB);
@@ -195,10 +230,21 @@ describe('tokens and revocation', () => {
     // The operator changed team "seeded" at runtime; a (re)start with the seed must not undo that.
     await replicaA.admin('POST', '/admin/v1/teams', { id: 'seeded', models: ['slow'] });
     const seedConfig = { teams: { seeded: { models: ['echo'] }, fresh: { models: ['echo'] } } };
-    const restarted = await startTestGateway({ upstreamUrl: upstream.url, prefix: replicaA.prefix, config: seedConfig });
+    const restarted = await startTestGateway({
+      upstreamUrl: upstream.url,
+      prefix: replicaA.prefix,
+      config: seedConfig,
+    });
     try {
-      expect((await restarted.admin('GET', '/admin/v1/teams/seeded')).body).toMatchObject({ id: 'seeded', models: ['slow'] });
-      expect((await restarted.admin('GET', '/admin/v1/teams/fresh')).body).toMatchObject({ id: 'fresh', models: ['echo'], disabled: false });
+      expect((await restarted.admin('GET', '/admin/v1/teams/seeded')).body).toMatchObject({
+        id: 'seeded',
+        models: ['slow'],
+      });
+      expect((await restarted.admin('GET', '/admin/v1/teams/fresh')).body).toMatchObject({
+        id: 'fresh',
+        models: ['echo'],
+        disabled: false,
+      });
     } finally {
       await restarted.close();
     }

@@ -17,16 +17,36 @@ describe('admin API: teams, tokens, audit', () => {
     await upstream.stop();
   });
 
-  const chat = (token: string, body: object = hello) => gw.asTeam(token, 'POST', '/v1/chat/completions', body);
+  const chat = (token: string, body: object = hello) =>
+    gw.asTeam(token, 'POST', '/v1/chat/completions', body);
 
   it('creates a team with models, limits and metadata; PATCH changes them; unknown fields are refused', async () => {
-    const created = await gw.admin('POST', '/admin/v1/teams', { id: 'research', models: ['echo', 'slow*'], limits: { requestsPerMinute: 100, tokensPerDay: 50000 }, metadata: { owner: 'ana' } });
+    const created = await gw.admin('POST', '/admin/v1/teams', {
+      id: 'research',
+      models: ['echo', 'slow*'],
+      limits: { requestsPerMinute: 100, tokensPerDay: 50000 },
+      metadata: { owner: 'ana' },
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ object: 'team', id: 'research', models: ['echo', 'slow*'], limits: { requestsPerMinute: 100, tokensPerDay: 50000 }, metadata: { owner: 'ana' }, disabled: false });
+    expect(created.body).toMatchObject({
+      object: 'team',
+      id: 'research',
+      models: ['echo', 'slow*'],
+      limits: { requestsPerMinute: 100, tokensPerDay: 50000 },
+      metadata: { owner: 'ana' },
+      disabled: false,
+    });
 
-    const patched = await gw.admin('PATCH', '/admin/v1/teams/research', { limits: { tokensPerMinute: 900 }, metadata: { owner: 'bo' } });
+    const patched = await gw.admin('PATCH', '/admin/v1/teams/research', {
+      limits: { tokensPerMinute: 900 },
+      metadata: { owner: 'bo' },
+    });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ models: ['echo', 'slow*'], limits: { tokensPerMinute: 900 }, metadata: { owner: 'bo' } });
+    expect(patched.body).toMatchObject({
+      models: ['echo', 'slow*'],
+      limits: { tokensPerMinute: 900 },
+      metadata: { owner: 'bo' },
+    });
     expect((await gw.admin('GET', '/admin/v1/teams/research')).body).toEqual(patched.body);
 
     const typo = await gw.admin('PATCH', '/admin/v1/teams/research', { limits: { tokensPerDya: 5 } });
@@ -39,14 +59,23 @@ describe('admin API: teams, tokens, audit', () => {
   });
 
   it('PATCH changes only what it names: other limits and labels stay (and stay enforced); null removes one; concurrent PATCHes all land', async () => {
-    const team = { id: 'patched', models: ['echo'], limits: { requestsPerMinute: 100, tokensPerDay: 50000 }, metadata: { owner: 'ana', 'cost-centre': '42' } };
+    const team = {
+      id: 'patched',
+      models: ['echo'],
+      limits: { requestsPerMinute: 100, tokensPerDay: 50000 },
+      metadata: { owner: 'ana', 'cost-centre': '42' },
+    };
     expect((await gw.admin('POST', '/admin/v1/teams', team)).status).toBe(201);
     const { token } = await gw.teamToken('patched');
     const patch = (body: object) => gw.admin('PATCH', '/admin/v1/teams/patched', body);
 
     const tpm = await patch({ limits: { tokensPerMinute: 900 }, metadata: { owner: 'bo' } });
     expect(tpm.status).toBe(200);
-    expect(tpm.body).toMatchObject({ models: ['echo'], limits: { requestsPerMinute: 100, tokensPerDay: 50000, tokensPerMinute: 900 }, metadata: { owner: 'bo', 'cost-centre': '42' } });
+    expect(tpm.body).toMatchObject({
+      models: ['echo'],
+      limits: { requestsPerMinute: 100, tokensPerDay: 50000, tokensPerMinute: 900 },
+      metadata: { owner: 'bo', 'cost-centre': '42' },
+    });
     // Still enforced on the request path, not only listed.
     const small = { ...hello, max_tokens: 5 };
     const ok = await chat(token, small);
@@ -62,25 +91,50 @@ describe('admin API: teams, tokens, audit', () => {
     expect(after.status).toBe(200);
     expect(after.headers.get('x-ratelimit-limit-requests')).toBeNull();
 
-    expect((await patch({ models: ['echo', 'slow'] })).body).toMatchObject({ models: ['echo', 'slow'], limits: { tokensPerDay: 50000, tokensPerMinute: 900 }, metadata: { owner: 'bo' } });
+    expect((await patch({ models: ['echo', 'slow'] })).body).toMatchObject({
+      models: ['echo', 'slow'],
+      limits: { tokensPerDay: 50000, tokensPerMinute: 900 },
+      metadata: { owner: 'bo' },
+    });
     expect((await patch({ limits: {} })).body.limits).toEqual({ tokensPerDay: 50000, tokensPerMinute: 900 });
     expect((await patch({ limits: null, metadata: null })).body).toMatchObject({ limits: {}, metadata: {} });
-    expect((await patch({ metadata: { owner: 5 } })).body.error).toMatchObject({ type: 'invalid_request_error', param: 'metadata' });
-    expect((await patch({ limits: { tokensPerDay: 0 } })).body.error).toMatchObject({ param: 'limits.tokensPerDay' });
-    const tooMany = await patch({ metadata: Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`k${i}`, 'v'])) });
+    expect((await patch({ metadata: { owner: 5 } })).body.error).toMatchObject({
+      type: 'invalid_request_error',
+      param: 'metadata',
+    });
+    expect((await patch({ limits: { tokensPerDay: 0 } })).body.error).toMatchObject({
+      param: 'limits.tokensPerDay',
+    });
+    const tooMany = await patch({
+      metadata: Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`k${i}`, 'v'])),
+    });
     expect(tooMany.status).toBe(200);
     const overflow = await patch({ metadata: { one: 'more' } });
     expect(overflow.status).toBe(400);
     expect(overflow.body.error.message).toMatch(/at most 64 metadata labels; this change would leave 65/);
 
     // Seven admins each change one limit at the same moment: every change lands (each is merged into the others).
-    const limits = { concurrentRequests: 5, requestsPerMinute: 60, tokensPerMinute: 1000, tokensPerDay: 20000, tokensPerMonth: 300000, budgetPerDay: 2.5, budgetPerMonth: 40 };
-    const results = await Promise.all(Object.entries(limits).map(([name, value]) => patch({ limits: { [name]: value } })));
+    const limits = {
+      concurrentRequests: 5,
+      requestsPerMinute: 60,
+      tokensPerMinute: 1000,
+      tokensPerDay: 20000,
+      tokensPerMonth: 300000,
+      budgetPerDay: 2.5,
+      budgetPerMonth: 40,
+    };
+    const results = await Promise.all(
+      Object.entries(limits).map(([name, value]) => patch({ limits: { [name]: value } })),
+    );
     expect(results.map((r) => r.status)).toEqual(Object.keys(limits).map(() => 200));
     expect((await gw.admin('GET', '/admin/v1/teams/patched')).body.limits).toEqual(limits);
     // The audit trail shows what each change named, nulls included.
-    const audit = (await gw.admin('GET', '/admin/v1/audit?target=team/patched&action=team.update&limit=100')).body.data;
-    expect(audit.map((entry: any) => entry.details)).toContainEqual({ limits: { requestsPerMinute: null }, metadata: { 'cost-centre': null } });
+    const audit = (await gw.admin('GET', '/admin/v1/audit?target=team/patched&action=team.update&limit=100'))
+      .body.data;
+    expect(audit.map((entry: any) => entry.details)).toContainEqual({
+      limits: { requestsPerMinute: null },
+      metadata: { 'cost-centre': null },
+    });
   });
 
   it('disabling a team refuses all its tokens at once; enabling lets them back in', async () => {
@@ -104,7 +158,9 @@ describe('admin API: teams, tokens, audit', () => {
     expect((await chat(token)).status).toBe(401);
     expect((await gw.admin('GET', '/admin/v1/teams/doomed')).status).toBe(404);
     expect((await gw.admin('GET', `/admin/v1/tokens/${id}`)).status).toBe(404);
-    expect((await gw.admin('GET', '/admin/v1/teams')).body.data.map((t: any) => t.id)).not.toContain('doomed');
+    expect((await gw.admin('GET', '/admin/v1/teams')).body.data.map((t: any) => t.id)).not.toContain(
+      'doomed',
+    );
     // An empty team is deleted without force.
     await gw.admin('POST', '/admin/v1/teams', { id: 'empty' });
     expect((await gw.admin('DELETE', '/admin/v1/teams/empty')).status).toBe(200);
@@ -128,7 +184,10 @@ describe('admin API: teams, tokens, audit', () => {
 
   it('lists tokens without secrets: id, name, prefix, created, last used, expiry, status', async () => {
     await gw.admin('POST', '/admin/v1/teams', { id: 'listing' });
-    const created = await gw.admin('POST', '/admin/v1/teams/listing/tokens', { name: 'ci', expiresInSeconds: 3600 });
+    const created = await gw.admin('POST', '/admin/v1/teams/listing/tokens', {
+      name: 'ci',
+      expiresInSeconds: 3600,
+    });
     expect(created.status).toBe(201);
     expect((await chat(created.body.token)).status).toBe(200);
     await sleep(50);
@@ -164,12 +223,14 @@ describe('admin API: teams, tokens, audit', () => {
     expect(expired.status).toBe(401);
     expect(expired.body.error).toMatchObject({ code: 'token_expired', type: 'invalid_request_error' });
     expect((await gw.admin('GET', `/admin/v1/tokens/${body.id}`)).body.status).toBe('expired');
-    const past = await gw.admin('POST', '/admin/v1/teams/expiring/tokens', { expiresAt: '2020-01-01T00:00:00Z' });
+    const past = await gw.admin('POST', '/admin/v1/teams/expiring/tokens', {
+      expiresAt: '2020-01-01T00:00:00Z',
+    });
     expect(past.status).toBe(400);
     expect(past.body.error.param).toBe('expiresAt');
   });
 
-  it('a token can narrow its team\'s models, never widen them', async () => {
+  it("a token can narrow its team's models, never widen them", async () => {
     await gw.admin('POST', '/admin/v1/teams', { id: 'narrow', models: ['echo', 'status-*'] });
     const wider = await gw.admin('POST', '/admin/v1/teams/narrow/tokens', { models: ['echo', 'slow'] });
     expect(wider.status).toBe(400);
@@ -180,7 +241,12 @@ describe('admin API: teams, tokens, audit', () => {
     expect((await chat(body.token, { ...hello, model: 'echo' })).status).toBe(403);
     expect((await chat(body.token, { ...hello, model: 'status-400' })).status).toBe(400); // reached the upstream
     const models = await gw.asTeam(body.token, 'GET', '/v1/models');
-    expect(models.body.data.map((m: any) => m.id).sort()).toEqual(['status-400', 'status-401', 'status-404', 'status-429']);
+    expect(models.body.data.map((m: any) => m.id).sort()).toEqual([
+      'status-400',
+      'status-401',
+      'status-404',
+      'status-429',
+    ]);
   });
 
   it('rotation: a new secret under the same id; grace 0 stops the old one at once, a grace period keeps it working until then', async () => {
@@ -195,13 +261,17 @@ describe('admin API: teams, tokens, audit', () => {
     expect((await chat(original.token)).status).toBe(401);
     expect((await chat(now.token)).status).toBe(200);
 
-    const graceful = (await gw.admin('POST', `/admin/v1/tokens/${original.id}/rotate`, { gracePeriodSeconds: 1 })).body;
+    const graceful = (
+      await gw.admin('POST', `/admin/v1/tokens/${original.id}/rotate`, { gracePeriodSeconds: 1 })
+    ).body;
     expect((await chat(now.token)).status).toBe(200); // old secret, inside the grace period
     expect((await chat(graceful.token)).status).toBe(200);
     await sleep(1100);
     expect((await chat(now.token)).status).toBe(401);
     expect((await chat(graceful.token)).status).toBe(200);
-    expect((await gw.admin('POST', `/admin/v1/tokens/${original.id}/rotate`, { gracePeriodSeconds: -1 })).status).toBe(400);
+    expect(
+      (await gw.admin('POST', `/admin/v1/tokens/${original.id}/rotate`, { gracePeriodSeconds: -1 })).status,
+    ).toBe(400);
   });
 
   it('writes every admin change to the audit trail: who, what, when', async () => {
@@ -215,15 +285,31 @@ describe('admin API: teams, tokens, audit', () => {
 
     const audit = await gw.admin('GET', '/admin/v1/audit?target=team/audited&limit=10');
     expect(audit.status).toBe(200);
-    expect(audit.body.data.map((e: any) => e.action)).toEqual(['team.delete', 'token.revoke', 'token.rotate', 'team.disable', 'token.create', 'team.create']);
+    expect(audit.body.data.map((e: any) => e.action)).toEqual([
+      'team.delete',
+      'token.revoke',
+      'token.rotate',
+      'team.disable',
+      'token.create',
+      'team.create',
+    ]);
     const [deleted, revoked, rotated, , , created] = audit.body.data;
-    expect(created).toMatchObject({ actor: 'admin-api:ana@example.com', target: 'team/audited', details: { limits: { requestsPerMinute: 5 } }, ip: expect.any(String), requestId: expect.any(String) });
+    expect(created).toMatchObject({
+      actor: 'admin-api:ana@example.com',
+      target: 'team/audited',
+      details: { limits: { requestsPerMinute: 5 } },
+      ip: expect.any(String),
+      requestId: expect.any(String),
+    });
     expect(Math.abs(Date.parse(created.at) - Date.now())).toBeLessThan(10_000);
     expect(rotated).toMatchObject({ target: `team/audited/token/${token.id}`, details: { graceSeconds: 5 } });
     expect(revoked.actor).toBe('admin-api');
     expect(deleted.details).toEqual({ force: true, tokensDeleted: 1 });
     expect(JSON.stringify(audit.body)).not.toContain(token.token.slice(20));
-    const page = await gw.admin('GET', `/admin/v1/audit?target=team/audited&limit=2&before=${audit.body.data[1].id}`);
+    const page = await gw.admin(
+      'GET',
+      `/admin/v1/audit?target=team/audited&limit=2&before=${audit.body.data[1].id}`,
+    );
     expect(page.body.data.map((e: any) => e.action)).toEqual(['token.rotate', 'team.disable']);
     expect((await gw.admin('GET', '/admin/v1/audit?limit=0')).status).toBe(400);
   });

@@ -23,22 +23,35 @@ describe('wrong admin keys are throttled per client address', () => {
   });
 
   const adminCall = (url: string, key: string, from?: string) =>
-    fetch(`${url}/admin/v1/teams`, { headers: { authorization: `Bearer ${key}`, ...(from ? { 'x-forwarded-for': from } : {}) } });
+    fetch(`${url}/admin/v1/teams`, {
+      headers: { authorization: `Bearer ${key}`, ...(from ? { 'x-forwarded-for': from } : {}) },
+    });
   const signIn = (url: string, adminKey: string, from: string) =>
-    fetch(`${url}/console/api/session`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': from }, body: JSON.stringify({ adminKey, name: 'guesser' }) });
+    fetch(`${url}/console/api/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': from },
+      body: JSON.stringify({ adminKey, name: 'guesser' }),
+    });
   const metric = async (labels: string) => {
     const text = await (await fetch(`${gw.url}/metrics`)).text();
-    const line = text.split('\n').find((l) => l.startsWith(`switchyard_admin_auth_failures_total{${labels}}`));
+    const line = text
+      .split('\n')
+      .find((l) => l.startsWith(`switchyard_admin_auth_failures_total{${labels}}`));
     return line ? Number(line.split(' ').pop()) : 0;
   };
 
   it('lets five wrong keys through as 401, then refuses the address with 429 and Retry-After, 2,000 guesses in all', async () => {
-    const guesses = Array.from({ length: 2000 }, (_, i) => `guess-${i}-${Math.random().toString(36).slice(2)}`);
+    const guesses = Array.from(
+      { length: 2000 },
+      (_, i) => `guess-${i}-${Math.random().toString(36).slice(2)}`,
+    );
     const statuses = new Map<number, number>();
     const refusals: Response[] = [];
     for (let i = 0; i < guesses.length; i += 50) {
       // 50 at a time: guesses in flight together must not slip past the count either.
-      const answers = await Promise.all(guesses.slice(i, i + 50).map((key) => adminCall(gw.url, key, '203.0.113.50')));
+      const answers = await Promise.all(
+        guesses.slice(i, i + 50).map((key) => adminCall(gw.url, key, '203.0.113.50')),
+      );
       for (const answer of answers) {
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
         if (answer.status === 429) refusals.push(answer);
@@ -51,7 +64,12 @@ describe('wrong admin keys are throttled per client address', () => {
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(300);
     expect(await refused.json()).toEqual({
-      error: { message: expect.stringMatching(/Too many wrong admin keys from this address; try again in \d+ s\./), type: 'rate_limit_exceeded', param: null, code: 'rate_limit_exceeded' },
+      error: {
+        message: expect.stringMatching(/Too many wrong admin keys from this address; try again in \d+ s\./),
+        type: 'rate_limit_exceeded',
+        param: null,
+        code: 'rate_limit_exceeded',
+      },
     });
 
     // The right key from the blocked address is refused too (else the block would not slow guessing: a 200 would
@@ -76,7 +94,13 @@ describe('wrong admin keys are throttled per client address', () => {
     const logged = gw.rawLogs.join('');
     for (const key of guesses) expect(logged).not.toContain(key);
     expect(logged).not.toContain(ADMIN_KEY);
-    expect(gw.logs.some((line) => line.level === 40 && line.msg === 'the right admin key was refused: its address is blocked for wrong keys')).toBe(true);
+    expect(
+      gw.logs.some(
+        (line) =>
+          line.level === 40 &&
+          line.msg === 'the right admin key was refused: its address is blocked for wrong keys',
+      ),
+    ).toBe(true);
   });
 
   it('shares one count between the console sign-in and the admin API, so neither is a way around the other', async () => {
@@ -86,7 +110,8 @@ describe('wrong admin keys are throttled per client address', () => {
   });
 
   it('counts an IPv6 client by its /64, which one host can fill with addresses', async () => {
-    for (let i = 1; i <= 5; i++) expect((await adminCall(gw.url, `wrong-${i}`, `2001:db8:7:7::${i}`)).status).toBe(401);
+    for (let i = 1; i <= 5; i++)
+      expect((await adminCall(gw.url, `wrong-${i}`, `2001:db8:7:7::${i}`)).status).toBe(401);
     expect((await adminCall(gw.url, 'wrong-6', '2001:db8:7:7:ffff::1')).status).toBe(429);
     expect((await adminCall(gw.url, ADMIN_KEY, '2001:db8:7:8::1')).status).toBe(200);
   });
@@ -94,7 +119,8 @@ describe('wrong admin keys are throttled per client address', () => {
   it('holds across replicas (the count is in Redis)', async () => {
     const replica = await startTestGateway({ upstreamUrl: upstream.url, prefix: gw.prefix });
     try {
-      for (let i = 0; i < 5; i++) expect((await adminCall(gw.url, `wrong-${i}`, '203.0.113.70')).status).toBe(401);
+      for (let i = 0; i < 5; i++)
+        expect((await adminCall(gw.url, `wrong-${i}`, '203.0.113.70')).status).toBe(401);
       expect((await adminCall(replica.url, ADMIN_KEY, '203.0.113.70')).status).toBe(429);
       expect((await adminCall(replica.url, 'wrong-6', '203.0.113.70')).status).toBe(429);
     } finally {
@@ -103,9 +129,13 @@ describe('wrong admin keys are throttled per client address', () => {
   });
 
   it('believes X-Forwarded-For only from a trusted proxy: a guesser cannot make up new addresses', async () => {
-    const direct = await startTestGateway({ upstreamUrl: upstream.url, config: { server: { trustedProxies: [] } } });
+    const direct = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: { server: { trustedProxies: [] } },
+    });
     try {
-      for (let i = 0; i < 5; i++) expect((await adminCall(direct.url, `wrong-${i}`, `198.51.100.${i}`)).status).toBe(401);
+      for (let i = 0; i < 5; i++)
+        expect((await adminCall(direct.url, `wrong-${i}`, `198.51.100.${i}`)).status).toBe(401);
       expect((await adminCall(direct.url, 'wrong-6', '198.51.100.99')).status).toBe(429); // all of them were 127.0.0.1
     } finally {
       await direct.close();
@@ -113,8 +143,18 @@ describe('wrong admin keys are throttled per client address', () => {
   });
 
   it('does not count a request that carries no admin key, nor a console session that ended', async () => {
-    for (let i = 0; i < 10; i++) expect((await fetch(`${gw.url}/admin/v1/teams`, { headers: { 'x-forwarded-for': '203.0.113.80' } })).status).toBe(401);
-    for (let i = 0; i < 10; i++) expect((await fetch(`${gw.url}/admin/v1/teams`, { headers: { 'x-forwarded-for': '203.0.113.80', cookie: 'sy_console=ended' } })).status).toBe(401);
+    for (let i = 0; i < 10; i++)
+      expect(
+        (await fetch(`${gw.url}/admin/v1/teams`, { headers: { 'x-forwarded-for': '203.0.113.80' } })).status,
+      ).toBe(401);
+    for (let i = 0; i < 10; i++)
+      expect(
+        (
+          await fetch(`${gw.url}/admin/v1/teams`, {
+            headers: { 'x-forwarded-for': '203.0.113.80', cookie: 'sy_console=ended' },
+          })
+        ).status,
+      ).toBe(401);
     expect((await adminCall(gw.url, ADMIN_KEY, '203.0.113.80')).status).toBe(200);
   });
 });

@@ -18,7 +18,10 @@ describe('Vercel AI SDK (openai provider, Responses API)', () => {
 
   beforeAll(async () => {
     upstream = await new OpenAIUpstream().start();
-    gw = await startTestGateway({ upstreamUrl: upstream.url, config: { models: { 'gpt-tools': { backend: 'standin', upstreamModel: 'tool-caller' } } } });
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: { models: { 'gpt-tools': { backend: 'standin', upstreamModel: 'tool-caller' } } },
+    });
     ({ token } = await gw.teamToken('ai-sdk'));
   });
   afterAll(async () => {
@@ -28,10 +31,16 @@ describe('Vercel AI SDK (openai provider, Responses API)', () => {
 
   async function aiSdk(scenario: string, model: string, prompt: string): Promise<any> {
     try {
-      const { stdout } = await run(process.execPath, [join(__dirname, '../support/ai-sdk-client.mjs'), `${gw.url}/v1`, token, scenario, model, prompt], { timeout: 30_000 });
+      const { stdout } = await run(
+        process.execPath,
+        [join(__dirname, '../support/ai-sdk-client.mjs'), `${gw.url}/v1`, token, scenario, model, prompt],
+        { timeout: 30_000 },
+      );
       return JSON.parse(stdout);
     } catch (error) {
-      throw new Error(`AI SDK failed: ${(error as { stderr?: string }).stderr ?? error}\nlast request: ${JSON.stringify(upstream.requests.at(-1)?.body)}`);
+      throw new Error(
+        `AI SDK failed: ${(error as { stderr?: string }).stderr ?? error}\nlast request: ${JSON.stringify(upstream.requests.at(-1)?.body)}`,
+      );
     }
   }
 

@@ -28,8 +28,10 @@ describe('backend health', () => {
   let revived: Server | undefined;
 
   const listed = async () => (await client.models.list()).data.map((model) => model.id);
-  const calls = (upstream: { requests: Array<{ body: Record<string, unknown> }> }, model: string) => upstream.requests.filter((r) => r.body.model === model).length;
-  const deployments = async () => (await gw.admin('GET', '/admin/v1/deployments')).body.data as Array<Record<string, any>>;
+  const calls = (upstream: { requests: Array<{ body: Record<string, unknown> }> }, model: string) =>
+    upstream.requests.filter((r) => r.body.model === model).length;
+  const deployments = async () =>
+    (await gw.admin('GET', '/admin/v1/deployments')).body.data as Array<Record<string, any>>;
   const ready = async () => {
     const response = await fetch(`${gw.url}/health/ready`);
     return { status: response.status, body: (await response.json()) as Record<string, any> };
@@ -53,9 +55,21 @@ describe('backend health', () => {
         },
         models: {
           'only-bad-key': { backend: 'bad-key', upstreamModel: 'leak.masked.401' },
-          'bad-key-then-good': { routing: 'priority', deployments: [{ backend: 'bad-key', upstreamModel: 'leak.masked.403' }, { backend: 'good', upstreamModel: 'echo' }] },
+          'bad-key-then-good': {
+            routing: 'priority',
+            deployments: [
+              { backend: 'bad-key', upstreamModel: 'leak.masked.403' },
+              { backend: 'good', upstreamModel: 'echo' },
+            ],
+          },
           'llama3.2': { backend: 'ollama', upstreamModel: 'llama3.2' },
-          'ollama-or-good': { routing: 'priority', deployments: [{ backend: 'ollama', upstreamModel: 'llama3.2' }, { backend: 'good', upstreamModel: 'echo' }] },
+          'ollama-or-good': {
+            routing: 'priority',
+            deployments: [
+              { backend: 'ollama', upstreamModel: 'llama3.2' },
+              { backend: 'good', upstreamModel: 'echo' },
+            ],
+          },
           'missing-file': { backend: 'no-file', upstreamModel: 'x' },
           failing: { backend: 'good', upstreamModel: 'status-500' },
         },
@@ -70,10 +84,12 @@ describe('backend health', () => {
     await new Promise((resolve) => (revived ? revived.close(resolve) : resolve(undefined)));
   });
 
-  describe('a refused upstream key (401/403) is the deployment\'s fault', () => {
+  describe("a refused upstream key (401/403) is the deployment's fault", () => {
     it('is called once, not retried on the same deployment: 502 upstream_auth_failed after one call', async () => {
       const before = calls(leaky, 'leak.masked.401');
-      const error = (await client.chat.completions.create(ask('only-bad-key')).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+      const error = (await client.chat.completions
+        .create(ask('only-bad-key'))
+        .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
       expect(error.status).toBe(502);
       expect(error.code).toBe('upstream_auth_failed');
       expect(calls(leaky, 'leak.masked.401') - before).toBe(1);
@@ -81,7 +97,9 @@ describe('backend health', () => {
 
     it('moves to the next deployment at once, and later requests skip it (its circuit opened at once)', async () => {
       const [badBefore, goodBefore] = [calls(leaky, 'leak.masked.403'), calls(good, 'echo')];
-      const { data, response } = await client.chat.completions.create(ask('bad-key-then-good')).withResponse();
+      const { data, response } = await client.chat.completions
+        .create(ask('bad-key-then-good'))
+        .withResponse();
       expect(data.choices[0].message.content).toBe('echo: hello there');
       expect(response.headers.get('x-switchyard-backend')).toBe('good');
       expect(response.headers.get('x-switchyard-attempts')).toBe('2');
@@ -90,7 +108,11 @@ describe('backend health', () => {
       expect(next.response.headers.get('x-switchyard-attempts')).toBe('1');
       expect(calls(leaky, 'leak.masked.403') - badBefore).toBe(1);
       const row = (await deployments()).find((d) => d.deployment === 'bad-key/leak.masked.403')!;
-      expect(row.circuit).toMatchObject({ state: 'open', consecutiveFailures: 1, lastError: 'upstream_auth_failed' });
+      expect(row.circuit).toMatchObject({
+        state: 'open',
+        consecutiveFailures: 1,
+        lastError: 'upstream_auth_failed',
+      });
       expect(row.circuit.lastErrorMessage).toMatch(/^Incorrect API key provided: /);
       expect(row.down).toMatch(/circuit open/);
     });
@@ -98,28 +120,47 @@ describe('backend health', () => {
     it("is logged at error with the vendor's message, the key scrubbed from it", async () => {
       const lines = gw.logs.filter((l) => l.level === ERROR && l.deployment === 'bad-key/leak.masked.401');
       expect(lines.length).toBeGreaterThanOrEqual(1);
-      expect(lines[0]).toMatchObject({ backend: 'bad-key', error: 'upstream_auth_failed', upstreamStatus: 401, reason: expect.stringMatching(/^Incorrect API key provided: \[redacted\]/) });
-      expect(String(lines[0].msg)).toMatch(/rejected the gateway's credentials.*HTTP 401: Incorrect API key provided/);
+      expect(lines[0]).toMatchObject({
+        backend: 'bad-key',
+        error: 'upstream_auth_failed',
+        upstreamStatus: 401,
+        reason: expect.stringMatching(/^Incorrect API key provided: \[redacted\]/),
+      });
+      expect(String(lines[0].msg)).toMatch(
+        /rejected the gateway's credentials.*HTTP 401: Incorrect API key provided/,
+      );
       const everything = gw.rawLogs.join('\n');
-      for (let at = 0; at + 8 <= WRONG_KEY.length; at++) expect(everything).not.toContain(WRONG_KEY.slice(at, at + 8));
+      for (let at = 0; at + 8 <= WRONG_KEY.length; at++)
+        expect(everything).not.toContain(WRONG_KEY.slice(at, at + 8));
     });
 
     it('readiness stays 200 but says the backend refused the credentials', async () => {
       const { status, body } = await ready();
       expect(status).toBe(200);
       expect(body.status).toBe('degraded');
-      expect(body.backends['bad-key']).toEqual({ usable: false, reason: expect.stringMatching(/refused the gateway's credentials: Incorrect API key provided: \[redacted\]/) });
+      expect(body.backends['bad-key']).toEqual({
+        usable: false,
+        reason: expect.stringMatching(
+          /refused the gateway's credentials: Incorrect API key provided: \[redacted\]/,
+        ),
+      });
       expect(body.backends.good).toEqual({ usable: true });
     });
   });
 
   describe('a backend unreachable at start-up', () => {
     it('is logged at warn, and readiness names it', async () => {
-      expect(gw.logs.some((l) => l.level === WARN && l.backend === 'ollama' && /unreachable at start-up/.test(String(l.msg)))).toBe(true);
+      expect(
+        gw.logs.some(
+          (l) => l.level === WARN && l.backend === 'ollama' && /unreachable at start-up/.test(String(l.msg)),
+        ),
+      ).toBe(true);
       const { status, body } = await ready();
       expect(status).toBe(200);
       expect(body.unusable_backends).toEqual(expect.arrayContaining(['ollama']));
-      expect(body.backends.ollama.reason).toMatch(new RegExp(`unreachable at start-up: cannot connect to 127.0.0.1:${offlinePort} \\(ECONNREFUSED\\)`));
+      expect(body.backends.ollama.reason).toMatch(
+        new RegExp(`unreachable at start-up: cannot connect to 127.0.0.1:${offlinePort} \\(ECONNREFUSED\\)`),
+      );
     });
 
     it('is skipped without a call when the model has another deployment, and that model is listed', async () => {
@@ -129,11 +170,19 @@ describe('backend health', () => {
       expect(await listed()).toContain('ollama-or-good');
     });
 
-    it('hides a model it alone serves, and the admin view says why; a request still gets the backend\'s own error', async () => {
+    it("hides a model it alone serves, and the admin view says why; a request still gets the backend's own error", async () => {
       expect(await listed()).not.toContain('llama3.2');
       const row = (await deployments()).find((d) => d.model === 'llama3.2')!;
-      expect(row).toMatchObject({ model_listed: false, down: expect.stringMatching(/unreachable at start-up/), model_hidden_because: expect.stringMatching(/every deployment is known to be down: ollama\/llama3.2: unreachable at start-up/) });
-      const error = (await client.chat.completions.create(ask('llama3.2')).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+      expect(row).toMatchObject({
+        model_listed: false,
+        down: expect.stringMatching(/unreachable at start-up/),
+        model_hidden_because: expect.stringMatching(
+          /every deployment is known to be down: ollama\/llama3.2: unreachable at start-up/,
+        ),
+      });
+      const error = (await client.chat.completions
+        .create(ask('llama3.2'))
+        .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
       expect(error.status).toBe(502);
       expect(error.code).toBe('upstream_unreachable');
     });
@@ -142,20 +191,41 @@ describe('backend health', () => {
       revived = createServer((socket) => socket.destroy());
       await new Promise<void>((resolve) => revived!.listen(offlinePort, '127.0.0.1', resolve));
       await eventually(async () => expect(await listed()).toContain('llama3.2'), 10_000, 100);
-      expect((await deployments()).find((d) => d.model === 'llama3.2')).toMatchObject({ model_listed: true, down: null, model_hidden_because: null });
+      expect((await deployments()).find((d) => d.model === 'llama3.2')).toMatchObject({
+        model_listed: true,
+        down: null,
+        model_hidden_because: null,
+      });
       expect((await ready()).body.backends.ollama).toEqual({ usable: true });
     });
   });
 
   describe('a local model whose file is missing', () => {
     it('is logged at error, not listed, and readiness names it (still 200)', async () => {
-      await eventually(async () => expect(gw.logs.some((l) => l.level === ERROR && l.backend === 'no-file' && /unavailable/.test(String(l.msg)))).toBe(true), 20_000, 100);
+      await eventually(
+        async () =>
+          expect(
+            gw.logs.some(
+              (l) => l.level === ERROR && l.backend === 'no-file' && /unavailable/.test(String(l.msg)),
+            ),
+          ).toBe(true),
+        20_000,
+        100,
+      );
       expect(await listed()).not.toContain('missing-file');
       const { status, body } = await ready();
       expect(status).toBe(200);
-      expect(body.backends['no-file']).toEqual({ usable: false, reason: expect.stringMatching(/^the local model cannot load: /) });
-      expect((await deployments()).find((d) => d.model === 'missing-file')).toMatchObject({ model_listed: false, model_hidden_because: expect.stringMatching(/cannot load/) });
-      const error = (await client.chat.completions.create(ask('missing-file')).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+      expect(body.backends['no-file']).toEqual({
+        usable: false,
+        reason: expect.stringMatching(/^the local model cannot load: /),
+      });
+      expect((await deployments()).find((d) => d.model === 'missing-file')).toMatchObject({
+        model_listed: false,
+        model_hidden_because: expect.stringMatching(/cannot load/),
+      });
+      const error = (await client.chat.completions
+        .create(ask('missing-file'))
+        .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
       expect(error.status).toBe(503);
     });
   });
@@ -165,8 +235,18 @@ describe('backend health', () => {
       expect(await listed()).toContain('failing');
       for (let i = 0; i < 2; i++) await client.chat.completions.create(ask('failing')).catch(() => undefined);
       expect(await listed()).not.toContain('failing');
-      expect((await deployments()).find((d) => d.model === 'failing')).toMatchObject({ model_listed: false, down: expect.stringMatching(/circuit open after \d+ failure/) });
-      expect(gw.logs.some((l) => l.level === WARN && l.deployment === 'good/status-500' && /circuit of deployment good\/status-500 opened/.test(String(l.msg)))).toBe(true);
+      expect((await deployments()).find((d) => d.model === 'failing')).toMatchObject({
+        model_listed: false,
+        down: expect.stringMatching(/circuit open after \d+ failure/),
+      });
+      expect(
+        gw.logs.some(
+          (l) =>
+            l.level === WARN &&
+            l.deployment === 'good/status-500' &&
+            /circuit of deployment good\/status-500 opened/.test(String(l.msg)),
+        ),
+      ).toBe(true);
       // Half-open after the cool-down: listed again, and the next request probes it.
       await eventually(async () => expect(await listed()).toContain('failing'), 5_000, 100);
     });

@@ -5,7 +5,10 @@ import { OpenAIUpstream } from '../support/openai-upstream';
 import { REDIS_URL, startTestGateway, type TestGateway } from '../support/test-gateway';
 
 const hangingStream = async (client: OpenAI, signal: AbortSignal) =>
-  client.chat.completions.create({ model: 'hang', stream: true, messages: [{ role: 'user', content: 'wait' }] }, { signal });
+  client.chat.completions.create(
+    { model: 'hang', stream: true, messages: [{ role: 'user', content: 'wait' }] },
+    { signal },
+  );
 
 /** One team cannot take a backend's capacity from everyone else, and no request waits without bound for it. */
 describe('backend capacity and per-team concurrency', () => {
@@ -14,7 +17,10 @@ describe('backend capacity and per-team concurrency', () => {
 
   beforeAll(async () => {
     upstream = await new OpenAIUpstream().start();
-    gw = await startTestGateway({ upstreamUrl: upstream.url, config: { backends: { standin: { maxConnections: 2, timeouts: { connectionWaitMs: 300 } } } } });
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: { backends: { standin: { maxConnections: 2, timeouts: { connectionWaitMs: 300 } } } },
+    });
   });
   afterAll(async () => {
     await gw.close();
@@ -28,7 +34,9 @@ describe('backend capacity and per-team concurrency', () => {
     await Promise.all(controllers.map((c) => hangingStream(hog, c.signal)));
 
     const started = Date.now();
-    const refused = await other.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    const refused = await other.chat.completions
+      .create({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
     expect(Date.now() - started).toBeLessThan(3000);
     expect(refused).toBeInstanceOf(OpenAI.InternalServerError);
     expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
@@ -37,7 +45,12 @@ describe('backend capacity and per-team concurrency', () => {
 
     // A stream ending frees its connection for the next request.
     controllers[0].abort();
-    await eventually(async () => expect((await other.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] })).choices[0].message.content).toBe('echo: hi'));
+    await eventually(async () =>
+      expect(
+        (await other.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }))
+          .choices[0].message.content,
+      ).toBe('echo: hi'),
+    );
     controllers[1].abort();
   });
 
@@ -47,12 +60,26 @@ describe('backend capacity and per-team concurrency', () => {
     const client = gw.openai(token);
     const controller = new AbortController();
     await hangingStream(client, controller.signal);
-    const refused = await gw.asTeam(token, 'POST', '/v1/chat/completions', { model: 'echo', messages: [{ role: 'user', content: 'x' }] });
+    const refused = await gw.asTeam(token, 'POST', '/v1/chat/completions', {
+      model: 'echo',
+      messages: [{ role: 'user', content: 'x' }],
+    });
     expect(refused.status).toBe(429);
     expect(refused.body.error.code).toBe('rate_limit_exceeded');
-    expect(refused.body.error.message).toBe('concurrentRequests limit of team "narrow" reached (1/1 requests in flight); retry when one ends.');
+    expect(refused.body.error.message).toBe(
+      'concurrentRequests limit of team "narrow" reached (1/1 requests in flight); retry when one ends.',
+    );
     controller.abort();
-    await eventually(async () => expect((await gw.asTeam(token, 'POST', '/v1/chat/completions', { model: 'echo', messages: [{ role: 'user', content: 'x' }] })).status).toBe(200));
+    await eventually(async () =>
+      expect(
+        (
+          await gw.asTeam(token, 'POST', '/v1/chat/completions', {
+            model: 'echo',
+            messages: [{ role: 'user', content: 'x' }],
+          })
+        ).status,
+      ).toBe(200),
+    );
   });
 });
 
@@ -76,29 +103,53 @@ describe('a replica killed mid-stream', () => {
   it('SIGKILL with 20 open streams: the survivor writes 20 records (reservation, estimated, replica_lost) within a bounded time', async () => {
     const upstream = await new OpenAIUpstream().start();
     upstream.delayMs = 400;
-    const survivor = await startTestGateway({ upstreamUrl: upstream.url, config: { usage: { leaseSeconds: 1 } } });
+    const survivor = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: { usage: { leaseSeconds: 1 } },
+    });
     const doomed = secondReplica(upstream.url, survivor.prefix);
     try {
       const url = await waitForListening(doomed.output);
-      await survivor.admin('POST', '/admin/v1/teams', { id: 'crashers', limits: { tokensPerDay: 1_000_000, concurrentRequests: 20 } });
+      await survivor.admin('POST', '/admin/v1/teams', {
+        id: 'crashers',
+        limits: { tokensPerDay: 1_000_000, concurrentRequests: 20 },
+      });
       const token = (await survivor.admin('POST', '/admin/v1/teams/crashers/tokens', {})).body.token;
       const client = new OpenAI({ apiKey: token, baseURL: `${url}/v1`, maxRetries: 0 });
       const words = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
       const streams = await Promise.all(
-        Array.from({ length: 20 }, () => client.chat.completions.create({ model: 'slow', stream: true, max_tokens: 50, messages: [{ role: 'user', content: words }] })),
+        Array.from({ length: 20 }, () =>
+          client.chat.completions.create({
+            model: 'slow',
+            stream: true,
+            max_tokens: 50,
+            messages: [{ role: 'user', content: words }],
+          }),
+        ),
       );
       // Each has relayed part of its answer.
       await Promise.all(streams.map(async (s) => (await s[Symbol.asyncIterator]().next()).value));
       doomed.child.kill('SIGKILL');
       await doomed.exit;
 
-      const records = await eventually(async () => {
-        const { body } = await survivor.admin('GET', '/admin/v1/usage/records?team=crashers&limit=100');
-        expect(body.data).toHaveLength(20);
-        return body.data as any[];
-      }, 15_000, 100);
+      const records = await eventually(
+        async () => {
+          const { body } = await survivor.admin('GET', '/admin/v1/usage/records?team=crashers&limit=100');
+          expect(body.data).toHaveLength(20);
+          return body.data as any[];
+        },
+        15_000,
+        100,
+      );
       for (const record of records) {
-        expect(record).toMatchObject({ model: 'slow', outcome: 'error', error_code: 'replica_lost', estimated: true, stream: true, completion_tokens: 50 });
+        expect(record).toMatchObject({
+          model: 'slow',
+          outcome: 'error',
+          error_code: 'replica_lost',
+          estimated: true,
+          stream: true,
+          completion_tokens: 50,
+        });
         expect(record.prompt_tokens).toBeGreaterThan(40);
       }
       // The survivor counts the estimates in its metrics only once the requests' own records have had 10 leases
@@ -110,16 +161,27 @@ describe('a replica killed mid-stream', () => {
           .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
       expect(await lost('switchyard_requests_total')).toBe(0);
       // The 20 concurrency leases expired with the replica: the team can use its 20 slots again (on the survivor).
-      const again = await survivor.asTeam(token, 'POST', '/v1/chat/completions', { model: 'echo', messages: [{ role: 'user', content: 'x' }] });
+      const again = await survivor.asTeam(token, 'POST', '/v1/chat/completions', {
+        model: 'echo',
+        messages: [{ role: 'user', content: 'x' }],
+      });
       expect(again.status).toBe(200);
       // Swept once: nothing is left in flight, and no record is written twice by a second sweep.
       await new Promise((r) => setTimeout(r, 1500));
-      expect((await survivor.admin('GET', '/admin/v1/usage/records?team=crashers&limit=100')).body.data).toHaveLength(21);
+      expect(
+        (await survivor.admin('GET', '/admin/v1/usage/records?team=crashers&limit=100')).body.data,
+      ).toHaveLength(21);
       expect(await survivor.redis.hlen(`${survivor.prefix}inflight:{crashers}`)).toBe(0);
       // The dead replica, with nothing left to settle, is forgotten: only the survivor is listed.
-      await eventually(async () => expect(await survivor.redis.smembers(`${survivor.prefix}replicas`)).toHaveLength(1), 10_000, 100);
+      await eventually(
+        async () => expect(await survivor.redis.smembers(`${survivor.prefix}replicas`)).toHaveLength(1),
+        10_000,
+        100,
+      );
       await eventually(async () => expect(await lost('switchyard_requests_total')).toBe(20), 20_000, 200);
-      expect(await lost('switchyard_tokens_total')).toBe(records.reduce((sum, record) => sum + record.total_tokens, 0));
+      expect(await lost('switchyard_tokens_total')).toBe(
+        records.reduce((sum, record) => sum + record.total_tokens, 0),
+      );
     } finally {
       doomed.child.kill('SIGKILL');
       await survivor.close();
@@ -132,7 +194,10 @@ describe('a live replica serving a request longer than its lease', () => {
   it('keeps the request: the other replica sweeps meanwhile and settles nothing, and the one record is the real one', async () => {
     const upstream = await new OpenAIUpstream().start();
     upstream.delayMs = 300;
-    const sweeper = await startTestGateway({ upstreamUrl: upstream.url, config: { usage: { leaseSeconds: 1 } } });
+    const sweeper = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: { usage: { leaseSeconds: 1 } },
+    });
     const serving = secondReplica(upstream.url, sweeper.prefix);
     try {
       const url = await waitForListening(serving.output);
@@ -140,16 +205,27 @@ describe('a live replica serving a request longer than its lease', () => {
       const token = (await sweeper.admin('POST', '/admin/v1/teams/longhaul/tokens', {})).body.token;
       const client = new OpenAI({ apiKey: token, baseURL: `${url}/v1`, maxRetries: 0 });
       const started = Date.now();
-      const stream = await client.chat.completions.create({ model: 'slow', stream: true, max_tokens: 12, messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten eleven twelve' }] });
+      const stream = await client.chat.completions.create({
+        model: 'slow',
+        stream: true,
+        max_tokens: 12,
+        messages: [
+          { role: 'user', content: 'one two three four five six seven eight nine ten eleven twelve' },
+        ],
+      });
       let text = '';
       for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
       // Several leases long (1 s each), so the sweeper has looked at its entry more than once.
       expect(Date.now() - started).toBeGreaterThan(3000);
-      const records = await eventually(async () => {
-        const { body } = await sweeper.admin('GET', '/admin/v1/usage/records?team=longhaul&limit=10');
-        expect(body.data).toHaveLength(1);
-        return body.data as any[];
-      }, 10_000, 100);
+      const records = await eventually(
+        async () => {
+          const { body } = await sweeper.admin('GET', '/admin/v1/usage/records?team=longhaul&limit=10');
+          expect(body.data).toHaveLength(1);
+          return body.data as any[];
+        },
+        10_000,
+        100,
+      );
       expect(records[0]).toMatchObject({ model: 'slow', outcome: 'ok', estimated: false });
       expect(records[0].error_code ?? '').toBe('');
       expect(records[0].completion_tokens).toBe(text.trim().split(/\s+/).length);

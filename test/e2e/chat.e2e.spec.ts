@@ -22,7 +22,13 @@ describe('POST /v1/chat/completions (relay)', () => {
   it('answers a non-streaming call in the OpenAI shape, under the model name the client asked for', async () => {
     const { data: reply, response } = await gw
       .openai(token)
-      .chat.completions.create({ model: 'echo', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello world' }] })
+      .chat.completions.create({
+        model: 'echo',
+        messages: [
+          { role: 'system', content: 'be brief' },
+          { role: 'user', content: 'hello world' },
+        ],
+      })
       .withResponse();
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
@@ -32,7 +38,11 @@ describe('POST /v1/chat/completions (relay)', () => {
     expect(Math.abs(reply.created - Date.now() / 1000)).toBeLessThan(60); // seconds, not ms
     expect(reply.model).toBe('echo');
     expect(reply.choices).toEqual([
-      expect.objectContaining({ index: 0, message: expect.objectContaining({ role: 'assistant', content: 'echo: hello world' }), finish_reason: 'stop' }),
+      expect.objectContaining({
+        index: 0,
+        message: expect.objectContaining({ role: 'assistant', content: 'echo: hello world' }),
+        finish_reason: 'stop',
+      }),
     ]);
     expect(reply.usage!.total_tokens).toBe(reply.usage!.prompt_tokens + reply.usage!.completion_tokens);
     expect(reply.usage!.completion_tokens).toBe(3);
@@ -55,13 +65,17 @@ describe('POST /v1/chat/completions (relay)', () => {
     const seen = upstream.last();
     expect(seen.body.model).toBe('echo');
     expect(seen.headers.authorization).toBe('Bearer upstream-secret-key');
-    const forwarded = Object.keys(seen.headers).filter((h) => h.startsWith('x-forwarded') || h === 'forwarded' || h === 'cookie');
+    const forwarded = Object.keys(seen.headers).filter(
+      (h) => h.startsWith('x-forwarded') || h === 'forwarded' || h === 'cookie',
+    );
     expect(forwarded).toEqual([]);
     expect(JSON.stringify(seen.headers)).not.toContain(token);
   });
 
   it('passes OpenAI fields it does not know through to an OpenAI-compatible backend unchanged', async () => {
-    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } }];
+    const tools = [
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } },
+    ];
     await gw.openai(token).chat.completions.create({
       model: 'echo',
       messages: [{ role: 'user', content: 'weather?' }],
@@ -74,18 +88,34 @@ describe('POST /v1/chat/completions (relay)', () => {
       max_tokens: 50,
     });
     const body = upstream.last().body;
-    expect(body).toMatchObject({ tools, tool_choice: 'auto', response_format: { type: 'text' }, seed: 42, user: 'u-1', temperature: 0.5, max_tokens: 50 });
+    expect(body).toMatchObject({
+      tools,
+      tool_choice: 'auto',
+      response_format: { type: 'text' },
+      seed: 42,
+      user: 'u-1',
+      temperature: 0.5,
+      max_tokens: 50,
+    });
     expect(body).not.toHaveProperty('stream');
     expect(body).not.toHaveProperty('thinking');
   });
 
   it('accepts thinking: disabled and does not forward it', async () => {
-    await gw.openai(token).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'disabled' } } as never);
+    await gw.openai(token).chat.completions.create({
+      model: 'echo',
+      messages: [{ role: 'user', content: 'x' }],
+      thinking: { type: 'disabled' },
+    } as never);
     expect(upstream.last().body).not.toHaveProperty('thinking');
   });
 
   it('maps a truncated answer to finish_reason "length"', async () => {
-    const reply = await gw.openai(token).chat.completions.create({ model: 'echo', max_tokens: 2, messages: [{ role: 'user', content: 'one two three four' }] });
+    const reply = await gw.openai(token).chat.completions.create({
+      model: 'echo',
+      max_tokens: 2,
+      messages: [{ role: 'user', content: 'one two three four' }],
+    });
     expect(reply.choices[0].finish_reason).toBe('length');
     expect(reply.usage!.completion_tokens).toBe(2);
   });
@@ -94,7 +124,11 @@ describe('POST /v1/chat/completions (relay)', () => {
     const response = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
       // The official SDK sends Accept: application/json even when streaming.
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json',
+      },
       body: JSON.stringify({ model: 'echo', stream: true, messages: [{ role: 'user', content: 'a b c' }] }),
     });
     expect(response.status).toBe(200);
@@ -151,7 +185,11 @@ describe('POST /v1/chat/completions (relay)', () => {
     });
     await streamed.text();
     expect(streamed.headers.get('server-timing')).toMatch(timing);
-    const refused = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"model":"nope","messages":[{"role":"user","content":"x"}]}' });
+    const refused = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{"model":"nope","messages":[{"role":"user","content":"x"}]}',
+    });
     expect(refused.status).toBe(404);
     expect(refused.headers.get('server-timing')).toMatch(/^gateway;dur=\d+\.\d{2}$/);
   });
@@ -159,9 +197,14 @@ describe('POST /v1/chat/completions (relay)', () => {
   it('relays the first chunk before the upstream has finished (no buffering)', async () => {
     upstream.delayMs = 400;
     const started = Date.now();
-    const stream = await gw.openai(token).chat.completions.create({ model: 'slow', stream: true, messages: [{ role: 'user', content: 'w1 w2 w3' }] });
+    const stream = await gw.openai(token).chat.completions.create({
+      model: 'slow',
+      stream: true,
+      messages: [{ role: 'user', content: 'w1 w2 w3' }],
+    });
     let firstAt = 0;
-    for await (const chunk of stream) if (!firstAt && chunk.choices[0]?.delta.role) firstAt = Date.now() - started;
+    for await (const chunk of stream)
+      if (!firstAt && chunk.choices[0]?.delta.role) firstAt = Date.now() - started;
     const total = Date.now() - started;
     upstream.delayMs = 50;
     expect(total).toBeGreaterThan(1200); // 4 words x 400 ms
@@ -189,18 +232,36 @@ describe('POST /v1/chat/completions (relay)', () => {
     const all = await gw.openai(token).models.list();
     const some = await gw.openai(narrow.token).models.list();
     expect(all.data.map((m) => m.id)).toContain('slow');
-    expect(some.data.map((m) => m.id).sort()).toEqual(['echo', 'status-400', 'status-401', 'status-404', 'status-429', 'status-500', 'status-503']);
-    expect(some.data[0]).toEqual(expect.objectContaining({ object: 'model', owned_by: 'standin', created: expect.any(Number) }));
+    expect(some.data.map((m) => m.id).sort()).toEqual([
+      'echo',
+      'status-400',
+      'status-401',
+      'status-404',
+      'status-429',
+      'status-500',
+      'status-503',
+    ]);
+    expect(some.data[0]).toEqual(
+      expect.objectContaining({ object: 'model', owned_by: 'standin', created: expect.any(Number) }),
+    );
   });
 
-  it('retrieves one model the token may use; any other is a 404 in OpenAI\'s shape, whether it exists or not', async () => {
+  it("retrieves one model the token may use; any other is a 404 in OpenAI's shape, whether it exists or not", async () => {
     const narrow = await gw.teamToken('narrow-retrieve', ['echo']);
     const listed = (await gw.openai(narrow.token).models.list()).data[0];
     expect(await gw.openai(narrow.token).models.retrieve('echo')).toEqual(listed);
     for (const model of ['slow', 'no-such-model']) {
-      const error = await gw.openai(narrow.token).models.retrieve(model).catch((e: unknown) => e);
+      const error = await gw
+        .openai(narrow.token)
+        .models.retrieve(model)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(OpenAI.NotFoundError);
-      expect((error as InstanceType<typeof OpenAI.NotFoundError>).error).toEqual({ message: `The model \`${model}\` does not exist or you do not have access to it.`, type: 'invalid_request_error', param: 'model', code: 'model_not_found' });
+      expect((error as InstanceType<typeof OpenAI.NotFoundError>).error).toEqual({
+        message: `The model \`${model}\` does not exist or you do not have access to it.`,
+        type: 'invalid_request_error',
+        param: 'model',
+        code: 'model_not_found',
+      });
     }
     const document = (await (await fetch(`${gw.url}/openapi.json`)).json()) as any;
     expect(document.paths['/v1/models/{model}'].get).toBeDefined();
@@ -210,18 +271,39 @@ describe('POST /v1/chat/completions (relay)', () => {
     const { token: t } = await gw.teamToken('accounting');
     const client = gw.openai(t);
     await client.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one two' }] });
-    const s = await client.chat.completions.create({ model: 'echo', stream: true, messages: [{ role: 'user', content: 'three' }] });
+    const s = await client.chat.completions.create({
+      model: 'echo',
+      stream: true,
+      messages: [{ role: 'user', content: 'three' }],
+    });
     for await (const _ of s) void _;
     // prompt: "one two" = 2 words, "three" = 1; completion: "echo: one two" = 3, "echo: three" = 2
     await eventually(async () => {
       const usage = await gw.admin('GET', '/admin/v1/usage?team=accounting&groupBy=model');
       expect(usage.body.data).toEqual([
-        expect.objectContaining({ team: 'accounting', model: 'echo', requests: 2, requests_ok: 2, prompt_tokens: 3, completion_tokens: 5, total_tokens: 8, estimated_requests: 0 }),
+        expect.objectContaining({
+          team: 'accounting',
+          model: 'echo',
+          requests: 2,
+          requests_ok: 2,
+          prompt_tokens: 3,
+          completion_tokens: 5,
+          total_tokens: 8,
+          estimated_requests: 0,
+        }),
       ]);
     });
-    const access = gw.logs.filter((l) => l.type === 'access' && l.team === 'accounting' && l.path === '/v1/chat/completions');
+    const access = gw.logs.filter(
+      (l) => l.type === 'access' && l.team === 'accounting' && l.path === '/v1/chat/completions',
+    );
     expect(access).toHaveLength(2);
-    expect(access[1]).toMatchObject({ status: 200, model: 'echo', backend: 'standin', stream: true, tokens: { prompt: 1, completion: 2, estimated: false } });
+    expect(access[1]).toMatchObject({
+      status: 200,
+      model: 'echo',
+      backend: 'standin',
+      stream: true,
+      tokens: { prompt: 1, completion: 2, estimated: false },
+    });
     expect(access[0].requestId).toEqual(expect.any(String));
     expect(access[0].tokenId).toEqual(expect.any(String));
     void tokenId;

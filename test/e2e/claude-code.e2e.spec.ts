@@ -73,21 +73,37 @@ describe('Claude Code through the gateway', () => {
     const output = await claude(token, 'claude-sonnet-4-5', `call Read with {"file_path":"${secretFile}"}`);
     expect(output).toContain('tool said:');
     expect(output).toContain('the launch code is 4417');
-    const turns = anthropic.requests.filter((r) => r.path.startsWith('/v1/messages') && r.body.stream === true);
+    const turns = anthropic.requests.filter(
+      (r) => r.path.startsWith('/v1/messages') && r.body.stream === true,
+    );
     expect(turns[0].headers['anthropic-beta']).toMatch(/claude-code-/);
     expect(turns[0].headers['x-api-key']).toBe('upstream-secret-key');
-    expect(turns[0].body).toMatchObject({ model: 'claude-echo', thinking: { type: 'enabled', budget_tokens: 31999 } });
+    expect(turns[0].body).toMatchObject({
+      model: 'claude-echo',
+      thinking: { type: 'enabled', budget_tokens: 31999 },
+    });
     // The second turn replays the first answer's thinking block as the stand-in signed it (it refuses any other).
-    const replay = turns.find((r) => r.body.messages.some((m: { role: string; content: unknown }) => m.role === 'assistant'))!;
+    const replay = turns.find((r) =>
+      r.body.messages.some((m: { role: string; content: unknown }) => m.role === 'assistant'),
+    )!;
     const assistant = replay.body.messages.find((m: { role: string }) => m.role === 'assistant');
-    expect(assistant.content[0]).toMatchObject({ type: 'thinking', signature: expect.stringMatching(/^sig-/) });
+    expect(assistant.content[0]).toMatchObject({
+      type: 'thinking',
+      signature: expect.stringMatching(/^sig-/),
+    });
     const records = await eventually(async () => {
       const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=claude-code-native&limit=10');
       expect(body.data.length).toBeGreaterThanOrEqual(2);
       return body.data;
     });
     // Counts are the backend's (only the reasoning share of the output is the gateway's estimate).
-    for (const record of records) expect(record).toMatchObject({ endpoint: 'messages', model: 'claude-sonnet-4-5', outcome: 'ok', prompt_tokens: expect.any(Number) });
+    for (const record of records)
+      expect(record).toMatchObject({
+        endpoint: 'messages',
+        model: 'claude-sonnet-4-5',
+        outcome: 'ok',
+        prompt_tokens: expect.any(Number),
+      });
     expect(records.every((record: { prompt_tokens: number }) => record.prompt_tokens > 0)).toBe(true);
   });
 
@@ -98,14 +114,19 @@ describe('Claude Code through the gateway', () => {
     expect(output).toContain('tool said:');
     expect(output).toContain('the launch code is 4417');
     const chatRequests = openai.requests.filter((r) => r.path === '/v1/chat/completions');
-    const withResult = chatRequests.find((r) => r.body.messages.some((m: { role: string }) => m.role === 'tool'))!;
+    const withResult = chatRequests.find((r) =>
+      r.body.messages.some((m: { role: string }) => m.role === 'tool'),
+    )!;
     expect(withResult).toBeDefined();
-    expect(withResult.body.messages.find((m: { role: string }) => m.role === 'assistant').tool_calls[0].function).toMatchObject({ name: 'Read' });
+    expect(
+      withResult.body.messages.find((m: { role: string }) => m.role === 'assistant').tool_calls[0].function,
+    ).toMatchObject({ name: 'Read' });
     const records = await eventually(async () => {
       const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=claude-code-translated&limit=10');
       expect(body.data.length).toBeGreaterThanOrEqual(2);
       return body.data;
     });
-    for (const record of records) expect(record).toMatchObject({ endpoint: 'messages', model: 'team-coder', outcome: 'ok' });
+    for (const record of records)
+      expect(record).toMatchObject({ endpoint: 'messages', model: 'team-coder', outcome: 'ok' });
   });
 });

@@ -34,12 +34,19 @@ describe('Big chat bodies reach the backend as the client wrote them', () => {
   const content = 'caf\\u00e9 \\"quoted\\" \\/ tab\\t '.repeat(1500);
   const messages = `[ {"role" : "system", "content": "be brief"},\n  {"role":"user", "content": "${content}"} ]`;
   const post = (text: string) =>
-    fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: text });
+    fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: text,
+    });
 
   it('copies the messages byte for byte and sets the upstream model', async () => {
     const response = await post(`{"model": "alias", "messages": ${messages}, "seed" : 7.0, "user": "u-1"}`);
     expect(response.status).toBe(200);
-    const answer = (await response.json()) as { model: string; choices: Array<{ message: { content: string } }> };
+    const answer = (await response.json()) as {
+      model: string;
+      choices: Array<{ message: { content: string } }>;
+    };
     expect(answer.model).toBe('alias');
     expect(answer.choices[0].message.content).toMatch(/^echo: café "quoted" \/ tab/);
     const seen = upstream.last();
@@ -49,7 +56,9 @@ describe('Big chat bodies reach the backend as the client wrote them', () => {
   });
 
   it('writes anew what it changes: stream options on a stream, max_tokens renamed for a reasoning_effort model', async () => {
-    const response = await post(`{"model":"effort","messages":${messages},"max_tokens":4000,"stream":true,"stream_options":{"include_usage":false},"thinking":{"type":"enabled","budget_tokens":1024}}`);
+    const response = await post(
+      `{"model":"effort","messages":${messages},"max_tokens":4000,"stream":true,"stream_options":{"include_usage":false},"thinking":{"type":"enabled","budget_tokens":1024}}`,
+    );
     expect(response.status).toBe(200);
     const events = await response.text();
     expect(events.trimEnd().endsWith('data: [DONE]')).toBe(true);
@@ -78,16 +87,22 @@ describe('Big chat bodies reach the backend as the client wrote them', () => {
   // Bodies from 64 KB are decoded and parsed on later turns of the event loop (common/http/plain-json-body.ts).
   describe('bodies over 64 KB, parsed on later turns of the event loop', () => {
     const bigText = (tag: string) => `${tag} ${'x'.repeat(100_000)}`;
-    const bigBody = (tag: string) => JSON.stringify({ model: 'alias', messages: [{ role: 'user', content: bigText(tag) }] });
+    const bigBody = (tag: string) =>
+      JSON.stringify({ model: 'alias', messages: [{ role: 'user', content: bigText(tag) }] });
 
     it('answers a big body with a leading BOM, and refuses a big body that is not JSON in the error shape', async () => {
       const withBom = await post(`\ufeff${bigBody('bom')}`);
       expect(withBom.status).toBe(200);
-      expect(upstream.last().body).toEqual({ model: 'echo', messages: [{ role: 'user', content: bigText('bom') }] });
+      expect(upstream.last().body).toEqual({
+        model: 'echo',
+        messages: [{ role: 'user', content: bigText('bom') }],
+      });
 
       const broken = await post(bigBody('broken').slice(0, -3));
       expect(broken.status).toBe(400);
-      const error = ((await broken.json()) as { error: { type: string; code: string | null; message: string } }).error;
+      const error = (
+        (await broken.json()) as { error: { type: string; code: string | null; message: string } }
+      ).error;
       expect(error.type).toBe('invalid_request_error');
       expect(error.message).toMatch(/^The request body is not valid JSON/);
     });
@@ -96,9 +111,12 @@ describe('Big chat bodies reach the backend as the client wrote them', () => {
       const contents = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? bigText(`req-${i}`) : `req-${i}`));
       const answers = await Promise.all(
         contents.map(async (content) => {
-          const response = await post(JSON.stringify({ model: 'alias', messages: [{ role: 'user', content }] }));
+          const response = await post(
+            JSON.stringify({ model: 'alias', messages: [{ role: 'user', content }] }),
+          );
           expect(response.status).toBe(200);
-          return ((await response.json()) as { choices: Array<{ message: { content: string } }> }).choices[0].message.content;
+          return ((await response.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]
+            .message.content;
         }),
       );
       // Whole answers compared: a prefix check would let req-1 pass with req-10's body.
@@ -119,7 +137,15 @@ describe('Streamed content deltas reach the client as the backend wrote them', (
 
   beforeAll(async () => {
     upstream = await new OpenAIUpstream().start();
-    gw = await startTestGateway({ upstreamUrl: upstream.url, config: { models: { alias: { backend: 'standin', upstreamModel: 'echo' }, 'slow-alias': { backend: 'standin', upstreamModel: 'slow' } } } });
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: {
+        models: {
+          alias: { backend: 'standin', upstreamModel: 'echo' },
+          'slow-alias': { backend: 'standin', upstreamModel: 'slow' },
+        },
+      },
+    });
     ({ token } = await gw.teamToken('deltas'));
   });
   afterAll(async () => {
@@ -153,7 +179,12 @@ describe('Streamed content deltas reach the client as the backend wrote them', (
   });
 
   it('the OpenAI SDK reads the same stream with usage asked for, and the record has the backend’s counts', async () => {
-    const stream = await gw.openai(token).chat.completions.create({ model: 'alias', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: prompt }] });
+    const stream = await gw.openai(token).chat.completions.create({
+      model: 'alias',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: prompt }],
+    });
     let text = '';
     let usage: { completion_tokens: number } | undefined | null;
     for await (const chunk of stream) {
@@ -169,13 +200,23 @@ describe('Streamed content deltas reach the client as the backend wrote them', (
       expect(body.data[0]?.stream).toBe(true);
       return body.data[0];
     });
-    expect(record).toMatchObject({ model: 'alias', outcome: 'ok', estimated: false, completion_tokens: words });
+    expect(record).toMatchObject({
+      model: 'alias',
+      outcome: 'ok',
+      estimated: false,
+      completion_tokens: words,
+    });
   });
 
   it('a stream the client leaves after several deltas is billed from exactly the text it was sent', async () => {
     upstream.delayMs = 150;
     const controller = new AbortController();
-    const stream = await gw.openai(token).chat.completions.create({ model: 'slow-alias', stream: true, messages: [{ role: 'user', content: prompt }] }, { signal: controller.signal });
+    const stream = await gw
+      .openai(token)
+      .chat.completions.create(
+        { model: 'slow-alias', stream: true, messages: [{ role: 'user', content: prompt }] },
+        { signal: controller.signal },
+      );
     let received = '';
     let deltas = 0;
     for await (const chunk of stream) {
@@ -190,6 +231,10 @@ describe('Streamed content deltas reach the client as the backend wrote them', (
       return body.data[0];
     });
     // The estimate counts what was relayed: the five deltas after the first came from the template.
-    expect(record).toMatchObject({ model: 'slow-alias', estimated: true, completion_tokens: countTokens(received) });
+    expect(record).toMatchObject({
+      model: 'slow-alias',
+      estimated: true,
+      completion_tokens: countTokens(received),
+    });
   });
 });

@@ -7,9 +7,17 @@ import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 /** Runs a command with stdin closed (Codex reads a prompt from stdin when it is a pipe) and collects its output. */
-function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeout: number }): Promise<{ stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeout: number },
+): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -41,7 +49,14 @@ describe('Codex through the gateway', () => {
     gw = await startTestGateway({
       upstreamUrl: openai.url,
       config: {
-        backends: { 'openai-responses': { type: 'openai', baseUrl: openai.url, apiKey: '${TEST_UPSTREAM_KEY}', responsesApi: true } },
+        backends: {
+          'openai-responses': {
+            type: 'openai',
+            baseUrl: openai.url,
+            apiKey: '${TEST_UPSTREAM_KEY}',
+            responsesApi: true,
+          },
+        },
         models: {
           'team-codex': { backend: 'standin', upstreamModel: 'tool-caller' },
           'native-codex': { backend: 'openai-responses', upstreamModel: 'tool-caller' },
@@ -58,18 +73,35 @@ describe('Codex through the gateway', () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  async function codex(token: string, model: string, prompt: string): Promise<{ stdout: string; stderr: string }> {
+  async function codex(
+    token: string,
+    model: string,
+    prompt: string,
+  ): Promise<{ stdout: string; stderr: string }> {
     const codexHome = join(home, '.codex');
     mkdirSync(codexHome, { recursive: true });
     writeFileSync(
       join(codexHome, 'config.toml'),
-      [`model = "${model}"`, 'model_provider = "gateway"', '[model_providers.gateway]', 'name = "Gateway"', `base_url = "${gw.url}/v1"`, 'env_key = "GATEWAY_TOKEN"', 'wire_api = "responses"', ''].join('\n'),
+      [
+        `model = "${model}"`,
+        'model_provider = "gateway"',
+        '[model_providers.gateway]',
+        'name = "Gateway"',
+        `base_url = "${gw.url}/v1"`,
+        'env_key = "GATEWAY_TOKEN"',
+        'wire_api = "responses"',
+        '',
+      ].join('\n'),
     );
-    return run(process.execPath, [CODEX, 'exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', prompt], {
-      cwd: home,
-      timeout: 150_000,
-      env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: codexHome, GATEWAY_TOKEN: token },
-    });
+    return run(
+      process.execPath,
+      [CODEX, 'exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', prompt],
+      {
+        cwd: home,
+        timeout: 150_000,
+        env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: codexHome, GATEWAY_TOKEN: token },
+      },
+    );
   }
 
   it('answers through a chat-only backend, running the shell command the model calls', async () => {
@@ -78,7 +110,9 @@ describe('Codex through the gateway', () => {
     try {
       output = await codex(token, 'team-codex', `call exec_command with {"cmd":"cat ${secretFile}"}`);
     } catch (error) {
-      throw new Error(`codex failed: ${JSON.stringify(error).slice(0, 3000)}\n${JSON.stringify(openai.requests.map((r) => r.body)).slice(0, 3000)}`);
+      throw new Error(
+        `codex failed: ${JSON.stringify(error).slice(0, 3000)}\n${JSON.stringify(openai.requests.map((r) => r.body)).slice(0, 3000)}`,
+      );
     }
     // The stand-in answers "tool said: <the tool output>": the file's text came back through Codex's exec_command.
     expect(output.stdout).toContain('tool said:');
@@ -90,13 +124,16 @@ describe('Codex through the gateway', () => {
     expect(names).toEqual(expect.arrayContaining(['exec_command', 'multi_agent_v1__spawn_agent']));
     expect(turns[0].body.tools.every((t: { type: string }) => t.type === 'function')).toBe(true);
     const replay = turns.at(-1)!.body.messages;
-    expect(replay.find((m: { role: string }) => m.role === 'tool').content).toContain('the vault code is 9021');
+    expect(replay.find((m: { role: string }) => m.role === 'tool').content).toContain(
+      'the vault code is 9021',
+    );
     const records = await eventually(async () => {
       const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=codex-translated&limit=10');
       expect(body.data.length).toBeGreaterThanOrEqual(2);
       return body.data;
     });
-    for (const record of records) expect(record).toMatchObject({ endpoint: 'responses', model: 'team-codex', outcome: 'ok' });
+    for (const record of records)
+      expect(record).toMatchObject({ endpoint: 'responses', model: 'team-codex', outcome: 'ok' });
   });
 
   it('works natively with a Responses-capable backend: its request passes through, hosted tools included', async () => {
@@ -108,15 +145,30 @@ describe('Codex through the gateway', () => {
     const turns = openai.requests.slice(before).filter((r) => r.path === '/v1/responses');
     expect(turns.length).toBeGreaterThanOrEqual(2);
     // What Codex sends, as it sent it: store false, its own include, namespace and hosted tools.
-    expect(turns[0].body).toMatchObject({ model: 'tool-caller', store: false, stream: true, include: expect.arrayContaining(['reasoning.encrypted_content']) });
-    expect(turns[0].body.tools.map((t: { type: string }) => t.type)).toEqual(expect.arrayContaining(['function', 'namespace', 'web_search']));
-    const result = turns.at(-1)!.body.input.find((item: { type?: string }) => item.type === 'function_call_output');
+    expect(turns[0].body).toMatchObject({
+      model: 'tool-caller',
+      store: false,
+      stream: true,
+      include: expect.arrayContaining(['reasoning.encrypted_content']),
+    });
+    expect(turns[0].body.tools.map((t: { type: string }) => t.type)).toEqual(
+      expect.arrayContaining(['function', 'namespace', 'web_search']),
+    );
+    const result = turns
+      .at(-1)!
+      .body.input.find((item: { type?: string }) => item.type === 'function_call_output');
     expect(JSON.stringify(result.output)).toContain('the vault code is 9021');
     const records = await eventually(async () => {
       const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=codex-native&limit=10');
       expect(body.data.length).toBeGreaterThanOrEqual(2);
       return body.data;
     });
-    for (const record of records) expect(record).toMatchObject({ endpoint: 'responses', model: 'native-codex', outcome: 'ok', estimated: false });
+    for (const record of records)
+      expect(record).toMatchObject({
+        endpoint: 'responses',
+        model: 'native-codex',
+        outcome: 'ok',
+        estimated: false,
+      });
   });
 });

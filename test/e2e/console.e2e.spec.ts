@@ -39,7 +39,10 @@ describe('the admin console', () => {
       upstreamUrl: upstream.url,
       config: {
         backends: { nowhere: { type: 'openai', baseUrl: 'http://127.0.0.1:1', apiKey: 'x' } },
-        models: { priced: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } }, unreachable: { backend: 'nowhere', upstreamModel: 'x' } },
+        models: {
+          priced: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } },
+          unreachable: { backend: 'nowhere', upstreamModel: 'x' },
+        },
       },
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -47,14 +50,27 @@ describe('the admin console', () => {
     page = await context.newPage();
     // confirm() before revoking or deleting is accepted; the page asks for anything else in its own forms, never prompt().
     page.on('dialog', (dialog) => {
-      if (dialog.type() !== 'confirm') browserErrors.push(`a browser ${dialog.type()}(): ${dialog.message()}`);
+      if (dialog.type() !== 'confirm')
+        browserErrors.push(`a browser ${dialog.type()}(): ${dialog.message()}`);
       void (dialog.type() === 'confirm' ? dialog.accept() : dialog.dismiss());
     });
-    page.on('console', (message) => message.type() === 'error' && !/status of 40[13]/.test(message.text()) && browserErrors.push(message.text()));
+    page.on(
+      'console',
+      (message) =>
+        message.type() === 'error' &&
+        !/status of 40[13]/.test(message.text()) &&
+        browserErrors.push(message.text()),
+    );
     page.on('pageerror', (error) => browserErrors.push(error.message));
     page.on('response', (response) => {
       const path = new URL(response.url()).pathname;
-      if (path.startsWith('/admin/v1/') || path.startsWith('/console/api/')) read.push(response.text().then((body) => ({ method: response.request().method(), path, body }), () => ({ method: '', path, body: '' })));
+      if (path.startsWith('/admin/v1/') || path.startsWith('/console/api/'))
+        read.push(
+          response.text().then(
+            (body) => ({ method: response.request().method(), path, body }),
+            () => ({ method: '', path, body: '' }),
+          ),
+        );
     });
   }, 900_000); // installing Chromium from Debian's packages, on a machine without it
   afterAll(async () => {
@@ -73,10 +89,19 @@ describe('the admin console', () => {
     const before = page.viewportSize()!;
     for (const width of [1366, 1024]) {
       await page.setViewportSize({ width, height: 900 });
-      await page.evaluate(() => new Promise((done) => (globalThis as any).requestAnimationFrame(() => (globalThis as any).requestAnimationFrame(done))));
+      await page.evaluate(
+        () =>
+          new Promise((done) =>
+            (globalThis as any).requestAnimationFrame(() => (globalThis as any).requestAnimationFrame(done)),
+          ),
+      );
       expect({ width, name, cut: await cutWords(page) }).toEqual({ width, name, cut: [] });
       // Nothing wider than the window (a chart drawn for another width, a table outside its scroll box).
-      expect({ width, name, pageWidth: await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth) }).toEqual({ width, name, pageWidth: width });
+      expect({
+        width,
+        name,
+        pageWidth: await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth),
+      }).toEqual({ width, name, pageWidth: width });
       await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
     }
     await page.setViewportSize(before);
@@ -115,7 +140,11 @@ describe('the admin console', () => {
     // (Browser globals through globalThis: this file is type-checked without the DOM library.)
     const stored = await page.evaluate(() => {
       const browser = globalThis as any;
-      return JSON.stringify({ ...browser.localStorage }) + JSON.stringify({ ...browser.sessionStorage }) + browser.document.cookie;
+      return (
+        JSON.stringify({ ...browser.localStorage }) +
+        JSON.stringify({ ...browser.sessionStorage }) +
+        browser.document.cookie
+      );
     });
     expect(stored).not.toContain(ADMIN_KEY);
     expect(stored).not.toContain(cookie.value); // HttpOnly: the page's scripts cannot read it
@@ -141,9 +170,15 @@ describe('the admin console', () => {
     expect(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText())).toBe(secret);
 
     // The copied token answers a real chat request (the openai SDK), and the team's page shows it.
-    const answer = await gw.openai(secret).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one two three' }] });
+    const answer = await gw
+      .openai(secret)
+      .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one two three' }] });
     expect(answer.usage!.total_tokens).toBe(7);
-    await eventually(async () => expect((await gw.admin('GET', '/admin/v1/usage?team=console-team')).body.total.requests).toBe(1), 5000);
+    await eventually(
+      async () =>
+        expect((await gw.admin('GET', '/admin/v1/usage?team=console-team')).body.total.requests).toBe(1),
+      5000,
+    );
     await page.reload();
     const row = page.getByTestId('usage-by-model').getByRole('row', { name: /echo/ });
     await row.waitFor();
@@ -151,7 +186,9 @@ describe('the admin console', () => {
     // The chart drew the day's 7 tokens: uPlot's legend shows the value under the cursor (today, at the right end).
     const plot = page.locator('[data-chart="Tokens per day"] .u-over');
     await plot.hover({ position: { x: (await plot.boundingBox())!.width - 1, y: 20 } });
-    await expect(page.locator('[data-chart="Tokens per day"] .u-legend .u-value').nth(1).textContent()).resolves.toBe('7');
+    await expect(
+      page.locator('[data-chart="Tokens per day"] .u-legend .u-value').nth(1).textContent(),
+    ).resolves.toBe('7');
     await page.getByText('7 of 100,000 tokens today').waitFor(); // tokensPerDay, how full
     await shot('team');
 
@@ -171,14 +208,25 @@ describe('the admin console', () => {
     const rotated = (await page.getByTestId('token-secret').textContent())!;
     expect(rotated).not.toBe(secret);
     expect(rotated.slice(0, 19)).toBe(secret.slice(0, 19)); // same token id
-    for (const key of [rotated, secret]) await gw.openai(key).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] });
-    expect((await gw.admin('GET', '/admin/v1/audit?action=token.rotate')).body.data[0].details).toEqual({ graceSeconds: 600 });
+    for (const key of [rotated, secret])
+      await gw
+        .openai(key)
+        .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] });
+    expect((await gw.admin('GET', '/admin/v1/audit?action=token.rotate')).body.data[0].details).toEqual({
+      graceSeconds: 600,
+    });
     await page.getByRole('button', { name: 'Done' }).click();
 
     await page.getByRole('button', { name: 'Revoke' }).click();
     await page.getByTestId('tokens').getByText('revoked').waitFor();
     for (const key of [rotated, secret]) {
-      const refused = await gw.openai(key).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] }).then(() => 200, (e: { status: number }) => e.status);
+      const refused = await gw
+        .openai(key)
+        .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] })
+        .then(
+          () => 200,
+          (e: { status: number }) => e.status,
+        );
       expect(refused).toBe(401);
     }
   });
@@ -190,7 +238,9 @@ describe('the admin console', () => {
     const down = (await page.getByTestId('status-unreachable:nowhere/x').textContent())!;
     expect(down).toMatch(/^down .*unreachable/i);
     expect(down).toContain('unreachable is not listed in /v1/models: no deployment of it is up');
-    expect(await page.getByTestId('status-unreachable:nowhere/x').locator('div').getAttribute('title')).toMatch(/nowhere\/x: unreachable/);
+    expect(
+      await page.getByTestId('status-unreachable:nowhere/x').locator('div').getAttribute('title'),
+    ).toMatch(/nowhere\/x: unreachable/);
     await shot('models');
     await page.getByRole('link', { name: 'Audit trail' }).click();
     await page.getByLabel('Action').fill('token.revoke');
@@ -200,7 +250,11 @@ describe('the admin console', () => {
     expect(await entry.first().textContent()).toContain('console:alice');
     await page.getByLabel('Action').fill('');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await page.getByTestId('audit').getByRole('row', { name: /team\.create/ }).first().waitFor();
+    await page
+      .getByTestId('audit')
+      .getByRole('row', { name: /team\.create/ })
+      .first()
+      .waitFor();
     await shot('audit');
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByTestId('requests-today').getByText('3').waitFor();
@@ -210,19 +264,29 @@ describe('the admin console', () => {
 
   it('refuses a change without the CSRF token, from the page and from outside it', async () => {
     const fromPage = await page.evaluate(async () => {
-      const response = await fetch('/admin/v1/teams', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'forged' }) });
+      const response = await fetch('/admin/v1/teams', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id: 'forged' }),
+      });
       return { status: response.status, body: await response.json() };
     });
     expect(fromPage).toMatchObject({ status: 403, body: { error: { code: 'csrf_token_invalid' } } });
     const [cookie] = await context.cookies(gw.url);
-    const outside = await fetch(`${gw.url}/admin/v1/teams`, { method: 'POST', headers: { cookie: `sy_console=${cookie.value}`, 'content-type': 'application/json' }, body: JSON.stringify({ id: 'forged' }) });
+    const outside = await fetch(`${gw.url}/admin/v1/teams`, {
+      method: 'POST',
+      headers: { cookie: `sy_console=${cookie.value}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'forged' }),
+    });
     expect(outside.status).toBe(403);
     expect((await gw.admin('GET', '/admin/v1/teams/forged')).status).toBe(404);
   });
 
   it('shows team metadata as text, whatever it holds', async () => {
     const hostile = '<img src=x onerror="window.__owned=1"><script>window.__owned=2</script>';
-    expect((await gw.admin('POST', '/admin/v1/teams', { id: 'hostile', metadata: { note: hostile } })).status).toBe(201);
+    expect(
+      (await gw.admin('POST', '/admin/v1/teams', { id: 'hostile', metadata: { note: hostile } })).status,
+    ).toBe(201);
     await page.goto(`${gw.url}/console#/teams/hostile`);
     await page.getByTestId('metadata').getByText(hostile, { exact: true }).waitFor();
     expect(await page.evaluate(() => (globalThis as any).__owned)).toBeUndefined();
@@ -235,13 +299,18 @@ describe('the admin console', () => {
     const by = { actor: 'test-seed' };
     const ids = Array.from({ length: 1000 }, (_, i) => `org-${String(i).padStart(4, '0')}`);
     for (let i = 0; i < ids.length; i += 50) {
-      await Promise.all(ids.slice(i, i + 50).map(async (id) => {
-        await admin.createTeam(by, id, { models: ['*'] });
-        for (let t = 0; t < 10; t++) await admin.createToken(by, id, { name: `t${t}` });
-      }));
+      await Promise.all(
+        ids.slice(i, i + 50).map(async (id) => {
+          await admin.createTeam(by, id, { models: ['*'] });
+          for (let t = 0; t < 10; t++) await admin.createToken(by, id, { name: `t${t}` });
+        }),
+      );
     }
     const teamListCalls: string[] = [];
-    page.on('request', (request) => request.url().includes('/admin/v1/teams?') && teamListCalls.push(request.url()));
+    page.on(
+      'request',
+      (request) => request.url().includes('/admin/v1/teams?') && teamListCalls.push(request.url()),
+    );
     const timed = async (action: () => Promise<unknown>) => {
       const started = Date.now();
       await action();
@@ -266,13 +335,18 @@ describe('the admin console', () => {
     });
     const team = await timed(async () => {
       await page.getByRole('link', { name: 'org-0050' }).click();
-      await eventually(async () => expect(await page.getByTestId('tokens').locator('tbody tr').count()).toBe(10), 10_000);
+      await eventually(
+        async () => expect(await page.getByTestId('tokens').locator('tbody tr').count()).toBe(10),
+        10_000,
+      );
     });
     const overview = await timed(async () => {
       await page.getByRole('link', { name: 'Overview' }).click();
       await page.getByTestId('requests-month').waitFor();
     });
-    console.log(`console with 1000 teams / 10000 tokens (ms): first page ${firstPage}, search ${search}, next page ${nextPage}, a team ${team}, overview ${overview}`);
+    console.log(
+      `console with 1000 teams / 10000 tokens (ms): first page ${firstPage}, search ${search}, next page ${nextPage}, a team ${team}, overview ${overview}`,
+    );
     expect(teamListCalls.every((url) => url.includes('limit=50'))).toBe(true); // paged, never the whole list
     // Generous bounds for a loaded 2-core machine; a stall (reading every team's record per page) is seconds. The
     // overview reads every team's counters (docs/console.md): reported, bounded only against a hang.
@@ -287,13 +361,16 @@ describe('the admin console', () => {
       expect(body).not.toMatch(/\b[0-9a-f]{64}\b/); // a SHA-256 (token hashes, session digests)
       expect(body).not.toContain(ADMIN_KEY);
       expect(body).not.toContain('upstream-secret-key');
-      const issuing = method === 'POST' && /^\/admin\/v1\/(teams\/[^/]+\/tokens|tokens\/[^/]+\/rotate)$/.test(path);
+      const issuing =
+        method === 'POST' && /^\/admin\/v1\/(teams\/[^/]+\/tokens|tokens\/[^/]+\/rotate)$/.test(path);
       if (!issuing) expect(body).not.toMatch(/sy-[0-9a-f]{16}-[A-Za-z0-9_-]{43}/);
     }
   });
 
   it('shows how full each budget is in the team list', async () => {
-    expect((await gw.admin('POST', '/admin/v1/teams', { id: 'budgeted', limits: { budgetPerDay: 5 } })).status).toBe(201);
+    expect(
+      (await gw.admin('POST', '/admin/v1/teams', { id: 'budgeted', limits: { budgetPerDay: 5 } })).status,
+    ).toBe(201);
     await page.goto(`${gw.url}/console#/teams`);
     await page.getByLabel('Search teams').fill('budgeted');
     await expect(page.getByTestId('budget-budgeted').textContent()).resolves.toBe('0 %');
@@ -301,11 +378,25 @@ describe('the admin console', () => {
 
   it('names limits by their labels and fills each team\'s "tokens today" bar against its own daily quota', async () => {
     // bars-quota has a 28-token day and uses 7 of it (a quarter); bars-busy has no quota and uses 21, the most.
-    expect((await gw.admin('POST', '/admin/v1/teams', { id: 'bars-quota', limits: { tokensPerDay: 28, requestsPerMinute: 600, budgetPerMonth: 12.5 } })).status).toBe(201);
+    expect(
+      (
+        await gw.admin('POST', '/admin/v1/teams', {
+          id: 'bars-quota',
+          limits: { tokensPerDay: 28, requestsPerMinute: 600, budgetPerMonth: 12.5 },
+        })
+      ).status,
+    ).toBe(201);
     const quota = await gw.teamToken('bars-quota');
     const busy = await gw.teamToken('bars-busy');
-    await gw.openai(quota.token).chat.completions.create({ model: 'priced', max_tokens: 10, messages: [{ role: 'user', content: 'one two three' }] }); // priced: it has a budget; max_tokens: its reservation fits the day
-    for (let i = 0; i < 3; i++) await gw.openai(busy.token).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one two three' }] });
+    await gw.openai(quota.token).chat.completions.create({
+      model: 'priced',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'one two three' }],
+    }); // priced: it has a budget; max_tokens: its reservation fits the day
+    for (let i = 0; i < 3; i++)
+      await gw
+        .openai(busy.token)
+        .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one two three' }] });
     await page.goto(`${gw.url}/console#/teams`);
     await page.getByLabel('Search teams').fill('bars-');
     await eventually(async () => expect(await page.locator('table.teams tbody tr').count()).toBe(2), 5000);
@@ -316,10 +407,16 @@ describe('the admin console', () => {
     const [outer, inner] = await Promise.all([meter.boundingBox(), meter.locator('div').boundingBox()]);
     expect(inner!.width / outer!.width).toBeCloseTo(0.25, 1);
     expect(await page.getByRole('meter', { name: 'Tokens today of bars-busy' }).count()).toBe(0);
-    const busyRow = page.locator('table.teams tbody tr', { has: page.getByRole('link', { name: 'bars-busy' }) });
+    const busyRow = page.locator('table.teams tbody tr', {
+      has: page.getByRole('link', { name: 'bars-busy' }),
+    });
     expect((await busyRow.textContent())!.replace(/\s+/g, ' ')).toContain('21 no daily quota');
-    const quotaRow = page.locator('table.teams tbody tr', { has: page.getByRole('link', { name: 'bars-quota' }) });
-    expect(await quotaRow.textContent()).toContain('Requests / minute: 600Tokens / day: 28Budget / month: $12.50');
+    const quotaRow = page.locator('table.teams tbody tr', {
+      has: page.getByRole('link', { name: 'bars-quota' }),
+    });
+    expect(await quotaRow.textContent()).toContain(
+      'Requests / minute: 600Tokens / day: 28Budget / month: $12.50',
+    );
     await shot('teams-bars');
     await page.getByRole('link', { name: 'bars-quota' }).click();
     await page.getByRole('meter', { name: 'Tokens / day' }).waitFor();
@@ -346,7 +443,9 @@ describe('the admin console', () => {
 
   it('writes money by its magnitude in its currency, never as a row of zeros', async () => {
     const { token } = await gw.teamToken('console-team');
-    await gw.openai(token).chat.completions.create({ model: 'priced', messages: [{ role: 'user', content: 'one two three' }] });
+    await gw
+      .openai(token)
+      .chat.completions.create({ model: 'priced', messages: [{ role: 'user', content: 'one two three' }] });
     await page.goto(`${gw.url}/console#/teams/console-team`);
     const row = page.getByTestId('usage-by-model').getByRole('row', { name: /^priced/ });
     await row.waitFor();
@@ -354,24 +453,42 @@ describe('the admin console', () => {
     expect(spend).toMatch(/^\$0\.0000\d\d?$/); // a few millionths of a dollar, two significant digits
     expect(spend).not.toContain('USD');
     await page.getByRole('link', { name: 'Overview' }).click();
-    await expect(page.getByTestId('spend-today').locator('strong').textContent()).resolves.toMatch(/^\$0\.0000\d\d?$/);
-    await expect(page.getByTestId('spend-today').locator('small').textContent()).resolves.toMatch(/^\+ \d+ unpriced requests$/);
+    await expect(page.getByTestId('spend-today').locator('strong').textContent()).resolves.toMatch(
+      /^\$0\.0000\d\d?$/,
+    );
+    await expect(page.getByTestId('spend-today').locator('small').textContent()).resolves.toMatch(
+      /^\+ \d+ unpriced requests$/,
+    );
     await shot('overview-money');
   });
 
   it('sends only what a user changed on the team page (null for a limit emptied or a label removed), and keeps the rest', async () => {
-    const team = { id: 'limits-edit', models: ['echo'], limits: { tokensPerDay: 100000, requestsPerMinute: 60, budgetPerMonth: 20 }, metadata: { owner: 'ml', tier: 'gold' } };
+    const team = {
+      id: 'limits-edit',
+      models: ['echo'],
+      limits: { tokensPerDay: 100000, requestsPerMinute: 60, budgetPerMonth: 20 },
+      metadata: { owner: 'ml', tier: 'gold' },
+    };
     expect((await gw.admin('POST', '/admin/v1/teams', team)).status).toBe(201);
     await page.goto(`${gw.url}/console#/teams/limits-edit`);
     await page.getByText('Edit models, limits and metadata').click();
     await page.getByRole('spinbutton', { name: 'Tokens / minute' }).fill('500');
     await page.getByRole('spinbutton', { name: 'Requests / minute' }).fill('');
-    const [patch] = await Promise.all([page.waitForRequest((r) => r.method() === 'PATCH'), page.getByRole('button', { name: 'Save' }).click()]);
+    const [patch] = await Promise.all([
+      page.waitForRequest((r) => r.method() === 'PATCH'),
+      page.getByRole('button', { name: 'Save' }).click(),
+    ]);
     expect(new URL(patch.url()).pathname).toBe('/admin/v1/teams/limits-edit');
-    expect(JSON.parse(patch.postData()!)).toEqual({ limits: { tokensPerMinute: 500, requestsPerMinute: null } });
+    expect(JSON.parse(patch.postData()!)).toEqual({
+      limits: { tokensPerMinute: 500, requestsPerMinute: null },
+    });
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     const saved = (await gw.admin('GET', '/admin/v1/teams/limits-edit')).body;
-    expect(saved).toMatchObject({ models: ['echo'], limits: { tokensPerDay: 100000, tokensPerMinute: 500, budgetPerMonth: 20 }, metadata: { owner: 'ml', tier: 'gold' } });
+    expect(saved).toMatchObject({
+      models: ['echo'],
+      limits: { tokensPerDay: 100000, tokensPerMinute: 500, budgetPerMonth: 20 },
+      metadata: { owner: 'ml', tier: 'gold' },
+    });
     expect(saved.limits.requestsPerMinute).toBeUndefined(); // no other limit dropped, the emptied one removed
     await shot('team-edit');
 
@@ -384,10 +501,16 @@ describe('the admin console', () => {
     expect(patches).toBe(0);
     page.off('request', count);
     await page.getByLabel('Metadata (JSON object of strings)').fill('{"owner": "research"}');
-    const [metadataOnly] = await Promise.all([page.waitForRequest((r) => r.method() === 'PATCH'), page.getByRole('button', { name: 'Save' }).click()]);
+    const [metadataOnly] = await Promise.all([
+      page.waitForRequest((r) => r.method() === 'PATCH'),
+      page.getByRole('button', { name: 'Save' }).click(),
+    ]);
     expect(JSON.parse(metadataOnly.postData()!)).toEqual({ metadata: { owner: 'research', tier: null } });
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    expect((await gw.admin('GET', '/admin/v1/teams/limits-edit')).body).toMatchObject({ metadata: { owner: 'research' }, limits: { tokensPerDay: 100000, tokensPerMinute: 500, budgetPerMonth: 20 } });
+    expect((await gw.admin('GET', '/admin/v1/teams/limits-edit')).body).toMatchObject({
+      metadata: { owner: 'research' },
+      limits: { tokensPerDay: 100000, tokensPerMinute: 500, budgetPerMonth: 20 },
+    });
     expect((await gw.admin('GET', '/admin/v1/teams/limits-edit')).body.metadata.tier).toBeUndefined();
   });
 
@@ -395,14 +518,20 @@ describe('the admin console', () => {
     const [cookie] = await context.cookies(gw.url);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
-    const stale = await fetch(`${gw.url}/admin/v1/teams`, { headers: { cookie: `sy_console=${cookie.value}` } });
+    const stale = await fetch(`${gw.url}/admin/v1/teams`, {
+      headers: { cookie: `sy_console=${cookie.value}` },
+    });
     expect(stale.status).toBe(401);
     expect(await context.cookies(gw.url)).toHaveLength(0);
   });
 
   it('refuses sign-in from an address after five wrong keys, the right key included, and not from others', async () => {
     const signIn = (adminKey: string, from: string) =>
-      fetch(`${gw.url}/console/api/session`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': from }, body: JSON.stringify({ adminKey, name: 'guesser' }) });
+      fetch(`${gw.url}/console/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': from },
+        body: JSON.stringify({ adminKey, name: 'guesser' }),
+      });
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await signIn(`guess-${i}`, '203.0.113.7')).status);
     expect(statuses).toEqual([401, 401, 401, 401, 401]);
@@ -419,15 +548,27 @@ describe('the admin console', () => {
 
   it('is off with console.enabled: false (no page, no sign-in, no session cookie accepted)', async () => {
     // A session made while the console was on, presented to a replica that has it off (same Redis data).
-    const signIn = await fetch(`${gw.url}/console/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ adminKey: ADMIN_KEY, name: 'x' }) });
+    const signIn = await fetch(`${gw.url}/console/api/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ adminKey: ADMIN_KEY, name: 'x' }),
+    });
     const cookie = signIn.headers.get('set-cookie')!.split(';')[0];
-    const off = await startTestGateway({ upstreamUrl: upstream.url, config: { console: { enabled: false } }, prefix: gw.prefix });
+    const off = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: { console: { enabled: false } },
+      prefix: gw.prefix,
+    });
     try {
       expect((await fetch(`${gw.url}/admin/v1/teams`, { headers: { cookie } })).status).toBe(200);
       expect((await fetch(`${off.url}/admin/v1/teams`, { headers: { cookie } })).status).toBe(401);
       expect((await fetch(`${off.url}/console/`)).status).toBe(404);
       expect((await fetch(`${off.url}/console`, { redirect: 'manual' })).status).toBe(404);
-      const signIn = await fetch(`${off.url}/console/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ adminKey: ADMIN_KEY, name: 'x' }) });
+      const signIn = await fetch(`${off.url}/console/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ adminKey: ADMIN_KEY, name: 'x' }),
+      });
       expect(signIn.status).toBe(404);
     } finally {
       await off.close();
@@ -450,7 +591,9 @@ async function cutWords(page: Page): Promise<string[]> {
           const range = document.createRange();
           range.setStart(node, word.index);
           range.setEnd(node, word.index! + word[0].length);
-          const lines = new Set([...range.getClientRects()].filter((r: any) => r.width > 0).map((r: any) => Math.round(r.top)));
+          const lines = new Set(
+            [...range.getClientRects()].filter((r: any) => r.width > 0).map((r: any) => Math.round(r.top)),
+          );
           if (lines.size > 1) cut.push(word[0]);
         }
       }

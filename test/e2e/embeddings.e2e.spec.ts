@@ -21,7 +21,13 @@ describe('embeddings', () => {
         models: {
           'gemini-embedder': { backend: 'google', upstreamModel: 'gemini-embedding-001', kind: 'embedding' },
           embedder: { backend: 'standin', upstreamModel: 'text-embedding-3-small', kind: 'embedding' },
-          'embedder-failover': { kind: 'embedding', deployments: [{ backend: 'standin', upstreamModel: 'status-500' }, { backend: 'standin', upstreamModel: 'text-embedding-3-small', priority: 1 }] },
+          'embedder-failover': {
+            kind: 'embedding',
+            deployments: [
+              { backend: 'standin', upstreamModel: 'status-500' },
+              { backend: 'standin', upstreamModel: 'text-embedding-3-small', priority: 1 },
+            ],
+          },
         },
       },
     });
@@ -34,7 +40,10 @@ describe('embeddings', () => {
   });
 
   it("answers the SDK's default (base64) request with vectors of the model's dimension, equal inputs giving equal vectors", async () => {
-    const result = await client.embeddings.create({ model: 'embedder', input: ['the cat sat', 'a dog ran far', 'the cat sat'] });
+    const result = await client.embeddings.create({
+      model: 'embedder',
+      input: ['the cat sat', 'a dog ran far', 'the cat sat'],
+    });
     expect(result.object).toBe('list');
     expect(result.model).toBe('embedder');
     expect(result.data.map((d) => d.index)).toEqual([0, 1, 2]);
@@ -42,13 +51,28 @@ describe('embeddings', () => {
     expect(result.data[0].embedding).toEqual(result.data[2].embedding);
     expect(result.data[0].embedding).not.toEqual(result.data[1].embedding);
     expect(result.usage).toEqual({ prompt_tokens: 10, total_tokens: 10 });
-    expect(upstream.last().body).toMatchObject({ model: 'text-embedding-3-small', encoding_format: 'base64' });
+    expect(upstream.last().body).toMatchObject({
+      model: 'text-embedding-3-small',
+      encoding_format: 'base64',
+    });
   });
 
   it('passes float encoding, dimensions and token-array inputs through', async () => {
-    const floats = await client.embeddings.create({ model: 'embedder', input: 'hello world', encoding_format: 'float', dimensions: 4 });
+    const floats = await client.embeddings.create({
+      model: 'embedder',
+      input: 'hello world',
+      encoding_format: 'float',
+      dimensions: 4,
+    });
     expect(floats.data[0].embedding).toHaveLength(4);
-    const tokens = await client.embeddings.create({ model: 'embedder', input: [[1, 2, 3], [4, 5]], encoding_format: 'float' });
+    const tokens = await client.embeddings.create({
+      model: 'embedder',
+      input: [
+        [1, 2, 3],
+        [4, 5],
+      ],
+      encoding_format: 'float',
+    });
     expect(tokens.data).toHaveLength(2);
     expect(tokens.usage.prompt_tokens).toBe(5);
   });
@@ -61,20 +85,34 @@ describe('embeddings', () => {
       expect(body.data).toHaveLength(1);
       return body.data[0];
     });
-    expect(record).toMatchObject({ endpoint: 'embeddings', model: 'embedder', prompt_tokens: 4, completion_tokens: 0, total_tokens: 4, outcome: 'ok', estimated: false });
+    expect(record).toMatchObject({
+      endpoint: 'embeddings',
+      model: 'embedder',
+      prompt_tokens: 4,
+      completion_tokens: 0,
+      total_tokens: 4,
+      outcome: 'ok',
+      estimated: false,
+    });
   });
 
   it('fails over between deployments like chat', async () => {
-    const { data, response } = await client.embeddings.create({ model: 'embedder-failover', input: 'x y' }).withResponse();
+    const { data, response } = await client.embeddings
+      .create({ model: 'embedder-failover', input: 'x y' })
+      .withResponse();
     expect(data.data).toHaveLength(1);
     expect(response.headers.get('x-switchyard-attempts')).toBe('2');
   });
 
   it('the wrong operation for a model is a 400 that says so; bad input is a 400 naming it', async () => {
-    const onChat = (await client.embeddings.create({ model: 'echo', input: 'x' }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    const onChat = (await client.embeddings
+      .create({ model: 'echo', input: 'x' })
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(onChat).toBeInstanceOf(OpenAI.BadRequestError);
     expect(onChat.message).toMatch(/`echo` is a chat model/);
-    const onEmbedder = (await client.chat.completions.create({ model: 'embedder', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    const onEmbedder = (await client.chat.completions
+      .create({ model: 'embedder', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(onEmbedder).toBeInstanceOf(OpenAI.BadRequestError);
     expect(onEmbedder.message).toMatch(/`embedder` is an embedding model/);
     for (const input of ['', [], [''], [1.5], [['a']]]) {
@@ -85,15 +123,28 @@ describe('embeddings', () => {
   });
 
   describe('on Gemini (batchEmbedContents)', () => {
-    it('answers vectors in OpenAI\'s shape, base64 by default as the SDK asks, floats on request, counted by the gateway', async () => {
+    it("answers vectors in OpenAI's shape, base64 by default as the SDK asks, floats on request, counted by the gateway", async () => {
       const { token: own } = await gw.teamToken('gemini-embedders');
       const sdk = gw.openai(own);
-      const base64 = await sdk.embeddings.create({ model: 'gemini-embedder', input: ['red fox', 'blue whale', 'red fox'] });
+      const base64 = await sdk.embeddings.create({
+        model: 'gemini-embedder',
+        input: ['red fox', 'blue whale', 'red fox'],
+      });
       expect(base64.data.map((d) => d.embedding.length)).toEqual([6, 6, 6]); // the SDK decodes base64 into floats
       expect(base64.data[0].embedding).toEqual(base64.data[2].embedding);
       expect(base64.data[0].embedding).not.toEqual(base64.data[1].embedding);
-      expect(gemini.last().body).toEqual({ requests: ['red fox', 'blue whale', 'red fox'].map((text) => ({ model: 'models/gemini-embedding-001', content: { parts: [{ text }] } })) });
-      const floats = await sdk.embeddings.create({ model: 'gemini-embedder', input: 'red fox', encoding_format: 'float', dimensions: 3 });
+      expect(gemini.last().body).toEqual({
+        requests: ['red fox', 'blue whale', 'red fox'].map((text) => ({
+          model: 'models/gemini-embedding-001',
+          content: { parts: [{ text }] },
+        })),
+      });
+      const floats = await sdk.embeddings.create({
+        model: 'gemini-embedder',
+        input: 'red fox',
+        encoding_format: 'float',
+        dimensions: 3,
+      });
       expect(floats.data[0].embedding).toHaveLength(3);
       expect(floats.data[0].embedding[0]).toBeCloseTo(base64.data[0].embedding[0], 5);
       expect(floats.usage.prompt_tokens).toBeGreaterThan(0);
@@ -102,13 +153,25 @@ describe('embeddings', () => {
         expect(body.data).toHaveLength(2);
         return body.data;
       });
-      expect(records[0]).toMatchObject({ endpoint: 'embeddings', model: 'gemini-embedder', prompt_tokens: floats.usage.prompt_tokens, completion_tokens: 0, estimated: true });
+      expect(records[0]).toMatchObject({
+        endpoint: 'embeddings',
+        model: 'gemini-embedder',
+        prompt_tokens: floats.usage.prompt_tokens,
+        completion_tokens: 0,
+        estimated: true,
+      });
     });
 
     it('refuses token arrays, which Gemini cannot embed, with a 400 naming input', async () => {
-      const bad = await gw.asTeam(token, 'POST', '/v1/embeddings', { model: 'gemini-embedder', input: [1, 2, 3] });
+      const bad = await gw.asTeam(token, 'POST', '/v1/embeddings', {
+        model: 'gemini-embedder',
+        input: [1, 2, 3],
+      });
       expect(bad.status).toBe(400);
-      expect(bad.body.error).toMatchObject({ param: 'input', message: expect.stringMatching(/Gemini embeds text/) });
+      expect(bad.body.error).toMatchObject({
+        param: 'input',
+        message: expect.stringMatching(/Gemini embeds text/),
+      });
     });
   });
 });

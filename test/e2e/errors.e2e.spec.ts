@@ -33,9 +33,16 @@ describe('errors', () => {
         backends: {
           standin: { timeouts: { firstByteMs: 400, idleMs: 400 } },
           down: { type: 'openai', baseUrl: 'http://127.0.0.1:9/v1' },
-          keyless: { type: 'anthropic', baseUrl: 'http://127.0.0.1:9/v1', apiKey: '${KEYLESS_ANTHROPIC_KEY:-}' },
+          keyless: {
+            type: 'anthropic',
+            baseUrl: 'http://127.0.0.1:9/v1',
+            apiKey: '${KEYLESS_ANTHROPIC_KEY:-}',
+          },
         },
-        models: { 'unreachable-model': { backend: 'down', upstreamModel: 'x' }, 'keyless-claude': { backend: 'keyless', upstreamModel: 'claude-x' } },
+        models: {
+          'unreachable-model': { backend: 'down', upstreamModel: 'x' },
+          'keyless-claude': { backend: 'keyless', upstreamModel: 'claude-x' },
+        },
       },
     });
     ({ token } = await gw.teamToken('errors'));
@@ -65,7 +72,10 @@ describe('errors', () => {
 
     it('401 for a real token with a wrong secret (same id)', async () => {
       const forged = token.slice(0, -4) + (token.endsWith('AAAA') ? 'BBBB' : 'AAAA');
-      const error = await gw.openai(forged).models.list().catch((e) => e);
+      const error = await gw
+        .openai(forged)
+        .models.list()
+        .catch((e) => e);
       expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
     });
 
@@ -74,7 +84,9 @@ describe('errors', () => {
     });
 
     it('the admin API refuses team tokens', async () => {
-      const response = await fetch(`${gw.url}/admin/v1/teams`, { headers: { authorization: `Bearer ${token}` } });
+      const response = await fetch(`${gw.url}/admin/v1/teams`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(response.status).toBe(401);
       expectOpenAIError(await response.json(), 'invalid_api_key');
     });
@@ -82,14 +94,20 @@ describe('errors', () => {
 
   it('403 model_not_allowed when the team may not use the model', async () => {
     const narrow = await gw.teamToken('only-echo', ['echo']);
-    const error = await gw.openai(narrow.token).chat.completions.create({ model: 'slow', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const error = await gw
+      .openai(narrow.token)
+      .chat.completions.create({ model: 'slow', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
     expect(error).toBeInstanceOf(OpenAI.PermissionDeniedError);
     expect(error.code).toBe('model_not_allowed');
     expect(error.param).toBe('model');
   });
 
   it('404 model_not_found for a model nobody configured', async () => {
-    const error = await gw.openai(token).chat.completions.create({ model: 'gpt-9', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const error = await gw
+      .openai(token)
+      .chat.completions.create({ model: 'gpt-9', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
     expect(error).toBeInstanceOf(OpenAI.NotFoundError);
     expect(error.code).toBe('model_not_found');
   });
@@ -103,10 +121,31 @@ describe('errors', () => {
       ['messages empty', { ...ok, messages: [] }, 'messages'],
       ['bad role', { ...ok, messages: [{ role: 'robot', content: 'x' }] }, 'messages[0].role'],
       ['content a number', { ...ok, messages: [{ role: 'user', content: 5 }] }, 'messages[0].content'],
-      ['content null for user', { ...ok, messages: [{ role: 'user', content: null }] }, 'messages[0].content'],
-      ['text part without text', { ...ok, messages: [{ role: 'user', content: [{ type: 'text' }] }] }, 'messages[0].content'],
-      ['image part in a system message', { ...ok, messages: [{ role: 'system', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }] }] }, 'messages[0].content'],
-      ['tool message without tool_call_id', { ...ok, messages: [{ role: 'tool', content: 'r' }] }, 'messages[0].tool_call_id'],
+      [
+        'content null for user',
+        { ...ok, messages: [{ role: 'user', content: null }] },
+        'messages[0].content',
+      ],
+      [
+        'text part without text',
+        { ...ok, messages: [{ role: 'user', content: [{ type: 'text' }] }] },
+        'messages[0].content',
+      ],
+      [
+        'image part in a system message',
+        {
+          ...ok,
+          messages: [
+            { role: 'system', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }] },
+          ],
+        },
+        'messages[0].content',
+      ],
+      [
+        'tool message without tool_call_id',
+        { ...ok, messages: [{ role: 'tool', content: 'r' }] },
+        'messages[0].tool_call_id',
+      ],
       ['max_tokens 0', { ...ok, max_tokens: 0 }, 'max_tokens'],
       ['max_tokens fractional', { ...ok, max_tokens: 1.5 }, 'max_tokens'],
       ['max_tokens a string', { ...ok, max_tokens: '10' }, 'max_tokens'],
@@ -117,12 +156,28 @@ describe('errors', () => {
       ['stop with 5 sequences', { ...ok, stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
       ['stream not a boolean', { ...ok, stream: 'yes' }, 'stream'],
       ['stream_options without stream', { ...ok, stream_options: { include_usage: true } }, 'stream_options'],
-      ['include_usage not a boolean', { ...ok, stream: true, stream_options: { include_usage: 'y' } }, 'stream_options.include_usage'],
+      [
+        'include_usage not a boolean',
+        { ...ok, stream: true, stream_options: { include_usage: 'y' } },
+        'stream_options.include_usage',
+      ],
       ['thinking with a bad type', { ...ok, thinking: { type: 'maybe' } }, 'thinking.type'],
       ['thinking enabled without budget', { ...ok, thinking: { type: 'enabled' } }, 'thinking.budget_tokens'],
-      ['thinking budget 0', { ...ok, thinking: { type: 'enabled', budget_tokens: 0 } }, 'thinking.budget_tokens'],
-      ['thinking budget >= max_tokens', { ...ok, max_tokens: 100, thinking: { type: 'enabled', budget_tokens: 100 } }, 'thinking'],
-      ['thinking on a model that cannot reason', { ...ok, thinking: { type: 'enabled', budget_tokens: 10 } }, 'thinking'],
+      [
+        'thinking budget 0',
+        { ...ok, thinking: { type: 'enabled', budget_tokens: 0 } },
+        'thinking.budget_tokens',
+      ],
+      [
+        'thinking budget >= max_tokens',
+        { ...ok, max_tokens: 100, thinking: { type: 'enabled', budget_tokens: 100 } },
+        'thinking',
+      ],
+      [
+        'thinking on a model that cannot reason',
+        { ...ok, thinking: { type: 'enabled', budget_tokens: 10 } },
+        'thinking',
+      ],
     ])('%s', async (_name, body, param) => {
       const response = await post(body);
       expect(response.status).toBe(400);
@@ -135,7 +190,10 @@ describe('errors', () => {
     it.each([
       [{ ...ok, max_tokens: '10' }, "Invalid 'max_tokens': must be an integer number."],
       [{ ...ok, n: 'two' }, "Invalid 'n': must be an integer number."],
-      [{ ...ok, temperature: 'hot' }, "Invalid 'temperature': must be a number conforming to the specified constraints."],
+      [
+        { ...ok, temperature: 'hot' },
+        "Invalid 'temperature': must be a number conforming to the specified constraints.",
+      ],
       [{ ...ok, messages: [] }, "Invalid 'messages': must contain at least one message."],
     ])('says what is wrong in plain words: %j', async (body, message) => {
       expect(((await (await post(body)).json()) as any).error.message).toBe(message);
@@ -144,9 +202,13 @@ describe('errors', () => {
     it('checks a thinking budget against the limit the backend will get (max_completion_tokens wins, as in the adapters)', async () => {
       const thinking = { type: 'enabled', budget_tokens: 100 };
       // Accepted by the DTO (max_completion_tokens 200 is what the backend gets); refused only as the stand-in cannot think.
-      const both = (await (await post({ ...ok, max_tokens: 50, max_completion_tokens: 200, thinking })).json()) as any;
+      const both = (await (
+        await post({ ...ok, max_tokens: 50, max_completion_tokens: 200, thinking })
+      ).json()) as any;
       expect(both.error.message).toMatch(/does not support extended reasoning/);
-      const refused = (await (await post({ ...ok, max_tokens: 500, max_completion_tokens: 100, thinking })).json()) as any;
+      const refused = (await (
+        await post({ ...ok, max_tokens: 500, max_completion_tokens: 100, thinking })
+      ).json()) as any;
       expect(refused.error.message).toMatch(/must be smaller than max_completion_tokens \(100\)/);
     });
 
@@ -158,10 +220,20 @@ describe('errors', () => {
         stop: null,
         messages: [
           { role: 'user', content: 'x' },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+          },
           { role: 'tool', tool_call_id: 'c1', content: [{ type: 'text', text: 'result' }] },
           { role: 'developer', content: 'be nice' },
-          { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'look' },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+            ],
+          },
         ],
       });
       expect(response.status).toBe(200);
@@ -186,14 +258,24 @@ describe('errors', () => {
     });
 
     it('413 for a chunked body (no Content-Length) that grows past server.maxBodyBytes as it is read', async () => {
-      const chunks = Readable.from([JSON.stringify({ ...ok, messages: [{ role: 'user', content: 'x'.repeat(1000) }] }).slice(0, -2), 'y'.repeat(3000), '"}]}']);
-      const response = await undiciRequest(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: chunks });
+      const chunks = Readable.from([
+        JSON.stringify({ ...ok, messages: [{ role: 'user', content: 'x'.repeat(1000) }] }).slice(0, -2),
+        'y'.repeat(3000),
+        '"}]}',
+      ]);
+      const response = await undiciRequest(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: chunks,
+      });
       expect(response.statusCode).toBe(413);
       expectOpenAIError(await response.body.json(), 'request_too_large');
     });
 
     it('a UTF-8 byte order mark before the JSON is ignored, as body-parser does', async () => {
-      const response = await post(`\uFEFF${JSON.stringify(ok)}`, { 'content-type': 'application/json; charset=utf-8' });
+      const response = await post(`\uFEFF${JSON.stringify(ok)}`, {
+        'content-type': 'application/json; charset=utf-8',
+      });
       expect(response.status).toBe(200);
     });
 
@@ -201,7 +283,9 @@ describe('errors', () => {
       const errorsBefore = gw.logs.filter((l) => (l.level as number) >= 50).length;
       const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
       await once(socket, 'connect');
-      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"model":"echo",`);
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"model":"echo",`,
+      );
       await new Promise((r) => setTimeout(r, 100));
       socket.destroy();
       await eventually(async () => expect((await post(ok)).status).toBe(200));
@@ -215,14 +299,20 @@ describe('errors', () => {
     });
 
     it('404 in the OpenAI shape for an unknown route', async () => {
-      const response = await fetch(`${gw.url}/v1/nothing-here`, { headers: { authorization: `Bearer ${token}` } });
+      const response = await fetch(`${gw.url}/v1/nothing-here`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(response.status).toBe(404);
       expectOpenAIError(await response.json(), 'not_found');
     });
   });
 
   describe('upstream failures', () => {
-    const call = (model: string) => gw.openai(token).chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const call = (model: string) =>
+      gw
+        .openai(token)
+        .chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] })
+        .catch((e) => e);
 
     it('upstream 429 -> 429 with its Retry-After', async () => {
       const response = await post({ model: 'status-429', messages: [{ role: 'user', content: 'x' }] });
@@ -272,7 +362,11 @@ describe('errors', () => {
     });
 
     it('a stream cut mid-way ends with upstream_error, not upstream_unreachable', async () => {
-      const response = await post({ model: 'cut', stream: true, messages: [{ role: 'user', content: 'a b c' }] });
+      const response = await post({
+        model: 'cut',
+        stream: true,
+        messages: [{ role: 'user', content: 'a b c' }],
+      });
       const events = (await response.text()).split('\n\n').filter(Boolean);
       expectOpenAIError(JSON.parse(events[events.length - 1].replace(/^data: /, '')), 'upstream_error');
     });
@@ -285,12 +379,21 @@ describe('errors', () => {
       expect(response.status).toBe(403);
       const body: any = await response.json();
       expectOpenAIError(body, 'model_unavailable', 'model');
-      expect(body.error.message).toBe('The model `keyless-claude` is not available: backend "keyless" has no API key configured (the gateway\'s operator must set KEYLESS_ANTHROPIC_KEY).');
+      expect(body.error.message).toBe(
+        'The model `keyless-claude` is not available: backend "keyless" has no API key configured (the gateway\'s operator must set KEYLESS_ANTHROPIC_KEY).',
+      );
       expect(gw.logs.some((l) => l.backend === 'keyless' && String(l.msg).includes('no API key'))).toBe(true);
     });
 
     it('an upstream failure before the first byte of a stream is a normal HTTP error', async () => {
-      const error = await gw.openai(token).chat.completions.create({ model: 'status-500', stream: true, messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+      const error = await gw
+        .openai(token)
+        .chat.completions.create({
+          model: 'status-500',
+          stream: true,
+          messages: [{ role: 'user', content: 'x' }],
+        })
+        .catch((e) => e);
       expect(error).toBeInstanceOf(OpenAI.InternalServerError);
       expect(error.status).toBe(502);
     });
@@ -300,19 +403,30 @@ describe('errors', () => {
       ['cut', 'the upstream connection dropping'],
       ['hang', 'the upstream going silent past idleMs'],
     ])('%s: %s ends the stream with a data: {"error"} event the SDK throws', async (model) => {
-      const stream = await gw.openai(token).chat.completions.create({ model, stream: true, messages: [{ role: 'user', content: 'a b c d' }] });
+      const stream = await gw
+        .openai(token)
+        .chat.completions.create({ model, stream: true, messages: [{ role: 'user', content: 'a b c d' }] });
       const received: string[] = [];
       const error = await (async () => {
         for await (const chunk of stream) received.push(chunk.choices[0]?.delta.content ?? '');
       })().catch((e) => e);
       expect(error).toBeInstanceOf(OpenAI.APIError);
       expect(error.status).toBeUndefined(); // in-band: the HTTP status was already 200
-      expect(error.error).toEqual({ message: expect.any(String), type: 'server_error', param: null, code: expect.any(String) });
+      expect(error.error).toEqual({
+        message: expect.any(String),
+        type: 'server_error',
+        param: null,
+        code: expect.any(String),
+      });
       if (model !== 'hang') expect(received.join('')).toBe('echo: a ');
     });
 
     it('the raw wire form of an in-stream error: error event, no [DONE]', async () => {
-      const response = await post({ model: 'midstream-error', stream: true, messages: [{ role: 'user', content: 'a b c' }] });
+      const response = await post({
+        model: 'midstream-error',
+        stream: true,
+        messages: [{ role: 'user', content: 'a b c' }],
+      });
       const events = (await response.text()).split('\n\n').filter(Boolean);
       const last = JSON.parse(events[events.length - 1].replace(/^data: /, ''));
       expectOpenAIError(last, 'upstream_error');

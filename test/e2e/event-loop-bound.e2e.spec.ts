@@ -97,16 +97,24 @@ models:
 teams:
   loop: { models: ["*"], limits: { tokensPerDay: 100000000000, concurrentRequests: 100 } }
 `);
-    gateway = run(config, { NODE_OPTIONS: `--import ${pathToFileURL(join(__dirname, '../support/event-loop-probe.mjs')).href}` });
+    gateway = run(config, {
+      NODE_OPTIONS: `--import ${pathToFileURL(join(__dirname, '../support/event-loop-probe.mjs')).href}`,
+    });
     url = await waitForListening(gateway.output);
-    const created = await fetch(`${url}/admin/v1/teams/loop/tokens`, { method: 'POST', headers: { authorization: 'Bearer loop-admin' } });
+    const created = await fetch(`${url}/admin/v1/teams/loop/tokens`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer loop-admin' },
+    });
     token = ((await created.json()) as { token: string }).token;
     // Each route once with an ordinary body first: what is measured is the bodies, not first-call set-up.
     for (const [path, body] of warmUps()) await send(path, Buffer.from(JSON.stringify(body)));
   });
 
   afterAll(async () => {
-    if (phases.length) console.log(`event-loop rounds per phase (CPU ms of the longest round; wall ms and probe latency for information):\n${phases.map((p) => `  ${p.name.padEnd(58)} ${String(p.status).padEnd(4)} cpu ${p.maxCpuMs.toFixed(1).padStart(7)}  wall ${p.maxWallMs.toFixed(1).padStart(7)}  probe ${p.probeMs.toFixed(1).padStart(7)}`).join('\n')}`);
+    if (phases.length)
+      console.log(
+        `event-loop rounds per phase (CPU ms of the longest round; wall ms and probe latency for information):\n${phases.map((p) => `  ${p.name.padEnd(58)} ${String(p.status).padEnd(4)} cpu ${p.maxCpuMs.toFixed(1).padStart(7)}  wall ${p.maxWallMs.toFixed(1).padStart(7)}  probe ${p.probeMs.toFixed(1).padStart(7)}`).join('\n')}`,
+      );
     gateway?.child.kill('SIGKILL');
     await dispatcher.close();
     await upstream?.stop();
@@ -118,7 +126,14 @@ teams:
   function warmUps(): Array<[string, unknown]> {
     return [
       ['/v1/chat/completions', { model: 'echo', messages: [{ role: 'user', content: 'hi' }] }],
-      ['/v1/messages', { model: 'echo', max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] }],
+      [
+        '/v1/messages',
+        {
+          model: 'echo',
+          max_tokens: 16,
+          messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+        },
+      ],
       ['/v1/messages', { model: 'claude-echo', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }],
       ['/v1/messages/count_tokens', { model: 'echo', messages: [{ role: 'user', content: 'hi' }] }],
       ['/v1/responses', { model: 'echo', input: [{ role: 'user', content: 'hi' }] }],
@@ -127,7 +142,11 @@ teams:
     ];
   }
 
-  async function send(path: string, body: Buffer, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  async function send(
+    path: string,
+    body: Buffer,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; text: string }> {
     const authorization = path.startsWith('/admin/') ? 'Bearer loop-admin' : `Bearer ${token}`;
     const response = await fetch(`${url}${path}`, {
       method: path.startsWith('/admin/v1/teams/') && !path.endsWith('/tokens') ? 'PATCH' : 'POST',
@@ -143,8 +162,12 @@ teams:
   async function probeReport(): Promise<ProbeReport> {
     const seen = gateway.output().split('"eventLoopProbe"').length;
     gateway.child.kill('SIGUSR2');
-    for (let i = 0; i < 2000 && gateway.output().split('"eventLoopProbe"').length === seen; i++) await new Promise((r) => setTimeout(r, 5));
-    const lines = gateway.output().split('\n').filter((line) => line.includes('"eventLoopProbe"'));
+    for (let i = 0; i < 2000 && gateway.output().split('"eventLoopProbe"').length === seen; i++)
+      await new Promise((r) => setTimeout(r, 5));
+    const lines = gateway
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"eventLoopProbe"'));
     return (JSON.parse(lines.at(-1)!) as { eventLoopProbe: ProbeReport }).eventLoopProbe;
   }
 
@@ -156,7 +179,10 @@ teams:
       while (running) {
         const started = performance.now();
         // A gateway that died answers nothing: that shows in the phase's exit check, not here.
-        await fetch(`${url}/health/live`).then((response) => response.arrayBuffer(), () => undefined);
+        await fetch(`${url}/health/live`).then(
+          (response) => response.arrayBuffer(),
+          () => undefined,
+        );
         slowest = Math.max(slowest, performance.now() - started);
         await new Promise((r) => setTimeout(r, 20));
       }
@@ -170,7 +196,12 @@ teams:
     };
   }
 
-  async function phase(name: string, path: string, body: Buffer, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  async function phase(
+    name: string,
+    path: string,
+    body: Buffer,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; text: string }> {
     expect(body.length).toBeLessThan(MAX_BODY_BYTES);
     await probeReport(); // starts the phase's period
     const probe = liveProbe();
@@ -179,7 +210,13 @@ teams:
     await new Promise((r) => setTimeout(r, 200));
     const probeMs = await probe.stop();
     const report = await probeReport();
-    phases.push({ name, status: answer.status, maxCpuMs: report.maxCpuMs, maxWallMs: report.maxWallMs, probeMs });
+    phases.push({
+      name,
+      status: answer.status,
+      maxCpuMs: report.maxCpuMs,
+      maxWallMs: report.maxWallMs,
+      probeMs,
+    });
     expect(report.ticks).toBeGreaterThan(0);
     return answer;
   }
@@ -198,77 +235,258 @@ teams:
     expect(body.error.type).toBe(type);
   }
 
-  const tooManyValues = new RegExp(`more than ${MAX_BODY_VALUES.toLocaleString('en-US')} JSON objects, arrays and strings`);
+  const tooManyValues = new RegExp(
+    `more than ${MAX_BODY_VALUES.toLocaleString('en-US')} JSON objects, arrays and strings`,
+  );
 
-  it('the many-items attack on every body-taking route is refused (413 naming the limit, in each API\'s shape) without blocking', async () => {
-    const chat = await phase('chat: 650k one-letter messages', '/v1/chat/completions', filling('{"model":"echo","messages":[', '{"role":"user","content":"a"}', ']}'));
+  it("the many-items attack on every body-taking route is refused (413 naming the limit, in each API's shape) without blocking", async () => {
+    const chat = await phase(
+      'chat: 650k one-letter messages',
+      '/v1/chat/completions',
+      filling('{"model":"echo","messages":[', '{"role":"user","content":"a"}', ']}'),
+    );
     expectOpenAIError(chat, 413, 'request_too_large');
     expect(chat.text).toMatch(tooManyValues);
 
-    const blocks = await phase('messages: content blocks', '/v1/messages', filling('{"model":"echo","max_tokens":16,"messages":[{"role":"user","content":[', '{"type":"text","text":"a"}', ']}]}'));
+    const blocks = await phase(
+      'messages: content blocks',
+      '/v1/messages',
+      filling(
+        '{"model":"echo","max_tokens":16,"messages":[{"role":"user","content":[',
+        '{"type":"text","text":"a"}',
+        ']}]}',
+      ),
+    );
     expectAnthropicError(blocks, 413, 'request_too_large');
     expect(blocks.text).toMatch(tooManyValues);
-    const count = await phase('count_tokens: messages', '/v1/messages/count_tokens', filling('{"model":"echo","messages":[', '{"role":"user","content":"a"}', ']}'));
+    const count = await phase(
+      'count_tokens: messages',
+      '/v1/messages/count_tokens',
+      filling('{"model":"echo","messages":[', '{"role":"user","content":"a"}', ']}'),
+    );
     expectAnthropicError(count, 413, 'request_too_large');
 
-    const responses = await phase('responses: input items', '/v1/responses', filling('{"model":"echo","input":[', '{"role":"user","content":"a"}', ']}'));
+    const responses = await phase(
+      'responses: input items',
+      '/v1/responses',
+      filling('{"model":"echo","input":[', '{"role":"user","content":"a"}', ']}'),
+    );
     expectOpenAIError(responses, 413, 'request_too_large');
-    const embeddings = await phase('embeddings: one token array', '/v1/embeddings', filling('{"model":"embed","input":[', '1', ']}'));
+    const embeddings = await phase(
+      'embeddings: one token array',
+      '/v1/embeddings',
+      filling('{"model":"embed","input":[', '1', ']}'),
+    );
     expectOpenAIError(embeddings, 413, 'request_too_large');
     expect(embeddings.text).toMatch(`more than ${MAX_BODY_SCALARS.toLocaleString('en-US')} JSON numbers`);
 
-    expectOpenAIError(await phase('admin: create team, models', '/admin/v1/teams', filling('{"id":"big","models":[', '"m"', ']}')), 413, 'request_too_large');
-    const keys = await phase('admin: update team, 1.5M distinct unknown keys', '/admin/v1/teams/loop', distinctKeys('{"limits":{', 1_500_000, '}}'));
+    expectOpenAIError(
+      await phase(
+        'admin: create team, models',
+        '/admin/v1/teams',
+        filling('{"id":"big","models":[', '"m"', ']}'),
+      ),
+      413,
+      'request_too_large',
+    );
+    const keys = await phase(
+      'admin: update team, 1.5M distinct unknown keys',
+      '/admin/v1/teams/loop',
+      distinctKeys('{"limits":{', 1_500_000, '}}'),
+    );
     expectOpenAIError(keys, 413, 'request_too_large');
     expect(keys.text).toMatch(`more than ${MAX_BODY_KEYS.toLocaleString('en-US')} distinct object keys`);
-    expectOpenAIError(await phase('admin: create token, models', '/admin/v1/teams/loop/tokens', filling('{"models":[', '"m"', ']}')), 413, 'request_too_large');
+    expectOpenAIError(
+      await phase(
+        'admin: create token, models',
+        '/admin/v1/teams/loop/tokens',
+        filling('{"models":[', '"m"', ']}'),
+      ),
+      413,
+      'request_too_large',
+    );
     // Anonymous: the console's sign-in reads a body before it knows the caller.
-    expectOpenAIError(await phase('console sign-in (anonymous)', '/console/api/session', filling('{"adminKey":"x","name":"x","k":[', '0', ']}')), 413, 'request_too_large');
+    expectOpenAIError(
+      await phase(
+        'console sign-in (anonymous)',
+        '/console/api/session',
+        filling('{"adminKey":"x","name":"x","k":[', '0', ']}'),
+      ),
+      413,
+      'request_too_large',
+    );
 
     // Compressed (read by body-parser, then scanned a slice per turn): 18 MB in ~60 KB.
     const zipped = gzipSync(filling('{"model":"echo","messages":[', '{"role":"user","content":"a"}', ']}'));
-    expectOpenAIError(await phase('chat, gzip: 650k messages', '/v1/chat/completions', zipped, { 'content-encoding': 'gzip' }), 413, 'request_too_large');
+    expectOpenAIError(
+      await phase('chat, gzip: 650k messages', '/v1/chat/completions', zipped, {
+        'content-encoding': 'gzip',
+      }),
+      413,
+      'request_too_large',
+    );
     // Nesting past 128 levels all the way through 18 MB: refused at level 129.
-    expectOpenAIError(await phase('chat: 9M nested arrays', '/v1/chat/completions', Buffer.concat([Buffer.from('{"model":"echo","messages":'), Buffer.from('['.repeat(9_000_000))])), 400, 'invalid_json');
+    expectOpenAIError(
+      await phase(
+        'chat: 9M nested arrays',
+        '/v1/chat/completions',
+        Buffer.concat([Buffer.from('{"model":"echo","messages":'), Buffer.from('['.repeat(9_000_000))]),
+      ),
+      400,
+      'invalid_json',
+    );
     expectBounded();
   });
 
   it('the biggest bodies the gateway accepts (just under the value limit, valid, answered by a backend) do not block either', async () => {
     const messages = Math.floor((MAX_BODY_VALUES - 3) / 3); // root, model, messages; three values a message
-    expect((await phase(`chat: ${messages} messages, answered`, '/v1/chat/completions', repeated('{"model":"echo","messages":[', '{"role":"user","content":"a"}', messages, ']}'))).status).toBe(200);
+    expect(
+      (
+        await phase(
+          `chat: ${messages} messages, answered`,
+          '/v1/chat/completions',
+          repeated('{"model":"echo","messages":[', '{"role":"user","content":"a"}', messages, ']}'),
+        )
+      ).status,
+    ).toBe(200);
     const blocks = Math.floor((MAX_BODY_VALUES - 7) / 3); // root, model, messages, the message, its role and content
-    const blockBody = (model: string, extra: string) => repeated(`{"model":"${model}"${extra},"messages":[{"role":"user","content":[`, '{"type":"text","text":"a"}', blocks, ']}]}');
-    expect((await phase(`messages, translated: ${blocks} blocks`, '/v1/messages', blockBody('echo', ',"max_tokens":16'))).status).toBe(200);
-    expect((await phase(`messages, native (Anthropic): ${blocks} blocks`, '/v1/messages', blockBody('claude-echo', ',"max_tokens":16'))).status).toBe(200);
-    expect((await phase(`count_tokens: ${blocks} blocks, estimated`, '/v1/messages/count_tokens', blockBody('echo', ''))).status).toBe(200);
-    expect((await phase(`responses: ${messages} input items, stored`, '/v1/responses', repeated('{"model":"echo","input":[', '{"role":"user","content":"a"}', messages, ']}'))).status).toBe(200);
+    const blockBody = (model: string, extra: string) =>
+      repeated(
+        `{"model":"${model}"${extra},"messages":[{"role":"user","content":[`,
+        '{"type":"text","text":"a"}',
+        blocks,
+        ']}]}',
+      );
+    expect(
+      (
+        await phase(
+          `messages, translated: ${blocks} blocks`,
+          '/v1/messages',
+          blockBody('echo', ',"max_tokens":16'),
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await phase(
+          `messages, native (Anthropic): ${blocks} blocks`,
+          '/v1/messages',
+          blockBody('claude-echo', ',"max_tokens":16'),
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await phase(
+          `count_tokens: ${blocks} blocks, estimated`,
+          '/v1/messages/count_tokens',
+          blockBody('echo', ''),
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await phase(
+          `responses: ${messages} input items, stored`,
+          '/v1/responses',
+          repeated('{"model":"echo","input":[', '{"role":"user","content":"a"}', messages, ']}'),
+        )
+      ).status,
+    ).toBe(200);
     // Tool calls then their outputs (nine values a pair): one assistant turn of many calls in chat.
     const pairs = Math.floor((MAX_BODY_VALUES - 3) / 9);
     const calls = `${'{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},'.repeat(pairs)}${'{"type":"function_call_output","call_id":"c","output":"x"},'.repeat(pairs)}`;
-    expect((await phase(`responses: ${pairs} function calls and outputs`, '/v1/responses', Buffer.from(`{"model":"echo","store":false,"input":[${calls.slice(0, -1)}]}`))).status).toBe(200);
+    expect(
+      (
+        await phase(
+          `responses: ${pairs} function calls and outputs`,
+          '/v1/responses',
+          Buffer.from(`{"model":"echo","store":false,"input":[${calls.slice(0, -1)}]}`),
+        )
+      ).status,
+    ).toBe(200);
     const uses = Math.floor((MAX_BODY_VALUES - 12) / 9);
     const toolTurns = `{"role":"assistant","content":[${'{"type":"tool_use","id":"t","name":"f","input":{}},'.repeat(uses).slice(0, -1)}]},{"role":"user","content":[${'{"type":"tool_result","tool_use_id":"t","content":"x"},'.repeat(uses).slice(0, -1)}]}`;
-    expect((await phase(`messages, translated: ${uses} tool uses and results`, '/v1/messages', Buffer.from(`{"model":"echo","max_tokens":16,"messages":[{"role":"user","content":"go"},${toolTurns}]}`))).status).toBe(200);
+    expect(
+      (
+        await phase(
+          `messages, translated: ${uses} tool uses and results`,
+          '/v1/messages',
+          Buffer.from(
+            `{"model":"echo","max_tokens":16,"messages":[{"role":"user","content":"go"},${toolTurns}]}`,
+          ),
+        )
+      ).status,
+    ).toBe(200);
     // Token arrays: ~MAX_BODY_SCALARS numbers in 2048 inputs (OpenAI's limits: 2048 inputs, 300,000 tokens).
     const tokens = Array.from({ length: 146 }, (_, i) => i).join(',');
-    expect((await phase('embeddings: 2048 token arrays of 146', '/v1/embeddings', repeated('{"model":"embed","input":[', `[${tokens}]`, 2048, ']}'))).status).toBe(200);
-    expect((await phase(`admin: a team with ${MAX_BODY_VALUES - 3} models`, '/admin/v1/teams', repeated('{"id":"many-models","models":[', '"echo"', MAX_BODY_VALUES - 3, ']}'))).status).toBe(201);
+    expect(
+      (
+        await phase(
+          'embeddings: 2048 token arrays of 146',
+          '/v1/embeddings',
+          repeated('{"model":"embed","input":[', `[${tokens}]`, 2048, ']}'),
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await phase(
+          `admin: a team with ${MAX_BODY_VALUES - 3} models`,
+          '/admin/v1/teams',
+          repeated('{"id":"many-models","models":[', '"echo"', MAX_BODY_VALUES - 3, ']}'),
+        )
+      ).status,
+    ).toBe(201);
     // Distinct keys (class-transformer was quadratic in them: 10,000 unknown admin keys took 0.2 s, 50,000 2 s).
     const keys = MAX_BODY_KEYS - 10;
-    expect((await phase(`chat: ${keys} distinct keys passed through`, '/v1/chat/completions', distinctKeys('{"model":"echo","messages":[{"role":"user","content":"a"}],', keys, '}'))).status).toBe(200);
-    expectOpenAIError(await phase(`admin: update team, ${keys} distinct unknown keys`, '/admin/v1/teams/loop', distinctKeys('{"limits":{', keys, '}}')), 400, null);
+    expect(
+      (
+        await phase(
+          `chat: ${keys} distinct keys passed through`,
+          '/v1/chat/completions',
+          distinctKeys('{"model":"echo","messages":[{"role":"user","content":"a"}],', keys, '}'),
+        )
+      ).status,
+    ).toBe(200);
+    expectOpenAIError(
+      await phase(
+        `admin: update team, ${keys} distinct unknown keys`,
+        '/admin/v1/teams/loop',
+        distinctKeys('{"limits":{', keys, '}}'),
+      ),
+      400,
+      null,
+    );
     // Numbers up to their own limit, in a field the gateway passes through.
-    expect((await phase(`chat: ${MAX_BODY_SCALARS - 1} numbers passed through`, '/v1/chat/completions', repeated('{"model":"echo","messages":[{"role":"user","content":"a"}],"x":[', '1', MAX_BODY_SCALARS - 1, ']}'))).status).toBe(200);
+    expect(
+      (
+        await phase(
+          `chat: ${MAX_BODY_SCALARS - 1} numbers passed through`,
+          '/v1/chat/completions',
+          repeated(
+            '{"model":"echo","messages":[{"role":"user","content":"a"}],"x":[',
+            '1',
+            MAX_BODY_SCALARS - 1,
+            ']}',
+          ),
+        )
+      ).status,
+    ).toBe(200);
     // A long single prompt (15 MB of text): the cost is in bytes, not values. (The stand-in echoes the last user
     // message, so the long text is the system message: what is measured is the request, not a 15 MB answer.)
     const prompt = `{"model":"echo","messages":[{"role":"system","content":"${'lorem ipsum dolor sit amet '.repeat(550_000)}"},{"role":"user","content":"hi"}]}`;
-    expect((await phase('chat: one 15 MB prompt, answered', '/v1/chat/completions', Buffer.from(prompt))).status).toBe(200);
+    expect(
+      (await phase('chat: one 15 MB prompt, answered', '/v1/chat/completions', Buffer.from(prompt))).status,
+    ).toBe(200);
     expectBounded();
   });
 
   function expectBounded() {
     expect(gateway.child.exitCode).toBeNull();
-    const over = phases.filter((p) => p.maxCpuMs > MAX_BLOCK_MS).map((p) => `${p.name}: ${p.maxCpuMs.toFixed(1)} ms`);
+    const over = phases
+      .filter((p) => p.maxCpuMs > MAX_BLOCK_MS)
+      .map((p) => `${p.name}: ${p.maxCpuMs.toFixed(1)} ms`);
     expect(over).toEqual([]);
   }
 });

@@ -10,7 +10,10 @@ describe('forwarded headers and the access log', () => {
     upstream = await new OpenAIUpstream().start();
     trusting = await startTestGateway({ upstreamUrl: upstream.url });
     // Same machine, but the loopback peer is not a configured proxy here.
-    distrusting = await startTestGateway({ upstreamUrl: upstream.url, config: { server: { trustedProxies: ['10.0.0.0/8'] } } });
+    distrusting = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: { server: { trustedProxies: ['10.0.0.0/8'] } },
+    });
   });
   afterAll(async () => {
     await distrusting.close();

@@ -26,10 +26,30 @@ interface Api {
 }
 
 const APIS: Api[] = [
-  { name: 'chat completions', mutator: (seed) => new ChatBodyMutator(seed), path: () => '/v1/chat/completions', errors: 'openai' },
-  { name: 'Anthropic messages and count_tokens', mutator: (seed) => new MessagesBodyMutator(seed), path: (i) => (i % 3 === 2 ? '/v1/messages/count_tokens' : '/v1/messages'), errors: 'anthropic' },
-  { name: 'responses', mutator: (seed) => new ResponsesBodyMutator(seed), path: () => '/v1/responses', errors: 'openai' },
-  { name: 'embeddings', mutator: (seed) => new EmbeddingsBodyMutator(seed), path: () => '/v1/embeddings', errors: 'openai' },
+  {
+    name: 'chat completions',
+    mutator: (seed) => new ChatBodyMutator(seed),
+    path: () => '/v1/chat/completions',
+    errors: 'openai',
+  },
+  {
+    name: 'Anthropic messages and count_tokens',
+    mutator: (seed) => new MessagesBodyMutator(seed),
+    path: (i) => (i % 3 === 2 ? '/v1/messages/count_tokens' : '/v1/messages'),
+    errors: 'anthropic',
+  },
+  {
+    name: 'responses',
+    mutator: (seed) => new ResponsesBodyMutator(seed),
+    path: () => '/v1/responses',
+    errors: 'openai',
+  },
+  {
+    name: 'embeddings',
+    mutator: (seed) => new EmbeddingsBodyMutator(seed),
+    path: () => '/v1/embeddings',
+    errors: 'openai',
+  },
 ];
 
 function rssKb(pid: number): number {
@@ -46,13 +66,24 @@ function shapeProblem(errors: Api['errors'], text: string): string | null {
   }
   if (errors === 'openai') {
     const error = body?.error as Record<string, unknown> | undefined;
-    if (!error || Object.keys(body).join() !== 'error' || Object.keys(error).sort().join() !== 'code,message,param,type') return "not in OpenAI's shape";
-    return typeof error.message === 'string' && typeof error.type === 'string' ? null : "not in OpenAI's shape";
+    if (
+      !error ||
+      Object.keys(body).join() !== 'error' ||
+      Object.keys(error).sort().join() !== 'code,message,param,type'
+    )
+      return "not in OpenAI's shape";
+    return typeof error.message === 'string' && typeof error.type === 'string'
+      ? null
+      : "not in OpenAI's shape";
   }
   const error = body?.error as Record<string, unknown> | undefined;
-  if (body?.type !== 'error' || !error || Object.keys(error).sort().join() !== 'message,type') return "not in Anthropic's shape";
-  if (Object.keys(body).some((key) => !['type', 'error', 'request_id'].includes(key))) return "not in Anthropic's shape";
-  return typeof error.type === 'string' && typeof error.message === 'string' ? null : "not in Anthropic's shape";
+  if (body?.type !== 'error' || !error || Object.keys(error).sort().join() !== 'message,type')
+    return "not in Anthropic's shape";
+  if (Object.keys(body).some((key) => !['type', 'error', 'request_id'].includes(key)))
+    return "not in Anthropic's shape";
+  return typeof error.type === 'string' && typeof error.message === 'string'
+    ? null
+    : "not in Anthropic's shape";
 }
 
 /**
@@ -97,7 +128,14 @@ teams:
 `);
     gateway = run(config, { NODE_OPTIONS: '--inspect=127.0.0.1:0' });
     url = await waitForListening(gateway.output);
-    token = ((await (await fetch(`${url}/admin/v1/teams/fuzzers/tokens`, { method: 'POST', headers: { authorization: 'Bearer fuzz-admin' } })).json()) as { token: string }).token;
+    token = (
+      (await (
+        await fetch(`${url}/admin/v1/teams/fuzzers/tokens`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer fuzz-admin' },
+        })
+      ).json()) as { token: string }
+    ).token;
     // Warm-up, every API: the start level is a warm process's.
     for (const api of APIS) await fuzz(api, api.mutator(SEED - 1), WARM_UP);
     startHeap = await heapUsedAfterGc(inspectorUrl(gateway.output()));
@@ -114,7 +152,11 @@ teams:
   });
 
   /** Sends `count` bodies of `api` from `mutator`, CONCURRENCY at a time; the statuses seen and what was wrong. */
-  async function fuzz(api: Api, mutator: BodyMutator, count: number): Promise<{ statuses: Map<number, number>; problems: string[] }> {
+  async function fuzz(
+    api: Api,
+    mutator: BodyMutator,
+    count: number,
+  ): Promise<{ statuses: Map<number, number>; problems: string[] }> {
     const statuses = new Map<number, number>();
     const problems: string[] = [];
     let next = 0;
@@ -122,14 +164,19 @@ teams:
       const path = api.path(i);
       const response = await fetch(`${url}${path}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+        },
         body,
         // @ts-expect-error undici's dispatcher option is not in the DOM fetch types
         dispatcher,
       });
       const text = await response.text();
       statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-      if (response.status >= 500) problems.push(`${response.status} on ${path} for ${body.slice(0, 300)}: ${text.slice(0, 300)}`);
+      if (response.status >= 500)
+        problems.push(`${response.status} on ${path} for ${body.slice(0, 300)}: ${text.slice(0, 300)}`);
       else if (response.status >= 400) {
         const problem = shapeProblem(api.errors, text);
         if (problem) problems.push(`${response.status} on ${path} ${problem}: ${text.slice(0, 300)}`);
@@ -146,16 +193,19 @@ teams:
     return { statuses, problems };
   }
 
-  it.each(APIS.map((api, index) => [api.name, api, index] as const))(`${BODIES} bodies of %s (seed ${SEED} + API): 0 responses >= 500, every 4xx in the API's own error shape, no crash`, async (_name, api, index) => {
-    const { statuses, problems } = await fuzz(api, api.mutator(SEED + index), BODIES);
-    expect(problems.slice(0, 10)).toEqual([]);
-    expect(gateway.child.exitCode).toBeNull();
-    expect((await fetch(`${url}/health/live`)).status).toBe(200);
-    // Both 2xx and 4xx happened: the fuzzer reached the backend as well as the validation.
-    expect(statuses.get(200)).toBeGreaterThan(100);
-    expect([...statuses.keys()].some((status) => status >= 400 && status < 500)).toBe(true);
-    expect([...statuses.values()].reduce((a, b) => a + b, 0)).toBe(BODIES);
-  });
+  it.each(APIS.map((api, index) => [api.name, api, index] as const))(
+    `${BODIES} bodies of %s (seed ${SEED} + API): 0 responses >= 500, every 4xx in the API's own error shape, no crash`,
+    async (_name, api, index) => {
+      const { statuses, problems } = await fuzz(api, api.mutator(SEED + index), BODIES);
+      expect(problems.slice(0, 10)).toEqual([]);
+      expect(gateway.child.exitCode).toBeNull();
+      expect((await fetch(`${url}/health/live`)).status).toBe(200);
+      // Both 2xx and 4xx happened: the fuzzer reached the backend as well as the validation.
+      expect(statuses.get(200)).toBeGreaterThan(100);
+      expect([...statuses.keys()].some((status) => status >= 400 && status < 500)).toBe(true);
+      expect([...statuses.values()].reduce((a, b) => a + b, 0)).toBe(BODIES);
+    },
+  );
 
   it('memory comes back: the JS heap after a forced full GC, and the resident size', async () => {
     // After a forced full GC (through the inspector) at both ends: what the 40,000 bodies left reachable (a leak of

@@ -58,6 +58,8 @@ describe('schemathesis over the whole API', () => {
     expect(result.output).toMatch(/passed/i);
     // The run's own address was never blocked for wrong keys (the hooks send sign-ins from their own addresses), so
     // every admin route was fuzzed with the right key, not refused as a blocked address's.
-    expect(gw.logs.filter((line) => String(line.msg).startsWith('the right admin key was refused'))).toEqual([]);
+    expect(gw.logs.filter((line) => String(line.msg).startsWith('the right admin key was refused'))).toEqual(
+      [],
+    );
   });
 });

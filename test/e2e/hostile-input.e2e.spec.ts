@@ -6,7 +6,9 @@ import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 /** Bodies and requests built to break a parser: each is a 4xx in OpenAI's shape, never a 500 or a crash. */
 function expectOpenAIError(body: any, code: string | null) {
-  expect(body).toEqual({ error: { message: expect.any(String), type: expect.any(String), param: null, code } });
+  expect(body).toEqual({
+    error: { message: expect.any(String), type: expect.any(String), param: null, code },
+  });
 }
 
 /** Sends raw bytes and returns what came back (for requests Node itself refuses). */
@@ -24,7 +26,8 @@ describe('hostile input', () => {
   let upstream: OpenAIUpstream;
   let gw: TestGateway;
   let token: string;
-  const post = (body: string | Buffer, headers: Record<string, string>) => fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers, body });
+  const post = (body: string | Buffer, headers: Record<string, string>) =>
+    fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers, body });
   const json = { 'content-type': 'application/json' };
 
   beforeAll(async () => {
@@ -38,7 +41,9 @@ describe('hostile input', () => {
   });
 
   it('authenticates before reading the body: no token or a bad one is a 401 whatever the body is', async () => {
-    for (const auth of [{}, { authorization: 'Bearer sy-0000000000000000-nope' }] as Array<Record<string, string>>) {
+    for (const auth of [{}, { authorization: 'Bearer sy-0000000000000000-nope' }] as Array<
+      Record<string, string>
+    >) {
       for (const [body, headers] of [
         ['{"model": ', json],
         [Buffer.from('not gzip at all'), { ...json, 'content-encoding': 'gzip' }],
@@ -52,7 +57,11 @@ describe('hostile input', () => {
   });
 
   it('a gzip body that is not gzip is a 400, not a 500, and logs no error', async () => {
-    const response = await post(Buffer.from('not gzip at all'), { ...json, 'content-encoding': 'gzip', authorization: `Bearer ${token}` });
+    const response = await post(Buffer.from('not gzip at all'), {
+      ...json,
+      'content-encoding': 'gzip',
+      authorization: `Bearer ${token}`,
+    });
     expect(response.status).toBe(400);
     expectOpenAIError(await response.json(), null);
     expect(gw.logs.filter((l) => (l.level as number) >= 50)).toEqual([]);
@@ -65,14 +74,26 @@ describe('hostile input', () => {
 
   it('bodies read by body-parser (compressed, another charset) are scanned like the others: UTF-16 is read, a charset JSON does not take is a 415, a zipped body of too many items a 413', async () => {
     const body = JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'wide é' }] });
-    const wide = await post(Buffer.from(body, 'utf16le'), { 'content-type': 'application/json; charset=utf-16le', authorization: `Bearer ${token}` });
+    const wide = await post(Buffer.from(body, 'utf16le'), {
+      'content-type': 'application/json; charset=utf-16le',
+      authorization: `Bearer ${token}`,
+    });
     expect(wide.status).toBe(200);
     expect(((await wide.json()) as any).choices[0].message.content).toBe('echo: wide é');
-    const latin = await post(Buffer.from(body, 'latin1'), { 'content-type': 'application/json; charset=iso-8859-1', authorization: `Bearer ${token}` });
+    const latin = await post(Buffer.from(body, 'latin1'), {
+      'content-type': 'application/json; charset=iso-8859-1',
+      authorization: `Bearer ${token}`,
+    });
     expect(latin.status).toBe(415);
     expectOpenAIError(await latin.json(), 'unsupported_media_type');
-    const many = gzipSync(`{"model":"echo","messages":[${'{"role":"user","content":"a"},'.repeat(40_000)}{"role":"user","content":"a"}]}`);
-    const refused = await post(many, { ...json, 'content-encoding': 'gzip', authorization: `Bearer ${token}` });
+    const many = gzipSync(
+      `{"model":"echo","messages":[${'{"role":"user","content":"a"},'.repeat(40_000)}{"role":"user","content":"a"}]}`,
+    );
+    const refused = await post(many, {
+      ...json,
+      'content-encoding': 'gzip',
+      authorization: `Bearer ${token}`,
+    });
     expect(refused.status).toBe(413);
     expectOpenAIError(await refused.json(), 'request_too_large');
   });
@@ -80,7 +101,10 @@ describe('hostile input', () => {
   it.each([
     ['300 nested arrays', `{"model":"echo","messages":${'['.repeat(300)}${']'.repeat(300)}}`],
     ['1,500 nested arrays', `{"model":"echo","messages":${'['.repeat(1500)}${']'.repeat(1500)}}`],
-    ['5,000 nested objects', `{"model":"echo","messages":[{"role":"user","content":"x","extra":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}]}`],
+    [
+      '5,000 nested objects',
+      `{"model":"echo","messages":[{"role":"user","content":"x","extra":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}]}`,
+    ],
   ])('%s: 400 invalid_json, and the gateway keeps answering', async (_what, body) => {
     const response = await post(body, { ...json, authorization: `Bearer ${token}` });
     expect(response.status).toBe(400);
@@ -91,10 +115,17 @@ describe('hostile input', () => {
   it('a JSON schema nested a few dozen levels (response_format, tools) is still accepted', async () => {
     let schema: Record<string, unknown> = { type: 'string' };
     for (let i = 0; i < 40; i++) schema = { type: 'object', properties: { child: schema } };
-    const response = await post(JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'deep' }], response_format: { type: 'json_schema', json_schema: { name: 'deep', schema } } }), {
-      ...json,
-      authorization: `Bearer ${token}`,
-    });
+    const response = await post(
+      JSON.stringify({
+        model: 'echo',
+        messages: [{ role: 'user', content: 'deep' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'deep', schema } },
+      }),
+      {
+        ...json,
+        authorization: `Bearer ${token}`,
+      },
+    );
     expect(response.status).toBe(200);
   });
 
@@ -115,7 +146,10 @@ describe('hostile input', () => {
     const controller = new AbortController();
     const stream = await gw
       .openai(limited)
-      .chat.completions.create({ model: 'hang', stream: true, messages: [{ role: 'user', content }] }, { signal: controller.signal });
+      .chat.completions.create(
+        { model: 'hang', stream: true, messages: [{ role: 'user', content }] },
+        { signal: controller.signal },
+      );
     controller.abort(); // no usage will come: the gateway counts the prompt itself
     await (async () => {
       for await (const chunk of stream) void chunk;
@@ -135,7 +169,10 @@ describe('hostile input', () => {
 
   it('headers over Node’s limit get a 431 and a malformed request line a 400, both in OpenAI’s shape', async () => {
     const port = Number(new URL(gw.url).port);
-    const big = await rawExchange(port, `GET /health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(100_000)}\r\n\r\n`);
+    const big = await rawExchange(
+      port,
+      `GET /health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(100_000)}\r\n\r\n`,
+    );
     expect(big).toMatch(/^HTTP\/1\.1 431 /);
     expectOpenAIError(JSON.parse(big.slice(big.indexOf('\r\n\r\n') + 4)), 'request_header_too_large');
     const garbage = await rawExchange(port, 'THIS IS NOT HTTP\r\n\r\n');

@@ -25,7 +25,9 @@ describe('stream keep-alives', () => {
     expect(events.filter((e) => e === ': keep-alive').length).toBeGreaterThanOrEqual(2);
     expect(events[events.length - 1]).toBe('data: [DONE]');
 
-    const stream = await gw.openai(token).chat.completions.create({ model: 'slow', stream: true, messages: [{ role: 'user', content: 'a b' }] });
+    const stream = await gw
+      .openai(token)
+      .chat.completions.create({ model: 'slow', stream: true, messages: [{ role: 'user', content: 'a b' }] });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe('echo: a b');

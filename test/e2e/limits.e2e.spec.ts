@@ -6,7 +6,11 @@ import { startTestGateway, type TestGateway } from '../support/test-gateway';
 // What admission reserves for a one-message prompt: OpenAI's format tokens (3 per message, 3 priming the reply)
 // plus one token per 3 UTF-8 bytes of its texts (no tokenizer at admission).
 const promptEstimate = (content: string) => 3 + 3 + Math.ceil(Buffer.byteLength(`user${content}`) / 3);
-const ask = (content: string, max_tokens?: number) => ({ model: 'echo', messages: [{ role: 'user', content }], ...(max_tokens ? { max_tokens } : {}) });
+const ask = (content: string, max_tokens?: number) => ({
+  model: 'echo',
+  messages: [{ role: 'user', content }],
+  ...(max_tokens ? { max_tokens } : {}),
+});
 
 /** Fixed windows: keep a per-minute test inside one minute. */
 async function awayFromMinuteEdge(): Promise<void> {
@@ -20,7 +24,10 @@ describe('quotas and rate limits', () => {
 
   beforeAll(async () => {
     upstream = await new OpenAIUpstream().start();
-    gw = await startTestGateway({ upstreamUrl: upstream.url, config: { limits: { defaultCompletionReservation: 50 } } });
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: { limits: { defaultCompletionReservation: 50 } },
+    });
   });
   afterAll(async () => {
     await gw.close();
@@ -46,14 +53,23 @@ describe('quotas and rate limits', () => {
     }
     const refused = await chat(token, ask('hi'));
     expect(refused.status).toBe(429);
-    expect(refused.body.error).toMatchObject({ type: 'rate_limit_exceeded', code: 'rate_limit_exceeded', param: null });
-    expect(refused.body.error.message).toMatch(/requestsPerMinute limit of team "rpm" reached \(3\/3 requests used\); it resets at .*Z \(in (\d+s|1m0s)\)/);
+    expect(refused.body.error).toMatchObject({
+      type: 'rate_limit_exceeded',
+      code: 'rate_limit_exceeded',
+      param: null,
+    });
+    expect(refused.body.error.message).toMatch(
+      /requestsPerMinute limit of team "rpm" reached \(3\/3 requests used\); it resets at .*Z \(in (\d+s|1m0s)\)/,
+    );
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
     expect(refused.headers.get('x-ratelimit-remaining-requests')).toBe('0');
     // The official SDK sees a RateLimitError.
-    await expect(gw.openai(token).chat.completions.create(ask('hi') as any)).rejects.toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
+    await expect(gw.openai(token).chat.completions.create(ask('hi') as any)).rejects.toMatchObject({
+      status: 429,
+      code: 'rate_limit_exceeded',
+    });
     await eventually(async () => {
       const usage = (await gw.admin('GET', '/admin/v1/usage?team=rpm')).body.total;
       expect(usage).toMatchObject({ requests: 5, requests_ok: 3, requests_rejected: 2, prompt_tokens: 3 });
@@ -72,14 +88,18 @@ describe('quotas and rate limits', () => {
     expect(first.body.usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
     await eventually(async () => {
       const second = await chat(token, ask('x', 20));
-      expect(second.headers.get('x-ratelimit-remaining-tokens')).toBe(String(200 - 7 - (promptEstimate('x') + 20)));
+      expect(second.headers.get('x-ratelimit-remaining-tokens')).toBe(
+        String(200 - 7 - (promptEstimate('x') + 20)),
+      );
     });
   });
 
   it('with no max_tokens the configured default completion reservation is used', async () => {
     const token = await teamWith('tpd-default', { tokensPerDay: 1000 });
     const ok = await chat(token, ask('hello there'));
-    expect(ok.headers.get('x-ratelimit-remaining-tokens')).toBe(String(1000 - (promptEstimate('hello there') + 50)));
+    expect(ok.headers.get('x-ratelimit-remaining-tokens')).toBe(
+      String(1000 - (promptEstimate('hello there') + 50)),
+    );
   });
 
   it('a spent daily quota answers 429 quota_exceeded naming the limit and its reset', async () => {
@@ -90,7 +110,9 @@ describe('quotas and rate limits', () => {
     const refused = await chat(token, ask('one two', 30));
     expect(refused.status).toBe(429);
     expect(refused.body.error).toMatchObject({ type: 'rate_limit_exceeded', code: 'quota_exceeded' });
-    expect(refused.body.error.message).toMatch(/tokensPerDay limit of team "quota" reached \(5\/40 tokens used, this request reserves \d+\); it resets at \d{4}-\d\d-\d\dT00:00:00.000Z/);
+    expect(refused.body.error.message).toMatch(
+      /tokensPerDay limit of team "quota" reached \(5\/40 tokens used, this request reserves \d+\); it resets at \d{4}-\d\d-\d\dT00:00:00.000Z/,
+    );
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(refused.headers.get('x-ratelimit-remaining-tokens')).toBe('35');
   });
@@ -99,11 +121,13 @@ describe('quotas and rate limits', () => {
     const token = await teamWith('too-big', { tokensPerMinute: 30 });
     const refused = await chat(token, ask('hi', 100));
     expect(refused.status).toBe(429);
-    expect(refused.body.error.message).toMatch(/more than the tokensPerMinute limit .* allows; lower max_tokens/);
+    expect(refused.body.error.message).toMatch(
+      /more than the tokensPerMinute limit .* allows; lower max_tokens/,
+    );
     expect(refused.headers.get('retry-after')).toBeNull();
   });
 
-  it('per-token limits apply on top of the team\'s', async () => {
+  it("per-token limits apply on top of the team's", async () => {
     await awayFromMinuteEdge();
     const limited = await teamWith('per-token', {}, { limits: { requestsPerMinute: 1 } });
     const free = (await gw.admin('POST', '/admin/v1/teams/per-token/tokens', {})).body.token;
@@ -118,7 +142,9 @@ describe('quotas and rate limits', () => {
     const token = await teamWith('settle', { tokensPerDay: 10_000 });
     const failed = await chat(token, { ...ask('hi', 100), model: 'status-500' });
     expect(failed.status).toBe(502);
-    expect(failed.headers.get('x-ratelimit-remaining-tokens')).toBe(String(10_000 - promptEstimate('hi') - 100));
+    expect(failed.headers.get('x-ratelimit-remaining-tokens')).toBe(
+      String(10_000 - promptEstimate('hi') - 100),
+    );
     // The failed request used nothing, so its whole reservation is released.
     await eventually(async () => {
       const stream = await fetch(`${gw.url}/v1/chat/completions`, {
@@ -127,7 +153,9 @@ describe('quotas and rate limits', () => {
         body: JSON.stringify({ ...ask('hi', 100), stream: true }),
       });
       await stream.text();
-      expect(stream.headers.get('x-ratelimit-remaining-tokens')).toBe(String(10_000 - promptEstimate('hi') - 100));
+      expect(stream.headers.get('x-ratelimit-remaining-tokens')).toBe(
+        String(10_000 - promptEstimate('hi') - 100),
+      );
     });
   });
 
@@ -135,10 +163,16 @@ describe('quotas and rate limits', () => {
     const seeded = await startTestGateway({
       upstreamUrl: upstream.url,
       prefix: gw.prefix,
-      config: { server: { port: 0 }, teams: { seeded: { models: ['echo'], limits: { requestsPerMinute: 7 } } } },
+      config: {
+        server: { port: 0 },
+        teams: { seeded: { models: ['echo'], limits: { requestsPerMinute: 7 } } },
+      },
     });
     try {
-      expect((await seeded.admin('GET', '/admin/v1/teams/seeded')).body).toMatchObject({ models: ['echo'], limits: { requestsPerMinute: 7 } });
+      expect((await seeded.admin('GET', '/admin/v1/teams/seeded')).body).toMatchObject({
+        models: ['echo'],
+        limits: { requestsPerMinute: 7 },
+      });
     } finally {
       await seeded.gateway.shutdown(100);
       await seeded.redis.quit();

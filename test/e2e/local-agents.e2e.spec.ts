@@ -3,7 +3,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BACKENDS, type Backend } from '../../src/providers/provider-adapter';
-import type { GenerateRequest, FunctionCallItem, HistoryItem } from '../../src/providers/local/local-protocol';
+import type {
+  GenerateRequest,
+  FunctionCallItem,
+  HistoryItem,
+} from '../../src/providers/local/local-protocol';
 import { eventually } from '../support/eventually';
 import { ensureLocalModel, LOCAL_MODEL } from '../support/local-model';
 import { OpenAIUpstream } from '../support/openai-upstream';
@@ -13,9 +17,17 @@ const CLAUDE = join(__dirname, '../../node_modules/@anthropic-ai/claude-code/cli
 const CODEX = join(__dirname, '../../node_modules/@openai/codex/bin/codex.js');
 
 /** Runs a command with stdin closed (Codex reads a prompt from stdin when it is a pipe); resolves with its exit code. */
-function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeout: number }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeout: number },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -54,14 +66,27 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
         backends: {
           // 8192: SmolLM2's trained context, which holds both CLIs' prompts (Claude Code with --tools Read ~2.3k
           // tokens, Codex ~6k) and the answers. One sequence: the CLIs' turns run one at a time anyway.
-          local: { type: 'local', local: { modelPath: LOCAL_MODEL, parallel: 1, queueSize: 4, contextSize: 8192, defaultMaxTokens: 512, autoToolChoice: 'callFirst' } },
+          local: {
+            type: 'local',
+            local: {
+              modelPath: LOCAL_MODEL,
+              parallel: 1,
+              queueSize: 4,
+              contextSize: 8192,
+              defaultMaxTokens: 512,
+              autoToolChoice: 'callFirst',
+            },
+          },
         },
         models: { smollm2: { backend: 'local', upstreamModel: 'SmolLM2-135M-Instruct' } },
       },
     });
     home = mkdtempSync(join(tmpdir(), 'local-agents-'));
     // Every request the worker gets, as it got it: the history, the functions offered, whether a call was forced.
-    const client = (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('local')!.client as unknown as { worker: ChildProcess; whenReady(): Promise<void> };
+    const client = (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('local')!.client as unknown as {
+      worker: ChildProcess;
+      whenReady(): Promise<void>;
+    };
     await client.whenReady();
     worker = client.worker;
     generated = [];
@@ -79,11 +104,17 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
   });
 
   /** The call the model made in the first request and its result as the CLI sent it back, from the second request. */
-  function turnOf(requests: GenerateRequest[]): { first: GenerateRequest; second: GenerateRequest; call: FunctionCallItem } {
+  function turnOf(requests: GenerateRequest[]): {
+    first: GenerateRequest;
+    second: GenerateRequest;
+    call: FunctionCallItem;
+  } {
     expect(requests.length).toBeGreaterThanOrEqual(2);
     const [first, second] = requests;
     const answer = second.history.at(-1) as Extract<HistoryItem, { type: 'model' }>;
-    const call = answer.response.find((part): part is FunctionCallItem => typeof part === 'object' && part.type === 'functionCall')!;
+    const call = answer.response.find(
+      (part): part is FunctionCallItem => typeof part === 'object' && part.type === 'functionCall',
+    )!;
     return { first, second, call };
   }
 
@@ -104,33 +135,61 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
     const before = generated.length;
     const started = Date.now();
     // --tools Read: the one built-in tool this turn needs (the default set is 12-21 tools, ~30-60 KB of schemas).
-    const result = await run(process.execPath, [CLAUDE, '-p', `Use the Read tool to read ${note}, then tell me what it says.`, '--model', 'smollm2', '--tools', 'Read'], {
-      cwd,
-      timeout: 600_000,
-      env: {
-        PATH: process.env.PATH,
-        HOME: cwd,
-        ANTHROPIC_BASE_URL: gw.url,
-        ANTHROPIC_API_KEY: token,
-        ANTHROPIC_SMALL_FAST_MODEL: 'smollm2',
-        ANTHROPIC_DEFAULT_HAIKU_MODEL: 'smollm2',
-        // Claude Code asks for 32,000 output tokens; a small model's answer needs far fewer.
-        CLAUDE_CODE_MAX_OUTPUT_TOKENS: '256',
-        DISABLE_TELEMETRY: '1',
-        DISABLE_ERROR_REPORTING: '1',
-        DISABLE_AUTOUPDATER: '1',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    const result = await run(
+      process.execPath,
+      [
+        CLAUDE,
+        '-p',
+        `Use the Read tool to read ${note}, then tell me what it says.`,
+        '--model',
+        'smollm2',
+        '--tools',
+        'Read',
+      ],
+      {
+        cwd,
+        timeout: 600_000,
+        env: {
+          PATH: process.env.PATH,
+          HOME: cwd,
+          ANTHROPIC_BASE_URL: gw.url,
+          ANTHROPIC_API_KEY: token,
+          ANTHROPIC_SMALL_FAST_MODEL: 'smollm2',
+          ANTHROPIC_DEFAULT_HAIKU_MODEL: 'smollm2',
+          // Claude Code asks for 32,000 output tokens; a small model's answer needs far fewer.
+          CLAUDE_CODE_MAX_OUTPUT_TOKENS: '256',
+          DISABLE_TELEMETRY: '1',
+          DISABLE_ERROR_REPORTING: '1',
+          DISABLE_AUTOUPDATER: '1',
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        },
       },
-    });
+    );
     const requests = generated.slice(before);
-    console.log(`Claude Code on the local model: exit ${result.code} in ${Date.now() - started} ms, ${requests.length} requests`);
+    console.log(
+      `Claude Code on the local model: exit ${result.code} in ${Date.now() - started} ms, ${requests.length} requests`,
+    );
     if (result.code !== 0 || requests.length !== 2) {
-      const lines = gw.logs.filter((line) => line.type === 'access' && line.team === 'agents-claude').map((line) => `${line.status} ${JSON.stringify(line.tokens)} ${JSON.stringify(line.error ?? '')}`);
-      console.log(`  Claude Code said: ${result.stdout.slice(-800)}\n${result.stderr.slice(-800)}\n  access: ${lines.slice(0, 6).join('\n  ')}\n  requests: ${requests.slice(0, 4).map((r) => JSON.stringify({ force: r.forceCall, answer: r.answerOnly, last: r.history.at(-1) }).slice(0, 300)).join('\n  ')}`);
+      const lines = gw.logs
+        .filter((line) => line.type === 'access' && line.team === 'agents-claude')
+        .map((line) => `${line.status} ${JSON.stringify(line.tokens)} ${JSON.stringify(line.error ?? '')}`);
+      console.log(
+        `  Claude Code said: ${result.stdout.slice(-800)}\n${result.stderr.slice(-800)}\n  access: ${lines.slice(0, 6).join('\n  ')}\n  requests: ${requests
+          .slice(0, 4)
+          .map((r) =>
+            JSON.stringify({ force: r.forceCall, answer: r.answerOnly, last: r.history.at(-1) }).slice(
+              0,
+              300,
+            ),
+          )
+          .join('\n  ')}`,
+      );
     }
     expect(result.code).toBe(0);
     const { first, second, call } = turnOf(requests);
-    console.log(`  the model called ${call?.name}(${JSON.stringify(call?.params)}) -> ${JSON.stringify(String(call?.result).slice(0, 120))}`);
+    console.log(
+      `  the model called ${call?.name}(${JSON.stringify(call?.params)}) -> ${JSON.stringify(String(call?.result).slice(0, 120))}`,
+    );
     // The user's turn: a call was required, among the tools Claude Code offered (Read, and a deferred-loading
     // placeholder it always sends).
     expect(first.forceCall).toBe(true);
@@ -151,7 +210,14 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
     expect(result.stdout.trim().length).toBeGreaterThan(0);
     console.log(`  Claude Code printed: ${JSON.stringify(result.stdout.trim().slice(-300))}`);
     const records = await recordsOf('agents-claude', 2);
-    for (const record of records) expect(record).toMatchObject({ endpoint: 'messages', model: 'smollm2', backend: 'local', outcome: 'ok', estimated: false });
+    for (const record of records)
+      expect(record).toMatchObject({
+        endpoint: 'messages',
+        model: 'smollm2',
+        backend: 'local',
+        outcome: 'ok',
+        estimated: false,
+      });
   });
 
   it('Codex: the model calls one of its tools, Codex runs it and sends the output, the model answers', async () => {
@@ -181,32 +247,60 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
     );
     const before = generated.length;
     const started = Date.now();
-    const result = await run(process.execPath, [CODEX, 'exec', '--skip-git-repo-check', 'Use exec_command to run cat note.txt, then tell me what it says.'], {
-      cwd,
-      timeout: 600_000,
-      env: { PATH: process.env.PATH, HOME: cwd, CODEX_HOME: codexHome, GATEWAY_TOKEN: token },
-    });
+    const result = await run(
+      process.execPath,
+      [
+        CODEX,
+        'exec',
+        '--skip-git-repo-check',
+        'Use exec_command to run cat note.txt, then tell me what it says.',
+      ],
+      {
+        cwd,
+        timeout: 600_000,
+        env: { PATH: process.env.PATH, HOME: cwd, CODEX_HOME: codexHome, GATEWAY_TOKEN: token },
+      },
+    );
     const requests = generated.slice(before);
-    console.log(`Codex on the local model: exit ${result.code} in ${Date.now() - started} ms, ${requests.length} requests`);
-    if (requests.length < 2) console.log(`  Codex said: ${result.stdout.slice(-1500)}\n${result.stderr.slice(-1500)}`);
+    console.log(
+      `Codex on the local model: exit ${result.code} in ${Date.now() - started} ms, ${requests.length} requests`,
+    );
+    if (requests.length < 2)
+      console.log(`  Codex said: ${result.stdout.slice(-1500)}\n${result.stderr.slice(-1500)}`);
     const { first, second, call } = turnOf(requests);
-    console.log(`  the model called ${call?.name}(${JSON.stringify(call?.params)}) -> ${JSON.stringify(String(call?.result).slice(0, 160))}`);
+    console.log(
+      `  the model called ${call?.name}(${JSON.stringify(call?.params)}) -> ${JSON.stringify(String(call?.result).slice(0, 160))}`,
+    );
     expect(first.forceCall).toBe(true);
     expect(Object.keys(first.functions!)).toEqual(expect.arrayContaining(['exec_command']));
     // The model's call, with the output of Codex really running it.
     expect(Object.keys(first.functions!)).toContain(call.name);
     expect(typeof call.params).toBe('object');
     expect(typeof call.result).toBe('string');
-    if (call.name === 'exec_command' && /cat\s+note\.txt/.test(String((call.params as { cmd?: unknown }).cmd))) expect(call.result).toContain('the vault code is 9021');
+    if (
+      call.name === 'exec_command' &&
+      /cat\s+note\.txt/.test(String((call.params as { cmd?: unknown }).cmd))
+    )
+      expect(call.result).toContain('the vault code is 9021');
     expect(second).toMatchObject({ forceCall: false, answerOnly: true });
     expect(requests).toHaveLength(2);
-    console.log(`  Codex printed: ${JSON.stringify(result.stdout.trim().slice(-300))} / ${JSON.stringify(result.stderr.trim().slice(-300))}`);
+    console.log(
+      `  Codex printed: ${JSON.stringify(result.stdout.trim().slice(-300))} / ${JSON.stringify(result.stderr.trim().slice(-300))}`,
+    );
     const records = await recordsOf('agents-codex', 2);
-    for (const record of records) expect(record).toMatchObject({ endpoint: 'responses', model: 'smollm2', backend: 'local', outcome: 'ok', estimated: false });
+    for (const record of records)
+      expect(record).toMatchObject({
+        endpoint: 'responses',
+        model: 'smollm2',
+        backend: 'local',
+        outcome: 'ok',
+        estimated: false,
+      });
     // The turn ends with the model's answer. Codex exits 0 when the answer ends by itself; when the 135M model rambles
     // to the completion limit (local.defaultMaxTokens: Codex sets none), the Response is `incomplete`, as OpenAI's is
     // at a limit, and Codex reports that and exits 1. Either way the answer came back; anything else fails.
-    if (result.code !== 0) expect(result.stderr).toMatch(/Incomplete response returned, reason: max_output_tokens/);
+    if (result.code !== 0)
+      expect(result.stderr).toMatch(/Incomplete response returned, reason: max_output_tokens/);
     expect(result.stderr).not.toMatch(/ERROR: (?!Incomplete response returned, reason: max_output_tokens)/);
   });
 });

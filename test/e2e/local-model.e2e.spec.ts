@@ -4,7 +4,13 @@ import { BACKENDS, type Backend } from '../../src/providers/provider-adapter';
 import type { LocalModelClient } from '../../src/providers/local/local-model.client';
 import { allowedCpus, parseCpuList } from '../../src/providers/local/cpu-placement';
 import { eventually } from '../support/eventually';
-import { ensureLocalModel, ensureThinkingModel, LOCAL_MODEL, referenceTokens, THINKING_MODEL } from '../support/local-model';
+import {
+  ensureLocalModel,
+  ensureThinkingModel,
+  LOCAL_MODEL,
+  referenceTokens,
+  THINKING_MODEL,
+} from '../support/local-model';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
@@ -15,7 +21,12 @@ describe('local model backend (real model)', () => {
   let gw: TestGateway;
   let token: string;
   let client: ReturnType<TestGateway['openai']>;
-  const ask = (content: string, extra: object = {}) => ({ model: 'smollm2', messages: [{ role: 'user' as const, content }], temperature: 0, ...extra });
+  const ask = (content: string, extra: object = {}) => ({
+    model: 'smollm2',
+    messages: [{ role: 'user' as const, content }],
+    temperature: 0,
+    ...extra,
+  });
 
   beforeAll(async () => {
     ensureLocalModel();
@@ -23,7 +34,19 @@ describe('local model backend (real model)', () => {
     gw = await startTestGateway({
       upstreamUrl: upstream.url,
       config: {
-        backends: { local: { type: 'local', local: { modelPath: LOCAL_MODEL, parallel: 2, queueSize: 2, contextSize: 1024, threads: 2, defaultMaxTokens: 96 } } },
+        backends: {
+          local: {
+            type: 'local',
+            local: {
+              modelPath: LOCAL_MODEL,
+              parallel: 2,
+              queueSize: 2,
+              contextSize: 1024,
+              threads: 2,
+              defaultMaxTokens: 96,
+            },
+          },
+        },
         models: { smollm2: { backend: 'local', upstreamModel: 'SmolLM2-135M-Instruct', thinking: 'native' } },
       },
     });
@@ -35,30 +58,52 @@ describe('local model backend (real model)', () => {
     await upstream?.stop();
   });
 
-  const localClient = () => (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('local')!.client as LocalModelClient;
+  const localClient = () =>
+    (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('local')!.client as LocalModelClient;
 
   it('answers non-streaming, with usage counted by the model tokenizer on the rendered prompt', async () => {
     const messages = [{ role: 'user' as const, content: 'What is the capital of France?' }];
-    const completion = await client.chat.completions.create({ model: 'smollm2', messages, temperature: 0, max_tokens: 40 });
+    const completion = await client.chat.completions.create({
+      model: 'smollm2',
+      messages,
+      temperature: 0,
+      max_tokens: 40,
+    });
     expect(completion.object).toBe('chat.completion');
     expect(completion.choices[0].message.content).toMatch(/Paris/);
     expect(completion.choices[0].message.refusal).toBeNull(); // a required member of OpenAI's message
     expect(completion.choices[0].finish_reason).toBe('stop');
 
     // The reference: the same GGUF's chat template and tokenizer, driven directly.
-    const history = [{ type: 'user', text: messages[0].content }, { type: 'model', response: [] }];
+    const history = [
+      { type: 'user', text: messages[0].content },
+      { type: 'model', response: [] },
+    ];
     const reference = await referenceTokens(history, completion.choices[0].message.content!);
     const rendered = reference.prompt;
-    expect(completion.usage).toEqual({ prompt_tokens: rendered, completion_tokens: expect.any(Number), total_tokens: rendered + completion.usage!.completion_tokens });
+    expect(completion.usage).toEqual({
+      prompt_tokens: rendered,
+      completion_tokens: expect.any(Number),
+      total_tokens: rendered + completion.usage!.completion_tokens,
+    });
     // What was generated: the answer's tokens (the end-of-turn token that stopped it is not content).
     expect(completion.usage!.completion_tokens).toBe(reference.text);
     // A system message reaches the template too (rendered prompt grows by its tokens).
-    const withSystem = await client.chat.completions.create({ model: 'smollm2', messages: [{ role: 'system', content: 'Answer briefly.' }, ...messages], temperature: 0, max_tokens: 5 });
+    const withSystem = await client.chat.completions.create({
+      model: 'smollm2',
+      messages: [{ role: 'system', content: 'Answer briefly.' }, ...messages],
+      temperature: 0,
+      max_tokens: 5,
+    });
     expect(withSystem.usage!.prompt_tokens).toBeGreaterThan(rendered);
   });
 
   it('streams token by token through the SDK, with the usage chunk', async () => {
-    const stream = await client.chat.completions.create({ ...ask('Name three colors.', { max_tokens: 30 }), stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      ...ask('Name three colors.', { max_tokens: 30 }),
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const chunks: any[] = [];
     for await (const chunk of stream) chunks.push(chunk);
     const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
@@ -68,23 +113,36 @@ describe('local model backend (real model)', () => {
   });
 
   it('max_tokens is honoured and ends with finish_reason "length"; stop sequences are honoured; thinking is a 400 for this model', async () => {
-    const completion = await client.chat.completions.create(ask('Write a long story about a dragon.', { max_tokens: 5 }));
+    const completion = await client.chat.completions.create(
+      ask('Write a long story about a dragon.', { max_tokens: 5 }),
+    );
     expect(completion.choices[0].finish_reason).toBe('length');
     expect(completion.usage!.completion_tokens).toBe(5);
     // stop sequences end the answer before them (temperature 0: the answer is "The capital of France is Paris.").
-    const stopped = await client.chat.completions.create(ask('What is the capital of France?', { max_tokens: 40, stop: ['Paris'] }));
+    const stopped = await client.chat.completions.create(
+      ask('What is the capital of France?', { max_tokens: 40, stop: ['Paris'] }),
+    );
     expect(stopped.choices[0].message.content).not.toContain('Paris');
     expect(stopped.choices[0].message.content).toContain('France');
     expect(stopped.choices[0].finish_reason).toBe('stop');
     // `thinking: native` follows the template, and SmolLM2's has no thought section.
-    const thinking = await gw.asTeam(token, 'POST', '/v1/chat/completions', { ...ask('x'), thinking: { type: 'enabled', budget_tokens: 100 } });
+    const thinking = await gw.asTeam(token, 'POST', '/v1/chat/completions', {
+      ...ask('x'),
+      thinking: { type: 'enabled', budget_tokens: 100 },
+    });
     expect(thinking.status).toBe(400);
     expect(thinking.body.error).toMatchObject({ type: 'invalid_request_error', param: 'thinking' });
-    expect(thinking.body.error.message).toBe("The model `smollm2` does not support extended reasoning ('thinking').");
+    expect(thinking.body.error.message).toBe(
+      "The model `smollm2` does not support extended reasoning ('thinking').",
+    );
     // So it is not listed as a reasoning model, and the client's mistake is no upstream error in the metrics.
-    const listed = (await gw.asTeam(token, 'GET', '/v1/models')).body.data.find((m: any) => m.id === 'smollm2');
+    const listed = (await gw.asTeam(token, 'GET', '/v1/models')).body.data.find(
+      (m: any) => m.id === 'smollm2',
+    );
     expect(listed.reasoning).toBe(false);
-    expect(await (await fetch(`${gw.url}/metrics`)).text()).not.toMatch(/switchyard_upstream_errors_total\{[^}]*backend="local"/);
+    expect(await (await fetch(`${gw.url}/metrics`)).text()).not.toMatch(
+      /switchyard_upstream_errors_total\{[^}]*backend="local"/,
+    );
   });
 
   it.each([
@@ -93,46 +151,77 @@ describe('local model backend (real model)', () => {
     ['response_format', { response_format: { type: 'json_object' } }],
     ['logprobs', { logprobs: true }],
   ])('refuses %s with a 400 naming the field instead of ignoring it', async (field, extra) => {
-    const refused = await gw.asTeam(token, 'POST', '/v1/chat/completions', { ...ask('Say hi.', { max_tokens: 4 }), ...extra });
+    const refused = await gw.asTeam(token, 'POST', '/v1/chat/completions', {
+      ...ask('Say hi.', { max_tokens: 4 }),
+      ...extra,
+    });
     expect(refused.status).toBe(400);
-    expect(refused.body.error).toMatchObject({ type: 'invalid_request_error', param: field, code: 'unsupported_parameter' });
+    expect(refused.body.error).toMatchObject({
+      type: 'invalid_request_error',
+      param: field,
+      code: 'unsupported_parameter',
+    });
     expect(refused.body.error.message).toContain('`smollm2`');
   });
 
   it('passes the off values of those fields (n: 1, response_format text) and an empty tools list', async () => {
-    const ok = await gw.asTeam(token, 'POST', '/v1/chat/completions', { ...ask('Say hi.', { max_tokens: 4 }), n: 1, tools: [], response_format: { type: 'text' } });
+    const ok = await gw.asTeam(token, 'POST', '/v1/chat/completions', {
+      ...ask('Say hi.', { max_tokens: 4 }),
+      n: 1,
+      tools: [],
+      response_format: { type: 'text' },
+    });
     expect(ok.status).toBe(200);
   });
 
-  it.each(['Say hi', 'Hello', 'Tell me a joke'])('"%s" with no max_tokens and no sampling settings ends, streamed and not, within the default cap', async (prompt) => {
-    const messages = [{ role: 'user' as const, content: prompt }];
-    const plain = await client.chat.completions.create({ model: 'smollm2', messages });
-    const cap = 96; // local.defaultMaxTokens in this test's config
-    expect(plain.usage!.completion_tokens).toBeLessThanOrEqual(cap);
-    if (plain.choices[0].finish_reason === 'length') expect(plain.usage!.completion_tokens).toBe(cap);
-    const stream = await client.chat.completions.create({ model: 'smollm2', messages, stream: true, stream_options: { include_usage: true } });
-    let usage: any;
-    let finish: string | null | undefined;
-    for await (const chunk of stream) {
-      finish ??= chunk.choices[0]?.finish_reason;
-      usage = chunk.usage ?? usage;
-    }
-    expect(['stop', 'length']).toContain(finish);
-    expect(usage.completion_tokens).toBeLessThanOrEqual(cap);
-  });
+  it.each(['Say hi', 'Hello', 'Tell me a joke'])(
+    '"%s" with no max_tokens and no sampling settings ends, streamed and not, within the default cap',
+    async (prompt) => {
+      const messages = [{ role: 'user' as const, content: prompt }];
+      const plain = await client.chat.completions.create({ model: 'smollm2', messages });
+      const cap = 96; // local.defaultMaxTokens in this test's config
+      expect(plain.usage!.completion_tokens).toBeLessThanOrEqual(cap);
+      if (plain.choices[0].finish_reason === 'length') expect(plain.usage!.completion_tokens).toBe(cap);
+      const stream = await client.chat.completions.create({
+        model: 'smollm2',
+        messages,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+      let usage: any;
+      let finish: string | null | undefined;
+      for await (const chunk of stream) {
+        finish ??= chunk.choices[0]?.finish_reason;
+        usage = chunk.usage ?? usage;
+      }
+      expect(['stop', 'length']).toContain(finish);
+      expect(usage.completion_tokens).toBeLessThanOrEqual(cap);
+    },
+  );
 
   it('without max_tokens a long answer is cut at the default cap with finish_reason "length"', async () => {
-    const story = await client.chat.completions.create({ model: 'smollm2', messages: [{ role: 'user', content: 'Write a very long story about a dragon, with many chapters.' }], temperature: 0 });
+    const story = await client.chat.completions.create({
+      model: 'smollm2',
+      messages: [{ role: 'user', content: 'Write a very long story about a dragon, with many chapters.' }],
+      temperature: 0,
+    });
     expect(story.choices[0].finish_reason).toBe('length');
     expect(story.usage!.completion_tokens).toBe(96);
   });
 
   it('never generates past the context: max_tokens is capped at what the prompt leaves; a prompt over the context is a 400', async () => {
     const long = 'The quick brown fox jumps over the lazy dog. '.repeat(90); // ~900 of the 1024 context tokens
-    const capped = await client.chat.completions.create({ model: 'smollm2', messages: [{ role: 'user', content: long }], max_tokens: 500, temperature: 0 });
+    const capped = await client.chat.completions.create({
+      model: 'smollm2',
+      messages: [{ role: 'user', content: long }],
+      max_tokens: 500,
+      temperature: 0,
+    });
     expect(capped.usage!.prompt_tokens + capped.usage!.completion_tokens).toBeLessThanOrEqual(1024);
     expect(capped.usage!.completion_tokens).toBeLessThan(500);
-    const tooLong = await gw.asTeam(token, 'POST', '/v1/chat/completions', { ...ask(long.repeat(2), { max_tokens: 10 }) });
+    const tooLong = await gw.asTeam(token, 'POST', '/v1/chat/completions', {
+      ...ask(long.repeat(2), { max_tokens: 10 }),
+    });
     expect(tooLong.status).toBe(400);
     expect(tooLong.body.error).toMatchObject({ code: 'context_length_exceeded', param: 'messages' });
   });
@@ -142,10 +231,22 @@ describe('local model backend (real model)', () => {
     const controller = new AbortController();
     const pending = gw
       .openai(leaver)
-      .chat.completions.create(ask('Write a very long story about a dragon, with many chapters.', { max_tokens: 400 }), { signal: controller.signal })
+      .chat.completions.create(
+        ask('Write a very long story about a dragon, with many chapters.', { max_tokens: 400 }),
+        { signal: controller.signal },
+      )
       .catch((e: unknown) => e);
     // Abort once the worker has generated some of the answer.
-    await eventually(() => expect([...(localClient() as any).pending.values()].some((p: { reply: { text: string } }) => p.reply.text.length > 20)).toBe(true), 30_000, 10);
+    await eventually(
+      () =>
+        expect(
+          [...(localClient() as any).pending.values()].some(
+            (p: { reply: { text: string } }) => p.reply.text.length > 20,
+          ),
+        ).toBe(true),
+      30_000,
+      10,
+    );
     controller.abort();
     await pending;
     const record = await eventually(async () => {
@@ -161,16 +262,30 @@ describe('local model backend (real model)', () => {
 
   it('a full queue answers 429 with Retry-After; a client abort frees its slot at once; 4 concurrent streams all complete', async () => {
     const controllers = Array.from({ length: 4 }, () => new AbortController());
-    const busy = await Promise.all(controllers.map((c) => client.chat.completions.create({ ...ask('Count from one to five hundred.', { max_tokens: 400 }), stream: true }, { signal: c.signal })));
+    const busy = await Promise.all(
+      controllers.map((c) =>
+        client.chat.completions.create(
+          { ...ask('Count from one to five hundred.', { max_tokens: 400 }), stream: true },
+          { signal: c.signal },
+        ),
+      ),
+    );
     const full = await gw.asTeam(token, 'POST', '/v1/chat/completions', ask('x'));
     expect(full.status).toBe(429);
     expect(full.headers.get('retry-after')).toBe('1');
     const started = Date.now();
     for (const c of controllers) c.abort();
-    for (const s of busy) await (async () => { for await (const _ of s) void _; })().catch(() => undefined);
+    for (const s of busy)
+      await (async () => {
+        for await (const _ of s) void _;
+      })().catch(() => undefined);
     const results = await Promise.all(
       Array.from({ length: 4 }, async (_, i) => {
-        const s = await client.chat.completions.create({ ...ask(`Say the number ${i}.`, { max_tokens: 12 }), stream: true, stream_options: { include_usage: true } });
+        const s = await client.chat.completions.create({
+          ...ask(`Say the number ${i}.`, { max_tokens: 12 }),
+          stream: true,
+          stream_options: { include_usage: true },
+        });
         const chunks: any[] = [];
         for await (const chunk of s) chunks.push(chunk);
         return chunks;
@@ -194,10 +309,18 @@ describe('local model backend (real model)', () => {
       return (send as any).call(worker, message, ...rest);
     }) as typeof worker.send;
     try {
-      const admitted = await gw.asTeam(quota, 'POST', '/v1/chat/completions', ask('Say hello.', { max_tokens: 4 }));
+      const admitted = await gw.asTeam(
+        quota,
+        'POST',
+        '/v1/chat/completions',
+        ask('Say hello.', { max_tokens: 4 }),
+      );
       expect(admitted.status).toBe(200);
       // Reserves its prompt + 400 completion tokens against a 200-token day: refused, whatever it would really use.
-      const refused = await gw.asTeam(quota, 'POST', '/v1/chat/completions', { ...ask('Count to a thousand.', { max_tokens: 400 }), stream: true });
+      const refused = await gw.asTeam(quota, 'POST', '/v1/chat/completions', {
+        ...ask('Count to a thousand.', { max_tokens: 400 }),
+        stream: true,
+      });
       expect(refused.status).toBe(429);
       expect(refused.body.error).toMatchObject({ type: 'rate_limit_exceeded', code: 'quota_exceeded' });
       // Both went to the worker before their admission answered; the refused one was told to stop at once.
@@ -219,15 +342,33 @@ describe('local model backend (real model)', () => {
     const replica = await startTestGateway({
       upstreamUrl: upstream.url,
       config: {
-        backends: { local: { type: 'local', local: { modelPath: LOCAL_MODEL, parallel: 1, queueSize: 1, contextSize: 512, threads: 1, defaultMaxTokens: 4 } } },
+        backends: {
+          local: {
+            type: 'local',
+            local: {
+              modelPath: LOCAL_MODEL,
+              parallel: 1,
+              queueSize: 1,
+              contextSize: 512,
+              threads: 1,
+              defaultMaxTokens: 4,
+            },
+          },
+        },
         models: { smollm2: { backend: 'local', upstreamModel: 'SmolLM2-135M-Instruct' } },
       },
     });
     try {
       const other = replica.openai((await replica.teamToken('local-replica')).token);
       // Another boot (a replica, or this gateway restarted) against this one: a counter started both at chatcmpl-local-1.
-      const [mine, theirs] = await Promise.all([client.chat.completions.create(ask('Hi.', { max_tokens: 2 })), other.chat.completions.create(ask('Hi.', { max_tokens: 2 }))]);
-      const streamed = await other.chat.completions.create({ ...ask('Hi.', { max_tokens: 2 }), stream: true });
+      const [mine, theirs] = await Promise.all([
+        client.chat.completions.create(ask('Hi.', { max_tokens: 2 })),
+        other.chat.completions.create(ask('Hi.', { max_tokens: 2 })),
+      ]);
+      const streamed = await other.chat.completions.create({
+        ...ask('Hi.', { max_tokens: 2 }),
+        stream: true,
+      });
       const streamIds = new Set<string>();
       for await (const chunk of streamed) streamIds.add(chunk.id);
       const ids = [mine.id, theirs.id, ...streamIds];
@@ -240,7 +381,12 @@ describe('local model backend (real model)', () => {
   });
 
   it('a crashed worker fails its requests with 503 and is restarted', async () => {
-    const pending = gw.asTeam(token, 'POST', '/v1/chat/completions', ask('Write a long poem.', { max_tokens: 300 }));
+    const pending = gw.asTeam(
+      token,
+      'POST',
+      '/v1/chat/completions',
+      ask('Write a long poem.', { max_tokens: 300 }),
+    );
     await new Promise((r) => setTimeout(r, 300));
     const pid = localClient().workerPid!;
     process.kill(pid, 'SIGKILL');
@@ -248,11 +394,15 @@ describe('local model backend (real model)', () => {
     expect(failed.status).toBe(503);
     expect(failed.body.error).toMatchObject({ code: 'upstream_unavailable' });
     expect(failed.body.error.message).toMatch(/crashed/);
-    await eventually(async () => {
-      expect(localClient().workerPid).not.toBe(pid);
-      const again = await client.chat.completions.create(ask('Say hello.', { max_tokens: 8 }));
-      expect(again.choices[0].message.content!.length).toBeGreaterThan(0);
-    }, 60_000, 500);
+    await eventually(
+      async () => {
+        expect(localClient().workerPid).not.toBe(pid);
+        const again = await client.chat.completions.create(ask('Say hello.', { max_tokens: 8 }));
+        expect(again.choices[0].message.content!.length).toBeGreaterThan(0);
+      },
+      60_000,
+      500,
+    );
   });
 
   it('usage accounting and metrics agree for the local model', async () => {
@@ -263,8 +413,20 @@ describe('local model backend (real model)', () => {
     });
     const text = await (await fetch(`${gw.url}/metrics`)).text();
     const sum = (type: string) =>
-      text.split('\n').filter((l) => l.startsWith('switchyard_tokens_total{') && l.includes('team="local"') && l.includes('model="smollm2"') && l.includes(`type="${type}"`)).reduce((n, l) => n + Number(l.split(' ').pop()), 0);
-    expect({ prompt: sum('prompt'), completion: sum('completion') }).toEqual({ prompt: usage.prompt_tokens, completion: usage.completion_tokens });
+      text
+        .split('\n')
+        .filter(
+          (l) =>
+            l.startsWith('switchyard_tokens_total{') &&
+            l.includes('team="local"') &&
+            l.includes('model="smollm2"') &&
+            l.includes(`type="${type}"`),
+        )
+        .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+    expect({ prompt: sum('prompt'), completion: sum('completion') }).toEqual({
+      prompt: usage.prompt_tokens,
+      completion: usage.completion_tokens,
+    });
   });
 
   it('a model that cannot load answers 503 with what to do, and is not restarted in a loop', async () => {
@@ -303,7 +465,7 @@ describe('local model backend with a thought section in its template (real model
     messages: [{ role: 'user' as const, content: 'Why is the sky blue?' }],
     temperature: 0,
     max_tokens: 120,
-    thinking: { type: "enabled", budget_tokens: budget },
+    thinking: { type: 'enabled', budget_tokens: budget },
     ...extra,
   });
 
@@ -314,7 +476,12 @@ describe('local model backend with a thought section in its template (real model
       upstreamUrl: upstream.url,
       config: {
         // Default threads and pinning: every CPU but the first, the worker pinned to them.
-        backends: { local: { type: 'local', local: { modelPath: THINKING_MODEL, parallel: 1, queueSize: 4, contextSize: 1024 } } },
+        backends: {
+          local: {
+            type: 'local',
+            local: { modelPath: THINKING_MODEL, parallel: 1, queueSize: 4, contextSize: 1024 },
+          },
+        },
         models: { thinker: { backend: 'local', upstreamModel: 'SmolLM2-think', thinking: 'native' } },
       },
     });
@@ -327,11 +494,20 @@ describe('local model backend with a thought section in its template (real model
 
   it('by default the worker is pinned to every CPU but the first, which is left to the gateway', async () => {
     const allowed = allowedCpus();
-    const worker = (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('local')!.client as LocalModelClient;
-    await eventually(async () => expect(gw.logs.some((line) => /local model ready: .*inference thread/.test(String(line.msg)))).toBe(true), 60_000, 200);
+    const worker = (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('local')!
+      .client as LocalModelClient;
+    await eventually(
+      async () =>
+        expect(gw.logs.some((line) => /local model ready: .*inference thread/.test(String(line.msg)))).toBe(
+          true,
+        ),
+      60_000,
+      200,
+    );
     const status = readFileSync(`/proc/${worker.workerPid}/status`, 'utf8');
     const workerCpus = parseCpuList(/^Cpus_allowed_list:\s*(.+)$/m.exec(status)![1]);
-    if (allowed.length < 2) expect(workerCpus).toEqual(allowed); // one CPU: nothing to leave to the gateway
+    if (allowed.length < 2)
+      expect(workerCpus).toEqual(allowed); // one CPU: nothing to leave to the gateway
     else expect(workerCpus).toEqual(allowed.slice(1));
     // Every thread of the worker, llama.cpp's included (started after the pinning), runs there.
     for (const task of readdirSync(`/proc/${worker.workerPid}/task`)) {
@@ -356,7 +532,11 @@ describe('local model backend with a thought section in its template (real model
   });
 
   it('streams the thought as reasoning_content deltas before the answer, with reasoning_tokens in the usage chunk', async () => {
-    const stream = await client.chat.completions.create({ ...think(16), stream: true, stream_options: { include_usage: true } } as any);
+    const stream = await client.chat.completions.create({
+      ...think(16),
+      stream: true,
+      stream_options: { include_usage: true },
+    } as any);
     const chunks: any[] = [];
     for await (const chunk of stream as any) chunks.push(chunk);
     const firstReasoning = chunks.findIndex((c) => c.choices[0]?.delta?.reasoning_content);
@@ -369,7 +549,12 @@ describe('local model backend with a thought section in its template (real model
   });
 
   it('answers without a thought when the request does not ask for thinking', async () => {
-    const plain = (await client.chat.completions.create({ model: 'thinker', messages: [{ role: 'user', content: 'Why is the sky blue?' }], temperature: 0, max_tokens: 30 })) as any;
+    const plain = (await client.chat.completions.create({
+      model: 'thinker',
+      messages: [{ role: 'user', content: 'Why is the sky blue?' }],
+      temperature: 0,
+      max_tokens: 30,
+    })) as any;
     expect(plain.choices[0].message.reasoning_content).toBeUndefined();
     expect(plain.usage.completion_tokens_details).toBeUndefined();
     expect(plain.choices[0].message.content.length).toBeGreaterThan(0);

@@ -6,7 +6,16 @@ import { words } from '../support/standin-server';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgo=';
-const weather = [{ type: 'function' as const, function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } } }];
+const weather = [
+  {
+    type: 'function' as const,
+    function: {
+      name: 'get_weather',
+      description: 'Weather for a city',
+      parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+    },
+  },
+];
 
 /** One OpenAI request format through Anthropic and Gemini backends and OpenAI-compatible reasoning models. */
 describe('model families through one OpenAI format', () => {
@@ -17,7 +26,11 @@ describe('model families through one OpenAI format', () => {
   let client: ReturnType<TestGateway['openai']>;
 
   beforeAll(async () => {
-    [anthropic, gemini, openai] = await Promise.all([new AnthropicUpstream().start(), new GeminiUpstream().start(), new OpenAIUpstream().start()]);
+    [anthropic, gemini, openai] = await Promise.all([
+      new AnthropicUpstream().start(),
+      new GeminiUpstream().start(),
+      new OpenAIUpstream().start(),
+    ]);
     gw = await startTestGateway({
       upstreamUrl: openai.url,
       config: {
@@ -30,10 +43,20 @@ describe('model families through one OpenAI format', () => {
           'claude-plain': { backend: 'claude', upstreamModel: 'claude-echo' },
           'claude-overloaded': { backend: 'claude', upstreamModel: 'claude-overloaded' },
           'claude-midstream': { backend: 'claude', upstreamModel: 'claude-midstream' },
-          gemini: { backend: 'google', upstreamModel: 'gemini-echo', thinking: 'native', thinkingBudget: { min: 0, max: 8192 } },
+          gemini: {
+            backend: 'google',
+            upstreamModel: 'gemini-echo',
+            thinking: 'native',
+            thinkingBudget: { min: 0, max: 8192 },
+          },
           'gemini-exhausted': { backend: 'google', upstreamModel: 'gemini-exhausted' },
           'o-reasoner': { backend: 'standin', upstreamModel: 'echo', thinking: 'reasoning_effort' },
-          qwen: { backend: 'standin', upstreamModel: 'echo', thinking: 'chat_template_kwargs', budgetField: 'thinking_token_budget' },
+          qwen: {
+            backend: 'standin',
+            upstreamModel: 'echo',
+            thinking: 'chat_template_kwargs',
+            budgetField: 'thinking_token_budget',
+          },
           'vllm-reasoner': { backend: 'standin', upstreamModel: 'reasoner' },
         },
       },
@@ -54,9 +77,15 @@ describe('model families through one OpenAI format', () => {
       content: deltas.map((d) => d.content ?? '').join(''),
       reasoning: deltas.map((d) => d.reasoning_content ?? '').join(''),
       thinkingBlocks: deltas.flatMap((d) => d.thinking_blocks ?? []),
-      toolArgs: deltas.flatMap((d) => d.tool_calls ?? []).map((t: any) => t.function?.arguments ?? '').join(''),
+      toolArgs: deltas
+        .flatMap((d) => d.tool_calls ?? [])
+        .map((t: any) => t.function?.arguments ?? '')
+        .join(''),
       toolCalls: deltas.flatMap((d) => d.tool_calls ?? []),
-      finish: chunks.flatMap((c) => c.choices).map((c: any) => c.finish_reason).filter(Boolean),
+      finish: chunks
+        .flatMap((c) => c.choices)
+        .map((c: any) => c.finish_reason)
+        .filter(Boolean),
       usage: chunks.find((c) => c.usage)?.usage,
     };
   }
@@ -69,13 +98,23 @@ describe('model families through one OpenAI format', () => {
           { role: 'system', content: 'Be brief.' },
           { role: 'developer', content: 'Answer in English.' },
           { role: 'user', content: 'Hello' },
-          { role: 'user', content: [{ type: 'text', text: 'there' }, { type: 'image_url', image_url: { url: PNG } }, { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg' } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'there' },
+              { type: 'image_url', image_url: { url: PNG } },
+              { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg' } },
+            ],
+          },
         ],
         stop: 'END',
         temperature: 0.2,
       });
       const sent = anthropic.last();
-      expect(sent.headers).toMatchObject({ 'x-api-key': 'upstream-secret-key', 'anthropic-version': '2023-06-01' });
+      expect(sent.headers).toMatchObject({
+        'x-api-key': 'upstream-secret-key',
+        'anthropic-version': '2023-06-01',
+      });
       expect(sent.headers.authorization).toBeUndefined();
       expect(sent.body).toEqual({
         model: 'claude-echo',
@@ -96,103 +135,232 @@ describe('model families through one OpenAI format', () => {
         temperature: 0.2,
       });
       // `refusal` is a required member of OpenAI's message (null: Anthropic has no separate refusal text).
-      expect(completion).toMatchObject({ object: 'chat.completion', model: 'claude-plain', choices: [{ index: 0, message: { role: 'assistant', content: 'echo: Hello there', refusal: null }, finish_reason: 'stop' }] });
+      expect(completion).toMatchObject({
+        object: 'chat.completion',
+        model: 'claude-plain',
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: 'echo: Hello there', refusal: null },
+            finish_reason: 'stop',
+          },
+        ],
+      });
       // Cache reads (4) and writes (2) are input tokens too: total = prompt + completion holds.
       const u = completion.usage!;
       expect(u.prompt_tokens_details).toEqual({ cached_tokens: 4, cache_write_tokens: 2 });
-      const inputTokens = sent.body.messages.reduce((n: number, m: any) => n + words(JSON.stringify(m.content)), 0) + words(sent.body.system);
+      const inputTokens =
+        sent.body.messages.reduce((n: number, m: any) => n + words(JSON.stringify(m.content)), 0) +
+        words(sent.body.system);
       expect(u.prompt_tokens).toBe(inputTokens + 2 + 4);
       expect(u.total_tokens).toBe(u.prompt_tokens + u.completion_tokens);
     });
 
     it('streams every event type as OpenAI chunks, with the usage chunk at the end', async () => {
-      const s = await collect(await client.chat.completions.create({ model: 'claude-plain', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'one two three' }] }));
+      const s = await collect(
+        await client.chat.completions.create({
+          model: 'claude-plain',
+          stream: true,
+          stream_options: { include_usage: true },
+          messages: [{ role: 'user', content: 'one two three' }],
+        }),
+      );
       expect(s.content).toBe('echo: one two three');
       expect(s.chunks[0].choices[0].delta).toEqual({ role: 'assistant', content: '' });
       expect(s.finish).toEqual(['stop']);
       expect(s.usage).toMatchObject({ completion_tokens: 4, prompt_tokens_details: { cached_tokens: 4 } });
-      expect(s.chunks.every((c) => c.model === 'claude-plain' && c.object === 'chat.completion.chunk')).toBe(true);
+      expect(s.chunks.every((c) => c.model === 'claude-plain' && c.object === 'chat.completion.chunk')).toBe(
+        true,
+      );
     });
 
     it('thinking: reasoning_content, thinking_blocks with signature, reasoning_tokens counted; never mixed into content', async () => {
-      const completion: any = await client.chat.completions.create({ model: 'claude', messages: [{ role: 'user', content: 'why' }], thinking: { type: 'enabled', budget_tokens: 1024 } } as any);
+      const completion: any = await client.chat.completions.create({
+        model: 'claude',
+        messages: [{ role: 'user', content: 'why' }],
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+      } as any);
       expect(anthropic.last().body.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
       expect(anthropic.last().body.max_tokens).toBe(2048); // the model's configured default
       const message = completion.choices[0].message;
       expect(message.content).toBe('echo: why');
       expect(message.reasoning_content).toBe('Let me think about why.');
-      expect(message.thinking_blocks).toEqual([{ type: 'thinking', thinking: 'Let me think about why.', signature: `sig-${Buffer.from('why').toString('base64')}` }]);
+      expect(message.thinking_blocks).toEqual([
+        {
+          type: 'thinking',
+          thinking: 'Let me think about why.',
+          signature: `sig-${Buffer.from('why').toString('base64')}`,
+        },
+      ]);
       expect(completion.usage.completion_tokens_details.reasoning_tokens).toBeGreaterThan(0);
 
-      const s = await collect(<any>await client.chat.completions.create({ model: 'claude', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'why' }], thinking: { type: 'enabled', budget_tokens: 1024 } } as any));
+      const s = await collect(
+        <any>await client.chat.completions.create({
+          model: 'claude',
+          stream: true,
+          stream_options: { include_usage: true },
+          messages: [{ role: 'user', content: 'why' }],
+          thinking: { type: 'enabled', budget_tokens: 1024 },
+        } as any),
+      );
       expect(s.reasoning).toBe('Let me think about why.');
       expect(s.content).toBe('echo: why');
       expect(s.thinkingBlocks).toEqual(message.thinking_blocks);
-      expect(s.usage.completion_tokens_details.reasoning_tokens).toBe(completion.usage.completion_tokens_details.reasoning_tokens);
+      expect(s.usage.completion_tokens_details.reasoning_tokens).toBe(
+        completion.usage.completion_tokens_details.reasoning_tokens,
+      );
       // Anthropic did not count thinking separately, so the gateway did, and says so in the usage record.
       const record = await eventually(async () => {
         const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=families&limit=1');
         expect(body.data[0].model).toBe('claude');
         return body.data[0];
       });
-      expect(record).toMatchObject({ estimated: true, reasoning_tokens: s.usage.completion_tokens_details.reasoning_tokens });
+      expect(record).toMatchObject({
+        estimated: true,
+        reasoning_tokens: s.usage.completion_tokens_details.reasoning_tokens,
+      });
     });
 
     it('checks Anthropic thinking rules before any call: budget >= 1024, budget < max_tokens, temperature 1 only', async () => {
       const before = anthropic.requests.length;
       const cases: Array<[object, string, RegExp]> = [
         [{ thinking: { type: 'enabled', budget_tokens: 500 } }, 'thinking.budget_tokens', />= 1024/],
-        [{ thinking: { type: 'enabled', budget_tokens: 3000 } }, 'thinking.budget_tokens', /less than max_tokens \(2048\)/],
-        [{ thinking: { type: 'enabled', budget_tokens: 1024 }, temperature: 0.5 }, 'temperature', /only temperature 1/],
-        [{ thinking: { type: 'enabled', budget_tokens: 1024 }, tools: weather, tool_choice: 'required' }, 'tool_choice', /forced tool use/],
+        [
+          { thinking: { type: 'enabled', budget_tokens: 3000 } },
+          'thinking.budget_tokens',
+          /less than max_tokens \(2048\)/,
+        ],
+        [
+          { thinking: { type: 'enabled', budget_tokens: 1024 }, temperature: 0.5 },
+          'temperature',
+          /only temperature 1/,
+        ],
+        [
+          { thinking: { type: 'enabled', budget_tokens: 1024 }, tools: weather, tool_choice: 'required' },
+          'tool_choice',
+          /forced tool use/,
+        ],
         [{ n: 2 }, 'n', /one choice/],
       ];
       for (const [extra, param, message] of cases) {
-        const error: any = await client.chat.completions.create({ model: 'claude', messages: [{ role: 'user', content: 'x' }], ...extra } as any).catch((e) => e);
+        const error: any = await client.chat.completions
+          .create({ model: 'claude', messages: [{ role: 'user', content: 'x' }], ...extra } as any)
+          .catch((e) => e);
         expect({ status: error.status, param: error.param }).toEqual({ status: 400, param });
         expect(error.message).toMatch(message);
       }
-      const plain: any = await client.chat.completions.create({ model: 'claude-plain', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'enabled', budget_tokens: 2000 } } as any).catch((e) => e);
+      const plain: any = await client.chat.completions
+        .create({
+          model: 'claude-plain',
+          messages: [{ role: 'user', content: 'x' }],
+          thinking: { type: 'enabled', budget_tokens: 2000 },
+        } as any)
+        .catch((e) => e);
       expect(plain).toMatchObject({ status: 400, param: 'thinking' });
       expect(plain.message).toContain('`claude-plain`');
       expect(anthropic.requests.length).toBe(before);
       // type "disabled" is accepted everywhere.
-      await client.chat.completions.create({ model: 'claude-plain', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'disabled' } } as any);
-      await client.chat.completions.create({ model: 'claude', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'disabled' } } as any);
+      await client.chat.completions.create({
+        model: 'claude-plain',
+        messages: [{ role: 'user', content: 'x' }],
+        thinking: { type: 'disabled' },
+      } as any);
+      await client.chat.completions.create({
+        model: 'claude',
+        messages: [{ role: 'user', content: 'x' }],
+        thinking: { type: 'disabled' },
+      } as any);
       expect(anthropic.last().body.thinking).toEqual({ type: 'disabled' });
     });
 
     it('tools both ways, and multi-turn tool use with thinking sends the thinking blocks back unchanged', async () => {
-      const first: any = await client.chat.completions.create({ model: 'claude', tools: weather, messages: [{ role: 'user', content: 'Paris' }], thinking: { type: 'enabled', budget_tokens: 1024 } } as any);
-      expect(anthropic.last().body.tools).toEqual([{ name: 'get_weather', description: 'Weather for a city', input_schema: weather[0].function.parameters }]);
+      const first: any = await client.chat.completions.create({
+        model: 'claude',
+        tools: weather,
+        messages: [{ role: 'user', content: 'Paris' }],
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+      } as any);
+      expect(anthropic.last().body.tools).toEqual([
+        {
+          name: 'get_weather',
+          description: 'Weather for a city',
+          input_schema: weather[0].function.parameters,
+        },
+      ]);
       const message = first.choices[0].message;
       expect(first.choices[0].finish_reason).toBe('tool_calls');
       expect(message.content).toBeNull();
-      expect(message.tool_calls).toEqual([{ id: 'toolu_01A09q90qw90lq917835lq9', type: 'function', function: { name: 'get_weather', arguments: '{"query":"Paris"}' } }]);
+      expect(message.tool_calls).toEqual([
+        {
+          id: 'toolu_01A09q90qw90lq917835lq9',
+          type: 'function',
+          function: { name: 'get_weather', arguments: '{"query":"Paris"}' },
+        },
+      ]);
 
       const second: any = await client.chat.completions.create({
         model: 'claude',
         tools: weather,
         thinking: { type: 'enabled', budget_tokens: 1024 },
-        messages: [{ role: 'user', content: 'Paris' }, message, { role: 'tool', tool_call_id: message.tool_calls[0].id, content: 'sunny' }],
+        messages: [
+          { role: 'user', content: 'Paris' },
+          message,
+          { role: 'tool', tool_call_id: message.tool_calls[0].id, content: 'sunny' },
+        ],
       } as any);
       expect(anthropic.last().body.messages).toEqual([
         { role: 'user', content: [{ type: 'text', text: 'Paris' }] },
-        { role: 'assistant', content: [...message.thinking_blocks, { type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: 'get_weather', input: { query: 'Paris' } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01A09q90qw90lq917835lq9', content: 'sunny' }] },
+        {
+          role: 'assistant',
+          content: [
+            ...message.thinking_blocks,
+            {
+              type: 'tool_use',
+              id: 'toolu_01A09q90qw90lq917835lq9',
+              name: 'get_weather',
+              input: { query: 'Paris' },
+            },
+          ],
+        },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'toolu_01A09q90qw90lq917835lq9', content: 'sunny' }],
+        },
       ]);
       expect(second.choices[0].message.content).toBe('tool said: sunny');
 
-      const s = await collect(await client.chat.completions.create({ model: 'claude-plain', stream: true, tools: weather, tool_choice: { type: 'function', function: { name: 'get_weather' } }, messages: [{ role: 'user', content: 'Rome' }] }));
+      const s = await collect(
+        await client.chat.completions.create({
+          model: 'claude-plain',
+          stream: true,
+          tools: weather,
+          tool_choice: { type: 'function', function: { name: 'get_weather' } },
+          messages: [{ role: 'user', content: 'Rome' }],
+        }),
+      );
       expect(anthropic.last().body.tool_choice).toEqual({ type: 'tool', name: 'get_weather' });
-      expect(s.toolCalls[0]).toMatchObject({ index: 0, id: 'toolu_01A09q90qw90lq917835lq9', type: 'function', function: { name: 'get_weather' } });
+      expect(s.toolCalls[0]).toMatchObject({
+        index: 0,
+        id: 'toolu_01A09q90qw90lq917835lq9',
+        type: 'function',
+        function: { name: 'get_weather' },
+      });
       expect(JSON.parse(s.toolArgs)).toEqual({ query: 'Rome' });
       expect(s.finish).toEqual(['tool_calls']);
     });
 
     it('errors: 529 overloaded -> 503; an in-stream error event -> an in-band OpenAI error', async () => {
-      await expect(client.chat.completions.create({ model: 'claude-overloaded', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 503 });
-      const stream = await client.chat.completions.create({ model: 'claude-midstream', stream: true, messages: [{ role: 'user', content: 'a b c' }] });
+      await expect(
+        client.chat.completions.create({
+          model: 'claude-overloaded',
+          messages: [{ role: 'user', content: 'x' }],
+        }),
+      ).rejects.toMatchObject({ status: 503 });
+      const stream = await client.chat.completions.create({
+        model: 'claude-midstream',
+        stream: true,
+        messages: [{ role: 'user', content: 'a b c' }],
+      });
       await expect(collect(stream)).rejects.toThrow(/Overloaded/);
     });
   });
@@ -203,7 +371,13 @@ describe('model families through one OpenAI format', () => {
         model: 'gemini',
         messages: [
           { role: 'system', content: 'Be brief.' },
-          { role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'image_url', image_url: { url: PNG } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Hi' },
+              { type: 'image_url', image_url: { url: PNG } },
+            ],
+          },
           { role: 'assistant', content: 'Hello!' },
           { role: 'user', content: 'Again' },
         ],
@@ -217,68 +391,185 @@ describe('model families through one OpenAI format', () => {
       expect(sent.headers['x-goog-api-key']).toBe('upstream-secret-key');
       expect(sent.body).toEqual({
         contents: [
-          { role: 'user', parts: [{ text: 'Hi' }, { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } }] },
+          {
+            role: 'user',
+            parts: [{ text: 'Hi' }, { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } }],
+          },
           { role: 'model', parts: [{ text: 'Hello!' }] },
           { role: 'user', parts: [{ text: 'Again' }] },
         ],
         systemInstruction: { parts: [{ text: 'Be brief.' }] },
         generationConfig: { temperature: 0.3, topP: 0.9, maxOutputTokens: 100, stopSequences: ['X', 'Y'] },
       });
-      expect(completion.choices[0]).toMatchObject({ message: { role: 'assistant', content: 'echo: Again', refusal: null }, finish_reason: 'stop' });
-      expect(completion.usage).toMatchObject({ completion_tokens: 2, total_tokens: completion.usage!.prompt_tokens + 2 });
+      expect(completion.choices[0]).toMatchObject({
+        message: { role: 'assistant', content: 'echo: Again', refusal: null },
+        finish_reason: 'stop',
+      });
+      expect(completion.usage).toMatchObject({
+        completion_tokens: 2,
+        total_tokens: completion.usage!.prompt_tokens + 2,
+      });
     });
 
     it('thinking: thinkingConfig with the budget; thought parts become reasoning_content and thought tokens reasoning_tokens (exact)', async () => {
-      const completion: any = await client.chat.completions.create({ model: 'gemini', messages: [{ role: 'user', content: 'why' }], thinking: { type: 'enabled', budget_tokens: 2048 } } as any);
-      expect(gemini.last().body.generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 2048, includeThoughts: true } });
-      expect(completion.choices[0].message).toMatchObject({ content: 'echo: why', reasoning_content: 'Thinking about why.' });
+      const completion: any = await client.chat.completions.create({
+        model: 'gemini',
+        messages: [{ role: 'user', content: 'why' }],
+        thinking: { type: 'enabled', budget_tokens: 2048 },
+      } as any);
+      expect(gemini.last().body.generationConfig).toEqual({
+        thinkingConfig: { thinkingBudget: 2048, includeThoughts: true },
+      });
+      expect(completion.choices[0].message).toMatchObject({
+        content: 'echo: why',
+        reasoning_content: 'Thinking about why.',
+      });
       // thoughtsTokenCount (3) is part of completion_tokens and is the reasoning count.
-      expect(completion.usage).toMatchObject({ completion_tokens: 2 + 3, completion_tokens_details: { reasoning_tokens: 3 } });
+      expect(completion.usage).toMatchObject({
+        completion_tokens: 2 + 3,
+        completion_tokens_details: { reasoning_tokens: 3 },
+      });
 
-      const s = await collect(<any>await client.chat.completions.create({ model: 'gemini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'why' }], thinking: { type: 'enabled', budget_tokens: 2048 } } as any));
+      const s = await collect(
+        <any>await client.chat.completions.create({
+          model: 'gemini',
+          stream: true,
+          stream_options: { include_usage: true },
+          messages: [{ role: 'user', content: 'why' }],
+          thinking: { type: 'enabled', budget_tokens: 2048 },
+        } as any),
+      );
       expect(gemini.last().path).toBe('/v1beta/models/gemini-echo:streamGenerateContent?alt=sse');
       expect(s.reasoning).toBe('Thinking about why.');
       expect(s.content).toBe('echo: why');
       expect(s.finish).toEqual(['stop']);
-      expect(s.usage).toMatchObject({ completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 3 } });
+      expect(s.usage).toMatchObject({
+        completion_tokens: 5,
+        completion_tokens_details: { reasoning_tokens: 3 },
+      });
 
-      const outOfRange: any = await client.chat.completions.create({ model: 'gemini', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'enabled', budget_tokens: 9000 } } as any).catch((e) => e);
+      const outOfRange: any = await client.chat.completions
+        .create({
+          model: 'gemini',
+          messages: [{ role: 'user', content: 'x' }],
+          thinking: { type: 'enabled', budget_tokens: 9000 },
+        } as any)
+        .catch((e) => e);
       expect(outOfRange).toMatchObject({ status: 400, param: 'thinking.budget_tokens' });
       expect(outOfRange.message).toMatch(/from 0 to 8192/);
-      await client.chat.completions.create({ model: 'gemini', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'disabled' } } as any);
+      await client.chat.completions.create({
+        model: 'gemini',
+        messages: [{ role: 'user', content: 'x' }],
+        thinking: { type: 'disabled' },
+      } as any);
       expect(gemini.last().body.generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 0 } });
     });
 
     it('function calls both ways', async () => {
-      const first: any = await client.chat.completions.create({ model: 'gemini', tools: weather, tool_choice: 'required', messages: [{ role: 'user', content: 'Oslo' }] });
-      expect(gemini.last().body.tools).toEqual([{ functionDeclarations: [{ name: 'get_weather', description: 'Weather for a city', parameters: weather[0].function.parameters }] }]);
+      const first: any = await client.chat.completions.create({
+        model: 'gemini',
+        tools: weather,
+        tool_choice: 'required',
+        messages: [{ role: 'user', content: 'Oslo' }],
+      });
+      expect(gemini.last().body.tools).toEqual([
+        {
+          functionDeclarations: [
+            {
+              name: 'get_weather',
+              description: 'Weather for a city',
+              parameters: weather[0].function.parameters,
+            },
+          ],
+        },
+      ]);
       expect(gemini.last().body.toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
       const message = first.choices[0].message;
       expect(first.choices[0].finish_reason).toBe('tool_calls');
-      expect(message.tool_calls).toEqual([{ id: 'call_0_0', type: 'function', function: { name: 'get_weather', arguments: '{"query":"Oslo"}' } }]);
-      const second = await client.chat.completions.create({ model: 'gemini', tools: weather, messages: [{ role: 'user', content: 'Oslo' }, message, { role: 'tool', tool_call_id: 'call_0_0', content: 'cold' }] });
+      expect(message.tool_calls).toEqual([
+        {
+          id: 'call_0_0',
+          type: 'function',
+          function: { name: 'get_weather', arguments: '{"query":"Oslo"}' },
+        },
+      ]);
+      const second = await client.chat.completions.create({
+        model: 'gemini',
+        tools: weather,
+        messages: [
+          { role: 'user', content: 'Oslo' },
+          message,
+          { role: 'tool', tool_call_id: 'call_0_0', content: 'cold' },
+        ],
+      });
       expect(gemini.last().body.contents.slice(1)).toEqual([
         { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { query: 'Oslo' } } }] },
-        { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { content: 'cold' } } }] },
+        {
+          role: 'user',
+          parts: [{ functionResponse: { name: 'get_weather', response: { content: 'cold' } } }],
+        },
       ]);
       expect(second.choices[0].message.content).toBe('tool get_weather said: {"content":"cold"}');
-      const s = await collect(await client.chat.completions.create({ model: 'gemini', stream: true, tools: weather, messages: [{ role: 'user', content: 'Oslo' }] }));
-      expect(s.toolCalls).toEqual([{ index: 0, id: 'call_0_0', type: 'function', function: { name: 'get_weather', arguments: '{"query":"Oslo"}' } }]);
+      const s = await collect(
+        await client.chat.completions.create({
+          model: 'gemini',
+          stream: true,
+          tools: weather,
+          messages: [{ role: 'user', content: 'Oslo' }],
+        }),
+      );
+      expect(s.toolCalls).toEqual([
+        {
+          index: 0,
+          id: 'call_0_0',
+          type: 'function',
+          function: { name: 'get_weather', arguments: '{"query":"Oslo"}' },
+        },
+      ]);
       expect(s.finish).toEqual(['tool_calls']);
     });
 
     it('errors: 429 RESOURCE_EXHAUSTED -> 429', async () => {
-      await expect(client.chat.completions.create({ model: 'gemini-exhausted', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 429 });
+      await expect(
+        client.chat.completions.create({
+          model: 'gemini-exhausted',
+          messages: [{ role: 'user', content: 'x' }],
+        }),
+      ).rejects.toMatchObject({ status: 429 });
     });
 
     it('n > 1 streamed: every candidate to its end, though they finish in different events; usage counts them all', async () => {
-      const plain = await client.chat.completions.create({ model: 'gemini', n: 3, messages: [{ role: 'user', content: 'colours' }] });
-      expect(plain.choices.map((c) => c.message.content)).toEqual(['echo: colours', 'echo: colours (answer 2 of 3)', 'echo: colours (answer 3 of 3)']);
-      const s = await collect(await client.chat.completions.create({ model: 'gemini', n: 3, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'colours' }] }));
+      const plain = await client.chat.completions.create({
+        model: 'gemini',
+        n: 3,
+        messages: [{ role: 'user', content: 'colours' }],
+      });
+      expect(plain.choices.map((c) => c.message.content)).toEqual([
+        'echo: colours',
+        'echo: colours (answer 2 of 3)',
+        'echo: colours (answer 3 of 3)',
+      ]);
+      const s = await collect(
+        await client.chat.completions.create({
+          model: 'gemini',
+          n: 3,
+          stream: true,
+          stream_options: { include_usage: true },
+          messages: [{ role: 'user', content: 'colours' }],
+        }),
+      );
       expect(gemini.last().body.generationConfig).toEqual({ candidateCount: 3 });
-      const text = (index: number) => s.chunks.flatMap((c) => c.choices.filter((choice: any) => choice.index === index)).map((choice: any) => choice.delta.content ?? '').join('');
+      const text = (index: number) =>
+        s.chunks
+          .flatMap((c) => c.choices.filter((choice: any) => choice.index === index))
+          .map((choice: any) => choice.delta.content ?? '')
+          .join('');
       expect([0, 1, 2].map(text)).toEqual(plain.choices.map((c) => c.message.content));
-      expect(s.chunks.flatMap((c) => c.choices.filter((choice: any) => choice.finish_reason)).map((choice: any) => [choice.index, choice.finish_reason])).toEqual([
+      expect(
+        s.chunks
+          .flatMap((c) => c.choices.filter((choice: any) => choice.finish_reason))
+          .map((choice: any) => [choice.index, choice.finish_reason]),
+      ).toEqual([
         [0, 'stop'],
         [1, 'stop'],
         [2, 'stop'],
@@ -291,8 +582,17 @@ describe('model families through one OpenAI format', () => {
 
   describe('openai-compatible reasoning', () => {
     it('reasoning_effort models get an effort from the budget and max_completion_tokens', async () => {
-      for (const [budget, effort] of [[1000, 'low'], [4000, 'medium'], [9000, 'high']] as const) {
-        await client.chat.completions.create({ model: 'o-reasoner', max_tokens: 20000, messages: [{ role: 'user', content: 'x' }], thinking: { type: 'enabled', budget_tokens: budget } } as any);
+      for (const [budget, effort] of [
+        [1000, 'low'],
+        [4000, 'medium'],
+        [9000, 'high'],
+      ] as const) {
+        await client.chat.completions.create({
+          model: 'o-reasoner',
+          max_tokens: 20000,
+          messages: [{ role: 'user', content: 'x' }],
+          thinking: { type: 'enabled', budget_tokens: budget },
+        } as any);
         expect(openai.last().body).toMatchObject({ reasoning_effort: effort, max_completion_tokens: 20000 });
         expect(openai.last().body).not.toHaveProperty('max_tokens');
         expect(openai.last().body).not.toHaveProperty('thinking');
@@ -300,24 +600,47 @@ describe('model families through one OpenAI format', () => {
     });
 
     it('chat_template_kwargs models get enable_thinking and the configured budget field', async () => {
-      await client.chat.completions.create({ model: 'qwen', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'enabled', budget_tokens: 512 } } as any);
-      expect(openai.last().body).toMatchObject({ chat_template_kwargs: { enable_thinking: true }, thinking_token_budget: 512 });
-      await client.chat.completions.create({ model: 'qwen', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'disabled' } } as any);
+      await client.chat.completions.create({
+        model: 'qwen',
+        messages: [{ role: 'user', content: 'x' }],
+        thinking: { type: 'enabled', budget_tokens: 512 },
+      } as any);
+      expect(openai.last().body).toMatchObject({
+        chat_template_kwargs: { enable_thinking: true },
+        thinking_token_budget: 512,
+      });
+      await client.chat.completions.create({
+        model: 'qwen',
+        messages: [{ role: 'user', content: 'x' }],
+        thinking: { type: 'disabled' },
+      } as any);
       expect(openai.last().body.chat_template_kwargs).toEqual({ enable_thinking: false });
     });
 
     it('`reasoning` from an OpenAI-compatible server becomes reasoning_content, counted into reasoning_tokens', async () => {
-      const completion: any = await client.chat.completions.create({ model: 'vllm-reasoner', messages: [{ role: 'user', content: 'hi' }] });
-      expect(completion.choices[0].message).toMatchObject({ content: 'echo: hi', reasoning_content: 'Thinking it over.' });
+      const completion: any = await client.chat.completions.create({
+        model: 'vllm-reasoner',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(completion.choices[0].message).toMatchObject({
+        content: 'echo: hi',
+        reasoning_content: 'Thinking it over.',
+      });
       expect(completion.choices[0].message).not.toHaveProperty('reasoning');
       expect(completion.usage.completion_tokens_details.reasoning_tokens).toBe(4); // o200k: "Thinking it over."
-      const s = await collect(await client.chat.completions.create({ model: 'vllm-reasoner', stream: true, messages: [{ role: 'user', content: 'hi' }] }));
+      const s = await collect(
+        await client.chat.completions.create({
+          model: 'vllm-reasoner',
+          stream: true,
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      );
       expect(s.reasoning).toBe('Thinking it over.');
       expect(s.chunks.some((c) => c.choices[0]?.delta && 'reasoning' in c.choices[0].delta)).toBe(false);
     });
   });
 
-  it('GET /v1/models shows each model\'s family and whether it reasons', async () => {
+  it("GET /v1/models shows each model's family and whether it reasons", async () => {
     const models = (await client.models.list()).data as any[];
     const byId = Object.fromEntries(models.map((m) => [m.id, m]));
     expect(byId.claude).toMatchObject({ family: 'anthropic', reasoning: true });
@@ -336,13 +659,26 @@ describe('model families through one OpenAI format', () => {
     });
     await new Promise((r) => setTimeout(r, 100));
     const text = await (await fetch(`${gw.url}/metrics`)).text();
-    for (const row of usage.filter((r) => ['claude', 'claude-plain', 'gemini', 'vllm-reasoner'].includes(r.model))) {
+    for (const row of usage.filter((r) =>
+      ['claude', 'claude-plain', 'gemini', 'vllm-reasoner'].includes(r.model),
+    )) {
       const sum = (type: string) =>
         text
           .split('\n')
-          .filter((l) => l.startsWith('switchyard_tokens_total{') && l.includes(`model="${row.model}"`) && l.includes(`type="${type}"`) && l.includes('team="families"'))
+          .filter(
+            (l) =>
+              l.startsWith('switchyard_tokens_total{') &&
+              l.includes(`model="${row.model}"`) &&
+              l.includes(`type="${type}"`) &&
+              l.includes('team="families"'),
+          )
           .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
-      expect({ model: row.model, prompt: sum('prompt'), completion: sum('completion'), reasoning: sum('reasoning') }).toEqual({
+      expect({
+        model: row.model,
+        prompt: sum('prompt'),
+        completion: sum('completion'),
+        reasoning: sum('reasoning'),
+      }).toEqual({
         model: row.model,
         prompt: row.prompt_tokens,
         completion: row.completion_tokens,

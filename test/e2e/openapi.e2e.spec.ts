@@ -3,7 +3,9 @@ import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 /** Every route Express serves, as `METHOD /path/{param}` (Nest registers its routes on Express' router). */
 function servedRoutes(gw: TestGateway): string[] {
-  const express = gw.gateway.app.getHttpAdapter().getInstance() as { router: { stack: Array<{ route?: { path: string; methods: Record<string, boolean> } }> } };
+  const express = gw.gateway.app.getHttpAdapter().getInstance() as {
+    router: { stack: Array<{ route?: { path: string; methods: Record<string, boolean> } }> };
+  };
   const routes: string[] = [];
   for (const layer of express.router.stack) {
     if (!layer.route) continue;
@@ -32,7 +34,9 @@ describe('GET /openapi.json', () => {
     const document = (await response.json()) as any;
     expect(document.openapi).toBe('3.1.0');
     const documented = Object.entries(document.paths as Record<string, Record<string, unknown>>)
-      .flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`))
+      .flatMap(([path, operations]) =>
+        Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+      )
       .sort();
     expect(documented).toEqual(servedRoutes(gw));
   });
@@ -44,10 +48,18 @@ describe('GET /openapi.json', () => {
     expect(chat.properties.temperature).toMatchObject({ type: 'number', minimum: 0, maximum: 2 });
     expect(chat.properties.messages).toMatchObject({ type: 'array', minItems: 1 });
     expect(document.components.schemas.LimitSettings.properties).toHaveProperty('concurrentRequests');
-    expect(document.paths['/v1/chat/completions'].post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/ChatCompletionRequestDto');
-    expect(document.paths['/admin/v1/audit'].get.parameters.map((p: any) => p.name)).toEqual(['limit', 'before', 'action', 'target']);
+    expect(
+      document.paths['/v1/chat/completions'].post.requestBody.content['application/json'].schema.$ref,
+    ).toBe('#/components/schemas/ChatCompletionRequestDto');
+    expect(document.paths['/admin/v1/audit'].get.parameters.map((p: any) => p.name)).toEqual([
+      'limit',
+      'before',
+      'action',
+      'target',
+    ]);
     expect(document.components.schemas.Error.required).toEqual(['error']);
     // Every $ref points at a schema that exists.
-    for (const [, name] of JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/(\w+)"/g)) expect(document.components.schemas).toHaveProperty(name);
+    for (const [, name] of JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/(\w+)"/g))
+      expect(document.components.schemas).toHaveProperty(name);
   });
 });

@@ -9,11 +9,31 @@ import { deletePrefix, REDIS_URL } from '../support/test-gateway';
 
 describe('the gateway process', () => {
   it.each([
-    ['an unknown backend', 'admin: { apiKey: k }\nbackends: {}\nmodels:\n  m: { backend: nowhere, upstreamModel: x }\n', /models\.m\.backend: unknown backend "nowhere"/],
-    ['a bad port', 'server: { port: "eighty" }\nadmin: { apiKey: k }\n', /server\.port: must be an integer number \(got "eighty"\)/],
-    ['a missing secret', 'admin: { apiKey: "${NOT_SET_ANYWHERE}" }\n', /admin\.apiKey: environment variable NOT_SET_ANYWHERE is not set/],
-    ['a bad backend URL', 'admin: { apiKey: k }\nbackends:\n  b: { type: openai, baseUrl: "not a url" }\n', /backends\.b\.baseUrl: must be a URL/],
-    ['an unknown backend type', 'admin: { apiKey: k }\nbackends:\n  b: { type: soap, baseUrl: "http://x" }\n', /backends\.b\.type: unknown backend type "soap" \(known types: openai, anthropic, gemini, local\)/],
+    [
+      'an unknown backend',
+      'admin: { apiKey: k }\nbackends: {}\nmodels:\n  m: { backend: nowhere, upstreamModel: x }\n',
+      /models\.m\.backend: unknown backend "nowhere"/,
+    ],
+    [
+      'a bad port',
+      'server: { port: "eighty" }\nadmin: { apiKey: k }\n',
+      /server\.port: must be an integer number \(got "eighty"\)/,
+    ],
+    [
+      'a missing secret',
+      'admin: { apiKey: "${NOT_SET_ANYWHERE}" }\n',
+      /admin\.apiKey: environment variable NOT_SET_ANYWHERE is not set/,
+    ],
+    [
+      'a bad backend URL',
+      'admin: { apiKey: k }\nbackends:\n  b: { type: openai, baseUrl: "not a url" }\n',
+      /backends\.b\.baseUrl: must be a URL/,
+    ],
+    [
+      'an unknown backend type',
+      'admin: { apiKey: k }\nbackends:\n  b: { type: soap, baseUrl: "http://x" }\n',
+      /backends\.b\.type: unknown backend type "soap" \(known types: openai, anthropic, gemini, local\)/,
+    ],
     [
       'a typo in the type of a backend a model uses',
       'admin: { apiKey: k }\nbackends:\n  b: { type: openia, baseUrl: "http://x" }\nmodels:\n  m: { backend: b, upstreamModel: x }\n',
@@ -53,9 +73,16 @@ teams:
       expect(ready.status).toBe(200);
       expect(((await ready.json()) as any).checks).toEqual({ config: 'ok', redis: 'ok', accepting: true });
 
-      const token = await fetch(`${url}/admin/v1/teams/ops/tokens`, { method: 'POST', headers: { authorization: 'Bearer adm' } }).then((r) => r.json() as Promise<any>);
+      const token = await fetch(`${url}/admin/v1/teams/ops/tokens`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer adm' },
+      }).then((r) => r.json() as Promise<any>);
       const client = new OpenAI({ apiKey: token.token, baseURL: `${url}/v1`, maxRetries: 0 });
-      const stream = await client.chat.completions.create({ model: 'slow', stream: true, messages: [{ role: 'user', content: 'a b c d e f' }] });
+      const stream = await client.chat.completions.create({
+        model: 'slow',
+        stream: true,
+        messages: [{ role: 'user', content: 'a b c d e f' }],
+      });
       const iterator = stream[Symbol.asyncIterator]();
       await iterator.next();
 
@@ -66,12 +93,15 @@ teams:
       expect(((await draining.json()) as any).checks.accepting).toBe(false);
       expect(draining.headers.get('connection')).toBe('close');
       expect((await fetch(`${url}/health/live`)).status).toBe(200);
-      const refused = await client.chat.completions.create({ model: 'slow', messages: [{ role: 'user', content: 'late' }] }).catch((e: unknown) => e);
+      const refused = await client.chat.completions
+        .create({ model: 'slow', messages: [{ role: 'user', content: 'late' }] })
+        .catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(OpenAI.InternalServerError);
       expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
       expect((refused as InstanceType<typeof OpenAI.APIError>).code).toBe('server_shutting_down');
       let text = '';
-      for (let next = await iterator.next(); !next.done; next = await iterator.next()) text += next.value.choices[0]?.delta.content ?? '';
+      for (let next = await iterator.next(); !next.done; next = await iterator.next())
+        text += next.value.choices[0]?.delta.content ?? '';
       expect(text).toBe('echo: a b c d e f');
       expect(await gw.exit).toBe(0);
       expect(gw.output()).not.toContain(token.token);
@@ -94,7 +124,9 @@ admin: { apiKey: k }
       expect(await gw.exit).toBe(69);
       const lines = gw.output().trim().split('\n');
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/^switchyard: cannot reach Redis at redis:\/\/ops:\*\*\*@127\.0\.0\.1:1 \(.*ECONNREFUSED.*\)\. Start it .*REDIS_URL/);
+      expect(lines[0]).toMatch(
+        /^switchyard: cannot reach Redis at redis:\/\/ops:\*\*\*@127\.0\.0\.1:1 \(.*ECONNREFUSED.*\)\. Start it .*REDIS_URL/,
+      );
       expect(gw.output()).not.toContain('hunter2');
     } finally {
       gw.child.kill('SIGKILL');

@@ -28,7 +28,11 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
     gw = await startTestGateway({
       upstreamUrl: upstream.url,
       // `echo` has a price (spend panels); `slow` has none (the unknown-price panel).
-      config: { server: { metricsToken: METRICS_TOKEN }, metrics: { quotaCacheMs: 0 }, models: { echo: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } } } },
+      config: {
+        server: { metricsToken: METRICS_TOKEN },
+        metrics: { quotaCacheMs: 0 },
+        models: { echo: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } } },
+      },
     });
     // The shipped scrape config, with only the target and the token file's path swapped for this machine.
     const config = parse(readFileSync(join(root, 'deploy/prometheus/prometheus.yml'), 'utf8'));
@@ -39,7 +43,11 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
     config.scrape_configs[0].static_configs[0].targets = [new URL(gw.url).host];
     await prometheus.start(binary, stringify(config));
     // Prometheus applies new scrape targets on a 5 s tick: wait for the first scrape before any traffic.
-    await eventually(async () => expect(await prometheus.query('up{job="switchyard"} == 1')).toHaveLength(1), 20_000, 200);
+    await eventually(
+      async () => expect(await prometheus.query('up{job="switchyard"} == 1')).toHaveLength(1),
+      20_000,
+      200,
+    );
   });
   afterAll(async () => {
     await prometheus.stop();
@@ -49,7 +57,9 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
 
   it('/metrics needs the metrics token when one is configured', async () => {
     expect((await fetch(`${gw.url}/metrics`)).status).toBe(401);
-    expect((await fetch(`${gw.url}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    expect((await fetch(`${gw.url}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(
+      401,
+    );
     const ok = await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('content-type')).toContain('text/plain');
@@ -59,41 +69,81 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
     const teams = ['alpha', 'beta'];
     const tokens: Record<string, string> = {};
     for (const team of teams) {
-      await gw.admin('POST', '/admin/v1/teams', { id: team, limits: { requestsPerMinute: 1000, tokensPerDay: 100_000 } });
+      await gw.admin('POST', '/admin/v1/teams', {
+        id: team,
+        limits: { requestsPerMinute: 1000, tokensPerDay: 100_000 },
+      });
       await gw.admin('POST', '/admin/v1/teams', { id: `${team}-budgeted`, limits: { budgetPerDay: 1 } });
-      tokens[`${team}-budgeted`] = (await gw.admin('POST', `/admin/v1/teams/${team}-budgeted/tokens`, {})).body.token;
+      tokens[`${team}-budgeted`] = (
+        await gw.admin('POST', `/admin/v1/teams/${team}-budgeted/tokens`, {})
+      ).body.token;
       tokens[team] = (await gw.admin('POST', `/admin/v1/teams/${team}/tokens`, {})).body.token;
     }
     // Traffic over a few scrape intervals: plain and streamed calls, upstream failures, a limit refusal.
     for (let round = 0; round < 4; round++) {
       for (const team of teams) {
         const client = gw.openai(tokens[team]);
-        await client.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: `round ${round} for ${team}` }] });
-        const stream = await client.chat.completions.create({ model: 'slow', stream: true, messages: [{ role: 'user', content: 'a b c' }] });
+        await client.chat.completions.create({
+          model: 'echo',
+          messages: [{ role: 'user', content: `round ${round} for ${team}` }],
+        });
+        const stream = await client.chat.completions.create({
+          model: 'slow',
+          stream: true,
+          messages: [{ role: 'user', content: 'a b c' }],
+        });
         for await (const _ of stream) void _;
-        await client.chat.completions.create({ model: 'status-500', messages: [{ role: 'user', content: 'x' }] }).catch(() => undefined);
+        await client.chat.completions
+          .create({ model: 'status-500', messages: [{ role: 'user', content: 'x' }] })
+          .catch(() => undefined);
       }
-      await gw.openai(tokens.alpha).chat.completions.create({ model: 'echo', max_tokens: 1_000_000, messages: [{ role: 'user', content: 'x' }] }).catch(() => undefined);
-      for (const team of teams) await gw.openai(tokens[`${team}-budgeted`]).chat.completions.create({ model: 'echo', max_tokens: 20, messages: [{ role: 'user', content: `spend ${round}` }] });
+      await gw
+        .openai(tokens.alpha)
+        .chat.completions.create({
+          model: 'echo',
+          max_tokens: 1_000_000,
+          messages: [{ role: 'user', content: 'x' }],
+        })
+        .catch(() => undefined);
+      for (const team of teams)
+        await gw.openai(tokens[`${team}-budgeted`]).chat.completions.create({
+          model: 'echo',
+          max_tokens: 20,
+          messages: [{ role: 'user', content: `spend ${round}` }],
+        });
       await new Promise((r) => setTimeout(r, 700));
     }
 
     // Prometheus has scraped the final numbers when its token totals match the usage API's.
     const usage = Object.fromEntries(
-      await Promise.all([...teams, 'alpha-budgeted', 'beta-budgeted'].map(async (team) => [team, (await gw.admin('GET', `/admin/v1/usage?team=${team}`)).body.total.total_tokens] as const)),
+      await Promise.all(
+        [...teams, 'alpha-budgeted', 'beta-budgeted'].map(
+          async (team) =>
+            [team, (await gw.admin('GET', `/admin/v1/usage?team=${team}`)).body.total.total_tokens] as const,
+        ),
+      ),
     );
     expect(usage.alpha).toBeGreaterThan(0);
-    await eventually(async () => {
-      const rows = await prometheus.query('sum by (team) (switchyard_tokens_total{type=~"prompt|completion"})');
-      const scraped = Object.fromEntries(rows.map((row) => [row.metric.team, Number(row.value[1])]));
-      expect(scraped).toEqual(usage);
-    }, 15_000, 250);
+    await eventually(
+      async () => {
+        const rows = await prometheus.query(
+          'sum by (team) (switchyard_tokens_total{type=~"prompt|completion"})',
+        );
+        const scraped = Object.fromEntries(rows.map((row) => [row.metric.team, Number(row.value[1])]));
+        expect(scraped).toEqual(usage);
+      },
+      15_000,
+      250,
+    );
     expect(await prometheus.targetsHealth()).toEqual(['up']);
 
     // rate() needs two samples of a series: let one more scrape land after the last request.
     await new Promise((r) => setTimeout(r, 1500));
-    const dashboard = JSON.parse(readFileSync(join(root, 'deploy/grafana/dashboards/switchyard.json'), 'utf8'));
-    const grafanaVariables = (expr: string) => expr.replaceAll('$__rate_interval', '1m').replaceAll('$__range', '5m').replaceAll('$team', '.*');
+    const dashboard = JSON.parse(
+      readFileSync(join(root, 'deploy/grafana/dashboards/switchyard.json'), 'utf8'),
+    );
+    const grafanaVariables = (expr: string) =>
+      expr.replaceAll('$__rate_interval', '1m').replaceAll('$__range', '5m').replaceAll('$team', '.*');
     const empty: string[] = [];
     for (const panel of dashboard.panels) {
       for (const target of panel.targets) {
@@ -104,11 +154,17 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
     expect(empty).toEqual([]);
 
     // Spot-check what some panels say.
-    const quota = await prometheus.query('max by (team, limit) (switchyard_quota_remaining{team="beta", limit="tokensPerDay"})');
+    const quota = await prometheus.query(
+      'max by (team, limit) (switchyard_quota_remaining{team="beta", limit="tokensPerDay"})',
+    );
     expect(Number(quota[0].value[1])).toBe(100_000 - usage.beta);
-    const rejections = await prometheus.query('sum(switchyard_limit_rejections_total{team="alpha", limit="tokensPerDay"})');
+    const rejections = await prometheus.query(
+      'sum(switchyard_limit_rejections_total{team="alpha", limit="tokensPerDay"})',
+    );
     expect(Number(rejections[0].value[1])).toBe(4);
-    const upstreamErrors = await prometheus.query('sum(switchyard_upstream_errors_total{backend="standin", reason="upstream_error"})');
+    const upstreamErrors = await prometheus.query(
+      'sum(switchyard_upstream_errors_total{backend="standin", reason="upstream_error"})',
+    );
     expect(Number(upstreamErrors[0].value[1])).toBe(8);
 
     // The spend panels say what the usage API says (Prometheus holds the currency's unit, the API nano-units too).
@@ -121,7 +177,9 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
       expect(Number(unknown[0]?.value[1] ?? 0)).toBe(total.cost_unknown_requests);
     }
     const budget = (await gw.admin('GET', '/admin/v1/teams/alpha-budgeted/budget')).body.budgets[0];
-    const [used] = await prometheus.query('max by (team, budget) (switchyard_budget_used_ratio{team="alpha-budgeted"})');
+    const [used] = await prometheus.query(
+      'max by (team, budget) (switchyard_budget_used_ratio{team="alpha-budgeted"})',
+    );
     expect(Number(used.value[1])).toBeCloseTo(budget.used_ratio, 9);
   });
 });

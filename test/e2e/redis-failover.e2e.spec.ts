@@ -11,9 +11,18 @@ import { servesThroughFailover, twoReplicasOn } from '../support/topology-checks
 describe('a Redis Cluster failover under load', () => {
   jest.setTimeout(180_000);
   const cluster = new PrivateRedisCluster();
-  const replicas = twoReplicasOn(cluster, () => ({ cluster: { nodes: cluster.nodes }, commandTimeoutMs: 500 }), { auth: { onOutage: 'last-known' } });
+  const replicas = twoReplicasOn(
+    cluster,
+    () => ({ cluster: { nodes: cluster.nodes }, commandTimeoutMs: 500 }),
+    { auth: { onOutage: 'last-known' } },
+  );
 
-  const unreplicated = async (g: TestGateway) => Number(/^switchyard_usage_unreplicated_batches_total (\d+)/m.exec(await (await fetch(`${g.url}/metrics`)).text())?.[1] ?? 0);
+  const unreplicated = async (g: TestGateway) =>
+    Number(
+      /^switchyard_usage_unreplicated_batches_total (\d+)/m.exec(
+        await (await fetch(`${g.url}/metrics`)).text(),
+      )?.[1] ?? 0,
+    );
 
   it('counts a usage batch no replica confirmed in time, and keeps it written', async () => {
     const [gw] = replicas();
@@ -23,12 +32,19 @@ describe('a Redis Cluster failover under load', () => {
     const before = await unreplicated(gw);
     cluster.freeze(replica, true); // briefly: under the node timeout, so no failover starts
     try {
-      await gw.openai(token).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one' }] });
+      await gw
+        .openai(token)
+        .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one' }] });
       await eventually(async () => expect(await unreplicated(gw)).toBeGreaterThan(before), 5000, 50);
     } finally {
       cluster.freeze(replica, false);
     }
-    await eventually(async () => expect((await gw.admin('GET', `/admin/v1/usage?team=${team}`)).body.total?.requests).toBe(1), 5000, 100);
+    await eventually(
+      async () =>
+        expect((await gw.admin('GET', `/admin/v1/usage?team=${team}`)).body.total?.requests).toBe(1),
+      5000,
+      100,
+    );
   });
 
   it('keeps answering through a master crash, with one record per request once its replica is promoted', async () => {

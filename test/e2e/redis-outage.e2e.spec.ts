@@ -24,7 +24,10 @@ describe('Redis stopped and restarted mid-run', () => {
     await redis.start();
     const base = { redis: { url: redis.url, commandTimeoutMs: 500 } };
     // One replica as the default (fail-open limits) with last-known auth; one strict.
-    open = await startTestGateway({ upstreamUrl: upstream.url, config: { ...base, auth: { onOutage: 'last-known' } } });
+    open = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: { ...base, auth: { onOutage: 'last-known' } },
+    });
     closed = await startTestGateway({
       upstreamUrl: upstream.url,
       prefix: open.prefix,
@@ -40,7 +43,10 @@ describe('Redis stopped and restarted mid-run', () => {
   });
 
   it('keeps serving, buffers usage in memory, and writes every record once Redis is back', async () => {
-    await open.admin('POST', '/admin/v1/teams', { id: 'outage', limits: { tokensPerDay: 1_000_000, requestsPerMinute: 10_000 } });
+    await open.admin('POST', '/admin/v1/teams', {
+      id: 'outage',
+      limits: { tokensPerDay: 1_000_000, requestsPerMinute: 10_000 },
+    });
     const token = (await open.admin('POST', '/admin/v1/teams/outage/tokens', {})).body.token;
     const stranger = (await open.admin('POST', '/admin/v1/teams/outage/tokens', {})).body.token; // never seen by a request
     const client = open.openai(token);
@@ -76,14 +82,22 @@ describe('Redis stopped and restarted mid-run', () => {
 
     await redis.start();
     // After: the buffer drains into the restarted Redis, and nothing was lost or counted twice.
-    await eventually(async () => expect(await metric(open, 'switchyard_usage_buffered_records')).toBe(0), 10_000, 100);
+    await eventually(
+      async () => expect(await metric(open, 'switchyard_usage_buffered_records')).toBe(0),
+      10_000,
+      100,
+    );
     expect(await metric(open, 'switchyard_usage_dropped_records_total')).toBe(0);
-    const usage = await eventually(async () => {
-      const { status, body } = await open.admin('GET', '/admin/v1/usage?team=outage');
-      expect(status).toBe(200);
-      expect(body.total.requests).toBe(4 + during + 1);
-      return body.total;
-    }, 5000, 100);
+    const usage = await eventually(
+      async () => {
+        const { status, body } = await open.admin('GET', '/admin/v1/usage?team=outage');
+        expect(status).toBe(200);
+        expect(body.total.requests).toBe(4 + during + 1);
+        return body.total;
+      },
+      5000,
+      100,
+    );
     expect(usage).toMatchObject({
       requests_ok: 4 + during + 1,
       prompt_tokens: 3 * 2 + 1 + during * 2 + 3,
@@ -98,7 +112,14 @@ describe('Redis stopped and restarted mid-run', () => {
     const lost = open.logs.filter((l) => l.msg === 'redis connection lost; reconnecting');
     expect(lost.map((l) => l.connection).sort()).toEqual(['commands', 'subscriber', 'usage']);
     expect(lost[0]).toMatchObject({ level: 40, redis: redis.url, reason: expect.any(String) });
-    await eventually(() => expect(open.logs.filter((l) => l.msg === 'redis connection restored').map((l) => l.connection).sort()).toEqual(['commands', 'subscriber', 'usage']));
+    await eventually(() =>
+      expect(
+        open.logs
+          .filter((l) => l.msg === 'redis connection restored')
+          .map((l) => l.connection)
+          .sort(),
+      ).toEqual(['commands', 'subscriber', 'usage']),
+    );
     // And the strict replica works again, limits checked.
     const after = await closed.asTeam(token, 'POST', '/v1/chat/completions', ask('after'));
     expect(after.status).toBe(200);
@@ -110,7 +131,10 @@ describe('Redis stopped and restarted mid-run', () => {
     const failClosed = await startTestGateway({
       upstreamUrl: upstream.url,
       prefix: open.prefix,
-      config: { redis: { url: redis.url, commandTimeoutMs: 500, onOutage: 'fail-closed' }, auth: { onOutage: 'last-known' } },
+      config: {
+        redis: { url: redis.url, commandTimeoutMs: 500, onOutage: 'fail-closed' },
+        auth: { onOutage: 'last-known' },
+      },
     });
     try {
       const token = (await failClosed.admin('POST', '/admin/v1/teams/outage/tokens', {})).body.token;
@@ -121,7 +145,12 @@ describe('Redis stopped and restarted mid-run', () => {
       expect(refused.status).toBe(503);
       expect(refused.body.error).toMatchObject({ code: 'limits_unavailable', type: 'server_error' });
       await redis.start();
-      await eventually(async () => expect((await failClosed.asTeam(token, 'POST', '/v1/chat/completions', ask('x'))).status).toBe(200), 10_000, 100);
+      await eventually(
+        async () =>
+          expect((await failClosed.asTeam(token, 'POST', '/v1/chat/completions', ask('x'))).status).toBe(200),
+        10_000,
+        100,
+      );
     } finally {
       await failClosed.gateway.shutdown(200);
       failClosed.redis.disconnect();

@@ -1,6 +1,11 @@
 import { eventually } from '../support/eventually';
 import { PrivateRedisSentinel } from '../support/redis-sentinel';
-import { accountsEachTeamExactly, limitsAndRevocationHold, servesThroughFailover, twoReplicasOn } from '../support/topology-checks';
+import {
+  accountsEachTeamExactly,
+  limitsAndRevocationHold,
+  servesThroughFailover,
+  twoReplicasOn,
+} from '../support/topology-checks';
 
 /**
  * The gateway on a Sentinel-managed Redis (a master, a replica, three sentinels, started by the test): the same
@@ -10,7 +15,11 @@ import { accountsEachTeamExactly, limitsAndRevocationHold, servesThroughFailover
 describe('on Redis Sentinel', () => {
   jest.setTimeout(180_000);
   const sentinel = new PrivateRedisSentinel();
-  const replicas = twoReplicasOn(sentinel, () => ({ sentinel: { sentinels: sentinel.sentinels, name: sentinel.name }, commandTimeoutMs: 500 }), { auth: { onOutage: 'last-known' } });
+  const replicas = twoReplicasOn(
+    sentinel,
+    () => ({ sentinel: { sentinels: sentinel.sentinels, name: sentinel.name }, commandTimeoutMs: 500 }),
+    { auth: { onOutage: 'last-known' } },
+  );
 
   it('accounts exactly, with one record per request', async () => {
     await accountsEachTeamExactly(replicas(), ['north', 'south']);
@@ -29,15 +38,27 @@ describe('on Redis Sentinel', () => {
   it('once the promoted master has no replica, counts batches as unreplicated without holding each one for WAIT', async () => {
     const [gw] = replicas();
     const { token } = await gw.teamToken('after-failover');
-    const metric = async () => Number(/^switchyard_usage_unreplicated_batches_total (\d+)/m.exec(await (await fetch(`${gw.url}/metrics`)).text())?.[1] ?? 0);
+    const metric = async () =>
+      Number(
+        /^switchyard_usage_unreplicated_batches_total (\d+)/m.exec(
+          await (await fetch(`${gw.url}/metrics`)).text(),
+        )?.[1] ?? 0,
+      );
     const before = await metric();
     const started = Date.now();
     // One at a time, each sent once the previous one's record is counted: while a batch's WAIT is pending the next
     // record waits behind it, so if every batch were held for a WAIT that cannot succeed (250 ms), these ten
     // would take over 2.5 s; with the writer not waiting on a master that has no replica, they land as they come.
     for (let i = 1; i <= 10; i++) {
-      await gw.openai(token).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] });
-      await eventually(async () => expect((await gw.admin('GET', '/admin/v1/usage?team=after-failover')).body.total.requests).toBe(i), 5000, 10);
+      await gw
+        .openai(token)
+        .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] });
+      await eventually(
+        async () =>
+          expect((await gw.admin('GET', '/admin/v1/usage?team=after-failover')).body.total.requests).toBe(i),
+        5000,
+        10,
+      );
     }
     const landedMs = Date.now() - started;
     expect(await metric()).toBeGreaterThan(before);

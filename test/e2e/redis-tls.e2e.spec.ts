@@ -22,15 +22,99 @@ describe('Redis over TLS with a password', () => {
 
   beforeAll(async () => {
     const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-    openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=switchyard-test-ca');
-    openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=switchyard-test-ca',
+    );
+    openssl(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'server.key',
+      '-out',
+      'server.csr',
+      '-subj',
+      '/CN=127.0.0.1',
+    );
     writeFileSync(join(dir, 'ext'), 'subjectAltName=IP:127.0.0.1\n');
-    openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext');
-    redis = spawn('redis-server', ['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--tls-cert-file', 'server.pem', '--tls-key-file', 'server.key', '--tls-ca-cert-file', 'ca.pem', '--tls-auth-clients', 'no', '--requirepass', password, '--save', '', '--dir', dir], { cwd: dir, stdio: 'ignore' });
-    await eventually(() => {
-      const pong = execFileSync('redis-cli', ['-p', String(port), '--tls', '--cacert', join(dir, 'ca.pem'), '--no-auth-warning', '-a', password, 'ping'], { encoding: 'utf8', timeout: 2000 });
-      expect(pong.trim()).toBe('PONG');
-    }, 10_000, 100);
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'server.pem',
+      '-days',
+      '2',
+      '-extfile',
+      'ext',
+    );
+    redis = spawn(
+      'redis-server',
+      [
+        '--port',
+        '0',
+        '--tls-port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--tls-cert-file',
+        'server.pem',
+        '--tls-key-file',
+        'server.key',
+        '--tls-ca-cert-file',
+        'ca.pem',
+        '--tls-auth-clients',
+        'no',
+        '--requirepass',
+        password,
+        '--save',
+        '',
+        '--dir',
+        dir,
+      ],
+      { cwd: dir, stdio: 'ignore' },
+    );
+    await eventually(
+      () => {
+        const pong = execFileSync(
+          'redis-cli',
+          [
+            '-p',
+            String(port),
+            '--tls',
+            '--cacert',
+            join(dir, 'ca.pem'),
+            '--no-auth-warning',
+            '-a',
+            password,
+            'ping',
+          ],
+          { encoding: 'utf8', timeout: 2000 },
+        );
+        expect(pong.trim()).toBe('PONG');
+      },
+      10_000,
+      100,
+    );
     upstream = await new OpenAIUpstream().start();
   });
   afterAll(async () => {
@@ -55,11 +139,22 @@ teams:
     const gw = run(config(), { REDIS_PASSWORD: password, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') });
     try {
       const url = await waitForListening(gw.output);
-      const token = (await (await fetch(`${url}/admin/v1/teams/secure/tokens`, { method: 'POST', headers: { authorization: 'Bearer adm' } })).json()) as { token: string };
-      const answer = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'over tls' }] }) });
+      const token = (await (
+        await fetch(`${url}/admin/v1/teams/secure/tokens`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer adm' },
+        })
+      ).json()) as { token: string };
+      const answer = await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'over tls' }] }),
+      });
       expect(answer.status).toBe(200);
       await eventually(async () => {
-        const usage = (await (await fetch(`${url}/admin/v1/usage?team=secure`, { headers: { authorization: 'Bearer adm' } })).json()) as any;
+        const usage = (await (
+          await fetch(`${url}/admin/v1/usage?team=secure`, { headers: { authorization: 'Bearer adm' } })
+        ).json()) as any;
         expect(usage.total.requests).toBe(1);
       }, 5000);
       expect(gw.output()).not.toContain(password);
@@ -71,7 +166,11 @@ teams:
   it('refuses to start when the certificate cannot be verified, naming the URL without the password', async () => {
     const gw = run(config(), { REDIS_PASSWORD: password });
     expect(await gw.exit).toBe(69);
-    expect(gw.output()).toMatch(new RegExp(`cannot reach Redis at rediss://:\\*+@127\\.0\\.0\\.1:${port}|cannot reach Redis at rediss://127\\.0\\.0\\.1:${port}`));
+    expect(gw.output()).toMatch(
+      new RegExp(
+        `cannot reach Redis at rediss://:\\*+@127\\.0\\.0\\.1:${port}|cannot reach Redis at rediss://127\\.0\\.0\\.1:${port}`,
+      ),
+    );
     expect(gw.output()).toMatch(/certificate/i);
     expect(gw.output()).not.toContain(password);
   });

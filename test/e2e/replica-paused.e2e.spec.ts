@@ -55,7 +55,10 @@ models:
   slow-priced: { backend: standin, upstreamModel: slow, price: { input: 100, output: 1000 } }
 `);
     [survivor, paused] = [run(config, { ADMIN }), run(config, { ADMIN })];
-    urls = { survivor: await waitForListening(survivor.output), paused: await waitForListening(paused.output) };
+    urls = {
+      survivor: await waitForListening(survivor.output),
+      paused: await waitForListening(paused.output),
+    };
   });
   afterAll(async () => {
     paused.child.kill('SIGCONT');
@@ -66,30 +69,55 @@ models:
   });
 
   const admin = async (path: string, method = 'GET', body?: unknown) => {
-    const res = await fetch(`${urls.survivor}${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+    const res = await fetch(`${urls.survivor}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: body ? JSON.stringify(body) : undefined,
+    });
     return (await res.json()) as any;
   };
-  const records = async (team: string) => (await admin(`/admin/v1/usage/records?team=${team}&limit=100`)).data as any[];
+  const records = async (team: string) =>
+    (await admin(`/admin/v1/usage/records?team=${team}&limit=100`)).data as any[];
 
   /** 20 streams open on the replica to be paused, each past its first chunk; then SIGSTOP until the survivor has recorded them as lost. */
   async function pauseWithStreams(team: string) {
-    await admin('/admin/v1/teams', 'POST', { id: team, limits: { tokensPerDay: 1_000_000, budgetPerDay: 100 } });
+    await admin('/admin/v1/teams', 'POST', {
+      id: team,
+      limits: { tokensPerDay: 1_000_000, budgetPerDay: 100 },
+    });
     const token = (await admin(`/admin/v1/teams/${team}/tokens`, 'POST', {})).token;
     const client = new OpenAI({ apiKey: token, baseURL: `${urls.paused}/v1`, maxRetries: 0 });
     const streams = await Promise.all(
       Array.from({ length: 20 }, () =>
-        client.chat.completions.create({ model: 'slow-priced', stream: true, stream_options: { include_usage: true }, max_tokens: 60, messages: [{ role: 'user', content: CONTENT }] }),
+        client.chat.completions.create({
+          model: 'slow-priced',
+          stream: true,
+          stream_options: { include_usage: true },
+          max_tokens: 60,
+          messages: [{ role: 'user', content: CONTENT }],
+        }),
       ),
     );
     const iterators = streams.map((stream) => stream[Symbol.asyncIterator]());
     await Promise.all(iterators.map((iterator) => iterator.next())); // each has started relaying
     paused.child.kill('SIGSTOP');
-    const estimates = await eventually(async () => {
-      const data = await records(team);
-      expect(data).toHaveLength(20);
-      return data;
-    }, 20_000, 100);
-    for (const record of estimates) expect(record).toMatchObject({ outcome: 'error', status: 502, error_code: 'replica_lost', estimated: true, completion_tokens: 60 });
+    const estimates = await eventually(
+      async () => {
+        const data = await records(team);
+        expect(data).toHaveLength(20);
+        return data;
+      },
+      20_000,
+      100,
+    );
+    for (const record of estimates)
+      expect(record).toMatchObject({
+        outcome: 'error',
+        status: 502,
+        error_code: 'replica_lost',
+        estimated: true,
+        completion_tokens: 60,
+      });
     return { iterators, estimates, sweptAt: Date.now() };
   }
 
@@ -109,7 +137,11 @@ models:
     );
     for (const { text, usage } of answers) {
       expect(text).toBe(`echo: ${CONTENT}`);
-      expect(usage).toMatchObject({ prompt_tokens: REAL.prompt, completion_tokens: REAL.completion, total_tokens: REAL.prompt + REAL.completion });
+      expect(usage).toMatchObject({
+        prompt_tokens: REAL.prompt,
+        completion_tokens: REAL.completion,
+        total_tokens: REAL.prompt + REAL.completion,
+      });
     }
   }
 
@@ -119,7 +151,16 @@ models:
     expect(data).toHaveLength(20);
     expect(new Set(data.map((record) => record.id))).toEqual(new Set(estimates.map((record) => record.id)));
     for (const record of data) {
-      expect(record).toMatchObject({ outcome: 'ok', status: 200, error_code: null, estimated: false, prompt_tokens: REAL.prompt, completion_tokens: REAL.completion, total_tokens: 119, cost_nanos: REAL.costNanos });
+      expect(record).toMatchObject({
+        outcome: 'ok',
+        status: 200,
+        error_code: null,
+        estimated: false,
+        prompt_tokens: REAL.prompt,
+        completion_tokens: REAL.completion,
+        total_tokens: 119,
+        cost_nanos: REAL.costNanos,
+      });
     }
     const { total } = await admin(`/admin/v1/usage?team=${team}`);
     expect(total).toEqual({
@@ -138,15 +179,23 @@ models:
       cost_unknown_requests: 0,
     });
     // The limits were settled from what was reserved to what was used, once.
-    expect((await admin(`/admin/v1/teams/${team}/budget`)).budgets[0].spent).toBe((20 * REAL.costNanos) / 1e9);
+    expect((await admin(`/admin/v1/teams/${team}/budget`)).budgets[0].spent).toBe(
+      (20 * REAL.costNanos) / 1e9,
+    );
     const tokensKey = `${prefix}rl:{${team}}:team:tokensPerDay:${windowOf('tokensPerDay', Date.now()).id}`;
     expect(Number(await redis.get(tokensKey))).toBe(20 * (REAL.prompt + REAL.completion));
     expect(await redis.hlen(`${prefix}inflight:{${team}}`)).toBe(0);
   }
 
   /** A metric summed over both replicas, as a dashboard sums them. */
-  const both = async (team: string, name: string, match = '') => (await metricSum(urls.survivor, team, name, match)) + (await metricSum(urls.paused, team, name, match));
-  const replacedCount = async (metrics: string) => Number(new RegExp(`switchyard_usage_estimates_replaced_total\\{metrics="${metrics}"\\} (\\d+)`).exec(await (await fetch(`${urls.paused}/metrics`)).text())?.[1] ?? 0);
+  const both = async (team: string, name: string, match = '') =>
+    (await metricSum(urls.survivor, team, name, match)) + (await metricSum(urls.paused, team, name, match));
+  const replacedCount = async (metrics: string) =>
+    Number(
+      new RegExp(`switchyard_usage_estimates_replaced_total\\{metrics="${metrics}"\\} (\\d+)`).exec(
+        await (await fetch(`${urls.paused}/metrics`)).text(),
+      )?.[1] ?? 0,
+    );
 
   it('the real outcome replaces the estimate: 20 records, counters, budget and metrics with the true counts, once', async () => {
     const team = 'paused';
@@ -177,9 +226,19 @@ models:
   it('resumed only after the survivor counted the estimates in its metrics: Redis gets the true outcome, the metrics keep the estimate, each once', async () => {
     const team = 'paused-long';
     const { iterators, estimates } = await pauseWithStreams(team);
-    const estimated = { prompt: estimates.reduce((sum, record) => sum + record.prompt_tokens, 0), completion: 20 * 60 };
+    const estimated = {
+      prompt: estimates.reduce((sum, record) => sum + record.prompt_tokens, 0),
+      completion: 20 * 60,
+    };
     // The survivor counts them once their wait is over (the replica is still stopped).
-    await eventually(async () => expect(await metricSum(urls.survivor, team, 'switchyard_requests_total', 'status_code="502"')).toBe(20), ESTIMATE_WAIT_MS + 15_000, 200);
+    await eventually(
+      async () =>
+        expect(await metricSum(urls.survivor, team, 'switchyard_requests_total', 'status_code="502"')).toBe(
+          20,
+        ),
+      ESTIMATE_WAIT_MS + 15_000,
+      200,
+    );
     await resumeAndFinish(iterators);
 
     await eventually(() => exactInRedis(team, estimates), 10_000, 200);

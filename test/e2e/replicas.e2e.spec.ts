@@ -42,19 +42,35 @@ models:
   });
 
   const admin = async (url: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: body ? JSON.stringify(body) : undefined,
+    });
     return (await res.json()) as any;
   };
-  const chat = async (url: string, token: string, body: object = { model: 'echo', messages: [{ role: 'user', content: 'hi' }] }) => {
-    const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const chat = async (
+    url: string,
+    token: string,
+    body: object = { model: 'echo', messages: [{ role: 'user', content: 'hi' }] },
+  ) => {
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
   /** Ms until every replica gives `status` for this token (polling), or throws after 1 s. */
   async function allReplicasWithin1s(token: string, status: number): Promise<number> {
     const started = Date.now();
-    await eventually(async () => {
-      for (const url of urls) expect((await chat(url, token)).status).toBe(status);
-    }, 1000, 10);
+    await eventually(
+      async () => {
+        for (const url of urls) expect((await chat(url, token)).status).toBe(status);
+      },
+      1000,
+      10,
+    );
     return Date.now() - started;
   }
 
@@ -78,7 +94,9 @@ models:
     await admin(urls[0], 'POST', '/admin/v1/teams', { id: 'rotated' });
     const original = await admin(urls[0], 'POST', '/admin/v1/teams/rotated/tokens', {});
     for (const url of urls) expect((await chat(url, original.token)).status).toBe(200);
-    const rotated = await admin(urls[1], 'POST', `/admin/v1/tokens/${original.id}/rotate`, { gracePeriodSeconds: 2 });
+    const rotated = await admin(urls[1], 'POST', `/admin/v1/tokens/${original.id}/rotate`, {
+      gracePeriodSeconds: 2,
+    });
     const graceEnds = Date.now() + 2000;
     for (const url of urls) {
       expect((await chat(url, rotated.token)).status).toBe(200);
@@ -101,7 +119,13 @@ models:
     // Each reserves its prompt estimate + max_tokens; the stand-in uses 6 prompt + 3 completion = 9 of them.
     const reservation = 3 + 3 + countTokens('user') + countTokens(content) + 3;
     const results = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => chat(urls[i % 2], token.token, { model: 'echo', max_tokens: 3, messages: [{ role: 'user', content }] })),
+      Array.from({ length: 200 }, (_, i) =>
+        chat(urls[i % 2], token.token, {
+          model: 'echo',
+          max_tokens: 3,
+          messages: [{ role: 'user', content }],
+        }),
+      ),
     );
     const admitted = results.filter((r) => r.status === 200).length;
     const refused = results.filter((r) => r.status === 429);
@@ -122,7 +146,7 @@ models:
     expect(usage.total_tokens).toBeLessThanOrEqual(limit);
   });
 
-  it('200 concurrent requests over both replicas never spend more than the budget; a token budget holds on top of the team\'s', async () => {
+  it("200 concurrent requests over both replicas never spend more than the budget; a token budget holds on top of the team's", async () => {
     const budget = 0.15; // USD: 150 000 000 nano-units
     await admin(urls[0], 'POST', '/admin/v1/teams', { id: 'spenders', limits: { budgetPerDay: budget } });
     const token = await admin(urls[1], 'POST', '/admin/v1/teams/spenders/tokens', {});
@@ -133,13 +157,25 @@ models:
     const worstCase = (promptEstimate * 100 + 3 * 1000) * 1000;
     const spent = (6 * 100 + 3 * 1000) * 1000;
     const results = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => chat(urls[i % 2], token.token, { model: 'priced', max_tokens: 3, messages: [{ role: 'user', content }] })),
+      Array.from({ length: 200 }, (_, i) =>
+        chat(urls[i % 2], token.token, {
+          model: 'priced',
+          max_tokens: 3,
+          messages: [{ role: 'user', content }],
+        }),
+      ),
     );
     const admitted = results.filter((r) => r.status === 200).length;
     const refused = results.filter((r) => r.status === 429);
     expect(admitted + refused.length).toBe(200);
-    expect(refused.every((r) => r.body.error.code === 'budget_exceeded' && r.body.error.type === 'insufficient_quota')).toBe(true);
-    expect(refused[0].body.error.message).toMatch(/budgetPerDay of team "spenders" reached \(0\.\d+ USD of 0\.15 USD spent, this request may cost up to 0\.\d+ USD\); it resets at /);
+    expect(
+      refused.every(
+        (r) => r.body.error.code === 'budget_exceeded' && r.body.error.type === 'insufficient_quota',
+      ),
+    ).toBe(true);
+    expect(refused[0].body.error.message).toMatch(
+      /budgetPerDay of team "spenders" reached \(0\.\d+ USD of 0\.15 USD spent, this request may cost up to 0\.\d+ USD\); it resets at /,
+    );
     expect(admitted).toBeGreaterThanOrEqual(Math.floor(150_000_000 / worstCase));
     const usage = await eventually(async () => {
       const u = await admin(urls[0], 'GET', '/admin/v1/usage?team=spenders');
@@ -149,13 +185,27 @@ models:
     expect(usage.cost_nanos).toBe(admitted * spent);
     // Each request spent less than it reserved, so the documented overshoot bound is 0: never above the budget.
     expect(usage.cost_nanos).toBeLessThanOrEqual(150_000_000);
-    console.log(`budget test: 200 sent, ${admitted} admitted, ${refused.length} refused, ${usage.cost_nanos} of 150000000 nano-units spent`);
+    console.log(
+      `budget test: 200 sent, ${admitted} admitted, ${refused.length} refused, ${usage.cost_nanos} of 150000000 nano-units spent`,
+    );
 
-    const small = await admin(urls[0], 'POST', '/admin/v1/teams', { id: 'token-budgets', limits: { budgetPerDay: 100 } });
+    const small = await admin(urls[0], 'POST', '/admin/v1/teams', {
+      id: 'token-budgets',
+      limits: { budgetPerDay: 100 },
+    });
     expect(small.id).toBe('token-budgets');
-    const narrow = await admin(urls[0], 'POST', '/admin/v1/teams/token-budgets/tokens', { limits: { budgetPerDay: 0.01 } });
+    const narrow = await admin(urls[0], 'POST', '/admin/v1/teams/token-budgets/tokens', {
+      limits: { budgetPerDay: 0.01 },
+    });
     const narrowResults = [];
-    for (let i = 0; i < 4; i++) narrowResults.push(await chat(urls[i % 2], narrow.token, { model: 'priced', max_tokens: 3, messages: [{ role: 'user', content }] }));
+    for (let i = 0; i < 4; i++)
+      narrowResults.push(
+        await chat(urls[i % 2], narrow.token, {
+          model: 'priced',
+          max_tokens: 3,
+          messages: [{ role: 'user', content }],
+        }),
+      );
     // 10000 nano-units hold two requests at their worst case (and settle to what they spent).
     const narrowRefused = narrowResults.filter((r) => r.status === 429);
     expect(narrowRefused.length).toBeGreaterThan(0);

@@ -8,19 +8,43 @@ describe('OpenAI Responses API', () => {
   let openai: OpenAIUpstream;
   let gw: TestGateway;
   let client: OpenAI;
-  const weather = [{ type: 'function' as const, name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] }, strict: false }];
+  const weather = [
+    {
+      type: 'function' as const,
+      name: 'get_weather',
+      description: 'Weather for a city',
+      parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+      strict: false,
+    },
+  ];
 
   beforeAll(async () => {
     openai = await new OpenAIUpstream().start();
     gw = await startTestGateway({
       upstreamUrl: openai.url,
       config: {
-        backends: { 'openai-responses': { type: 'openai', baseUrl: openai.url, apiKey: '${TEST_UPSTREAM_KEY}', responsesApi: true } },
+        backends: {
+          'openai-responses': {
+            type: 'openai',
+            baseUrl: openai.url,
+            apiKey: '${TEST_UPSTREAM_KEY}',
+            responsesApi: true,
+          },
+        },
         models: {
           'native-echo': { backend: 'openai-responses', upstreamModel: 'echo' },
           'native-tools': { backend: 'openai-responses', upstreamModel: 'tool-caller' },
-          'native-reasoner': { backend: 'openai-responses', upstreamModel: 'reasoner', thinking: 'reasoning_effort' },
-          'native-then-chat': { deployments: [{ backend: 'openai-responses', upstreamModel: 'status-500' }, { backend: 'standin', upstreamModel: 'echo', priority: 1 }] },
+          'native-reasoner': {
+            backend: 'openai-responses',
+            upstreamModel: 'reasoner',
+            thinking: 'reasoning_effort',
+          },
+          'native-then-chat': {
+            deployments: [
+              { backend: 'openai-responses', upstreamModel: 'status-500' },
+              { backend: 'standin', upstreamModel: 'echo', priority: 1 },
+            ],
+          },
           'gpt-tools': { backend: 'standin', upstreamModel: 'tool-caller' },
           'gpt-reasoner': { backend: 'standin', upstreamModel: 'reasoner', thinking: 'reasoning_effort' },
         },
@@ -34,24 +58,68 @@ describe('OpenAI Responses API', () => {
   });
 
   it('answers a Response (instructions and input as chat messages), stores it, and lists its input items', async () => {
-    const response = await client.responses.create({ model: 'echo', instructions: 'Be brief.', input: 'hello there', max_output_tokens: 50, temperature: 0.5 });
-    expect(response).toMatchObject({ object: 'response', status: 'completed', model: 'echo', instructions: 'Be brief.', store: true, error: null, incomplete_details: null });
+    const response = await client.responses.create({
+      model: 'echo',
+      instructions: 'Be brief.',
+      input: 'hello there',
+      max_output_tokens: 50,
+      temperature: 0.5,
+    });
+    expect(response).toMatchObject({
+      object: 'response',
+      status: 'completed',
+      model: 'echo',
+      instructions: 'Be brief.',
+      store: true,
+      error: null,
+      incomplete_details: null,
+    });
     expect(response.id).toMatch(/^resp_/);
     expect(response.output_text).toBe('echo: hello there');
-    expect(response.output).toEqual([{ id: expect.stringMatching(/^msg_/), type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'echo: hello there', annotations: [], logprobs: [] }] }]);
-    expect(response.usage).toMatchObject({ input_tokens: expect.any(Number), output_tokens: 3, output_tokens_details: { reasoning_tokens: 0 } });
+    expect(response.output).toEqual([
+      {
+        id: expect.stringMatching(/^msg_/),
+        type: 'message',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'echo: hello there', annotations: [], logprobs: [] }],
+      },
+    ]);
+    expect(response.usage).toMatchObject({
+      input_tokens: expect.any(Number),
+      output_tokens: 3,
+      output_tokens_details: { reasoning_tokens: 0 },
+    });
     expect(response.usage!.total_tokens).toBe(response.usage!.input_tokens + response.usage!.output_tokens);
-    expect(openai.last().body).toMatchObject({ model: 'echo', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello there' }], max_completion_tokens: 50, temperature: 0.5 });
+    expect(openai.last().body).toMatchObject({
+      model: 'echo',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hello there' },
+      ],
+      max_completion_tokens: 50,
+      temperature: 0.5,
+    });
 
     const again = await client.responses.retrieve(response.id);
     expect(again).toEqual(response);
     const items = await client.responses.inputItems.list(response.id);
     // A string input comes back as OpenAI returns items: a message whose content is a list of input_text parts.
-    expect(items.data).toEqual([{ id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'hello there' }] }]);
-    expect(items.data.flatMap((item) => (item.type === 'message' ? item.content.map((part) => part.type) : []))).toEqual(['input_text']);
+    expect(items.data).toEqual([
+      {
+        id: expect.stringMatching(/^msg_/),
+        type: 'message',
+        role: 'user',
+        status: 'completed',
+        content: [{ type: 'input_text', text: 'hello there' }],
+      },
+    ]);
+    expect(
+      items.data.flatMap((item) => (item.type === 'message' ? item.content.map((part) => part.type) : [])),
+    ).toEqual(['input_text']);
   });
 
-  it('input_items gives every item in OpenAI\'s ItemResource form: parts lists, statuses, assistant turns as output messages; pages end with ids', async () => {
+  it("input_items gives every item in OpenAI's ItemResource form: parts lists, statuses, assistant turns as output messages; pages end with ids", async () => {
     const first = await client.responses.create({ model: 'gpt-tools', input: 'Oslo', tools: weather });
     const second = await client.responses.create({
       model: 'gpt-tools',
@@ -60,7 +128,13 @@ describe('OpenAI Responses API', () => {
       input: [
         { type: 'function_call_output', call_id: 'call_abc123', output: 'rainy' },
         { role: 'assistant', content: 'Noted.' },
-        { role: 'user', content: [{ type: 'input_text', text: 'and' }, { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'and' },
+            { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=' },
+          ],
+        },
         { type: 'function_call', call_id: 'call_2', name: 'get_weather', arguments: '{}' },
         { type: 'function_call_output', call_id: 'call_2', output: [{ type: 'input_text', text: 'dry' }] },
       ],
@@ -68,22 +142,53 @@ describe('OpenAI Responses API', () => {
     const { data } = await client.responses.inputItems.list(second.id, { order: 'asc' });
     expect(data.map(({ id: _id, ...item }) => item)).toEqual([
       { type: 'function_call_output', call_id: 'call_abc123', output: 'rainy', status: 'completed' },
-      { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Noted.', annotations: [], logprobs: [] }] },
-      { type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'and' }, { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' }] },
+      {
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'Noted.', annotations: [], logprobs: [] }],
+      },
+      {
+        type: 'message',
+        role: 'user',
+        status: 'completed',
+        content: [
+          { type: 'input_text', text: 'and' },
+          { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' },
+        ],
+      },
       { type: 'function_call', call_id: 'call_2', name: 'get_weather', arguments: '{}', status: 'completed' },
-      { type: 'function_call_output', call_id: 'call_2', output: [{ type: 'input_text', text: 'dry' }], status: 'completed' },
+      {
+        type: 'function_call_output',
+        call_id: 'call_2',
+        output: [{ type: 'input_text', text: 'dry' }],
+        status: 'completed',
+      },
     ]);
     // A page past the end: no items, and first_id/last_id still strings (ResponseItemList requires them).
     const last = data.at(-1)!.id!;
-    const past = await gw.asTeam((await gw.teamToken('responders')).token, 'GET', `/v1/responses/${second.id}/input_items?order=asc&after=${last}`);
+    const past = await gw.asTeam(
+      (await gw.teamToken('responders')).token,
+      'GET',
+      `/v1/responses/${second.id}/input_items?order=asc&after=${last}`,
+    );
     expect(past.body).toEqual({ object: 'list', data: [], first_id: '', last_id: '', has_more: false });
   });
 
   it('usage has both cache details, function tools are echoed with strict, the in-progress response has no usage', async () => {
-    const loose = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: {} } }];
-    const response = await client.responses.create({ model: 'echo', input: 'hi', tools: loose as any, user: undefined });
+    const loose = [
+      { type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: {} } },
+    ];
+    const response = await client.responses.create({
+      model: 'echo',
+      input: 'hi',
+      tools: loose as any,
+      user: undefined,
+    });
     expect(response.usage!.input_tokens_details).toEqual({ cached_tokens: 0, cache_write_tokens: 0 });
-    expect(response.tools).toEqual([{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} }, strict: null }]);
+    expect(response.tools).toEqual([
+      { type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} }, strict: null },
+    ]);
     expect(response).not.toHaveProperty('user');
     const events: any[] = [];
     const stream = client.responses.stream({ model: 'echo', input: 'hi', tools: weather });
@@ -92,7 +197,9 @@ describe('OpenAI Responses API', () => {
     expect(events[0].response).not.toHaveProperty('usage');
     expect(final.tools).toEqual([{ ...weather[0], strict: false }]);
     expect(final.usage!.input_tokens_details).toEqual({ cached_tokens: 0, cache_write_tokens: 0 });
-    const parts = events.filter((e) => e.type === 'response.content_part.added' || e.type === 'response.content_part.done').map((e) => e.part);
+    const parts = events
+      .filter((e) => e.type === 'response.content_part.added' || e.type === 'response.content_part.done')
+      .map((e) => e.part);
     expect(parts).toEqual([
       { type: 'output_text', text: '', annotations: [], logprobs: [] },
       { type: 'output_text', text: 'echo: hi', annotations: [], logprobs: [] },
@@ -110,26 +217,72 @@ describe('OpenAI Responses API', () => {
     const final = await stream.finalResponse();
     expect(final.output_text).toBe('echo: one two three');
     expect(sequence).toEqual(sequence.map((_, i) => i));
-    expect(types.slice(0, 4)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+    expect(types.slice(0, 4)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+    ]);
     expect(types.filter((t) => t === 'response.output_text.delta').length).toBeGreaterThan(1);
-    expect(types.slice(-4)).toEqual(['response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']);
+    expect(types.slice(-4)).toEqual([
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
     expect(final.usage!.output_tokens).toBeGreaterThan(0);
     // Stored before response.completed went out.
     expect((await client.responses.retrieve(final.id)).output_text).toBe('echo: one two three');
   });
 
   it('a function call round trip with previous_response_id: the call, then its output continues the stored conversation', async () => {
-    const first = await client.responses.create({ model: 'gpt-tools', input: 'Oslo', tools: weather, tool_choice: 'required', parallel_tool_calls: false });
+    const first = await client.responses.create({
+      model: 'gpt-tools',
+      input: 'Oslo',
+      tools: weather,
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+    });
     const call = first.output.find((item) => item.type === 'function_call')!;
-    expect(call).toMatchObject({ type: 'function_call', status: 'completed', call_id: 'call_abc123', name: 'get_weather', arguments: '{"query":"Oslo"}' });
-    expect(openai.last().body).toMatchObject({ tool_choice: 'required', parallel_tool_calls: false, tools: [{ type: 'function', function: { name: 'get_weather', parameters: weather[0].parameters, strict: false } }] });
+    expect(call).toMatchObject({
+      type: 'function_call',
+      status: 'completed',
+      call_id: 'call_abc123',
+      name: 'get_weather',
+      arguments: '{"query":"Oslo"}',
+    });
+    expect(openai.last().body).toMatchObject({
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_weather', parameters: weather[0].parameters, strict: false },
+        },
+      ],
+    });
 
-    const second = await client.responses.create({ model: 'gpt-tools', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: 'call_abc123', output: 'rainy' }], tools: weather });
+    const second = await client.responses.create({
+      model: 'gpt-tools',
+      previous_response_id: first.id,
+      input: [{ type: 'function_call_output', call_id: 'call_abc123', output: 'rainy' }],
+      tools: weather,
+    });
     expect(second.output_text).toBe('tool said: rainy');
     expect(second.previous_response_id).toBe(first.id);
     expect(openai.last().body.messages).toEqual([
       { role: 'user', content: 'Oslo' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc123', type: 'function', function: { name: 'get_weather', arguments: '{"query":"Oslo"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_abc123',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"query":"Oslo"}' },
+          },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_abc123', content: 'rainy' },
     ]);
   });
@@ -139,19 +292,36 @@ describe('OpenAI Responses API', () => {
     const types: string[] = [];
     stream.on('event', (event) => types.push(event.type));
     const final = await stream.finalResponse();
-    expect(final.output).toEqual([expect.objectContaining({ type: 'function_call', call_id: 'call_abc123', name: 'get_weather', arguments: '{"query":"Lima"}', status: 'completed' })]);
+    expect(final.output).toEqual([
+      expect.objectContaining({
+        type: 'function_call',
+        call_id: 'call_abc123',
+        name: 'get_weather',
+        arguments: '{"query":"Lima"}',
+        status: 'completed',
+      }),
+    ]);
     expect(types).toContain('response.function_call_arguments.delta');
     expect(types).toContain('response.function_call_arguments.done');
   });
 
   it('maps reasoning.effort to the family option and returns reasoning as a reasoning item with a summary', async () => {
-    const response = await client.responses.create({ model: 'gpt-reasoner', input: 'ponder', reasoning: { effort: 'high', summary: 'auto' } });
+    const response = await client.responses.create({
+      model: 'gpt-reasoner',
+      input: 'ponder',
+      reasoning: { effort: 'high', summary: 'auto' },
+    });
     expect(openai.last().body.reasoning_effort).toBe('high');
-    expect(response.output[0]).toMatchObject({ type: 'reasoning', summary: [{ type: 'summary_text', text: 'Thinking it over.' }] });
+    expect(response.output[0]).toMatchObject({
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'Thinking it over.' }],
+    });
     expect(response.output_text).toBe('echo: ponder');
     expect(response.reasoning).toEqual({ effort: 'high', summary: 'auto' });
 
-    const streamed = await client.responses.stream({ model: 'gpt-reasoner', input: 'ponder more', reasoning: { effort: 'low' } }).finalResponse();
+    const streamed = await client.responses
+      .stream({ model: 'gpt-reasoner', input: 'ponder more', reasoning: { effort: 'low' } })
+      .finalResponse();
     expect(streamed.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
     // Codex sends reasoning to every model: dropped, not refused, where a model cannot think.
     const plain = await client.responses.create({ model: 'echo', input: 'x', reasoning: { effort: 'high' } });
@@ -160,15 +330,33 @@ describe('OpenAI Responses API', () => {
   });
 
   it('text.format becomes response_format; a length cut is an incomplete response; a failure mid-stream is response.failed then an error the SDK raises', async () => {
-    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
-    await client.responses.create({ model: 'echo', input: 'json please', text: { format: { type: 'json_schema', name: 'place', schema, strict: true } } });
-    expect(openai.last().body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'place', schema, strict: true } });
+    const schema = {
+      type: 'object',
+      properties: { city: { type: 'string' } },
+      required: ['city'],
+      additionalProperties: false,
+    };
+    await client.responses.create({
+      model: 'echo',
+      input: 'json please',
+      text: { format: { type: 'json_schema', name: 'place', schema, strict: true } },
+    });
+    expect(openai.last().body.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'place', schema, strict: true },
+    });
 
-    const cut = await client.responses.create({ model: 'echo', input: Array.from({ length: 30 }, (_, i) => `w${i}`).join(' '), max_output_tokens: 16 });
+    const cut = await client.responses.create({
+      model: 'echo',
+      input: Array.from({ length: 30 }, (_, i) => `w${i}`).join(' '),
+      max_output_tokens: 16,
+    });
     expect(cut).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
 
     const { token } = await gw.teamToken('responses-midstream');
-    const stream = gw.openai(token).responses.stream({ model: 'midstream-error', input: 'one two three four' });
+    const stream = gw
+      .openai(token)
+      .responses.stream({ model: 'midstream-error', input: 'one two three four' });
     const types: string[] = [];
     stream.on('event', (event) => types.push(event.type));
     const failed: any[] = [];
@@ -178,7 +366,10 @@ describe('OpenAI Responses API', () => {
     expect(types).toContain('response.output_text.delta');
     expect(types).toContain('response.failed');
     // response.error.code is one of OpenAI's ResponseErrorCode values; the gateway's own code stays in the message.
-    expect(failed[0].error).toEqual({ code: 'server_error', message: expect.stringMatching(/\[upstream_error\]$/) });
+    expect(failed[0].error).toEqual({
+      code: 'server_error',
+      message: expect.stringMatching(/\[upstream_error\]$/),
+    });
     const record = await eventually(async () => {
       const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=responses-midstream&limit=5');
       expect(body.data).toHaveLength(1);
@@ -196,7 +387,9 @@ describe('OpenAI Responses API', () => {
     const other = gw.openai((await gw.teamToken('other-team')).token);
     await expect(other.responses.retrieve(mine.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(other.responses.inputItems.list(mine.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
-    const continued = (await other.responses.create({ model: 'echo', input: 'more', previous_response_id: mine.id }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    const continued = (await other.responses
+      .create({ model: 'echo', input: 'more', previous_response_id: mine.id })
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(continued).toBeInstanceOf(OpenAI.NotFoundError);
     expect(continued.code).toBe('previous_response_not_found');
     await expect(other.responses.delete(mine.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
@@ -232,24 +425,39 @@ describe('OpenAI Responses API', () => {
     ]) {
       const response = await gw.asTeam(token, 'POST', '/v1/responses', body);
       expect(response.status).toBe(400);
-      expect(response.body.error).toMatchObject({ type: 'invalid_request_error', param: expect.stringMatching(/^(input|max_output_tokens)/) });
+      expect(response.body.error).toMatchObject({
+        type: 'invalid_request_error',
+        param: expect.stringMatching(/^(input|max_output_tokens)/),
+      });
     }
   });
 
   describe('to a Responses-capable backend (native)', () => {
-    it('passes the request through (hosted tools kept) and answers with the backend\'s response, stored by the gateway', async () => {
+    it("passes the request through (hosted tools kept) and answers with the backend's response, stored by the gateway", async () => {
       const tools = [...weather, { type: 'web_search' as const }];
-      const response = await client.responses.create({ model: 'native-echo', input: 'hi native', tools, metadata: { team: 'x' } });
+      const response = await client.responses.create({
+        model: 'native-echo',
+        input: 'hi native',
+        tools,
+        metadata: { team: 'x' },
+      });
       expect(response.output_text).toBe('echo: hi native');
       expect(response.model).toBe('native-echo');
       const sent = openai.last();
       expect(sent.path).toBe('/v1/responses');
-      expect(sent.body).toMatchObject({ model: 'echo', input: 'hi native', tools: JSON.parse(JSON.stringify(tools)), metadata: { team: 'x' }, store: false, include: ['reasoning.encrypted_content'] });
+      expect(sent.body).toMatchObject({
+        model: 'echo',
+        input: 'hi native',
+        tools: JSON.parse(JSON.stringify(tools)),
+        metadata: { team: 'x' },
+        store: false,
+        include: ['reasoning.encrypted_content'],
+      });
       expect(sent.headers.authorization).toBe('Bearer upstream-secret-key');
       expect((await client.responses.retrieve(response.id)).output_text).toBe('echo: hi native');
     });
 
-    it('streams the backend\'s events unchanged but for the model, and continues a function call with previous_response_id', async () => {
+    it("streams the backend's events unchanged but for the model, and continues a function call with previous_response_id", async () => {
       const stream = client.responses.stream({ model: 'native-tools', input: 'Quito', tools: weather });
       const sequence: number[] = [];
       stream.on('event', (event) => sequence.push(event.sequence_number));
@@ -257,41 +465,89 @@ describe('OpenAI Responses API', () => {
       expect(sequence).toEqual(sequence.map((_, i) => i));
       expect(first.model).toBe('native-tools');
       const call = first.output.find((item) => item.type === 'function_call')!;
-      expect(call).toMatchObject({ call_id: 'call_resp123', name: 'get_weather', arguments: '{"query":"Quito"}' });
+      expect(call).toMatchObject({
+        call_id: 'call_resp123',
+        name: 'get_weather',
+        arguments: '{"query":"Quito"}',
+      });
 
-      const second = await client.responses.create({ model: 'native-tools', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: 'call_resp123', output: 'windy' }], tools: weather });
+      const second = await client.responses.create({
+        model: 'native-tools',
+        previous_response_id: first.id,
+        input: [{ type: 'function_call_output', call_id: 'call_resp123', output: 'windy' }],
+        tools: weather,
+      });
       expect(second.output_text).toBe('tool said: windy');
       // The gateway keeps the state: the backend gets the whole conversation, never a previous_response_id.
       expect(openai.last().body.previous_response_id).toBeUndefined();
-      expect(openai.last().body.input.map((item: { type?: string }) => item.type ?? 'message')).toEqual(['message', 'function_call', 'function_call_output']);
+      expect(openai.last().body.input.map((item: { type?: string }) => item.type ?? 'message')).toEqual([
+        'message',
+        'function_call',
+        'function_call_output',
+      ]);
     });
 
     it('replays encrypted reasoning to the backend, and accounts the native usage as responses', async () => {
       const { token } = await gw.teamToken('native-usage');
       const own = gw.openai(token);
-      const first = await own.responses.create({ model: 'native-reasoner', input: 'think', reasoning: { effort: 'high' } });
-      expect(first.output[0]).toMatchObject({ type: 'reasoning', encrypted_content: 'enc-standin-reasoning' });
+      const first = await own.responses.create({
+        model: 'native-reasoner',
+        input: 'think',
+        reasoning: { effort: 'high' },
+      });
+      expect(first.output[0]).toMatchObject({
+        type: 'reasoning',
+        encrypted_content: 'enc-standin-reasoning',
+      });
       expect(openai.last().body.reasoning).toEqual({ effort: 'high' });
-      const next = await own.responses.create({ model: 'native-reasoner', input: 'again', previous_response_id: first.id });
+      const next = await own.responses.create({
+        model: 'native-reasoner',
+        input: 'again',
+        previous_response_id: first.id,
+      });
       expect(next.status).toBe('completed');
-      expect(openai.last().body.input[1]).toMatchObject({ type: 'reasoning', encrypted_content: 'enc-standin-reasoning' });
+      expect(openai.last().body.input[1]).toMatchObject({
+        type: 'reasoning',
+        encrypted_content: 'enc-standin-reasoning',
+      });
       const records = await eventually(async () => {
         const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=native-usage&limit=5');
         expect(body.data).toHaveLength(2);
         return body.data;
       });
-      expect(records[1]).toMatchObject({ endpoint: 'responses', model: 'native-reasoner', prompt_tokens: first.usage!.input_tokens, completion_tokens: first.usage!.output_tokens, reasoning_tokens: 3, estimated: false });
+      expect(records[1]).toMatchObject({
+        endpoint: 'responses',
+        model: 'native-reasoner',
+        prompt_tokens: first.usage!.input_tokens,
+        completion_tokens: first.usage!.output_tokens,
+        reasoning_tokens: 3,
+        estimated: false,
+      });
     });
 
     it('falls back from a failing native deployment to a chat one within one request; a translated conversation continues natively', async () => {
-      const { data, response } = await client.responses.create({ model: 'native-then-chat', input: 'anyone' }).withResponse();
+      const { data, response } = await client.responses
+        .create({ model: 'native-then-chat', input: 'anyone' })
+        .withResponse();
       expect(data.output_text).toBe('echo: anyone');
       expect(response.headers.get('x-switchyard-attempts')).toBe('2');
-      const translated = await client.responses.create({ model: 'gpt-reasoner', input: 'ponder', reasoning: { effort: 'low' } });
-      const native = await client.responses.create({ model: 'native-echo', input: 'and now?', previous_response_id: translated.id });
+      const translated = await client.responses.create({
+        model: 'gpt-reasoner',
+        input: 'ponder',
+        reasoning: { effort: 'low' },
+      });
+      const native = await client.responses.create({
+        model: 'native-echo',
+        input: 'and now?',
+        previous_response_id: translated.id,
+      });
       expect(native.output_text).toBe('echo: and now?');
       // The chat backend's reasoning (no encrypted_content) is not sent to the Responses backend.
-      expect(openai.last().body.input.map((item: { type?: string; role?: string }) => item.type)).toEqual(['message', 'message', 'message']);
+      expect(openai.last().body.input.map((item: { type?: string; role?: string }) => item.type)).toEqual([
+        'message',
+        'message',
+        'message',
+      ]);
     });
   });
 });

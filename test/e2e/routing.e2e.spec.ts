@@ -6,7 +6,10 @@ import { freePort } from '../support/free-port';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
-const ask = (model: string, content = 'hello there') => ({ model, messages: [{ role: 'user' as const, content }] });
+const ask = (model: string, content = 'hello there') => ({
+  model,
+  messages: [{ role: 'user' as const, content }],
+});
 
 /** Models served by several deployments: retries, failover, fallbacks, circuit breaking, weights. */
 describe('resilient routing', () => {
@@ -17,8 +20,13 @@ describe('resilient routing', () => {
   let token: string;
   let client: OpenAI;
 
-  const on = (backend: string, upstreamModel: string, extra: Record<string, number> = {}) => ({ backend, upstreamModel, ...extra });
-  const calls = (upstream: OpenAIUpstream, model: string) => upstream.requests.filter((r) => r.body.model === model).length;
+  const on = (backend: string, upstreamModel: string, extra: Record<string, number> = {}) => ({
+    backend,
+    upstreamModel,
+    ...extra,
+  });
+  const calls = (upstream: OpenAIUpstream, model: string) =>
+    upstream.requests.filter((r) => r.body.model === model).length;
   const lastRecord = async (team: string) =>
     eventually(async () => {
       const { body } = await gw.admin('GET', `/admin/v1/usage/records?team=${team}&limit=1`);
@@ -27,7 +35,11 @@ describe('resilient routing', () => {
     });
 
   beforeAll(async () => {
-    [first, second, anthropic] = await Promise.all([new OpenAIUpstream().start(), new OpenAIUpstream().start(), new AnthropicUpstream().start()]);
+    [first, second, anthropic] = await Promise.all([
+      new OpenAIUpstream().start(),
+      new OpenAIUpstream().start(),
+      new AnthropicUpstream().start(),
+    ]);
     first.retryAfter = '0';
     // `down` listens while the gateway starts (its start-up probe finds it up), then stops: a connection refused at
     // request time. (A backend already unreachable at start-up is never called: see backend-health.e2e.spec.ts.)
@@ -37,9 +49,17 @@ describe('resilient routing', () => {
     gw = await startTestGateway({
       upstreamUrl: first.url,
       config: {
-        routing: { retries: { attempts: 2, backoffMs: 5, maxRetryAfterMs: 500 }, circuit: { failures: 2, cooldownMs: 600 } },
+        routing: {
+          retries: { attempts: 2, backoffMs: 5, maxRetryAfterMs: 500 },
+          circuit: { failures: 2, cooldownMs: 600 },
+        },
         backends: {
-          first: { type: 'openai', baseUrl: first.url, apiKey: '${TEST_UPSTREAM_KEY}', timeouts: { firstByteMs: 300 } },
+          first: {
+            type: 'openai',
+            baseUrl: first.url,
+            apiKey: '${TEST_UPSTREAM_KEY}',
+            timeouts: { firstByteMs: 300 },
+          },
           second: { type: 'openai', baseUrl: second.url, apiKey: '${TEST_UPSTREAM_KEY}' },
           down: { type: 'openai', baseUrl: `http://127.0.0.1:${downPort}/v1` },
           claude: { type: 'anthropic', baseUrl: anthropic.url, apiKey: '${TEST_UPSTREAM_KEY}' },
@@ -48,20 +68,38 @@ describe('resilient routing', () => {
           failover: { deployments: [on('first', 'status-500'), on('second', 'echo', { priority: 1 })] },
           'failover-429': { deployments: [on('first', 'status-429'), on('second', 'echo', { priority: 1 })] },
           'refused-first': { deployments: [on('down', 'x'), on('second', 'echo', { priority: 1 })] },
-          'hangs-first': { deployments: [on('first', 'hang-headers'), on('second', 'echo', { priority: 1 })] },
-          'client-mistake': { deployments: [on('first', 'status-400'), on('second', 'echo', { priority: 1 })] },
+          'hangs-first': {
+            deployments: [on('first', 'hang-headers'), on('second', 'echo', { priority: 1 })],
+          },
+          'client-mistake': {
+            deployments: [on('first', 'status-400'), on('second', 'echo', { priority: 1 })],
+          },
           'all-down': { deployments: [on('first', 'status-503'), on('second', 'status-503')] },
-          primary: { deployments: [on('first', 'status-502'), on('second', 'status-502', { priority: 1 })], fallbacks: ['backup'] },
+          primary: {
+            deployments: [on('first', 'status-502'), on('second', 'status-502', { priority: 1 })],
+            fallbacks: ['backup'],
+          },
           backup: { backend: 'second', upstreamModel: 'echo' },
           restricted: { deployments: [on('first', 'status-503')], fallbacks: ['backup'] },
           circuit: { routing: 'priority', deployments: [on('first', 'toggle'), on('second', 'echo')] },
-          weighted: { deployments: [on('first', 'echo', { weight: 3 }), on('second', 'echo', { weight: 1 })] },
+          weighted: {
+            deployments: [on('first', 'echo', { weight: 3 }), on('second', 'echo', { weight: 1 })],
+          },
           flaky: { deployments: [on('first', 'flaky-30'), on('second', 'echo')] },
-          'claude-thinks': { backend: 'claude', upstreamModel: 'claude-overloaded', thinking: 'native', fallbacks: ['o-reasoner'] },
+          'claude-thinks': {
+            backend: 'claude',
+            upstreamModel: 'claude-overloaded',
+            thinking: 'native',
+            fallbacks: ['o-reasoner'],
+          },
           'o-reasoner': { backend: 'second', upstreamModel: 'echo', thinking: 'reasoning_effort' },
           'total-limited': { backend: 'second', upstreamModel: 'slow', timeouts: { totalMs: 250 } },
           'total-limited-hang': { backend: 'second', upstreamModel: 'hang', timeouts: { totalMs: 250 } },
-          'first-byte-limited': { backend: 'second', upstreamModel: 'hang-headers', timeouts: { firstByteMs: 150 } },
+          'first-byte-limited': {
+            backend: 'second',
+            upstreamModel: 'hang-headers',
+            timeouts: { firstByteMs: 150 },
+          },
         },
       },
     });
@@ -79,19 +117,35 @@ describe('resilient routing', () => {
     ['failover-429', 'a 429 with Retry-After'],
     ['refused-first', 'a refused connection'],
     ['hangs-first', 'a deployment that sends no headers within firstByteMs'],
-  ])('%s: after %s the next deployment answers, with headers saying so, and one usage record', async (model) => {
-    const { data, response } = await client.chat.completions.create(ask(model)).withResponse();
-    expect(data.choices[0].message.content).toBe('echo: hello there');
-    expect(data.model).toBe(model);
-    expect(response.headers.get('x-switchyard-backend')).toBe('second');
-    expect(response.headers.get('x-switchyard-model')).toBe(model);
-    expect(response.headers.get('x-switchyard-attempts')).toBe('2');
-    const record = await lastRecord('routers');
-    expect(record).toMatchObject({ model, served_model: model, backend: 'second', upstream_model: 'echo', attempts: 2, outcome: 'ok', prompt_tokens: 2, completion_tokens: 3 });
-  });
+  ])(
+    '%s: after %s the next deployment answers, with headers saying so, and one usage record',
+    async (model) => {
+      const { data, response } = await client.chat.completions.create(ask(model)).withResponse();
+      expect(data.choices[0].message.content).toBe('echo: hello there');
+      expect(data.model).toBe(model);
+      expect(response.headers.get('x-switchyard-backend')).toBe('second');
+      expect(response.headers.get('x-switchyard-model')).toBe(model);
+      expect(response.headers.get('x-switchyard-attempts')).toBe('2');
+      const record = await lastRecord('routers');
+      expect(record).toMatchObject({
+        model,
+        served_model: model,
+        backend: 'second',
+        upstream_model: 'echo',
+        attempts: 2,
+        outcome: 'ok',
+        prompt_tokens: 2,
+        completion_tokens: 3,
+      });
+    },
+  );
 
   it('streams fail over too, before the first byte', async () => {
-    const stream = await client.chat.completions.create({ ...ask('failover'), stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      ...ask('failover'),
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let usage: any;
     for await (const chunk of stream) {
@@ -110,7 +164,9 @@ describe('resilient routing', () => {
   });
 
   it('when every deployment fails, the last error comes back saying how many were tried', async () => {
-    const error = (await client.chat.completions.create(ask('all-down')).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    const error = (await client.chat.completions
+      .create(ask('all-down'))
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(error.status).toBe(503);
     expect(error.code).toBe('upstream_unavailable');
     expect(error.message).toMatch(/3 attempts on 2 deployments/);
@@ -122,21 +178,39 @@ describe('resilient routing', () => {
     expect(data.choices[0].message.content).toBe('echo: hello there');
     expect(data.model).toBe('primary');
     expect(response.headers.get('x-switchyard-model')).toBe('backup');
-    expect(await lastRecord('routers')).toMatchObject({ model: 'primary', served_model: 'backup', backend: 'second', attempts: 4, outcome: 'ok' });
+    expect(await lastRecord('routers')).toMatchObject({
+      model: 'primary',
+      served_model: 'backup',
+      backend: 'second',
+      attempts: 4,
+      outcome: 'ok',
+    });
   });
 
   it("a fallback the caller's team may not use is skipped", async () => {
     const { token: narrow } = await gw.teamToken('narrow-router', ['restricted']);
-    const error = (await gw.openai(narrow).chat.completions.create(ask('restricted')).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    const error = (await gw
+      .openai(narrow)
+      .chat.completions.create(ask('restricted'))
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(error.status).toBe(503);
     expect(calls(second, 'echo')).toBeGreaterThan(0);
-    expect(await lastRecord('narrow-router')).toMatchObject({ model: 'restricted', served_model: 'restricted', backend: 'first', outcome: 'error' });
+    expect(await lastRecord('narrow-router')).toMatchObject({
+      model: 'restricted',
+      served_model: 'restricted',
+      backend: 'first',
+      outcome: 'error',
+    });
   });
 
   it('a thinking request falling back from an Anthropic model to an OpenAI reasoning model carries the budget as reasoning_effort', async () => {
     const { response } = await gw
       .openai(token)
-      .chat.completions.create({ ...ask('claude-thinks'), max_tokens: 8000, thinking: { type: 'enabled', budget_tokens: 2048 } } as any)
+      .chat.completions.create({
+        ...ask('claude-thinks'),
+        max_tokens: 8000,
+        thinking: { type: 'enabled', budget_tokens: 2048 },
+      } as any)
       .withResponse();
     expect(response.headers.get('x-switchyard-model')).toBe('o-reasoner');
     const sent = second.requests[second.requests.length - 1].body;
@@ -146,7 +220,10 @@ describe('resilient routing', () => {
 
   it('the circuit opens after failures in a row, skips the deployment, probes it after the cool-down, and closes when it recovers', async () => {
     first.failing = true;
-    for (let i = 0; i < 2; i++) expect((await client.chat.completions.create(ask('circuit'))).choices[0].message.content).toBe('echo: hello there');
+    for (let i = 0; i < 2; i++)
+      expect((await client.chat.completions.create(ask('circuit'))).choices[0].message.content).toBe(
+        'echo: hello there',
+      );
     const failed = calls(first, 'toggle');
     expect(failed).toBe(2);
     // Open: the dead deployment is not called at all.
@@ -157,7 +234,11 @@ describe('resilient routing', () => {
     await new Promise((r) => setTimeout(r, 700));
     const { response } = await client.chat.completions.create(ask('circuit')).withResponse();
     expect(response.headers.get('x-switchyard-backend')).toBe('first');
-    expect((await client.chat.completions.create(ask('circuit')).withResponse()).response.headers.get('x-switchyard-backend')).toBe('first');
+    expect(
+      (await client.chat.completions.create(ask('circuit')).withResponse()).response.headers.get(
+        'x-switchyard-backend',
+      ),
+    ).toBe('first');
   });
 
   it('admins see each deployment and its circuit; metrics count attempts per deployment and the circuit state', async () => {
@@ -165,18 +246,29 @@ describe('resilient routing', () => {
     for (let i = 0; i < 2; i++) await client.chat.completions.create(ask('circuit'));
     const { body } = await gw.admin('GET', '/admin/v1/deployments');
     const toggle = body.data.find((d: any) => d.deployment === 'first/toggle');
-    expect(toggle).toMatchObject({ model: 'circuit', backend: 'first', upstream_model: 'toggle', circuit: { state: 'open', consecutiveFailures: 2, lastError: 'upstream_error' } });
-    expect(body.data.find((d: any) => d.deployment === 'second/echo' && d.model === 'circuit').circuit.state).toBe('closed');
+    expect(toggle).toMatchObject({
+      model: 'circuit',
+      backend: 'first',
+      upstream_model: 'toggle',
+      circuit: { state: 'open', consecutiveFailures: 2, lastError: 'upstream_error' },
+    });
+    expect(
+      body.data.find((d: any) => d.deployment === 'second/echo' && d.model === 'circuit').circuit.state,
+    ).toBe('closed');
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     expect(metrics).toMatch(/switchyard_circuit_state\{deployment="first\/toggle"\} 2/);
-    expect(metrics).toMatch(/switchyard_upstream_attempts_total\{deployment="first\/toggle",outcome="upstream_error"\} \d+/);
+    expect(metrics).toMatch(
+      /switchyard_upstream_attempts_total\{deployment="first\/toggle",outcome="upstream_error"\} \d+/,
+    );
     expect(metrics).toMatch(/switchyard_retries_total\{model="circuit"\} \d+/);
     first.failing = false;
   });
 
   it("a model's own first-byte timeout overrides its backend's: 504 upstream_timeout after the retries, not 300 s", async () => {
     const started = Date.now();
-    const error = (await client.chat.completions.create(ask('first-byte-limited')).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    const error = (await client.chat.completions
+      .create(ask('first-byte-limited'))
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(error.status).toBe(504);
     expect(error.code).toBe('upstream_timeout');
     expect(Date.now() - started).toBeLessThan(5000);
@@ -185,23 +277,33 @@ describe('resilient routing', () => {
   });
 
   it('timeouts.totalMs ends a stream that runs too long with an in-band upstream_timeout, and a plain call with a 504', async () => {
-    const stream = await client.chat.completions.create({ ...ask('total-limited', 'a b c d e f g h i j k l'), stream: true });
+    const stream = await client.chat.completions.create({
+      ...ask('total-limited', 'a b c d e f g h i j k l'),
+      stream: true,
+    });
     let text = '';
     const error = await (async () => {
       for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     })().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.APIError);
-    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ code: 'upstream_timeout', type: 'server_error' });
+    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+      code: 'upstream_timeout',
+      type: 'server_error',
+    });
     expect(text.length).toBeGreaterThan(0);
     expect(text).not.toBe('echo: a b c d e f g h i j k l');
-    const plain = (await client.chat.completions.create(ask('total-limited-hang')).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    const plain = (await client.chat.completions
+      .create(ask('total-limited-hang'))
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(plain.status).toBe(504);
     expect(plain.message).toMatch(/did not finish within 250 ms/);
   });
 
   it('weights hold: 3:1 across 800 requests is 75% +- 5%', async () => {
     const before = calls(first, 'echo');
-    const answers = await Promise.all(Array.from({ length: 800 }, () => client.chat.completions.create(ask('weighted')).withResponse()));
+    const answers = await Promise.all(
+      Array.from({ length: 800 }, () => client.chat.completions.create(ask('weighted')).withResponse()),
+    );
     const onFirst = answers.filter((a) => a.response.headers.get('x-switchyard-backend') === 'first').length;
     expect(onFirst / 800).toBeGreaterThan(0.7);
     expect(onFirst / 800).toBeLessThan(0.8);
@@ -211,7 +313,14 @@ describe('resilient routing', () => {
   it('a fault mix: one of two deployments fails 30% of requests at random; >= 99.9% of 1,000 requests succeed, each billed once', async () => {
     const { token: mixToken } = await gw.teamToken('fault-mix');
     const mix = gw.openai(mixToken);
-    const results = await Promise.all(Array.from({ length: 1000 }, () => mix.chat.completions.create(ask('flaky')).then(() => true, () => false)));
+    const results = await Promise.all(
+      Array.from({ length: 1000 }, () =>
+        mix.chat.completions.create(ask('flaky')).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
     expect(results.filter(Boolean).length).toBeGreaterThanOrEqual(999);
     const usage = await eventually(async () => {
       const { body } = await gw.admin('GET', '/admin/v1/usage?team=fault-mix');

@@ -25,7 +25,10 @@ describe('requests still open when the shutdown grace period ends', () => {
   it('a stream ends with an in-band server_shutting_down error, a non-stream with a 503; both recorded as errors with their prompt', async () => {
     const { token } = await gw.teamToken('draining');
     const client = gw.openai(token);
-    const ask = { model: 'hang', messages: [{ role: 'user' as const, content: 'this prompt reached the upstream' }] };
+    const ask = {
+      model: 'hang',
+      messages: [{ role: 'user' as const, content: 'this prompt reached the upstream' }],
+    };
     const stream = await client.chat.completions.create({ ...ask, stream: true });
     const plain = client.chat.completions.create(ask).catch((error: unknown) => error);
     await eventually(() => expect(upstream.requests.filter((r) => r.body.model === 'hang')).toHaveLength(2));
@@ -49,7 +52,12 @@ describe('requests still open when the shutdown grace period ends', () => {
     const records = entries.map(([id, fields]) => recordView(id, fields));
     expect(records).toHaveLength(2);
     for (const record of records) {
-      expect(record).toMatchObject({ outcome: 'error', error_code: 'server_shutting_down', model: 'hang', estimated: true });
+      expect(record).toMatchObject({
+        outcome: 'error',
+        error_code: 'server_shutting_down',
+        model: 'hang',
+        estimated: true,
+      });
       expect(record.prompt_tokens).toBeGreaterThan(5);
     }
     // The upstream calls were cancelled, not left running.

@@ -7,7 +7,8 @@ import { REDIS_URL } from '../support/test-gateway';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 /** Prices per million tokens are micro-units per token (1000 nano-units): a cost is each kind of token times its price, summed. */
-const nanos = (tokens: Record<string, number>, price: Record<string, number>) => Math.round(Object.entries(tokens).reduce((sum, [kind, count]) => sum + count * price[kind], 0) * 1000);
+const nanos = (tokens: Record<string, number>, price: Record<string, number>) =>
+  Math.round(Object.entries(tokens).reduce((sum, [kind, count]) => sum + count * price[kind], 0) * 1000);
 
 describe('spend: prices, cost on every record, spend in the usage API and metrics', () => {
   let openai: OpenAIUpstream;
@@ -23,9 +24,20 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
         models: {
           priced: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } },
           'priced-slow': { backend: 'standin', upstreamModel: 'slow', price: { input: 2, output: 8 } },
-          'priced-reasoner': { backend: 'standin', upstreamModel: 'reasoner', price: { input: 1, output: 4, reasoning: 10 } },
-          'priced-claude': { backend: 'claude', upstreamModel: 'claude-echo', price: { input: 3, cachedInput: 0.3, output: 15 } },
-          'per-deployment': { deployments: [{ backend: 'standin', upstreamModel: 'echo', price: { input: 1, output: 1 } }], price: { input: 50, output: 50 } },
+          'priced-reasoner': {
+            backend: 'standin',
+            upstreamModel: 'reasoner',
+            price: { input: 1, output: 4, reasoning: 10 },
+          },
+          'priced-claude': {
+            backend: 'claude',
+            upstreamModel: 'claude-echo',
+            price: { input: 3, cachedInput: 0.3, output: 15 },
+          },
+          'per-deployment': {
+            deployments: [{ backend: 'standin', upstreamModel: 'echo', price: { input: 1, output: 1 } }],
+            price: { input: 50, output: 50 },
+          },
           // Priced by the shipped table (config/prices.json) through its upstream model name.
           'team-mini': { backend: 'standin', upstreamModel: 'gpt-4o-mini' },
           embedder: { backend: 'standin', upstreamModel: 'text-embedding-3-small', kind: 'embedding' },
@@ -54,14 +66,24 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     });
   }
 
-  it('costs plain and streamed requests to the nano-unit from the record\'s own counts', async () => {
+  it("costs plain and streamed requests to the nano-unit from the record's own counts", async () => {
     const { token } = await gw.teamToken('spend-plain');
     const client = gw.openai(token);
-    await client.chat.completions.create({ model: 'priced', messages: [{ role: 'user', content: 'one two three' }] });
-    const stream = await client.chat.completions.create({ model: 'priced', messages: [{ role: 'user', content: 'four five' }], stream: true });
+    await client.chat.completions.create({
+      model: 'priced',
+      messages: [{ role: 'user', content: 'one two three' }],
+    });
+    const stream = await client.chat.completions.create({
+      model: 'priced',
+      messages: [{ role: 'user', content: 'four five' }],
+      stream: true,
+    });
     for await (const _ of stream) void _;
     for (const record of await records('spend-plain', 2)) {
-      const expected = nanos({ prompt: record.prompt_tokens, completion: record.completion_tokens }, { prompt: 2, completion: 8 });
+      const expected = nanos(
+        { prompt: record.prompt_tokens, completion: record.completion_tokens },
+        { prompt: 2, completion: 8 },
+      );
       expect(record).toMatchObject({ cost_nanos: expected, cost: expected / 1e9, cost_estimated: false });
       expect(expected).toBeGreaterThan(0);
     }
@@ -70,82 +92,164 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
   it('prices cached prompt tokens and reasoning tokens at their own prices', async () => {
     const { token } = await gw.teamToken('spend-kinds');
     // The Anthropic stand-in reads 4 prompt tokens from its cache (and writes 2) on every answer.
-    await new Anthropic({ apiKey: token, baseURL: gw.url, maxRetries: 0 }).messages.create({ model: 'priced-claude', max_tokens: 50, messages: [{ role: 'user', content: 'hello cache' }] });
-    await gw.openai(token).chat.completions.create({ model: 'priced-reasoner', messages: [{ role: 'user', content: 'think' }] });
+    await new Anthropic({ apiKey: token, baseURL: gw.url, maxRetries: 0 }).messages.create({
+      model: 'priced-claude',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'hello cache' }],
+    });
+    await gw
+      .openai(token)
+      .chat.completions.create({ model: 'priced-reasoner', messages: [{ role: 'user', content: 'think' }] });
     const { 'priced-reasoner': reasoner, 'priced-claude': claude } = await recordsByModel('spend-kinds', 2);
     expect(claude.cached_tokens).toBe(4);
-    expect(claude.cost_nanos).toBe(nanos({ uncached: claude.prompt_tokens - 4, cached: 4, completion: claude.completion_tokens }, { uncached: 3, cached: 0.3, completion: 15 }));
+    expect(claude.cost_nanos).toBe(
+      nanos(
+        { uncached: claude.prompt_tokens - 4, cached: 4, completion: claude.completion_tokens },
+        { uncached: 3, cached: 0.3, completion: 15 },
+      ),
+    );
     expect(reasoner.reasoning_tokens).toBeGreaterThan(0);
     // Reasoning is part of the completion: priced at its own price, never more of it than the completion holds.
     const reasoning = Math.min(reasoner.reasoning_tokens, reasoner.completion_tokens);
-    expect(reasoner.cost_nanos).toBe(nanos({ prompt: reasoner.prompt_tokens, answer: reasoner.completion_tokens - reasoning, reasoning }, { prompt: 1, answer: 4, reasoning: 10 }));
+    expect(reasoner.cost_nanos).toBe(
+      nanos(
+        { prompt: reasoner.prompt_tokens, answer: reasoner.completion_tokens - reasoning, reasoning },
+        { prompt: 1, answer: 4, reasoning: 10 },
+      ),
+    );
     // The reasoning split was counted by the gateway (the backend reported none): the cost says it is estimated.
     expect(reasoner.cost_estimated).toBe(true);
   });
 
-  it('an aborted request costs what it is accounted with, flagged estimated; a deployment price wins over its model\'s; the shipped table prices known models', async () => {
+  it("an aborted request costs what it is accounted with, flagged estimated; a deployment price wins over its model's; the shipped table prices known models", async () => {
     const { token } = await gw.teamToken('spend-more');
     const client = gw.openai(token);
     const controller = new AbortController();
-    const stream = await client.chat.completions.create({ model: 'priced-slow', messages: [{ role: 'user', content: 'a b c d e f g h' }], stream: true }, { signal: controller.signal });
+    const stream = await client.chat.completions.create(
+      { model: 'priced-slow', messages: [{ role: 'user', content: 'a b c d e f g h' }], stream: true },
+      { signal: controller.signal },
+    );
     const iterator = stream[Symbol.asyncIterator]();
     await iterator.next(); // role chunk
     await iterator.next(); // first word
     controller.abort();
     await iterator.next().catch(() => undefined);
-    await client.chat.completions.create({ model: 'per-deployment', messages: [{ role: 'user', content: 'x y' }] });
-    await client.chat.completions.create({ model: 'team-mini', messages: [{ role: 'user', content: 'x y z' }] });
-    const { 'team-mini': mini, 'per-deployment': deployment, 'priced-slow': aborted } = await recordsByModel('spend-more', 3);
+    await client.chat.completions.create({
+      model: 'per-deployment',
+      messages: [{ role: 'user', content: 'x y' }],
+    });
+    await client.chat.completions.create({
+      model: 'team-mini',
+      messages: [{ role: 'user', content: 'x y z' }],
+    });
+    const {
+      'team-mini': mini,
+      'per-deployment': deployment,
+      'priced-slow': aborted,
+    } = await recordsByModel('spend-more', 3);
     expect(aborted).toMatchObject({ outcome: 'aborted', estimated: true, cost_estimated: true });
-    expect(aborted.cost_nanos).toBe(nanos({ prompt: aborted.prompt_tokens, completion: aborted.completion_tokens }, { prompt: 2, completion: 8 }));
+    expect(aborted.cost_nanos).toBe(
+      nanos(
+        { prompt: aborted.prompt_tokens, completion: aborted.completion_tokens },
+        { prompt: 2, completion: 8 },
+      ),
+    );
     expect(deployment.cost_nanos).toBe((deployment.prompt_tokens + deployment.completion_tokens) * 1000);
-    expect(mini.cost_nanos).toBe(nanos({ prompt: mini.prompt_tokens, completion: mini.completion_tokens }, { prompt: 0.15, completion: 0.6 }));
+    expect(mini.cost_nanos).toBe(
+      nanos(
+        { prompt: mini.prompt_tokens, completion: mini.completion_tokens },
+        { prompt: 0.15, completion: 0.6 },
+      ),
+    );
   });
 
   it('embeddings cost their input tokens; a small call is not rounded away (nano-units)', async () => {
     const { token } = await gw.teamToken('spend-embeddings');
-    const result = await gw.openai(token).embeddings.create({ model: 'embedder', input: 'one two three four' });
+    const result = await gw
+      .openai(token)
+      .embeddings.create({ model: 'embedder', input: 'one two three four' });
     expect(result.usage.prompt_tokens).toBe(4);
     const [record] = await records('spend-embeddings', 1);
     // text-embedding-3-small: 0.02 per million tokens (config/prices.json), so 4 tokens are 80 nano-units.
-    expect(record).toMatchObject({ endpoint: 'embeddings', cost_nanos: 80, cost: 0.00000008, cost_estimated: false });
+    expect(record).toMatchObject({
+      endpoint: 'embeddings',
+      cost_nanos: 80,
+      cost: 0.00000008,
+      cost_estimated: false,
+    });
   });
 
   it('an unknown price is null and flagged in records, the usage API and the metrics, never 0; spend sums equal in the usage API and /metrics', async () => {
     const { token } = await gw.teamToken('spend-sums');
     const client = gw.openai(token);
-    await client.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'no price here' }] });
-    for (const content of ['a', 'b c', 'd e f']) await client.chat.completions.create({ model: 'priced', messages: [{ role: 'user', content }] });
+    await client.chat.completions.create({
+      model: 'echo',
+      messages: [{ role: 'user', content: 'no price here' }],
+    });
+    for (const content of ['a', 'b c', 'd e f'])
+      await client.chat.completions.create({ model: 'priced', messages: [{ role: 'user', content }] });
     const all = await records('spend-sums', 4);
     const unknown = all.find((record) => record.model === 'echo');
     expect(unknown).toMatchObject({ cost: null, cost_nanos: null, cost_estimated: false });
-    const spent = all.filter((record) => record.model === 'priced').reduce((sum, record) => sum + record.cost_nanos, 0);
+    const spent = all
+      .filter((record) => record.model === 'priced')
+      .reduce((sum, record) => sum + record.cost_nanos, 0);
 
     const own = await gw.asTeam(token, 'GET', '/v1/usage?groupBy=model');
     expect(own.body.currency).toBe('USD');
     expect(own.body.total).toMatchObject({ cost_nanos: spent, cost: spent / 1e9, cost_unknown_requests: 1 });
     // A row whose requests all had an unknown price: its cost is unknown (null), not 0. A row mixing both (the
     // total, the day) is the priced requests' sum, with the count of unpriced ones beside it.
-    expect(own.body.data.find((row: { model: string }) => row.model === 'echo')).toMatchObject({ cost: null, cost_nanos: null, cost_unknown_requests: 1 });
-    expect(own.body.data.find((row: { model: string }) => row.model === 'priced')).toMatchObject({ cost: spent / 1e9, cost_nanos: spent, cost_unknown_requests: 0 });
-    const config = writeConfig(`redis: { url: "${REDIS_URL}", keyPrefix: "${gw.prefix}" }\nadmin: { apiKey: "\${SWITCHYARD_ADMIN_KEY}" }\n`);
+    expect(own.body.data.find((row: { model: string }) => row.model === 'echo')).toMatchObject({
+      cost: null,
+      cost_nanos: null,
+      cost_unknown_requests: 1,
+    });
+    expect(own.body.data.find((row: { model: string }) => row.model === 'priced')).toMatchObject({
+      cost: spent / 1e9,
+      cost_nanos: spent,
+      cost_unknown_requests: 0,
+    });
+    const config = writeConfig(
+      `redis: { url: "${REDIS_URL}", keyPrefix: "${gw.prefix}" }\nadmin: { apiKey: "\${SWITCHYARD_ADMIN_KEY}" }\n`,
+    );
     const cli = await runCli(config, ['usage', '--team', 'spend-sums', '--group-by', 'model']);
     expect(cli.code).toBe(0);
     const printed = JSON.parse(cli.stdout);
-    expect(printed.data.find((row: { model: string }) => row.model === 'echo')).toMatchObject({ cost: null, cost_nanos: null, cost_unknown_requests: 1 });
+    expect(printed.data.find((row: { model: string }) => row.model === 'echo')).toMatchObject({
+      cost: null,
+      cost_nanos: null,
+      cost_unknown_requests: 1,
+    });
     expect(printed.total).toMatchObject({ cost_nanos: spent, cost_unknown_requests: 1 });
 
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
-    const cost = Number(/switchyard_cost_total\{team="spend-sums",model="priced",backend="standin"\} ([\d.e-]+)/.exec(metrics)?.[1]);
+    const cost = Number(
+      /switchyard_cost_total\{team="spend-sums",model="priced",backend="standin"\} ([\d.e-]+)/.exec(
+        metrics,
+      )?.[1],
+    );
     expect(cost).toBeCloseTo(spent / 1e9, 9);
     expect(metrics).toMatch(/switchyard_cost_unknown_total\{team="spend-sums",model="echo"\} 1/);
   });
 
   it('admins see budget use per team (admin API and CLI); a budget cannot be used with a model that has no price', async () => {
-    expect((await gw.admin('POST', '/admin/v1/teams', { id: 'budgeted', limits: { budgetPerDay: 1.5, budgetPerMonth: 20 } })).status).toBe(201);
+    expect(
+      (
+        await gw.admin('POST', '/admin/v1/teams', {
+          id: 'budgeted',
+          limits: { budgetPerDay: 1.5, budgetPerMonth: 20 },
+        })
+      ).status,
+    ).toBe(201);
     const { token } = await gw.teamToken('budgeted');
     const client = gw.openai(token);
-    for (const content of ['one', 'two three']) await client.chat.completions.create({ model: 'priced', max_tokens: 10, messages: [{ role: 'user', content }] });
+    for (const content of ['one', 'two three'])
+      await client.chat.completions.create({
+        model: 'priced',
+        max_tokens: 10,
+        messages: [{ role: 'user', content }],
+      });
     const spent = (await records('budgeted', 2)).reduce((sum, record) => sum + record.cost_nanos, 0);
     const view = await eventually(async () => {
       const { body } = await gw.admin('GET', '/admin/v1/teams/budgeted/budget');
@@ -154,31 +258,61 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     });
     expect(view).toMatchObject({ object: 'budget', team: 'budgeted', currency: 'USD' });
     expect(view.budgets).toEqual([
-      { budget: 'budgetPerDay', limit: 1.5, spent: spent / 1e9, remaining: (1_500_000_000 - spent) / 1e9, used_ratio: Math.floor((spent * 1e4) / 1.5e9) / 1e4, resets_at: expect.stringMatching(/T00:00:00.000Z$/) },
-      { budget: 'budgetPerMonth', limit: 20, spent: spent / 1e9, remaining: (20_000_000_000 - spent) / 1e9, used_ratio: Math.floor((spent * 1e4) / 20e9) / 1e4, resets_at: expect.stringMatching(/-01T00:00:00.000Z$/) },
+      {
+        budget: 'budgetPerDay',
+        limit: 1.5,
+        spent: spent / 1e9,
+        remaining: (1_500_000_000 - spent) / 1e9,
+        used_ratio: Math.floor((spent * 1e4) / 1.5e9) / 1e4,
+        resets_at: expect.stringMatching(/T00:00:00.000Z$/),
+      },
+      {
+        budget: 'budgetPerMonth',
+        limit: 20,
+        spent: spent / 1e9,
+        remaining: (20_000_000_000 - spent) / 1e9,
+        used_ratio: Math.floor((spent * 1e4) / 20e9) / 1e4,
+        resets_at: expect.stringMatching(/-01T00:00:00.000Z$/),
+      },
     ]);
-    const config = writeConfig(`redis: { url: "${REDIS_URL}", keyPrefix: "${gw.prefix}" }\nadmin: { apiKey: "\${SWITCHYARD_ADMIN_KEY}" }\n`);
+    const config = writeConfig(
+      `redis: { url: "${REDIS_URL}", keyPrefix: "${gw.prefix}" }\nadmin: { apiKey: "\${SWITCHYARD_ADMIN_KEY}" }\n`,
+    );
     const cli = await runCli(config, ['teams', 'budget', 'budgeted']);
     expect(cli.code).toBe(0);
     expect(JSON.parse(cli.stdout)).toEqual(view);
     // The budget gauge is read from Redis at scrape time (cached for metrics.quotaCacheMs).
-    const metrics = await eventually(async () => {
-      const text = await (await fetch(`${gw.url}/metrics`)).text();
-      expect(text).toContain('switchyard_budget_used_ratio{team="budgeted"');
-      return text;
-    }, 8000, 200);
-    const ratio = Number(/switchyard_budget_used_ratio\{team="budgeted",budget="budgetPerDay"\} ([\d.e-]+)/.exec(metrics)?.[1]);
+    const metrics = await eventually(
+      async () => {
+        const text = await (await fetch(`${gw.url}/metrics`)).text();
+        expect(text).toContain('switchyard_budget_used_ratio{team="budgeted"');
+        return text;
+      },
+      8000,
+      200,
+    );
+    const ratio = Number(
+      /switchyard_budget_used_ratio\{team="budgeted",budget="budgetPerDay"\} ([\d.e-]+)/.exec(metrics)?.[1],
+    );
     expect(ratio).toBe(view.budgets[0].used_ratio);
 
-    const unpriced = (await client.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)) as { status: number; message: string };
+    const unpriced = (await client.chat.completions
+      .create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e)) as { status: number; message: string };
     expect(unpriced.status).toBe(403);
     expect(unpriced.message).toMatch(/has a spend budget and the model has no known price/);
   });
 
-  it('a budget\'s used ratio is shown to 4 decimals, rounded down, in the admin API, the CLI and the metrics (0.89, not 0.8899999999999999)', async () => {
-    expect((await gw.admin('POST', '/admin/v1/teams', { id: 'ratio', limits: { budgetPerDay: 0.1 } })).status).toBe(201);
+  it("a budget's used ratio is shown to 4 decimals, rounded down, in the admin API, the CLI and the metrics (0.89, not 0.8899999999999999)", async () => {
+    expect(
+      (await gw.admin('POST', '/admin/v1/teams', { id: 'ratio', limits: { budgetPerDay: 0.1 } })).status,
+    ).toBe(201);
     const { token } = await gw.teamToken('ratio');
-    await gw.openai(token).chat.completions.create({ model: 'ratio-priced', max_tokens: 4, messages: [{ role: 'user', content: 'a b c' }] });
+    await gw.openai(token).chat.completions.create({
+      model: 'ratio-priced',
+      max_tokens: 4,
+      messages: [{ role: 'user', content: 'a b c' }],
+    });
     expect((await records('ratio', 1))[0].cost_nanos).toBe(89_000_000);
     // 0.089 / 0.1 in floating point is 0.8899999999999999; the remaining 0.1 - 0.089 is 0.011000000000000003.
     expect(0.089 / 0.1).not.toBe(0.89);
@@ -188,15 +322,21 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
       return body;
     });
     expect(view.budgets[0]).toMatchObject({ used_ratio: 0.89, remaining: 0.011 });
-    const config = writeConfig(`redis: { url: "${REDIS_URL}", keyPrefix: "${gw.prefix}" }\nadmin: { apiKey: "\${SWITCHYARD_ADMIN_KEY}" }\n`);
+    const config = writeConfig(
+      `redis: { url: "${REDIS_URL}", keyPrefix: "${gw.prefix}" }\nadmin: { apiKey: "\${SWITCHYARD_ADMIN_KEY}" }\n`,
+    );
     const cli = await runCli(config, ['teams', 'budget', 'ratio']);
     expect(cli.code).toBe(0);
     expect(cli.stdout).toContain('"used_ratio": 0.89,');
     expect(cli.stdout).toContain('"remaining": 0.011,');
-    await eventually(async () => {
-      const text = await (await fetch(`${gw.url}/metrics`)).text();
-      expect(text).toContain('switchyard_budget_used_ratio{team="ratio",budget="budgetPerDay"} 0.89\n');
-      expect(text).toContain('switchyard_quota_remaining{team="ratio",limit="budgetPerDay"} 0.011\n');
-    }, 8000, 200);
+    await eventually(
+      async () => {
+        const text = await (await fetch(`${gw.url}/metrics`)).text();
+        expect(text).toContain('switchyard_budget_used_ratio{team="ratio",budget="budgetPerDay"} 0.89\n');
+        expect(text).toContain('switchyard_quota_remaining{team="ratio",limit="budgetPerDay"} 0.011\n');
+      },
+      8000,
+      200,
+    );
   });
 });

@@ -22,7 +22,10 @@ describe('Token counting off the main thread', () => {
     gw = await startTestGateway({ upstreamUrl: upstream.url });
     counter = gw.gateway.app.get(TokenCounter);
     counter.idleStopMs = 300;
-    expect((await gw.admin('POST', '/admin/v1/teams', { id: 'counted', limits: { tokensPerDay: 1_000_000 } })).status).toBe(201);
+    expect(
+      (await gw.admin('POST', '/admin/v1/teams', { id: 'counted', limits: { tokensPerDay: 1_000_000 } }))
+        .status,
+    ).toBe(201);
     token = (await gw.admin('POST', '/admin/v1/teams/counted/tokens', {})).body.token;
   });
   afterAll(async () => {
@@ -32,8 +35,15 @@ describe('Token counting off the main thread', () => {
 
   it('admits, streams and accounts requests with token limits without loading the tokenizer anywhere', async () => {
     const client = gw.openai(token);
-    await client.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'hello there' }] });
-    const stream = await client.chat.completions.create({ model: 'echo', stream: true, messages: [{ role: 'user', content: 'hello again' }] });
+    await client.chat.completions.create({
+      model: 'echo',
+      messages: [{ role: 'user', content: 'hello there' }],
+    });
+    const stream = await client.chat.completions.create({
+      model: 'echo',
+      stream: true,
+      messages: [{ role: 'user', content: 'hello again' }],
+    });
     for await (const _ of stream) void _;
     const { body } = await eventually(async () => {
       const records = await gw.admin('GET', '/admin/v1/usage/records?team=counted&limit=10');
@@ -50,11 +60,17 @@ describe('Token counting off the main thread', () => {
     const expected = 3 + 3 + exactCount('user') + exactCount(prompt); // OpenAI's chat format: per message and reply priming
     const abandon = async () => {
       const controller = new AbortController();
-      const stream = await gw.openai(token).chat.completions.create({ model: 'slow', stream: true, messages: [{ role: 'user', content: prompt }] }, { signal: controller.signal });
+      const stream = await gw
+        .openai(token)
+        .chat.completions.create(
+          { model: 'slow', stream: true, messages: [{ role: 'user', content: prompt }] },
+          { signal: controller.signal },
+        );
       await stream[Symbol.asyncIterator]().next();
       controller.abort();
     };
-    const recordsBefore = (await gw.admin('GET', '/admin/v1/usage/records?team=counted&limit=100')).body.data.length;
+    const recordsBefore = (await gw.admin('GET', '/admin/v1/usage/records?team=counted&limit=100')).body.data
+      .length;
 
     await abandon();
     const first = await eventually(async () => {

@@ -14,13 +14,19 @@ import { deletePrefix, REDIS_URL } from '../support/test-gateway';
  * The usage script against a real Redis: a survivor's estimate of a lost request (replica_lost, what it reserved)
  * and the request's own record arriving after it. One record per request, counted once, with the true counts.
  */
-describe('the usage script: a late real record replaces a survivor\'s estimate', () => {
+describe("the usage script: a late real record replaces a survivor's estimate", () => {
   const prefix = `sy-test:${randomBytes(6).toString('hex')}:`;
   const keys = new RedisKeys(prefix);
   const redis = new Redis(REDIS_URL);
   registerScripts(redis);
   const config = buildConfig({ admin: { apiKey: 'k' }, redis: { url: REDIS_URL, keyPrefix: prefix } }, {});
-  const writer = new UsageWriter(redis, keys, config, new MetricsService(config, new InFlightTracker()), new AppLogger('silent'));
+  const writer = new UsageWriter(
+    redis,
+    keys,
+    config,
+    new MetricsService(config, new InFlightTracker()),
+    new AppLogger('silent'),
+  );
   const today = new Date().toISOString().slice(0, 10);
   const yesterday = new Date(Date.now() - 86_400_000).toISOString();
 
@@ -36,14 +42,50 @@ describe('the usage script: a late real record replaces a survivor\'s estimate',
     });
 
   function records(team: string, recordId: string, admittedAt = Date.now() - 5000) {
-    const common = { id: recordId, requestId: 'req-1', team, tokenId: '0123456789abcdef', model: 'priced', modelLabel: 'priced', backend: 'standin', upstreamModel: 'echo', servedModel: 'priced', endpoint: 'chat.completions', stream: true, reasoningTokens: 0, cachedTokens: 0 };
+    const common = {
+      id: recordId,
+      requestId: 'req-1',
+      team,
+      tokenId: '0123456789abcdef',
+      model: 'priced',
+      modelLabel: 'priced',
+      backend: 'standin',
+      upstreamModel: 'echo',
+      servedModel: 'priced',
+      endpoint: 'chat.completions',
+      stream: true,
+      reasoningTokens: 0,
+      cachedTokens: 0,
+    };
     // What the survivor bills: the reservation (prompt estimate + max_tokens), estimated, as an error.
     const estimate: UsageRecord = {
-      ...common, at: new Date().toISOString(), attempts: 1, promptTokens: 75, completionTokens: 60, status: 502, outcome: 'error', errorCode: 'replica_lost', latencyMs: 3000, estimated: true, costNanos: 67_500_000, costEstimated: true,
+      ...common,
+      at: new Date().toISOString(),
+      attempts: 1,
+      promptTokens: 75,
+      completionTokens: 60,
+      status: 502,
+      outcome: 'error',
+      errorCode: 'replica_lost',
+      latencyMs: 3000,
+      estimated: true,
+      costNanos: 67_500_000,
+      costEstimated: true,
     };
     // What the request really used.
     const real: UsageRecord = {
-      ...common, at: new Date().toISOString(), attempts: 1, promptTokens: 59, completionTokens: 60, status: 200, outcome: 'ok', errorCode: '', latencyMs: 7000, estimated: false, costNanos: 65_900_000, costEstimated: false,
+      ...common,
+      at: new Date().toISOString(),
+      attempts: 1,
+      promptTokens: 59,
+      completionTokens: 60,
+      status: 200,
+      outcome: 'ok',
+      errorCode: '',
+      latencyMs: 7000,
+      estimated: false,
+      costNanos: 65_900_000,
+      costEstimated: false,
     };
     return { estimate, real, admittedAt };
   }
@@ -55,7 +97,13 @@ describe('the usage script: a late real record replaces a survivor\'s estimate',
     return key;
   }
 
-  const counters = async (team: string, day = today) => Object.fromEntries(Object.entries(await redis.hgetall(keys.usageDay(team, day))).map(([field, value]) => [field, Number(value)]));
+  const counters = async (team: string, day = today) =>
+    Object.fromEntries(
+      Object.entries(await redis.hgetall(keys.usageDay(team, day))).map(([field, value]) => [
+        field,
+        Number(value),
+      ]),
+    );
   const expectedCounters = (record: UsageRecord) => Object.fromEntries(counterIncrements(record));
   const stream = (team: string) => redis.xrange(keys.usageRecords(team), '-', '+');
   const field = (entry: [string, string[]], name: string) => entry[1][entry[1].indexOf(name) + 1];
@@ -64,7 +112,14 @@ describe('the usage script: a late real record replaces a survivor\'s estimate',
     const team = 'replaced';
     const { estimate, real, admittedAt } = records(team, randomUUID());
     const budget = await budgetReserving(team, 67_500_000);
-    expect(await write({ record: estimate, settle: { keys: [], deltas: [] }, concurrencyKeys: [], estimate: true })).toBe('written');
+    expect(
+      await write({
+        record: estimate,
+        settle: { keys: [], deltas: [] },
+        concurrencyKeys: [],
+        estimate: true,
+      }),
+    ).toBe('written');
     expect(await counters(team)).toEqual(expectedCounters(estimate));
     expect((await stream(team)).map((entry) => field(entry, 'error_code'))).toEqual(['replica_lost']);
 
@@ -73,7 +128,11 @@ describe('the usage script: a late real record replaces a survivor\'s estimate',
     expect(await counters(team)).toEqual(expectedCounters(real));
     const entries = await stream(team);
     expect(entries).toHaveLength(1);
-    expect([field(entries[0], 'outcome'), field(entries[0], 'completion_tokens'), field(entries[0], 'status')]).toEqual(['ok', '60', '200']);
+    expect([
+      field(entries[0], 'outcome'),
+      field(entries[0], 'completion_tokens'),
+      field(entries[0], 'status'),
+    ]).toEqual(['ok', '60', '200']);
     expect(Number(await redis.get(budget))).toBe(65_900_000);
 
     // The same write again (a batch retried after its reply was lost): the same answer, nothing counted twice.
@@ -82,7 +141,14 @@ describe('the usage script: a late real record replaces a survivor\'s estimate',
     expect(await stream(team)).toHaveLength(1);
     expect(Number(await redis.get(budget))).toBe(65_900_000);
     // A second survivor's estimate of it, late: nothing.
-    expect(await write({ record: estimate, settle: { keys: [], deltas: [] }, concurrencyKeys: [], estimate: true })).toBe('duplicate');
+    expect(
+      await write({
+        record: estimate,
+        settle: { keys: [], deltas: [] },
+        concurrencyKeys: [],
+        estimate: true,
+      }),
+    ).toBe('duplicate');
     expect(await counters(team)).toEqual(expectedCounters(real));
     // The survivor's metrics never count it: the real record came first.
     expect(await redis.markEstimateCounted(keys.usageSeen(team, real.id))).toBe(0);
@@ -91,13 +157,22 @@ describe('the usage script: a late real record replaces a survivor\'s estimate',
   it('an estimate is counted in metrics once, by one replica; a real record after that still replaces it in Redis and says so', async () => {
     const team = 'counted-first';
     const { estimate, real, admittedAt } = records(team, randomUUID());
-    expect(await write({ record: estimate, settle: { keys: [], deltas: [] }, concurrencyKeys: [], estimate: true })).toBe('written');
+    expect(
+      await write({
+        record: estimate,
+        settle: { keys: [], deltas: [] },
+        concurrencyKeys: [],
+        estimate: true,
+      }),
+    ).toBe('written');
     const marker = keys.usageSeen(team, estimate.id);
     const ttl = await redis.ttl(marker);
     expect(await redis.markEstimateCounted(marker)).toBe(1);
     expect(await redis.markEstimateCounted(marker)).toBe(0); // another survivor that settled it too
     expect(await redis.ttl(marker)).toBeGreaterThan(ttl - 5); // the marker keeps its lifetime
-    expect(await write({ record: real, settle: { keys: [], deltas: [] }, concurrencyKeys: [], admittedAt })).toBe('replaced-counted-estimate');
+    expect(
+      await write({ record: real, settle: { keys: [], deltas: [] }, concurrencyKeys: [], admittedAt }),
+    ).toBe('replaced-counted-estimate');
     expect(await counters(team)).toEqual(expectedCounters(real));
     expect(await stream(team)).toHaveLength(1);
     expect(await redis.markEstimateCounted(keys.usageSeen(team, 'never-written'))).toBe(-1);
@@ -106,8 +181,17 @@ describe('the usage script: a late real record replaces a survivor\'s estimate',
   it('a real record first makes a later estimate a no-op', async () => {
     const team = 'real-first';
     const { estimate, real, admittedAt } = records(team, randomUUID());
-    expect(await write({ record: real, settle: { keys: [], deltas: [] }, concurrencyKeys: [], admittedAt })).toBe('written');
-    expect(await write({ record: estimate, settle: { keys: [], deltas: [] }, concurrencyKeys: [], estimate: true })).toBe('duplicate');
+    expect(
+      await write({ record: real, settle: { keys: [], deltas: [] }, concurrencyKeys: [], admittedAt }),
+    ).toBe('written');
+    expect(
+      await write({
+        record: estimate,
+        settle: { keys: [], deltas: [] },
+        concurrencyKeys: [],
+        estimate: true,
+      }),
+    ).toBe('duplicate');
     expect(await counters(team)).toEqual(expectedCounters(real));
     expect(await stream(team)).toHaveLength(1);
     expect(await redis.markEstimateCounted(keys.usageSeen(team, real.id))).toBe(0);
@@ -117,9 +201,23 @@ describe('the usage script: a late real record replaces a survivor\'s estimate',
     const team = 'midnight';
     const { estimate, real } = records(team, randomUUID());
     const lateEstimate = { ...estimate, at: yesterday };
-    expect(await write({ record: lateEstimate, settle: { keys: [], deltas: [] }, concurrencyKeys: [], estimate: true })).toBe('written');
+    expect(
+      await write({
+        record: lateEstimate,
+        settle: { keys: [], deltas: [] },
+        concurrencyKeys: [],
+        estimate: true,
+      }),
+    ).toBe('written');
     expect(await counters(team, yesterday.slice(0, 10))).toEqual(expectedCounters(lateEstimate));
-    expect(await write({ record: real, settle: { keys: [], deltas: [] }, concurrencyKeys: [], admittedAt: Date.parse(yesterday) - 1000 })).toBe('replaced-estimate');
+    expect(
+      await write({
+        record: real,
+        settle: { keys: [], deltas: [] },
+        concurrencyKeys: [],
+        admittedAt: Date.parse(yesterday) - 1000,
+      }),
+    ).toBe('replaced-estimate');
     expect(await counters(team, yesterday.slice(0, 10))).toEqual({});
     expect(await counters(team)).toEqual(expectedCounters(real));
     expect(await stream(team)).toHaveLength(1);

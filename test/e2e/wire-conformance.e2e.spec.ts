@@ -12,7 +12,7 @@ import { startTestGateway, type TestGateway } from '../support/test-gateway';
  * was not checked at all. (The local family's answers are checked in local-model and local-new-apis, which run
  * the real model.)
  */
-describe('the wire against the vendors\' published schemas, every endpoint and family', () => {
+describe("the wire against the vendors' published schemas, every endpoint and family", () => {
   let openaiUp: OpenAIUpstream;
   let anthropicUp: AnthropicUpstream;
   let geminiUp: GeminiUpstream;
@@ -20,19 +20,51 @@ describe('the wire against the vendors\' published schemas, every endpoint and f
   let openai: OpenAI;
   let anthropic: Anthropic;
   const families = { openai: 'gpt', anthropic: 'claude', gemini: 'gemini' } as const;
-  const chatTool = [{ type: 'function' as const, function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { query: { type: 'string' } } } } }];
-  const responsesTool = [{ type: 'function' as const, name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { query: { type: 'string' } } }, strict: false }];
-  const messagesTool = [{ name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object' as const, properties: { query: { type: 'string' } } } }];
+  const chatTool = [
+    {
+      type: 'function' as const,
+      function: {
+        name: 'get_weather',
+        description: 'Weather for a city',
+        parameters: { type: 'object', properties: { query: { type: 'string' } } },
+      },
+    },
+  ];
+  const responsesTool = [
+    {
+      type: 'function' as const,
+      name: 'get_weather',
+      description: 'Weather for a city',
+      parameters: { type: 'object', properties: { query: { type: 'string' } } },
+      strict: false,
+    },
+  ];
+  const messagesTool = [
+    {
+      name: 'get_weather',
+      description: 'Weather for a city',
+      input_schema: { type: 'object' as const, properties: { query: { type: 'string' } } },
+    },
+  ];
 
   beforeAll(async () => {
-    [openaiUp, anthropicUp, geminiUp] = await Promise.all([new OpenAIUpstream().start(), new AnthropicUpstream().start(), new GeminiUpstream().start()]);
+    [openaiUp, anthropicUp, geminiUp] = await Promise.all([
+      new OpenAIUpstream().start(),
+      new AnthropicUpstream().start(),
+      new GeminiUpstream().start(),
+    ]);
     gw = await startTestGateway({
       upstreamUrl: openaiUp.url,
       config: {
         backends: {
           claude: { type: 'anthropic', baseUrl: anthropicUp.url, apiKey: '${TEST_UPSTREAM_KEY}' },
           google: { type: 'gemini', baseUrl: geminiUp.url, apiKey: '${TEST_UPSTREAM_KEY}' },
-          native: { type: 'openai', baseUrl: openaiUp.url, apiKey: '${TEST_UPSTREAM_KEY}', responsesApi: true },
+          native: {
+            type: 'openai',
+            baseUrl: openaiUp.url,
+            apiKey: '${TEST_UPSTREAM_KEY}',
+            responsesApi: true,
+          },
         },
         models: {
           gpt: { backend: 'standin', upstreamModel: 'tool-caller' },
@@ -40,7 +72,12 @@ describe('the wire against the vendors\' published schemas, every endpoint and f
           'gpt-native': { backend: 'native', upstreamModel: 'tool-caller' },
           claude: { backend: 'claude', upstreamModel: 'claude-echo', thinking: 'native', maxTokens: 4096 },
           'claude-midstream': { backend: 'claude', upstreamModel: 'claude-midstream' },
-          gemini: { backend: 'google', upstreamModel: 'gemini-echo', thinking: 'native', thinkingBudget: { min: 0, max: 8192 } },
+          gemini: {
+            backend: 'google',
+            upstreamModel: 'gemini-echo',
+            thinking: 'native',
+            thinkingBudget: { min: 0, max: 8192 },
+          },
           embedder: { backend: 'standin', upstreamModel: 'text-embedding-3-small', kind: 'embedding' },
           'gemini-embedder': { backend: 'google', upstreamModel: 'gemini-embedding-001', kind: 'embedding' },
         },
@@ -59,43 +96,111 @@ describe('the wire against the vendors\' published schemas, every endpoint and f
     for await (const _ of stream) void _;
   };
 
-  it.each(Object.entries(families))('chat completions, %s: text, tool calls and reasoning, plain and streamed', async (_family, model) => {
-    const thinking = model === 'gpt' ? {} : { thinking: { type: 'enabled', budget_tokens: 2048 } };
-    const reasoning = model === 'gpt' ? { model: 'gpt-reasoner' } : {};
-    await openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'hello' }], ...thinking, ...reasoning } as never);
-    await openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'Oslo' }], tools: chatTool, tool_choice: 'required' });
-    const streamed = { model, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hello there' }], ...thinking, ...reasoning };
-    await drain(await openai.chat.completions.create(streamed as OpenAI.ChatCompletionCreateParamsStreaming));
-    await drain(await openai.chat.completions.create({ model, stream: true, messages: [{ role: 'user', content: 'Oslo' }], tools: chatTool, tool_choice: 'required' }));
-  });
+  it.each(Object.entries(families))(
+    'chat completions, %s: text, tool calls and reasoning, plain and streamed',
+    async (_family, model) => {
+      const thinking = model === 'gpt' ? {} : { thinking: { type: 'enabled', budget_tokens: 2048 } };
+      const reasoning = model === 'gpt' ? { model: 'gpt-reasoner' } : {};
+      await openai.chat.completions.create({
+        model,
+        messages: [{ role: 'user', content: 'hello' }],
+        ...thinking,
+        ...reasoning,
+      } as never);
+      await openai.chat.completions.create({
+        model,
+        messages: [{ role: 'user', content: 'Oslo' }],
+        tools: chatTool,
+        tool_choice: 'required',
+      });
+      const streamed = {
+        model,
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'hello there' }],
+        ...thinking,
+        ...reasoning,
+      };
+      await drain(
+        await openai.chat.completions.create(streamed as OpenAI.ChatCompletionCreateParamsStreaming),
+      );
+      await drain(
+        await openai.chat.completions.create({
+          model,
+          stream: true,
+          messages: [{ role: 'user', content: 'Oslo' }],
+          tools: chatTool,
+          tool_choice: 'required',
+        }),
+      );
+    },
+  );
 
-  it.each([...Object.entries(families), ['openai (native Responses)', 'gpt-native']])('responses, %s: created plain and streamed, retrieved, input items listed, deleted', async (_family, model) => {
-    const first = await openai.responses.create({ model, input: 'Lima', tools: responsesTool });
-    const call = first.output.find((item) => item.type === 'function_call');
-    const second = await openai.responses.create({
-      model,
-      previous_response_id: first.id,
-      tools: responsesTool,
-      input: call?.type === 'function_call' ? [{ type: 'function_call_output', call_id: call.call_id, output: 'foggy' }] : 'and then?',
-    });
-    await drain(openai.responses.stream({ model, input: [{ role: 'user', content: [{ type: 'input_text', text: 'stream me' }] }], reasoning: { effort: 'low' } }));
-    await drain(openai.responses.stream({ model, input: 'Quito', tools: responsesTool }));
-    await openai.responses.retrieve(second.id);
-    await openai.responses.inputItems.list(second.id);
-    await openai.responses.delete(first.id);
-  });
+  it.each([...Object.entries(families), ['openai (native Responses)', 'gpt-native']])(
+    'responses, %s: created plain and streamed, retrieved, input items listed, deleted',
+    async (_family, model) => {
+      const first = await openai.responses.create({ model, input: 'Lima', tools: responsesTool });
+      const call = first.output.find((item) => item.type === 'function_call');
+      const second = await openai.responses.create({
+        model,
+        previous_response_id: first.id,
+        tools: responsesTool,
+        input:
+          call?.type === 'function_call'
+            ? [{ type: 'function_call_output', call_id: call.call_id, output: 'foggy' }]
+            : 'and then?',
+      });
+      await drain(
+        openai.responses.stream({
+          model,
+          input: [{ role: 'user', content: [{ type: 'input_text', text: 'stream me' }] }],
+          reasoning: { effort: 'low' },
+        }),
+      );
+      await drain(openai.responses.stream({ model, input: 'Quito', tools: responsesTool }));
+      await openai.responses.retrieve(second.id);
+      await openai.responses.inputItems.list(second.id);
+      await openai.responses.delete(first.id);
+    },
+  );
 
-  it.each(Object.entries(families))('messages, %s: text, tool use and thinking, plain and streamed; count_tokens', async (_family, model) => {
-    await anthropic.messages.create({ model, max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: [{ role: 'user', content: 'hello' }] });
-    const first = await anthropic.messages.create({ model, max_tokens: 200, tools: messagesTool, messages: [{ role: 'user', content: 'Oslo' }] });
-    await drain(anthropic.messages.stream({ model, max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: [{ role: 'user', content: 'stream me' }] }));
-    const call = first.content.find((block) => block.type === 'tool_use');
-    const followUp: Anthropic.MessageParam[] = call
-      ? [{ role: 'user', content: 'Oslo' }, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'cold' }] }]
-      : [{ role: 'user', content: 'Oslo' }];
-    await drain(anthropic.messages.stream({ model, max_tokens: 200, tools: messagesTool, messages: followUp }));
-    await anthropic.messages.countTokens({ model, messages: [{ role: 'user', content: 'count these' }] });
-  });
+  it.each(Object.entries(families))(
+    'messages, %s: text, tool use and thinking, plain and streamed; count_tokens',
+    async (_family, model) => {
+      await anthropic.messages.create({
+        model,
+        max_tokens: 4000,
+        thinking: { type: 'enabled', budget_tokens: 2048 },
+        messages: [{ role: 'user', content: 'hello' }],
+      });
+      const first = await anthropic.messages.create({
+        model,
+        max_tokens: 200,
+        tools: messagesTool,
+        messages: [{ role: 'user', content: 'Oslo' }],
+      });
+      await drain(
+        anthropic.messages.stream({
+          model,
+          max_tokens: 4000,
+          thinking: { type: 'enabled', budget_tokens: 2048 },
+          messages: [{ role: 'user', content: 'stream me' }],
+        }),
+      );
+      const call = first.content.find((block) => block.type === 'tool_use');
+      const followUp: Anthropic.MessageParam[] = call
+        ? [
+            { role: 'user', content: 'Oslo' },
+            { role: 'assistant', content: first.content },
+            { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'cold' }] },
+          ]
+        : [{ role: 'user', content: 'Oslo' }];
+      await drain(
+        anthropic.messages.stream({ model, max_tokens: 200, tools: messagesTool, messages: followUp }),
+      );
+      await anthropic.messages.countTokens({ model, messages: [{ role: 'user', content: 'count these' }] });
+    },
+  );
 
   it('embeddings (floats and base64), the model list and one model', async () => {
     for (const model of ['embedder', 'gemini-embedder']) {
@@ -107,22 +212,57 @@ describe('the wire against the vendors\' published schemas, every endpoint and f
   });
 
   it("errors: each API's shape, before the stream and in it", async () => {
-    await expect(openai.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(
+      openai.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(openai.models.retrieve('nope')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(openai.responses.retrieve('resp_nope')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
-    await expect(openai.responses.create({ model: 'gpt', input: [{ type: 'function_call_output', call_id: 'call_x', output: 'x' }] })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
-    await expect(anthropic.messages.create({ model: 'nope', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
-    await expect(anthropic.messages.create({ model: 'claude', max_tokens: 0.5, messages: [] } as never)).rejects.toBeInstanceOf(Anthropic.BadRequestError);
-    await expect(drain(await openai.chat.completions.create({ model: 'midstream-error', stream: true, messages: [{ role: 'user', content: 'one two three' }] }))).rejects.toBeInstanceOf(OpenAI.APIError);
-    await expect(openai.responses.stream({ model: 'midstream-error', input: 'one two three' }).finalResponse()).rejects.toBeInstanceOf(OpenAI.APIError);
-    await expect(anthropic.messages.stream({ model: 'claude-midstream', max_tokens: 50, messages: [{ role: 'user', content: 'one two' }] }).finalMessage()).rejects.toBeInstanceOf(Anthropic.APIError);
+    await expect(
+      openai.responses.create({
+        model: 'gpt',
+        input: [{ type: 'function_call_output', call_id: 'call_x', output: 'x' }],
+      }),
+    ).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+    await expect(
+      anthropic.messages.create({
+        model: 'nope',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'x' }],
+      }),
+    ).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    await expect(
+      anthropic.messages.create({ model: 'claude', max_tokens: 0.5, messages: [] } as never),
+    ).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    await expect(
+      drain(
+        await openai.chat.completions.create({
+          model: 'midstream-error',
+          stream: true,
+          messages: [{ role: 'user', content: 'one two three' }],
+        }),
+      ),
+    ).rejects.toBeInstanceOf(OpenAI.APIError);
+    await expect(
+      openai.responses.stream({ model: 'midstream-error', input: 'one two three' }).finalResponse(),
+    ).rejects.toBeInstanceOf(OpenAI.APIError);
+    await expect(
+      anthropic.messages
+        .stream({
+          model: 'claude-midstream',
+          max_tokens: 50,
+          messages: [{ role: 'user', content: 'one two' }],
+        })
+        .finalMessage(),
+    ).rejects.toBeInstanceOf(Anthropic.APIError);
   });
 
   it('checked every endpoint on every family against the schemas', async () => {
     await gw.wire.settled();
     const seen = new Set(gw.wire.checked.map((exchange) => `${exchange.kind} ${exchange.family}`));
     const expected = [
-      ...['chat', 'chat.stream', 'responses', 'responses.stream', 'messages', 'messages.stream'].flatMap((kind) => Object.keys(families).map((family) => `${kind} ${family}`)),
+      ...['chat', 'chat.stream', 'responses', 'responses.stream', 'messages', 'messages.stream'].flatMap(
+        (kind) => Object.keys(families).map((family) => `${kind} ${family}`),
+      ),
       'embeddings openai',
       'embeddings gemini',
       'count_tokens -',
@@ -135,6 +275,10 @@ describe('the wire against the vendors\' published schemas, every endpoint and f
     ];
     expect(expected.filter((pair) => !seen.has(pair))).toEqual([]);
     // Every stream's events were checked one by one.
-    expect(gw.wire.checked.filter((exchange) => exchange.kind.endsWith('.stream')).every((exchange) => exchange.events > 3)).toBe(true);
+    expect(
+      gw.wire.checked
+        .filter((exchange) => exchange.kind.endsWith('.stream'))
+        .every((exchange) => exchange.events > 3),
+    ).toBe(true);
   });
 });

@@ -5,8 +5,34 @@
  */
 import { BodyMutator, NOT_OBJECTS } from './body-mutator';
 
-const MESSAGES_FIELDS = ['model', 'messages', 'max_tokens', 'system', 'tools', 'tool_choice', 'thinking', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'metadata', 'output_config'];
-const BLOCK_TYPES = ['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking', 'server_tool_use', 'search_result', ''];
+const MESSAGES_FIELDS = [
+  'model',
+  'messages',
+  'max_tokens',
+  'system',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'stream',
+  'temperature',
+  'top_p',
+  'top_k',
+  'stop_sequences',
+  'metadata',
+  'output_config',
+];
+const BLOCK_TYPES = [
+  'text',
+  'image',
+  'document',
+  'tool_use',
+  'tool_result',
+  'thinking',
+  'redacted_thinking',
+  'server_tool_use',
+  'search_result',
+  '',
+];
 
 /** Anthropic Messages bodies; models `echo` (translated to chat) and `claude-echo` (sent natively to Anthropic). */
 export class MessagesBodyMutator extends BodyMutator {
@@ -14,10 +40,16 @@ export class MessagesBodyMutator extends BodyMutator {
     const body: Record<string, unknown> = {
       model: this.pick(['echo', 'echo', 'claude-echo', 'claude-echo', 'nope', '']),
       max_tokens: 1 + this.int(64),
-      messages: [{ role: 'user', content: this.random() < 0.5 ? this.text(40) : [{ type: 'text', text: this.text(40) }] }],
+      messages: [
+        {
+          role: 'user',
+          content: this.random() < 0.5 ? this.text(40) : [{ type: 'text', text: this.text(40) }],
+        },
+      ],
     };
     if (this.random() < 0.2) body.stream = true;
-    if (this.random() < 0.2) body.system = this.random() < 0.5 ? this.text(40) : [{ type: 'text', text: this.text(40) }];
+    if (this.random() < 0.2)
+      body.system = this.random() < 0.5 ? this.text(40) : [{ type: 'text', text: this.text(40) }];
     return body;
   }
 
@@ -30,14 +62,37 @@ export class MessagesBodyMutator extends BodyMutator {
     else if (choice === 3) body.messages = Array.from({ length: this.int(5) }, () => this.message());
     else if (choice === 4) body[field] = this.nested(1 + this.int(200));
     else if (choice === 5) body[this.text(12)] = this.value(0);
-    else if (choice === 6) body.messages = stray(Array.isArray(body.messages) ? body.messages : [], this.pick(NOT_OBJECTS), this.int(3));
-    else if (choice === 7) body[field] = this.pick([1e308, -0, 2 ** 53 + 1, -1, 0, 0.5, 1024, 1e-300, Number.MAX_SAFE_INTEGER]);
+    else if (choice === 6)
+      body.messages = stray(
+        Array.isArray(body.messages) ? body.messages : [],
+        this.pick(NOT_OBJECTS),
+        this.int(3),
+      );
+    else if (choice === 7)
+      body[field] = this.pick([1e308, -0, 2 ** 53 + 1, -1, 0, 0.5, 1024, 1e-300, Number.MAX_SAFE_INTEGER]);
     else if (choice === 8) body.tools = Array.from({ length: this.int(4) }, () => this.tool());
-    else if (choice === 9) body.tool_choice = this.maybe([{ type: 'auto' }, { type: 'any' }, { type: 'none' }, { type: 'tool', name: 'f' }, { type: 'tool' }, { type: 'auto', disable_parallel_tool_use: this.value(1) }, 'auto']);
+    else if (choice === 9)
+      body.tool_choice = this.maybe([
+        { type: 'auto' },
+        { type: 'any' },
+        { type: 'none' },
+        { type: 'tool', name: 'f' },
+        { type: 'tool' },
+        { type: 'auto', disable_parallel_tool_use: this.value(1) },
+        'auto',
+      ]);
     else if (choice === 10) {
-      body.thinking = this.maybe([{ type: 'enabled', budget_tokens: this.pick([1024, 1, 100_000]) }, { type: 'adaptive' }, { type: 'disabled' }, { type: 'enabled' }, { type: 'other' }]);
-      if (this.random() < 0.5) body.output_config = this.maybe([{ effort: 'low' }, { effort: 'max' }, { effort: 5 }, {}]);
-    } else body.system = this.maybe([[{ type: 'text', text: 'x' }], [{ type: 'image' }], [[]], [null], 'sys', []]);
+      body.thinking = this.maybe([
+        { type: 'enabled', budget_tokens: this.pick([1024, 1, 100_000]) },
+        { type: 'adaptive' },
+        { type: 'disabled' },
+        { type: 'enabled' },
+        { type: 'other' },
+      ]);
+      if (this.random() < 0.5)
+        body.output_config = this.maybe([{ effort: 'low' }, { effort: 'max' }, { effort: 5 }, {}]);
+    } else
+      body.system = this.maybe([[{ type: 'text', text: 'x' }], [{ type: 'image' }], [[]], [null], 'sys', []]);
   }
 
   protected duplicatePrefix(): Record<string, unknown> {
@@ -46,7 +101,8 @@ export class MessagesBodyMutator extends BodyMutator {
 
   private message(): unknown {
     if (this.random() < 0.1) return this.pick(NOT_OBJECTS);
-    const content = this.random() < 0.3 ? this.value(0) : Array.from({ length: this.int(4) }, () => this.block(0));
+    const content =
+      this.random() < 0.3 ? this.value(0) : Array.from({ length: this.int(4) }, () => this.block(0));
     return { role: this.maybe(['user', 'assistant', 'user', 'system', 'robot']), content };
   }
 
@@ -78,7 +134,13 @@ export class MessagesBodyMutator extends BodyMutator {
         break;
       case 'tool_result':
         block.tool_use_id = this.maybe(['toolu_1', 'toolu_2']);
-        if (this.random() < 0.7) block.content = this.maybe(['result', [], [[]], depth < 2 ? [this.block(depth + 1), this.block(depth + 1)] : [{ type: 'text', text: 'r' }]]);
+        if (this.random() < 0.7)
+          block.content = this.maybe([
+            'result',
+            [],
+            [[]],
+            depth < 2 ? [this.block(depth + 1), this.block(depth + 1)] : [{ type: 'text', text: 'r' }],
+          ]);
         if (this.random() < 0.3) block.is_error = this.value(1);
         break;
       case 'thinking':
@@ -98,7 +160,11 @@ export class MessagesBodyMutator extends BodyMutator {
   private tool(): unknown {
     if (this.random() < 0.15) return this.pick(NOT_OBJECTS);
     return this.maybe([
-      { name: 'f', description: 'a function', input_schema: { type: 'object', properties: { q: { type: 'string' } } } },
+      {
+        name: 'f',
+        description: 'a function',
+        input_schema: { type: 'object', properties: { q: { type: 'string' } } },
+      },
       { name: 'f', input_schema: this.nested(this.int(30)) },
       { name: 'f' },
       { type: 'web_search_20250305', name: 'web_search', max_uses: 3 },
@@ -108,15 +174,49 @@ export class MessagesBodyMutator extends BodyMutator {
   }
 }
 
-const RESPONSES_FIELDS = ['model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'max_output_tokens', 'temperature', 'top_p', 'reasoning', 'text', 'previous_response_id', 'store', 'stream', 'metadata', 'user', 'include'];
-const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning', 'item_reference', 'computer_call', undefined];
+const RESPONSES_FIELDS = [
+  'model',
+  'input',
+  'instructions',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'max_output_tokens',
+  'temperature',
+  'top_p',
+  'reasoning',
+  'text',
+  'previous_response_id',
+  'store',
+  'stream',
+  'metadata',
+  'user',
+  'include',
+];
+const ITEM_TYPES = [
+  'message',
+  'function_call',
+  'function_call_output',
+  'reasoning',
+  'item_reference',
+  'computer_call',
+  undefined,
+];
 
 /** OpenAI Responses bodies; the model `echo` is translated to chat. */
 export class ResponsesBodyMutator extends BodyMutator {
   protected base(): Record<string, unknown> {
     const body: Record<string, unknown> = {
       model: this.pick(['echo', 'echo', 'echo', 'nope', '']),
-      input: this.random() < 0.4 ? this.text(40) : [{ role: 'user', content: this.random() < 0.5 ? this.text(40) : [{ type: 'input_text', text: this.text(40) }] }],
+      input:
+        this.random() < 0.4
+          ? this.text(40)
+          : [
+              {
+                role: 'user',
+                content: this.random() < 0.5 ? this.text(40) : [{ type: 'input_text', text: this.text(40) }],
+              },
+            ],
       // Mostly not stored: the fuzzer would otherwise fill Redis for 30 days (its key prefix is deleted afterwards).
       store: this.random() < 0.2,
     };
@@ -134,13 +234,39 @@ export class ResponsesBodyMutator extends BodyMutator {
     else if (choice === 3) body.input = Array.from({ length: this.int(5) }, () => this.item());
     else if (choice === 4) body[field] = this.nested(1 + this.int(200));
     else if (choice === 5) body[this.text(12)] = this.value(0);
-    else if (choice === 6) body.input = stray(Array.isArray(body.input) ? body.input : [], this.pick(NOT_OBJECTS), this.int(3));
-    else if (choice === 7) body[field] = this.pick([1e308, -0, 2 ** 53 + 1, -1, 0, 0.5, 16, 1e-300, Number.MAX_SAFE_INTEGER]);
+    else if (choice === 6)
+      body.input = stray(Array.isArray(body.input) ? body.input : [], this.pick(NOT_OBJECTS), this.int(3));
+    else if (choice === 7)
+      body[field] = this.pick([1e308, -0, 2 ** 53 + 1, -1, 0, 0.5, 16, 1e-300, Number.MAX_SAFE_INTEGER]);
     else if (choice === 8) body.tools = Array.from({ length: this.int(4) }, () => this.tool());
-    else if (choice === 9) body.tool_choice = this.maybe(['auto', 'none', 'required', { type: 'function', name: 'f' }, { type: 'function', name: 'f', namespace: 'ns' }, { type: 'allowed_tools' }, 'sometimes']);
-    else if (choice === 10) body.reasoning = this.maybe([{ effort: 'high' }, { effort: 'none' }, { effort: 'xhigh', summary: 'auto' }, { effort: 'extreme' }, { summary: 5 }, {}]);
-    else if (choice === 11) body.text = this.maybe([{ format: { type: 'json_object' } }, { format: { type: 'json_schema', name: 's', schema: this.nested(this.int(20)), strict: true } }, { format: { type: 'text' } }, { format: 5 }]);
-    else body.previous_response_id = this.maybe(['resp_0123456789abcdef0123456789abcdef0123456789abcdef', '']);
+    else if (choice === 9)
+      body.tool_choice = this.maybe([
+        'auto',
+        'none',
+        'required',
+        { type: 'function', name: 'f' },
+        { type: 'function', name: 'f', namespace: 'ns' },
+        { type: 'allowed_tools' },
+        'sometimes',
+      ]);
+    else if (choice === 10)
+      body.reasoning = this.maybe([
+        { effort: 'high' },
+        { effort: 'none' },
+        { effort: 'xhigh', summary: 'auto' },
+        { effort: 'extreme' },
+        { summary: 5 },
+        {},
+      ]);
+    else if (choice === 11)
+      body.text = this.maybe([
+        { format: { type: 'json_object' } },
+        { format: { type: 'json_schema', name: 's', schema: this.nested(this.int(20)), strict: true } },
+        { format: { type: 'text' } },
+        { format: 5 },
+      ]);
+    else
+      body.previous_response_id = this.maybe(['resp_0123456789abcdef0123456789abcdef0123456789abcdef', '']);
   }
 
   protected duplicatePrefix(): Record<string, unknown> {
@@ -153,7 +279,8 @@ export class ResponsesBodyMutator extends BodyMutator {
     const item: Record<string, unknown> = type === undefined ? {} : { type };
     if (type === 'message' || type === undefined) {
       item.role = this.maybe(['user', 'assistant', 'system', 'developer', 'tool']);
-      item.content = this.random() < 0.3 ? this.value(0) : Array.from({ length: this.int(3) }, () => this.part());
+      item.content =
+        this.random() < 0.3 ? this.value(0) : Array.from({ length: this.int(3) }, () => this.part());
     } else if (type === 'function_call') {
       item.call_id = this.maybe(['call_1', 'call_2']);
       item.name = this.maybe(['f', 'ns__g']);
@@ -191,7 +318,11 @@ export class ResponsesBodyMutator extends BodyMutator {
       { type: 'function', name: 'f', parameters: { type: 'object', properties: {} } },
       { type: 'function', name: 'f', parameters: this.nested(this.int(30)), strict: true },
       { type: 'function' },
-      { type: 'namespace', name: 'ns', tools: [{ type: 'function', name: 'g' }, { type: 'web_search' }, null, []] },
+      {
+        type: 'namespace',
+        name: 'ns',
+        tools: [{ type: 'function', name: 'g' }, { type: 'web_search' }, null, []],
+      },
       { type: 'namespace', name: 'ns' },
       { type: 'web_search' },
       { type: 'local_shell' },
@@ -203,7 +334,10 @@ export class ResponsesBodyMutator extends BodyMutator {
 /** OpenAI embeddings bodies; `embed` is an embedding model, `echo` a chat model (a 400 that says so). */
 export class EmbeddingsBodyMutator extends BodyMutator {
   protected base(): Record<string, unknown> {
-    return { model: this.pick(['embed', 'embed', 'embed', 'echo', 'nope', '']), input: this.random() < 0.5 ? this.text(40) || 'x' : [this.text(20) || 'x', this.text(20) || 'y'] };
+    return {
+      model: this.pick(['embed', 'embed', 'embed', 'echo', 'nope', '']),
+      input: this.random() < 0.5 ? this.text(40) || 'x' : [this.text(20) || 'x', this.text(20) || 'y'],
+    };
   }
 
   protected mutate(body: Record<string, unknown>): void {

@@ -17,8 +17,33 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-export const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', '__defineGetter__'];
-const UNICODE = ['\u0000', '\u200b', '\u202e', '\ud800', '\udfff', '😀', '𝕏', 'é', 'e\u0301', '\ufeff', '\uffff', '\n', '"', '\\', '</script>', '%00', '${x}'];
+export const PROTO_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  '__defineGetter__',
+];
+const UNICODE = [
+  '\u0000',
+  '\u200b',
+  '\u202e',
+  '\ud800',
+  '\udfff',
+  '😀',
+  '𝕏',
+  'é',
+  'e\u0301',
+  '\ufeff',
+  '\uffff',
+  '\n',
+  '"',
+  '\\',
+  '</script>',
+  '%00',
+  '${x}',
+];
 
 /** Values that stand where an object (a message, an item, a block) belongs: `{"messages": [[]]}` was a 500. */
 export const NOT_OBJECTS: unknown[] = [[], [[]], [{}], null, 'x', '', 0, 1.5, true, false];
@@ -37,7 +62,8 @@ export abstract class BodyMutator {
     for (let i = 0; i < mutations; i++) this.mutate(body);
     let text = JSON.stringify(body); // own `__proto__` keys included
     const roll = this.random();
-    if (roll < 0.06) text = text.slice(0, this.int(text.length)); // truncated
+    if (roll < 0.06)
+      text = text.slice(0, this.int(text.length)); // truncated
     else if (roll < 0.1) text = this.flipBytes(text);
     else if (roll < 0.14) text = this.duplicateKey(text);
     return text;
@@ -54,7 +80,12 @@ export abstract class BodyMutator {
 
   /** An own key named like a prototype member (plain assignment would set the prototype instead). */
   protected protoKey(target: Record<string, unknown>): void {
-    Object.defineProperty(target, this.pick(PROTO_KEYS), { value: this.value(0), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(target, this.pick(PROTO_KEYS), {
+      value: this.value(0),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
 
   protected value(depth: number): unknown {
@@ -76,9 +107,14 @@ export abstract class BodyMutator {
       case 6:
         return Array.from({ length: this.int(5) }, () => this.value(depth + 1));
       case 7:
-        return Object.fromEntries(Array.from({ length: this.int(5) }, () => [this.text(8), this.value(depth + 1)]));
+        return Object.fromEntries(
+          Array.from({ length: this.int(5) }, () => [this.text(8), this.value(depth + 1)]),
+        );
       default:
-        return { type: this.pick(['enabled', 'disabled', 'text', 'json_object', 'auto', 'function']), budget_tokens: this.value(depth + 1) };
+        return {
+          type: this.pick(['enabled', 'disabled', 'text', 'json_object', 'auto', 'function']),
+          budget_tokens: this.value(depth + 1),
+        };
     }
   }
 
@@ -91,7 +127,8 @@ export abstract class BodyMutator {
   protected text(max: number): string {
     const length = this.int(max + 1);
     let out = '';
-    for (let i = 0; i < length; i++) out += this.random() < 0.15 ? this.pick(UNICODE) : String.fromCharCode(32 + this.int(95));
+    for (let i = 0; i < length; i++)
+      out += this.random() < 0.15 ? this.pick(UNICODE) : String.fromCharCode(32 + this.int(95));
     return out;
   }
 
@@ -116,7 +153,8 @@ export abstract class BodyMutator {
 
   private flipBytes(text: string): string {
     const chars = [...text];
-    for (let i = 0; i < 1 + this.int(4); i++) chars[this.int(chars.length)] = String.fromCharCode(this.int(256));
+    for (let i = 0; i < 1 + this.int(4); i++)
+      chars[this.int(chars.length)] = String.fromCharCode(this.int(256));
     return chars.join('');
   }
 }

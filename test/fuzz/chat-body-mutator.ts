@@ -6,11 +6,31 @@ import { BodyMutator, NOT_OBJECTS, seededRandom } from './body-mutator';
 
 export { seededRandom };
 
-const FIELDS = ['model', 'messages', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'n', 'stop', 'stream', 'stream_options', 'thinking', 'tools', 'tool_choice', 'response_format', 'user', 'seed'];
+const FIELDS = [
+  'model',
+  'messages',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'n',
+  'stop',
+  'stream',
+  'stream_options',
+  'thinking',
+  'tools',
+  'tool_choice',
+  'response_format',
+  'user',
+  'seed',
+];
 
 export class ChatBodyMutator extends BodyMutator {
   protected base(): Record<string, unknown> {
-    const body: Record<string, unknown> = { model: this.pick(['echo', 'echo', 'echo', 'nope', '']), messages: [{ role: 'user', content: this.text(40) }] };
+    const body: Record<string, unknown> = {
+      model: this.pick(['echo', 'echo', 'echo', 'nope', '']),
+      messages: [{ role: 'user', content: this.text(40) }],
+    };
     if (this.random() < 0.3) body.max_tokens = 1 + this.int(100);
     if (this.random() < 0.2) body.stream = true;
     if (this.random() < 0.2) body.temperature = this.random() * 2;
@@ -26,9 +46,14 @@ export class ChatBodyMutator extends BodyMutator {
     else if (choice === 3) body.messages = this.messages();
     else if (choice === 4) body[field] = this.nested(1 + this.int(200));
     else if (choice === 5) body[this.text(12)] = this.value(0);
-    else if (choice === 6) body.messages = [{ role: this.pick(['user', 'system', 'assistant', 'tool', 'robot', '']), content: this.value(0) }];
-    else if (choice === 7) body[field] = this.pick([1e308, -0, 2 ** 53 + 1, -1, 0, 0.5, 1e-300, Number.MAX_SAFE_INTEGER]);
-    else if (choice === 8) body.messages = [{ role: 'user', content: 'x'.repeat(this.int(200_000)) }]; // one long run: linear tokenizing
+    else if (choice === 6)
+      body.messages = [
+        { role: this.pick(['user', 'system', 'assistant', 'tool', 'robot', '']), content: this.value(0) },
+      ];
+    else if (choice === 7)
+      body[field] = this.pick([1e308, -0, 2 ** 53 + 1, -1, 0, 0.5, 1e-300, Number.MAX_SAFE_INTEGER]);
+    else if (choice === 8)
+      body.messages = [{ role: 'user', content: 'x'.repeat(this.int(200_000)) }]; // one long run: linear tokenizing
     else body.messages = this.withStrayItem(Array.isArray(body.messages) ? body.messages : []); // where a message belongs, no message
   }
 
@@ -39,10 +64,20 @@ export class ChatBodyMutator extends BodyMutator {
   private messages(): unknown {
     const count = this.int(6);
     return Array.from({ length: count }, () => {
-      const message: Record<string, unknown> = { role: this.pick(['user', 'system', 'developer', 'assistant', 'tool']), content: this.value(0) };
+      const message: Record<string, unknown> = {
+        role: this.pick(['user', 'system', 'developer', 'assistant', 'tool']),
+        content: this.value(0),
+      };
       if (this.random() < 0.3) message.tool_call_id = this.value(0);
       if (this.random() < 0.2) message.tool_calls = this.value(0);
-      if (this.random() < 0.2) message.content = [{ type: this.pick(['text', 'image_url', 'input_audio', '']), text: this.value(1), image_url: this.value(1) }];
+      if (this.random() < 0.2)
+        message.content = [
+          {
+            type: this.pick(['text', 'image_url', 'input_audio', '']),
+            text: this.value(1),
+            image_url: this.value(1),
+          },
+        ];
       return message;
     });
   }

@@ -9,7 +9,12 @@ const openai = createOpenAI({ baseURL, apiKey });
 
 const weather = tool({
   description: 'Weather for a city',
-  inputSchema: jsonSchema({ type: 'object', properties: { query: { type: 'string' } }, required: ['query'], additionalProperties: false }),
+  inputSchema: jsonSchema({
+    type: 'object',
+    properties: { query: { type: 'string' } },
+    required: ['query'],
+    additionalProperties: false,
+  }),
   execute: async ({ query }) => `sunny in ${query}`,
 });
 
@@ -27,7 +32,20 @@ if (scenario === 'generate') {
   }
   result = { text, chunks, usage: await stream.usage, finishReason: await stream.finishReason };
 } else if (scenario === 'tool') {
-  const { text, steps, usage } = await generateText({ model: openai(model), prompt, tools: { get_weather: weather }, stopWhen: stepCountIs(3) });
-  result = { text, steps: steps.map((step) => ({ toolCalls: step.toolCalls.map((c) => ({ name: c.toolName, input: c.input })), toolResults: step.toolResults.map((r) => r.output), finishReason: step.finishReason })), usage };
+  const { text, steps, usage } = await generateText({
+    model: openai(model),
+    prompt,
+    tools: { get_weather: weather },
+    stopWhen: stepCountIs(3),
+  });
+  result = {
+    text,
+    steps: steps.map((step) => ({
+      toolCalls: step.toolCalls.map((c) => ({ name: c.toolName, input: c.input })),
+      toolResults: step.toolResults.map((r) => r.output),
+      finishReason: step.finishReason,
+    })),
+    usage,
+  };
 } else throw new Error(`unknown scenario ${scenario}`);
 process.stdout.write(JSON.stringify(result));

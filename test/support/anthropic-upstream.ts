@@ -25,51 +25,105 @@ export class AnthropicUpstream extends StandInServer {
     return `${this.origin}/v1`;
   }
 
-  protected async handle({ path, headers, body }: RecordedRequest, _req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (path !== '/v1/messages' && path !== '/v1/messages/count_tokens') return error(res, 404, 'not_found_error', 'Not found');
-    if (headers['x-api-key'] !== 'upstream-secret-key') return error(res, 401, 'authentication_error', 'invalid x-api-key');
-    if (!headers['anthropic-version']) return error(res, 400, 'invalid_request_error', 'anthropic-version header is required');
+  protected async handle(
+    { path, headers, body }: RecordedRequest,
+    _req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
+    if (path !== '/v1/messages' && path !== '/v1/messages/count_tokens')
+      return error(res, 404, 'not_found_error', 'Not found');
+    if (headers['x-api-key'] !== 'upstream-secret-key')
+      return error(res, 401, 'authentication_error', 'invalid x-api-key');
+    if (!headers['anthropic-version'])
+      return error(res, 400, 'invalid_request_error', 'anthropic-version header is required');
     // As Anthropic's request validation: each message an object with a role and string-or-blocks content.
     const malformed = messageProblem(body.messages);
     if (malformed) return error(res, 400, 'invalid_request_error', malformed);
     // Thinking blocks replayed from earlier turns must carry a signature this server made.
     for (const [i, message] of (Array.isArray(body.messages) ? body.messages : []).entries()) {
       for (const block of Array.isArray(message.content) ? message.content : []) {
-        if (block.type === 'thinking' && !String(block.signature).startsWith('sig-')) return error(res, 400, 'invalid_request_error', `messages.${i}.content: Invalid \`signature\` in \`thinking\` block`);
+        if (block.type === 'thinking' && !String(block.signature).startsWith('sig-'))
+          return error(
+            res,
+            400,
+            'invalid_request_error',
+            `messages.${i}.content: Invalid \`signature\` in \`thinking\` block`,
+          );
       }
     }
     if (path === '/v1/messages/count_tokens') {
-      if (!Array.isArray(body.messages)) return error(res, 400, 'invalid_request_error', 'messages: Field required');
-      const counted = body.messages.reduce((n: number, m: { content: unknown }) => n + words(JSON.stringify(m.content)), 0) + words(JSON.stringify(body.system ?? ''));
+      if (!Array.isArray(body.messages))
+        return error(res, 400, 'invalid_request_error', 'messages: Field required');
+      const counted =
+        body.messages.reduce(
+          (n: number, m: { content: unknown }) => n + words(JSON.stringify(m.content)),
+          0,
+        ) + words(JSON.stringify(body.system ?? ''));
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ input_tokens: counted }));
       return;
     }
-    if (typeof body.max_tokens !== 'number') return error(res, 400, 'invalid_request_error', 'max_tokens: Field required');
-    if (!Array.isArray(body.messages)) return error(res, 400, 'invalid_request_error', 'messages: Field required');
-    if (body.messages.some((m: { role: string }) => m.role === 'system')) return error(res, 400, 'invalid_request_error', 'messages: Unexpected role "system"');
+    if (typeof body.max_tokens !== 'number')
+      return error(res, 400, 'invalid_request_error', 'max_tokens: Field required');
+    if (!Array.isArray(body.messages))
+      return error(res, 400, 'invalid_request_error', 'messages: Field required');
+    if (body.messages.some((m: { role: string }) => m.role === 'system'))
+      return error(res, 400, 'invalid_request_error', 'messages: Unexpected role "system"');
     const thinking = body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive';
-    if (body.thinking?.type === 'enabled' && (body.thinking.budget_tokens < 1024 || body.thinking.budget_tokens >= body.max_tokens)) {
-      return error(res, 400, 'invalid_request_error', 'thinking.budget_tokens: must be >= 1024 and less than max_tokens');
+    if (
+      body.thinking?.type === 'enabled' &&
+      (body.thinking.budget_tokens < 1024 || body.thinking.budget_tokens >= body.max_tokens)
+    ) {
+      return error(
+        res,
+        400,
+        'invalid_request_error',
+        'thinking.budget_tokens: must be >= 1024 and less than max_tokens',
+      );
     }
     if (body.model === 'claude-overloaded') return error(res, 529, 'overloaded_error', 'Overloaded');
 
     const last = body.messages[body.messages.length - 1];
-    const lastBlocks: Array<Record<string, any>> = typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : last.content;
+    const lastBlocks: Array<Record<string, any>> =
+      typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : last.content;
     const toolResult = lastBlocks.find((b) => b.type === 'tool_result');
-    const userText = lastBlocks.filter((b) => b.type === 'text').map((b) => b.text).join(' ');
+    const userText = lastBlocks
+      .filter((b) => b.type === 'text')
+      .map((b) => b.text)
+      .join(' ');
     const blocks: Array<Record<string, any>> = [];
-    if (thinking) blocks.push({ type: 'thinking', thinking: `Let me think about ${userText || 'the tool result'}.`, signature: `sig-${Buffer.from(userText).toString('base64')}` });
+    if (thinking)
+      blocks.push({
+        type: 'thinking',
+        thinking: `Let me think about ${userText || 'the tool result'}.`,
+        signature: `sig-${Buffer.from(userText).toString('base64')}`,
+      });
     let stopReason = 'end_turn';
-    if (toolResult) blocks.push({ type: 'text', text: `tool said: ${typeof toolResult.content === 'string' ? toolResult.content : JSON.stringify(toolResult.content)}`, citations: null });
+    if (toolResult)
+      blocks.push({
+        type: 'text',
+        text: `tool said: ${typeof toolResult.content === 'string' ? toolResult.content : JSON.stringify(toolResult.content)}`,
+        citations: null,
+      });
     else if (Array.isArray(body.tools) && body.tools.length && body.tool_choice?.type !== 'none') {
       const asked = requestedToolCall(userText);
-      blocks.push({ type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: asked?.name ?? body.tools[0].name, input: asked?.input ?? { query: userText }, caller: { type: 'direct' } });
+      blocks.push({
+        type: 'tool_use',
+        id: 'toolu_01A09q90qw90lq917835lq9',
+        name: asked?.name ?? body.tools[0].name,
+        input: asked?.input ?? { query: userText },
+        caller: { type: 'direct' },
+      });
       stopReason = 'tool_use';
     } else blocks.push({ type: 'text', text: `echo: ${userText}`, citations: null });
 
-    const inputWords = body.messages.reduce((n: number, m: { content: unknown }) => n + words(JSON.stringify(m.content)), 0) + words(String(body.system ?? ''));
-    const outputTokens = blocks.reduce((n, b) => n + words(String(b.text ?? b.thinking ?? JSON.stringify(b.input ?? ''))), 0);
+    const inputWords =
+      body.messages.reduce((n: number, m: { content: unknown }) => n + words(JSON.stringify(m.content)), 0) +
+      words(String(body.system ?? ''));
+    const outputTokens = blocks.reduce(
+      (n, b) => n + words(String(b.text ?? b.thinking ?? JSON.stringify(b.input ?? ''))),
+      0,
+    );
     const usage = {
       input_tokens: inputWords,
       cache_creation_input_tokens: 2,
@@ -82,7 +136,19 @@ export class AnthropicUpstream extends StandInServer {
       service_tier: 'standard',
       speed: 'standard',
     };
-    const message = { id: 'msg_013Zva2CMHLNnXjNJJKqJ2EF', type: 'message', role: 'assistant', model: `${body.model}-20250514`, content: blocks, stop_reason: stopReason, stop_sequence: null, stop_details: null, container: null, diagnostics: null, usage };
+    const message = {
+      id: 'msg_013Zva2CMHLNnXjNJJKqJ2EF',
+      type: 'message',
+      role: 'assistant',
+      model: `${body.model}-20250514`,
+      content: blocks,
+      stop_reason: stopReason,
+      stop_sequence: null,
+      stop_details: null,
+      container: null,
+      diagnostics: null,
+      usage,
+    };
 
     if (!body.stream) {
       res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_standin' });
@@ -90,19 +156,35 @@ export class AnthropicUpstream extends StandInServer {
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const send = (event: string, data: object) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
-    send('message_start', { message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } });
+    const send = (event: string, data: object) =>
+      res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
+    send('message_start', {
+      message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+    });
     send('ping', {});
     for (const [index, block] of blocks.entries()) {
       if (block.type === 'thinking') {
-        send('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
-        for (const word of block.thinking.split(/(?<= )/)) send('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: word } });
-        send('content_block_delta', { index, delta: { type: 'signature_delta', signature: block.signature } });
+        send('content_block_start', {
+          index,
+          content_block: { type: 'thinking', thinking: '', signature: '' },
+        });
+        for (const word of block.thinking.split(/(?<= )/))
+          send('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: word } });
+        send('content_block_delta', {
+          index,
+          delta: { type: 'signature_delta', signature: block.signature },
+        });
       } else if (block.type === 'tool_use') {
         send('content_block_start', { index, content_block: { ...block, input: {} } });
         const json = JSON.stringify(block.input);
-        send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(0, 5) } });
-        send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(5) } });
+        send('content_block_delta', {
+          index,
+          delta: { type: 'input_json_delta', partial_json: json.slice(0, 5) },
+        });
+        send('content_block_delta', {
+          index,
+          delta: { type: 'input_json_delta', partial_json: json.slice(5) },
+        });
       } else {
         send('content_block_start', { index, content_block: { type: 'text', text: '', citations: null } });
         for (const [i, word] of block.text.split(/(?<= )/).entries()) {
@@ -117,10 +199,23 @@ export class AnthropicUpstream extends StandInServer {
       }
       send('content_block_stop', { index });
     }
-    const { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens_details, server_tool_use } = usage;
+    const {
+      input_tokens,
+      cache_creation_input_tokens,
+      cache_read_input_tokens,
+      output_tokens_details,
+      server_tool_use,
+    } = usage;
     send('message_delta', {
       delta: { stop_reason: stopReason, stop_sequence: null, stop_details: null, container: null },
-      usage: { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens: outputTokens, output_tokens_details, server_tool_use },
+      usage: {
+        input_tokens,
+        cache_creation_input_tokens,
+        cache_read_input_tokens,
+        output_tokens: outputTokens,
+        output_tokens_details,
+        server_tool_use,
+      },
     });
     send('message_stop', {});
     res.end();
@@ -128,7 +223,11 @@ export class AnthropicUpstream extends StandInServer {
 }
 
 function error(res: ServerResponse, status: number, type: string, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_standin', ...(status === 429 ? { 'retry-after': '3' } : {}) });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'request-id': 'req_standin',
+    ...(status === 429 ? { 'retry-after': '3' } : {}),
+  });
   res.end(JSON.stringify({ type: 'error', error: { type, message }, request_id: 'req_standin' }));
 }
 
@@ -137,12 +236,20 @@ function messageProblem(messages: unknown): string | null {
   if (messages === undefined) return null;
   if (!Array.isArray(messages)) return 'messages: Input should be a valid list';
   for (const [i, message] of messages.entries()) {
-    if (typeof message !== 'object' || message === null || Array.isArray(message)) return `messages.${i}: Input should be a valid dictionary or object to extract fields from`;
+    if (typeof message !== 'object' || message === null || Array.isArray(message))
+      return `messages.${i}: Input should be a valid dictionary or object to extract fields from`;
     const { content } = message as { content?: unknown };
     if (typeof content === 'string') continue;
     if (!Array.isArray(content)) return `messages.${i}.content: Input should be a valid string or list`;
-    const bad = content.findIndex((block) => typeof block !== 'object' || block === null || Array.isArray(block) || typeof (block as { type?: unknown }).type !== 'string');
-    if (bad >= 0) return `messages.${i}.content.${bad}: Input should be a valid dictionary or object to extract fields from`;
+    const bad = content.findIndex(
+      (block) =>
+        typeof block !== 'object' ||
+        block === null ||
+        Array.isArray(block) ||
+        typeof (block as { type?: unknown }).type !== 'string',
+    );
+    if (bad >= 0)
+      return `messages.${i}.content.${bad}: Input should be a valid dictionary or object to extract fields from`;
   }
   return null;
 }

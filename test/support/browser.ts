@@ -12,7 +12,11 @@ export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     const aptGet = (...args: string[]) => {
       const argv = process.getuid?.() === 0 ? ['apt-get', ...args] : ['sudo', '-n', 'apt-get', ...args];
-      execFileSync(argv[0], argv.slice(1), { stdio: 'ignore', timeout: 600_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+      execFileSync(argv[0], argv.slice(1), {
+        stdio: 'ignore',
+        timeout: 600_000,
+        env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      });
     };
     try {
       aptGet('install', '-y', '--no-install-recommends', 'chromium');

@@ -45,7 +45,9 @@ const timer = setInterval(() => {
 timer.unref();
 
 process.on('SIGUSR2', () => {
-  process.stderr.write(`${JSON.stringify({ eventLoopProbe: { maxCpuMs: maxCpuNs / 1e6, maxWallMs: Number(maxWallNs) / 1e6, ticks } })}\n`);
+  process.stderr.write(
+    `${JSON.stringify({ eventLoopProbe: { maxCpuMs: maxCpuNs / 1e6, maxWallMs: Number(maxWallNs) / 1e6, ticks } })}\n`,
+  );
   maxCpuNs = 0;
   maxWallNs = 0n;
   ticks = 0;

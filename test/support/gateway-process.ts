@@ -19,7 +19,12 @@ export interface RunningProcess {
   exit: Promise<number | null>;
 }
 
-export function run(configPath: string, env: Record<string, string> = {}, script = MAIN, args: string[] = []): RunningProcess {
+export function run(
+  configPath: string,
+  env: Record<string, string> = {},
+  script = MAIN,
+  args: string[] = [],
+): RunningProcess {
   let output = '';
   const child = spawn(process.execPath, [script, ...args], {
     env: { PATH: process.env.PATH, SWITCHYARD_CONFIG: configPath, ...env },
@@ -41,7 +46,11 @@ export async function waitForListening(output: () => string): Promise<string> {
 }
 
 /** Runs the CLI to completion; resolves with its exit code and output. */
-export async function runCli(configPath: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; output: string }> {
+export async function runCli(
+  configPath: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; output: string }> {
   let stdout = '';
   const proc = run(configPath, env, CLI, args);
   proc.child.stdout!.on('data', (d) => (stdout += d));

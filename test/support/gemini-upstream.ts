@@ -28,72 +28,158 @@ export class GeminiUpstream extends StandInServer {
    * -> `{embeddings: [{values}]}` (no usage in Gemini's answer). Vectors derive from the text (equal texts, equal
    * vectors), 6 long unless outputDimensionality says otherwise.
    */
-  private embed(model: string, headers: RecordedRequest['headers'], body: Record<string, any>, res: ServerResponse): void {
-    if (headers['x-goog-api-key'] !== 'upstream-secret-key') return error(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.');
-    if (!Array.isArray(body.requests)) return error(res, 400, 'INVALID_ARGUMENT', '* BatchEmbedContentsRequest.requests: requests is not specified');
+  private embed(
+    model: string,
+    headers: RecordedRequest['headers'],
+    body: Record<string, any>,
+    res: ServerResponse,
+  ): void {
+    if (headers['x-goog-api-key'] !== 'upstream-secret-key')
+      return error(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.');
+    if (!Array.isArray(body.requests))
+      return error(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        '* BatchEmbedContentsRequest.requests: requests is not specified',
+      );
     for (const request of body.requests) {
-      if (request.model !== `models/${model}`) return error(res, 400, 'INVALID_ARGUMENT', `* BatchEmbedContentsRequest.requests[].model: must be models/${model}`);
+      if (request.model !== `models/${model}`)
+        return error(
+          res,
+          400,
+          'INVALID_ARGUMENT',
+          `* BatchEmbedContentsRequest.requests[].model: must be models/${model}`,
+        );
     }
-    const embeddings = body.requests.map((request: { content: { parts: Array<{ text: string }> }; outputDimensionality?: number }) => {
-      const text = request.content.parts.map((part) => part.text).join('');
-      const values = Array.from({ length: request.outputDimensionality ?? 6 }, (_, i) => {
-        let hash = 2166136261 ^ i;
-        for (let c = 0; c < text.length; c++) hash = Math.imul(hash ^ text.charCodeAt(c), 16777619);
-        return ((hash >>> 0) / 4294967295) * 2 - 1;
-      });
-      return { values };
-    });
+    const embeddings = body.requests.map(
+      (request: { content: { parts: Array<{ text: string }> }; outputDimensionality?: number }) => {
+        const text = request.content.parts.map((part) => part.text).join('');
+        const values = Array.from({ length: request.outputDimensionality ?? 6 }, (_, i) => {
+          let hash = 2166136261 ^ i;
+          for (let c = 0; c < text.length; c++) hash = Math.imul(hash ^ text.charCodeAt(c), 16777619);
+          return ((hash >>> 0) / 4294967295) * 2 - 1;
+        });
+        return { values };
+      },
+    );
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ embeddings }));
   }
 
-  protected handle({ path, headers, body }: RecordedRequest, _req: IncomingMessage, res: ServerResponse): void {
+  protected handle(
+    { path, headers, body }: RecordedRequest,
+    _req: IncomingMessage,
+    res: ServerResponse,
+  ): void {
     const embed = /^\/v1beta\/models\/([^/:]+):batchEmbedContents$/.exec(path);
     if (embed) return this.embed(embed[1], headers, body, res);
-    const route = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)(\?alt=sse)?$/.exec(path);
+    const route = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)(\?alt=sse)?$/.exec(
+      path,
+    );
     if (!route) return error(res, 404, 'NOT_FOUND', `Path ${path} not found`);
-    if (headers['x-goog-api-key'] !== 'upstream-secret-key') return error(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.');
+    if (headers['x-goog-api-key'] !== 'upstream-secret-key')
+      return error(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.');
     const [, model, method] = route;
-    if (model === 'gemini-exhausted') return error(res, 429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).');
-    if (!Array.isArray(body.contents)) return error(res, 400, 'INVALID_ARGUMENT', '* GenerateContentRequest.contents: contents is not specified');
+    if (model === 'gemini-exhausted')
+      return error(res, 429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).');
+    if (!Array.isArray(body.contents))
+      return error(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        '* GenerateContentRequest.contents: contents is not specified',
+      );
 
     const last = body.contents[body.contents.length - 1];
     const functionResponse = last.parts.find((p: any) => p.functionResponse)?.functionResponse;
-    const userText = last.parts.filter((p: any) => typeof p.text === 'string').map((p: any) => p.text).join(' ');
+    const userText = last.parts
+      .filter((p: any) => typeof p.text === 'string')
+      .map((p: any) => p.text)
+      .join(' ');
     const thinking = body.generationConfig?.thinkingConfig;
     const parts: Array<Record<string, any>> = [];
-    if (thinking?.includeThoughts && thinking.thinkingBudget > 0) parts.push({ text: `Thinking about ${userText || 'the result'}.`, thought: true });
+    if (thinking?.includeThoughts && thinking.thinkingBudget > 0)
+      parts.push({ text: `Thinking about ${userText || 'the result'}.`, thought: true });
     const declarations = body.tools?.[0]?.functionDeclarations;
-    if (functionResponse) parts.push({ text: `tool ${functionResponse.name} said: ${JSON.stringify(functionResponse.response)}` });
-    else if (declarations?.length && body.toolConfig?.functionCallingConfig?.mode !== 'NONE') parts.push({ functionCall: { name: declarations[0].name, args: { query: userText } } });
+    if (functionResponse)
+      parts.push({
+        text: `tool ${functionResponse.name} said: ${JSON.stringify(functionResponse.response)}`,
+      });
+    else if (declarations?.length && body.toolConfig?.functionCallingConfig?.mode !== 'NONE')
+      parts.push({ functionCall: { name: declarations[0].name, args: { query: userText } } });
     else parts.push({ text: `echo: ${userText}` });
 
     const count = Math.max(1, Number(body.generationConfig?.candidateCount ?? 1));
-    const candidates = Array.from({ length: count }, (_, i) => (i === 0 ? parts : parts.map((p) => (typeof p.text === 'string' && !p.thought ? { ...p, text: `${p.text} (answer ${i + 1} of ${count})` } : p))));
-    const promptTokenCount = body.contents.reduce((n: number, c: any) => n + words(JSON.stringify(c.parts)), 0);
-    const thoughtsOf = (ps: Array<Record<string, any>>) => ps.filter((p) => p.thought).reduce((n, p) => n + words(p.text), 0);
-    const answerOf = (ps: Array<Record<string, any>>) => ps.filter((p) => !p.thought).reduce((n, p) => n + words(p.text ?? JSON.stringify(p.functionCall)), 0);
+    const candidates = Array.from({ length: count }, (_, i) =>
+      i === 0
+        ? parts
+        : parts.map((p) =>
+            typeof p.text === 'string' && !p.thought
+              ? { ...p, text: `${p.text} (answer ${i + 1} of ${count})` }
+              : p,
+          ),
+    );
+    const promptTokenCount = body.contents.reduce(
+      (n: number, c: any) => n + words(JSON.stringify(c.parts)),
+      0,
+    );
+    const thoughtsOf = (ps: Array<Record<string, any>>) =>
+      ps.filter((p) => p.thought).reduce((n, p) => n + words(p.text), 0);
+    const answerOf = (ps: Array<Record<string, any>>) =>
+      ps.filter((p) => !p.thought).reduce((n, p) => n + words(p.text ?? JSON.stringify(p.functionCall)), 0);
     const usageOf = (perCandidate: Array<Array<Record<string, any>>>) => {
       const thoughtsTokenCount = perCandidate.reduce((n, ps) => n + thoughtsOf(ps), 0);
       const candidatesTokenCount = perCandidate.reduce((n, ps) => n + answerOf(ps), 0);
-      return { promptTokenCount, candidatesTokenCount, totalTokenCount: promptTokenCount + candidatesTokenCount + thoughtsTokenCount, ...(thoughtsTokenCount ? { thoughtsTokenCount } : {}) };
+      return {
+        promptTokenCount,
+        candidatesTokenCount,
+        totalTokenCount: promptTokenCount + candidatesTokenCount + thoughtsTokenCount,
+        ...(thoughtsTokenCount ? { thoughtsTokenCount } : {}),
+      };
     };
     const base = { modelVersion: `${model}-001`, responseId: 'resp-standin' };
 
     if (method === 'generateContent') {
       res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
-      res.end(JSON.stringify({ candidates: candidates.map((ps, index) => ({ content: { role: 'model', parts: ps }, finishReason: 'STOP', index })), usageMetadata: usageOf(candidates), ...base }));
+      res.end(
+        JSON.stringify({
+          candidates: candidates.map((ps, index) => ({
+            content: { role: 'model', parts: ps },
+            finishReason: 'STOP',
+            index,
+          })),
+          usageMetadata: usageOf(candidates),
+          ...base,
+        }),
+      );
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     // One event per step: each unfinished candidate's next part (text parts split by word), finishReason with a
     // candidate's last part, usage cumulative over what every candidate has sent so far.
-    const pieces = candidates.map((ps) => ps.flatMap((p) => (typeof p.text === 'string' ? p.text.split(/(?<= )/).map((text: string) => ({ ...p, text })) : [p])));
+    const pieces = candidates.map((ps) =>
+      ps.flatMap((p) =>
+        typeof p.text === 'string' ? p.text.split(/(?<= )/).map((text: string) => ({ ...p, text })) : [p],
+      ),
+    );
     const steps = Math.max(...pieces.map((list) => list.length));
     for (let step = 0; step < steps; step++) {
       const sent = pieces.map((list) => list.slice(0, step + 1));
-      const now = pieces.flatMap((list, index) => (step < list.length ? [{ content: { role: 'model', parts: [list[step]] }, index, ...(step === list.length - 1 ? { finishReason: 'STOP' } : {}) }] : []));
-      res.write(`data: ${JSON.stringify({ candidates: now, usageMetadata: usageOf(sent), ...base })}\r\n\r\n`);
+      const now = pieces.flatMap((list, index) =>
+        step < list.length
+          ? [
+              {
+                content: { role: 'model', parts: [list[step]] },
+                index,
+                ...(step === list.length - 1 ? { finishReason: 'STOP' } : {}),
+              },
+            ]
+          : [],
+      );
+      res.write(
+        `data: ${JSON.stringify({ candidates: now, usageMetadata: usageOf(sent), ...base })}\r\n\r\n`,
+      );
     }
     res.end();
   }

@@ -11,7 +11,11 @@ const VERSION = '1.37.0';
 export function ensureKubernetesValidate(): string {
   if (!existsSync(BIN)) {
     execFileSync('python3', ['-m', 'venv', VENV], { stdio: 'ignore', timeout: 120_000 });
-    execFileSync(join(VENV, 'bin/pip'), ['install', '--quiet', '--disable-pip-version-check', `kubernetes-validate==${VERSION}`], { stdio: 'ignore', timeout: 600_000 });
+    execFileSync(
+      join(VENV, 'bin/pip'),
+      ['install', '--quiet', '--disable-pip-version-check', `kubernetes-validate==${VERSION}`],
+      { stdio: 'ignore', timeout: 600_000 },
+    );
   }
   return BIN;
 }

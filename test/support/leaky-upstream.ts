@@ -39,12 +39,18 @@ export class LeakyUpstream extends StandInServer {
     return `${this.origin}/${family}/${family === 'gemini' ? 'v1beta' : 'v1'}`;
   }
 
-  protected handle({ path, headers, body }: RecordedRequest, _req: IncomingMessage, res: ServerResponse): void {
+  protected handle(
+    { path, headers, body }: RecordedRequest,
+    _req: IncomingMessage,
+    res: ServerResponse,
+  ): void {
     const gemini = /^\/gemini\/v1beta\/models\/([^/:]+):(\w+)/.exec(path);
     const model = gemini ? gemini[1] : String(body.model);
     const [, form, what] = /^leak\.(\w+)\.(\w+)$/.exec(model) ?? [];
     if (!form) return void res.writeHead(404).end();
-    const key = String(headers.authorization ?? '').replace(/^Bearer /, '') || String(headers['x-api-key'] ?? headers['x-goog-api-key'] ?? '');
+    const key =
+      String(headers.authorization ?? '').replace(/^Bearer /, '') ||
+      String(headers['x-api-key'] ?? headers['x-goog-api-key'] ?? '');
     const k = keyIn(form as KeyForm, key);
     const status = Number(what);
 
@@ -70,19 +76,40 @@ export class LeakyUpstream extends StandInServer {
           temperature: 1,
           top_p: 1,
         };
-        const failed = { ...response, status: 'failed', error: { code: k, message: `Key ${k} was refused.` } };
+        const failed = {
+          ...response,
+          status: 'failed',
+          error: { code: k, message: `Key ${k} was refused.` },
+        };
         // Not streamed, the code must stay in the spec's enum (the gateway passes a native Response on as it came).
-        if (!body.stream) return json(res, 200, { ...failed, error: { code: 'server_error', message: `Key ${k} was refused.` } });
+        if (!body.stream)
+          return json(res, 200, {
+            ...failed,
+            error: { code: 'server_error', message: `Key ${k} was refused.` },
+          });
         sse(res, [
           ['response.created', { type: 'response.created', sequence_number: 0, response }],
           what === 'failed'
             ? ['response.failed', { type: 'response.failed', sequence_number: 1, response: failed }]
-            : ['error', { type: 'error', sequence_number: 1, code: k, message: `Key ${k} was refused.`, param: k }],
+            : [
+                'error',
+                { type: 'error', sequence_number: 1, code: k, message: `Key ${k} was refused.`, param: k },
+              ],
         ]);
         return;
       }
-      const chunk = (delta: object) => ({ id: 'chatcmpl-leak', object: 'chat.completion.chunk', created: 0, model, choices: [{ index: 0, delta, finish_reason: null }] });
-      sse(res, [[undefined, chunk({ role: 'assistant', content: '' })], [undefined, chunk({ content: 'partial ' })], [undefined, { error }]]);
+      const chunk = (delta: object) => ({
+        id: 'chatcmpl-leak',
+        object: 'chat.completion.chunk',
+        created: 0,
+        model,
+        choices: [{ index: 0, delta, finish_reason: null }],
+      });
+      sse(res, [
+        [undefined, chunk({ role: 'assistant', content: '' })],
+        [undefined, chunk({ content: 'partial ' })],
+        [undefined, { error }],
+      ]);
       return;
     }
     if (path.startsWith('/anthropic/')) {
@@ -101,18 +128,54 @@ export class LeakyUpstream extends StandInServer {
         service_tier: 'standard',
         speed: 'standard',
       };
-      const message = { id: 'msg_leak', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, stop_details: null, container: null, diagnostics: null, usage };
+      const message = {
+        id: 'msg_leak',
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        stop_details: null,
+        container: null,
+        diagnostics: null,
+        usage,
+      };
       sse(res, [
         ['message_start', { type: 'message_start', message }],
-        ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '', citations: null } }],
-        ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'partial ' } }],
+        [
+          'content_block_start',
+          {
+            type: 'content_block_start',
+            index: 0,
+            content_block: { type: 'text', text: '', citations: null },
+          },
+        ],
+        [
+          'content_block_delta',
+          { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'partial ' } },
+        ],
         ['error', { type: 'error', error }],
       ]);
       return;
     }
-    const error = { code: status || 400, message: `API key not valid: ${k}`, status: k, details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: k }] };
+    const error = {
+      code: status || 400,
+      message: `API key not valid: ${k}`,
+      status: k,
+      details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: k }],
+    };
     if (status) return json(res, status, { error });
-    sse(res, [[undefined, { candidates: [{ content: { role: 'model', parts: [{ text: 'partial ' }] }, index: 0 }], modelVersion: model }], [undefined, { error }]]);
+    sse(res, [
+      [
+        undefined,
+        {
+          candidates: [{ content: { role: 'model', parts: [{ text: 'partial ' }] }, index: 0 }],
+          modelVersion: model,
+        },
+      ],
+      [undefined, { error }],
+    ]);
   }
 }
 
@@ -123,6 +186,7 @@ function json(res: ServerResponse, status: number, body: object, headers: Record
 
 function sse(res: ServerResponse, events: Array<[string | undefined, object]>): void {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  for (const [event, data] of events) res.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
+  for (const [event, data] of events)
+    res.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
   res.end();
 }

@@ -10,7 +10,13 @@ export interface LoadTally {
  * `during` settles; then waits for the requests in flight. Counts into `tally` as it goes, so `during` can
  * watch progress.
  */
-export async function loadUntil(urls: string[], token: string, concurrency: number, tally: LoadTally, during: () => Promise<void>): Promise<void> {
+export async function loadUntil(
+  urls: string[],
+  token: string,
+  concurrency: number,
+  tally: LoadTally,
+  during: () => Promise<void>,
+): Promise<void> {
   let running = true;
   const worker = async (index: number) => {
     for (let i = index; running; i += concurrency) {

@@ -75,10 +75,17 @@ export function ensureEmbeddingModel(): void {
  * loop meanwhile, so the client never saw the gateway close its idle keep-alive socket and the next request went
  * out on a dead one (ECONNRESET, seen in CI).
  */
-export async function referenceTokens(history: unknown[], text: string, functions?: object): Promise<{ prompt: number; text: number }> {
+export async function referenceTokens(
+  history: unknown[],
+  text: string,
+  functions?: object,
+): Promise<{ prompt: number; text: number }> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    [join(__dirname, 'reference-tokens.mjs'), JSON.stringify({ modelPath: LOCAL_MODEL, runtimeDir: LOCAL_RUNTIME, history, text, functions })],
+    [
+      join(__dirname, 'reference-tokens.mjs'),
+      JSON.stringify({ modelPath: LOCAL_MODEL, runtimeDir: LOCAL_RUNTIME, history, text, functions }),
+    ],
     { encoding: 'utf8', timeout: 60_000 },
   );
   return JSON.parse(stdout) as { prompt: number; text: number };

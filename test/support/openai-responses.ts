@@ -13,19 +13,43 @@ import { requestedToolCall, words } from './standin-server';
  * "tool said: <output>"; `reasoner` reasons first (a summary; encrypted when `include` asks).
  */
 export function answerResponses(body: Record<string, any>, res: ServerResponse): void {
-  if (typeof body.model !== 'string') return fail(res, 400, 'Missing required parameter: \'model\'.', 'model');
-  if (body.previous_response_id) return fail(res, 400, `Previous response with id '${body.previous_response_id}' not found.`, 'previous_response_id', 'previous_response_not_found');
-  const items: Array<Record<string, any>> = typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : body.input ?? [];
+  if (typeof body.model !== 'string') return fail(res, 400, "Missing required parameter: 'model'.", 'model');
+  if (body.previous_response_id)
+    return fail(
+      res,
+      400,
+      `Previous response with id '${body.previous_response_id}' not found.`,
+      'previous_response_id',
+      'previous_response_not_found',
+    );
+  const items: Array<Record<string, any>> =
+    typeof body.input === 'string'
+      ? [{ type: 'message', role: 'user', content: body.input }]
+      : (body.input ?? []);
   for (const item of items) {
     if (item.type === 'reasoning' && typeof item.encrypted_content !== 'string') {
-      return fail(res, 400, `Item with id '${item.id}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`, 'input');
+      return fail(
+        res,
+        400,
+        `Item with id '${item.id}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`,
+        'input',
+      );
     }
   }
   const calls = new Set(items.filter((i) => i.type === 'function_call').map((i) => i.call_id));
   for (const output of items.filter((i) => i.type === 'function_call_output')) {
-    if (!calls.has(output.call_id)) return fail(res, 400, `No tool call found for function call output with call_id ${output.call_id}.`, 'input');
+    if (!calls.has(output.call_id))
+      return fail(
+        res,
+        400,
+        `No tool call found for function call output with call_id ${output.call_id}.`,
+        'input',
+      );
   }
-  const textOf = (content: unknown) => (typeof content === 'string' ? content : (content as Array<{ text?: string }>).map((p) => p.text ?? '').join(' '));
+  const textOf = (content: unknown) =>
+    typeof content === 'string'
+      ? content
+      : (content as Array<{ text?: string }>).map((p) => p.text ?? '').join(' ');
   const lastUser = [...items].reverse().find((i) => (i.type ?? 'message') === 'message' && i.role === 'user');
   const userText = lastUser ? textOf(lastUser.content) : '';
   const last = items[items.length - 1];
@@ -34,17 +58,47 @@ export function answerResponses(body: Record<string, any>, res: ServerResponse):
   const output: Array<Record<string, any>> = [];
   if (body.model === 'reasoner') {
     const include: string[] = body.include ?? [];
-    output.push({ id: 'rs_standin1', type: 'reasoning', summary: [{ type: 'summary_text', text: 'Thinking it over.' }], ...(include.includes('reasoning.encrypted_content') ? { encrypted_content: 'enc-standin-reasoning' } : {}) });
+    output.push({
+      id: 'rs_standin1',
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'Thinking it over.' }],
+      ...(include.includes('reasoning.encrypted_content')
+        ? { encrypted_content: 'enc-standin-reasoning' }
+        : {}),
+    });
   }
   if (body.model === 'tool-caller' && last?.type === 'function_call_output') {
     output.push(message(`tool said: ${textOf(last.output)}`));
   } else if (body.model === 'tool-caller' && functionTools.length) {
     const asked = requestedToolCall(userText);
-    output.push({ id: 'fc_standin1', type: 'function_call', status: 'completed', call_id: 'call_resp123', name: asked?.name ?? functionTools[0].name, arguments: JSON.stringify(asked?.input ?? { query: userText }) });
+    output.push({
+      id: 'fc_standin1',
+      type: 'function_call',
+      status: 'completed',
+      call_id: 'call_resp123',
+      name: asked?.name ?? functionTools[0].name,
+      arguments: JSON.stringify(asked?.input ?? { query: userText }),
+    });
   } else output.push(message(`echo: ${userText}`));
 
-  const inputTokens = items.reduce((n, i) => n + words(i.type === 'function_call_output' ? textOf(i.output) : i.content ? textOf(i.content) : ''), 0) + words(String(body.instructions ?? ''));
-  const outputTokens = output.reduce((n, i) => n + words(i.type === 'message' ? i.content[0].text : i.type === 'function_call' ? i.arguments : i.summary[0].text), 0);
+  const inputTokens =
+    items.reduce(
+      (n, i) =>
+        n + words(i.type === 'function_call_output' ? textOf(i.output) : i.content ? textOf(i.content) : ''),
+      0,
+    ) + words(String(body.instructions ?? ''));
+  const outputTokens = output.reduce(
+    (n, i) =>
+      n +
+      words(
+        i.type === 'message'
+          ? i.content[0].text
+          : i.type === 'function_call'
+            ? i.arguments
+            : i.summary[0].text,
+      ),
+    0,
+  );
   const response = {
     id: `resp_standin${Date.now().toString(36)}`,
     object: 'response',
@@ -62,7 +116,13 @@ export function answerResponses(body: Record<string, any>, res: ServerResponse):
     tools: body.tools ?? [],
     tool_choice: body.tool_choice ?? 'auto',
     top_p: body.top_p ?? 1,
-    usage: { input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: outputTokens, output_tokens_details: { reasoning_tokens: body.model === 'reasoner' ? 3 : 0 }, total_tokens: inputTokens + outputTokens },
+    usage: {
+      input_tokens: inputTokens,
+      input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+      output_tokens: outputTokens,
+      output_tokens_details: { reasoning_tokens: body.model === 'reasoner' ? 3 : 0 },
+      total_tokens: inputTokens + outputTokens,
+    },
     metadata: body.metadata ?? {},
   };
   if (!body.stream) {
@@ -72,7 +132,8 @@ export function answerResponses(body: Record<string, any>, res: ServerResponse):
   }
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
   let sequence = 0;
-  const send = (type: string, data: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
+  const send = (type: string, data: object) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
   // No usage while in progress: OpenAI's Response schema has usage as an object, never null.
   const pending: Record<string, unknown> = { ...response, status: 'in_progress', output: [] };
   delete pending.usage;
@@ -81,21 +142,47 @@ export function answerResponses(body: Record<string, any>, res: ServerResponse):
   output.forEach((item, index) => {
     const where = { item_id: item.id, output_index: index };
     if (item.type === 'reasoning') {
-      send('response.output_item.added', { output_index: index, item: { id: item.id, type: 'reasoning', summary: [] } });
-      send('response.reasoning_summary_part.added', { ...where, summary_index: 0, part: { type: 'summary_text', text: '' } });
-      send('response.reasoning_summary_text.delta', { ...where, summary_index: 0, delta: item.summary[0].text });
-      send('response.reasoning_summary_text.done', { ...where, summary_index: 0, text: item.summary[0].text });
+      send('response.output_item.added', {
+        output_index: index,
+        item: { id: item.id, type: 'reasoning', summary: [] },
+      });
+      send('response.reasoning_summary_part.added', {
+        ...where,
+        summary_index: 0,
+        part: { type: 'summary_text', text: '' },
+      });
+      send('response.reasoning_summary_text.delta', {
+        ...where,
+        summary_index: 0,
+        delta: item.summary[0].text,
+      });
+      send('response.reasoning_summary_text.done', {
+        ...where,
+        summary_index: 0,
+        text: item.summary[0].text,
+      });
       send('response.reasoning_summary_part.done', { ...where, summary_index: 0, part: item.summary[0] });
     } else if (item.type === 'function_call') {
-      send('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } });
+      send('response.output_item.added', {
+        output_index: index,
+        item: { ...item, status: 'in_progress', arguments: '' },
+      });
       send('response.function_call_arguments.delta', { ...where, delta: item.arguments.slice(0, 4) });
       send('response.function_call_arguments.delta', { ...where, delta: item.arguments.slice(4) });
       send('response.function_call_arguments.done', { ...where, name: item.name, arguments: item.arguments });
     } else {
       const text: string = item.content[0].text;
-      send('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
-      send('response.content_part.added', { ...where, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
-      for (const word of text.split(/(?<= )/)) send('response.output_text.delta', { ...where, content_index: 0, delta: word, logprobs: [] });
+      send('response.output_item.added', {
+        output_index: index,
+        item: { ...item, status: 'in_progress', content: [] },
+      });
+      send('response.content_part.added', {
+        ...where,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+      });
+      for (const word of text.split(/(?<= )/))
+        send('response.output_text.delta', { ...where, content_index: 0, delta: word, logprobs: [] });
       send('response.output_text.done', { ...where, content_index: 0, text, logprobs: [] });
       send('response.content_part.done', { ...where, content_index: 0, part: item.content[0] });
     }
@@ -106,10 +193,22 @@ export function answerResponses(body: Record<string, any>, res: ServerResponse):
 }
 
 function message(text: string): Record<string, any> {
-  return { id: 'msg_standin1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] };
+  return {
+    id: 'msg_standin1',
+    type: 'message',
+    status: 'completed',
+    role: 'assistant',
+    content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+  };
 }
 
-function fail(res: ServerResponse, status: number, message: string, param: string, code: string | null = null): void {
+function fail(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  param: string,
+  code: string | null = null,
+): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ error: { message, type: 'invalid_request_error', param, code } }));
 }

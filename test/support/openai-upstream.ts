@@ -47,7 +47,11 @@ export class OpenAIUpstream extends StandInServer {
     return `${this.origin}/v1`;
   }
 
-  protected async handle(recorded: RecordedRequest, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(
+    recorded: RecordedRequest,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
     const body = recorded.body;
     res.on('close', () => {
       if (!res.writableFinished) this.aborted.push(recorded);
@@ -55,25 +59,61 @@ export class OpenAIUpstream extends StandInServer {
 
     if (req.method === 'POST' && req.url === '/v1/embeddings') return this.embeddings(body, req, res);
     if (req.method === 'POST' && req.url === '/v1/responses') {
-      if (req.headers.authorization !== 'Bearer upstream-secret-key') return this.error(res, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key');
+      if (req.headers.authorization !== 'Bearer upstream-secret-key')
+        return this.error(
+          res,
+          401,
+          'Incorrect API key provided.',
+          'invalid_request_error',
+          'invalid_api_key',
+        );
       const status = /^status-(\d{3})$/.exec(String(body.model));
-      if (status) return this.error(res, Number(status[1]), `Upstream says ${status[1]}`, statusType(Number(status[1])), statusCode(Number(status[1])));
+      if (status)
+        return this.error(
+          res,
+          Number(status[1]),
+          `Upstream says ${status[1]}`,
+          statusType(Number(status[1])),
+          statusCode(Number(status[1])),
+        );
       return answerResponses(body, res);
     }
-    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return this.error(res, 404, 'Not found', 'invalid_request_error', null);
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions')
+      return this.error(res, 404, 'Not found', 'invalid_request_error', null);
     if (req.headers.authorization !== 'Bearer upstream-secret-key') {
-      return this.error(res, 401, 'Incorrect API key provided: upst****-key.', 'invalid_request_error', 'invalid_api_key');
+      return this.error(
+        res,
+        401,
+        'Incorrect API key provided: upst****-key.',
+        'invalid_request_error',
+        'invalid_api_key',
+      );
     }
     const model = String(body.model);
     const status = /^status-(\d{3})$/.exec(model);
-    if (status) return this.error(res, Number(status[1]), `Upstream says ${status[1]}`, statusType(Number(status[1])), statusCode(Number(status[1])));
+    if (status)
+      return this.error(
+        res,
+        Number(status[1]),
+        `Upstream says ${status[1]}`,
+        statusType(Number(status[1])),
+        statusCode(Number(status[1])),
+      );
     if (model === 'leak-key') {
-      return this.error(res, 400, `Bad request from key ${req.headers.authorization?.slice(7)}`, 'invalid_request_error', null);
+      return this.error(
+        res,
+        400,
+        `Bad request from key ${req.headers.authorization?.slice(7)}`,
+        'invalid_request_error',
+        null,
+      );
     }
     if (model === 'hang-headers') return; // never answers, not even headers
-    if (model === 'toggle' && this.failing) return this.error(res, 500, 'Upstream says 500', 'server_error', null);
+    if (model === 'toggle' && this.failing)
+      return this.error(res, 500, 'Upstream says 500', 'server_error', null);
     const flaky = /^flaky-(\d+)$/.exec(model);
-    if (flaky && Math.random() * 100 < Number(flaky[1])) return this.error(res, 500, 'Upstream says 500', 'server_error', null);
+    if (flaky && Math.random() * 100 < Number(flaky[1]))
+      return this.error(res, 500, 'Upstream says 500', 'server_error', null);
     if (model === 'malformed') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('<html>502 Bad Gateway</html>');
       return;
@@ -86,19 +126,40 @@ export class OpenAIUpstream extends StandInServer {
     const messages = body.messages as Array<{ role: string; content: unknown }>;
     const lastUser = [...messages].reverse().find((m) => m.role === 'user');
     const lastMessage = messages[messages.length - 1];
-    const userText = typeof lastUser?.content === 'string' ? lastUser.content : JSON.stringify(lastUser?.content);
-    if (model === 'tool-caller' && Array.isArray(body.tools) && body.tools.length && lastMessage.role !== 'tool') {
-      const parts = Array.isArray(lastUser?.content) ? (lastUser.content as Array<{ type: string; text?: string }>) : [];
-      const asked = requestedToolCall(parts.length ? parts.map((part) => part.text ?? '').join('\n') : userText);
-      return this.toolCall(body, res, asked?.name ?? body.tools[0].function.name, JSON.stringify(asked?.input ?? { query: userText }));
+    const userText =
+      typeof lastUser?.content === 'string' ? lastUser.content : JSON.stringify(lastUser?.content);
+    if (
+      model === 'tool-caller' &&
+      Array.isArray(body.tools) &&
+      body.tools.length &&
+      lastMessage.role !== 'tool'
+    ) {
+      const parts = Array.isArray(lastUser?.content)
+        ? (lastUser.content as Array<{ type: string; text?: string }>)
+        : [];
+      const asked = requestedToolCall(
+        parts.length ? parts.map((part) => part.text ?? '').join('\n') : userText,
+      );
+      return this.toolCall(
+        body,
+        res,
+        asked?.name ?? body.tools[0].function.name,
+        JSON.stringify(asked?.input ?? { query: userText }),
+      );
     }
-    const text = model === 'tool-caller' && lastMessage.role === 'tool' ? `tool said: ${String(lastMessage.content)}` : `echo: ${userText}`;
+    const text =
+      model === 'tool-caller' && lastMessage.role === 'tool'
+        ? `tool said: ${String(lastMessage.content)}`
+        : `echo: ${userText}`;
     const words = text.split(/(?<= )/);
     const maxTokens = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
     const emitted = maxTokens !== undefined ? words.slice(0, maxTokens) : words;
     const finishReason = emitted.length < words.length ? 'length' : 'stop';
     const usage = {
-      prompt_tokens: messages.reduce((n, m) => n + String(typeof m.content === 'string' ? m.content : '').split(/\s+/).length, 0),
+      prompt_tokens: messages.reduce(
+        (n, m) => n + String(typeof m.content === 'string' ? m.content : '').split(/\s+/).length,
+        0,
+      ),
       completion_tokens: emitted.length,
       total_tokens: 0,
     };
@@ -114,7 +175,19 @@ export class OpenAIUpstream extends StandInServer {
           object: 'chat.completion',
           created,
           model: `${model}-2024-08-06`,
-          choices: [{ index: 0, message: { role: 'assistant', content: emitted.join(''), refusal: null, ...(model === 'reasoner' ? { reasoning: 'Thinking it over.' } : {}) }, logprobs: null, finish_reason: finishReason }],
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: 'assistant',
+                content: emitted.join(''),
+                refusal: null,
+                ...(model === 'reasoner' ? { reasoning: 'Thinking it over.' } : {}),
+              },
+              logprobs: null,
+              finish_reason: finishReason,
+            },
+          ],
           usage,
           system_fingerprint: 'fp_standin',
         }),
@@ -122,23 +195,36 @@ export class OpenAIUpstream extends StandInServer {
       return;
     }
 
-    const streamOptions = body.stream_options as { include_usage?: boolean; include_obfuscation?: boolean } | undefined;
+    const streamOptions = body.stream_options as
+      { include_usage?: boolean; include_obfuscation?: boolean } | undefined;
     const includeUsage = streamOptions?.include_usage === true;
     // OpenAI pads every chunk with an `obfuscation` string of random length unless include_obfuscation is false.
     const padded = streamOptions?.include_obfuscation !== false;
-    const base = { id, object: 'chat.completion.chunk', created, model: `${model}-2024-08-06`, system_fingerprint: 'fp_standin' };
+    const base = {
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: `${model}-2024-08-06`,
+      system_fingerprint: 'fp_standin',
+    };
     const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-      res.write(`data: ${JSON.stringify({ ...base, choices, ...(includeUsage ? { usage: null } : {}), ...extra, ...(padded ? { obfuscation: obfuscation() } : {}) })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ ...base, choices, ...(includeUsage ? { usage: null } : {}), ...extra, ...(padded ? { obfuscation: obfuscation() } : {}) })}\n\n`,
+      );
     const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     send([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
-    if (model === 'reasoner') for (const word of ['Thinking ', 'it ', 'over.']) send([{ index: 0, delta: { reasoning: word }, logprobs: null, finish_reason: null }]);
+    if (model === 'reasoner')
+      for (const word of ['Thinking ', 'it ', 'over.'])
+        send([{ index: 0, delta: { reasoning: word }, logprobs: null, finish_reason: null }]);
     for (let i = 0; i < emitted.length; i++) {
       if (res.destroyed) return;
       if (model === 'slow') await wait(this.delayMs);
       send([{ index: 0, delta: { content: emitted[i] }, logprobs: null, finish_reason: null }]);
       if (i === 1 && model === 'midstream-error') {
-        res.end(`data: ${JSON.stringify({ error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: 'server_error' } })}\n\n`);
+        res.end(
+          `data: ${JSON.stringify({ error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: 'server_error' } })}\n\n`,
+        );
         return;
       }
       if (i === 1 && model === 'cut') {
@@ -160,18 +246,64 @@ export class OpenAIUpstream extends StandInServer {
     const call = { id: 'call_abc123', type: 'function', function: { name, arguments: args } };
     if (!body.stream) {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id, object: 'chat.completion', created, model: 'tool-caller-1', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call], refusal: null }, logprobs: null, finish_reason: 'tool_calls' }], usage }));
+      res.end(
+        JSON.stringify({
+          id,
+          object: 'chat.completion',
+          created,
+          model: 'tool-caller-1',
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: null, tool_calls: [call], refusal: null },
+              logprobs: null,
+              finish_reason: 'tool_calls',
+            },
+          ],
+          usage,
+        }),
+      );
       return;
     }
     const includeUsage = body.stream_options?.include_usage === true;
     const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: 'tool-caller-1', choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: 'tool-caller-1', choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`,
+      );
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
-    send([{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, ...call, function: { name, arguments: '' } }] }, logprobs: null, finish_reason: null }]);
-    send([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(0, 4) } }] }, logprobs: null, finish_reason: null }]);
-    send([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(4) } }] }, logprobs: null, finish_reason: null }]);
+    send([
+      {
+        index: 0,
+        delta: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ index: 0, ...call, function: { name, arguments: '' } }],
+        },
+        logprobs: null,
+        finish_reason: null,
+      },
+    ]);
+    send([
+      {
+        index: 0,
+        delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(0, 4) } }] },
+        logprobs: null,
+        finish_reason: null,
+      },
+    ]);
+    send([
+      {
+        index: 0,
+        delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(4) } }] },
+        logprobs: null,
+        finish_reason: null,
+      },
+    ]);
     send([{ index: 0, delta: {}, logprobs: null, finish_reason: 'tool_calls' }]);
-    if (includeUsage) res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: 'tool-caller-1', choices: [], usage })}\n\n`);
+    if (includeUsage)
+      res.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: 'tool-caller-1', choices: [], usage })}\n\n`,
+      );
     res.end('data: [DONE]\n\n');
   }
 
@@ -182,32 +314,69 @@ export class OpenAIUpstream extends StandInServer {
    * `status-<code>` models fail as for chat.
    */
   private embeddings(body: Record<string, any>, req: IncomingMessage, res: ServerResponse): void {
-    if (req.headers.authorization !== 'Bearer upstream-secret-key') return this.error(res, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key');
+    if (req.headers.authorization !== 'Bearer upstream-secret-key')
+      return this.error(res, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key');
     const status = /^status-(\d{3})$/.exec(String(body.model));
-    if (status) return this.error(res, Number(status[1]), `Upstream says ${status[1]}`, statusType(Number(status[1])), statusCode(Number(status[1])));
-    const inputs: unknown[] = typeof body.input === 'string' || (Array.isArray(body.input) && typeof body.input[0] === 'number') ? [body.input] : body.input;
+    if (status)
+      return this.error(
+        res,
+        Number(status[1]),
+        `Upstream says ${status[1]}`,
+        statusType(Number(status[1])),
+        statusCode(Number(status[1])),
+      );
+    const inputs: unknown[] =
+      typeof body.input === 'string' || (Array.isArray(body.input) && typeof body.input[0] === 'number')
+        ? [body.input]
+        : body.input;
     // As OpenAI: text-embedding-3 models make at most 3072 dimensions (a fuzzed 2^40 must not make this stand-in allocate it).
-    if (body.dimensions !== undefined && !(Number.isInteger(body.dimensions) && body.dimensions >= 1 && body.dimensions <= 3072)) {
-      return this.error(res, 400, `Invalid 'dimensions': must be an integer from 1 to 3072.`, 'invalid_request_error', null);
+    if (
+      body.dimensions !== undefined &&
+      !(Number.isInteger(body.dimensions) && body.dimensions >= 1 && body.dimensions <= 3072)
+    ) {
+      return this.error(
+        res,
+        400,
+        `Invalid 'dimensions': must be an integer from 1 to 3072.`,
+        'invalid_request_error',
+        null,
+      );
     }
     const dimensions = typeof body.dimensions === 'number' ? body.dimensions : 8;
     let tokens = 0;
     const data = inputs.map((input, index) => {
       const text = typeof input === 'string' ? input : JSON.stringify(input);
-      tokens += typeof input === 'string' ? input.split(/\s+/).filter(Boolean).length : (input as unknown[]).length;
+      tokens +=
+        typeof input === 'string' ? input.split(/\s+/).filter(Boolean).length : (input as unknown[]).length;
       const vector = Array.from({ length: dimensions }, (_, i) => {
         let hash = 2166136261 ^ i;
         for (let c = 0; c < text.length; c++) hash = Math.imul(hash ^ text.charCodeAt(c), 16777619);
         return ((hash >>> 0) / 4294967295) * 2 - 1;
       });
-      const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector;
+      const embedding =
+        body.encoding_format === 'base64'
+          ? Buffer.from(new Float32Array(vector).buffer).toString('base64')
+          : vector;
       return { object: 'embedding', index, embedding };
     });
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ object: 'list', data, model: `${body.model}-v1`, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
+    res.end(
+      JSON.stringify({
+        object: 'list',
+        data,
+        model: `${body.model}-v1`,
+        usage: { prompt_tokens: tokens, total_tokens: tokens },
+      }),
+    );
   }
 
-  private error(res: ServerResponse, status: number, message: string, type: string, code: string | null): void {
+  private error(
+    res: ServerResponse,
+    status: number,
+    message: string,
+    type: string,
+    code: string | null,
+  ): void {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (status === 429) headers['retry-after'] = this.retryAfter;
     res.writeHead(status, headers);
@@ -228,5 +397,7 @@ function statusCode(status: number): string | null {
 
 /** OpenAI's `obfuscation` padding: random characters of random length, different in every chunk. */
 function obfuscation(): string {
-  return Math.random().toString(36).slice(2, 2 + Math.floor(Math.random() * 10));
+  return Math.random()
+    .toString(36)
+    .slice(2, 2 + Math.floor(Math.random() * 10));
 }

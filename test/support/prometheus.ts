@@ -45,7 +45,8 @@ export class PrometheusServer {
       this.port = await freePort();
       if (await this.tryStart(binary, configYaml)) return;
       await this.stop();
-      if (attempt === 2 || !this.output.includes('address already in use')) throw new Error(`prometheus did not start:\n${this.output}`);
+      if (attempt === 2 || !this.output.includes('address already in use'))
+        throw new Error(`prometheus did not start:\n${this.output}`);
       this.output = '';
     }
   }
@@ -55,14 +56,21 @@ export class PrometheusServer {
     writeFileSync(join(dir, 'prometheus.yml'), configYaml);
     this.child = spawn(
       binary,
-      [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${this.port}`],
+      [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${this.port}`,
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     this.child.stdout!.on('data', (d) => (this.output += d));
     this.child.stderr!.on('data', (d) => (this.output += d));
     for (let i = 0; i < 300; i++) {
       if (this.child.exitCode !== null) break;
-      const ready = await fetch(`${this.url}/-/ready`).then((r) => r.ok, () => false);
+      const ready = await fetch(`${this.url}/-/ready`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ready) return true;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -72,13 +80,19 @@ export class PrometheusServer {
   /** An instant query; returns the result vector. */
   async query(expr: string): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>> {
     const res = await fetch(`${this.url}/api/v1/query?query=${encodeURIComponent(expr)}`);
-    const body = (await res.json()) as { status: string; error?: string; data: { resultType: string; result: any[] } };
+    const body = (await res.json()) as {
+      status: string;
+      error?: string;
+      data: { resultType: string; result: any[] };
+    };
     if (body.status !== 'success') throw new Error(`${expr}: ${body.error}`);
     return body.data.result;
   }
 
   async targetsHealth(): Promise<string[]> {
-    const body = (await (await fetch(`${this.url}/api/v1/targets`)).json()) as { data: { activeTargets: Array<{ health: string; lastError: string }> } };
+    const body = (await (await fetch(`${this.url}/api/v1/targets`)).json()) as {
+      data: { activeTargets: Array<{ health: string; lastError: string }> };
+    };
     return body.data.activeTargets.map((t) => `${t.health}${t.lastError ? `: ${t.lastError}` : ''}`);
   }
 

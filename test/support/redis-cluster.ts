@@ -37,7 +37,11 @@ export class PrivateRedisCluster {
       if (attempt === 3) throw new Error('could not start the cluster nodes on free ports');
       this.base = pickBase();
     }
-    await run('redis-cli', ['--cluster', 'create', ...this.nodes, '--cluster-replicas', '1', '--cluster-yes'], { timeout: 60_000 });
+    await run(
+      'redis-cli',
+      ['--cluster', 'create', ...this.nodes, '--cluster-replicas', '1', '--cluster-yes'],
+      { timeout: 60_000 },
+    );
     await this.waitUntilHealthy();
     await this.waitForReplicas();
   }
@@ -46,7 +50,14 @@ export class PrivateRedisCluster {
   async waitForReplicas(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const replication = await Promise.all([...this.children.keys()].map((port) => run('redis-cli', ['-p', String(port), 'info', 'replication'], { timeout: 2000 }).then((r) => r.stdout, () => '')));
+      const replication = await Promise.all(
+        [...this.children.keys()].map((port) =>
+          run('redis-cli', ['-p', String(port), 'info', 'replication'], { timeout: 2000 }).then(
+            (r) => r.stdout,
+            () => '',
+          ),
+        ),
+      );
       const replicas = replication.filter((text) => text.includes('role:slave'));
       if (replicas.length === 3 && replicas.every((text) => text.includes('master_link_status:up'))) return;
       if (Date.now() > deadline) throw new Error('the replicas did not sync with their masters');
@@ -60,7 +71,10 @@ export class PrivateRedisCluster {
     for (;;) {
       const states = await Promise.all([...this.children.keys()].map((port) => info(port).catch(() => '')));
       if (states.every((state) => state.includes('cluster_state:ok'))) return;
-      if (Date.now() > deadline) throw new Error(`cluster not healthy: ${states.map((s) => /cluster_state:\w+/.exec(s)?.[0]).join(' ')}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `cluster not healthy: ${states.map((s) => /cluster_state:\w+/.exec(s)?.[0]).join(' ')}`,
+        );
       await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -92,7 +106,8 @@ export class PrivateRedisCluster {
   /** The port of `master`'s replica. */
   async replicaOf(master: number): Promise<number> {
     for (const port of this.children.keys()) {
-      const text = (await run('redis-cli', ['-p', String(port), 'info', 'replication'], { timeout: 2000 })).stdout;
+      const text = (await run('redis-cli', ['-p', String(port), 'info', 'replication'], { timeout: 2000 }))
+        .stdout;
       if (text.includes('role:slave') && text.includes(`master_port:${master}`)) return port;
     }
     throw new Error(`${master} has no replica`);
@@ -123,7 +138,10 @@ export class PrivateRedisCluster {
     const child = this.children.get(port)!;
     for (let i = 0; i < 400; i++) {
       if (child.exitCode !== null || child.signalCode !== null) return false;
-      const pong = await run('redis-cli', ['-p', String(port), 'ping'], { timeout: 2000 }).then((r) => r.stdout.trim(), () => '');
+      const pong = await run('redis-cli', ['-p', String(port), 'ping'], { timeout: 2000 }).then(
+        (r) => r.stdout.trim(),
+        () => '',
+      );
       if (pong === 'PONG') return true;
       await new Promise((r) => setTimeout(r, 25));
     }
@@ -133,7 +151,32 @@ export class PrivateRedisCluster {
   private startNode(port: number): void {
     const child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(this.dir, `nodes-${port}.conf`), '--cluster-node-timeout', '1000', '--repl-diskless-sync-delay', '0', '--dir', this.dir, '--dbfilename', `dump-${port}.rdb`, '--appendonly', 'yes', '--appendfilename', `aof-${port}.aof`, '--appenddirname', `aof-${port}`, '--save', ''],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        join(this.dir, `nodes-${port}.conf`),
+        '--cluster-node-timeout',
+        '1000',
+        '--repl-diskless-sync-delay',
+        '0',
+        '--dir',
+        this.dir,
+        '--dbfilename',
+        `dump-${port}.rdb`,
+        '--appendonly',
+        'yes',
+        '--appendfilename',
+        `aof-${port}.aof`,
+        '--appenddirname',
+        `aof-${port}`,
+        '--save',
+        '',
+      ],
       { stdio: 'ignore' },
     );
     this.children.set(port, child);

@@ -41,7 +41,11 @@ export class PrivateRedisSentinel {
       if (attempt === 3) throw new Error('could not start the sentinel setup on free ports');
       this.base = pickBase();
     }
-    await this.waitFor(async () => (await this.cli(this.dataPorts[1], 'info', 'replication')).includes('master_link_status:up'), 'the replica to sync');
+    await this.waitFor(
+      async () =>
+        (await this.cli(this.dataPorts[1], 'info', 'replication')).includes('master_link_status:up'),
+      'the replica to sync',
+    );
     // Every sentinel knows the replica and the other sentinels, so it can vote and promote.
     for (const port of this.sentinelPorts) {
       await this.waitFor(async () => {
@@ -53,7 +57,9 @@ export class PrivateRedisSentinel {
 
   /** The port the sentinels name as the master now. */
   async masterPort(): Promise<number> {
-    const [, port] = (await this.cli(this.sentinelPorts[0], 'sentinel', 'get-master-addr-by-name', this.name)).trim().split('\n');
+    const [, port] = (await this.cli(this.sentinelPorts[0], 'sentinel', 'get-master-addr-by-name', this.name))
+      .trim()
+      .split('\n');
     return Number(port);
   }
 
@@ -63,10 +69,14 @@ export class PrivateRedisSentinel {
     this.children.get(old)?.kill('SIGKILL');
     this.children.delete(old);
     let promoted = old;
-    await this.waitFor(async () => {
-      promoted = await this.masterPort();
-      return promoted !== old && (await this.cli(promoted, 'info', 'replication')).includes('role:master');
-    }, 'a replica to be promoted', 30_000);
+    await this.waitFor(
+      async () => {
+        promoted = await this.masterPort();
+        return promoted !== old && (await this.cli(promoted, 'info', 'replication')).includes('role:master');
+      },
+      'a replica to be promoted',
+      30_000,
+    );
     return promoted;
   }
 
@@ -76,7 +86,27 @@ export class PrivateRedisSentinel {
   }
 
   private startServer(port: number, extra: string[]): void {
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', this.dir, '--dbfilename', `dump-${port}.rdb`, '--appendonly', 'yes', '--appendfilename', `aof-${port}.aof`, '--appenddirname', `aof-${port}`, '--save', '', '--repl-diskless-sync-delay', '0', ...extra];
+    const args = [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      this.dir,
+      '--dbfilename',
+      `dump-${port}.rdb`,
+      '--appendonly',
+      'yes',
+      '--appendfilename',
+      `aof-${port}.aof`,
+      '--appenddirname',
+      `aof-${port}`,
+      '--save',
+      '',
+      '--repl-diskless-sync-delay',
+      '0',
+      ...extra,
+    ];
     this.children.set(port, spawn('redis-server', args, { stdio: 'ignore' }));
   }
 
@@ -85,7 +115,16 @@ export class PrivateRedisSentinel {
     const config = join(this.dir, `sentinel-${port}.conf`);
     writeFileSync(
       config,
-      [`port ${port}`, 'bind 127.0.0.1', `dir ${this.dir}`, `sentinel monitor ${this.name} 127.0.0.1 ${master} 2`, `sentinel down-after-milliseconds ${this.name} 1000`, `sentinel failover-timeout ${this.name} 5000`, `sentinel parallel-syncs ${this.name} 1`, ''].join('\n'),
+      [
+        `port ${port}`,
+        'bind 127.0.0.1',
+        `dir ${this.dir}`,
+        `sentinel monitor ${this.name} 127.0.0.1 ${master} 2`,
+        `sentinel down-after-milliseconds ${this.name} 1000`,
+        `sentinel failover-timeout ${this.name} 5000`,
+        `sentinel parallel-syncs ${this.name} 1`,
+        '',
+      ].join('\n'),
     );
     this.children.set(port, spawn('redis-server', [config, '--sentinel'], { stdio: 'ignore' }));
   }

@@ -22,8 +22,27 @@ export class PrivateRedis {
 
   async start(): Promise<void> {
     if (!this.port) this.port = await freePort();
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--save', ''], { stdio: 'ignore' });
-    const probe = new Redis(this.url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    this.child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        this.dir,
+        '--appendonly',
+        'yes',
+        '--save',
+        '',
+      ],
+      { stdio: 'ignore' },
+    );
+    const probe = new Redis(this.url, {
+      lazyConnect: true,
+      retryStrategy: () => null,
+      maxRetriesPerRequest: 0,
+    });
     for (let i = 0; i < 200; i++) {
       try {
         await probe.connect();

@@ -7,6 +7,8 @@ const llama = await getLlama({ build: 'never', gpu: false, logLevel: 'error' });
 const model = await llama.loadModel({ modelPath });
 const context = await model.createContext({ contextSize: 1024 });
 const chat = new LlamaChat({ contextSequence: context.getSequence() });
-const prompt = chat.chatWrapper.generateContextState({ chatHistory: history, availableFunctions: functions }).contextText.tokenize(model.tokenizer).length;
+const prompt = chat.chatWrapper
+  .generateContextState({ chatHistory: history, availableFunctions: functions })
+  .contextText.tokenize(model.tokenizer).length;
 process.stdout.write(JSON.stringify({ prompt, text: model.tokenize(text).length }));
 process.exit(0);

@@ -11,15 +11,27 @@ const VERSION = '4.32.5';
 export function ensureSchemathesis(): void {
   if (existsSync(SCHEMATHESIS)) return;
   execFileSync('python3', ['-m', 'venv', VENV], { stdio: 'ignore', timeout: 120_000 });
-  execFileSync(join(VENV, 'bin/pip'), ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${VERSION}`], { stdio: 'ignore', timeout: 600_000 });
+  execFileSync(
+    join(VENV, 'bin/pip'),
+    ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${VERSION}`],
+    { stdio: 'ignore', timeout: 600_000 },
+  );
 }
 
 /** Runs `schemathesis run` against a live schema URL; resolves with its exit code and output. */
-export function runSchemathesis(schemaUrl: string, args: string[]): Promise<{ code: number | null; output: string }> {
+export function runSchemathesis(
+  schemaUrl: string,
+  args: string[],
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     let output = '';
     const child = spawn(SCHEMATHESIS, ['run', schemaUrl, ...args], {
-      env: { ...process.env, SCHEMATHESIS_HOOKS: 'schemathesis_hooks', PYTHONPATH: join(__dirname, '../fuzz'), NO_COLOR: '1' },
+      env: {
+        ...process.env,
+        SCHEMATHESIS_HOOKS: 'schemathesis_hooks',
+        PYTHONPATH: join(__dirname, '../fuzz'),
+        NO_COLOR: '1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout.on('data', (d) => (output += d));

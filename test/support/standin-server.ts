@@ -1,4 +1,10 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
 
@@ -16,7 +22,11 @@ export abstract class StandInServer {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
 
-  protected abstract handle(recorded: RecordedRequest, req: IncomingMessage, res: ServerResponse): Promise<void> | void;
+  protected abstract handle(
+    recorded: RecordedRequest,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> | void;
 
   get origin(): string {
     const { port } = this.server!.address() as AddressInfo;
@@ -46,7 +56,12 @@ export abstract class StandInServer {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
-    const recorded: RecordedRequest = { path: req.url ?? '', headers: req.headers, body: JSON.parse(text || '{}'), text };
+    const recorded: RecordedRequest = {
+      path: req.url ?? '',
+      headers: req.headers,
+      body: JSON.parse(text || '{}'),
+      text,
+    };
     this.requests.push(recorded);
     await this.handle(recorded, req, res);
   }
@@ -59,7 +74,9 @@ export const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
  * A stand-in model "decides" to call a tool when the user asks it in so many words: `call <Tool> with <JSON>`
  * (the tests use it to drive real agents, such as Claude Code, through a tool they then really run).
  */
-export function requestedToolCall(userText: string): { name: string; input: Record<string, unknown> } | undefined {
+export function requestedToolCall(
+  userText: string,
+): { name: string; input: Record<string, unknown> } | undefined {
   const match = /call (\w+) with (\{.*?\})(?:\s|$)/s.exec(userText);
   if (!match) return undefined;
   try {

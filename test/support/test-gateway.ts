@@ -10,7 +10,22 @@ export const ADMIN_KEY = 'test-admin-key';
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** Models every e2e test can use; each maps to a stand-in upstream behaviour (see openai-upstream.ts). */
-export const TEST_MODELS = ['echo', 'slow', 'hang', 'hang-headers', 'malformed', 'leak-key', 'midstream-error', 'cut', 'status-400', 'status-404', 'status-401', 'status-429', 'status-500', 'status-503'];
+export const TEST_MODELS = [
+  'echo',
+  'slow',
+  'hang',
+  'hang-headers',
+  'malformed',
+  'leak-key',
+  'midstream-error',
+  'cut',
+  'status-400',
+  'status-404',
+  'status-401',
+  'status-429',
+  'status-500',
+  'status-503',
+];
 
 export interface TestGateway {
   gateway: Gateway;
@@ -22,9 +37,19 @@ export interface TestGateway {
   redis: Redis;
   /** Every vendor-API answer, checked against the vendor's published schema (test/support/wire/). */
   wire: WireRecorder;
-  admin(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  admin(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   /** A request with a team token (for /v1/usage and friends). */
-  asTeam(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
+  asTeam(
+    token: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   /** Creates a team (if needed) and a token for it. */
   teamToken(team: string, models?: string[]): Promise<{ id: string; token: string }>;
   openai(token: string, options?: Partial<ConstructorParameters<typeof OpenAI>[0]>): OpenAI;
@@ -44,12 +69,22 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const models = Object.fromEntries(TEST_MODELS.map((m) => [m, { backend: 'standin', upstreamModel: m }]));
   const raw = merge(
     {
-      server: { port: 0, host: '127.0.0.1', trustedProxies: ['127.0.0.1/32', '::1/128', '::ffff:127.0.0.1/128'], shutdownGraceMs: 2000 },
+      server: {
+        port: 0,
+        host: '127.0.0.1',
+        trustedProxies: ['127.0.0.1/32', '::1/128', '::ffff:127.0.0.1/128'],
+        shutdownGraceMs: 2000,
+      },
       redis: { url: REDIS_URL, keyPrefix: prefix },
       admin: { apiKey: '${TEST_ADMIN_KEY}' },
       log: { level: 'info' },
       backends: {
-        standin: { type: 'openai', baseUrl: options.upstreamUrl, apiKey: '${TEST_UPSTREAM_KEY}', timeouts: { firstByteMs: 3000, idleMs: 3000 } },
+        standin: {
+          type: 'openai',
+          baseUrl: options.upstreamUrl,
+          apiKey: '${TEST_UPSTREAM_KEY}',
+          timeouts: { firstByteMs: 3000, idleMs: 3000 },
+        },
       },
       models,
     },
@@ -70,16 +105,27 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const wire = new WireRecorder((backendId) => config.backends[backendId]?.type);
   wire.attach(gateway.app.getHttpServer() as Server);
 
-  const call = async (bearer: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+  const call = async (
+    bearer: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
     const response = await fetch(`${gateway.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${bearer}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: {
+        authorization: `Bearer ${bearer}`,
+        ...(body ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
   };
-  const admin = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => call(ADMIN_KEY, method, path, body, headers);
+  const admin = (method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
+    call(ADMIN_KEY, method, path, body, headers);
 
   return {
     gateway,
@@ -93,7 +139,8 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     asTeam: (token, method, path, body) => call(token, method, path, body),
     async teamToken(team, teamModels) {
       const created = await admin('POST', '/admin/v1/teams', { id: team, models: teamModels });
-      if (created.status !== 201 && created.status !== 409) throw new Error(`team create failed: ${JSON.stringify(created)}`);
+      if (created.status !== 201 && created.status !== 409)
+        throw new Error(`team create failed: ${JSON.stringify(created)}`);
       const token = await admin('POST', `/admin/v1/teams/${team}/tokens`, { name: 'test' });
       if (token.status !== 201) throw new Error(`token create failed: ${JSON.stringify(token)}`);
       return { id: token.body.id as string, token: token.body.token as string };
@@ -109,7 +156,10 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       await wire.settled();
       wire.detach(expect.getState().testPath ?? '');
       const violations = wire.takeViolations();
-      if (violations.length) throw new Error(`The gateway's answers do not match the vendors' published shapes:\n${violations.join('\n')}`);
+      if (violations.length)
+        throw new Error(
+          `The gateway's answers do not match the vendors' published shapes:\n${violations.join('\n')}`,
+        );
     },
   };
 }
@@ -126,7 +176,10 @@ export async function deletePrefix(redis: Redis, prefix: string): Promise<void> 
 function merge(base: Record<string, any>, over: Record<string, any>): Record<string, any> {
   const out: Record<string, any> = { ...base };
   for (const [key, value] of Object.entries(over)) {
-    out[key] = value && typeof value === 'object' && !Array.isArray(value) && typeof base[key] === 'object' ? merge(base[key], value) : value;
+    out[key] =
+      value && typeof value === 'object' && !Array.isArray(value) && typeof base[key] === 'object'
+        ? merge(base[key], value)
+        : value;
   }
   return out;
 }

@@ -12,7 +12,11 @@ import { startTestGateway, type TestGateway } from './test-gateway';
  * Starts the topology, a stand-in upstream and two gateway replicas on it (one key prefix) before the spec's
  * tests, and stops them after. `replicas()` gives the gateways once started.
  */
-export function twoReplicasOn(topology: { start(): Promise<void>; stop(): Promise<void> }, redis: () => Record<string, unknown>, config: Record<string, unknown> = {}): () => TestGateway[] {
+export function twoReplicasOn(
+  topology: { start(): Promise<void>; stop(): Promise<void> },
+  redis: () => Record<string, unknown>,
+  config: Record<string, unknown> = {},
+): () => TestGateway[] {
   let upstream: OpenAIUpstream | undefined;
   let gateways: TestGateway[] = [];
   beforeAll(async () => {
@@ -20,7 +24,10 @@ export function twoReplicasOn(topology: { start(): Promise<void>; stop(): Promis
     upstream = await new OpenAIUpstream().start();
     const merged = { ...config, redis: redis() };
     const first = await startTestGateway({ upstreamUrl: upstream.url, config: merged });
-    gateways = [first, await startTestGateway({ upstreamUrl: upstream.url, config: merged, prefix: first.prefix })];
+    gateways = [
+      first,
+      await startTestGateway({ upstreamUrl: upstream.url, config: merged, prefix: first.prefix }),
+    ];
   });
   afterAll(async () => {
     for (const g of gateways) await g.close();
@@ -30,7 +37,8 @@ export function twoReplicasOn(topology: { start(): Promise<void>; stop(): Promis
   return () => gateways;
 }
 
-const usageOf = async (gw: TestGateway, team: string) => (await gw.admin('GET', `/admin/v1/usage?team=${team}`)).body.total;
+const usageOf = async (gw: TestGateway, team: string) =>
+  (await gw.admin('GET', `/admin/v1/usage?team=${team}`)).body.total;
 
 /** Five requests per team, alternating replicas: exact counters and one record per request. */
 export async function accountsEachTeamExactly(gateways: TestGateway[], teams: string[]): Promise<void> {
@@ -38,7 +46,9 @@ export async function accountsEachTeamExactly(gateways: TestGateway[], teams: st
   for (const team of teams) {
     const { token } = await gw.teamToken(team);
     for (let i = 0; i < 5; i++) {
-      await gateways[i % gateways.length].openai(token).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one two' }] });
+      await gateways[i % gateways.length]
+        .openai(token)
+        .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one two' }] });
     }
   }
   for (const team of teams) {
@@ -58,9 +68,17 @@ export async function accountsEachTeamExactly(gateways: TestGateway[], teams: st
 export async function limitsAndRevocationHold(gateways: TestGateway[]): Promise<void> {
   const [gw, other] = gateways;
   const status = (g: TestGateway, token: string) =>
-    g.openai(token, { maxRetries: 0 }).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] }).then(() => 200, (e: { status: number }) => e.status);
+    g
+      .openai(token, { maxRetries: 0 })
+      .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] })
+      .then(
+        () => 200,
+        (e: { status: number }) => e.status,
+      );
 
-  expect((await gw.admin('POST', '/admin/v1/teams', { id: 'limited', limits: { requestsPerMinute: 3 } })).status).toBe(201);
+  expect(
+    (await gw.admin('POST', '/admin/v1/teams', { id: 'limited', limits: { requestsPerMinute: 3 } })).status,
+  ).toBe(201);
   const { token } = await gw.teamToken('limited');
   const statuses: number[] = [];
   for (let i = 0; i < 5; i++) statuses.push(await status(gateways[i % 2], token));
@@ -79,31 +97,51 @@ export async function limitsAndRevocationHold(gateways: TestGateway[]): Promise<
  * serves) after 100 answers; load goes on for 100 more. Every request must be answered (limits fail open, auth
  * uses the last-known tokens), and the usage must end with exactly one record per request. Prints the numbers.
  */
-export async function servesThroughFailover(gateways: TestGateway[], team: string, failover: () => Promise<void>): Promise<void> {
+export async function servesThroughFailover(
+  gateways: TestGateway[],
+  team: string,
+  failover: () => Promise<void>,
+): Promise<void> {
   const [gw] = gateways;
   const { token } = await gw.teamToken(team);
   // Every replica has seen the token before the outage (last-known needs a prior sighting).
-  for (const g of gateways) await g.openai(token).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'warm' }] });
+  for (const g of gateways)
+    await g
+      .openai(token)
+      .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'warm' }] });
 
   const tally: LoadTally = { sent: 0, answered: 0, failed: {} };
   let failoverMs = 0;
-  await loadUntil(gateways.map((g) => g.url), token, 8, tally, async () => {
-    await eventually(() => expect(tally.answered).toBeGreaterThan(100), 20_000, 20);
-    const started = Date.now();
-    await failover();
-    failoverMs = Date.now() - started;
-    const before = tally.answered;
-    await eventually(() => expect(tally.answered).toBeGreaterThan(before + 100), 20_000, 20);
-  });
+  await loadUntil(
+    gateways.map((g) => g.url),
+    token,
+    8,
+    tally,
+    async () => {
+      await eventually(() => expect(tally.answered).toBeGreaterThan(100), 20_000, 20);
+      const started = Date.now();
+      await failover();
+      failoverMs = Date.now() - started;
+      const before = tally.answered;
+      await eventually(() => expect(tally.answered).toBeGreaterThan(before + 100), 20_000, 20);
+    },
+  );
 
   const expected = tally.answered + gateways.length; // and the warm-up requests
-  const total = await eventually(async () => {
-    const t = await usageOf(gw, team);
-    expect(t?.requests).toBe(expected);
-    return t;
-  }, 30_000, 200);
-  const records = (await gw.admin('GET', `/admin/v1/usage/records?team=${team}&limit=1000`)).body.data as Array<{ id: string }>;
-  console.log(`failover under load (new master after ${failoverMs} ms): sent ${tally.sent}, answered ${tally.answered}, failed ${JSON.stringify(tally.failed)}; usage: ${total.requests} requests, ${records.length} records`);
+  const total = await eventually(
+    async () => {
+      const t = await usageOf(gw, team);
+      expect(t?.requests).toBe(expected);
+      return t;
+    },
+    30_000,
+    200,
+  );
+  const records = (await gw.admin('GET', `/admin/v1/usage/records?team=${team}&limit=1000`)).body
+    .data as Array<{ id: string }>;
+  console.log(
+    `failover under load (new master after ${failoverMs} ms): sent ${tally.sent}, answered ${tally.answered}, failed ${JSON.stringify(tally.failed)}; usage: ${total.requests} requests, ${records.length} records`,
+  );
   expect(tally.failed).toEqual({});
   expect(tally.sent).toBe(tally.answered);
   expect(total.requests_ok).toBe(expected);

@@ -9,7 +9,13 @@ import type { ProviderAdapter } from '../../src/providers/provider-adapter';
  * Golden fixtures written from the vendors' documentation (test/fixtures/<family>/): responses,
  * whole stream event sequences and error bodies, each with what the client must get.
  */
-const config = buildConfig({ admin: { apiKey: 'k' }, backends: { b: { type: 'anthropic', baseUrl: 'http://x/v1', apiKey: 'sk-ant-secret-key-123' } } }, {});
+const config = buildConfig(
+  {
+    admin: { apiKey: 'k' },
+    backends: { b: { type: 'anthropic', baseUrl: 'http://x/v1', apiKey: 'sk-ant-secret-key-123' } },
+  },
+  {},
+);
 const adapters: Record<string, ProviderAdapter> = {
   anthropic: new AnthropicAdapter('b', config.backends.b),
   gemini: new GeminiAdapter('b', config.backends.b),
@@ -26,14 +32,24 @@ describe.each(Object.keys(adapters))('%s adapter against documented fixtures', (
 
   it.each(all.filter(([, f]) => f.events))('stream %s', (_file, fixture) => {
     const mapper = adapter.createStreamMapper(fixture.request);
-    const steps = fixture.events.map((event: any) => mapper.map({ event: event.event, data: JSON.stringify(event.data) }));
+    const steps = fixture.events.map((event: any) =>
+      mapper.map({ event: event.event, data: JSON.stringify(event.data) }),
+    );
     // The relay stops reading at `done`: only the last event may end the stream.
-    expect(steps.map((step: any) => step.done === true)).toEqual(fixture.events.map((_: unknown, i: number) => i === fixture.events.length - 1));
+    expect(steps.map((step: any) => step.done === true)).toEqual(
+      fixture.events.map((_: unknown, i: number) => i === fixture.events.length - 1),
+    );
     const chunks = steps.flatMap((step: any) => step.chunks);
     const withChoices = chunks.filter((c: any) => c.choices.length > 0);
     // A fixture with several choices names each delta's choice index.
     const named = fixture.expectedDeltas.some((d: any) => 'index' in d);
-    expect(withChoices.map((c: any) => ({ ...(named ? { index: c.choices[0].index } : {}), delta: c.choices[0].delta, finish_reason: c.choices[0].finish_reason }))).toEqual(fixture.expectedDeltas);
+    expect(
+      withChoices.map((c: any) => ({
+        ...(named ? { index: c.choices[0].index } : {}),
+        delta: c.choices[0].delta,
+        finish_reason: c.choices[0].finish_reason,
+      })),
+    ).toEqual(fixture.expectedDeltas);
     const usageChunk = chunks[chunks.length - 1];
     expect(usageChunk.choices).toEqual([]);
     expect(usageChunk.usage).toEqual(fixture.expectedUsage);

@@ -3,7 +3,11 @@ import type Redis from 'ioredis';
 import pino from 'pino';
 import { ADMIN_KEY_FAILURE_WINDOW_SECONDS, AdminKeyThrottle } from '../../src/auth/admin-key-throttle';
 import { throttledAddress } from '../../src/auth/client-address';
-import { FallingBackFailureCounts, MemoryFailureCounts, type FailureCounts } from '../../src/auth/failure-counts';
+import {
+  FallingBackFailureCounts,
+  MemoryFailureCounts,
+  type FailureCounts,
+} from '../../src/auth/failure-counts';
 import { GatewayException } from '../../src/common/errors/gateway.exception';
 import { AppLogger } from '../../src/common/logging/logger';
 import { buildConfig } from '../../src/config/config.loader';
@@ -16,16 +20,32 @@ const ADMIN_KEY = 'the-admin-key';
 function throttle(counts?: FailureCounts) {
   let now = Date.parse('2026-11-25T12:00:00Z');
   const lines: Array<Record<string, unknown>> = [];
-  const logger = new AppLogger('info', new Writable({ write: (chunk, _encoding, done) => (lines.push(JSON.parse(String(chunk))), done()) }) as any);
+  const logger = new AppLogger(
+    'info',
+    new Writable({
+      write: (chunk, _encoding, done) => (lines.push(JSON.parse(String(chunk))), done()),
+    }) as any,
+  );
   const config = buildConfig({ admin: { apiKey: ADMIN_KEY } }, {});
   const metrics = new MetricsService(config, new InFlightTracker());
-  const service = new AdminKeyThrottle(config, metrics, logger, counts ?? new MemoryFailureCounts(ADMIN_KEY_FAILURE_WINDOW_SECONDS, () => now));
+  const service = new AdminKeyThrottle(
+    config,
+    metrics,
+    logger,
+    counts ?? new MemoryFailureCounts(ADMIN_KEY_FAILURE_WINDOW_SECONDS, () => now),
+  );
   const answer = (key: string, ip: string) =>
     service.verify(key, ip, 'admin_api').then(
       () => ({ status: 200, retryAfter: undefined as number | undefined }),
-      (error: GatewayException) => ({ status: error.status, retryAfter: error.headers['retry-after'] ? Number(error.headers['retry-after']) : undefined }),
+      (error: GatewayException) => ({
+        status: error.status,
+        retryAfter: error.headers['retry-after'] ? Number(error.headers['retry-after']) : undefined,
+      }),
     );
-  const failures = async () => (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'switchyard_admin_auth_failures_total')!.values;
+  const failures = async () =>
+    (await metrics.registry.getMetricsAsJSON()).find(
+      (m) => m.name === 'switchyard_admin_auth_failures_total',
+    )!.values;
   return { service, answer, lines, failures, advance: (seconds: number) => (now += seconds * 1000) };
 }
 
@@ -52,7 +72,9 @@ describe('AdminKeyThrottle', () => {
 
   it('judges guesses sent at once by their own count: no more than five are ever answered 401', async () => {
     const t = throttle();
-    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => t.answer(`wrong-${i}`, '192.0.2.1')));
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => t.answer(`wrong-${i}`, '192.0.2.1')),
+    );
     expect(answers.filter((a) => a.status === 401)).toHaveLength(5);
     expect(answers.filter((a) => a.status === 429)).toHaveLength(195);
   });
@@ -68,9 +90,20 @@ describe('AdminKeyThrottle', () => {
     ]);
     expect(t.lines.every((line) => line.level === 40)).toBe(true);
     const wrong = t.lines.filter((line) => line.msg === 'wrong admin key');
-    expect(wrong.map((line) => line.failures)).toEqual([1, 2, 3, 4, 5, 6, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000]);
-    expect(wrong[4]).toMatchObject({ clientIp: '192.0.2.1', surface: 'admin_api', failures: 5, blockedForSeconds: 300 });
-    expect(t.lines.filter((line) => line.msg === 'the right admin key was refused: its address is blocked for wrong keys')).toHaveLength(1); // once a window
+    expect(wrong.map((line) => line.failures)).toEqual([
+      1, 2, 3, 4, 5, 6, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000,
+    ]);
+    expect(wrong[4]).toMatchObject({
+      clientIp: '192.0.2.1',
+      surface: 'admin_api',
+      failures: 5,
+      blockedForSeconds: 300,
+    });
+    expect(
+      t.lines.filter(
+        (line) => line.msg === 'the right admin key was refused: its address is blocked for wrong keys',
+      ),
+    ).toHaveLength(1); // once a window
     expect(JSON.stringify(t.lines)).not.toMatch(/secret-guess|the-admin-key/);
   });
 
@@ -83,10 +116,18 @@ describe('AdminKeyThrottle', () => {
   });
 
   it('counts in this process while Redis fails, rather than stop counting or refuse everyone', async () => {
-    const failing: FailureCounts = { add: () => Promise.reject(new Error('connection lost')), read: () => Promise.reject(new Error('connection lost')) };
+    const failing: FailureCounts = {
+      add: () => Promise.reject(new Error('connection lost')),
+      read: () => Promise.reject(new Error('connection lost')),
+    };
     const lines: string[] = [];
     const log = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
-    const counts = new FallingBackFailureCounts({ status: 'ready' } as Redis, failing, new MemoryFailureCounts(300), log);
+    const counts = new FallingBackFailureCounts(
+      { status: 'ready' } as Redis,
+      failing,
+      new MemoryFailureCounts(300),
+      log,
+    );
     const t = throttle(counts);
     expect((await t.answer(ADMIN_KEY, '192.0.2.1')).status).toBe(200);
     for (let i = 0; i < 5; i++) expect((await t.answer(`wrong-${i}`, '192.0.2.1')).status).toBe(401);

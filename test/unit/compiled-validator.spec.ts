@@ -3,8 +3,16 @@ import { ValidationPipe } from '@nestjs/common';
 import { CreateTeamDto, CreateTokenDto, RotateTokenDto, UpdateTeamDto } from '../../src/admin/admin.dto';
 import { ChatCompletionRequestDto } from '../../src/chat/dto/chat-completion-request.dto';
 import { GatewayException } from '../../src/common/errors/gateway.exception';
-import { compileValidator, ITEMS_PER_TURN, type DtoClass } from '../../src/common/validation/compiled-validator';
-import { classValidatorOptions, describeProblem, GatewayValidationPipe } from '../../src/common/validation/validation.pipe';
+import {
+  compileValidator,
+  ITEMS_PER_TURN,
+  type DtoClass,
+} from '../../src/common/validation/compiled-validator';
+import {
+  classValidatorOptions,
+  describeProblem,
+  GatewayValidationPipe,
+} from '../../src/common/validation/validation.pipe';
 import { ConsoleSignInDto } from '../../src/console/console.dto';
 import { EmbeddingRequestDto } from '../../src/embeddings/dto/embedding-request.dto';
 import { MessagesPromptDto, MessagesRequestDto } from '../../src/messages/dto/messages-request.dto';
@@ -34,8 +42,29 @@ class AdminBodyMutator extends BodyMutator {
     const fields: Array<[string, () => unknown]> = [
       ['id', () => this.maybe(['team-a', 'Bad Id', ''])],
       ['models', () => this.maybe([['echo', 'gpt-*'], [], [1], 'echo'])],
-      ['limits', () => this.maybe([{ tokensPerDay: 1000 }, { budgetPerDay: 0.5 }, { budgetPerDay: 0.0000001 }, { tokensPerDay: '10' }, { nope: 1 }, { tokensPerMinute: 0 }, null])],
-      ['metadata', () => this.maybe([{ owner: 'x' }, { owner: 1 }, Object.fromEntries(Array.from({ length: 70 }, (_, i) => [`k${i}`, 'v'])), []])],
+      [
+        'limits',
+        () =>
+          this.maybe([
+            { tokensPerDay: 1000 },
+            { budgetPerDay: 0.5 },
+            { budgetPerDay: 0.0000001 },
+            { tokensPerDay: '10' },
+            { nope: 1 },
+            { tokensPerMinute: 0 },
+            null,
+          ]),
+      ],
+      [
+        'metadata',
+        () =>
+          this.maybe([
+            { owner: 'x' },
+            { owner: 1 },
+            Object.fromEntries(Array.from({ length: 70 }, (_, i) => [`k${i}`, 'v'])),
+            [],
+          ]),
+      ],
       ['disabled', () => this.maybe([true, false, 'yes'])],
       ['name', () => this.maybe(['laptop', 'x'.repeat(200), 'Ann Example', '<b>'])],
       ['expiresAt', () => this.maybe(['2030-01-01T00:00:00Z', 'tomorrow', '2030-13-01'])],
@@ -61,7 +90,7 @@ class AdminBodyMutator extends BodyMutator {
  * (param and message). The one intended difference: where a nested class is expected, an item that is not an
  * object is refused by the compiled validator; class-validator let an array there through unchecked.
  */
-describe('the compiled validator gives class-validator\'s answers', () => {
+describe("the compiled validator gives class-validator's answers", () => {
   const cases: Array<[string, DtoClass, boolean, (seed: number) => BodyMutator]> = [
     ['chat completions', ChatCompletionRequestDto, false, (seed) => new ChatBodyMutator(seed)],
     ['messages', MessagesRequestDto, false, (seed) => new MessagesBodyMutator(seed)],
@@ -72,10 +101,15 @@ describe('the compiled validator gives class-validator\'s answers', () => {
     ['admin: update team', UpdateTeamDto, true, (seed) => new AdminBodyMutator(seed)],
     ['admin: create token', CreateTokenDto, true, (seed) => new AdminBodyMutator(seed)],
     ['admin: rotate token', RotateTokenDto, true, (seed) => new AdminBodyMutator(seed)],
-    ['console sign-in', ConsoleSignInDto, true, (seed) => new AdminBodyMutator(seed, { adminKey: 'key', name: 'Ann' })],
+    [
+      'console sign-in',
+      ConsoleSignInDto,
+      true,
+      (seed) => new AdminBodyMutator(seed, { adminKey: 'key', name: 'Ann' }),
+    ],
   ];
 
-  it.each(cases)("%s: 1,500 fuzzed bodies", async (_name, dto, strict, mutator) => {
+  it.each(cases)('%s: 1,500 fuzzed bodies', async (_name, dto, strict, mutator) => {
     const reference = new ValidationPipe(classValidatorOptions(strict));
     const compiled = compileValidator(dto, { strict });
     const bodies = mutator(4242);
@@ -97,10 +131,12 @@ describe('the compiled validator gives class-validator\'s answers', () => {
       if (PROTO_KEY.test(text)) continue;
       const problem = await compiled(first as Record<string, unknown>);
       const ours: Verdict = problem && describeProblem(problem);
-      const theirs: Verdict = await reference.transform(JSON.parse(text), { type: 'body', metatype: dto as never }).then(
-        () => null,
-        (error: GatewayException) => ({ param: error.param, message: error.message }),
-      );
+      const theirs: Verdict = await reference
+        .transform(JSON.parse(text), { type: 'body', metatype: dto as never })
+        .then(
+          () => null,
+          (error: GatewayException) => ({ param: error.param, message: error.message }),
+        );
       compared++;
       if (theirs) refused++;
       if (theirs && theirs.param === undefined) {
@@ -111,12 +147,18 @@ describe('the compiled validator gives class-validator\'s answers', () => {
       }
       if (problem?.constraint === 'nestedValidation' && problem.message === 'must be an object') {
         // The stricter rule: the item it names is indeed not an object.
-        const item = problem.path.reduce<unknown>((value, key) => (value as Record<string, unknown>)[key], first);
+        const item = problem.path.reduce<unknown>(
+          (value, key) => (value as Record<string, unknown>)[key],
+          first,
+        );
         expect(item === null || typeof item !== 'object' || Array.isArray(item)).toBe(true);
         stricter++;
         continue;
       }
-      expect({ text: text.slice(0, 200), verdict: ours }).toEqual({ text: text.slice(0, 200), verdict: theirs });
+      expect({ text: text.slice(0, 200), verdict: ours }).toEqual({
+        text: text.slice(0, 200),
+        verdict: theirs,
+      });
     }
     // The comparison saw both answers, in numbers.
     expect(compared).toBeGreaterThan(700);
@@ -128,14 +170,22 @@ describe('the compiled validator gives class-validator\'s answers', () => {
     const chat = compileValidator(ChatCompletionRequestDto, { strict: false });
     const messages = compileValidator(MessagesPromptDto, { strict: false });
     for (const stray of [[], [[]], null, 'x', 5]) {
-      expect(describeProblem((await chat({ model: 'm', messages: [{ role: 'user', content: 'a' }, stray] }))!)).toEqual({ param: 'messages[1]', message: "Invalid 'messages[1]': must be an object." });
-      expect(describeProblem((await messages({ model: 'm', messages: [stray] }))!)).toEqual({ param: 'messages[0]', message: "Invalid 'messages[0]': must be an object." });
+      expect(
+        describeProblem((await chat({ model: 'm', messages: [{ role: 'user', content: 'a' }, stray] }))!),
+      ).toEqual({ param: 'messages[1]', message: "Invalid 'messages[1]': must be an object." });
+      expect(describeProblem((await messages({ model: 'm', messages: [stray] }))!)).toEqual({
+        param: 'messages[0]',
+        message: "Invalid 'messages[0]': must be an object.",
+      });
     }
   });
 
   it('checks a long array of messages a slice per turn of the event loop, and finds a problem in any slice', async () => {
     const chat = compileValidator(ChatCompletionRequestDto, { strict: false });
-    const many: unknown[] = Array.from({ length: ITEMS_PER_TURN * 3 + 5 }, () => ({ role: 'user', content: 'a' }));
+    const many: unknown[] = Array.from({ length: ITEMS_PER_TURN * 3 + 5 }, () => ({
+      role: 'user',
+      content: 'a',
+    }));
     // Other callbacks get turns while it runs: a setImmediate chain keeps counting until it is done.
     let ran = 0;
     let done = false;
@@ -149,29 +199,44 @@ describe('the compiled validator gives class-validator\'s answers', () => {
     done = true;
     expect(ran).toBeGreaterThanOrEqual(3);
     many[ITEMS_PER_TURN * 2 + 7] = { role: 'robot', content: 'a' };
-    expect(describeProblem((await chat({ model: 'm', messages: many }))!).param).toBe(`messages[${ITEMS_PER_TURN * 2 + 7}].role`);
+    expect(describeProblem((await chat({ model: 'm', messages: many }))!).param).toBe(
+      `messages[${ITEMS_PER_TURN * 2 + 7}].role`,
+    );
   });
 
   it("Messages: at most 100,000 messages (Anthropic's limit; the body value limit is lower, so this holds should it be raised)", async () => {
     const messages = compileValidator(MessagesPromptDto, { strict: false });
     const many = Array.from({ length: 100_001 }, () => ({ role: 'user', content: 'a' }));
-    expect(describeProblem((await messages({ model: 'm', messages: many }))!)).toEqual({ param: 'messages', message: "Invalid 'messages': must contain at most 100000 messages (Anthropic's limit per request)." });
+    expect(describeProblem((await messages({ model: 'm', messages: many }))!)).toEqual({
+      param: 'messages',
+      message: "Invalid 'messages': must contain at most 100000 messages (Anthropic's limit per request).",
+    });
     expect(await messages({ model: 'm', messages: many.slice(1) })).toBeNull();
   });
 
   it('a validator that throws refuses the value: budgetPerDay 1e-7 (isNumber with maxDecimalPlaces) was a 500 on the admin API', async () => {
-    const refusal = await new GatewayValidationPipe({ strict: true }).transform({ limits: { budgetPerDay: 1e-7 } }, { type: 'body', metatype: UpdateTeamDto }).catch((error: unknown) => error);
+    const refusal = await new GatewayValidationPipe({ strict: true })
+      .transform({ limits: { budgetPerDay: 1e-7 } }, { type: 'body', metatype: UpdateTeamDto })
+      .catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(GatewayException);
     expect(refusal).toMatchObject({ status: 400, param: 'limits.budgetPerDay' });
   });
 
   it('the pipe hands the handler the parsed body itself (no class-transformer instances)', async () => {
     const pipe = new GatewayValidationPipe();
-    const body = { model: 'm', messages: [{ role: 'user', content: 'a' }], thinking: { type: 'disabled' }, extra: { kept: true } };
+    const body = {
+      model: 'm',
+      messages: [{ role: 'user', content: 'a' }],
+      thinking: { type: 'disabled' },
+      extra: { kept: true },
+    };
     expect(await pipe.transform(body, { type: 'body', metatype: ChatCompletionRequestDto })).toBe(body);
     expect(Object.getPrototypeOf(body.messages[0])).toBe(Object.prototype);
     // Queries still go through Nest's pipe: `limit` arrives as a number.
-    const query = (await new GatewayValidationPipe({ strict: true }).transform({ limit: '5' }, { type: 'query', metatype: (await import('../../src/admin/admin.dto')).AuditQueryDto })) as { limit: number };
+    const query = (await new GatewayValidationPipe({ strict: true }).transform(
+      { limit: '5' },
+      { type: 'query', metatype: (await import('../../src/admin/admin.dto')).AuditQueryDto },
+    )) as { limit: number };
     expect(query.limit).toBe(5);
   });
 });

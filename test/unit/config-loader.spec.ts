@@ -5,13 +5,22 @@ const minimal = { admin: { apiKey: 'k' } };
 describe('config loader', () => {
   it('fills defaults for everything optional', () => {
     const config = buildConfig(minimal, {});
-    expect(config.server).toMatchObject({ port: 8080, maxBodyBytes: 20971520, trustedProxies: ['127.0.0.1/32', '::1/128'] });
+    expect(config.server).toMatchObject({
+      port: 8080,
+      maxBodyBytes: 20971520,
+      trustedProxies: ['127.0.0.1/32', '::1/128'],
+    });
     expect(config.redis).toMatchObject({ url: 'redis://127.0.0.1:6379', keyPrefix: 'sy:' });
   });
 
   it('interpolates ${VAR} and ${VAR:-default} after parsing, and names the key of a missing variable', () => {
     const problems: string[] = [];
-    const out = interpolateEnv({ a: { b: 'x-${SET}-y', c: ['${UNSET:-fallback}'], d: '${GONE}' } }, { SET: 'v' }, '', problems);
+    const out = interpolateEnv(
+      { a: { b: 'x-${SET}-y', c: ['${UNSET:-fallback}'], d: '${GONE}' } },
+      { SET: 'v' },
+      '',
+      problems,
+    );
     expect(out).toEqual({ a: { b: 'x-v-y', c: ['fallback'], d: '' } });
     expect(problems).toEqual(['a.d: environment variable GONE is not set']);
   });
@@ -63,12 +72,21 @@ describe('config loader', () => {
       buildConfig(
         {
           admin: { apiKey: 'k' },
-          backends: { o: { type: 'openai', baseUrl: 'http://x/v1' }, a: { type: 'anthropic', baseUrl: 'http://y/v1' } },
-          models: { m1: { backend: 'o', upstreamModel: 'x', thinking: 'native' }, m2: { backend: 'a', upstreamModel: 'y', thinking: 'reasoning_effort' }, m3: { backend: 'a', upstreamModel: 'z', thinking: 'native' } },
+          backends: {
+            o: { type: 'openai', baseUrl: 'http://x/v1' },
+            a: { type: 'anthropic', baseUrl: 'http://y/v1' },
+          },
+          models: {
+            m1: { backend: 'o', upstreamModel: 'x', thinking: 'native' },
+            m2: { backend: 'a', upstreamModel: 'y', thinking: 'reasoning_effort' },
+            m3: { backend: 'a', upstreamModel: 'z', thinking: 'native' },
+          },
         },
         {},
       ),
-    ).toThrow(/models\.m1\.thinking: "native" does not apply to openai backends[\s\S]*models\.m2\.thinking: "reasoning_effort" does not apply to anthropic backends \(use none or native\)/);
+    ).toThrow(
+      /models\.m1\.thinking: "native" does not apply to openai backends[\s\S]*models\.m2\.thinking: "reasoning_effort" does not apply to anthropic backends \(use none or native\)/,
+    );
   });
 });
 
@@ -78,15 +96,22 @@ describe('config errors a newcomer makes', () => {
       buildConfig(raw, {});
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
-      return (error as ConfigError).message.split('\n').slice(1).map((line) => line.replace(/^\s+- /, ''));
+      return (error as ConfigError).message
+        .split('\n')
+        .slice(1)
+        .map((line) => line.replace(/^\s+- /, ''));
     }
     throw new Error('the config was accepted');
   };
 
   it('a port that is not a number: one line naming the key and the value, not three contradicting ones', () => {
-    expect(problemsOf({ admin: { apiKey: 'k' }, server: { port: 'eighty' } })).toEqual(['server.port: must be an integer number (got "eighty")']);
+    expect(problemsOf({ admin: { apiKey: 'k' }, server: { port: 'eighty' } })).toEqual([
+      'server.port: must be an integer number (got "eighty")',
+    ]);
     // A number out of range still says which bound it broke.
-    expect(problemsOf({ admin: { apiKey: 'k' }, server: { port: 70000 } })).toEqual(['server.port: must not be greater than 65535']);
+    expect(problemsOf({ admin: { apiKey: 'k' }, server: { port: 70000 } })).toEqual([
+      'server.port: must not be greater than 65535',
+    ]);
   });
 
   it('a wrong kind of value never echoes a key that may hold a secret', () => {
@@ -97,11 +122,20 @@ describe('config errors a newcomer makes', () => {
     const problems = problemsOf({
       admin: { apiKey: 'k' },
       backends: { main: { type: 'openia', baseUrl: 'http://x/v1' } },
-      models: { m: { backend: 'main', upstreamModel: 'gpt-4o' }, n: { deployments: [{ backend: 'main', upstreamModel: 'x' }] } },
+      models: {
+        m: { backend: 'main', upstreamModel: 'gpt-4o' },
+        n: { deployments: [{ backend: 'main', upstreamModel: 'x' }] },
+      },
     });
-    expect(problems).toEqual(['backends.main.type: unknown backend type "openia" (known types: openai, anthropic, gemini, local)']);
-    expect(problemsOf({ admin: { apiKey: 'k' }, backends: { main: { baseUrl: 'http://x/v1' } }, models: { m: { backend: 'main', upstreamModel: 'x' } } })).toEqual([
-      'backends.main.type: must be set (known types: openai, anthropic, gemini, local)',
+    expect(problems).toEqual([
+      'backends.main.type: unknown backend type "openia" (known types: openai, anthropic, gemini, local)',
     ]);
+    expect(
+      problemsOf({
+        admin: { apiKey: 'k' },
+        backends: { main: { baseUrl: 'http://x/v1' } },
+        models: { m: { backend: 'main', upstreamModel: 'x' } },
+      }),
+    ).toEqual(['backends.main.type: must be set (known types: openai, anthropic, gemini, local)']);
   });
 });

@@ -30,7 +30,11 @@ describe('console formatting', () => {
 
   it('names every limit of the catalogue for people, and writes budgets as money', () => {
     for (const name of LIMIT_NAMES) expect(limitLabel(name)).not.toBe(name);
-    expect(describeLimits({ budgetPerDay: 5, tokensPerDay: 100_000, requestsPerMinute: 60 }, 'USD')).toEqual(['Requests / minute: 60', 'Tokens / day: 100,000', 'Budget / day: $5.00']);
+    expect(describeLimits({ budgetPerDay: 5, tokensPerDay: 100_000, requestsPerMinute: 60 }, 'USD')).toEqual([
+      'Requests / minute: 60',
+      'Tokens / day: 100,000',
+      'Budget / day: $5.00',
+    ]);
   });
 });
 
@@ -44,8 +48,12 @@ describe("the team form's limit changes", () => {
   const unchanged = { tokensPerDay: '100000', requestsPerMinute: '60', budgetPerMonth: '20' };
 
   it('names only the limits changed: a new value, or null for one emptied', () => {
-    expect(limitChanges(form({ ...unchanged, tokensPerMinute: '500', requestsPerMinute: '' }), before)).toEqual({ tokensPerMinute: 500, requestsPerMinute: null });
-    expect(limitChanges(form({ ...unchanged, budgetPerMonth: ' 20.5 ' }), before)).toEqual({ budgetPerMonth: 20.5 });
+    expect(
+      limitChanges(form({ ...unchanged, tokensPerMinute: '500', requestsPerMinute: '' }), before),
+    ).toEqual({ tokensPerMinute: 500, requestsPerMinute: null });
+    expect(limitChanges(form({ ...unchanged, budgetPerMonth: ' 20.5 ' }), before)).toEqual({
+      budgetPerMonth: 20.5,
+    });
   });
 
   it('is undefined when nothing changed (the same number written another way included)', () => {
@@ -56,7 +64,11 @@ describe("the team form's limit changes", () => {
 
 describe("the team form's metadata changes", () => {
   it('are a merge patch: labels added or changed with their value, removed ones null, none when equal', () => {
-    expect(metadataChanges({ owner: 'ml', tier: 'gold' }, { owner: 'research', cost: 'c1' })).toEqual({ owner: 'research', cost: 'c1', tier: null });
+    expect(metadataChanges({ owner: 'ml', tier: 'gold' }, { owner: 'research', cost: 'c1' })).toEqual({
+      owner: 'research',
+      cost: 'c1',
+      tier: null,
+    });
     expect(metadataChanges({ owner: 'ml', tier: 'gold' }, { tier: 'gold', owner: 'ml' })).toBeUndefined();
     expect(metadataChanges({}, {})).toBeUndefined();
   });

@@ -8,7 +8,10 @@ describe('local inference CPU placement', () => {
 
   it('defaults to every allowed CPU but the first, and pins the worker to those', () => {
     expect(placementFor({ threads: 0, pinCpus: true }, [0, 1])).toEqual({ threads: 1, cpus: [1] });
-    expect(placementFor({ threads: 0, pinCpus: true }, [2, 3, 4, 5])).toEqual({ threads: 3, cpus: [3, 4, 5] });
+    expect(placementFor({ threads: 0, pinCpus: true }, [2, 3, 4, 5])).toEqual({
+      threads: 3,
+      cpus: [3, 4, 5],
+    });
   });
 
   it('pins only when the gateway keeps a CPU of its own, and not when pinning is off', () => {

@@ -23,8 +23,13 @@ describe('the shipped monitoring stack', () => {
       expect(panel.description).toEqual(expect.any(String));
       expect(panel.targets.length).toBeGreaterThan(0);
       for (const target of panel.targets) {
-        const used = [...target.expr.matchAll(/switchyard_[a-z_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, ''));
-        for (const name of used) expect({ panel: panel.title, name, declared: declared.has(name) }).toMatchObject({ declared: true });
+        const used = [...target.expr.matchAll(/switchyard_[a-z_]+/g)].map((m) =>
+          m[0].replace(/_(bucket|sum|count)$/, ''),
+        );
+        for (const name of used)
+          expect({ panel: panel.title, name, declared: declared.has(name) }).toMatchObject({
+            declared: true,
+          });
       }
     }
   });
@@ -41,9 +46,14 @@ describe('the shipped monitoring stack', () => {
     expect(job.metrics_path).toBe('/metrics');
     expect(job.static_configs[0].targets).toEqual(['gateway:8080']);
     expect(compose.services.gateway.ports).toContain('8080:8080');
-    expect(job.authorization).toMatchObject({ type: 'Bearer', credentials_file: '/prometheus/metrics-token' });
+    expect(job.authorization).toMatchObject({
+      type: 'Bearer',
+      credentials_file: '/prometheus/metrics-token',
+    });
     expect(compose.services.prometheus.entrypoint.join(' ')).toContain('> /prometheus/metrics-token');
-    expect(compose.services.prometheus.environment.METRICS_TOKEN).toBe(compose.services.gateway.environment.SWITCHYARD_METRICS_TOKEN);
+    expect(compose.services.prometheus.environment.METRICS_TOKEN).toBe(
+      compose.services.gateway.environment.SWITCHYARD_METRICS_TOKEN,
+    );
     expect(read('config/switchyard.yaml')).toContain('metricsToken: "${SWITCHYARD_METRICS_TOKEN:-}"');
   });
 });

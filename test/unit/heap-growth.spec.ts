@@ -30,7 +30,15 @@ describe('heap growth policy', () => {
     await new Promise((resolve) => setTimeout(resolve, 1200));
     clearInterval(keepArriving);
     expect(flags).toHaveLength(2);
-    await eventually(() => expect(flags).toEqual([`--heap-growing-percent=${HEAP_GROWING_PERCENT}`, '--heap-growing-percent=0', `--heap-growing-percent=${HEAP_GROWING_PERCENT}`]), 5000);
+    await eventually(
+      () =>
+        expect(flags).toEqual([
+          `--heap-growing-percent=${HEAP_GROWING_PERCENT}`,
+          '--heap-growing-percent=0',
+          `--heap-growing-percent=${HEAP_GROWING_PERCENT}`,
+        ]),
+      5000,
+    );
     growth.noteBody(LARGE_BODY_BYTES);
     expect(flags.at(-1)).toBe('--heap-growing-percent=0'); // and again on the next large body
   });

@@ -1,7 +1,27 @@
 import { JsonShapeScanner, MAX_BODY_DEPTH } from '../../src/common/http/json-shape';
 import { seededRandom } from '../fuzz/chat-body-mutator';
 
-const PIECES = ['a', 'é', '"', '\\', '/', '\n', '\u2028', '😀', ' ', '{', '}', '[', ']', ',', ':', '\\"', '\\\\', 'x'.repeat(40), '\u0000'];
+const PIECES = [
+  'a',
+  'é',
+  '"',
+  '\\',
+  '/',
+  '\n',
+  '\u2028',
+  '😀',
+  ' ',
+  '{',
+  '}',
+  '[',
+  ']',
+  ',',
+  ':',
+  '\\"',
+  '\\\\',
+  'x'.repeat(40),
+  '\u0000',
+];
 
 /** JSON text for `value` with odd spacing and escapes where none are needed (as clients write it). */
 function write(value: unknown, next: () => number): string {
@@ -11,14 +31,21 @@ function write(value: unknown, next: () => number): string {
     for (const char of value) {
       const code = char.codePointAt(0)!;
       if (char === '"' || char === '\\') text += `\\${char}`;
-      else if (code < 0x20 || next() < 0.1) text += Array.from({ length: char.length }, (_, k) => `\\u${char.charCodeAt(k).toString(16).padStart(4, '0')}`).join('');
+      else if (code < 0x20 || next() < 0.1)
+        text += Array.from(
+          { length: char.length },
+          (_, k) => `\\u${char.charCodeAt(k).toString(16).padStart(4, '0')}`,
+        ).join('');
       else text += char;
     }
     return `${text}"`;
   }
-  if (Array.isArray(value)) return `[${space()}${value.map((item) => write(item, next)).join(`${space()},${space()}`)}${space()}]`;
+  if (Array.isArray(value))
+    return `[${space()}${value.map((item) => write(item, next)).join(`${space()},${space()}`)}${space()}]`;
   if (value && typeof value === 'object') {
-    const members = Object.entries(value).map(([key, item]) => `${write(key, next)}${space()}:${space()}${write(item, next)}`);
+    const members = Object.entries(value).map(
+      ([key, item]) => `${write(key, next)}${space()}:${space()}${write(item, next)}`,
+    );
     return `{${space()}${members.join(`,${space()}`)}${space()}}`;
   }
   return JSON.stringify(value);
@@ -26,16 +53,29 @@ function write(value: unknown, next: () => number): string {
 
 function randomValue(next: () => number, depth: number): unknown {
   const kind = Math.floor(next() * (depth > 4 ? 4 : 6));
-  if (kind === 0) return Array.from({ length: Math.floor(next() * 8) }, () => PIECES[Math.floor(next() * PIECES.length)]).join('');
+  if (kind === 0)
+    return Array.from(
+      { length: Math.floor(next() * 8) },
+      () => PIECES[Math.floor(next() * PIECES.length)],
+    ).join('');
   if (kind === 1) return Math.floor(next() * 2000) - 1000;
   if (kind === 2) return [true, false, null][Math.floor(next() * 3)];
   if (kind === 3) return next() * 10;
   if (kind === 4) return Array.from({ length: Math.floor(next() * 5) }, () => randomValue(next, depth + 1));
-  return Object.fromEntries(Array.from({ length: Math.floor(next() * 5) }, (_, i) => [`${PIECES[Math.floor(next() * PIECES.length)]}${i}`, randomValue(next, depth + 1)]));
+  return Object.fromEntries(
+    Array.from({ length: Math.floor(next() * 5) }, (_, i) => [
+      `${PIECES[Math.floor(next() * PIECES.length)]}${i}`,
+      randomValue(next, depth + 1),
+    ]),
+  );
 }
 
 /** What the scanner should find, from the parsed value. */
-function reference(value: unknown, depth = 1, out = { values: 0, scalars: 0, depth: 0, keys: new Set<string>() }) {
+function reference(
+  value: unknown,
+  depth = 1,
+  out = { values: 0, scalars: 0, depth: 0, keys: new Set<string>() },
+) {
   if (typeof value === 'string') out.values++;
   else if (value === null || typeof value !== 'object') out.scalars++;
   else {
@@ -50,8 +90,12 @@ function reference(value: unknown, depth = 1, out = { values: 0, scalars: 0, dep
 }
 
 /** Feeds `bytes` to a scanner in chunks cut at random places (down to single bytes). */
-function scan(bytes: Buffer, next: () => number, scanner = new JsonShapeScanner(MAX_BODY_DEPTH, 1e9, 1e9, 1e9)): JsonShapeScanner {
-  for (let start = 0; start < bytes.length; ) {
+function scan(
+  bytes: Buffer,
+  next: () => number,
+  scanner = new JsonShapeScanner(MAX_BODY_DEPTH, 1e9, 1e9, 1e9),
+): JsonShapeScanner {
+  for (let start = 0; start < bytes.length;) {
     const size = next() < 0.3 ? 1 + Math.floor(next() * 3) : 1 + Math.floor(next() * 200);
     scanner.push(bytes.subarray(start, start + size));
     start += size;
@@ -66,13 +110,19 @@ describe('JsonShapeScanner (the body reader counts a body before it is parsed)',
       const value = { root: randomValue(next, 0), more: [randomValue(next, 1), randomValue(next, 1)] };
       const expected = reference(value);
       const canonical = scan(Buffer.from(JSON.stringify(value)), next);
-      expect([canonical.values, canonical.scalars, canonical.excess]).toEqual([expected.values, expected.scalars, undefined]);
+      expect([canonical.values, canonical.scalars, canonical.excess]).toEqual([
+        expected.values,
+        expected.scalars,
+        undefined,
+      ]);
       // Distinct keys are told apart by their bytes: exact for canonical JSON.
       expect((canonical as unknown as { keys: Set<number> }).keys.size).toBe(expected.keys.size);
       // Written with needless escapes the same keys may look different, never fewer.
       const escaped = scan(Buffer.from(write(value, next)), next);
       expect([escaped.values, escaped.scalars]).toEqual([expected.values, expected.scalars]);
-      expect((escaped as unknown as { keys: Set<number> }).keys.size).toBeGreaterThanOrEqual(expected.keys.size);
+      expect((escaped as unknown as { keys: Set<number> }).keys.size).toBeGreaterThanOrEqual(
+        expected.keys.size,
+      );
     }
   });
 
@@ -86,11 +136,30 @@ describe('JsonShapeScanner (the body reader counts a body before it is parsed)',
 
   it('stops at the first value, scalar or key past its limit', () => {
     const limited = () => new JsonShapeScanner(MAX_BODY_DEPTH, 10, 10, 3);
-    expect(scan(Buffer.from(JSON.stringify(Array(9).fill('x'))), Math.random, limited()).excess).toBeUndefined(); // 10 values
-    expect(scan(Buffer.from(JSON.stringify(Array(10).fill('x'))), Math.random, limited()).excess).toBe('values');
-    expect(scan(Buffer.from(JSON.stringify(Array(11).fill(1))), Math.random, limited()).excess).toBe('scalars');
-    expect(scan(Buffer.from(JSON.stringify([{ a: 1, b: 1, c: 1 }, { a: 1, c: 1 }])), Math.random, limited()).excess).toBeUndefined(); // 3 distinct
-    expect(scan(Buffer.from(JSON.stringify([{ a: 1, b: 1, c: 1 }, { d: 1 }])), Math.random, limited()).excess).toBe('keys');
+    expect(
+      scan(Buffer.from(JSON.stringify(Array(9).fill('x'))), Math.random, limited()).excess,
+    ).toBeUndefined(); // 10 values
+    expect(scan(Buffer.from(JSON.stringify(Array(10).fill('x'))), Math.random, limited()).excess).toBe(
+      'values',
+    );
+    expect(scan(Buffer.from(JSON.stringify(Array(11).fill(1))), Math.random, limited()).excess).toBe(
+      'scalars',
+    );
+    expect(
+      scan(
+        Buffer.from(
+          JSON.stringify([
+            { a: 1, b: 1, c: 1 },
+            { a: 1, c: 1 },
+          ]),
+        ),
+        Math.random,
+        limited(),
+      ).excess,
+    ).toBeUndefined(); // 3 distinct
+    expect(
+      scan(Buffer.from(JSON.stringify([{ a: 1, b: 1, c: 1 }, { d: 1 }])), Math.random, limited()).excess,
+    ).toBe('keys');
     const stopped = limited();
     expect(stopped.push(Buffer.from(JSON.stringify(Array(20).fill('x'))))).toBe(false);
     expect(stopped.push(Buffer.from('[]'))).toBe(false);
@@ -99,7 +168,10 @@ describe('JsonShapeScanner (the body reader counts a body before it is parsed)',
   it('skips long strings whole, escaped quotes and backslashes included, across chunk boundaries', () => {
     const next = seededRandom(7);
     for (let i = 0; i < 300; i++) {
-      const text = Array.from({ length: 50 + Math.floor(next() * 3000) }, () => ['a', '"', '\\', '\\"', '"\\', ']', '{', ',', 'é'][Math.floor(next() * 9)]).join('');
+      const text = Array.from(
+        { length: 50 + Math.floor(next() * 3000) },
+        () => ['a', '"', '\\', '\\"', '"\\', ']', '{', ',', 'é'][Math.floor(next() * 9)],
+      ).join('');
       const scanner = scan(Buffer.from(JSON.stringify({ text, after: [1, 2], also: 'x' })), next);
       expect([scanner.values, scanner.scalars, scanner.excess]).toEqual([4, 2, undefined]); // the object, text, after, also
     }

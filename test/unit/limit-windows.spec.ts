@@ -5,7 +5,10 @@ describe('limit windows', () => {
   const at = Date.UTC(2026, 10, 21, 23, 59, 30, 250); // 2026-11-21T23:59:30.250Z
 
   it('are fixed UTC windows: minute, day, month, each with its reset time', () => {
-    expect(windowOf('requestsPerMinute', at)).toEqual({ id: `m${Math.floor(at / 60_000)}`, resetAt: Date.UTC(2026, 10, 22, 0, 0, 0) });
+    expect(windowOf('requestsPerMinute', at)).toEqual({
+      id: `m${Math.floor(at / 60_000)}`,
+      resetAt: Date.UTC(2026, 10, 22, 0, 0, 0),
+    });
     expect(windowOf('tokensPerMinute', at).resetAt).toBe(Date.UTC(2026, 10, 22));
     expect(windowOf('tokensPerDay', at)).toEqual({ id: 'd2026-11-21', resetAt: Date.UTC(2026, 10, 22) });
     expect(windowOf('tokensPerMonth', at)).toEqual({ id: 'mo2026-11', resetAt: Date.UTC(2026, 11, 1) });

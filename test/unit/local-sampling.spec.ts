@@ -8,19 +8,40 @@ describe('local model sampling', () => {
       topK: SAMPLING_DEFAULTS.topK,
       minP: SAMPLING_DEFAULTS.minP,
       seed: undefined,
-      repeatPenalty: { penalty: 1.1, lastTokens: 64, presencePenalty: undefined, frequencyPenalty: undefined },
+      repeatPenalty: {
+        penalty: 1.1,
+        lastTokens: 64,
+        presencePenalty: undefined,
+        frequencyPenalty: undefined,
+      },
       dryRepeatPenalty: { strength: 0.8 },
     });
   });
 
   it("takes the GGUF's own recommended settings over the defaults", () => {
-    const options = samplingFor({}, { temp: 0.6, top_p: 0.95, top_k: 20, min_p: 0, penalty_repeat: 1.05, penalty_last_n: 128 });
-    expect(options).toMatchObject({ temperature: 0.6, topP: 0.95, topK: 20, minP: 0, repeatPenalty: { penalty: 1.05, lastTokens: 128 } });
+    const options = samplingFor(
+      {},
+      { temp: 0.6, top_p: 0.95, top_k: 20, min_p: 0, penalty_repeat: 1.05, penalty_last_n: 128 },
+    );
+    expect(options).toMatchObject({
+      temperature: 0.6,
+      topP: 0.95,
+      topK: 20,
+      minP: 0,
+      repeatPenalty: { penalty: 1.05, lastTokens: 128 },
+    });
   });
 
   it("takes the client's choices over both, adding no penalty it did not ask for; maps OpenAI's penalties", () => {
-    const options = samplingFor({ temperature: 0, seed: 7, presencePenalty: 1, frequencyPenalty: -1 }, { temp: 0.6 });
-    expect(options).toMatchObject({ temperature: 0, seed: 7, repeatPenalty: { penalty: 1, presencePenalty: 0.5, frequencyPenalty: undefined } });
+    const options = samplingFor(
+      { temperature: 0, seed: 7, presencePenalty: 1, frequencyPenalty: -1 },
+      { temp: 0.6 },
+    );
+    expect(options).toMatchObject({
+      temperature: 0,
+      seed: 7,
+      repeatPenalty: { penalty: 1, presencePenalty: 0.5, frequencyPenalty: undefined },
+    });
     expect(options.dryRepeatPenalty).toBeUndefined();
   });
 

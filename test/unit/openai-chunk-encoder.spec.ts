@@ -16,13 +16,17 @@ describe('OpenAI chunk encoder', () => {
   it('renames the model in the upstream text itself, keeping every other byte as sent', () => {
     const out = sent(new OpenAiChunkEncoder('team-alias', true), upstream());
     // The content's escapes are the upstream's (a serialiser would write é and leave the quotes escaped alike).
-    expect(out).toBe(upstream().replace('"model":"gpt-4o-2024-08-06","choices"', '"model":"team-alias","choices"'));
+    expect(out).toBe(
+      upstream().replace('"model":"gpt-4o-2024-08-06","choices"', '"model":"team-alias","choices"'),
+    );
     expect(JSON.parse(out)).toEqual({ ...JSON.parse(upstream()), model: 'team-alias' });
   });
 
   it('drops `usage: null` for a client that did not ask for usage, renamed or not', () => {
     const out = sent(new OpenAiChunkEncoder('team-alias', false), upstream(',"usage":null'));
-    expect(out).toBe(upstream().replace('"model":"gpt-4o-2024-08-06","choices"', '"model":"team-alias","choices"'));
+    expect(out).toBe(
+      upstream().replace('"model":"gpt-4o-2024-08-06","choices"', '"model":"team-alias","choices"'),
+    );
   });
 
   it('serialises the chunk again whenever a replacement could be wrong', () => {

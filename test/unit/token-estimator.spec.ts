@@ -3,7 +3,12 @@ import { countTokens, MAX_RUN, promptTexts, reservationEstimate } from '../../sr
 
 describe('token estimator', () => {
   it('counts ordinary text exactly (o200k_base)', () => {
-    const texts = ['Hello, world!', 'The quick brown fox jumps over the lazy dog. '.repeat(50), 'const x = { a: [1, 2, 3] };\n'.repeat(20), '日本語のテキストも数えます。'];
+    const texts = [
+      'Hello, world!',
+      'The quick brown fox jumps over the lazy dog. '.repeat(50),
+      'const x = { a: [1, 2, 3] };\n'.repeat(20),
+      '日本語のテキストも数えます。',
+    ];
     for (const text of texts) expect(countTokens(text)).toBe(exactCount(text));
   });
 

@@ -15,7 +15,14 @@ describe('token format', () => {
 
   it('rejects strings that are not shaped like a token', () => {
     const { token } = issueToken();
-    for (const bad of ['', 'sy-', token + 'x', token.slice(1), token.replace('sy-', 'sk-'), token.toUpperCase()]) {
+    for (const bad of [
+      '',
+      'sy-',
+      token + 'x',
+      token.slice(1),
+      token.replace('sy-', 'sk-'),
+      token.toUpperCase(),
+    ]) {
       expect(tokenIdOf(bad)).toBeNull();
     }
   });

@@ -13,43 +13,89 @@ import { UpstreamCaller, type Candidate } from '../../src/routing/upstream-calle
 
 /** The routing seam against in-memory backends: which deployments a request calls, and what the operator is told. */
 function setup(backendFaults: Record<string, string | undefined> = {}) {
-  const config = buildConfig({ admin: { apiKey: 'k' }, routing: { retries: { attempts: 2, backoffMs: 0 }, circuit: { failures: 5, cooldownMs: 60_000 } } }, {});
+  const config = buildConfig(
+    {
+      admin: { apiKey: 'k' },
+      routing: { retries: { attempts: 2, backoffMs: 0 }, circuit: { failures: 5, cooldownMs: 60_000 } },
+    },
+    {},
+  );
   const lines: Array<Record<string, unknown>> = [];
   const logger = new AppLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
   const metrics = new MetricsService(config, new InFlightTracker());
   const backends = new Map<string, Backend>();
   const backend = (id: string): Backend => {
-    if (!backends.has(id)) backends.set(id, { id, adapter: {} as Backend['adapter'], client: { send: jest.fn(), transportError: (e) => e, close: async () => undefined, unusable: () => backendFaults[id] } });
+    if (!backends.has(id))
+      backends.set(id, {
+        id,
+        adapter: {} as Backend['adapter'],
+        client: {
+          send: jest.fn(),
+          transportError: (e) => e,
+          close: async () => undefined,
+          unusable: () => backendFaults[id],
+        },
+      });
     return backends.get(id)!;
   };
   const circuits = new CircuitBreakers(config, metrics, logger);
   const health = new BackendHealth(backends, circuits, config, logger);
   const caller = new UpstreamCaller(circuits, metrics, config, health, logger);
-  const deployment = (id: string): Deployment => ({ id: `${id}/m`, backend: backend(id), upstreamModel: 'm', weight: 1, priority: 0 });
+  const deployment = (id: string): Deployment => ({
+    id: `${id}/m`,
+    backend: backend(id),
+    upstreamModel: 'm',
+    weight: 1,
+    priority: 0,
+  });
   const route = (...ids: string[]): Route => {
     const deployments = ids.map(deployment);
-    return { model: 'model', config: { ...config.models.x, routing: 'priority' } as Route['config'], deployments, backend: deployments[0].backend, fallbacks: [] };
+    return {
+      model: 'model',
+      config: { ...config.models.x, routing: 'priority' } as Route['config'],
+      deployments,
+      backend: deployments[0].backend,
+      fallbacks: [],
+    };
   };
   return { caller, circuits, lines, route };
 }
 
 const ok = { status: 200, headers: {}, body: {} } as unknown as UpstreamResponse;
-const refusedKey = () => mapUpstreamError({ backendId: 'bad', status: 401, message: 'Incorrect API key provided: sk-abc****wxyz1234', headers: {}, secrets: ['sk-abcdefgh-wxyz1234'] });
-const serverError = () => mapUpstreamError({ backendId: 'x', status: 500, message: 'boom', headers: {}, secrets: [] });
+const refusedKey = () =>
+  mapUpstreamError({
+    backendId: 'bad',
+    status: 401,
+    message: 'Incorrect API key provided: sk-abc****wxyz1234',
+    headers: {},
+    secrets: ['sk-abcdefgh-wxyz1234'],
+  });
+const serverError = () =>
+  mapUpstreamError({ backendId: 'x', status: 500, message: 'boom', headers: {}, secrets: [] });
 
 describe('UpstreamCaller', () => {
-  const run = (caller: UpstreamCaller, route: Route, answer: (candidate: Candidate) => Promise<UpstreamResponse>) => {
+  const run = (
+    caller: UpstreamCaller,
+    route: Route,
+    answer: (candidate: Candidate) => Promise<UpstreamResponse>,
+  ) => {
     const called: string[] = [];
-    const result = caller.call(caller.plan(route), (candidate) => {
-      called.push(candidate.deployment.id);
-      return answer(candidate);
-    }, new AbortController().signal);
+    const result = caller.call(
+      caller.plan(route),
+      (candidate) => {
+        called.push(candidate.deployment.id);
+        return answer(candidate);
+      },
+      new AbortController().signal,
+    );
     return { called, result };
   };
 
   it('never calls a deployment again after it refused the key (401/403): the next one answers', async () => {
     const { caller, route } = setup();
-    const { called, result } = run(caller, route('bad', 'good'), async (c) => (c.deployment.id === 'bad/m' ? Promise.reject(refusedKey()) : ok));
+    const { called, result } = run(caller, route('bad', 'good'), async (c) =>
+      c.deployment.id === 'bad/m' ? Promise.reject(refusedKey()) : ok,
+    );
     await expect(result).resolves.toMatchObject({ candidate: { deployment: { id: 'good/m' } } });
     expect(called).toEqual(['bad/m', 'good/m']);
   });
@@ -83,19 +129,43 @@ describe('UpstreamCaller', () => {
 
   it('a refused key opens the circuit at once; a 500 counts towards it', async () => {
     const { caller, circuits, route } = setup();
-    await run(caller, route('bad', 'good'), async (c) => (c.deployment.id === 'bad/m' ? Promise.reject(refusedKey()) : ok)).result;
-    expect(circuits.describe('bad/m')).toMatchObject({ state: 'open', consecutiveFailures: 1, lastError: 'upstream_auth_failed', lastErrorMessage: 'Incorrect API key provided: [redacted]' });
-    await run(caller, route('flaky', 'good'), async (c) => (c.deployment.id === 'flaky/m' ? Promise.reject(serverError()) : ok)).result;
+    await run(caller, route('bad', 'good'), async (c) =>
+      c.deployment.id === 'bad/m' ? Promise.reject(refusedKey()) : ok,
+    ).result;
+    expect(circuits.describe('bad/m')).toMatchObject({
+      state: 'open',
+      consecutiveFailures: 1,
+      lastError: 'upstream_auth_failed',
+      lastErrorMessage: 'Incorrect API key provided: [redacted]',
+    });
+    await run(caller, route('flaky', 'good'), async (c) =>
+      c.deployment.id === 'flaky/m' ? Promise.reject(serverError()) : ok,
+    ).result;
     expect(circuits.describe('flaky/m')).toMatchObject({ state: 'closed', consecutiveFailures: 1 });
   });
 
   it("tells the operator: error with the vendor's scrubbed words for the deployment's own fault, warn for a failure", async () => {
     const { caller, lines, route } = setup();
-    await run(caller, route('bad', 'flaky', 'good'), async (c) => (c.deployment.id === 'bad/m' ? Promise.reject(refusedKey()) : c.deployment.id === 'flaky/m' ? Promise.reject(serverError()) : ok)).result;
+    await run(caller, route('bad', 'flaky', 'good'), async (c) =>
+      c.deployment.id === 'bad/m'
+        ? Promise.reject(refusedKey())
+        : c.deployment.id === 'flaky/m'
+          ? Promise.reject(serverError())
+          : ok,
+    ).result;
     const refused = lines.find((l) => l.deployment === 'bad/m')!;
-    expect(refused).toMatchObject({ level: 50, error: 'upstream_auth_failed', upstreamStatus: 401, reason: 'Incorrect API key provided: [redacted]' });
+    expect(refused).toMatchObject({
+      level: 50,
+      error: 'upstream_auth_failed',
+      upstreamStatus: 401,
+      reason: 'Incorrect API key provided: [redacted]',
+    });
     expect(JSON.stringify(lines)).not.toMatch(/abcdefgh|wxyz1234/);
-    expect(lines.find((l) => l.deployment === 'flaky/m')).toMatchObject({ level: 40, error: 'upstream_error', msg: expect.stringContaining('boom') });
+    expect(lines.find((l) => l.deployment === 'flaky/m')).toMatchObject({
+      level: 40,
+      error: 'upstream_error',
+      msg: expect.stringContaining('boom'),
+    });
   });
 
   it('plans around deployments known to be down, and calls them anyway when nothing else can answer', () => {

@@ -1,34 +1,110 @@
-import { counterField, counterIncrements, parseCounterField, recordFields, recordView, type UsageRecord } from '../../src/usage/usage-record';
+import {
+  counterField,
+  counterIncrements,
+  parseCounterField,
+  recordFields,
+  recordView,
+  type UsageRecord,
+} from '../../src/usage/usage-record';
 
 const record: UsageRecord = {
-  id: 'r1', at: '2026-11-21T10:00:00.000Z', requestId: 'q1', team: 't', tokenId: '0123456789abcdef', model: 'meta-llama/Llama|3', modelLabel: 'meta-llama/Llama|3',
-  backend: 'b', upstreamModel: 'u', servedModel: 'meta-llama/Llama|3', attempts: 2, endpoint: 'chat.completions', stream: true, promptTokens: 10, completionTokens: 5, reasoningTokens: 2, status: 200,
-  outcome: 'aborted', errorCode: '', latencyMs: 12.5, estimated: true, cachedTokens: 0, costNanos: 0, costEstimated: false,
+  id: 'r1',
+  at: '2026-11-21T10:00:00.000Z',
+  requestId: 'q1',
+  team: 't',
+  tokenId: '0123456789abcdef',
+  model: 'meta-llama/Llama|3',
+  modelLabel: 'meta-llama/Llama|3',
+  backend: 'b',
+  upstreamModel: 'u',
+  servedModel: 'meta-llama/Llama|3',
+  attempts: 2,
+  endpoint: 'chat.completions',
+  stream: true,
+  promptTokens: 10,
+  completionTokens: 5,
+  reasoningTokens: 2,
+  status: 200,
+  outcome: 'aborted',
+  errorCode: '',
+  latencyMs: 12.5,
+  estimated: true,
+  cachedTokens: 0,
+  costNanos: 0,
+  costEstimated: false,
 };
 
 describe('usage records', () => {
   it('counter fields round-trip even when a model name contains the separator', () => {
-    expect(parseCounterField(counterField('prompt', record.tokenId, record.model))).toEqual({ metric: 'prompt', tokenId: record.tokenId, model: 'meta-llama/Llama|3', endpoint: 'chat.completions' });
+    expect(parseCounterField(counterField('prompt', record.tokenId, record.model))).toEqual({
+      metric: 'prompt',
+      tokenId: record.tokenId,
+      model: 'meta-llama/Llama|3',
+      endpoint: 'chat.completions',
+    });
     expect(parseCounterField('garbage')).toBeNull();
   });
 
   it('counters carry the endpoint; chat completions keep the format counters had before endpoints existed', () => {
     expect(counterField('prompt', 'tok', 'gpt-4o')).toBe('prompt|tok|gpt-4o');
-    expect(parseCounterField('prompt|tok|gpt-4o')).toEqual({ metric: 'prompt', tokenId: 'tok', model: 'gpt-4o', endpoint: 'chat.completions' });
+    expect(parseCounterField('prompt|tok|gpt-4o')).toEqual({
+      metric: 'prompt',
+      tokenId: 'tok',
+      model: 'gpt-4o',
+      endpoint: 'chat.completions',
+    });
     const messages = counterField('prompt', 'tok', 'a|b', 'messages');
     expect(messages).not.toBe('prompt|tok|a|b');
-    expect(parseCounterField(messages)).toEqual({ metric: 'prompt', tokenId: 'tok', model: 'a|b', endpoint: 'messages' });
-    expect(counterIncrements({ ...record, endpoint: 'embeddings' })[0]).toEqual([counterField('requests', record.tokenId, record.model, 'embeddings'), 1]);
+    expect(parseCounterField(messages)).toEqual({
+      metric: 'prompt',
+      tokenId: 'tok',
+      model: 'a|b',
+      endpoint: 'messages',
+    });
+    expect(counterIncrements({ ...record, endpoint: 'embeddings' })[0]).toEqual([
+      counterField('requests', record.tokenId, record.model, 'embeddings'),
+      1,
+    ]);
   });
 
   it('one record adds requests, its outcome, its tokens and the estimated flag', () => {
     const at = (metric: any) => counterField(metric, record.tokenId, record.model);
-    expect(counterIncrements(record)).toEqual([[at('requests'), 1], [at('aborted'), 1], [at('prompt'), 10], [at('completion'), 5], [at('reasoning'), 2], [at('estimated'), 1]]);
-    expect(counterIncrements({ ...record, promptTokens: 0, completionTokens: 0, reasoningTokens: 0, estimated: false, outcome: 'ok' })).toEqual([[at('requests'), 1], [at('ok'), 1]]);
+    expect(counterIncrements(record)).toEqual([
+      [at('requests'), 1],
+      [at('aborted'), 1],
+      [at('prompt'), 10],
+      [at('completion'), 5],
+      [at('reasoning'), 2],
+      [at('estimated'), 1],
+    ]);
+    expect(
+      counterIncrements({
+        ...record,
+        promptTokens: 0,
+        completionTokens: 0,
+        reasoningTokens: 0,
+        estimated: false,
+        outcome: 'ok',
+      }),
+    ).toEqual([
+      [at('requests'), 1],
+      [at('ok'), 1],
+    ]);
   });
 
   it('the stream entry reads back with numbers, booleans and total = prompt + completion', () => {
     const view = recordView('1-0', recordFields(record));
-    expect(view).toMatchObject({ entry_id: '1-0', attempts: 2, served_model: 'meta-llama/Llama|3', prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, stream: true, estimated: true, error_code: null, latency_ms: 12.5 });
+    expect(view).toMatchObject({
+      entry_id: '1-0',
+      attempts: 2,
+      served_model: 'meta-llama/Llama|3',
+      prompt_tokens: 10,
+      completion_tokens: 5,
+      total_tokens: 15,
+      stream: true,
+      estimated: true,
+      error_code: null,
+      latency_ms: 12.5,
+    });
   });
 });

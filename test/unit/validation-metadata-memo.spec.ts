@@ -13,11 +13,20 @@ describe('validation metadata memo', () => {
     @IsInt() @Min(1) count!: number;
   }
 
-  const problems = async (object: object) => (await validate(object)).map((e) => `${e.property}:${Object.keys(e.constraints ?? {}).sort().join(',')}`);
+  const problems = async (object: object) =>
+    (await validate(object)).map(
+      (e) =>
+        `${e.property}:${Object.keys(e.constraints ?? {})
+          .sort()
+          .join(',')}`,
+    );
 
   it('validates own and inherited properties the same on every call (remembered lookups)', async () => {
     for (let i = 0; i < 3; i++) {
-      expect(await problems(Object.assign(new Derived(), { name: 7, count: 0 }))).toEqual(['count:min', 'name:isString']);
+      expect(await problems(Object.assign(new Derived(), { name: 7, count: 0 }))).toEqual([
+        'count:min',
+        'name:isString',
+      ]);
       expect(await problems(Object.assign(new Derived(), { name: 'ok', count: 2 }))).toEqual([]);
       expect(await problems(Object.assign(new Base(), { name: 1 }))).toEqual(['name:isString']);
     }

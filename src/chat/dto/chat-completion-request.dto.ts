@@ -44,7 +44,8 @@ export class StreamOptionsDto {
 }
 
 export class ThinkingDto {
-  @IsIn(['enabled', 'disabled'], { message: 'must be "enabled" or "disabled"' }) type!: 'enabled' | 'disabled';
+  @IsIn(['enabled', 'disabled'], { message: 'must be "enabled" or "disabled"' }) type!:
+    'enabled' | 'disabled';
 
   @ValidateIf((t: ThinkingDto) => t.type === 'enabled' || t.budget_tokens !== undefined)
   @IsInt()
@@ -75,7 +76,10 @@ export class ChatCompletionRequestDto implements ChatRequest {
   @IsOptional() @IsInt() @Min(1) @Max(128) n?: number | null;
   @IsOptional() @IsStopSequences() stop?: string | string[] | null;
   /** Passed through as sent (the backend checks each tool); OpenAI takes at most 128. */
-  @IsOptional() @IsArray() @ArrayMaxSize(MAX_TOOLS, { message: `must have at most ${MAX_TOOLS} tools (OpenAI's limit per request)` }) tools?: unknown[] | null;
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_TOOLS, { message: `must have at most ${MAX_TOOLS} tools (OpenAI's limit per request)` })
+  tools?: unknown[] | null;
   @IsOptional() @IsBoolean() stream?: boolean | null;
 
   @IsOptional()
@@ -91,9 +95,16 @@ export class ChatCompletionRequestDto implements ChatRequest {
     const thinking = value as ThinkingDto;
     // The same precedence as the adapters and the limits (max_completion_tokens, OpenAI's current name, wins).
     const limit = (o.max_completion_tokens ?? o.max_tokens) as number | null | undefined;
-    if (thinking?.type !== 'enabled' || typeof limit !== 'number' || typeof thinking.budget_tokens !== 'number') return null;
+    if (
+      thinking?.type !== 'enabled' ||
+      typeof limit !== 'number' ||
+      typeof thinking.budget_tokens !== 'number'
+    )
+      return null;
     const which = typeof o.max_completion_tokens === 'number' ? 'max_completion_tokens' : 'max_tokens';
-    return thinking.budget_tokens < limit ? null : `budget_tokens (${thinking.budget_tokens}) must be smaller than ${which} (${limit})`;
+    return thinking.budget_tokens < limit
+      ? null
+      : `budget_tokens (${thinking.budget_tokens}) must be smaller than ${which} (${limit})`;
   })
   @ValidateNested()
   @Type(() => ThinkingDto)

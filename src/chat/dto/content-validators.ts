@@ -61,14 +61,21 @@ export function IsStopSequences(options?: ValidationOptions) {
       validator: {
         validate: (value: unknown) =>
           typeof value === 'string' ||
-          (Array.isArray(value) && value.length >= 1 && value.length <= 4 && value.every((v) => typeof v === 'string')),
-        defaultMessage: (args: ValidationArguments) => `${args.property} must be a string or an array of 1 to 4 strings`,
+          (Array.isArray(value) &&
+            value.length >= 1 &&
+            value.length <= 4 &&
+            value.every((v) => typeof v === 'string')),
+        defaultMessage: (args: ValidationArguments) =>
+          `${args.property} must be a string or an array of 1 to 4 strings`,
       },
     });
 }
 
 /** A cross-field rule; `check` returns a problem (without the property name) or null. */
-export function Satisfies(check: (value: unknown, object: Record<string, unknown>) => string | null, options?: ValidationOptions) {
+export function Satisfies(
+  check: (value: unknown, object: Record<string, unknown>) => string | null,
+  options?: ValidationOptions,
+) {
   return (target: object, propertyName: string) =>
     registerDecorator({
       name: 'satisfies',
@@ -76,7 +83,8 @@ export function Satisfies(check: (value: unknown, object: Record<string, unknown
       propertyName,
       options,
       validator: {
-        validate: (value: unknown, args: ValidationArguments) => check(value, args.object as Record<string, unknown>) === null,
+        validate: (value: unknown, args: ValidationArguments) =>
+          check(value, args.object as Record<string, unknown>) === null,
         defaultMessage: (args: ValidationArguments) =>
           `${args.property} ${check(args.value, args.object as Record<string, unknown>)}`,
       },

@@ -36,7 +36,10 @@ export function anthropicErrorType(status: number): string {
 
 /** `{"type":"error","error":{"type","message"},"request_id"}`: the body Anthropic's SDKs parse. */
 export function anthropicErrorBody(exception: GatewayException, requestId?: string): AnthropicErrorBody {
-  const body: AnthropicErrorBody = { type: 'error', error: { type: anthropicErrorType(exception.status), message: exception.message } };
+  const body: AnthropicErrorBody = {
+    type: 'error',
+    error: { type: anthropicErrorType(exception.status), message: exception.message },
+  };
   if (requestId) body.request_id = requestId;
   return body;
 }

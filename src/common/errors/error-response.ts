@@ -31,7 +31,11 @@ export function toGatewayException(error: unknown, logger?: Logger): GatewayExce
  * Writes the error: OpenAI's body, or `body` when the route speaks another API's shape. A response whose headers
  * went out already is left alone.
  */
-export function sendError(res: Response, exception: GatewayException, body: object = exception.toBody()): void {
+export function sendError(
+  res: Response,
+  exception: GatewayException,
+  body: object = exception.toBody(),
+): void {
   if (res.headersSent) return;
   res.status(exception.status);
   for (const [name, value] of Object.entries(exception.headers)) res.setHeader(name, value);

@@ -61,13 +61,19 @@ export class BodyReaderGuard implements CanActivate {
   /** Every other body: compressed, another charset or media type (`application/*+json`). */
   private async readWithBodyParser(req: Request, res: Response): Promise<ParsedJsonBody> {
     if (!req.is(['application/json', 'application/*+json'])) {
-      throw new GatewayException('unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json).');
+      throw new GatewayException(
+        'unsupported_media_type',
+        'Request bodies must be JSON (Content-Type: application/json).',
+      );
     }
     // As body-parser's json(): only the UTF encodings JSON allows, refused before a byte is read.
     const charset = charsetOf(req);
     const decoder = charset === 'utf-8' ? undefined : textDecoderFor(charset);
-    if (charset !== 'utf-8' && !decoder) throw new GatewayException('unsupported_media_type', `unsupported charset "${charset.toUpperCase()}"`);
-    await new Promise<void>((resolve, reject) => this.readRaw(req, res, (error?: unknown) => (error ? reject(this.parseError(error)) : resolve())));
+    if (charset !== 'utf-8' && !decoder)
+      throw new GatewayException('unsupported_media_type', `unsupported charset "${charset.toUpperCase()}"`);
+    await new Promise<void>((resolve, reject) =>
+      this.readRaw(req, res, (error?: unknown) => (error ? reject(this.parseError(error)) : resolve())),
+    );
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     if (!decoder) return parseJsonBytes(raw);
     // Another UTF encoding: decoded, then scanned and parsed as UTF-8 like every other body.
@@ -75,7 +81,10 @@ export class BodyReaderGuard implements CanActivate {
   }
 
   private tooLarge(): GatewayException {
-    return new GatewayException('request_too_large', `The request body is larger than ${this.config.server.maxBodyBytes} bytes (server.maxBodyBytes).`);
+    return new GatewayException(
+      'request_too_large',
+      `The request body is larger than ${this.config.server.maxBodyBytes} bytes (server.maxBodyBytes).`,
+    );
   }
 
   private parseError(error: unknown): GatewayException {
@@ -89,11 +98,17 @@ export class BodyReaderGuard implements CanActivate {
       case 'charset.unsupported':
         return new GatewayException('unsupported_media_type', failure.message);
       case 'request.aborted':
-        return new GatewayException('invalid_request', 'The client stopped sending the request body.', { wireCode: null });
+        return new GatewayException('invalid_request', 'The client stopped sending the request body.', {
+          wireCode: null,
+        });
     }
     // zlib's own errors for a Content-Encoding the body does not match (body-parser gives them a 4xx status).
     if (typeof failure.status === 'number' && failure.status >= 400 && failure.status < 500) {
-      return new GatewayException('invalid_request', `The request body could not be decoded as its Content-Encoding says: ${failure.message}`, { wireCode: null });
+      return new GatewayException(
+        'invalid_request',
+        `The request body could not be decoded as its Content-Encoding says: ${failure.message}`,
+        { wireCode: null },
+      );
     }
     return toGatewayException(error, this.logger.pino);
   }

@@ -21,10 +21,16 @@ export function answerClientErrorsInOpenAIShape(server: Server): void {
   });
 }
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
 
 function exceptionFor(code: string | undefined): GatewayException {
-  if (code === 'HPE_HEADER_OVERFLOW') return new GatewayException('request_header_too_large', 'The request headers are too large.');
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new GatewayException('request_timeout', 'The request headers did not arrive in time.');
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return new GatewayException('request_header_too_large', 'The request headers are too large.');
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return new GatewayException('request_timeout', 'The request headers did not arrive in time.');
   return new GatewayException('invalid_request', 'The request is not valid HTTP.', { wireCode: null });
 }

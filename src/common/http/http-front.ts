@@ -39,8 +39,16 @@ export function installHttpFront(
     if (!inFlight.draining) return next();
     res.setHeader('connection', 'close');
     if (req.path.startsWith('/health/')) return next();
-    const exception = new GatewayException('server_shutting_down', 'The gateway is shutting down; retry the request.', { headers: { 'retry-after': '1' } });
-    sendError(res, exception, speaksAnthropic(req.path) ? anthropicErrorBody(exception, req.ledger.requestId) : undefined);
+    const exception = new GatewayException(
+      'server_shutting_down',
+      'The gateway is shutting down; retry the request.',
+      { headers: { 'retry-after': '1' } },
+    );
+    sendError(
+      res,
+      exception,
+      speaksAnthropic(req.path) ? anthropicErrorBody(exception, req.ledger.requestId) : undefined,
+    );
   });
 }
 

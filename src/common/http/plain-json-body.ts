@@ -1,6 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import { GatewayException } from '../errors/gateway.exception';
-import { JsonShapeScanner, MAX_BODY_DEPTH, MAX_BODY_KEYS, MAX_BODY_SCALARS, MAX_BODY_VALUES, nextTurn, type ShapeExcess } from './json-shape';
+import {
+  JsonShapeScanner,
+  MAX_BODY_DEPTH,
+  MAX_BODY_KEYS,
+  MAX_BODY_SCALARS,
+  MAX_BODY_VALUES,
+  nextTurn,
+  type ShapeExcess,
+} from './json-shape';
 
 /**
  * The body every SDK sends: `Content-Type: application/json` (or with `charset=utf-8`), no Content-Encoding.
@@ -10,7 +18,11 @@ export function isPlainJson(req: IncomingMessage): boolean {
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding !== 'identity') return false;
   const type = req.headers['content-type'];
-  return type === 'application/json' || type === 'application/json; charset=utf-8' || type === 'application/json;charset=utf-8';
+  return (
+    type === 'application/json' ||
+    type === 'application/json; charset=utf-8' ||
+    type === 'application/json;charset=utf-8'
+  );
 }
 
 /**
@@ -37,12 +49,17 @@ export interface ParsedJsonBody {
  * answer, so the client is not cut off mid-send. Each chunk is scanned as it arrives (json-shape.ts): a body that
  * nests too deep or holds too many values is refused without being parsed, and its bytes are not kept.
  */
-export function readPlainJson(req: IncomingMessage, limit: number, tooLarge: () => GatewayException): Promise<ParsedJsonBody> {
+export function readPlainJson(
+  req: IncomingMessage,
+  limit: number,
+  tooLarge: () => GatewayException,
+): Promise<ParsedJsonBody> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const scanner = new JsonShapeScanner();
     let received = 0;
-    let refused: GatewayException | undefined = Number(req.headers['content-length']) > limit ? tooLarge() : undefined;
+    let refused: GatewayException | undefined =
+      Number(req.headers['content-length']) > limit ? tooLarge() : undefined;
     const done = () => {
       req.off('data', onData);
       req.off('end', onEnd);
@@ -62,13 +79,21 @@ export function readPlainJson(req: IncomingMessage, limit: number, tooLarge: () 
       if (refused) return reject(refused);
       if (received < YIELDING_BODY_BYTES) {
         const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
-        return settle(resolve, reject, () => ({ body: parseStrict(decode(bytes)), bytes, values: scanner.values }));
+        return settle(resolve, reject, () => ({
+          body: parseStrict(decode(bytes)),
+          bytes,
+          values: scanner.values,
+        }));
       }
       parseLater(() => Buffer.concat(chunks, received), scanner.values).then(resolve, reject);
     };
     const onGone = () => {
       done();
-      reject(new GatewayException('invalid_request', 'The client stopped sending the request body.', { wireCode: null }));
+      reject(
+        new GatewayException('invalid_request', 'The client stopped sending the request body.', {
+          wireCode: null,
+        }),
+      );
     };
     if (req.destroyed) return onGone(); // gone before the guard got here
     req.on('data', onData);
@@ -88,7 +113,8 @@ export async function parseJsonBytes(bytes: Buffer): Promise<ParsedJsonBody> {
     if (start > 0) await nextTurn();
     if (!scanner.push(bytes.subarray(start, start + SCAN_SLICE_BYTES))) throw shapeRefusal(scanner.excess!);
   }
-  if (bytes.length < YIELDING_BODY_BYTES) return { body: parseStrict(decode(bytes)), bytes, values: scanner.values };
+  if (bytes.length < YIELDING_BODY_BYTES)
+    return { body: parseStrict(decode(bytes)), bytes, values: scanner.values };
   return parseLater(() => bytes, scanner.values);
 }
 
@@ -107,7 +133,11 @@ async function parseLater(join: () => Buffer, values: number): Promise<ParsedJso
 
 /** The error for a body the scan refused: nested too deep (400, as a parse error), or too many values (413). */
 export function shapeRefusal(excess: ShapeExcess): GatewayException {
-  if (excess === 'depth') return new GatewayException('invalid_json', `The request body nests JSON more than ${MAX_BODY_DEPTH} levels deep.`);
+  if (excess === 'depth')
+    return new GatewayException(
+      'invalid_json',
+      `The request body nests JSON more than ${MAX_BODY_DEPTH} levels deep.`,
+    );
   const [limit, what] = {
     values: [MAX_BODY_VALUES, 'JSON objects, arrays and strings (keys not counted)'],
     scalars: [MAX_BODY_SCALARS, 'JSON numbers, true, false and null'],
@@ -137,11 +167,17 @@ function decode(bytes: Buffer): string {
 function parseStrict(text: string): unknown {
   const first = /\S/.exec(text)?.[0];
   if (first !== '{' && first !== '[') {
-    throw new GatewayException('invalid_json', 'The request body is not valid JSON: it must be a JSON object.');
+    throw new GatewayException(
+      'invalid_json',
+      'The request body is not valid JSON: it must be a JSON object.',
+    );
   }
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new GatewayException('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`);
+    throw new GatewayException(
+      'invalid_json',
+      `The request body is not valid JSON: ${(error as Error).message}`,
+    );
   }
 }

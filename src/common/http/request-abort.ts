@@ -15,10 +15,14 @@ function cutsOnShutdown(shutdownCut: AbortSignal): Set<AbortController> {
   if (!requests) {
     const set = (requests = new Set());
     cutOnShutdown.set(shutdownCut, set);
-    shutdownCut.addEventListener('abort', () => {
-      for (const controller of set) controller.abort(shutdownCut.reason);
-      set.clear();
-    }, { once: true });
+    shutdownCut.addEventListener(
+      'abort',
+      () => {
+        for (const controller of set) controller.abort(shutdownCut.reason);
+        set.clear();
+      },
+      { once: true },
+    );
   }
   return requests;
 }

@@ -6,6 +6,9 @@ import type { ServerResponse } from 'node:http';
  */
 export function writeJson(res: ServerResponse, body: unknown): void {
   const payload = JSON.stringify(body);
-  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
+  res.writeHead(200, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(payload),
+  });
   res.end(payload);
 }

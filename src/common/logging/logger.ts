@@ -40,7 +40,13 @@ export class AppLogger implements LoggerService {
       {
         ...options,
         redact: {
-          paths: ['*.authorization', '*.headers.authorization', '*.apiKey', '*.token', 'req.headers.authorization'],
+          paths: [
+            '*.authorization',
+            '*.headers.authorization',
+            '*.apiKey',
+            '*.token',
+            'req.headers.authorization',
+          ],
           censor: '[redacted]',
         },
       },

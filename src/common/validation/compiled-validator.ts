@@ -7,14 +7,23 @@ const { ValidationUtils } = require('class-validator/cjs/validation/ValidationUt
 };
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as {
-  defaultMetadataStorage: { findTypeMetadata(target: DtoClass, property: string): { typeFunction: (options?: unknown) => DtoClass } | undefined };
+  defaultMetadataStorage: {
+    findTypeMetadata(
+      target: DtoClass,
+      property: string,
+    ): { typeFunction: (options?: unknown) => DtoClass } | undefined;
+  };
 };
 
 /** A DTO class (what `@Body()` names, what `@Type()` points at). */
 export type DtoClass = abstract new (...args: never[]) => unknown;
 
-type ValidationMetadata = ReturnType<ReturnType<typeof getMetadataStorage>['getTargetValidationMetadatas']>[number];
-type ConstraintMetadata = ReturnType<ReturnType<typeof getMetadataStorage>['getTargetValidatorConstraints']>[number];
+type ValidationMetadata = ReturnType<
+  ReturnType<typeof getMetadataStorage>['getTargetValidationMetadatas']
+>[number];
+type ConstraintMetadata = ReturnType<
+  ReturnType<typeof getMetadataStorage>['getTargetValidatorConstraints']
+>[number];
 
 /** The first thing wrong with a value: where (class-validator's property names, outermost first) and what. */
 export interface ValidationProblem {
@@ -37,7 +46,17 @@ export const ITEMS_PER_TURN = 4096;
  * Type checks come first: class-validator lists constraints in reverse decorator order, so `"10"` for
  * `@IsInt() @Min(1)` used to say "must not be less than 1" when the problem is that it is not an integer.
  */
-export const TYPE_CONSTRAINTS = ['isDefined', 'isString', 'isInt', 'isNumber', 'isBoolean', 'isArray', 'isObject', 'isIn', 'isEnum'];
+export const TYPE_CONSTRAINTS = [
+  'isDefined',
+  'isString',
+  'isInt',
+  'isNumber',
+  'isBoolean',
+  'isArray',
+  'isObject',
+  'isIn',
+  'isEnum',
+];
 
 interface Check {
   metadata: ValidationMetadata;
@@ -85,20 +104,31 @@ export function compileValidator(target: DtoClass, options: { strict: boolean })
 }
 
 /** checkObject for the body itself, with a long array of nested objects checked a slice per turn. */
-async function checkRoot(compiled: CompiledClass, object: Record<string, unknown>, strict: boolean): Promise<ValidationProblem | null> {
+async function checkRoot(
+  compiled: CompiledClass,
+  object: Record<string, unknown>,
+  strict: boolean,
+): Promise<ValidationProblem | null> {
   const unknown = strict ? unknownKey(compiled, object) : null;
   if (unknown) return unknown;
   const args = argumentsFor(compiled, object);
   for (const property of compiled.properties) {
     const value = object[property.name];
-    const sliced = Array.isArray(value) && value.length > ITEMS_PER_TURN && property.nestedClass !== undefined;
+    const sliced =
+      Array.isArray(value) && value.length > ITEMS_PER_TURN && property.nestedClass !== undefined;
     const problem = checkProperty(property, object, strict, args, !sliced);
     if (problem) return problem;
     if (!sliced || !holds(property, object, value)) continue;
     const items = value as unknown[];
     for (let start = 0; start < items.length; start += ITEMS_PER_TURN) {
       if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-      const itemProblem = checkItems(property, items, start, Math.min(items.length, start + ITEMS_PER_TURN), strict);
+      const itemProblem = checkItems(
+        property,
+        items,
+        start,
+        Math.min(items.length, start + ITEMS_PER_TURN),
+        strict,
+      );
       if (itemProblem) return itemProblem;
     }
   }
@@ -116,7 +146,13 @@ function compileClass(target: DtoClass, seen: Map<DtoClass, CompiledClass>): Com
   for (const [name, group] of Object.entries(grouped)) {
     if (group.length === 0) continue;
     compiled.known.add(name);
-    const property: CompiledProperty = { name, conditions: [], checks: [], nested: undefined, nestedClass: undefined };
+    const property: CompiledProperty = {
+      name,
+      conditions: [],
+      checks: [],
+      nested: undefined,
+      nestedClass: undefined,
+    };
     const defined: Check[] = [];
     for (const metadata of group) {
       switch (metadata.type) {
@@ -126,9 +162,14 @@ function compileClass(target: DtoClass, seen: Map<DtoClass, CompiledClass>): Com
         case ValidationTypes.CUSTOM_VALIDATION:
         case ValidationTypes.IS_DEFINED: {
           const constraints = storage.getTargetValidatorConstraints(metadata.constraintCls);
-          if (constraints.some((constraint) => constraint.async)) throw new UnsupportedValidation(`${target.name}.${name}: async validator`);
+          if (constraints.some((constraint) => constraint.async))
+            throw new UnsupportedValidation(`${target.name}.${name}: async validator`);
           for (const constraint of constraints) {
-            (metadata.type === ValidationTypes.IS_DEFINED ? defined : property.checks).push({ metadata, name: constraint.name ?? metadata.type, instance: constraint.instance });
+            (metadata.type === ValidationTypes.IS_DEFINED ? defined : property.checks).push({
+              metadata,
+              name: constraint.name ?? metadata.type,
+              instance: constraint.instance,
+            });
           }
           break;
         }
@@ -153,7 +194,11 @@ function compileClass(target: DtoClass, seen: Map<DtoClass, CompiledClass>): Com
   return compiled;
 }
 
-function checkObject(compiled: CompiledClass, object: Record<string, unknown>, strict: boolean): ValidationProblem | null {
+function checkObject(
+  compiled: CompiledClass,
+  object: Record<string, unknown>,
+  strict: boolean,
+): ValidationProblem | null {
   const unknown = strict ? unknownKey(compiled, object) : null;
   if (unknown) return unknown;
   const args = argumentsFor(compiled, object);
@@ -167,7 +212,12 @@ function checkObject(compiled: CompiledClass, object: Record<string, unknown>, s
 /** Strict mode: the first key the class has no rule for (class-validator's whitelist errors come first). */
 function unknownKey(compiled: CompiledClass, object: Record<string, unknown>): ValidationProblem | null {
   for (const key of Object.keys(object)) {
-    if (!compiled.known.has(key)) return { path: [key], constraint: ValidationTypes.WHITELIST, message: `property ${key} should not exist` };
+    if (!compiled.known.has(key))
+      return {
+        path: [key],
+        constraint: ValidationTypes.WHITELIST,
+        message: `property ${key} should not exist`,
+      };
   }
   return null;
 }
@@ -184,7 +234,13 @@ function holds(property: CompiledProperty, object: Record<string, unknown>, valu
 }
 
 /** The property's own constraints, then (`withItems`) the nested objects it holds. */
-function checkProperty(property: CompiledProperty, object: Record<string, unknown>, strict: boolean, args: ValidationArguments, withItems: boolean): ValidationProblem | null {
+function checkProperty(
+  property: CompiledProperty,
+  object: Record<string, unknown>,
+  strict: boolean,
+  args: ValidationArguments,
+  withItems: boolean,
+): ValidationProblem | null {
   const value = object[property.name];
   if (!holds(property, object, value)) return null;
   // Every failing constraint of the property is collected (class-validator reports them together and the most
@@ -196,14 +252,27 @@ function checkProperty(property: CompiledProperty, object: Record<string, unknow
     const { metadata, instance } = check;
     if (metadata.validateIf && !metadata.validateIf(object, value)) continue;
     args.constraints = metadata.constraints;
-    if (passes(metadata.each && Array.isArray(value) ? () => everyItem(value, instance, args) : () => instance.validate(value, args))) continue;
+    if (
+      passes(
+        metadata.each && Array.isArray(value)
+          ? () => everyItem(value, instance, args)
+          : () => instance.validate(value, args),
+      )
+    )
+      continue;
     // Keyed by constraint name, as class-validator's `constraints` object: a second failure of the same name
     // replaces the first one's message in the first one's place.
     (failures ??= new Map()).set(check.name, messageOf(check, args));
   }
   const nested = property.nested;
   if (nested && value !== undefined && !(value instanceof Object)) {
-    (failures ??= new Map()).set(ValidationTypes.NESTED_VALIDATION, ValidationUtils.replaceMessageSpecialTokens(nested.message, { ...args, constraints: nested.constraints }));
+    (failures ??= new Map()).set(
+      ValidationTypes.NESTED_VALIDATION,
+      ValidationUtils.replaceMessageSpecialTokens(nested.message, {
+        ...args,
+        constraints: nested.constraints,
+      }),
+    );
   }
   if (failures) {
     const [name, message] = mostBasic(failures);
@@ -217,11 +286,19 @@ function checkProperty(property: CompiledProperty, object: Record<string, unknow
 }
 
 /** Items `from` to `to` of an array of nested objects: each must be an object that passes the nested class. */
-function checkItems(property: CompiledProperty, items: unknown[], from: number, to: number, strict: boolean): ValidationProblem | null {
+function checkItems(
+  property: CompiledProperty,
+  items: unknown[],
+  from: number,
+  to: number,
+  strict: boolean,
+): ValidationProblem | null {
   const nestedClass = property.nestedClass!();
   for (let i = from; i < to; i++) {
     const item = items[i];
-    const problem = isPlainObject(item) ? checkObject(nestedClass, item, strict) : { path: [], constraint: ValidationTypes.NESTED_VALIDATION, message: 'must be an object' };
+    const problem = isPlainObject(item)
+      ? checkObject(nestedClass, item, strict)
+      : { path: [], constraint: ValidationTypes.NESTED_VALIDATION, message: 'must be an object' };
     if (problem) return { ...problem, path: [property.name, String(i), ...problem.path] };
   }
   return null;
@@ -246,7 +323,9 @@ function everyItem(items: unknown[], instance: Check['instance'], args: Validati
 
 /** class-validator's message for a failed constraint: the decorator's own, else the validator's default. */
 function messageOf({ metadata, instance }: Check, args: ValidationArguments): string {
-  const template = metadata.message || (typeof instance.defaultMessage === 'function' ? instance.defaultMessage({ ...args }) : '');
+  const template =
+    metadata.message ||
+    (typeof instance.defaultMessage === 'function' ? instance.defaultMessage({ ...args }) : '');
   return ValidationUtils.replaceMessageSpecialTokens(template, { ...args });
 }
 

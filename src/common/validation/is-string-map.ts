@@ -12,7 +12,8 @@ export function IsStringMap(options?: ValidationOptions): PropertyDecorator {
           !Array.isArray(value) &&
           Object.keys(value).length <= 64 &&
           Object.values(value).every((item) => typeof item === 'string' && item.length <= 256),
-        defaultMessage: () => '$property must be an object of at most 64 string values (each at most 256 chars)',
+        defaultMessage: () =>
+          '$property must be an object of at most 64 string values (each at most 256 chars)',
       },
     },
     options,

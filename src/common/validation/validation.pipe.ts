@@ -2,14 +2,24 @@ import { ValidationPipe, type ArgumentMetadata, type ValidationPipeOptions } fro
 import type { ValidationError } from 'class-validator';
 import { GatewayException } from '../errors/gateway.exception';
 import { isPacedBody, nextTurn } from '../http/json-shape';
-import { compileValidator, TYPE_CONSTRAINTS, UnsupportedValidation, type CompiledValidator, type DtoClass, type ValidationProblem } from './compiled-validator';
+import {
+  compileValidator,
+  TYPE_CONSTRAINTS,
+  UnsupportedValidation,
+  type CompiledValidator,
+  type DtoClass,
+  type ValidationProblem,
+} from './compiled-validator';
 import { memoizeValidationMetadata } from './metadata-memo';
 
 /**
  * `messages.0.content` (class-validator's path) -> `messages[0].content` (OpenAI's `param`).
  * Returns the first problem found, like OpenAI does.
  */
-export function firstProblem(errors: ValidationError[], parent = ''): { param: string; message: string } | null {
+export function firstProblem(
+  errors: ValidationError[],
+  parent = '',
+): { param: string; message: string } | null {
   for (const error of errors) {
     const param = /^\d+$/.test(error.property)
       ? `${parent}[${error.property}]`
@@ -19,7 +29,9 @@ export function firstProblem(errors: ValidationError[], parent = ''): { param: s
     const constraint = mostBasic(error.constraints);
     if (constraint) {
       // class-validator phrases messages as "<property> must ..."; name the full param instead.
-      const text = constraint.startsWith(`${error.property} `) ? constraint.slice(error.property.length + 1) : constraint;
+      const text = constraint.startsWith(`${error.property} `)
+        ? constraint.slice(error.property.length + 1)
+        : constraint;
       return { param, message: `Invalid '${param}': ${text}.` };
     }
     const nested = firstProblem(error.children ?? [], param);
@@ -31,9 +43,12 @@ export function firstProblem(errors: ValidationError[], parent = ''): { param: s
 /** The compiled validator's problem as OpenAI names it: `messages[0].content`, "Invalid '...': must be ...". */
 export function describeProblem(problem: ValidationProblem): { param: string; message: string } {
   let param = '';
-  for (const segment of problem.path) param = /^\d+$/.test(segment) ? `${param}[${segment}]` : param ? `${param}.${segment}` : segment;
+  for (const segment of problem.path)
+    param = /^\d+$/.test(segment) ? `${param}[${segment}]` : param ? `${param}.${segment}` : segment;
   const property = problem.path.at(-1) ?? '';
-  const text = problem.message.startsWith(`${property} `) ? problem.message.slice(property.length + 1) : problem.message;
+  const text = problem.message.startsWith(`${property} `)
+    ? problem.message.slice(property.length + 1)
+    : problem.message;
   return { param, message: `Invalid '${param}': ${text}.` };
 }
 
@@ -59,7 +74,10 @@ export function classValidatorOptions(strict: boolean): ValidationPipeOptions {
     validationError: { target: false, value: false },
     exceptionFactory: (errors: ValidationError[]) => {
       const problem = firstProblem(errors) ?? { param: null, message: 'The request body is invalid.' };
-      return new GatewayException('invalid_request', problem.message, { param: problem.param, wireCode: null });
+      return new GatewayException('invalid_request', problem.message, {
+        param: problem.param,
+        wireCode: null,
+      });
     },
   };
 }
@@ -88,7 +106,9 @@ export class GatewayValidationPipe extends ValidationPipe {
     // A POST without a body (no Content-Type either) validates like `{}`.
     if (metadata.type === 'body' && value === undefined) value = {};
     if (metadata.type === 'body' && (value === null || typeof value !== 'object' || Array.isArray(value))) {
-      throw new GatewayException('invalid_request', 'The request body must be a JSON object.', { wireCode: null });
+      throw new GatewayException('invalid_request', 'The request body must be a JSON object.', {
+        wireCode: null,
+      });
     }
     const validator = metadata.type === 'body' ? this.validatorFor(metadata.metatype) : undefined;
     if (!validator) return super.transform(value, metadata);
@@ -106,7 +126,8 @@ export class GatewayValidationPipe extends ValidationPipe {
 
   /** The compiled validator of a body's DTO class; none for a parameter without one (then Nest's pipe decides). */
   private validatorFor(metatype: ArgumentMetadata['metatype']): CompiledValidator | undefined {
-    if (!metatype || [String, Boolean, Number, Array, Object, Buffer, Date].includes(metatype as never)) return undefined;
+    if (!metatype || [String, Boolean, Number, Array, Object, Buffer, Date].includes(metatype as never))
+      return undefined;
     let validator = this.validators.get(metatype);
     if (validator === undefined) {
       try {

@@ -26,10 +26,16 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET') headers['x-csrf-token'] = csrf;
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'same-origin',
+  });
   const text = await response.text();
   const json = text ? JSON.parse(text) : undefined;
-  if (!response.ok) throw new ApiError(response.status, json?.error?.message ?? `${response.status} ${response.statusText}`);
+  if (!response.ok)
+    throw new ApiError(response.status, json?.error?.message ?? `${response.status} ${response.statusText}`);
   return json as T;
 }
 

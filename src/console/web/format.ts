@@ -3,7 +3,8 @@ import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../limits/limit
 
 const LOCALE = 'en-US';
 
-export const formatNumber = (n: number | null | undefined): string => (n === null || n === undefined ? '-' : n.toLocaleString(LOCALE));
+export const formatNumber = (n: number | null | undefined): string =>
+  n === null || n === undefined ? '-' : n.toLocaleString(LOCALE);
 
 /**
  * An amount of money by its magnitude: the currency's own decimals (two for USD, none for JPY) down to its smallest
@@ -19,11 +20,18 @@ export function formatMoney(amount: number, currency: string): string {
   }
   const smallestUnit = 10 ** -(format.resolvedOptions().maximumFractionDigits ?? 2);
   if (amount === 0 || Math.abs(amount) >= smallestUnit) return format.format(amount);
-  return new Intl.NumberFormat(LOCALE, { style: 'currency', currency, maximumSignificantDigits: 2 }).format(amount);
+  return new Intl.NumberFormat(LOCALE, { style: 'currency', currency, maximumSignificantDigits: 2 }).format(
+    amount,
+  );
 }
 
 /** A cost in nano-units; requests without a price are said to be unpriced, never shown as free. */
-export function formatCost(nanos: number | null | undefined, currency: string, unpricedRequests = 0, requests = 0): string {
+export function formatCost(
+  nanos: number | null | undefined,
+  currency: string,
+  unpricedRequests = 0,
+  requests = 0,
+): string {
   if (nanos === null || nanos === undefined) return '-';
   if (requests > 0 && unpricedRequests === requests) return 'unpriced';
   const amount = formatMoney(nanos / 1e9, currency);
@@ -37,10 +45,14 @@ export function limitLabel(name: string): string {
 
 /** A limit's value in its unit: budgets as money, the others as counts. */
 export function formatLimitValue(name: string, value: number, currency: string): string {
-  return (LIMIT_CATALOGUE as Record<string, { unit: string } | undefined>)[name]?.unit === 'cost' ? formatMoney(value, currency) : formatNumber(value);
+  return (LIMIT_CATALOGUE as Record<string, { unit: string } | undefined>)[name]?.unit === 'cost'
+    ? formatMoney(value, currency)
+    : formatNumber(value);
 }
 
 /** A team's limits in the catalogue's order, each as `Label: value`. */
 export function describeLimits(limits: Partial<Record<LimitName, number>>, currency: string): string[] {
-  return LIMIT_NAMES.filter((name) => limits[name] !== undefined).map((name) => `${limitLabel(name)}: ${formatLimitValue(name, limits[name]!, currency)}`);
+  return LIMIT_NAMES.filter((name) => limits[name] !== undefined).map(
+    (name) => `${limitLabel(name)}: ${formatLimitValue(name, limits[name]!, currency)}`,
+  );
 }

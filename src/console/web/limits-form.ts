@@ -21,7 +21,10 @@ export function limitsOf(fields: FormData): Limits {
  * The update names only these, so a limit the user did not touch is never sent, neither dropped nor written back
  * (which would undo a change made elsewhere since the page loaded).
  */
-export function limitChanges(fields: FormData, before: Limits): Partial<Record<LimitName, number | null>> | undefined {
+export function limitChanges(
+  fields: FormData,
+  before: Limits,
+): Partial<Record<LimitName, number | null>> | undefined {
   const changes: Partial<Record<LimitName, number | null>> = {};
   for (const [name] of LIMIT_FIELDS) {
     const raw = String(fields.get(name) ?? '').trim();
@@ -36,7 +39,10 @@ export function limitChanges(fields: FormData, before: Limits): Partial<Record<L
  * What an edit of the metadata changed, as the admin API's merge patch: each label added or changed with its new
  * value, each label removed as `null`; undefined when nothing changed.
  */
-export function metadataChanges(before: Record<string, string>, after: Record<string, string>): Record<string, string | null> | undefined {
+export function metadataChanges(
+  before: Record<string, string>,
+  after: Record<string, string>,
+): Record<string, string | null> | undefined {
   const changes: Record<string, string | null> = {};
   for (const [key, value] of Object.entries(after)) if (before[key] !== value) changes[key] = value;
   for (const key of Object.keys(before)) if (!(key in after)) changes[key] = null;

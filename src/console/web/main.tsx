@@ -43,7 +43,17 @@ function App() {
   };
   const [section, id] = route;
   const page =
-    section === 'teams' && id ? <TeamPage team={id} /> : section === 'teams' ? <TeamsPage /> : section === 'models' ? <ModelsPage /> : section === 'audit' ? <AuditPage /> : <OverviewPage />;
+    section === 'teams' && id ? (
+      <TeamPage team={id} />
+    ) : section === 'teams' ? (
+      <TeamsPage />
+    ) : section === 'models' ? (
+      <ModelsPage />
+    ) : section === 'audit' ? (
+      <AuditPage />
+    ) : (
+      <OverviewPage />
+    );
   const link = (href: string, label: string, active: boolean) => (
     <a href={href} class={active ? 'active' : ''}>
       {label}

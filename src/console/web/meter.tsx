@@ -5,7 +5,15 @@
 export function Meter({ label, value, max }: { label: string; value: number; max: number }) {
   const ratio = max > 0 ? value / max : 0;
   return (
-    <div class="bar" role="meter" aria-label={label} aria-valuemin={0} aria-valuemax={max} aria-valuenow={value} title={`${Math.round(ratio * 100)} %`}>
+    <div
+      class="bar"
+      role="meter"
+      aria-label={label}
+      aria-valuemin={0}
+      aria-valuemax={max}
+      aria-valuenow={value}
+      title={`${Math.round(ratio * 100)} %`}
+    >
       <div class={ratio >= 0.9 ? 'hot' : ''} style={{ width: `${Math.min(100, ratio * 100)}%` }} />
     </div>
   );

@@ -8,7 +8,10 @@ export interface TextBlock {
 }
 export interface ImageBlock {
   type: 'image';
-  source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } | { type: string; [key: string]: unknown };
+  source:
+    | { type: 'base64'; media_type: string; data: string }
+    | { type: 'url'; url: string }
+    | { type: string; [key: string]: unknown };
 }
 export interface DocumentBlock {
   type: 'document';
@@ -36,7 +39,15 @@ export interface RedactedThinkingBlock {
   type: 'redacted_thinking';
   data: string;
 }
-export type ContentBlock = TextBlock | ImageBlock | DocumentBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock | { type: string; [key: string]: unknown };
+export type ContentBlock =
+  | TextBlock
+  | ImageBlock
+  | DocumentBlock
+  | ToolUseBlock
+  | ToolResultBlock
+  | ThinkingBlock
+  | RedactedThinkingBlock
+  | { type: string; [key: string]: unknown };
 
 const REQUIRED_FIELDS: Record<string, Record<string, 'string' | 'object'>> = {
   text: { text: 'string' },
@@ -54,11 +65,13 @@ export function contentProblem(content: unknown, textOnly = false): string | nul
   if (!Array.isArray(content)) return 'must be a string or an array of content blocks';
   for (let i = 0; i < content.length; i++) {
     const block = content[i] as Record<string, unknown> | null;
-    if (typeof block !== 'object' || block === null || typeof block.type !== 'string') return `[${i}] must be an object with a string "type"`;
+    if (typeof block !== 'object' || block === null || typeof block.type !== 'string')
+      return `[${i}] must be an object with a string "type"`;
     if (textOnly && block.type !== 'text') return `[${i}] must be a text block`;
     for (const [field, kind] of Object.entries(REQUIRED_FIELDS[block.type] ?? {})) {
       const value = block[field];
-      if (kind === 'string' ? typeof value !== 'string' : typeof value !== 'object' || value === null) return `[${i}].${field}: Field required (${kind})`;
+      if (kind === 'string' ? typeof value !== 'string' : typeof value !== 'object' || value === null)
+        return `[${i}].${field}: Field required (${kind})`;
     }
     if (block.type === 'tool_result' && block.content !== undefined) {
       const nested = contentProblem(block.content);

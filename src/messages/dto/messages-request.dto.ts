@@ -1,6 +1,22 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsObject, IsOptional, IsString, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  Max,
+  Min,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
 import { Satisfies } from '../../chat/dto/content-validators';
 import { contentProblem, type ContentBlock } from './message-blocks';
 
@@ -12,19 +28,25 @@ export const MAX_MESSAGES = 100_000;
 
 export class MessageParamDto {
   // `system` inside messages is newer (Claude Code sends it for some models); Anthropic decides per model.
-  @IsIn(['user', 'assistant', 'system'], { message: 'must be "user" or "assistant"' }) role!: 'user' | 'assistant' | 'system';
+  @IsIn(['user', 'assistant', 'system'], { message: 'must be "user" or "assistant"' }) role!:
+    'user' | 'assistant' | 'system';
   @Satisfies((value) => contentProblem(value)) content!: string | ContentBlock[];
 }
 
 export class MessagesThinkingDto {
   [passthrough: string]: unknown;
-  @IsIn(['enabled', 'disabled', 'adaptive'], { message: 'must be "enabled", "disabled" or "adaptive"' }) type!: 'enabled' | 'disabled' | 'adaptive';
-  @ValidateIf((t: MessagesThinkingDto) => t.type === 'enabled') @IsInt() @Min(1024, { message: 'budget_tokens must be at least 1024' }) budget_tokens?: number;
+  @IsIn(['enabled', 'disabled', 'adaptive'], { message: 'must be "enabled", "disabled" or "adaptive"' })
+  type!: 'enabled' | 'disabled' | 'adaptive';
+  @ValidateIf((t: MessagesThinkingDto) => t.type === 'enabled')
+  @IsInt()
+  @Min(1024, { message: 'budget_tokens must be at least 1024' })
+  budget_tokens?: number;
 }
 
 export class ToolChoiceDto {
   [passthrough: string]: unknown;
-  @IsIn(['auto', 'any', 'tool', 'none'], { message: 'must be "auto", "any", "tool" or "none"' }) type!: 'auto' | 'any' | 'tool' | 'none';
+  @IsIn(['auto', 'any', 'tool', 'none'], { message: 'must be "auto", "any", "tool" or "none"' }) type!:
+    'auto' | 'any' | 'tool' | 'none';
   @ValidateIf((c: ToolChoiceDto) => c.type === 'tool') @IsString() @IsNotEmpty() name?: string;
   @IsOptional() @IsBoolean() disable_parallel_tool_use?: boolean;
 }
@@ -37,7 +59,9 @@ export class MessagesPromptDto {
 
   @IsArray()
   @ArrayMinSize(1, { message: 'must contain at least one message' })
-  @ArrayMaxSize(MAX_MESSAGES, { message: `must contain at most ${MAX_MESSAGES} messages (Anthropic's limit per request)` })
+  @ArrayMaxSize(MAX_MESSAGES, {
+    message: `must contain at most ${MAX_MESSAGES} messages (Anthropic's limit per request)`,
+  })
   @ValidateNested({ each: true })
   @Type(() => MessageParamDto)
   messages!: MessageParamDto[];
@@ -50,8 +74,15 @@ export class MessagesPromptDto {
   @IsObject()
   @Satisfies((value, o) => {
     const thinking = value as MessagesThinkingDto;
-    if (thinking?.type !== 'enabled' || typeof o.max_tokens !== 'number' || typeof thinking.budget_tokens !== 'number') return null;
-    return thinking.budget_tokens < o.max_tokens ? null : `budget_tokens (${thinking.budget_tokens}) must be less than max_tokens (${o.max_tokens})`;
+    if (
+      thinking?.type !== 'enabled' ||
+      typeof o.max_tokens !== 'number' ||
+      typeof thinking.budget_tokens !== 'number'
+    )
+      return null;
+    return thinking.budget_tokens < o.max_tokens
+      ? null
+      : `budget_tokens (${thinking.budget_tokens}) must be less than max_tokens (${o.max_tokens})`;
   })
   @ValidateNested()
   @Type(() => MessagesThinkingDto)
@@ -75,9 +106,13 @@ function toolsProblem(tools: unknown): string | null {
   if (!Array.isArray(tools)) return null;
   for (let i = 0; i < tools.length; i++) {
     const tool = tools[i] as Record<string, unknown> | null;
-    if (typeof tool !== 'object' || tool === null || typeof tool.name !== 'string' || !tool.name) return `[${i}].name: Field required`;
+    if (typeof tool !== 'object' || tool === null || typeof tool.name !== 'string' || !tool.name)
+      return `[${i}].name: Field required`;
     // Server tools (web_search_...) have a `type` and no schema; custom tools need one.
-    if ((tool.type === undefined || tool.type === 'custom') && (typeof tool.input_schema !== 'object' || tool.input_schema === null)) {
+    if (
+      (tool.type === undefined || tool.type === 'custom') &&
+      (typeof tool.input_schema !== 'object' || tool.input_schema === null)
+    ) {
       return `[${i}].input_schema: Field required`;
     }
   }

@@ -1,7 +1,13 @@
 import type { ChatRequest } from '../chat-request';
 import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
-import type { CallTarget, NativeRequest, ProviderAdapter, StreamMapper, UpstreamCall } from '../provider-adapter';
+import type {
+  CallTarget,
+  NativeRequest,
+  ProviderAdapter,
+  StreamMapper,
+  UpstreamCall,
+} from '../provider-adapter';
 import type { ChatCompletion } from '../shared/openai-types';
 import { parseErrorBody } from '../shared/json';
 import { backendSecrets, mapUpstreamError } from '../shared/upstream-errors';
@@ -24,7 +30,11 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   buildRequest(request: ChatRequest, target: CallTarget, stream: boolean): UpstreamCall {
-    return { path: '/messages', headers: this.headers(stream), body: JSON.stringify(toAnthropicBody(request, target, stream)) };
+    return {
+      path: '/messages',
+      headers: this.headers(stream),
+      body: JSON.stringify(toAnthropicBody(request, target, stream)),
+    };
   }
 
   /**
@@ -37,7 +47,11 @@ export class AnthropicAdapter implements ProviderAdapter {
     const beta = request.clientHeaders['anthropic-beta'];
     if (version) headers['anthropic-version'] = version;
     if (beta) headers['anthropic-beta'] = Array.isArray(beta) ? beta.join(',') : beta;
-    return { path: request.api === 'messages.count_tokens' ? '/messages/count_tokens' : '/messages', headers, body: request.body };
+    return {
+      path: request.api === 'messages.count_tokens' ? '/messages/count_tokens' : '/messages',
+      headers,
+      body: request.body,
+    };
   }
 
   private headers(stream: boolean): Record<string, string> {
@@ -52,7 +66,13 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   parseResponse(body: unknown): ChatCompletion {
-    const message = body as { id?: string; model?: string; content?: unknown; stop_reason?: unknown; usage?: object } | null;
+    const message = body as {
+      id?: string;
+      model?: string;
+      content?: unknown;
+      stop_reason?: unknown;
+      usage?: object;
+    } | null;
     if (!message || typeof message !== 'object' || !Array.isArray(message.content)) {
       throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed message.`);
     }
@@ -61,7 +81,14 @@ export class AnthropicAdapter implements ProviderAdapter {
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: String(message.model ?? ''),
-      choices: [{ index: 0, message: messageOf(message.content as never[]), finish_reason: finishReasonOf(message.stop_reason) ?? 'stop', logprobs: null }],
+      choices: [
+        {
+          index: 0,
+          message: messageOf(message.content as never[]),
+          finish_reason: finishReasonOf(message.stop_reason) ?? 'stop',
+          logprobs: null,
+        },
+      ],
       usage: usageOf(message.usage ?? {}),
     };
   }
@@ -70,13 +97,24 @@ export class AnthropicAdapter implements ProviderAdapter {
     return new AnthropicStreamMapper((status, body) => this.errorFromBody(status, body, {}));
   }
 
-  mapError(status: number, body: string, headers: Record<string, string | string[] | undefined>): GatewayException {
+  mapError(
+    status: number,
+    body: string,
+    headers: Record<string, string | string[] | undefined>,
+  ): GatewayException {
     return this.errorFromBody(status, parseErrorBody(body), headers);
   }
 
   /** `{"type":"error","error":{"type","message"}}` -> the gateway's error for that status. */
-  private errorFromBody(status: number, body: unknown, headers: Record<string, string | string[] | undefined>): GatewayException {
-    const error = ((body as { error?: unknown } | undefined)?.error ?? {}) as { type?: unknown; message?: unknown };
+  private errorFromBody(
+    status: number,
+    body: unknown,
+    headers: Record<string, string | string[] | undefined>,
+  ): GatewayException {
+    const error = ((body as { error?: unknown } | undefined)?.error ?? {}) as {
+      type?: unknown;
+      message?: unknown;
+    };
     return mapUpstreamError({
       backendId: this.backendId,
       status,

@@ -35,7 +35,11 @@ export function usageOf(usage: AnthropicUsage): Usage {
   const cacheWrite = n(usage.cache_creation_input_tokens);
   const prompt = n(usage.input_tokens) + cacheWrite + cacheRead;
   const completion = n(usage.output_tokens);
-  const out: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  const out: Usage = {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+  };
   // OpenAI's names for both: cached_tokens (read) and cache_write_tokens (Responses' input_tokens_details has both).
   out.prompt_tokens_details = { cached_tokens: cacheRead, cache_write_tokens: cacheWrite };
   const thinking = usage.output_tokens_details?.thinking_tokens;
@@ -56,13 +60,22 @@ export function messageOf(content: Block[]): Record<string, unknown> {
     else if (block.type === 'thinking') {
       reasoning += String(block.thinking ?? '');
       thinkingBlocks.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
-    } else if (block.type === 'redacted_thinking') thinkingBlocks.push({ type: 'redacted_thinking', data: block.data });
+    } else if (block.type === 'redacted_thinking')
+      thinkingBlocks.push({ type: 'redacted_thinking', data: block.data });
     else if (block.type === 'tool_use') {
-      toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
+      toolCalls.push({
+        id: block.id,
+        type: 'function',
+        function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
+      });
     }
   }
   // OpenAI's message always has `refusal` (null unless the model refused in its own field, which Anthropic has not).
-  const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : ''), refusal: null };
+  const message: Record<string, unknown> = {
+    role: 'assistant',
+    content: text || (toolCalls.length ? null : ''),
+    refusal: null,
+  };
   if (reasoning) message.reasoning_content = reasoning;
   if (thinkingBlocks.length) message.thinking_blocks = thinkingBlocks;
   if (toolCalls.length) message.tool_calls = toolCalls;

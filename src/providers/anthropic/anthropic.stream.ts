@@ -11,7 +11,14 @@ interface AnthropicEvent {
   index?: number;
   message?: { id?: string; model?: string; usage?: AnthropicUsage };
   content_block?: AnthropicBlock;
-  delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null };
+  delta?: {
+    type?: string;
+    text?: string;
+    thinking?: string;
+    signature?: string;
+    partial_json?: string;
+    stop_reason?: string | null;
+  };
   usage?: AnthropicUsage;
   error?: { type?: string; message?: string };
 }
@@ -65,7 +72,9 @@ export class AnthropicStreamMapper implements StreamMapper {
       case 'message_delta':
         // Usage in message_delta is cumulative: the latest values win.
         this.usage = { ...this.usage, ...data.usage };
-        return data.delta?.stop_reason ? this.emit({}, finishReasonOf(data.delta.stop_reason)) : { chunks: [] };
+        return data.delta?.stop_reason
+          ? this.emit({}, finishReasonOf(data.delta.stop_reason))
+          : { chunks: [] };
       case 'message_stop':
         return { chunks: [this.chunk([], usageOf(this.usage))], done: true };
       case 'error':
@@ -80,9 +89,19 @@ export class AnthropicStreamMapper implements StreamMapper {
     this.blocks.set(index, open);
     if (block.type === 'tool_use') {
       open.toolIndex = this.tools++;
-      return this.emit({ tool_calls: [{ index: open.toolIndex, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }] });
+      return this.emit({
+        tool_calls: [
+          {
+            index: open.toolIndex,
+            id: block.id,
+            type: 'function',
+            function: { name: block.name, arguments: '' },
+          },
+        ],
+      });
     }
-    if (block.type === 'redacted_thinking') return this.emit({ thinking_blocks: [{ type: 'redacted_thinking', data: block.data }] });
+    if (block.type === 'redacted_thinking')
+      return this.emit({ thinking_blocks: [{ type: 'redacted_thinking', data: block.data }] });
     if (block.type === 'text' && block.text) return this.emit({ content: block.text });
     return { chunks: [] };
   }
@@ -99,7 +118,11 @@ export class AnthropicStreamMapper implements StreamMapper {
         if (open) open.signature += String(delta.signature ?? '');
         return { chunks: [] };
       case 'input_json_delta':
-        return this.emit({ tool_calls: [{ index: open?.toolIndex ?? 0, function: { arguments: String(delta.partial_json ?? '') } }] });
+        return this.emit({
+          tool_calls: [
+            { index: open?.toolIndex ?? 0, function: { arguments: String(delta.partial_json ?? '') } },
+          ],
+        });
       default:
         return { chunks: [] }; // citations_delta and later additions
     }
@@ -109,7 +132,9 @@ export class AnthropicStreamMapper implements StreamMapper {
     const open = this.blocks.get(index);
     this.blocks.delete(index);
     if (open?.type !== 'thinking') return { chunks: [] };
-    return this.emit({ thinking_blocks: [{ type: 'thinking', thinking: open.thinking, signature: open.signature }] });
+    return this.emit({
+      thinking_blocks: [{ type: 'thinking', thinking: open.thinking, signature: open.signature }],
+    });
   }
 
   private emit(delta: Record<string, unknown>, finishReason: string | null = null): StreamStep {
@@ -117,7 +142,13 @@ export class AnthropicStreamMapper implements StreamMapper {
   }
 
   private chunk(choices: ChatCompletionChunk['choices'], usage?: Usage): ChatCompletionChunk {
-    const chunk: ChatCompletionChunk = { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices };
+    const chunk: ChatCompletionChunk = {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices,
+    };
     if (usage) chunk.usage = usage;
     return chunk;
   }

@@ -26,23 +26,37 @@ export class GeminiAdapter implements ProviderAdapter {
 
   buildRequest(request: ChatRequest, target: CallTarget, stream: boolean): UpstreamCall {
     const model = encodeURIComponent(target.upstreamModel);
-    const path = stream ? `/models/${model}:streamGenerateContent?alt=sse` : `/models/${model}:generateContent`;
+    const path = stream
+      ? `/models/${model}:streamGenerateContent?alt=sse`
+      : `/models/${model}:generateContent`;
     return { path, headers: this.headers(stream), body: JSON.stringify(toGeminiBody(request, target)) };
   }
 
   buildEmbeddingRequest(request: EmbeddingRequest, target: CallTarget): UpstreamCall {
     const body = toGeminiEmbeddingBody(request, target.upstreamModel);
-    return { path: `/models/${encodeURIComponent(target.upstreamModel)}:batchEmbedContents`, headers: this.headers(false), body: JSON.stringify(body) };
+    return {
+      path: `/models/${encodeURIComponent(target.upstreamModel)}:batchEmbedContents`,
+      headers: this.headers(false),
+      body: JSON.stringify(body),
+    };
   }
 
   parseEmbeddingResponse(body: unknown): EmbeddingResponse {
     const reply = fromGeminiEmbeddings(body);
-    if (!reply) throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed embeddings answer.`);
+    if (!reply)
+      throw new GatewayException(
+        'upstream_error',
+        `Backend "${this.backendId}" sent a malformed embeddings answer.`,
+      );
     return reply;
   }
 
   private headers(stream: boolean): Record<string, string> {
-    const headers: Record<string, string> = { ...this.config.headers, 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };
+    const headers: Record<string, string> = {
+      ...this.config.headers,
+      'content-type': 'application/json',
+      accept: stream ? 'text/event-stream' : 'application/json',
+    };
     if (this.config.apiKey) headers['x-goog-api-key'] = this.config.apiKey;
     return headers;
   }
@@ -55,10 +69,19 @@ export class GeminiAdapter implements ProviderAdapter {
     const choices = reply.candidates.map((candidate, position) => {
       const index = Number(candidate.index ?? position);
       const { text, reasoning, toolCalls } = splitParts(candidate.content?.parts ?? [], `call_${index}_`);
-      const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : ''), refusal: null };
+      const message: Record<string, unknown> = {
+        role: 'assistant',
+        content: text || (toolCalls.length ? null : ''),
+        refusal: null,
+      };
       if (reasoning) message.reasoning_content = reasoning;
       if (toolCalls.length) message.tool_calls = toolCalls;
-      return { index, message, finish_reason: finishReasonOf(candidate.finishReason, toolCalls.length > 0) ?? 'stop', logprobs: null };
+      return {
+        index,
+        message,
+        finish_reason: finishReasonOf(candidate.finishReason, toolCalls.length > 0) ?? 'stop',
+        logprobs: null,
+      };
     });
     return {
       id: reply.responseId ? `chatcmpl-${reply.responseId}` : `chatcmpl-${Date.now().toString(36)}`,
@@ -74,13 +97,24 @@ export class GeminiAdapter implements ProviderAdapter {
     return new GeminiStreamMapper((status, body) => this.errorFromBody(status, body, {}), request?.n ?? 1);
   }
 
-  mapError(status: number, body: string, headers: Record<string, string | string[] | undefined>): GatewayException {
+  mapError(
+    status: number,
+    body: string,
+    headers: Record<string, string | string[] | undefined>,
+  ): GatewayException {
     return this.errorFromBody(status, parseErrorBody(body), headers);
   }
 
   /** Google's `{"error": {code, message, status}}` -> the gateway's error for that status. */
-  private errorFromBody(status: number, body: unknown, headers: Record<string, string | string[] | undefined>): GatewayException {
-    const error = ((body as { error?: unknown } | undefined)?.error ?? {}) as { message?: unknown; status?: unknown };
+  private errorFromBody(
+    status: number,
+    body: unknown,
+    headers: Record<string, string | string[] | undefined>,
+  ): GatewayException {
+    const error = ((body as { error?: unknown } | undefined)?.error ?? {}) as {
+      message?: unknown;
+      status?: unknown;
+    };
     return mapUpstreamError({
       backendId: this.backendId,
       status,

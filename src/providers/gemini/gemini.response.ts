@@ -55,7 +55,8 @@ export interface GeminiPart {
 export function splitParts(parts: GeminiPart[], callIdPrefix: string, firstCall = 0) {
   let text = '';
   let reasoning = '';
-  const toolCalls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> = [];
+  const toolCalls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> =
+    [];
   for (const part of parts) {
     if (part.functionCall) {
       toolCalls.push({

@@ -3,7 +3,13 @@ import type { StreamMapper, StreamStep } from '../provider-adapter';
 import type { ChatCompletionChunk } from '../shared/openai-types';
 import { parseStreamEvent } from '../shared/json';
 import type { SseEvent } from '../shared/sse';
-import { finishReasonOf, splitParts, usageOf, type GeminiResponse, type GeminiUsage } from './gemini.response';
+import {
+  finishReasonOf,
+  splitParts,
+  usageOf,
+  type GeminiResponse,
+  type GeminiUsage,
+} from './gemini.response';
 
 /**
  * `streamGenerateContent?alt=sse`: every event is a whole GenerateContentResponse with the
@@ -40,11 +46,17 @@ export class GeminiStreamMapper implements StreamMapper {
         chunks.push(this.chunk(index, { role: 'assistant', content: '' }));
       }
       const called = this.toolCounts.get(index) ?? 0;
-      const { text, reasoning, toolCalls } = splitParts(candidate.content?.parts ?? [], `call_${index}_`, called);
+      const { text, reasoning, toolCalls } = splitParts(
+        candidate.content?.parts ?? [],
+        `call_${index}_`,
+        called,
+      );
       if (reasoning) chunks.push(this.chunk(index, { reasoning_content: reasoning }));
       if (text) chunks.push(this.chunk(index, { content: text }));
       if (toolCalls.length) {
-        chunks.push(this.chunk(index, { tool_calls: toolCalls.map((call, i) => ({ index: called + i, ...call })) }));
+        chunks.push(
+          this.chunk(index, { tool_calls: toolCalls.map((call, i) => ({ index: called + i, ...call })) }),
+        );
         this.toolCounts.set(index, called + toolCalls.length);
       }
       const finish = finishReasonOf(candidate.finishReason, (this.toolCounts.get(index) ?? 0) > 0);
@@ -54,11 +66,28 @@ export class GeminiStreamMapper implements StreamMapper {
       }
     }
     if (this.finished.size < this.candidates) return { chunks };
-    const usageChunk: ChatCompletionChunk = { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: usageOf(this.usage) };
+    const usageChunk: ChatCompletionChunk = {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [],
+      usage: usageOf(this.usage),
+    };
     return { chunks: [...chunks, usageChunk], done: true };
   }
 
-  private chunk(index: number, delta: Record<string, unknown>, finishReason: string | null = null): ChatCompletionChunk {
-    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index, delta, finish_reason: finishReason }] };
+  private chunk(
+    index: number,
+    delta: Record<string, unknown>,
+    finishReason: string | null = null,
+  ): ChatCompletionChunk {
+    return {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [{ index, delta, finish_reason: finishReason }],
+    };
   }
 }

@@ -19,7 +19,10 @@ export interface Placement {
   cpus?: number[];
 }
 
-export function placementFor(config: { threads: number; pinCpus: boolean }, allowed = allowedCpus()): Placement {
+export function placementFor(
+  config: { threads: number; pinCpus: boolean },
+  allowed = allowedCpus(),
+): Placement {
   const threads = config.threads || Math.max(1, allowed.length - 1);
   if (!config.pinCpus || threads >= allowed.length) return { threads };
   return { threads, cpus: allowed.slice(allowed.length - threads) };
@@ -49,7 +52,10 @@ export function parseCpuList(list: string): number[] {
 /** Pins every thread of this process (and the threads it starts later) to `cpus`; returns why not, if it could not. */
 export function pinThisProcess(cpus: number[]): string | undefined {
   try {
-    execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus.join(','), String(process.pid)], { stdio: 'ignore', timeout: 5_000 });
+    execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus.join(','), String(process.pid)], {
+      stdio: 'ignore',
+      timeout: 5_000,
+    });
     return undefined;
   } catch (error) {
     return error instanceof Error ? error.message : String(error);

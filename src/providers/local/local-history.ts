@@ -25,10 +25,14 @@ export function historyOf(messages: ChatMessage[]): HistoryItem[] {
     if (message.role === 'tool') {
       const call = unanswered.get(String(message.tool_call_id));
       if (!call) {
-        throw new GatewayException('invalid_request', `messages[${index}]: a 'tool' message must answer a tool call of the assistant message before it (no unanswered call has id '${String(message.tool_call_id)}').`, {
-          param: `messages[${index}].tool_call_id`,
-          wireCode: 'invalid_value',
-        });
+        throw new GatewayException(
+          'invalid_request',
+          `messages[${index}]: a 'tool' message must answer a tool call of the assistant message before it (no unanswered call has id '${String(message.tool_call_id)}').`,
+          {
+            param: `messages[${index}].tool_call_id`,
+            wireCode: 'invalid_value',
+          },
+        );
       }
       call.result = textOf(message.content);
       unanswered.delete(String(message.tool_call_id));
@@ -42,12 +46,18 @@ export function historyOf(messages: ChatMessage[]): HistoryItem[] {
       const previous = messages[index - 1]?.role;
       if (continuing && previous === 'tool') continuing.response.push(...response);
       else history.push((continuing = { type: 'model', response }));
-      unanswered = new Map(calls.map((call, n) => [String((message.tool_calls![n] as { id: unknown }).id), call]));
+      unanswered = new Map(
+        calls.map((call, n) => [String((message.tool_calls![n] as { id: unknown }).id), call]),
+      );
       callsAt = index;
       return;
     }
     continuing = undefined;
-    history.push(message.role === 'user' ? { type: 'user', text: textOf(message.content) } : { type: 'system', text: textOf(message.content) });
+    history.push(
+      message.role === 'user'
+        ? { type: 'user', text: textOf(message.content) }
+        : { type: 'system', text: textOf(message.content) },
+    );
   });
   requireAnswered(unanswered, callsAt);
   const last = messages[messages.length - 1];
@@ -61,7 +71,14 @@ export function historyChars(history: HistoryItem[]): number {
   let chars = 0;
   for (const item of history) {
     if (item.type !== 'model') chars += item.text.length;
-    else for (const part of item.response) chars += typeof part === 'string' ? part.length : part.name.length + JSON.stringify(part.params ?? '').length + JSON.stringify(part.result ?? '').length;
+    else
+      for (const part of item.response)
+        chars +=
+          typeof part === 'string'
+            ? part.length
+            : part.name.length +
+              JSON.stringify(part.params ?? '').length +
+              JSON.stringify(part.result ?? '').length;
   }
   return chars;
 }
@@ -71,14 +88,30 @@ function callsOf(message: ChatMessage, index: number): FunctionCallItem[] {
   const seen = new Set<string>();
   return calls.map((call, n) => {
     const param = `messages[${index}].tool_calls[${n}]`;
-    const { id, type, function: fn } = (call ?? {}) as { id?: unknown; type?: unknown; function?: { name?: unknown; arguments?: unknown } };
-    if (typeof id !== 'string' || !id) throw invalidCall(`${param}.id must be a non-empty string.`, `${param}.id`);
+    const {
+      id,
+      type,
+      function: fn,
+    } = (call ?? {}) as { id?: unknown; type?: unknown; function?: { name?: unknown; arguments?: unknown } };
+    if (typeof id !== 'string' || !id)
+      throw invalidCall(`${param}.id must be a non-empty string.`, `${param}.id`);
     if (seen.has(id)) throw invalidCall(`${param}.id: '${id}' is used twice in the message.`, `${param}.id`);
     seen.add(id);
     if (type !== 'function') throw invalidCall(`${param}.type must be 'function'.`, `${param}.type`);
-    if (typeof fn?.name !== 'string' || !fn.name) throw invalidCall(`${param}.function.name must be a non-empty string.`, `${param}.function.name`);
-    if (typeof fn.arguments !== 'string') throw invalidCall(`${param}.function.arguments must be a string (JSON).`, `${param}.function.arguments`);
-    return { type: 'functionCall', name: fn.name, params: parseArguments(fn.arguments), result: undefined, ...(n === 0 ? { startsNewChunk: true } : {}) };
+    if (typeof fn?.name !== 'string' || !fn.name)
+      throw invalidCall(`${param}.function.name must be a non-empty string.`, `${param}.function.name`);
+    if (typeof fn.arguments !== 'string')
+      throw invalidCall(
+        `${param}.function.arguments must be a string (JSON).`,
+        `${param}.function.arguments`,
+      );
+    return {
+      type: 'functionCall',
+      name: fn.name,
+      params: parseArguments(fn.arguments),
+      result: undefined,
+      ...(n === 0 ? { startsNewChunk: true } : {}),
+    };
   });
 }
 
@@ -100,11 +133,14 @@ function requireAnswered(unanswered: Map<string, FunctionCallItem>, index: numbe
   );
 }
 
-const invalidCall = (message: string, param: string) => new GatewayException('invalid_request', message, { param, wireCode: 'invalid_value' });
+const invalidCall = (message: string, param: string) =>
+  new GatewayException('invalid_request', message, { param, wireCode: 'invalid_value' });
 
 /** A message's text: its string, or its text parts joined (other parts have no place in a text-only model's prompt). */
 function textOf(content: ChatMessage['content']): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : '')).join('\n');
+  return content
+    .map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : ''))
+    .join('\n');
 }

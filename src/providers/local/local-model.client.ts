@@ -28,7 +28,9 @@ const ABORT_REPORT_MS = 2000;
 
 /** The compiled worker (under ts-jest this file is .ts, so use the build's copy). */
 function workerScript(): string {
-  return __filename.endsWith('.ts') ? resolve(__dirname, '../../../dist/providers/local/local-worker.js') : join(__dirname, 'local-worker.js');
+  return __filename.endsWith('.ts')
+    ? resolve(__dirname, '../../../dist/providers/local/local-worker.js')
+    : join(__dirname, 'local-worker.js');
 }
 
 /**
@@ -71,34 +73,57 @@ export class LocalModelClient implements BackendClient {
 
   async send(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
     if (this.pending.size >= this.config.parallel + this.config.queueSize) {
-      throw new GatewayException('rate_limit_exceeded', `The local model "${this.backendId}" is busy (${this.pending.size} requests); retry shortly.`, {
-        headers: { 'retry-after': '1' },
-        atCapacity: true,
-      });
+      throw new GatewayException(
+        'rate_limit_exceeded',
+        `The local model "${this.backendId}" is busy (${this.pending.size} requests); retry shortly.`,
+        {
+          headers: { 'retry-after': '1' },
+          atCapacity: true,
+        },
+      );
     }
     if (!this.isReady) await this.whenReady();
     const request = JSON.parse(call.body.toString()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-    if (call.path === '/embeddings') return this.sendEmbedding(request as { model: string; input: string | string[] | number[] | number[][]; dimensions?: number }, signal);
+    if (call.path === '/embeddings')
+      return this.sendEmbedding(
+        request as { model: string; input: string | string[] | number[] | number[][]; dimensions?: number },
+        signal,
+      );
     const thoughtBudget = this.thoughtBudget(request.thinking);
     // The adapter checked these already (a 400 before any admission); mapped here from the body the worker runs.
     const history = historyOf(request.messages);
     const tools = toolUseOf(request as ChatRequest, this.config.autoToolChoice);
     const id = this.nextId++;
     const body = new PushBody();
-    const pending: Pending = { body, reply: new LocalReply(body, request.stream === true, String(request.model)) };
+    const pending: Pending = {
+      body,
+      reply: new LocalReply(body, request.stream === true, String(request.model)),
+    };
     this.pending.set(id, pending);
     const message: GenerateRequest = {
       type: 'generate',
       id,
       history,
-      ...(tools.functions ? { functions: tools.functions, forceCall: tools.forceCall, answerOnly: tools.answerOnly, maxParallelCalls: tools.maxParallelCalls } : {}),
+      ...(tools.functions
+        ? {
+            functions: tools.functions,
+            forceCall: tools.forceCall,
+            answerOnly: tools.answerOnly,
+            maxParallelCalls: tools.maxParallelCalls,
+          }
+        : {}),
       maxTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
       temperature: request.temperature ?? undefined,
       topP: request.top_p ?? undefined,
       seed: typeof request.seed === 'number' ? request.seed : undefined,
       presencePenalty: typeof request.presence_penalty === 'number' ? request.presence_penalty : undefined,
       frequencyPenalty: typeof request.frequency_penalty === 'number' ? request.frequency_penalty : undefined,
-      stop: request.stop === undefined || request.stop === null ? undefined : Array.isArray(request.stop) ? request.stop : [request.stop],
+      stop:
+        request.stop === undefined || request.stop === null
+          ? undefined
+          : Array.isArray(request.stop)
+            ? request.stop
+            : [request.stop],
       thoughtBudget,
     };
     this.post(message);
@@ -114,15 +139,31 @@ export class LocalModelClient implements BackendClient {
   }
 
   /** POST /v1/embeddings on an embedding model: every input embedded by the worker, answered as OpenAI's list. */
-  private sendEmbedding(request: { model: string; input: string | string[] | number[] | number[][]; dimensions?: number }, signal: AbortSignal): UpstreamResponse {
-    if (typeof request.dimensions === 'number' && this.dimensions !== undefined && request.dimensions !== this.dimensions) {
-      throw new GatewayException('invalid_request', `The model \`${request.model}\` runs locally and makes ${this.dimensions}-dimensional vectors only: 'dimensions' cannot change that.`, {
-        param: 'dimensions',
-        wireCode: 'unsupported_parameter',
-      });
+  private sendEmbedding(
+    request: { model: string; input: string | string[] | number[] | number[][]; dimensions?: number },
+    signal: AbortSignal,
+  ): UpstreamResponse {
+    if (
+      typeof request.dimensions === 'number' &&
+      this.dimensions !== undefined &&
+      request.dimensions !== this.dimensions
+    ) {
+      throw new GatewayException(
+        'invalid_request',
+        `The model \`${request.model}\` runs locally and makes ${this.dimensions}-dimensional vectors only: 'dimensions' cannot change that.`,
+        {
+          param: 'dimensions',
+          wireCode: 'unsupported_parameter',
+        },
+      );
     }
     const { input } = request;
-    const inputs = typeof input === 'string' ? [input] : typeof input[0] === 'number' ? [input as number[]] : (input as Array<string | number[]>);
+    const inputs =
+      typeof input === 'string'
+        ? [input]
+        : typeof input[0] === 'number'
+          ? [input as number[]]
+          : (input as Array<string | number[]>);
     const id = this.nextId++;
     const body = new PushBody();
     this.pending.set(id, { body, embeddingModel: request.model });
@@ -141,10 +182,14 @@ export class LocalModelClient implements BackendClient {
   private thoughtBudget(thinking: { type?: string; budget_tokens?: number } | undefined): number {
     if (thinking?.type !== 'enabled') return 0;
     if (!this.thoughts) {
-      throw new GatewayException('invalid_request', `The model's chat template has no thought section, so it cannot use 'thinking'.`, {
-        param: 'thinking',
-        wireCode: null,
-      });
+      throw new GatewayException(
+        'invalid_request',
+        `The model's chat template has no thought section, so it cannot use 'thinking'.`,
+        {
+          param: 'thinking',
+          wireCode: null,
+        },
+      );
     }
     return thinking.budget_tokens ?? 0;
   }
@@ -173,7 +218,10 @@ export class LocalModelClient implements BackendClient {
   }
 
   private start(): void {
-    const worker = fork(workerScript(), [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' });
+    const worker = fork(workerScript(), [], {
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'advanced',
+    });
     this.worker = worker;
     worker.stderr?.on('data', () => undefined); // llama.cpp chatter; failures arrive as messages
     this.ready = new Promise<void>((resolveReady, reject) => {
@@ -183,8 +231,14 @@ export class LocalModelClient implements BackendClient {
           this.isReady = true;
           this.thoughts = message.thoughts;
           this.dimensions = message.dimensions;
-          const pinning = message.pinnedCpus ? `pinned to CPU ${message.pinnedCpus.join(',')}` : message.pinFailure ? `not pinned: ${message.pinFailure}` : 'not pinned';
-          this.log(`local model ready: ${message.modelName} (${message.threads} inference thread(s), ${pinning})`);
+          const pinning = message.pinnedCpus
+            ? `pinned to CPU ${message.pinnedCpus.join(',')}`
+            : message.pinFailure
+              ? `not pinned: ${message.pinFailure}`
+              : 'not pinned';
+          this.log(
+            `local model ready: ${message.modelName} (${message.threads} inference thread(s), ${pinning})`,
+          );
           resolveReady();
         } else if (message.type === 'failed') {
           this.cannotLoad = true;
@@ -207,14 +261,22 @@ export class LocalModelClient implements BackendClient {
     try {
       await this.ready;
     } catch {
-      throw new GatewayException('upstream_unavailable', `The local model "${this.backendId}" is not available: ${this.lastFailure}.`);
+      throw new GatewayException(
+        'upstream_unavailable',
+        `The local model "${this.backendId}" is not available: ${this.lastFailure}.`,
+      );
     }
   }
 
   private onExit(): void {
     for (const [id, pending] of this.pending) {
       this.pending.delete(id);
-      pending.body.fail(new GatewayException('upstream_unavailable', `The local model "${this.backendId}" worker crashed; it is being restarted.`));
+      pending.body.fail(
+        new GatewayException(
+          'upstream_unavailable',
+          `The local model "${this.backendId}" worker crashed; it is being restarted.`,
+        ),
+      );
     }
     for (const id of [...this.abandoned.keys()]) this.settleAbort(id, undefined);
     if (this.closed) return;
@@ -231,7 +293,11 @@ export class LocalModelClient implements BackendClient {
   private onMessage(message: FromWorker): void {
     if (!('id' in message)) return;
     if (message.type === 'aborted') {
-      this.settleAbort(message.id, { prompt_tokens: message.promptTokens, completion_tokens: message.completionTokens, reasoning_tokens: message.reasoningTokens });
+      this.settleAbort(message.id, {
+        prompt_tokens: message.promptTokens,
+        completion_tokens: message.completionTokens,
+        reasoning_tokens: message.reasoningTokens,
+      });
       return;
     }
     const pending = this.pending.get(message.id);
@@ -244,23 +310,42 @@ export class LocalModelClient implements BackendClient {
     this.pending.delete(message.id);
     if (message.type === 'embedded') {
       const data = message.vectors.map((embedding, index) => ({ object: 'embedding', index, embedding }));
-      pending.body.push(JSON.stringify({ object: 'list', data, model: pending.embeddingModel, usage: { prompt_tokens: message.promptTokens, total_tokens: message.promptTokens } }));
+      pending.body.push(
+        JSON.stringify({
+          object: 'list',
+          data,
+          model: pending.embeddingModel,
+          usage: { prompt_tokens: message.promptTokens, total_tokens: message.promptTokens },
+        }),
+      );
       pending.body.end();
       return;
     }
     if (message.type === 'error') {
       pending.body.fail(
         message.code === 'context_length_exceeded'
-          ? new GatewayException('invalid_request', message.message, { param: reply ? 'messages' : 'input', wireCode: 'context_length_exceeded' })
-          : new GatewayException('upstream_error', `The local model "${this.backendId}" failed: ${message.message}`),
+          ? new GatewayException('invalid_request', message.message, {
+              param: reply ? 'messages' : 'input',
+              wireCode: 'context_length_exceeded',
+            })
+          : new GatewayException(
+              'upstream_error',
+              `The local model "${this.backendId}" failed: ${message.message}`,
+            ),
       );
       return;
     }
-    reply?.finish(message.finishReason, usageOf(message.promptTokens, message.completionTokens, message.reasoningTokens, message.cachedTokens));
+    reply?.finish(
+      message.finishReason,
+      usageOf(message.promptTokens, message.completionTokens, message.reasoningTokens, message.cachedTokens),
+    );
   }
 
   /** Ends an abandoned request's body with an abort that carries what the worker spent on it (when it said). */
-  private settleAbort(id: number, spent: { prompt_tokens: number; completion_tokens: number; reasoning_tokens: number } | undefined): void {
+  private settleAbort(
+    id: number,
+    spent: { prompt_tokens: number; completion_tokens: number; reasoning_tokens: number } | undefined,
+  ): void {
     const pending = this.abandoned.get(id);
     if (!pending) return;
     this.abandoned.delete(id);
@@ -273,4 +358,3 @@ export class LocalModelClient implements BackendClient {
     if (this.worker?.connected) this.worker.send(message);
   }
 }
-

@@ -39,7 +39,10 @@ export interface EmbedRequest {
  * last item is the model response being generated: empty for a new answer, or the model's earlier tool calls
  * with their results when the answer continues after them.
  */
-export type HistoryItem = { type: 'system'; text: string } | { type: 'user'; text: string } | { type: 'model'; response: Array<string | FunctionCallItem> };
+export type HistoryItem =
+  | { type: 'system'; text: string }
+  | { type: 'user'; text: string }
+  | { type: 'model'; response: Array<string | FunctionCallItem> };
 
 /** One tool call the model made, with the result the client sent back for it (node-llama-cpp's ChatModelFunctionCall). */
 export interface FunctionCallItem {
@@ -87,7 +90,15 @@ export type ToWorker = WorkerInit | GenerateRequest | EmbedRequest | AbortReques
 
 export type FromWorker =
   /** `thoughts`: the GGUF's chat template has a thought section (e.g. <think>...</think>). */
-  | { type: 'ready'; modelName: string; thoughts: boolean; threads: number; pinnedCpus?: number[]; pinFailure?: string; dimensions?: number }
+  | {
+      type: 'ready';
+      modelName: string;
+      thoughts: boolean;
+      threads: number;
+      pinnedCpus?: number[];
+      pinFailure?: string;
+      dimensions?: number;
+    }
   | { type: 'failed'; message: string }
   | { type: 'text'; id: number; text: string }
   | { type: 'thought'; id: number; text: string }
@@ -99,7 +110,15 @@ export type FromWorker =
    * completionTokens includes reasoningTokens (the thought section's), as in OpenAI's usage; cachedTokens: the start
    * of the prompt the sequence held from an earlier request, not evaluated again (counted for long prompts only).
    */
-  | { type: 'done'; id: number; finishReason: 'stop' | 'length' | 'tool_calls'; promptTokens: number; cachedTokens: number; completionTokens: number; reasoningTokens: number }
+  | {
+      type: 'done';
+      id: number;
+      finishReason: 'stop' | 'length' | 'tool_calls';
+      promptTokens: number;
+      cachedTokens: number;
+      completionTokens: number;
+      reasoningTokens: number;
+    }
   /** The answer to an abort: what was spent before it stopped (exact), so an abandoned request is accounted. */
   | { type: 'aborted'; id: number; promptTokens: number; completionTokens: number; reasoningTokens: number }
   /** One L2-normalised vector per input, in order, and the tokens the inputs were (the model's own tokenizer). */

@@ -10,7 +10,12 @@ export interface LocalUsage {
   prompt_tokens_details?: { cached_tokens: number };
 }
 
-export function usageOf(promptTokens: number, completionTokens: number, reasoningTokens: number, cachedTokens = 0): LocalUsage {
+export function usageOf(
+  promptTokens: number,
+  completionTokens: number,
+  reasoningTokens: number,
+  cachedTokens = 0,
+): LocalUsage {
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
@@ -59,7 +64,10 @@ export class LocalReply {
   onCallStart(index: number, name: string): void {
     const call = { id: randomId('call_', 24), name, arguments: '' };
     this.calls[index] = call;
-    if (this.stream) this.chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name, arguments: '' } }] });
+    if (this.stream)
+      this.chunk({
+        tool_calls: [{ index, id: call.id, type: 'function', function: { name, arguments: '' } }],
+      });
   }
 
   onCallArguments(index: number, text: string): void {
@@ -73,10 +81,16 @@ export class LocalReply {
   finish(finishReason: 'stop' | 'length' | 'tool_calls', usage: LocalUsage): void {
     if (this.stream) {
       this.chunk({}, finishReason);
-      this.body.push(`data: ${JSON.stringify({ ...this.base(), object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
+      this.body.push(
+        `data: ${JSON.stringify({ ...this.base(), object: 'chat.completion.chunk', choices: [], usage })}\n\n`,
+      );
       this.body.push('data: [DONE]\n\n');
     } else {
-      const toolCalls = this.calls.filter(Boolean).map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+      const toolCalls = this.calls.filter(Boolean).map((call) => ({
+        id: call.id,
+        type: 'function',
+        function: { name: call.name, arguments: call.arguments },
+      }));
       const message = {
         role: 'assistant',
         // OpenAI's content is null for an answer that is only tool calls.
@@ -85,13 +99,22 @@ export class LocalReply {
         ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
         ...(this.reasoning ? { reasoning_content: this.reasoning } : {}),
       };
-      this.body.push(JSON.stringify({ ...this.base(), object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finishReason, logprobs: null }], usage }));
+      this.body.push(
+        JSON.stringify({
+          ...this.base(),
+          object: 'chat.completion',
+          choices: [{ index: 0, message, finish_reason: finishReason, logprobs: null }],
+          usage,
+        }),
+      );
     }
     this.body.end();
   }
 
   private chunk(delta: Record<string, unknown>, finishReason: string | null = null): void {
-    this.body.push(`data: ${JSON.stringify({ ...this.base(), object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
+    this.body.push(
+      `data: ${JSON.stringify({ ...this.base(), object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`,
+    );
   }
 
   private base() {

@@ -22,8 +22,10 @@ export interface LocalToolUse {
 /** OpenAI's rule for function names (its API refuses others; node-llama-cpp's grammar needs no spaces or newlines). */
 const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
-const invalid = (message: string, param: string) => new GatewayException('invalid_request', message, { param, wireCode: 'invalid_value' });
-const unsupported = (message: string, param: string) => new GatewayException('invalid_request', message, { param, wireCode: 'unsupported_parameter' });
+const invalid = (message: string, param: string) =>
+  new GatewayException('invalid_request', message, { param, wireCode: 'invalid_value' });
+const unsupported = (message: string, param: string) =>
+  new GatewayException('invalid_request', message, { param, wireCode: 'unsupported_parameter' });
 
 /** Checks a request's tool fields and maps them; throws a 400 naming the field. */
 export function toolUseOf(request: ChatRequest, autoToolChoice: AutoToolChoice): LocalToolUse {
@@ -34,7 +36,8 @@ export function toolUseOf(request: ChatRequest, autoToolChoice: AutoToolChoice):
     throw invalid("'tool_choice' is only allowed when 'tools' are specified.", 'tool_choice');
   }
   const parallel = request.parallel_tool_calls;
-  if (parallel !== undefined && parallel !== null && typeof parallel !== 'boolean') throw invalid("'parallel_tool_calls' must be a boolean.", 'parallel_tool_calls');
+  if (parallel !== undefined && parallel !== null && typeof parallel !== 'boolean')
+    throw invalid("'parallel_tool_calls' must be a boolean.", 'parallel_tool_calls');
   const maxParallelCalls = parallel === false ? 1 : undefined;
   if (names.length === 0) return { forceCall: false };
 
@@ -43,7 +46,12 @@ export function toolUseOf(request: ChatRequest, autoToolChoice: AutoToolChoice):
   const offered = allowed ? Object.fromEntries(allowed.map((name) => [name, functions[name]])) : functions;
   if (mode === 'auto' && autoToolChoice === 'callFirst') {
     const usersTurn = latestTurnIsUsers(request.messages);
-    return { functions: offered, forceCall: usersTurn, ...(usersTurn ? {} : { answerOnly: true }), maxParallelCalls };
+    return {
+      functions: offered,
+      forceCall: usersTurn,
+      ...(usersTurn ? {} : { answerOnly: true }),
+      maxParallelCalls,
+    };
   }
   return { functions: offered, forceCall: mode === 'required', maxParallelCalls };
 }
@@ -65,16 +73,37 @@ function functionsOf(tools: unknown): LocalFunctions {
     const param = `tools[${index}]`;
     if (typeof tool !== 'object' || tool === null) throw invalid(`${param} must be an object.`, param);
     const { type, function: fn } = tool as { type?: unknown; function?: unknown };
-    if (type !== 'function') throw unsupported(`This model runs locally and calls function tools only: ${param}.type '${String(type)}' is not supported.`, `${param}.type`);
-    if (typeof fn !== 'object' || fn === null) throw invalid(`${param}.function must be an object.`, `${param}.function`);
-    const { name, description, parameters } = fn as { name?: unknown; description?: unknown; parameters?: unknown };
+    if (type !== 'function')
+      throw unsupported(
+        `This model runs locally and calls function tools only: ${param}.type '${String(type)}' is not supported.`,
+        `${param}.type`,
+      );
+    if (typeof fn !== 'object' || fn === null)
+      throw invalid(`${param}.function must be an object.`, `${param}.function`);
+    const { name, description, parameters } = fn as {
+      name?: unknown;
+      description?: unknown;
+      parameters?: unknown;
+    };
     if (typeof name !== 'string' || !FUNCTION_NAME.test(name)) {
-      throw invalid(`${param}.function.name must be 1 to 64 letters, digits, underscores or dashes.`, `${param}.function.name`);
+      throw invalid(
+        `${param}.function.name must be 1 to 64 letters, digits, underscores or dashes.`,
+        `${param}.function.name`,
+      );
     }
-    if (Object.hasOwn(functions, name)) throw invalid(`${param}.function.name: '${name}' is declared twice.`, `${param}.function.name`);
-    if (description !== undefined && description !== null && typeof description !== 'string') throw invalid(`${param}.function.description must be a string.`, `${param}.function.description`);
-    if (parameters !== undefined && parameters !== null && (typeof parameters !== 'object' || Array.isArray(parameters))) {
-      throw invalid(`${param}.function.parameters must be a JSON schema object.`, `${param}.function.parameters`);
+    if (Object.hasOwn(functions, name))
+      throw invalid(`${param}.function.name: '${name}' is declared twice.`, `${param}.function.name`);
+    if (description !== undefined && description !== null && typeof description !== 'string')
+      throw invalid(`${param}.function.description must be a string.`, `${param}.function.description`);
+    if (
+      parameters !== undefined &&
+      parameters !== null &&
+      (typeof parameters !== 'object' || Array.isArray(parameters))
+    ) {
+      throw invalid(
+        `${param}.function.parameters must be a JSON schema object.`,
+        `${param}.function.parameters`,
+      );
     }
     // No parameters: OpenAI's "empty parameter list", an empty object.
     const params = parameters ? grammarSchemaOf(parameters) : { type: 'object', properties: {} };
@@ -83,11 +112,15 @@ function functionsOf(tools: unknown): LocalFunctions {
   return functions;
 }
 
-function choiceOf(choice: unknown, names: string[]): { mode: 'none' | 'auto' | 'required'; allowed?: string[] } {
+function choiceOf(
+  choice: unknown,
+  names: string[],
+): { mode: 'none' | 'auto' | 'required'; allowed?: string[] } {
   if (choice === undefined || choice === null || choice === 'auto') return { mode: 'auto' };
   if (choice === 'none' || choice === 'required') return { mode: choice };
   const known = (name: unknown, param: string): string => {
-    if (typeof name !== 'string' || !names.includes(name)) throw invalid(`${param}: no function named '${String(name)}' in 'tools'.`, param);
+    if (typeof name !== 'string' || !names.includes(name))
+      throw invalid(`${param}: no function named '${String(name)}' in 'tools'.`, param);
     return name;
   };
   if (typeof choice === 'object') {
@@ -98,16 +131,29 @@ function choiceOf(choice: unknown, names: string[]): { mode: 'none' | 'auto' | '
     }
     if (type === 'allowed_tools') {
       const spec = (choice as { allowed_tools?: { mode?: unknown; tools?: unknown } }).allowed_tools;
-      if (spec?.mode !== 'auto' && spec?.mode !== 'required') throw invalid("tool_choice.allowed_tools.mode must be 'auto' or 'required'.", 'tool_choice.allowed_tools.mode');
-      if (!Array.isArray(spec.tools) || spec.tools.length === 0) throw invalid('tool_choice.allowed_tools.tools must list at least one tool.', 'tool_choice.allowed_tools.tools');
-      const allowed = spec.tools.map((tool: { type?: unknown; function?: { name?: unknown }; name?: unknown }, index: number) =>
-        known(tool?.function?.name ?? tool?.name, `tool_choice.allowed_tools.tools[${index}]`),
+      if (spec?.mode !== 'auto' && spec?.mode !== 'required')
+        throw invalid(
+          "tool_choice.allowed_tools.mode must be 'auto' or 'required'.",
+          'tool_choice.allowed_tools.mode',
+        );
+      if (!Array.isArray(spec.tools) || spec.tools.length === 0)
+        throw invalid(
+          'tool_choice.allowed_tools.tools must list at least one tool.',
+          'tool_choice.allowed_tools.tools',
+        );
+      const allowed = spec.tools.map(
+        (tool: { type?: unknown; function?: { name?: unknown }; name?: unknown }, index: number) =>
+          known(tool?.function?.name ?? tool?.name, `tool_choice.allowed_tools.tools[${index}]`),
       );
       return { mode: spec.mode, allowed: [...new Set(allowed)] };
     }
-    if (type === 'custom') throw unsupported('This model runs locally and calls function tools only.', 'tool_choice.type');
+    if (type === 'custom')
+      throw unsupported('This model runs locally and calls function tools only.', 'tool_choice.type');
   }
-  throw invalid("'tool_choice' must be 'none', 'auto', 'required', a function or allowed_tools.", 'tool_choice');
+  throw invalid(
+    "'tool_choice' must be 'none', 'auto', 'required', a function or allowed_tools.",
+    'tool_choice',
+  );
 }
 
 /**
@@ -130,40 +176,74 @@ type JsonSchema = Record<string, unknown>;
 /** Past this depth of nested (or recursively referenced) schemas, any value. */
 const MAX_DEPTH = 12;
 const ANY_VALUE = {
-  oneOf: [{ type: ['string', 'number', 'boolean', 'null'] }, { type: 'array' }, { type: 'object', additionalProperties: true }],
+  oneOf: [
+    { type: ['string', 'number', 'boolean', 'null'] },
+    { type: 'array' },
+    { type: 'object', additionalProperties: true },
+  ],
 };
 const PRIMITIVE_TYPES = ['string', 'number', 'integer', 'boolean', 'null'];
-const SHARED_KEYWORDS = ['type', 'properties', 'required', 'items', 'additionalProperties', 'format', 'minLength', 'maxLength'];
+const SHARED_KEYWORDS = [
+  'type',
+  'properties',
+  'required',
+  'items',
+  'additionalProperties',
+  'format',
+  'minLength',
+  'maxLength',
+];
 const DATE_FORMATS = ['date-time', 'time', 'date'];
 
 function convert(schema: JsonSchema, root: JsonSchema, depth: number): object {
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema) || depth > MAX_DEPTH) return ANY_VALUE;
-  const description = typeof schema.description === 'string' && schema.description ? { description: schema.description } : {};
-  const withNull = (converted: object) => (schema.nullable === true ? { oneOf: [converted, { type: 'null' }], ...description } : converted);
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema) || depth > MAX_DEPTH)
+    return ANY_VALUE;
+  const description =
+    typeof schema.description === 'string' && schema.description ? { description: schema.description } : {};
+  const withNull = (converted: object) =>
+    schema.nullable === true ? { oneOf: [converted, { type: 'null' }], ...description } : converted;
 
   if (typeof schema.$ref === 'string') {
     const target = resolveRef(schema.$ref, root);
     return target ? withNull({ ...convert(target, root, depth + 1), ...description }) : ANY_VALUE;
   }
-  if ('const' in schema && isPrimitive(schema.const)) return withNull({ const: schema.const, ...description });
+  if ('const' in schema && isPrimitive(schema.const))
+    return withNull({ const: schema.const, ...description });
   if (Array.isArray(schema.enum)) {
     const values = schema.enum.filter(isPrimitive);
     return values.length ? withNull({ enum: values, ...description }) : ANY_VALUE;
   }
-  const alternatives = (Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined) as JsonSchema[] | undefined;
+  const alternatives = (
+    Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined
+  ) as JsonSchema[] | undefined;
   if (alternatives?.length) {
     // Structural keywords beside anyOf (e.g. a shared `type`) apply to each alternative.
-    const shared = Object.fromEntries(SHARED_KEYWORDS.filter((key) => key in schema).map((key) => [key, schema[key]]));
-    return withNull({ oneOf: alternatives.map((alternative) => convert({ ...shared, ...alternative }, root, depth + 1)), ...description });
+    const shared = Object.fromEntries(
+      SHARED_KEYWORDS.filter((key) => key in schema).map((key) => [key, schema[key]]),
+    );
+    return withNull({
+      oneOf: alternatives.map((alternative) => convert({ ...shared, ...alternative }, root, depth + 1)),
+      ...description,
+    });
   }
-  if (Array.isArray(schema.allOf) && schema.allOf.length) return withNull(convert(mergeAllOf(schema), root, depth + 1));
+  if (Array.isArray(schema.allOf) && schema.allOf.length)
+    return withNull(convert(mergeAllOf(schema), root, depth + 1));
 
-  const types = (Array.isArray(schema.type) ? schema.type : typeof schema.type === 'string' ? [schema.type] : inferredTypes(schema)).filter(
-    (type): type is string => typeof type === 'string',
-  );
+  const types = (
+    Array.isArray(schema.type)
+      ? schema.type
+      : typeof schema.type === 'string'
+        ? [schema.type]
+        : inferredTypes(schema)
+  ).filter((type): type is string => typeof type === 'string');
   if (types.length === 0) return ANY_VALUE;
   const converted = types.map((type) => convertType(type, schema, root, depth));
-  const one = converted.length === 1 ? converted[0] : allPrimitive(types) ? { type: types.filter((t) => PRIMITIVE_TYPES.includes(t)) } : { oneOf: converted };
+  const one =
+    converted.length === 1
+      ? converted[0]
+      : allPrimitive(types)
+        ? { type: types.filter((t) => PRIMITIVE_TYPES.includes(t)) }
+        : { oneOf: converted };
   return withNull({ ...one, ...description });
 }
 
@@ -171,15 +251,21 @@ function convertType(type: string, schema: JsonSchema, root: JsonSchema, depth: 
   if (type === 'object') return objectSchema(schema, root, depth);
   if (type === 'array') {
     const out: JsonSchema = { type: 'array' };
-    if (schema.items && typeof schema.items === 'object' && !Array.isArray(schema.items)) out.items = convert(schema.items as JsonSchema, root, depth + 1);
-    const prefix = Array.isArray(schema.prefixItems) ? schema.prefixItems : Array.isArray(schema.items) ? schema.items : undefined;
+    if (schema.items && typeof schema.items === 'object' && !Array.isArray(schema.items))
+      out.items = convert(schema.items as JsonSchema, root, depth + 1);
+    const prefix = Array.isArray(schema.prefixItems)
+      ? schema.prefixItems
+      : Array.isArray(schema.items)
+        ? schema.items
+        : undefined;
     if (prefix) out.prefixItems = prefix.map((item: JsonSchema) => convert(item, root, depth + 1));
     if (isCount(schema.minItems)) out.minItems = schema.minItems;
     if (isCount(schema.maxItems)) out.maxItems = schema.maxItems;
     return out;
   }
   if (type === 'string') {
-    if (typeof schema.format === 'string' && DATE_FORMATS.includes(schema.format)) return { type: 'string', format: schema.format };
+    if (typeof schema.format === 'string' && DATE_FORMATS.includes(schema.format))
+      return { type: 'string', format: schema.format };
     const out: JsonSchema = { type: 'string' };
     if (isCount(schema.minLength)) out.minLength = schema.minLength;
     if (isCount(schema.maxLength)) out.maxLength = schema.maxLength;
@@ -190,10 +276,19 @@ function convertType(type: string, schema: JsonSchema, root: JsonSchema, depth: 
 }
 
 function objectSchema(schema: JsonSchema, root: JsonSchema, depth: number): object {
-  const properties = (typeof schema.properties === 'object' && schema.properties !== null ? schema.properties : {}) as Record<string, JsonSchema>;
-  const required = new Set(Array.isArray(schema.required) ? schema.required.filter((key): key is string => typeof key === 'string') : []);
+  const properties = (
+    typeof schema.properties === 'object' && schema.properties !== null ? schema.properties : {}
+  ) as Record<string, JsonSchema>;
+  const required = new Set(
+    Array.isArray(schema.required)
+      ? schema.required.filter((key): key is string => typeof key === 'string')
+      : [],
+  );
   const kept = Object.entries(properties).filter(([key]) => required.has(key));
-  const out: JsonSchema = { type: 'object', properties: Object.fromEntries(kept.map(([key, value]) => [key, convert(value, root, depth + 1)])) };
+  const out: JsonSchema = {
+    type: 'object',
+    properties: Object.fromEntries(kept.map(([key, value]) => [key, convert(value, root, depth + 1)])),
+  };
   // A map (no fixed properties, values of one schema) stays a map; an object that lists properties gets exactly those.
   const extra = schema.additionalProperties;
   if (Object.keys(properties).length === 0 && extra !== undefined && extra !== false) {
@@ -210,7 +305,8 @@ function mergeAllOf(schema: JsonSchema): JsonSchema {
     if (typeof part !== 'object' || part === null) continue;
     Object.assign(properties, part.properties ?? {});
     if (Array.isArray(part.required)) part.required.forEach((key) => required.add(key));
-    for (const [key, value] of Object.entries(part)) if (!(key in merged) || merged[key] === undefined) merged[key] = value;
+    for (const [key, value] of Object.entries(part))
+      if (!(key in merged) || merged[key] === undefined) merged[key] = value;
   }
   return { ...merged, properties, required: [...required] };
 }
@@ -233,6 +329,8 @@ function inferredTypes(schema: JsonSchema): string[] {
   return [];
 }
 
-const isPrimitive = (value: unknown) => value === null || ['string', 'number', 'boolean'].includes(typeof value);
-const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 0;
+const isPrimitive = (value: unknown) =>
+  value === null || ['string', 'number', 'boolean'].includes(typeof value);
+const isCount = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0;
 const allPrimitive = (types: string[]) => types.every((type) => PRIMITIVE_TYPES.includes(type));

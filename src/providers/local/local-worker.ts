@@ -13,7 +13,9 @@ import type { EmbedRequest, FromWorker, GenerateRequest, ToWorker, WorkerInit } 
 import { completionLimit, samplingFor, type GgufSampling } from './sampling';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- node-llama-cpp is ESM, loaded at run time, and untyped here */
-const importEsm = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<any>;
+const importEsm = new Function('specifier', 'return import(specifier)') as (
+  specifier: string,
+) => Promise<any>;
 
 const send = (message: FromWorker) => process.send?.(message);
 const running = new Map<number, AbortController>();
@@ -51,10 +53,19 @@ async function init(config: WorkerInit): Promise<void> {
   try {
     const entry = join(resolve(config.runtimeDir), 'node_modules/node-llama-cpp/dist/index.js');
     const module = await importEsm(entry);
-    const llama = await module.getLlama({ build: 'never', gpu: false, logLevel: 'error', progressLogs: false });
+    const llama = await module.getLlama({
+      build: 'never',
+      gpu: false,
+      logLevel: 'error',
+      progressLogs: false,
+    });
     const model = await llama.loadModel({ modelPath: resolve(config.modelPath) });
     if (config.embedding) return await initEmbedding(model, config, pinFailure);
-    const context = await model.createContext({ sequences: config.parallel, contextSize: config.contextSize, threads: config.threads });
+    const context = await model.createContext({
+      sequences: config.parallel,
+      contextSize: config.contextSize,
+      threads: config.threads,
+    });
     // One chat wrapper (resolving the template takes ~300 ms) and its LlamaChats per sequence, made once.
     const chatWrapper = chatWrapperFor(module, model);
     const callingWrapper = callForcingWrapper(module, chatWrapper);
@@ -69,10 +80,26 @@ async function init(config: WorkerInit): Promise<void> {
       };
     });
     const ggufSampling = model.fileInfo?.metadata?.general?.sampling as GgufSampling | undefined;
-    runtime = { module, model, context, chatWrapper, free, waiting: [], defaultMaxTokens: config.defaultMaxTokens, ggufSampling };
+    runtime = {
+      module,
+      model,
+      context,
+      chatWrapper,
+      free,
+      waiting: [],
+      defaultMaxTokens: config.defaultMaxTokens,
+      ggufSampling,
+    };
     const thoughts = chatWrapper.settings?.segments?.thought != null;
     const pinnedCpus = config.cpus && !pinFailure ? config.cpus : undefined;
-    send({ type: 'ready', modelName: String(model.fileInfo?.metadata?.general?.name ?? config.modelPath), thoughts, threads: config.threads, pinnedCpus, pinFailure });
+    send({
+      type: 'ready',
+      modelName: String(model.fileInfo?.metadata?.general?.name ?? config.modelPath),
+      thoughts,
+      threads: config.threads,
+      pinnedCpus,
+      pinFailure,
+    });
   } catch (error) {
     send({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
     process.exit(1);
@@ -88,7 +115,15 @@ async function initEmbedding(model: any, config: WorkerInit, pinFailure: string 
   embedder = { model, context, contextSize, queue: Promise.resolve() };
   const dimensions = Number(model.embeddingVectorSize ?? 0) || undefined;
   const pinnedCpus = config.cpus && !pinFailure ? config.cpus : undefined;
-  send({ type: 'ready', modelName: String(model.fileInfo?.metadata?.general?.name ?? config.modelPath), thoughts: false, threads: config.threads, pinnedCpus, pinFailure, dimensions });
+  send({
+    type: 'ready',
+    modelName: String(model.fileInfo?.metadata?.general?.name ?? config.modelPath),
+    thoughts: false,
+    threads: config.threads,
+    pinnedCpus,
+    pinFailure,
+    dimensions,
+  });
 }
 
 /**
@@ -104,7 +139,12 @@ function embed(request: EmbedRequest): void {
       const tokens: number[] = typeof input === 'string' ? model.tokenize(input) : input;
       promptTokens += tokens.length;
       if (tokens.length + 2 > contextSize) {
-        send({ type: 'error', id: request.id, code: 'context_length_exceeded', message: `An input is ${tokens.length} tokens; this embedding model takes at most ${contextSize - 2}.` });
+        send({
+          type: 'error',
+          id: request.id,
+          code: 'context_length_exceeded',
+          message: `An input is ${tokens.length} tokens; this embedding model takes at most ${contextSize - 2}.`,
+        });
         return;
       }
       const embedding = await context.getEmbeddingFor(typeof input === 'string' ? input : tokens);
@@ -125,7 +165,13 @@ function embed(request: EmbedRequest): void {
  * wrapper, which would drop the thoughts. Then the template itself is used, as written.
  */
 function chatWrapperFor(module: any, model: any): any {
-  const resolved = module.resolveChatWrapper({ type: 'auto', fileInfo: model.fileInfo, tokenizer: model.tokenizer, bosString: model.tokens?.bosString, filename: model.filename });
+  const resolved = module.resolveChatWrapper({
+    type: 'auto',
+    fileInfo: model.fileInfo,
+    tokenizer: model.tokenizer,
+    bosString: model.tokens?.bosString,
+    filename: model.filename,
+  });
   if (resolved?.settings?.segments?.thought) return resolved;
   const template = model.fileInfo?.metadata?.tokenizer?.chat_template;
   if (typeof template === 'string') {
@@ -151,11 +197,17 @@ const PREFIX_MATCH_MIN_CHARS = 4096;
  * the conversation so far, so its long prompt is mostly there already. The last freed sequence is taken (the same
  * client's previous turn, most often), or, for a long prompt when several are free, the one sharing most of it.
  */
-function acquire(signal: AbortSignal, history: GenerateRequest['history'], promptOf: () => unknown[]): Promise<Slot | undefined> {
+function acquire(
+  signal: AbortSignal,
+  history: GenerateRequest['history'],
+  promptOf: () => unknown[],
+): Promise<Slot | undefined> {
   const free = runtime!.free;
   if (free.length > 1 && historyChars(history) >= PREFIX_MATCH_MIN_CHARS) {
     const tokens = promptOf();
-    const shared = free.map((slot) => slot.sequence.compareContextTokens(tokens).firstDifferentIndex as number);
+    const shared = free.map(
+      (slot) => slot.sequence.compareContextTokens(tokens).firstDifferentIndex as number,
+    );
     return Promise.resolve(free.splice(shared.indexOf(Math.max(...shared)), 1)[0]);
   }
   const slot = free.pop();
@@ -191,8 +243,16 @@ function callForcingWrapper(module: any, wrapper: any): any {
   forcing.generateContextState = function (options: unknown) {
     const state = wrapper.generateContextState.call(this, options);
     // Wrappers whose answers may start in function-calling mode (Functionary): start there, with no way out.
-    if (state.functionCall) return { ...state, functionCall: { initiallyEngaged: true, disengageInitiallyEngaged: [] } };
-    return { ...state, prefixTriggers: undefined, noPrefixTrigger: { type: 'functionCall', inject: module.LlamaText(wrapper.settings.functions.call.prefix) } };
+    if (state.functionCall)
+      return { ...state, functionCall: { initiallyEngaged: true, disengageInitiallyEngaged: [] } };
+    return {
+      ...state,
+      prefixTriggers: undefined,
+      noPrefixTrigger: {
+        type: 'functionCall',
+        inject: module.LlamaText(wrapper.settings.functions.call.prefix),
+      },
+    };
   };
   return forcing;
 }
@@ -206,9 +266,13 @@ function callIgnoringWrapper(wrapper: any): any {
   const ignoring = Object.create(wrapper);
   ignoring.generateContextState = function (options: unknown) {
     const state = wrapper.generateContextState.call(this, options);
-    if (state.functionCall) return { ...state, functionCall: { initiallyEngaged: false, disengageInitiallyEngaged: [] } };
-    const prefixTriggers = state.prefixTriggers?.filter((trigger: { type: string }) => trigger.type !== 'functionCall');
-    const noPrefixTrigger = state.noPrefixTrigger?.type === 'functionCall' ? undefined : state.noPrefixTrigger;
+    if (state.functionCall)
+      return { ...state, functionCall: { initiallyEngaged: false, disengageInitiallyEngaged: [] } };
+    const prefixTriggers = state.prefixTriggers?.filter(
+      (trigger: { type: string }) => trigger.type !== 'functionCall',
+    );
+    const noPrefixTrigger =
+      state.noPrefixTrigger?.type === 'functionCall' ? undefined : state.noPrefixTrigger;
     return { ...state, prefixTriggers, noPrefixTrigger, detectFunctionCalls: false };
   };
   return ignoring;
@@ -224,13 +288,22 @@ async function generate(request: GenerateRequest): Promise<void> {
   // long prompt, a large limit, any tools); otherwise after the answer, since rendering and tokenizing cost the
   // first token a few milliseconds.
   let prompt: unknown[] | undefined;
-  const promptOf = () => (prompt ??= runtime!.chatWrapper.generateContextState({ chatHistory: history, availableFunctions: functions }).contextText.tokenize(tokenizer));
+  const promptOf = () =>
+    (prompt ??= runtime!.chatWrapper
+      .generateContextState({ chatHistory: history, availableFunctions: functions })
+      .contextText.tokenize(tokenizer));
   const countPrompt = () => promptOf().length;
   const slot = await acquire(controller.signal, history, promptOf);
   if (!slot) {
     // Abandoned while queued: nothing was generated; the prompt is still what the request asked to run.
     running.delete(request.id);
-    send({ type: 'aborted', id: request.id, promptTokens: safely(countPrompt), completionTokens: 0, reasoningTokens: 0 });
+    send({
+      type: 'aborted',
+      id: request.id,
+      promptTokens: safely(countPrompt),
+      completionTokens: 0,
+      reasoningTokens: 0,
+    });
     return;
   }
   const { sequence } = slot;
@@ -242,13 +315,29 @@ async function generate(request: GenerateRequest): Promise<void> {
     if (controller.signal.aborted) return;
     const contextSize: number = sequence.contextSize;
     const wanted = request.maxTokens ?? runtime!.defaultMaxTokens;
-    if ((functions || historyChars(history) + TEMPLATE_SLACK_CHARS + wanted > contextSize) && countPrompt() >= contextSize) {
-      send({ type: 'error', id: request.id, code: 'context_length_exceeded', message: `The prompt is ${prompt!.length} tokens; this model's context holds ${contextSize}.` });
+    if (
+      (functions || historyChars(history) + TEMPLATE_SLACK_CHARS + wanted > contextSize) &&
+      countPrompt() >= contextSize
+    ) {
+      send({
+        type: 'error',
+        id: request.id,
+        code: 'context_length_exceeded',
+        message: `The prompt is ${prompt!.length} tokens; this model's context holds ${contextSize}.`,
+      });
       return;
     }
-    const maxTokens = completionLimit(request.maxTokens, runtime!.defaultMaxTokens, contextSize, prompt?.length);
+    const maxTokens = completionLimit(
+      request.maxTokens,
+      runtime!.defaultMaxTokens,
+      contextSize,
+      prompt?.length,
+    );
     // The start of a long prompt the sequence already holds (evaluated for an earlier request): not evaluated again.
-    const cachedTokens = historyChars(history) >= PREFIX_MATCH_MIN_CHARS ? (sequence.compareContextTokens(promptOf()).firstDifferentIndex as number) : 0;
+    const cachedTokens =
+      historyChars(history) >= PREFIX_MATCH_MIN_CHARS
+        ? (sequence.compareContextTokens(promptOf()).firstDifferentIndex as number)
+        : 0;
     const result = await chat.generateResponse(history, {
       maxTokens,
       ...samplingFor(request, runtime!.ggufSampling),
@@ -262,13 +351,18 @@ async function generate(request: GenerateRequest): Promise<void> {
         if (chunk.type === 'segment' && chunk.segmentType === 'thought') {
           reasoningTokens += chunk.tokens.length;
           if (chunk.text) send({ type: 'thought', id: request.id, text: chunk.text });
-        } else if (chunk.type === undefined && chunk.text) send({ type: 'text', id: request.id, text: chunk.text });
+        } else if (chunk.type === undefined && chunk.text)
+          send({ type: 'text', id: request.id, text: chunk.text });
       },
       ...(functions
         ? {
             functions,
             maxParallelFunctionCalls: request.maxParallelCalls,
-            onFunctionCallParamsChunk: (chunk: { callIndex: number; functionName: string; paramsChunk: string }) => calls.add(chunk.callIndex, chunk.functionName, chunk.paramsChunk),
+            onFunctionCallParamsChunk: (chunk: {
+              callIndex: number;
+              functionName: string;
+              paramsChunk: string;
+            }) => calls.add(chunk.callIndex, chunk.functionName, chunk.paramsChunk),
           }
         : {}),
     });
@@ -277,18 +371,38 @@ async function generate(request: GenerateRequest): Promise<void> {
     const length = result.metadata?.stopReason === 'maxTokens' || completionTokens >= maxTokens;
     // A call's tokens (the template's call syntax, the name, the arguments) are the model's output too.
     const called: Array<{ raw: unknown }> = result.functionCalls ?? [];
-    for (const call of called) completionTokens += runtime!.module.LlamaText.fromJSON(call.raw).tokenize(tokenizer).length;
+    for (const call of called)
+      completionTokens += runtime!.module.LlamaText.fromJSON(call.raw).tokenize(tokenizer).length;
     const finishReason = length ? 'length' : called.length ? 'tool_calls' : 'stop';
-    send({ type: 'done', id: request.id, finishReason, promptTokens: countPrompt(), cachedTokens, completionTokens, reasoningTokens });
+    send({
+      type: 'done',
+      id: request.id,
+      finishReason,
+      promptTokens: countPrompt(),
+      cachedTokens,
+      completionTokens,
+      reasoningTokens,
+    });
   } catch (error) {
-    if (!controller.signal.aborted) send({ type: 'error', id: request.id, message: error instanceof Error ? error.message : String(error) });
+    if (!controller.signal.aborted)
+      send({
+        type: 'error',
+        id: request.id,
+        message: error instanceof Error ? error.message : String(error),
+      });
   } finally {
     running.delete(request.id);
     // An abandoned request is still accounted, exactly: what the prompt was and what had been generated (a call
     // cut short counts the tokens of its name and arguments so far).
     if (controller.signal.aborted) {
       completionTokens += calls.tokens(tokenizer);
-      send({ type: 'aborted', id: request.id, promptTokens: safely(countPrompt), completionTokens, reasoningTokens });
+      send({
+        type: 'aborted',
+        id: request.id,
+        promptTokens: safely(countPrompt),
+        completionTokens,
+        reasoningTokens,
+      });
     }
     // The sequence keeps this request's tokens: a next request that starts the same way reuses them (see acquire).
     release(slot);

@@ -12,11 +12,23 @@ import { toolUseOf } from './local-tools';
  */
 const UNSUPPORTED: Array<{ field: string; isOff: (value: unknown) => boolean; why: string }> = [
   { field: 'n', isOff: (v) => v === 1, why: 'generates one choice per request' },
-  { field: 'functions', isOff: (v) => Array.isArray(v) && v.length === 0, why: 'takes `tools`, not the deprecated `functions`' },
-  { field: 'response_format', isOff: (v) => (v as { type?: unknown })?.type === 'text', why: 'has no structured output' },
+  {
+    field: 'functions',
+    isOff: (v) => Array.isArray(v) && v.length === 0,
+    why: 'takes `tools`, not the deprecated `functions`',
+  },
+  {
+    field: 'response_format',
+    isOff: (v) => (v as { type?: unknown })?.type === 'text',
+    why: 'has no structured output',
+  },
   { field: 'logprobs', isOff: (v) => v === false, why: 'does not return log probabilities' },
   { field: 'top_logprobs', isOff: (v) => v === 0, why: 'does not return log probabilities' },
-  { field: 'logit_bias', isOff: (v) => typeof v === 'object' && v !== null && Object.keys(v).length === 0, why: 'does not take a logit bias' },
+  {
+    field: 'logit_bias',
+    isOff: (v) => typeof v === 'object' && v !== null && Object.keys(v).length === 0,
+    why: 'does not take a logit bias',
+  },
 ];
 
 /**
@@ -29,10 +41,14 @@ export class LocalAdapter extends OpenAIAdapter {
     for (const { field, isOff, why } of UNSUPPORTED) {
       const value = request[field];
       if (value === undefined || value === null || isOff(value)) continue;
-      throw new GatewayException('invalid_request', `The model \`${request.model}\` runs locally and ${why}: '${field}' is not supported.`, {
-        param: field,
-        wireCode: 'unsupported_parameter',
-      });
+      throw new GatewayException(
+        'invalid_request',
+        `The model \`${request.model}\` runs locally and ${why}: '${field}' is not supported.`,
+        {
+          param: field,
+          wireCode: 'unsupported_parameter',
+        },
+      );
     }
     toolUseOf(request, 'model');
     historyOf(request.messages);

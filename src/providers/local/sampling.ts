@@ -48,14 +48,16 @@ export interface SamplingOptions {
   dryRepeatPenalty?: { strength: number };
 }
 
-const number = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+const number = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 
 export function samplingFor(requested: RequestedSampling, gguf: GgufSampling | undefined): SamplingOptions {
   const fromGguf = gguf ?? {};
   // A client that chose its sampling (temperature or top_p) gets exactly that: no penalty it did not ask for.
   const clientChose = requested.temperature !== undefined || requested.topP !== undefined;
   // OpenAI's penalties range -2..2; node-llama-cpp's 0..1 (negative ones, which favour repetition, are dropped).
-  const penalty = (value: number | undefined) => (value !== undefined && value > 0 ? Math.min(1, value / 2) : undefined);
+  const penalty = (value: number | undefined) =>
+    value !== undefined && value > 0 ? Math.min(1, value / 2) : undefined;
   return {
     temperature: requested.temperature ?? number(fromGguf.temp) ?? SAMPLING_DEFAULTS.temperature,
     topP: requested.topP ?? number(fromGguf.top_p) ?? SAMPLING_DEFAULTS.topP,
@@ -77,7 +79,14 @@ export function samplingFor(requested: RequestedSampling, gguf: GgufSampling | u
  * has left after the prompt. `promptTokens` is undefined when the prompt was not counted because it cannot
  * matter (see local-worker.ts).
  */
-export function completionLimit(requested: number | undefined, defaultMaxTokens: number, contextSize: number, promptTokens: number | undefined): number {
+export function completionLimit(
+  requested: number | undefined,
+  defaultMaxTokens: number,
+  contextSize: number,
+  promptTokens: number | undefined,
+): number {
   const wanted = requested ?? defaultMaxTokens;
-  return promptTokens === undefined ? Math.min(wanted, contextSize) : Math.max(1, Math.min(wanted, contextSize - promptTokens));
+  return promptTokens === undefined
+    ? Math.min(wanted, contextSize)
+    : Math.max(1, Math.min(wanted, contextSize - promptTokens));
 }

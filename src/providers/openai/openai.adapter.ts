@@ -2,7 +2,15 @@ import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { ChatRequest } from '../chat-request';
 import type { EmbeddingRequest, EmbeddingResponse } from '../embedding-request';
-import type { CallTarget, NativeApi, NativeRequest, ProviderAdapter, StreamMapper, StreamStep, UpstreamCall } from '../provider-adapter';
+import type {
+  CallTarget,
+  NativeApi,
+  NativeRequest,
+  ProviderAdapter,
+  StreamMapper,
+  StreamStep,
+  UpstreamCall,
+} from '../provider-adapter';
 import { normalizeUsage, type ChatCompletion, type ChatCompletionChunk } from '../shared/openai-types';
 import { effortFor, normalizeReasoningField, requestedThinking } from '../shared/reasoning';
 import { parseErrorBody, parseStreamEvent } from '../shared/json';
@@ -32,7 +40,11 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   nativeCall(request: NativeRequest): UpstreamCall {
-    const headers: Record<string, string> = { ...this.config.headers, 'content-type': 'application/json', accept: request.stream ? 'text/event-stream' : 'application/json' };
+    const headers: Record<string, string> = {
+      ...this.config.headers,
+      'content-type': 'application/json',
+      accept: request.stream ? 'text/event-stream' : 'application/json',
+    };
     if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
     return { path: '/responses', headers, body: request.body };
   }
@@ -55,13 +67,20 @@ export class OpenAIAdapter implements ProviderAdapter {
       accept: stream ? 'text/event-stream' : 'application/json',
     };
     if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
-    return { path: '/chat/completions', headers, body: (source && spliceJson(source, body)) ?? JSON.stringify(body) };
+    return {
+      path: '/chat/completions',
+      headers,
+      body: (source && spliceJson(source, body)) ?? JSON.stringify(body),
+    };
   }
 
   parseResponse(body: unknown): ChatCompletion {
     const reply = body as Partial<ChatCompletion> | null;
     if (!reply || typeof reply !== 'object' || !Array.isArray(reply.choices)) {
-      throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed chat completion.`);
+      throw new GatewayException(
+        'upstream_error',
+        `Backend "${this.backendId}" sent a malformed chat completion.`,
+      );
     }
     for (const choice of reply.choices) normalizeReasoningField(choice?.message);
     return {
@@ -77,18 +96,37 @@ export class OpenAIAdapter implements ProviderAdapter {
 
   /** Embeddings pass through as sent (new fields included); only the model is ours to set. */
   buildEmbeddingRequest(request: EmbeddingRequest, target: CallTarget): UpstreamCall {
-    const headers: Record<string, string> = { ...this.config.headers, 'content-type': 'application/json', accept: 'application/json' };
+    const headers: Record<string, string> = {
+      ...this.config.headers,
+      'content-type': 'application/json',
+      accept: 'application/json',
+    };
     if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
-    return { path: '/embeddings', headers, body: JSON.stringify({ ...request, model: target.upstreamModel }) };
+    return {
+      path: '/embeddings',
+      headers,
+      body: JSON.stringify({ ...request, model: target.upstreamModel }),
+    };
   }
 
   parseEmbeddingResponse(body: unknown): EmbeddingResponse {
     const reply = body as Partial<EmbeddingResponse> | null;
     if (!reply || typeof reply !== 'object' || !Array.isArray(reply.data)) {
-      throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed embeddings list.`);
+      throw new GatewayException(
+        'upstream_error',
+        `Backend "${this.backendId}" sent a malformed embeddings list.`,
+      );
     }
-    const usage = reply.usage && typeof reply.usage.prompt_tokens === 'number' ? { prompt_tokens: reply.usage.prompt_tokens, total_tokens: reply.usage.prompt_tokens } : undefined;
-    return { object: 'list', data: reply.data, model: String(reply.model ?? ''), ...(usage ? { usage } : {}) };
+    const usage =
+      reply.usage && typeof reply.usage.prompt_tokens === 'number'
+        ? { prompt_tokens: reply.usage.prompt_tokens, total_tokens: reply.usage.prompt_tokens }
+        : undefined;
+    return {
+      object: 'list',
+      data: reply.data,
+      model: String(reply.model ?? ''),
+      ...(usage ? { usage } : {}),
+    };
   }
 
   createStreamMapper(): StreamMapper {
@@ -100,7 +138,8 @@ export class OpenAIAdapter implements ProviderAdapter {
         if (delta) return new ContentDeltaStep(event.data, delta, this.backendId);
         const chunk = parseStreamEvent<ChatCompletionChunk & { error?: unknown }>(event.data, this.backendId);
         if (chunk.error) throw this.errorFromBody(500, chunk, {});
-        const renamesReasoning = chunk.choices?.some((choice) => typeof choice?.delta?.reasoning === 'string') === true;
+        const renamesReasoning =
+          chunk.choices?.some((choice) => typeof choice?.delta?.reasoning === 'string') === true;
         // Reusable as is unless it was sent over several `data:` lines (joined with \n, which would break our framing).
         if (!chunk.usage && !renamesReasoning && !event.data.includes('\n')) {
           template = DeltaTemplate.learn(chunk, event.data) ?? template;
@@ -113,14 +152,25 @@ export class OpenAIAdapter implements ProviderAdapter {
     };
   }
 
-  mapError(status: number, body: string, headers: Record<string, string | string[] | undefined>): GatewayException {
+  mapError(
+    status: number,
+    body: string,
+    headers: Record<string, string | string[] | undefined>,
+  ): GatewayException {
     return this.errorFromBody(status, parseErrorBody(body), headers);
   }
 
   /** OpenAI's `{error: {...}}`, vLLM's older flat `{message, ...}`, or nothing usable. */
-  private errorFromBody(status: number, body: unknown, headers: Record<string, string | string[] | undefined>) {
+  private errorFromBody(
+    status: number,
+    body: unknown,
+    headers: Record<string, string | string[] | undefined>,
+  ) {
     const root = (body ?? {}) as Record<string, unknown>;
-    const error = (typeof root.error === 'object' && root.error ? root.error : root) as Record<string, unknown>;
+    const error = (typeof root.error === 'object' && root.error ? root.error : root) as Record<
+      string,
+      unknown
+    >;
     return mapUpstreamError({
       backendId: this.backendId,
       status,
@@ -160,14 +210,19 @@ function applyThinking(body: Record<string, unknown>, request: ChatRequest, targ
   const thinking = requestedThinking(request);
   const mode = target.model.thinking;
   if (mode === 'reasoning_effort') {
-    if (body.max_tokens !== undefined && body.max_completion_tokens === undefined) body.max_completion_tokens = body.max_tokens;
+    if (body.max_tokens !== undefined && body.max_completion_tokens === undefined)
+      body.max_completion_tokens = body.max_tokens;
     delete body.max_tokens;
-    if (typeof thinking === 'number') body.reasoning_effort = effortFor(thinking, target.model.effortThresholds);
+    if (typeof thinking === 'number')
+      body.reasoning_effort = effortFor(thinking, target.model.effortThresholds);
   } else if (mode === 'native' && request.thinking) {
     // Only local backends take `native` here: their worker reads the request's thinking as is.
     body.thinking = request.thinking;
   } else if (mode === 'chat_template_kwargs' && thinking !== undefined) {
-    const kwargs = typeof body.chat_template_kwargs === 'object' && body.chat_template_kwargs ? body.chat_template_kwargs : {};
+    const kwargs =
+      typeof body.chat_template_kwargs === 'object' && body.chat_template_kwargs
+        ? body.chat_template_kwargs
+        : {};
     body.chat_template_kwargs = { ...kwargs, enable_thinking: thinking !== false };
     if (typeof thinking === 'number' && target.model.budgetField) body[target.model.budgetField] = thinking;
   }

@@ -19,7 +19,14 @@ interface ResponseObject {
   id?: string;
   model?: string;
   status?: string;
-  output?: Array<{ type?: string; content?: Array<{ type?: string; text?: string }>; summary?: Array<{ text?: string }>; call_id?: string; name?: string; arguments?: string }>;
+  output?: Array<{
+    type?: string;
+    content?: Array<{ type?: string; text?: string }>;
+    summary?: Array<{ text?: string }>;
+    call_id?: string;
+    name?: string;
+    arguments?: string;
+  }>;
   usage?: ResponsesUsage | null;
   error?: { code?: string; message?: string } | null;
   incomplete_details?: { reason?: string } | null;
@@ -39,7 +46,8 @@ export function usageFromResponses(usage: ResponsesUsage | null | undefined): Us
 }
 
 function finishReasonOf(response: ResponseObject): string {
-  if (response.status === 'incomplete') return response.incomplete_details?.reason === 'content_filter' ? 'content_filter' : 'length';
+  if (response.status === 'incomplete')
+    return response.incomplete_details?.reason === 'content_filter' ? 'content_filter' : 'length';
   return response.output?.some((item) => item.type === 'function_call') ? 'tool_calls' : 'stop';
 }
 
@@ -54,10 +62,19 @@ export function completionFromResponse(body: unknown, backendId: string): ChatCo
   const toolCalls: unknown[] = [];
   for (const item of response.output) {
     if (item.type === 'message') text += (item.content ?? []).map((part) => part.text ?? '').join('');
-    else if (item.type === 'reasoning') reasoning += (item.summary ?? []).map((part) => part.text ?? '').join('');
-    else if (item.type === 'function_call') toolCalls.push({ id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } });
+    else if (item.type === 'reasoning')
+      reasoning += (item.summary ?? []).map((part) => part.text ?? '').join('');
+    else if (item.type === 'function_call')
+      toolCalls.push({
+        id: item.call_id,
+        type: 'function',
+        function: { name: item.name, arguments: item.arguments },
+      });
   }
-  const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
+  const message: Record<string, unknown> = {
+    role: 'assistant',
+    content: text || (toolCalls.length ? null : ''),
+  };
   if (reasoning) message.reasoning_content = reasoning;
   if (toolCalls.length) message.tool_calls = toolCalls;
   return {
@@ -78,7 +95,16 @@ export class ResponsesStreamMapper implements StreamMapper {
   constructor(private readonly backendId: string) {}
 
   map(event: SseEvent): StreamStep {
-    const data = parseStreamEvent<{ type?: string; delta?: string; output_index?: number; item?: { type?: string; call_id?: string; name?: string }; response?: ResponseObject; error?: unknown; message?: string; code?: string }>(event.data, this.backendId);
+    const data = parseStreamEvent<{
+      type?: string;
+      delta?: string;
+      output_index?: number;
+      item?: { type?: string; call_id?: string; name?: string };
+      response?: ResponseObject;
+      error?: unknown;
+      message?: string;
+      code?: string;
+    }>(event.data, this.backendId);
     switch (data.type) {
       case 'response.output_text.delta':
         return this.emit({ content: String(data.delta ?? '') });
@@ -89,21 +115,43 @@ export class ResponsesStreamMapper implements StreamMapper {
         if (data.item?.type !== 'function_call') return { chunks: [] };
         const index = this.tools++;
         this.toolIndex.set(Number(data.output_index), index);
-        return this.emit({ tool_calls: [{ index, id: data.item.call_id, type: 'function', function: { name: data.item.name, arguments: '' } }] });
+        return this.emit({
+          tool_calls: [
+            {
+              index,
+              id: data.item.call_id,
+              type: 'function',
+              function: { name: data.item.name, arguments: '' },
+            },
+          ],
+        });
       }
       case 'response.function_call_arguments.delta':
-        return this.emit({ tool_calls: [{ index: this.toolIndex.get(Number(data.output_index)) ?? 0, function: { arguments: String(data.delta ?? '') } }] });
+        return this.emit({
+          tool_calls: [
+            {
+              index: this.toolIndex.get(Number(data.output_index)) ?? 0,
+              function: { arguments: String(data.delta ?? '') },
+            },
+          ],
+        });
       case 'response.completed':
       case 'response.incomplete': {
         const response = data.response ?? {};
-        const finish: ChatCompletionChunk = { ...this.base(), choices: [{ index: 0, delta: {}, finish_reason: finishReasonOf(response) }] };
+        const finish: ChatCompletionChunk = {
+          ...this.base(),
+          choices: [{ index: 0, delta: {}, finish_reason: finishReasonOf(response) }],
+        };
         const usage = usageFromResponses(response.usage);
         return { chunks: usage ? [finish, { ...this.base(), choices: [], usage }] : [finish], done: true };
       }
       case 'response.failed':
         throw failure(this.backendId, data.response?.error?.code, data.response?.error?.message);
       case 'error': {
-        const nested = (typeof data.error === 'object' && data.error ? data.error : data) as { code?: string; message?: string };
+        const nested = (typeof data.error === 'object' && data.error ? data.error : data) as {
+          code?: string;
+          message?: string;
+        };
         throw failure(this.backendId, nested.code, nested.message);
       }
       default:
@@ -121,5 +169,9 @@ export class ResponsesStreamMapper implements StreamMapper {
 }
 
 function failure(backendId: string, code: string | undefined, message: string | undefined): GatewayException {
-  return new GatewayException('upstream_error', `Backend "${backendId}" failed the response${code ? ` (${code})` : ''}: ${message ?? 'no reason given'}`, { wireCode: code ?? null });
+  return new GatewayException(
+    'upstream_error',
+    `Backend "${backendId}" failed the response${code ? ` (${code})` : ''}: ${message ?? 'no reason given'}`,
+    { wireCode: code ?? null },
+  );
 }

@@ -16,8 +16,13 @@ export function probeConnect(baseUrl: string, timeoutMs: number): Promise<string
       socket.destroy();
       resolve(reason);
     };
-    const timer = setTimeout(() => done(`no connection to ${host}:${port} within ${timeoutMs} ms`), timeoutMs);
+    const timer = setTimeout(
+      () => done(`no connection to ${host}:${port} within ${timeoutMs} ms`),
+      timeoutMs,
+    );
     socket.once('connect', () => done(undefined));
-    socket.once('error', (error: NodeJS.ErrnoException) => done(`cannot connect to ${host}:${port} (${error.code ?? error.message})`));
+    socket.once('error', (error: NodeJS.ErrnoException) =>
+      done(`cannot connect to ${host}:${port} (${error.code ?? error.message})`),
+    );
   });
 }

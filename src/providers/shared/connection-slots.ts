@@ -47,10 +47,14 @@ export class ConnectionSlots {
       const timer = setTimeout(
         () =>
           leave(
-            new GatewayException('upstream_busy', `Backend "${this.backendId}" has all ${this.capacity} connections in use; retry shortly.`, {
-              headers: { 'retry-after': '1' },
-              atCapacity: true,
-            }),
+            new GatewayException(
+              'upstream_busy',
+              `Backend "${this.backendId}" has all ${this.capacity} connections in use; retry shortly.`,
+              {
+                headers: { 'retry-after': '1' },
+                atCapacity: true,
+              },
+            ),
           ),
         this.maxWaitMs,
       );
@@ -65,7 +69,8 @@ export class ConnectionSlots {
       if (released) return;
       released = true;
       const next = this.waiting.shift();
-      if (next) next.grant(); // the slot passes straight to the next waiter
+      if (next)
+        next.grant(); // the slot passes straight to the next waiter
       else this.used--;
     };
   }

@@ -48,7 +48,10 @@ export class DeltaTemplate {
   static learn(chunk: Record<string, unknown>, text: string): DeltaTemplate | undefined {
     if (!isPlainContentDelta(chunk)) return undefined;
     const slots: Array<{ start: number; end: number; content: boolean }> = [];
-    for (const [key, content] of [[CONTENT_KEY, true], [OBFUSCATION_KEY, false]] as const) {
+    for (const [key, content] of [
+      [CONTENT_KEY, true],
+      [OBFUSCATION_KEY, false],
+    ] as const) {
       const at = text.indexOf(key);
       if (at < 0) {
         if (content) return undefined;
@@ -70,10 +73,17 @@ export class DeltaTemplate {
     }
     parts.push(text.slice(from));
     if (parts.some((part) => part.includes('\\'))) return undefined;
-    const template = new DeltaTemplate(parts, slots.findIndex((slot) => slot.content), chunk.model, chunk.usage === null);
+    const template = new DeltaTemplate(
+      parts,
+      slots.findIndex((slot) => slot.content),
+      chunk.model,
+      chunk.usage === null,
+    );
     // The content slot must read back as the parsed content (a check that this is the delta's member).
     const read = template.read(text);
-    return read?.text === (chunk.choices as Array<{ delta: { content: string } }>)[0].delta.content ? template : undefined;
+    return read?.text === (chunk.choices as Array<{ delta: { content: string } }>)[0].delta.content
+      ? template
+      : undefined;
   }
 
   /** The event read against this template, or undefined when it is not the same chunk with other values. */
@@ -105,11 +115,17 @@ function isPlainContentDelta(chunk: Record<string, unknown>): boolean {
   const choices = chunk.choices;
   if (!Array.isArray(choices) || choices.length !== 1) return false;
   const choice = choices[0] as Record<string, unknown> | null;
-  if (typeof choice !== 'object' || choice === null || (choice.finish_reason !== undefined && choice.finish_reason !== null)) return false;
+  if (
+    typeof choice !== 'object' ||
+    choice === null ||
+    (choice.finish_reason !== undefined && choice.finish_reason !== null)
+  )
+    return false;
   const delta = choice.delta as Record<string, unknown> | null;
   if (typeof delta !== 'object' || delta === null || typeof delta.content !== 'string') return false;
   for (const key of Object.keys(delta)) {
-    if (key !== 'content' && !(key === 'role' && typeof delta.role === 'string') && delta[key] !== null) return false;
+    if (key !== 'content' && !(key === 'role' && typeof delta.role === 'string') && delta[key] !== null)
+      return false;
   }
   return true;
 }

@@ -43,7 +43,11 @@ const SEPARATOR = Buffer.from(',');
  * whose value is unchanged. Undefined when nothing could be copied (then serialise as usual): the source is
  * small, not an object, or repeats a top-level key.
  */
-export function spliceJson(source: JsonSource, body: Record<string, unknown>, minBytes = SPLICE_MIN_BYTES): Buffer | undefined {
+export function spliceJson(
+  source: JsonSource,
+  body: Record<string, unknown>,
+  minBytes = SPLICE_MIN_BYTES,
+): Buffer | undefined {
   const { bytes, parsed } = source;
   if (bytes.length < minBytes || !isRecord(parsed)) return undefined;
   const members = topLevelMembers(bytes);

@@ -14,6 +14,9 @@ export function parseStreamEvent<T>(data: string, backendId?: string): T {
   try {
     return JSON.parse(data) as T;
   } catch {
-    throw new GatewayException('upstream_error', `${backendId ? `Backend "${backendId}"` : 'The backend'} sent a malformed stream event.`);
+    throw new GatewayException(
+      'upstream_error',
+      `${backendId ? `Backend "${backendId}"` : 'The backend'} sent a malformed stream event.`,
+    );
   }
 }

@@ -48,7 +48,11 @@ export function parseDataUrl(url: string): { mediaType: string; data: string } |
 /** A best guess at an image URL's media type from its extension (vendors want one for URL images). */
 export function mediaTypeOfUrl(url: string): string {
   const extension = /\.([a-z0-9]+)(?:[?#]|$)/i.exec(url)?.[1]?.toLowerCase();
-  return { png: 'image/png', gif: 'image/gif', webp: 'image/webp', jpg: 'image/jpeg', jpeg: 'image/jpeg' }[extension ?? ''] ?? 'image/jpeg';
+  return (
+    { png: 'image/png', gif: 'image/gif', webp: 'image/webp', jpg: 'image/jpeg', jpeg: 'image/jpeg' }[
+      extension ?? ''
+    ] ?? 'image/jpeg'
+  );
 }
 
 /** Tool-call arguments are a JSON string in OpenAI's format and an object elsewhere. */
@@ -56,14 +60,18 @@ export function parseArguments(args: string | undefined): Record<string, unknown
   if (!args) return {};
   try {
     const parsed: unknown = JSON.parse(args);
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { value: parsed };
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : { value: parsed };
   } catch {
     return { raw: args };
   }
 }
 
 /** Merges consecutive turns of the same role (Anthropic and Gemini want alternating turns). */
-export function mergeSameRole<T extends { role: string }, B>(turns: Array<T & { blocks: B[] }>): Array<T & { blocks: B[] }> {
+export function mergeSameRole<T extends { role: string }, B>(
+  turns: Array<T & { blocks: B[] }>,
+): Array<T & { blocks: B[] }> {
   const out: Array<T & { blocks: B[] }> = [];
   for (const turn of turns) {
     const last = out[out.length - 1];
@@ -74,19 +82,27 @@ export function mergeSameRole<T extends { role: string }, B>(turns: Array<T & { 
 }
 
 /** The OpenAI tools a request carries, as (name, description, JSON schema). */
-export function functionTools(tools: unknown): Array<{ name: string; description?: string; parameters?: Record<string, unknown> }> {
+export function functionTools(
+  tools: unknown,
+): Array<{ name: string; description?: string; parameters?: Record<string, unknown> }> {
   if (!Array.isArray(tools)) return [];
   return tools
-    .filter((tool: { type?: string; function?: { name?: unknown } }) => tool?.type === 'function' && typeof tool.function?.name === 'string')
-    .map((tool: { function: { name: string; description?: string; parameters?: Record<string, unknown> } }) => ({
-      name: tool.function.name,
-      description: tool.function.description,
-      parameters: tool.function.parameters,
-    }));
+    .filter(
+      (tool: { type?: string; function?: { name?: unknown } }) =>
+        tool?.type === 'function' && typeof tool.function?.name === 'string',
+    )
+    .map(
+      (tool: { function: { name: string; description?: string; parameters?: Record<string, unknown> } }) => ({
+        name: tool.function.name,
+        description: tool.function.description,
+        parameters: tool.function.parameters,
+      }),
+    );
 }
 
 /** OpenAI `tool_choice` reduced to what every vendor can express. */
-export type ToolChoice = { mode: 'auto' | 'none' | 'required' } | { mode: 'function'; name: string } | undefined;
+export type ToolChoice =
+  { mode: 'auto' | 'none' | 'required' } | { mode: 'function'; name: string } | undefined;
 
 export function toolChoiceOf(choice: unknown): ToolChoice {
   if (choice === 'auto' || choice === 'none' || choice === 'required') return { mode: choice };

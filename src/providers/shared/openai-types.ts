@@ -12,7 +12,12 @@ export interface ChatCompletion {
   object: 'chat.completion';
   created: number;
   model: string;
-  choices: Array<{ index: number; message: Record<string, unknown>; finish_reason: string | null; logprobs?: unknown }>;
+  choices: Array<{
+    index: number;
+    message: Record<string, unknown>;
+    finish_reason: string | null;
+    logprobs?: unknown;
+  }>;
   usage?: Usage;
   [extra: string]: unknown;
 }
@@ -22,7 +27,12 @@ export interface ChatCompletionChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
-  choices: Array<{ index: number; delta: Record<string, unknown>; finish_reason: string | null; logprobs?: unknown }>;
+  choices: Array<{
+    index: number;
+    delta: Record<string, unknown>;
+    finish_reason: string | null;
+    logprobs?: unknown;
+  }>;
   usage?: Usage | null;
   [extra: string]: unknown;
 }

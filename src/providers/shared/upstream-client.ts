@@ -107,9 +107,13 @@ export class UpstreamClient implements BackendClient {
       error instanceof undiciErrors.BodyTimeoutError ||
       error instanceof undiciErrors.ConnectTimeoutError
     ) {
-      return new GatewayException('upstream_timeout', `Backend "${this.backendId}" did not answer in time.`, { cause: error });
+      return new GatewayException('upstream_timeout', `Backend "${this.backendId}" did not answer in time.`, {
+        cause: error,
+      });
     }
-    return new GatewayException('upstream_unreachable', `Backend "${this.backendId}" could not be reached.`, { cause: error });
+    return new GatewayException('upstream_unreachable', `Backend "${this.backendId}" could not be reached.`, {
+      cause: error,
+    });
   }
 
   close(): Promise<void> {
@@ -125,9 +129,16 @@ export class UpstreamClient implements BackendClient {
 export function replyError(backendId: string, error: unknown): unknown {
   if (error instanceof GatewayException || isAbort(error)) return error;
   if (error instanceof undiciErrors.BodyTimeoutError) {
-    return new GatewayException('upstream_timeout', `Backend "${backendId}" went silent in the middle of its reply.`, { cause: error });
+    return new GatewayException(
+      'upstream_timeout',
+      `Backend "${backendId}" went silent in the middle of its reply.`,
+      { cause: error },
+    );
   }
-  const what = error instanceof SyntaxError || error instanceof TypeError ? 'a malformed reply' : 'a reply that was cut off';
+  const what =
+    error instanceof SyntaxError || error instanceof TypeError
+      ? 'a malformed reply'
+      : 'a reply that was cut off';
   return new GatewayException('upstream_error', `Backend "${backendId}" sent ${what}.`, { cause: error });
 }
 
@@ -145,6 +156,7 @@ export class AbortedWithUsage extends Error {
 export function isAbort(error: unknown): boolean {
   return (
     error instanceof undiciErrors.RequestAbortedError ||
-    (error instanceof Error && (error.name === 'AbortError' || (error as { code?: string }).code === 'ABORT_ERR'))
+    (error instanceof Error &&
+      (error.name === 'AbortError' || (error as { code?: string }).code === 'ABORT_ERR'))
   );
 }

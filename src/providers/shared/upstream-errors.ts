@@ -34,8 +34,11 @@ const MIN_FRAGMENT = 8;
 export function scrub(text: string, secrets: Array<string | undefined>): string {
   const keys = secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length >= 4);
   let out = text;
-  for (const key of keys) for (const form of [key, encodeURIComponent(key)]) out = out.split(form).join('[redacted]');
-  out = out.replace(KEY_LIKE_WORD, (word) => (keys.some((key) => sharesFragment(word, key)) ? '[redacted]' : word));
+  for (const key of keys)
+    for (const form of [key, encodeURIComponent(key)]) out = out.split(form).join('[redacted]');
+  out = out.replace(KEY_LIKE_WORD, (word) =>
+    keys.some((key) => sharesFragment(word, key)) ? '[redacted]' : word,
+  );
   // Vendors echo partial keys of other credentials too ("Incorrect API key provided: sk-abc***xyz").
   return out.replace(/\b(sk|sy|key)-[A-Za-z0-9_*.-]{6,}/g, '[redacted]');
 }
@@ -66,7 +69,8 @@ function decodeSafely(word: string): string {
 export function backendSecrets(config: { apiKey?: string; headers?: Record<string, string> }): string[] {
   const secrets = config.apiKey ? [config.apiKey] : [];
   for (const [name, value] of Object.entries(config.headers ?? {})) {
-    if (/auth|key|token|secret/i.test(name) && typeof value === 'string') secrets.push(value.replace(/^(Bearer|Basic)\s+/i, ''));
+    if (/auth|key|token|secret/i.test(name) && typeof value === 'string')
+      secrets.push(value.replace(/^(Bearer|Basic)\s+/i, ''));
   }
   return secrets;
 }
@@ -75,7 +79,11 @@ export function backendSecrets(config: { apiKey?: string; headers?: Record<strin
 function retryAfterValue(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   const trimmed = value.trim();
-  return /^\d+(\.\d+)?$/.test(trimmed) || (/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} [\d:]{8} GMT$/.test(trimmed) && !Number.isNaN(Date.parse(trimmed))) ? trimmed : undefined;
+  return /^\d+(\.\d+)?$/.test(trimmed) ||
+    (/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} [\d:]{8} GMT$/.test(trimmed) &&
+      !Number.isNaN(Date.parse(trimmed)))
+    ? trimmed
+    : undefined;
 }
 
 /**
@@ -90,7 +98,8 @@ function retryAfterValue(value: string | undefined): string | undefined {
  * type, code and param that some errors pass through (vendors have echoed keys in each of them).
  */
 export function mapUpstreamError(facts: UpstreamErrorFacts): GatewayException {
-  const clean = (text: string | null | undefined): string | undefined => (typeof text === 'string' ? scrub(text, facts.secrets) : undefined);
+  const clean = (text: string | null | undefined): string | undefined =>
+    typeof text === 'string' ? scrub(text, facts.secrets) : undefined;
   const vendorMessage = clean(facts.message);
   const said = vendorMessage ? `: ${vendorMessage}` : '';
   const code = clean(facts.code) ?? null;
@@ -100,7 +109,11 @@ export function mapUpstreamError(facts: UpstreamErrorFacts): GatewayException {
   const upstream = { status, message: vendorMessage };
 
   if (status === 401 || status === 403) {
-    return new GatewayException('upstream_auth_failed', `Backend "${backendId}" rejected the gateway's credentials.`, { deploymentFault: true, upstream });
+    return new GatewayException(
+      'upstream_auth_failed',
+      `Backend "${backendId}" rejected the gateway's credentials.`,
+      { deploymentFault: true, upstream },
+    );
   }
   if (status === 429) {
     const headers: Record<string, string> = {};
@@ -108,36 +121,58 @@ export function mapUpstreamError(facts: UpstreamErrorFacts): GatewayException {
       const value = retryAfterValue(header(facts.headers, name));
       if (value) headers[name] = value;
     }
-    return new GatewayException('rate_limit_exceeded', `Backend "${backendId}" is rate limiting${said || '.'}`, {
-      type: type ?? 'rate_limit_error',
-      wireCode: code ?? 'rate_limit_exceeded',
-      headers,
-      upstream,
-    });
+    return new GatewayException(
+      'rate_limit_exceeded',
+      `Backend "${backendId}" is rate limiting${said || '.'}`,
+      {
+        type: type ?? 'rate_limit_error',
+        wireCode: code ?? 'rate_limit_exceeded',
+        headers,
+        upstream,
+      },
+    );
   }
   if (status === 400 || status === 409 || status === 413 || status === 422) {
-    return new GatewayException('invalid_request', vendorMessage ?? `Backend "${backendId}" rejected the request.`, {
-      status: status === 413 ? 413 : 400,
-      type: type ?? 'invalid_request_error',
-      param,
-      wireCode: code,
-      upstream,
-    });
+    return new GatewayException(
+      'invalid_request',
+      vendorMessage ?? `Backend "${backendId}" rejected the request.`,
+      {
+        status: status === 413 ? 413 : 400,
+        type: type ?? 'invalid_request_error',
+        param,
+        wireCode: code,
+        upstream,
+      },
+    );
   }
   if (status === 404) {
-    return new GatewayException('upstream_error', `Backend "${backendId}" failed with HTTP 404${said || '.'}`, { deploymentFault: true, upstream });
+    return new GatewayException(
+      'upstream_error',
+      `Backend "${backendId}" failed with HTTP 404${said || '.'}`,
+      { deploymentFault: true, upstream },
+    );
   }
   if (status === 408 || status === 504) {
-    return new GatewayException('upstream_timeout', `Backend "${backendId}" timed out (HTTP ${status}).`, { upstream });
+    return new GatewayException('upstream_timeout', `Backend "${backendId}" timed out (HTTP ${status}).`, {
+      upstream,
+    });
   }
   if (status === 503 || status === 529) {
     const retryAfter = retryAfterValue(header(facts.headers, 'retry-after'));
-    return new GatewayException('upstream_unavailable', `Backend "${backendId}" is overloaded or unavailable${said || '.'}`, {
-      headers: retryAfter ? { 'retry-after': retryAfter } : {},
-      upstream,
-    });
+    return new GatewayException(
+      'upstream_unavailable',
+      `Backend "${backendId}" is overloaded or unavailable${said || '.'}`,
+      {
+        headers: retryAfter ? { 'retry-after': retryAfter } : {},
+        upstream,
+      },
+    );
   }
-  return new GatewayException('upstream_error', `Backend "${backendId}" failed with HTTP ${status}${said || '.'}`, { upstream });
+  return new GatewayException(
+    'upstream_error',
+    `Backend "${backendId}" failed with HTTP ${status}${said || '.'}`,
+    { upstream },
+  );
 }
 
 /**
@@ -152,8 +187,13 @@ export function scrubError(error: GatewayException, secrets: Array<string | unde
   const message = clean(error.message);
   const type = OWN_TYPES.has(error.type) ? error.type : clean(error.type);
   const param = error.param === null ? null : clean(error.param);
-  const wireCode = error.wireCode === null || Object.hasOwn(ERROR_CODES, error.wireCode) ? error.wireCode : clean(error.wireCode);
-  const headers = Object.fromEntries(Object.entries(error.headers).map(([name, value]) => [name, clean(value)]));
+  const wireCode =
+    error.wireCode === null || Object.hasOwn(ERROR_CODES, error.wireCode)
+      ? error.wireCode
+      : clean(error.wireCode);
+  const headers = Object.fromEntries(
+    Object.entries(error.headers).map(([name, value]) => [name, clean(value)]),
+  );
   const upstreamMessage = error.upstream?.message === undefined ? undefined : clean(error.upstream.message);
   const same =
     message === error.message &&

@@ -58,18 +58,37 @@ export function inputProblem(input: unknown): string | null {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) return `[${i}] must be an object`;
     const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
     if (typeof type !== 'string') return `[${i}].type is required`;
-    if (!SUPPORTED.has(type)) return `[${i}].type "${type}" is not supported by this gateway (message, function_call, function_call_output, reasoning)`;
+    if (!SUPPORTED.has(type))
+      return `[${i}].type "${type}" is not supported by this gateway (message, function_call, function_call_output, reasoning)`;
     if (type === 'message') {
-      if (!ROLES.has(String(item.role))) return `[${i}].role must be one of: user, assistant, system, developer`;
+      if (!ROLES.has(String(item.role)))
+        return `[${i}].role must be one of: user, assistant, system, developer`;
       const content = item.content;
-      if (typeof content !== 'string' && !(Array.isArray(content) && content.every((part) => typeof part === 'object' && part !== null && typeof (part as { type?: unknown }).type === 'string'))) {
+      if (
+        typeof content !== 'string' &&
+        !(
+          Array.isArray(content) &&
+          content.every(
+            (part) =>
+              typeof part === 'object' &&
+              part !== null &&
+              typeof (part as { type?: unknown }).type === 'string',
+          )
+        )
+      ) {
         return `[${i}].content must be a string or an array of content parts`;
       }
     } else if (type === 'function_call') {
-      if (typeof item.call_id !== 'string' || typeof item.name !== 'string' || typeof item.arguments !== 'string') return `[${i}] needs call_id, name and arguments (strings)`;
+      if (
+        typeof item.call_id !== 'string' ||
+        typeof item.name !== 'string' ||
+        typeof item.arguments !== 'string'
+      )
+        return `[${i}] needs call_id, name and arguments (strings)`;
     } else if (type === 'function_call_output') {
       if (typeof item.call_id !== 'string') return `[${i}].call_id is required`;
-      if (typeof item.output !== 'string' && !Array.isArray(item.output)) return `[${i}].output must be a string or an array of content parts`;
+      if (typeof item.output !== 'string' && !Array.isArray(item.output))
+        return `[${i}].output must be a string or an array of content parts`;
     } else if (!Array.isArray(item.summary)) return `[${i}].summary is required (an array)`;
   }
   return null;

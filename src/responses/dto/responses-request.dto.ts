@@ -1,5 +1,18 @@
 import 'reflect-metadata';
-import { IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsObject, IsOptional, IsString, Max, Min, ValidateNested } from 'class-validator';
+import {
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import { Type } from 'class-transformer';
 import { Satisfies } from '../../chat/dto/content-validators';
 import { inputProblem, type InputItem } from './response-items';
@@ -8,8 +21,14 @@ export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'x
 
 export class ReasoningDto {
   [passthrough: string]: unknown;
-  @IsOptional() @IsIn(REASONING_EFFORTS as unknown as string[], { message: `must be one of: ${REASONING_EFFORTS.join(', ')}` }) effort?: (typeof REASONING_EFFORTS)[number] | null;
-  @IsOptional() @IsIn(['auto', 'concise', 'detailed'], { message: 'must be "auto", "concise" or "detailed"' }) summary?: string | null;
+  @IsOptional()
+  @IsIn(REASONING_EFFORTS as unknown as string[], {
+    message: `must be one of: ${REASONING_EFFORTS.join(', ')}`,
+  })
+  effort?: (typeof REASONING_EFFORTS)[number] | null;
+  @IsOptional()
+  @IsIn(['auto', 'concise', 'detailed'], { message: 'must be "auto", "concise" or "detailed"' })
+  summary?: string | null;
 }
 
 /**
@@ -23,13 +42,32 @@ export class ResponsesRequestDto {
   @Satisfies((value) => inputProblem(value)) input!: string | InputItem[];
   @IsOptional() @IsString() instructions?: string | null;
   @IsOptional() @IsArray() @Satisfies((tools) => toolsProblem(tools)) tools?: Array<Record<string, unknown>>;
-  @IsOptional() @Satisfies((choice) => (choice === null || typeof choice === 'string' ? (['none', 'auto', 'required', null].includes(choice as string) ? null : 'must be "none", "auto", "required" or an object') : typeof choice === 'object' ? null : 'must be a string or an object')) tool_choice?: string | Record<string, unknown> | null;
+  @IsOptional()
+  @Satisfies((choice) =>
+    choice === null || typeof choice === 'string'
+      ? ['none', 'auto', 'required', null].includes(choice as string)
+        ? null
+        : 'must be "none", "auto", "required" or an object'
+      : typeof choice === 'object'
+        ? null
+        : 'must be a string or an object',
+  )
+  tool_choice?: string | Record<string, unknown> | null;
   @IsOptional() @IsBoolean() parallel_tool_calls?: boolean | null;
   @IsOptional() @IsInt() @Min(16) max_output_tokens?: number | null;
   @IsOptional() @IsNumber() @Min(0) @Max(2) temperature?: number | null;
   @IsOptional() @IsNumber() @Min(0) @Max(1) top_p?: number | null;
   @IsOptional() @IsObject() @ValidateNested() @Type(() => ReasoningDto) reasoning?: ReasoningDto | null;
-  @IsOptional() @IsObject() text?: { format?: { type?: string; name?: string; schema?: unknown; strict?: boolean | null; description?: string }; [key: string]: unknown } | null;
+  @IsOptional() @IsObject() text?: {
+    format?: {
+      type?: string;
+      name?: string;
+      schema?: unknown;
+      strict?: boolean | null;
+      description?: string;
+    };
+    [key: string]: unknown;
+  } | null;
   @IsOptional() @IsString() @IsNotEmpty() previous_response_id?: string | null;
   @IsOptional() @IsBoolean() store?: boolean | null;
   @IsOptional() @IsBoolean() stream?: boolean | null;
@@ -42,9 +80,12 @@ function toolsProblem(tools: unknown): string | null {
   if (!Array.isArray(tools)) return null;
   for (let i = 0; i < tools.length; i++) {
     const tool = tools[i] as Record<string, unknown> | null;
-    if (typeof tool !== 'object' || tool === null || typeof tool.type !== 'string') return `[${i}] must be an object with a string "type"`;
-    if (tool.type === 'function' && (typeof tool.name !== 'string' || !tool.name)) return `[${i}].name is required`;
-    if (tool.type === 'namespace' && (typeof tool.name !== 'string' || !Array.isArray(tool.tools))) return `[${i}] needs a name and tools`;
+    if (typeof tool !== 'object' || tool === null || typeof tool.type !== 'string')
+      return `[${i}] must be an object with a string "type"`;
+    if (tool.type === 'function' && (typeof tool.name !== 'string' || !tool.name))
+      return `[${i}].name is required`;
+    if (tool.type === 'namespace' && (typeof tool.name !== 'string' || !Array.isArray(tool.tools)))
+      return `[${i}] needs a name and tools`;
   }
   return null;
 }

@@ -16,7 +16,12 @@ import { createGenerator } from 'ts-json-schema-generator';
 export const ANTHROPIC_SCHEMA_FILE = join(__dirname, '../../fixtures/wire-schemas/anthropic-sdk.schema.json');
 
 /** The SDK types a Messages client reads: bodies, stream events, counts and errors. */
-export const ANTHROPIC_ROOT_TYPES = ['Message', 'RawMessageStreamEvent', 'MessageTokensCount', 'ErrorResponse'] as const;
+export const ANTHROPIC_ROOT_TYPES = [
+  'Message',
+  'RawMessageStreamEvent',
+  'MessageTokensCount',
+  'ErrorResponse',
+] as const;
 
 export interface AnthropicSchemaFile {
   $schema: string;
@@ -45,8 +50,13 @@ export function deriveAnthropicSchema(): AnthropicSchemaFile {
     additionalProperties: false,
   });
   const definitions: Record<string, object> = {};
-  for (const type of ANTHROPIC_ROOT_TYPES) Object.assign(definitions, generator.createSchema(type).definitions);
-  const sorted = Object.fromEntries(Object.keys(definitions).sort().map((name) => [name, definitions[name]]));
+  for (const type of ANTHROPIC_ROOT_TYPES)
+    Object.assign(definitions, generator.createSchema(type).definitions);
+  const sorted = Object.fromEntries(
+    Object.keys(definitions)
+      .sort()
+      .map((name) => [name, definitions[name]]),
+  );
   const version = installedSdkVersion();
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',

@@ -7,5 +7,8 @@ import { liveRecorders } from './wire-recorder';
 afterEach(async () => {
   for (const recorder of liveRecorders()) await recorder.settled();
   const violations = liveRecorders().flatMap((recorder) => recorder.takeViolations());
-  if (violations.length) throw new Error(`The gateway's answers do not match the vendors' published shapes:\n${violations.join('\n')}`);
+  if (violations.length)
+    throw new Error(
+      `The gateway's answers do not match the vendors' published shapes:\n${violations.join('\n')}`,
+    );
 });

@@ -19,11 +19,20 @@ export const OPENAI_SPEC_FILE = join(__dirname, '../../fixtures/wire-schemas/ope
 /** Stream events the SDK's types leave out but its stream reader handles (src/core/streaming.ts) and Anthropic's streaming docs show. */
 const ANTHROPIC_STREAM_EXTRAS = {
   // `event: ping` is skipped by the SDK; its body is `{"type": "ping"}`.
-  Ping: { type: 'object', properties: { type: { const: 'ping' } }, required: ['type'], additionalProperties: false },
+  Ping: {
+    type: 'object',
+    properties: { type: { const: 'ping' } },
+    required: ['type'],
+    additionalProperties: false,
+  },
   // `event: error` is thrown as an APIError built from the body; Anthropic's example has no request_id there.
   StreamError: {
     type: 'object',
-    properties: { type: { const: 'error' }, error: { $ref: '#/definitions/ErrorObject' }, request_id: { type: ['string', 'null'] } },
+    properties: {
+      type: { const: 'error' },
+      error: { $ref: '#/definitions/ErrorObject' },
+      request_id: { type: ['string', 'null'] },
+    },
     required: ['type', 'error'],
     additionalProperties: false,
   },
@@ -50,7 +59,9 @@ function openaiAjv(): Ajv2020 {
 
 function anthropicAjv(): Ajv {
   if (anthropic) return anthropic;
-  const file = JSON.parse(readFileSync(ANTHROPIC_SCHEMA_FILE, 'utf8')) as { definitions: Record<string, object> };
+  const file = JSON.parse(readFileSync(ANTHROPIC_SCHEMA_FILE, 'utf8')) as {
+    definitions: Record<string, object>;
+  };
   anthropic = new Ajv({ strict: false, allErrors: true });
   const document = { $id: 'anthropic', definitions: { ...file.definitions, ...ANTHROPIC_STREAM_EXTRAS } };
   anthropic.addSchema(document);
@@ -59,19 +70,50 @@ function anthropicAjv(): Ajv {
 }
 
 /** The schema the spec gives a path's response, e.g. ('/responses/{response_id}', 'get', 'application/json'). */
-export function openaiOperationSchema(path: string, method: string, status: number, mediaType: string): string | undefined {
+export function openaiOperationSchema(
+  path: string,
+  method: string,
+  status: number,
+  mediaType: string,
+): string | undefined {
   openaiAjv();
-  const document = documents.get('openai') as { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }> }>> };
+  const document = documents.get('openai') as {
+    paths: Record<
+      string,
+      Record<
+        string,
+        { responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }> }
+      >
+    >;
+  };
   const ref = document.paths[path]?.[method]?.responses[String(status)]?.content?.[mediaType]?.schema?.$ref;
   return ref?.replace(/^#\/components\/schemas\//, '');
 }
 
 /** The schemas the wire recorder checks with, compiled ahead (a second or two) so no exchange waits for it. */
 export function compileWireSchemas(): void {
-  for (const name of ['CreateChatCompletionResponse', 'CreateChatCompletionStreamResponse', 'CreateEmbeddingResponse', 'ListModelsResponse', 'Model', 'Response', 'ResponseStreamEvent', 'ResponseItemList', 'ErrorResponse']) {
+  for (const name of [
+    'CreateChatCompletionResponse',
+    'CreateChatCompletionStreamResponse',
+    'CreateEmbeddingResponse',
+    'ListModelsResponse',
+    'Model',
+    'Response',
+    'ResponseStreamEvent',
+    'ResponseItemList',
+    'ErrorResponse',
+  ]) {
     validator(openaiAjv(), `openai#/components/schemas/${name}`);
   }
-  for (const name of ['Message', 'RawMessageStreamEvent', 'MessageTokensCount', 'ErrorResponse', 'Ping', 'StreamError']) validator(anthropicAjv(), `anthropic#/definitions/${name}`);
+  for (const name of [
+    'Message',
+    'RawMessageStreamEvent',
+    'MessageTokensCount',
+    'ErrorResponse',
+    'Ping',
+    'StreamError',
+  ])
+    validator(anthropicAjv(), `anthropic#/definitions/${name}`);
 }
 
 /** Errors of `value` against a component schema of OpenAI's document (null when it conforms). */
@@ -115,29 +157,51 @@ function explain(ajv: Ajv | Ajv2020, ref: string, value: unknown, at: string): s
   const union = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
   if (union) {
     const kind = schema.anyOf ? 'anyOf' : 'oneOf';
-    const branches = union.map((_, i) => `${pointer}/${kind}/${i}`).filter((branch) => admits(ajv, branch, value));
-    const meant = branches.length > 1 ? branches.filter((branch) => discriminates(ajv, branch, value)) : branches;
+    const branches = union
+      .map((_, i) => `${pointer}/${kind}/${i}`)
+      .filter((branch) => admits(ajv, branch, value));
+    const meant =
+      branches.length > 1 ? branches.filter((branch) => discriminates(ajv, branch, value)) : branches;
     if (meant.length === 1) return explain(ajv, meant[0], value, at);
-    if (!branches.length) return [`${where} is ${jsonType(value)}, which none of the schema's alternatives takes`];
+    if (!branches.length)
+      return [`${where} is ${jsonType(value)}, which none of the schema's alternatives takes`];
   }
   const lines: string[] = [];
-  (schema.allOf as Schema[] | undefined)?.forEach((_, i) => lines.push(...explain(ajv, `${pointer}/allOf/${i}`, value, at)));
+  (schema.allOf as Schema[] | undefined)?.forEach((_, i) =>
+    lines.push(...explain(ajv, `${pointer}/allOf/${i}`, value, at)),
+  );
   if (value && typeof value === 'object' && !Array.isArray(value) && (schema.properties || schema.required)) {
     const record = value as Record<string, unknown>;
-    for (const name of (schema.required as string[] | undefined) ?? []) if (!(name in record)) lines.push(`${where} must have required property '${name}'`);
+    for (const name of (schema.required as string[] | undefined) ?? [])
+      if (!(name in record)) lines.push(`${where} must have required property '${name}'`);
     if (schema.additionalProperties === false) {
-      for (const name of Object.keys(record)) if (!(name in (schema.properties ?? {}))) lines.push(`${where} must NOT have additional property '${name}'`);
+      for (const name of Object.keys(record))
+        if (!(name in (schema.properties ?? {})))
+          lines.push(`${where} must NOT have additional property '${name}'`);
     }
     for (const name of Object.keys(schema.properties ?? {})) {
-      if (name in record) lines.push(...explain(ajv, `${pointer}/properties/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, record[name], `${at}/${name}`));
+      if (name in record)
+        lines.push(
+          ...explain(
+            ajv,
+            `${pointer}/properties/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+            record[name],
+            `${at}/${name}`,
+          ),
+        );
     }
   } else if (Array.isArray(value) && schema.items && typeof schema.items === 'object') {
-    (value as unknown[]).forEach((item, i) => lines.push(...explain(ajv, `${pointer}/items`, item, `${at}/${i}`)));
+    (value as unknown[]).forEach((item, i) =>
+      lines.push(...explain(ajv, `${pointer}/items`, item, `${at}/${i}`)),
+    );
   }
   if (lines.length) return lines;
   const validate = validator(ajv, ref);
   validate(value);
-  return (validate.errors ?? []).map((e) => `${at}${e.instancePath || ''} ${e.message}${e.keyword === 'const' || e.keyword === 'enum' ? ` ${JSON.stringify(e.params)}` : ''}`);
+  return (validate.errors ?? []).map(
+    (e) =>
+      `${at}${e.instancePath || ''} ${e.message}${e.keyword === 'const' || e.keyword === 'enum' ? ` ${JSON.stringify(e.params)}` : ''}`,
+  );
 }
 
 /** The schema a pointer names, through `$ref`s (which point into the same document), read from the document itself. */
@@ -146,7 +210,11 @@ function resolve(_ajv: Ajv | Ajv2020, ref: string): [string, Schema] {
   let pointer = ref;
   for (let hops = 0; hops < 20; hops++) {
     const schema = at(documents.get(root), pointer.slice(pointer.indexOf('#') + 1));
-    if (typeof schema.$ref !== 'string' || Object.keys(schema).some((key) => ['properties', 'anyOf', 'oneOf', 'allOf'].includes(key))) return [pointer, schema];
+    if (
+      typeof schema.$ref !== 'string' ||
+      Object.keys(schema).some((key) => ['properties', 'anyOf', 'oneOf', 'allOf'].includes(key))
+    )
+      return [pointer, schema];
     pointer = `${root}${schema.$ref}`;
   }
   throw new Error(`$ref loop at ${ref}`);
@@ -154,7 +222,8 @@ function resolve(_ajv: Ajv | Ajv2020, ref: string): [string, Schema] {
 
 function at(document: unknown, pointer: string): Schema {
   let node = document as Schema;
-  for (const segment of pointer.split('/').slice(1)) node = node?.[segment.replace(/~1/g, '/').replace(/~0/g, '~')];
+  for (const segment of pointer.split('/').slice(1))
+    node = node?.[segment.replace(/~1/g, '/').replace(/~0/g, '~')];
   if (!node || typeof node !== 'object') throw new Error(`no schema at ${pointer}`);
   return node;
 }
@@ -176,8 +245,11 @@ function admits(ajv: Ajv | Ajv2020, ref: string, value: unknown): boolean {
   }
   if (schema.const !== undefined && typeof value !== 'object') return schema.const === value;
   const union = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
-  if (union) return union.some((_, i) => admits(ajv, `${pointer}/${schema.anyOf ? 'anyOf' : 'oneOf'}/${i}`, value));
-  return ((schema.allOf as Schema[] | undefined) ?? []).every((_, i) => admits(ajv, `${pointer}/allOf/${i}`, value));
+  if (union)
+    return union.some((_, i) => admits(ajv, `${pointer}/${schema.anyOf ? 'anyOf' : 'oneOf'}/${i}`, value));
+  return ((schema.allOf as Schema[] | undefined) ?? []).every((_, i) =>
+    admits(ajv, `${pointer}/allOf/${i}`, value),
+  );
 }
 
 /** An object branch whose `type` member takes the value's `type` (or does not constrain it). */
@@ -192,8 +264,13 @@ function discriminates(ajv: Ajv | Ajv2020, ref: string, value: unknown): boolean
     if (Array.isArray(declared.enum)) return declared.enum.includes(type);
   }
   const union = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
-  if (union) return union.some((_, i) => discriminates(ajv, `${pointer}/${schema.anyOf ? 'anyOf' : 'oneOf'}/${i}`, value));
-  return ((schema.allOf as Schema[] | undefined) ?? []).every((_, i) => discriminates(ajv, `${pointer}/allOf/${i}`, value));
+  if (union)
+    return union.some((_, i) =>
+      discriminates(ajv, `${pointer}/${schema.anyOf ? 'anyOf' : 'oneOf'}/${i}`, value),
+    );
+  return ((schema.allOf as Schema[] | undefined) ?? []).every((_, i) =>
+    discriminates(ajv, `${pointer}/allOf/${i}`, value),
+  );
 }
 
 /** `nullable: true` (OpenAPI 3.0) -> `anyOf: [the schema, {type: 'null'}]`; `nullable: false` dropped. */

@@ -1,7 +1,13 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { checkAnthropic, checkOpenAI, compileWireSchemas, openaiOperationSchema, type SchemaErrors } from './vendor-schemas';
+import {
+  checkAnthropic,
+  checkOpenAI,
+  compileWireSchemas,
+  openaiOperationSchema,
+  type SchemaErrors,
+} from './vendor-schemas';
 
 /**
  * Every answer the gateway gives on a vendor's API, checked against that vendor's published shapes as it
@@ -39,11 +45,19 @@ function routeOf(method: string, path: string): Route | undefined {
   if (path === '/v1/chat/completions') return { api: 'openai', kind: 'chat', specPath: '/chat/completions' };
   if (path === '/v1/embeddings') return { api: 'openai', kind: 'embeddings', specPath: '/embeddings' };
   if (path === '/v1/models') return { api: 'openai', kind: 'models.list', specPath: '/models' };
-  if (/^\/v1\/models\/[^/]+$/.test(path)) return { api: 'openai', kind: 'models.retrieve', specPath: '/models/{model}' };
+  if (/^\/v1\/models\/[^/]+$/.test(path))
+    return { api: 'openai', kind: 'models.retrieve', specPath: '/models/{model}' };
   if (path === '/v1/responses') return { api: 'openai', kind: 'responses', specPath: '/responses' };
-  if (/^\/v1\/responses\/[^/]+\/input_items$/.test(path)) return { api: 'openai', kind: 'responses.input_items', specPath: '/responses/{response_id}/input_items' };
-  if (/^\/v1\/responses\/[^/]+$/.test(path)) return { api: 'openai', kind: method === 'DELETE' ? 'responses.delete' : 'responses.retrieve', specPath: '/responses/{response_id}' };
-  if (path.startsWith('/v1/') && path !== '/v1/usage' && !path.startsWith('/v1/usage/')) return { api: 'openai', kind: 'other' };
+  if (/^\/v1\/responses\/[^/]+\/input_items$/.test(path))
+    return { api: 'openai', kind: 'responses.input_items', specPath: '/responses/{response_id}/input_items' };
+  if (/^\/v1\/responses\/[^/]+$/.test(path))
+    return {
+      api: 'openai',
+      kind: method === 'DELETE' ? 'responses.delete' : 'responses.retrieve',
+      specPath: '/responses/{response_id}',
+    };
+  if (path.startsWith('/v1/') && path !== '/v1/usage' && !path.startsWith('/v1/usage/'))
+    return { api: 'openai', kind: 'other' };
   return undefined;
 }
 
@@ -90,7 +104,10 @@ export class WireRecorder {
     const dir = process.env.WIRE_REPORT_DIR;
     if (!dir || !this.checked.length) return;
     mkdirSync(dir, { recursive: true });
-    appendFileSync(join(dir, `${process.pid}.jsonl`), this.checked.map((exchange) => JSON.stringify({ spec: label, ...exchange })).join('\n') + '\n');
+    appendFileSync(
+      join(dir, `${process.pid}.jsonl`),
+      this.checked.map((exchange) => JSON.stringify({ spec: label, ...exchange })).join('\n') + '\n',
+    );
   }
 
   private tap(req: IncomingMessage, res: ServerResponse): void {
@@ -102,7 +119,11 @@ export class WireRecorder {
     let headHeaders: OutgoingHttpHeaders | undefined;
     const keep = (chunk: unknown, encoding?: unknown) => {
       if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
-      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8') : Buffer.from(chunk as Uint8Array));
+      chunks.push(
+        typeof chunk === 'string'
+          ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
+          : Buffer.from(chunk as Uint8Array),
+      );
     };
     const write = res.write;
     const end = res.end;
@@ -122,7 +143,16 @@ export class WireRecorder {
     } as ServerResponse['writeHead'];
     res.once('close', () => {
       const header = (name: string) => String(res.getHeader(name) ?? headerIn(headHeaders, name) ?? '');
-      const exchange = [route, method, path, res.statusCode, header('content-type'), header('x-switchyard-backend'), Buffer.concat(chunks).toString('utf8'), res.writableFinished] as const;
+      const exchange = [
+        route,
+        method,
+        path,
+        res.statusCode,
+        header('content-type'),
+        header('x-switchyard-backend'),
+        Buffer.concat(chunks).toString('utf8'),
+        res.writableFinished,
+      ] as const;
       // Checked after the gateway's own 'close' listeners (a client that left must see its upstream call aborted at once).
       this.pending++;
       setImmediate(() => {
@@ -136,20 +166,47 @@ export class WireRecorder {
     });
   }
 
-  private check(route: Route, method: string, path: string, status: number, contentType: string, backend: string, text: string, finished: boolean): void {
+  private check(
+    route: Route,
+    method: string,
+    path: string,
+    status: number,
+    contentType: string,
+    backend: string,
+    text: string,
+    finished: boolean,
+  ): void {
     const where = `${method} ${path} ${status}`;
-    const exchange: CheckedExchange = { api: route.api, kind: route.kind, method, path, status, family: (backend && this.familyOf(backend)) || '-', events: 0 };
+    const exchange: CheckedExchange = {
+      api: route.api,
+      kind: route.kind,
+      method,
+      path,
+      status,
+      family: (backend && this.familyOf(backend)) || '-',
+      events: 0,
+    };
     const fail = (what: string, errors: SchemaErrors, sample?: unknown) => {
-      if (errors) this.violations.push(`${where} (${exchange.family}) ${what}:\n  ${errors.join('\n  ')}${sample === undefined ? '' : `\n  in ${JSON.stringify(sample).slice(0, 600)}`}`);
+      if (errors)
+        this.violations.push(
+          `${where} (${exchange.family}) ${what}:\n  ${errors.join('\n  ')}${sample === undefined ? '' : `\n  in ${JSON.stringify(sample).slice(0, 600)}`}`,
+        );
     };
     if (!text && !finished) return; // the client left before any byte: nothing was said
     const isStream = /^text\/event-stream/.test(contentType);
-    if (status >= 400 || (route.kind === 'other' || route.kind === 'messages.other')) {
+    if (status >= 400 || route.kind === 'other' || route.kind === 'messages.other') {
       exchange.kind = route.api === 'anthropic' ? 'error.anthropic' : 'error';
       const body = parseJson(text);
-      if (!/^application\/json/.test(contentType)) fail(`content-type ${contentType || '(none)'}`, ['an error body must be application/json']);
+      if (!/^application\/json/.test(contentType))
+        fail(`content-type ${contentType || '(none)'}`, ['an error body must be application/json']);
       if (body === undefined) return fail('body', ['is not JSON'], text.slice(0, 200));
-      fail('error body', route.api === 'anthropic' ? checkAnthropic('ErrorResponse', body) : checkOpenAI('ErrorResponse', body), body);
+      fail(
+        'error body',
+        route.api === 'anthropic'
+          ? checkAnthropic('ErrorResponse', body)
+          : checkOpenAI('ErrorResponse', body),
+        body,
+      );
       this.checked.push(exchange);
       return;
     }
@@ -167,20 +224,31 @@ export class WireRecorder {
             fail(`event ${event.event}`, ['data is not JSON'], event.data);
             continue;
           }
-          if ((data as { type?: unknown }).type !== event.event) fail(`event ${event.event}`, ['its JSON `type` differs from the `event:` name'], data);
-          const type = event.event === 'ping' ? 'Ping' : event.event === 'error' ? 'StreamError' : 'RawMessageStreamEvent';
+          if ((data as { type?: unknown }).type !== event.event)
+            fail(`event ${event.event}`, ['its JSON `type` differs from the `event:` name'], data);
+          const type =
+            event.event === 'ping'
+              ? 'Ping'
+              : event.event === 'error'
+                ? 'StreamError'
+                : 'RawMessageStreamEvent';
           fail(`event ${event.event}`, checkAnthropic(type, data), data);
         }
       } else {
         const body = parseJson(text);
         if (body === undefined) return fail('body', ['is not JSON'], text.slice(0, 200));
-        fail(route.kind, checkAnthropic(route.kind === 'count_tokens' ? 'MessageTokensCount' : 'Message', body), body);
+        fail(
+          route.kind,
+          checkAnthropic(route.kind === 'count_tokens' ? 'MessageTokensCount' : 'Message', body),
+          body,
+        );
       }
       this.checked.push(exchange);
       return;
     }
     const mediaType = isStream ? 'text/event-stream' : 'application/json';
-    if (!isStream && !/^application\/json/.test(contentType)) fail(`content-type ${contentType || '(none)'}`, ['a JSON body must be application/json']);
+    if (!isStream && !/^application\/json/.test(contentType))
+      fail(`content-type ${contentType || '(none)'}`, ['a JSON body must be application/json']);
     const schema = openaiOperationSchema(route.specPath!, method.toLowerCase(), status, mediaType);
     if (!schema) {
       this.unspecified++;
@@ -204,19 +272,34 @@ export class WireRecorder {
         }
         if (route.kind === 'chat') {
           // openai-node parses named events as chunks of their own: chat streams carry only `data:` lines.
-          if (event.event !== undefined) fail('stream event', [`has an \`event: ${event.event}\` line`], data);
+          if (event.event !== undefined)
+            fail('stream event', [`has an \`event: ${event.event}\` line`], data);
           const isError = typeof data === 'object' && data !== null && 'error' in data;
-          fail(isError ? 'in-band error' : 'chunk', isError ? checkOpenAI('ErrorResponse', data) : checkOpenAI(schema, data), data);
+          fail(
+            isError ? 'in-band error' : 'chunk',
+            isError ? checkOpenAI('ErrorResponse', data) : checkOpenAI(schema, data),
+            data,
+          );
         } else {
           const type = (data as { type?: unknown }).type;
-          if (event.event !== type) fail(`event ${String(type)}`, [`its \`event:\` line says ${String(event.event)}`], data);
+          if (event.event !== type)
+            fail(`event ${String(type)}`, [`its \`event:\` line says ${String(event.event)}`], data);
           fail(`event ${String(type)}`, checkOpenAI(schema, data), data);
         }
       }
     } else {
       const body = parseJson(text);
       if (body === undefined) return fail('body', ['is not JSON'], text.slice(0, 200));
-      fail(exchange.kind, checkOpenAI(schema, route.kind === 'embeddings' ? withBase64Decoded(body, (error) => fail('embeddings', [error])) : body), body);
+      fail(
+        exchange.kind,
+        checkOpenAI(
+          schema,
+          route.kind === 'embeddings'
+            ? withBase64Decoded(body, (error) => fail('embeddings', [error]))
+            : body,
+        ),
+        body,
+      );
     }
     this.checked.push(exchange);
   }
@@ -235,8 +318,12 @@ function withBase64Decoded(body: unknown, fail: (error: string) => void): unknow
     data: data.map((item: { embedding?: unknown }, i) => {
       if (typeof item?.embedding !== 'string') return item;
       const bytes = Buffer.from(item.embedding, 'base64');
-      if (bytes.toString('base64') !== item.embedding || bytes.length % 4 !== 0) fail(`/data/${i}/embedding is not base64 of float32 values`);
-      return { ...item, embedding: Array.from({ length: Math.floor(bytes.length / 4) }, (_, k) => bytes.readFloatLE(k * 4)) };
+      if (bytes.toString('base64') !== item.embedding || bytes.length % 4 !== 0)
+        fail(`/data/${i}/embedding is not base64 of float32 values`);
+      return {
+        ...item,
+        embedding: Array.from({ length: Math.floor(bytes.length / 4) }, (_, k) => bytes.readFloatLE(k * 4)),
+      };
     }),
   };
 }

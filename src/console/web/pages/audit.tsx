@@ -34,12 +34,23 @@ export function AuditPage() {
   const [filter, setFilter] = useState({ action: '', target: '' });
   const [pages, setPages] = useState<string[]>(['']);
   const before = pages[pages.length - 1];
-  const query = new URLSearchParams({ limit: String(PAGE), ...(filter.action ? { action: filter.action } : {}), ...(filter.target ? { target: filter.target } : {}), ...(before ? { before } : {}) });
-  const { data, error } = useLoad(() => api<{ data: Entry[]; has_more: boolean }>('GET', `/admin/v1/audit?${query}`), [query.toString()]);
+  const query = new URLSearchParams({
+    limit: String(PAGE),
+    ...(filter.action ? { action: filter.action } : {}),
+    ...(filter.target ? { target: filter.target } : {}),
+    ...(before ? { before } : {}),
+  });
+  const { data, error } = useLoad(
+    () => api<{ data: Entry[]; has_more: boolean }>('GET', `/admin/v1/audit?${query}`),
+    [query.toString()],
+  );
   const apply = (event: Event) => {
     event.preventDefault();
     const fields = new FormData(event.currentTarget as HTMLFormElement);
-    setFilter({ action: String(fields.get('action') ?? '').trim(), target: String(fields.get('target') ?? '').trim() });
+    setFilter({
+      action: String(fields.get('action') ?? '').trim(),
+      target: String(fields.get('target') ?? '').trim(),
+    });
     setPages(['']);
   };
   return (
@@ -52,42 +63,46 @@ export function AuditPage() {
       </form>
       {error && <p class="error">{error}</p>}
       <div class="scroll">
-      <table data-testid="audit">
-        <thead>
-          <tr>
-            <th>When (UTC)</th>
-            <th>Actor</th>
-            <th>Action</th>
-            <th>Target</th>
-            <th>From</th>
-            <th>Details</th>
-          </tr>
-        </thead>
-        <tbody>
-          {(data?.data ?? []).map((e) => (
-            <tr key={e.id}>
-              <td class="nowrap">{e.at.slice(0, 19).replace('T', ' ')}</td>
-              <td>{e.actor}</td>
-              <td>{e.action}</td>
-              <td class="wrap">
-                <PathText path={e.target} />
-              </td>
-              <td>{e.ip ?? '-'}</td>
-              <td class="muted wrap">
-                {Object.entries(e.details)
-                  .map(([key, value]) => `${key}: ${JSON.stringify(value)}`)
-                  .join(', ')}
-              </td>
+        <table data-testid="audit">
+          <thead>
+            <tr>
+              <th>When (UTC)</th>
+              <th>Actor</th>
+              <th>Action</th>
+              <th>Target</th>
+              <th>From</th>
+              <th>Details</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {(data?.data ?? []).map((e) => (
+              <tr key={e.id}>
+                <td class="nowrap">{e.at.slice(0, 19).replace('T', ' ')}</td>
+                <td>{e.actor}</td>
+                <td>{e.action}</td>
+                <td class="wrap">
+                  <PathText path={e.target} />
+                </td>
+                <td>{e.ip ?? '-'}</td>
+                <td class="muted wrap">
+                  {Object.entries(e.details)
+                    .map(([key, value]) => `${key}: ${JSON.stringify(value)}`)
+                    .join(', ')}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       </div>
       <div class="pager">
         <button type="button" disabled={pages.length === 1} onClick={() => setPages(pages.slice(0, -1))}>
           Newer
         </button>
-        <button type="button" disabled={!data?.has_more} onClick={() => setPages([...pages, data!.data[data!.data.length - 1].id])}>
+        <button
+          type="button"
+          disabled={!data?.has_more}
+          onClick={() => setPages([...pages, data!.data[data!.data.length - 1].id])}
+        >
           Older
         </button>
       </div>

@@ -8,7 +8,11 @@ export function OverviewPage() {
   const today = utcDay();
   const from = [monthStart(), daysAgo(29)].sort()[0];
   const { data, error } = useLoad(
-    () => Promise.all([api<Usage>('GET', `/admin/v1/usage?from=${from}&to=${today}&groupBy=day`), api<Usage>('GET', `/admin/v1/usage?from=${monthStart()}&to=${today}&groupBy=model`)]),
+    () =>
+      Promise.all([
+        api<Usage>('GET', `/admin/v1/usage?from=${from}&to=${today}&groupBy=day`),
+        api<Usage>('GET', `/admin/v1/usage?from=${monthStart()}&to=${today}&groupBy=model`),
+      ]),
     [today],
   );
   if (error) return <p class="error">{error}</p>;
@@ -16,15 +20,29 @@ export function OverviewPage() {
   const [byDay, byModel] = data;
   const sum = (rows: UsageRow[]) =>
     rows.reduce(
-      (t, r) => ({ requests: t.requests + r.requests, errors: t.errors + r.requests_error, tokens: t.tokens + r.total_tokens, cost: t.cost + r.cost_nanos, unpriced: t.unpriced + r.cost_unknown_requests }),
+      (t, r) => ({
+        requests: t.requests + r.requests,
+        errors: t.errors + r.requests_error,
+        tokens: t.tokens + r.total_tokens,
+        cost: t.cost + r.cost_nanos,
+        unpriced: t.unpriced + r.cost_unknown_requests,
+      }),
       { requests: 0, errors: 0, tokens: 0, cost: 0, unpriced: 0 },
     );
   const month = sum(byDay.data.filter((r) => r.day! >= monthStart()));
   const todays = sum(byDay.data.filter((r) => r.day === today));
   const days = daysBetween(daysAgo(29), today);
-  const perDay = (pick: (r: UsageRow) => number) => days.map((day) => byDay.data.filter((r) => r.day === day).reduce((n, r) => n + pick(r), 0));
+  const perDay = (pick: (r: UsageRow) => number) =>
+    days.map((day) => byDay.data.filter((r) => r.day === day).reduce((n, r) => n + pick(r), 0));
   const top = (rows: UsageRow[], key: (r: UsageRow) => string) =>
-    [...rows.reduce((m, r) => m.set(key(r), (m.get(key(r)) ?? 0) + r.total_tokens), new Map<string, number>())].sort((a, b) => b[1] - a[1]).slice(0, 5);
+    [
+      ...rows.reduce(
+        (m, r) => m.set(key(r), (m.get(key(r)) ?? 0) + r.total_tokens),
+        new Map<string, number>(),
+      ),
+    ]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 5);
   const card = (label: string, value: string, testId: string, note?: string) => (
     <div class="card" data-testid={testId}>
       <span>{label}</span>
@@ -36,7 +54,12 @@ export function OverviewPage() {
   const spend = (label: string, t: { cost: number; unpriced: number; requests: number }, testId: string) =>
     t.requests > 0 && t.unpriced === t.requests
       ? card(label, 'unpriced', testId, `${formatNumber(t.unpriced)} requests without a price`)
-      : card(label, formatCost(t.cost, byDay.currency), testId, t.unpriced > 0 ? `+ ${formatNumber(t.unpriced)} unpriced requests` : undefined);
+      : card(
+          label,
+          formatCost(t.cost, byDay.currency),
+          testId,
+          t.unpriced > 0 ? `+ ${formatNumber(t.unpriced)} unpriced requests` : undefined,
+        );
   return (
     <section>
       <h1>Overview</h1>
@@ -47,20 +70,55 @@ export function OverviewPage() {
         {card('Requests this month', formatNumber(month.requests), 'requests-month')}
         {card('Tokens this month', formatNumber(month.tokens), 'tokens-month')}
         {spend('Spend this month', month, 'spend-month')}
-        {card('Error rate this month', month.requests ? `${((month.errors / month.requests) * 100).toFixed(2)} %` : '-', 'error-rate')}
+        {card(
+          'Error rate this month',
+          month.requests ? `${((month.errors / month.requests) * 100).toFixed(2)} %` : '-',
+          'error-rate',
+        )}
       </div>
-      <DailyChart title="Requests per day" days={days} series={[{ label: 'requests', values: perDay((r) => r.requests), color: '#2563eb' }, { label: 'errors', values: perDay((r) => r.requests_error), color: '#dc2626' }]} />
-      <DailyChart title="Tokens per day" days={days} series={[{ label: 'tokens', values: perDay((r) => r.total_tokens), color: '#059669' }]} />
-      <DailyChart title={`Spend per day (${byDay.currency})`} days={days} format={(amount) => formatMoney(amount, byDay.currency)} series={[{ label: 'spend', values: perDay((r) => r.cost_nanos / 1e9), color: '#d97706' }]} />
+      <DailyChart
+        title="Requests per day"
+        days={days}
+        series={[
+          { label: 'requests', values: perDay((r) => r.requests), color: '#2563eb' },
+          { label: 'errors', values: perDay((r) => r.requests_error), color: '#dc2626' },
+        ]}
+      />
+      <DailyChart
+        title="Tokens per day"
+        days={days}
+        series={[{ label: 'tokens', values: perDay((r) => r.total_tokens), color: '#059669' }]}
+      />
+      <DailyChart
+        title={`Spend per day (${byDay.currency})`}
+        days={days}
+        format={(amount) => formatMoney(amount, byDay.currency)}
+        series={[{ label: 'spend', values: perDay((r) => r.cost_nanos / 1e9), color: '#d97706' }]}
+      />
       <div class="columns">
-        <TopList title="Top teams this month (tokens)" rows={top(byDay.data.filter((r) => r.day! >= monthStart()), (r) => r.team)} href={(team) => `#/teams/${encodeURIComponent(team)}`} />
+        <TopList
+          title="Top teams this month (tokens)"
+          rows={top(
+            byDay.data.filter((r) => r.day! >= monthStart()),
+            (r) => r.team,
+          )}
+          href={(team) => `#/teams/${encodeURIComponent(team)}`}
+        />
         <TopList title="Top models this month (tokens)" rows={top(byModel.data, (r) => r.model ?? '?')} />
       </div>
     </section>
   );
 }
 
-function TopList({ title, rows, href }: { title: string; rows: Array<[string, number]>; href?: (name: string) => string }) {
+function TopList({
+  title,
+  rows,
+  href,
+}: {
+  title: string;
+  rows: Array<[string, number]>;
+  href?: (name: string) => string;
+}) {
   return (
     <div>
       <h2>{title}</h2>

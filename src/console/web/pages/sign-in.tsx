@@ -9,7 +9,10 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
     const form = event.currentTarget as HTMLFormElement;
     const fields = new FormData(form);
     try {
-      const session = await api<Session>('POST', '/console/api/session', { adminKey: fields.get('adminKey'), name: fields.get('name') });
+      const session = await api<Session>('POST', '/console/api/session', {
+        adminKey: fields.get('adminKey'),
+        name: fields.get('name'),
+      });
       form.reset();
       onSignedIn(session);
     } catch (e) {

@@ -28,15 +28,26 @@ export function TeamPage({ team: id }: { team: string }) {
   const usage = useLoad(
     () =>
       Promise.all([
-        api<Usage>('GET', `/admin/v1/usage?team=${encodeURIComponent(id)}&from=${[monthStart(), daysAgo(29)].sort()[0]}&to=${today}&groupBy=day`),
-        api<Usage>('GET', `/admin/v1/usage?team=${encodeURIComponent(id)}&from=${daysAgo(29)}&to=${today}&groupBy=model`),
+        api<Usage>(
+          'GET',
+          `/admin/v1/usage?team=${encodeURIComponent(id)}&from=${[monthStart(), daysAgo(29)].sort()[0]}&to=${today}&groupBy=day`,
+        ),
+        api<Usage>(
+          'GET',
+          `/admin/v1/usage?team=${encodeURIComponent(id)}&from=${daysAgo(29)}&to=${today}&groupBy=model`,
+        ),
         api<Budget>('GET', `${path}/budget`),
       ]),
     [id, today],
   );
   const [deleted, setDeleted] = useState(false);
   const [error, setError] = useState('');
-  if (deleted) return <p role="status">Team {id} deleted. <a href="#/teams">Back to teams</a></p>;
+  if (deleted)
+    return (
+      <p role="status">
+        Team {id} deleted. <a href="#/teams">Back to teams</a>
+      </p>
+    );
   if (team.error) return <p class="error">{team.error}</p>;
   if (!team.data) return <p class="loading">Loading…</p>;
   const t = team.data;
@@ -53,7 +64,10 @@ export function TeamPage({ team: id }: { team: string }) {
   };
   const remove = async () => {
     if (!confirm(`Delete team ${id} and revoke its tokens?`)) return;
-    await api('DELETE', `${path}?force=true`).then(() => setDeleted(true), (e: Error) => setError(e.message));
+    await api('DELETE', `${path}?force=true`).then(
+      () => setDeleted(true),
+      (e: Error) => setError(e.message),
+    );
   };
 
   return (
@@ -101,20 +115,43 @@ export function TeamPage({ team: id }: { team: string }) {
   );
 }
 
-function TeamUsage({ usage: [byDay, byModel, budget], limits }: { usage: [Usage, Usage, Budget]; limits: Limits }) {
+function TeamUsage({
+  usage: [byDay, byModel, budget],
+  limits,
+}: {
+  usage: [Usage, Usage, Budget];
+  limits: Limits;
+}) {
   const today = utcDay();
   const days = daysBetween(daysAgo(29), today);
   const currency = byDay.currency;
   const money = (amount: number) => formatMoney(amount, currency);
   const at = (day: string) => byDay.data.find((r) => r.day === day);
   const tokensToday = at(today)?.total_tokens ?? 0;
-  const tokensMonth = byDay.data.filter((r) => r.day! >= monthStart()).reduce((n, r) => n + r.total_tokens, 0);
+  const tokensMonth = byDay.data
+    .filter((r) => r.day! >= monthStart())
+    .reduce((n, r) => n + r.total_tokens, 0);
   return (
     <>
       <h2>Usage</h2>
-      <DailyChart title="Tokens per day" days={days} series={[{ label: 'tokens', values: days.map((d) => at(d)?.total_tokens ?? 0), color: '#059669' }]} />
-      <DailyChart title="Requests per day" days={days} series={[{ label: 'requests', values: days.map((d) => at(d)?.requests ?? 0), color: '#2563eb' }]} />
-      <DailyChart title={`Spend per day (${currency})`} days={days} format={money} series={[{ label: 'spend', values: days.map((d) => (at(d)?.cost_nanos ?? 0) / 1e9), color: '#d97706' }]} />
+      <DailyChart
+        title="Tokens per day"
+        days={days}
+        series={[{ label: 'tokens', values: days.map((d) => at(d)?.total_tokens ?? 0), color: '#059669' }]}
+      />
+      <DailyChart
+        title="Requests per day"
+        days={days}
+        series={[{ label: 'requests', values: days.map((d) => at(d)?.requests ?? 0), color: '#2563eb' }]}
+      />
+      <DailyChart
+        title={`Spend per day (${currency})`}
+        days={days}
+        format={money}
+        series={[
+          { label: 'spend', values: days.map((d) => (at(d)?.cost_nanos ?? 0) / 1e9), color: '#d97706' },
+        ]}
+      />
       <h3>By model, last 30 days</h3>
       <div class="scroll">
         <table data-testid="usage-by-model">
@@ -139,7 +176,9 @@ function TeamUsage({ usage: [byDay, byModel, budget], limits }: { usage: [Usage,
                 <td>{r.model}</td>
                 <td class="num">{formatNumber(r.requests)}</td>
                 <td class="num">{formatNumber(r.total_tokens)}</td>
-                <td class="num">{formatCost(r.cost_nanos, byModel.currency, r.cost_unknown_requests, r.requests)}</td>
+                <td class="num">
+                  {formatCost(r.cost_nanos, byModel.currency, r.cost_unknown_requests, r.requests)}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -156,18 +195,42 @@ function TeamUsage({ usage: [byDay, byModel, budget], limits }: { usage: [Usage,
  * full they are now; per-minute limits and concurrency with their value only (their windows are too short to
  * keep, so there is no "now" to show).
  */
-function LimitsList({ limits, tokensToday, tokensMonth, budget }: { limits: Limits; tokensToday: number; tokensMonth: number; budget: Budget }) {
+function LimitsList({
+  limits,
+  tokensToday,
+  tokensMonth,
+  budget,
+}: {
+  limits: Limits;
+  tokensToday: number;
+  tokensMonth: number;
+  budget: Budget;
+}) {
   const set = LIMIT_NAMES.filter((name) => limits[name] !== undefined);
   if (set.length === 0) return <p class="muted">No limits.</p>;
   const use = (name: LimitName): { used: number; label: string } | undefined => {
     const limit = limits[name]!;
-    if (name === 'tokensPerDay') return { used: tokensToday, label: `${formatNumber(tokensToday)} of ${formatNumber(limit)} tokens today` };
-    if (name === 'tokensPerMonth') return { used: tokensMonth, label: `${formatNumber(tokensMonth)} of ${formatNumber(limit)} tokens this month` };
+    if (name === 'tokensPerDay')
+      return {
+        used: tokensToday,
+        label: `${formatNumber(tokensToday)} of ${formatNumber(limit)} tokens today`,
+      };
+    if (name === 'tokensPerMonth')
+      return {
+        used: tokensMonth,
+        label: `${formatNumber(tokensMonth)} of ${formatNumber(limit)} tokens this month`,
+      };
     const spend = budget.budgets.find((b) => b.budget === name);
-    if (spend) return { used: spend.spent, label: `${formatMoney(spend.spent, budget.currency)} of ${formatMoney(spend.limit, budget.currency)} spent` };
+    if (spend)
+      return {
+        used: spend.spent,
+        label: `${formatMoney(spend.spent, budget.currency)} of ${formatMoney(spend.limit, budget.currency)} spent`,
+      };
     return undefined;
   };
-  const unwindowed = set.filter((name) => LIMIT_CATALOGUE[name].window === undefined || LIMIT_CATALOGUE[name].window === 'minute');
+  const unwindowed = set.filter(
+    (name) => LIMIT_CATALOGUE[name].window === undefined || LIMIT_CATALOGUE[name].window === 'minute',
+  );
   return (
     <>
       <ul class="limits" data-testid="limits">
@@ -188,7 +251,12 @@ function LimitsList({ limits, tokensToday, tokensMonth, budget }: { limits: Limi
           );
         })}
       </ul>
-      {unwindowed.length > 0 && <p class="muted note">Per-minute limits and concurrency are enforced as requests arrive; their use is not kept, so only their values are shown.</p>}
+      {unwindowed.length > 0 && (
+        <p class="muted note">
+          Per-minute limits and concurrency are enforced as requests arrive; their use is not kept, so only
+          their values are shown.
+        </p>
+      )}
     </>
   );
 }
@@ -205,12 +273,19 @@ function EditTeam({ team, onSaved }: { team: Team; onSaved: () => void }) {
     event.preventDefault();
     const fields = new FormData(event.currentTarget as HTMLFormElement);
     try {
-      const changes: { models?: string[]; limits?: Record<string, number | null>; metadata?: Record<string, string | null> } = {};
+      const changes: {
+        models?: string[];
+        limits?: Record<string, number | null>;
+        metadata?: Record<string, string | null>;
+      } = {};
       const models = listOf(fields.get('models')) ?? ['*'];
       if (models.join('\n') !== team.models.join('\n')) changes.models = models;
       const limits = limitChanges(fields, team.limits ?? {});
       if (limits) changes.limits = limits;
-      const metadata = metadataChanges(team.metadata ?? {}, JSON.parse(String(fields.get('metadata') || '{}')) as Record<string, string>);
+      const metadata = metadataChanges(
+        team.metadata ?? {},
+        JSON.parse(String(fields.get('metadata') || '{}')) as Record<string, string>,
+      );
       if (metadata) changes.metadata = metadata;
       if (Object.keys(changes).length === 0) return setMessage('Nothing changed.');
       await api('PATCH', `/admin/v1/teams/${encodeURIComponent(team.id)}`, changes);
@@ -225,17 +300,29 @@ function EditTeam({ team, onSaved }: { team: Team; onSaved: () => void }) {
       <summary>Edit models, limits and metadata</summary>
       {/* Keyed by the settings as saved: a reload that changed them fills the form again, and is what the next
           save is compared with (enabling or disabling the team leaves an edit in progress alone). */}
-      <form key={JSON.stringify([team.models, team.limits, team.metadata])} onSubmit={submit} onInput={() => setMessage('')}>
+      <form
+        key={JSON.stringify([team.models, team.limits, team.metadata])}
+        onSubmit={submit}
+        onInput={() => setMessage('')}
+      >
         <label>
           Models (comma-separated) <input name="models" defaultValue={team.models.join(', ')} />
         </label>
         {LIMIT_FIELDS.map(([key, label]) => (
           <label key={key}>
-            {label} <input name={key} type="number" min="0" step="any" defaultValue={team.limits?.[key] === undefined ? '' : String(team.limits[key])} />
+            {label}{' '}
+            <input
+              name={key}
+              type="number"
+              min="0"
+              step="any"
+              defaultValue={team.limits?.[key] === undefined ? '' : String(team.limits[key])}
+            />
           </label>
         ))}
         <label class="wide">
-          Metadata (JSON object of strings) <textarea name="metadata" defaultValue={JSON.stringify(team.metadata ?? {}, null, 1)} />
+          Metadata (JSON object of strings){' '}
+          <textarea name="metadata" defaultValue={JSON.stringify(team.metadata ?? {}, null, 1)} />
         </label>
         <button type="submit">Save</button>
       </form>

@@ -26,74 +26,119 @@ export function TeamsPage() {
   const [search, setSearch] = useState('');
   const [pages, setPages] = useState<string[]>(['']); // the `after` of each page seen, for Previous
   const after = pages[pages.length - 1];
-  const teams = useLoad(() => api<TeamPage>('GET', `/admin/v1/teams?limit=${PAGE}&search=${encodeURIComponent(search)}${after ? `&after=${encodeURIComponent(after)}` : ''}`), [search, after]);
+  const teams = useLoad(
+    () =>
+      api<TeamPage>(
+        'GET',
+        `/admin/v1/teams?limit=${PAGE}&search=${encodeURIComponent(search)}${after ? `&after=${encodeURIComponent(after)}` : ''}`,
+      ),
+    [search, after],
+  );
   const today = utcDay();
-  const usage = useLoad(() => api<{ currency: string; data: Array<{ team: string; total_tokens: number }> }>('GET', `/admin/v1/usage?from=${today}&to=${today}&groupBy=day`), [today]);
+  const usage = useLoad(
+    () =>
+      api<{ currency: string; data: Array<{ team: string; total_tokens: number }> }>(
+        'GET',
+        `/admin/v1/usage?from=${today}&to=${today}&groupBy=day`,
+      ),
+    [today],
+  );
   const currency = usage.data?.currency ?? 'USD';
   const tokensToday = new Map((usage.data?.data ?? []).map((r) => [r.team, r.total_tokens]));
   // Budget bars for the page's teams that have a budget (one call each, only for those).
-  const budgeted = (teams.data?.data ?? []).filter((t) => t.limits?.budgetPerDay !== undefined || t.limits?.budgetPerMonth !== undefined).map((t) => t.id);
+  const budgeted = (teams.data?.data ?? [])
+    .filter((t) => t.limits?.budgetPerDay !== undefined || t.limits?.budgetPerMonth !== undefined)
+    .map((t) => t.id);
   const budgets = useLoad(
-    () => Promise.all(budgeted.map((id) => api<{ team: string; budgets: Array<{ budget: string; used_ratio: number }> }>('GET', `/admin/v1/teams/${encodeURIComponent(id)}/budget`))),
+    () =>
+      Promise.all(
+        budgeted.map((id) =>
+          api<{ team: string; budgets: Array<{ budget: string; used_ratio: number }> }>(
+            'GET',
+            `/admin/v1/teams/${encodeURIComponent(id)}/budget`,
+          ),
+        ),
+      ),
     [budgeted.join()],
   );
-  const budgetUse = new Map((budgets.data ?? []).map((b) => [b.team, Math.max(0, ...b.budgets.map((x) => x.used_ratio))]));
+  const budgetUse = new Map(
+    (budgets.data ?? []).map((b) => [b.team, Math.max(0, ...b.budgets.map((x) => x.used_ratio))]),
+  );
 
   return (
     <section>
       <h1>Teams</h1>
       <CreateTeam onCreated={() => teams.reload()} />
-      <input class="search" type="search" placeholder="Search team ids" value={search} onInput={(e) => (setSearch((e.target as HTMLInputElement).value), setPages(['']))} aria-label="Search teams" />
+      <input
+        class="search"
+        type="search"
+        placeholder="Search team ids"
+        value={search}
+        onInput={(e) => (setSearch((e.target as HTMLInputElement).value), setPages(['']))}
+        aria-label="Search teams"
+      />
       {teams.error && <p class="error">{teams.error}</p>}
       <div class="scroll">
-      <table class="teams">
-        <thead>
-          <tr>
-            <th>Team</th>
-            <th>Status</th>
-            <th>Models</th>
-            <th>Limits</th>
-            <th>Tokens today</th>
-            <th>Budget used</th>
-          </tr>
-        </thead>
-        <tbody>
-          {(teams.data?.data ?? []).map((team) => (
-            <tr key={team.id}>
-              <td>
-                <a href={`#/teams/${encodeURIComponent(team.id)}`}>{team.id}</a>
-              </td>
-              <td>{team.disabled ? <span class="badge off">disabled</span> : <span class="badge on">active</span>}</td>
-              <td class="wrap">{team.models.join(', ')}</td>
-              <td class="muted">
-                {describeLimits(team.limits ?? {}, currency).map((line) => (
-                  <div key={line}>{line}</div>
-                )) }
-                {Object.keys(team.limits ?? {}).length === 0 && 'none'}
-              </td>
-              <td>
-                <TokensToday team={team} used={tokensToday.get(team.id) ?? 0} />
-              </td>
-              <td>
-                {budgetUse.has(team.id) ? (
-                  <span class="fill">
-                    <Meter label={`Budget used by ${team.id}`} value={budgetUse.get(team.id)!} max={1} />
-                    <span class="num" data-testid={`budget-${team.id}`}>{(budgetUse.get(team.id)! * 100).toFixed(0)} %</span>
-                  </span>
-                ) : (
-                  <span class="muted">no budget</span>
-                )}
-              </td>
+        <table class="teams">
+          <thead>
+            <tr>
+              <th>Team</th>
+              <th>Status</th>
+              <th>Models</th>
+              <th>Limits</th>
+              <th>Tokens today</th>
+              <th>Budget used</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {(teams.data?.data ?? []).map((team) => (
+              <tr key={team.id}>
+                <td>
+                  <a href={`#/teams/${encodeURIComponent(team.id)}`}>{team.id}</a>
+                </td>
+                <td>
+                  {team.disabled ? (
+                    <span class="badge off">disabled</span>
+                  ) : (
+                    <span class="badge on">active</span>
+                  )}
+                </td>
+                <td class="wrap">{team.models.join(', ')}</td>
+                <td class="muted">
+                  {describeLimits(team.limits ?? {}, currency).map((line) => (
+                    <div key={line}>{line}</div>
+                  ))}
+                  {Object.keys(team.limits ?? {}).length === 0 && 'none'}
+                </td>
+                <td>
+                  <TokensToday team={team} used={tokensToday.get(team.id) ?? 0} />
+                </td>
+                <td>
+                  {budgetUse.has(team.id) ? (
+                    <span class="fill">
+                      <Meter label={`Budget used by ${team.id}`} value={budgetUse.get(team.id)!} max={1} />
+                      <span class="num" data-testid={`budget-${team.id}`}>
+                        {(budgetUse.get(team.id)! * 100).toFixed(0)} %
+                      </span>
+                    </span>
+                  ) : (
+                    <span class="muted">no budget</span>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       </div>
       <div class="pager">
         <button type="button" disabled={pages.length === 1} onClick={() => setPages(pages.slice(0, -1))}>
           Previous
         </button>
-        <button type="button" disabled={!teams.data?.has_more} onClick={() => setPages([...pages, teams.data!.data[teams.data!.data.length - 1].id])}>
+        <button
+          type="button"
+          disabled={!teams.data?.has_more}
+          onClick={() => setPages([...pages, teams.data!.data[teams.data!.data.length - 1].id])}
+        >
           Next
         </button>
       </div>
@@ -129,7 +174,11 @@ function CreateTeam({ onCreated }: { onCreated: () => void }) {
     const fields = new FormData(form);
     try {
       const id = String(fields.get('id'));
-      await api('POST', '/admin/v1/teams', { id, models: listOf(fields.get('models')), limits: limitsOf(fields) });
+      await api('POST', '/admin/v1/teams', {
+        id,
+        models: listOf(fields.get('models')),
+        limits: limitsOf(fields),
+      });
       form.reset();
       setMessage(`Team ${id} created.`);
       onCreated();

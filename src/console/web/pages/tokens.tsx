@@ -14,7 +14,10 @@ interface Token {
 
 /** A team's tokens: issue (the secret shown once, with a copy button), revoke, rotate with a grace period. */
 export function Tokens({ team }: { team: string }) {
-  const tokens = useLoad(() => api<{ data: Token[] }>('GET', `/admin/v1/teams/${encodeURIComponent(team)}/tokens`), [team]);
+  const tokens = useLoad(
+    () => api<{ data: Token[] }>('GET', `/admin/v1/teams/${encodeURIComponent(team)}/tokens`),
+    [team],
+  );
   const [secret, setSecret] = useState<{ id: string; token: string } | null>(null);
   const [copied, setCopied] = useState(false);
   const [message, setMessage] = useState('');
@@ -27,7 +30,14 @@ export function Tokens({ team }: { team: string }) {
     const fields = new FormData(form);
     const days = Number(fields.get('days') || 0);
     try {
-      const issued = await api<{ id: string; token: string }>('POST', `/admin/v1/teams/${encodeURIComponent(team)}/tokens`, { name: String(fields.get('name') || '') || undefined, ...(days ? { expiresInSeconds: days * 86_400 } : {}) });
+      const issued = await api<{ id: string; token: string }>(
+        'POST',
+        `/admin/v1/teams/${encodeURIComponent(team)}/tokens`,
+        {
+          name: String(fields.get('name') || '') || undefined,
+          ...(days ? { expiresInSeconds: days * 86_400 } : {}),
+        },
+      );
       form.reset();
       setSecret({ id: issued.id, token: issued.token });
       setCopied(false);
@@ -42,7 +52,9 @@ export function Tokens({ team }: { team: string }) {
     tokens.reload();
   };
   const rotate = async (id: string, gracePeriodSeconds: number) => {
-    const rotated = await api<{ id: string; token: string }>('POST', `/admin/v1/tokens/${id}/rotate`, { gracePeriodSeconds });
+    const rotated = await api<{ id: string; token: string }>('POST', `/admin/v1/tokens/${id}/rotate`, {
+      gracePeriodSeconds,
+    });
     setRotating(null);
     setSecret({ id: rotated.id, token: rotated.token });
     setCopied(false);
@@ -70,60 +82,72 @@ export function Tokens({ team }: { team: string }) {
       )}
       <form class="inline" onSubmit={issue}>
         <input name="name" placeholder="Token name" maxLength={128} aria-label="Token name" />
-        <input name="days" type="number" min="0" placeholder="Expires in days (optional)" aria-label="Expires in days" />
+        <input
+          name="days"
+          type="number"
+          min="0"
+          placeholder="Expires in days (optional)"
+          aria-label="Expires in days"
+        />
         <button type="submit">Issue token</button>
       </form>
       {message && <p class="error">{message}</p>}
-      {rotating && <RotateDialog token={rotating} onRotate={(grace) => rotate(rotating, grace)} onCancel={() => setRotating(null)} />}
+      {rotating && (
+        <RotateDialog
+          token={rotating}
+          onRotate={(grace) => rotate(rotating, grace)}
+          onCancel={() => setRotating(null)}
+        />
+      )}
       <div class="scroll">
-      <table data-testid="tokens">
-        <thead>
-          <tr>
-            <th>Token</th>
-            <th>Name</th>
-            <th>Status</th>
-            <th>Created</th>
-            <th>Last used</th>
-            <th>Expires</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {tokens.data?.data.length === 0 && (
+        <table data-testid="tokens">
+          <thead>
             <tr>
-              <td colSpan={7} class="muted">
-                No tokens yet.
-              </td>
+              <th>Token</th>
+              <th>Name</th>
+              <th>Status</th>
+              <th>Created</th>
+              <th>Last used</th>
+              <th>Expires</th>
+              <th />
             </tr>
-          )}
-          {(tokens.data?.data ?? []).map((t) => (
-            <tr key={t.id} data-token={t.id}>
-              <td>
-                <code>{t.prefix}</code>
-              </td>
-              <td>{t.name ?? ''}</td>
-              <td>
-                <span class={`badge ${t.status === 'active' ? 'on' : 'off'}`}>{t.status}</span>
-              </td>
-              <td class="nowrap">{t.createdAt.slice(0, 16).replace('T', ' ')}</td>
-              <td class="nowrap">{t.lastUsedAt?.slice(0, 16).replace('T', ' ') ?? '-'}</td>
-              <td class="nowrap">{t.expiresAt?.slice(0, 16).replace('T', ' ') ?? '-'}</td>
-              <td class="nowrap">
-                {t.status === 'active' && (
-                  <>
-                    <button type="button" onClick={() => setRotating(t.id)}>
-                      Rotate
-                    </button>
-                    <button type="button" class="danger" onClick={() => revoke(t.id)}>
-                      Revoke
-                    </button>
-                  </>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {tokens.data?.data.length === 0 && (
+              <tr>
+                <td colSpan={7} class="muted">
+                  No tokens yet.
+                </td>
+              </tr>
+            )}
+            {(tokens.data?.data ?? []).map((t) => (
+              <tr key={t.id} data-token={t.id}>
+                <td>
+                  <code>{t.prefix}</code>
+                </td>
+                <td>{t.name ?? ''}</td>
+                <td>
+                  <span class={`badge ${t.status === 'active' ? 'on' : 'off'}`}>{t.status}</span>
+                </td>
+                <td class="nowrap">{t.createdAt.slice(0, 16).replace('T', ' ')}</td>
+                <td class="nowrap">{t.lastUsedAt?.slice(0, 16).replace('T', ' ') ?? '-'}</td>
+                <td class="nowrap">{t.expiresAt?.slice(0, 16).replace('T', ' ') ?? '-'}</td>
+                <td class="nowrap">
+                  {t.status === 'active' && (
+                    <>
+                      <button type="button" onClick={() => setRotating(t.id)}>
+                        Rotate
+                      </button>
+                      <button type="button" class="danger" onClick={() => revoke(t.id)}>
+                        Revoke
+                      </button>
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       </div>
     </div>
   );
@@ -133,7 +157,15 @@ export function Tokens({ team }: { team: string }) {
  * Rotation asks one thing, in the page (a modal <dialog>, not the browser's prompt()): how long the old secret
  * keeps working, so clients can move to the new one without an outage.
  */
-function RotateDialog({ token, onRotate, onCancel }: { token: string; onRotate: (graceSeconds: number) => Promise<void>; onCancel: () => void }) {
+function RotateDialog({
+  token,
+  onRotate,
+  onCancel,
+}: {
+  token: string;
+  onRotate: (graceSeconds: number) => Promise<void>;
+  onCancel: () => void;
+}) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [error, setError] = useState('');
   useEffect(() => {
@@ -152,7 +184,9 @@ function RotateDialog({ token, onRotate, onCancel }: { token: string; onRotate: 
     <dialog ref={dialog} class="dialog" aria-labelledby="rotate-title" onCancel={onCancel}>
       <form onSubmit={submit}>
         <h3 id="rotate-title">Rotate token {token}</h3>
-        <p class="muted">A new secret is issued and shown once. The old one keeps working for the grace period, then stops.</p>
+        <p class="muted">
+          A new secret is issued and shown once. The old one keeps working for the grace period, then stops.
+        </p>
         <label>
           Grace period (seconds)
           <input name="grace" type="number" min="0" max="2592000" step="1" required defaultValue="3600" />
