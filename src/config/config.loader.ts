@@ -143,6 +143,16 @@ function thinkingFits(type: BackendType, mode: ThinkingMode): boolean {
   return FAMILY_BY_TYPE.get(type)!.thinking.includes(mode);
 }
 
+/** Each backend's `type` names a known family (the registry lists them; the schema cannot import it). */
+function checkBackendTypes(backends: Record<string, BackendConfig>, problems: string[]): void {
+  const known = `(known types: ${[...FAMILY_BY_TYPE.keys()].join(', ')})`;
+  for (const [id, { type }] of Object.entries(backends)) {
+    if (FAMILY_BY_TYPE.has(type)) continue;
+    const what = type === undefined ? 'must be set' : `unknown backend type ${JSON.stringify(type)}`;
+    problems.push(`backends.${id}.type: ${what} ${known}`);
+  }
+}
+
 type RawDoc = { backends?: Record<string, { apiKey?: unknown } | undefined> } | undefined;
 
 /** The first environment variable a raw config string refers to (`${OPENAI_API_KEY:-}` -> OPENAI_API_KEY). */
@@ -159,6 +169,7 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
   const { backends, models, teams, ...rest } = doc;
   const config = validateEntry(GatewayConfig, rest, '', problems);
   config.backends = validateMap(BackendConfig, backends, 'backends', problems);
+  checkBackendTypes(config.backends, problems);
   for (const [id, backend] of Object.entries(config.backends))
     backend.apiKeyEnv = envNameOf((raw as RawDoc)?.backends?.[id]?.apiKey);
   // A backend of no known type has been reported (its `type` key); the checks below need its family, so skip it.

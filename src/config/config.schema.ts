@@ -4,6 +4,7 @@ import {
   ArrayMinSize,
   IsArray,
   IsBoolean,
+  Allow,
   IsIn,
   IsInt,
   IsNotEmpty,
@@ -19,7 +20,6 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { LimitSettings } from '../limits/limit-settings';
-import { FAMILIES } from '../providers/families';
 import { AUTO_TOOL_CHOICES, type AutoToolChoice } from '../providers/local/local-protocol';
 
 /**
@@ -27,9 +27,11 @@ import { AUTO_TOOL_CHOICES, type AutoToolChoice } from '../providers/local/local
  * maps (backends, models, teams) are validated entry by entry in config.loader.ts
  * so an error can name the exact key (e.g. `models.gpt-4o.backend`).
  */
-/** The backend families' `type` names, from the family registry (providers/families.ts). */
-export const BACKEND_TYPES = FAMILIES.map((family) => family.type);
-export type BackendType = (typeof FAMILIES)[number]['type'];
+/**
+ * A backend family's `type` name. The loader checks it against the family registry (providers/families.ts): the
+ * schema cannot import that list, since every family's adapter imports these config classes.
+ */
+export type BackendType = string;
 
 /**
  * How a model reasons: `native` (anthropic, gemini: the vendor's own thinking config),
@@ -223,10 +225,8 @@ export class LocalBackendConfig {
 }
 
 export class BackendConfig {
-  @IsIn(BACKEND_TYPES, {
-    message: ({ value }) =>
-      `${value === undefined ? 'must be set' : `unknown backend type ${JSON.stringify(value)}`} (known types: ${BACKEND_TYPES.join(', ')})`,
-  })
+  /** Checked against the known families by the loader (config.loader.ts, checkBackendTypes). */
+  @Allow()
   type!: BackendType;
   /** Not used by `local` backends. */
   @ValidateIf((backend: BackendConfig) => backend.type !== 'local')

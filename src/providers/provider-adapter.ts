@@ -4,19 +4,12 @@ import type { EmbeddingRequest, EmbeddingResponse } from './embedding-request';
 import type { ModelConfig } from '../config/config.schema';
 import type { ChatCompletion, ChatCompletionChunk } from './shared/openai-types';
 import type { BackendClient } from './shared/upstream-client';
+import type { UpstreamCall } from './shared/upstream-call';
 import type { SseEvent } from './shared/sse';
 import type { JsonSource } from './shared/json-splice';
 import type { ContentDelta } from './shared/delta-template';
 
-/** One HTTP request to an upstream, as an adapter builds it. */
-export interface UpstreamCall {
-  path: string;
-  headers: Record<string, string>;
-  /** JSON text, or its UTF-8 bytes when assembled from the client's own (shared/json-splice.ts). */
-  body: string | Buffer;
-  /** A model's own timeouts, over the backend's (set by the chat service, not the adapters). */
-  timeouts?: { firstByteMs?: number; idleMs?: number };
-}
+export type { UpstreamCall };
 
 /** What the model being called needs the adapter to know. */
 export interface CallTarget {

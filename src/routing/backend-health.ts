@@ -3,7 +3,7 @@ import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig } from '../config/config.schema';
 import { BACKENDS, type Backend } from '../providers/provider-adapter';
 import { CircuitBreakers } from './circuit-breakers';
-import type { Deployment } from './model-router.service';
+import type { Deployment } from './deployment';
 
 /** What readiness and the admin view say of one backend. */
 export interface BackendReport {

@@ -5,16 +5,9 @@ import type { Principal } from '../auth/principal';
 import { BACKENDS, type Backend } from '../providers/provider-adapter';
 import { compileModelGlobs } from './model-glob';
 import { BackendHealth } from './backend-health';
+import type { Deployment } from './deployment';
 
-/** One deployment of a model: where it runs, under which name, and its share of the traffic. */
-export interface Deployment {
-  /** `<backend>/<upstreamModel>`: names the deployment in headers, records, metrics and circuits. */
-  id: string;
-  backend: Backend;
-  upstreamModel: string;
-  weight: number;
-  priority: number;
-}
+export type { Deployment };
 
 /** A configured model and the deployments of it that can answer. */
 export interface RoutedModel {

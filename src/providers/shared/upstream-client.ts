@@ -1,7 +1,7 @@
 import { Pool, errors as undiciErrors } from 'undici';
 import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
-import type { UpstreamCall } from '../provider-adapter';
+import type { UpstreamCall } from './upstream-call';
 import { ConnectionSlots } from './connection-slots';
 import { probeConnect } from './connect-probe';
 import type { Usage } from './openai-types';
