@@ -7,7 +7,14 @@ import { AppLogger } from '../common/logging/logger';
 import { MetricsService } from '../metrics/metrics.service';
 import { REDIS, redisReady } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
-import { LIMIT_CATALOGUE, LIMIT_KINDS, LIMIT_NAMES, type LimitName, type Limits } from './limit-settings';
+import {
+  LIMIT_CATALOGUE,
+  LIMIT_KINDS,
+  LIMIT_NAMES,
+  type LimitName,
+  type LimitUnit,
+  type Limits,
+} from './limit-settings';
 import { formatDuration, windowOf } from './limit-windows';
 
 /** One counter an admission checks: `requestsPerMinute` of the team, `tokensPerDay` of a token, ... */
@@ -73,7 +80,7 @@ export class LimitsService {
 
   /** True when this principal has any limit at all (so callers can skip the estimate). */
   hasTokenLimits(principal: Principal): boolean {
-    return hasTokenLimit(principal.teamLimits) || hasTokenLimit(principal.tokenLimits);
+    return hasLimitOf(principal.teamLimits, 'tokens') || hasLimitOf(principal.tokenLimits, 'tokens');
   }
 
   /**
@@ -92,12 +99,13 @@ export class LimitsService {
   ): Promise<Admission> {
     const now = Date.now();
     const tokens = this.hasTokenLimits(principal) ? estimate() : 0;
-    const cost = hasBudget(principal.teamLimits) || hasBudget(principal.tokenLimits) ? costEstimate() : 0;
+    const budgeted = hasLimitOf(principal.teamLimits, 'cost') || hasLimitOf(principal.tokenLimits, 'cost');
+    const cost = budgeted ? costEstimate() : 0;
     if (cost === undefined) {
       // A budget cannot hold over a model with no price; answering anyway would let spend through uncounted.
       throw new GatewayException(
         'permission_denied',
-        `This ${hasBudget(principal.teamLimits) ? `team ("${principal.teamId}")` : 'token'} has a spend budget and the model has no known price, so its spend cannot be bounded; an admin must set models.<name>.price.`,
+        `This ${hasLimitOf(principal.teamLimits, 'cost') ? `team ("${principal.teamId}")` : 'token'} has a spend budget and the model has no known price, so its spend cannot be bounded; an admin must set models.<name>.price.`,
         { param: 'model' },
       );
     }
@@ -186,14 +194,13 @@ export class LimitsService {
         continue;
       }
       const window = windowOf(name, now);
-      const unit = LIMIT_KINDS[name];
+      const rules = COUNTER_RULES[LIMIT_KINDS[name]];
       checks.push({
         name,
         scope,
         key: this.keys.limitCounter(principal.teamId, scopeKey, name, window.id),
-        // Budgets count nano-units (integers in Redis); the limit is set in the currency's unit.
-        limit: unit === 'cost' ? Math.round(limit * 1e9) : limit,
-        cost: unit === 'requests' ? 1 : unit === 'cost' ? cost : tokens,
+        limit: rules.limit(limit),
+        cost: rules.charge(tokens, cost),
         resetAt: window.resetAt,
       });
     }
@@ -280,17 +287,23 @@ export class LimitsService {
   }
 }
 
-function hasBudget(limits: Limits): boolean {
-  return limits.budgetPerDay !== undefined || limits.budgetPerMonth !== undefined;
+/** Whether any of these limits counts `unit` (from the catalogue: a new limit of that unit is seen here too). */
+function hasLimitOf(limits: Limits, unit: LimitUnit): boolean {
+  return LIMIT_NAMES.some((name) => LIMIT_KINDS[name] === unit && limits[name] !== undefined);
 }
 
-function hasTokenLimit(limits: Limits): boolean {
-  return (
-    limits.tokensPerMinute !== undefined ||
-    limits.tokensPerDay !== undefined ||
-    limits.tokensPerMonth !== undefined
-  );
-}
+/**
+ * How a counter of each unit is set and charged: budgets count nano-units (integers in Redis) while the limit is
+ * set in the currency's unit; a request counts 1 against requests, its reservation against tokens and cost.
+ */
+const COUNTER_RULES: Record<
+  Exclude<LimitUnit, 'concurrency'>,
+  { limit(set: number): number; charge(tokens: number, cost: number): number }
+> = {
+  requests: { limit: (set) => set, charge: () => 1 },
+  tokens: { limit: (set) => set, charge: (tokens) => tokens },
+  cost: { limit: (set) => Math.round(set * 1e9), charge: (_tokens, cost) => cost },
+};
 
 /**
  * OpenAI's x-ratelimit-* headers. With several limits of one kind (team and token,
