@@ -1,9 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Ajv, { type ValidateFunction } from 'ajv';
+import Ajv, { _, type ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
+import standaloneCode from 'ajv/dist/standalone';
 import { ANTHROPIC_SCHEMA_FILE } from './anthropic-schema';
+import { wireFormats } from './wire-formats';
 
 /**
  * Validators for what the vendors publish about their responses:
@@ -46,12 +48,19 @@ const compiled = new Map<string, ValidateFunction>();
 /** The documents as Ajv was given them, by id, to walk when explaining a failure. */
 const documents = new Map<string, object>();
 
+/** Validators' generated code refers to the formats by this module (see precompiled() below). */
+const FORMATS_MODULE = join(__dirname, 'wire-formats');
+const ajvOptions = {
+  strict: false,
+  allErrors: true,
+  formats: wireFormats,
+  code: { source: true, formats: _`require(${FORMATS_MODULE}).wireFormats` },
+};
+
 function openaiAjv(): Ajv2020 {
   if (openai) return openai;
   const document = readNullableAsOpenAIMeansIt(JSON.parse(readFileSync(OPENAI_SPEC_FILE, 'utf8')));
-  openai = new Ajv2020({ strict: false, validateSchema: false, allErrors: true });
-  addFormats(openai);
-  openai.addFormat('unixtime', { type: 'number', validate: (value: number) => Number.isInteger(value) });
+  openai = new Ajv2020({ ...ajvOptions, validateSchema: false });
   openai.addSchema(document, 'openai');
   documents.set('openai', document);
   return openai;
@@ -62,7 +71,7 @@ function anthropicAjv(): Ajv {
   const file = JSON.parse(readFileSync(ANTHROPIC_SCHEMA_FILE, 'utf8')) as {
     definitions: Record<string, object>;
   };
-  anthropic = new Ajv({ strict: false, allErrors: true });
+  anthropic = new Ajv(ajvOptions);
   const document = { $id: 'anthropic', definitions: { ...file.definitions, ...ANTHROPIC_STREAM_EXTRAS } };
   anthropic.addSchema(document);
   documents.set('anthropic', document);
@@ -90,30 +99,63 @@ export function openaiOperationSchema(
   return ref?.replace(/^#\/components\/schemas\//, '');
 }
 
-/** The schemas the wire recorder checks with, compiled ahead (a second or two) so no exchange waits for it. */
+/** The schemas the wire recorder checks every exchange with. */
+const OPENAI_CHECKED = [
+  'CreateChatCompletionResponse',
+  'CreateChatCompletionStreamResponse',
+  'CreateEmbeddingResponse',
+  'ListModelsResponse',
+  'Model',
+  'Response',
+  'ResponseStreamEvent',
+  'ResponseItemList',
+  'ErrorResponse',
+].map((name) => `openai#/components/schemas/${name}`);
+const ANTHROPIC_CHECKED = [
+  'Message',
+  'RawMessageStreamEvent',
+  'MessageTokensCount',
+  'ErrorResponse',
+  'Ping',
+  'StreamError',
+].map((name) => `anthropic#/definitions/${name}`);
+
+/**
+ * The recorder's validators, ready before any exchange waits for them. Compiling them takes Ajv about two seconds,
+ * which every test file would pay again (Jest gives each file fresh modules), so the first compile saves them as
+ * Ajv's standalone code in node_modules/.cache, keyed by everything they derive from, and later files load that.
+ */
 export function compileWireSchemas(): void {
-  for (const name of [
-    'CreateChatCompletionResponse',
-    'CreateChatCompletionStreamResponse',
-    'CreateEmbeddingResponse',
-    'ListModelsResponse',
-    'Model',
-    'Response',
-    'ResponseStreamEvent',
-    'ResponseItemList',
-    'ErrorResponse',
-  ]) {
-    validator(openaiAjv(), `openai#/components/schemas/${name}`);
-  }
-  for (const name of [
-    'Message',
-    'RawMessageStreamEvent',
-    'MessageTokensCount',
-    'ErrorResponse',
-    'Ping',
-    'StreamError',
+  if (compiled.size > 0) return;
+  const hash = createHash('sha256');
+  for (const file of [
+    OPENAI_SPEC_FILE,
+    ANTHROPIC_SCHEMA_FILE,
+    __filename,
+    require.resolve('ajv/package.json'),
   ])
-    validator(anthropicAjv(), `anthropic#/definitions/${name}`);
+    hash.update(readFileSync(file));
+  const key = hash.digest('hex').slice(0, 16);
+  loadOrCompile(`${key}-openai`, openaiAjv, OPENAI_CHECKED);
+  loadOrCompile(`${key}-anthropic`, anthropicAjv, ANTHROPIC_CHECKED);
+}
+
+const CACHE_DIR = join(__dirname, '../../../node_modules/.cache/wire-schemas');
+
+function loadOrCompile(name: string, ajv: () => Ajv | Ajv2020, refs: string[]): void {
+  const file = join(CACHE_DIR, `${name}.js`);
+  const exportName = (ref: string) => ref.replace(/[^A-Za-z0-9]/g, '_');
+  if (!existsSync(file)) {
+    const code = standaloneCode(ajv(), Object.fromEntries(refs.map((ref) => [exportName(ref), ref])));
+    mkdirSync(CACHE_DIR, { recursive: true });
+    // Two Jest workers may both compile: each writes a file of its own and renames it into place whole.
+    const temporary = `${file}.${process.pid}.tmp`;
+    writeFileSync(temporary, code);
+    renameSync(temporary, file);
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const validators = require(file) as Record<string, ValidateFunction>;
+  for (const ref of refs) compiled.set(ref, validators[exportName(ref)]);
 }
 
 /** Errors of `value` against a component schema of OpenAI's document (null when it conforms). */
