@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Switchyard side by side with the direct upstream, the floor proxy and the peers, in one run on one machine.
 //   npm run bench [-- --duration S] [--prime S] [--quick] [--no-peers] [--scenarios a,b] [--targets a,b]
+//   npm run bench -- --held-streams N   streams the held-streams scenario holds (default 8000; --quick 500)
 //   npm run bench -- --soak [N]      N requests (default 100000) through one Switchyard, RSS sampled each second
 // (after npm run build; needs Redis). Portkey and LiteLLM are installed by bench/install-peers.sh on first use,
 // under bench/peers/. Every server listens on 127.0.0.1 only and every load is bounded in time.
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { request } from 'undici';
 import { bigPrompt } from './lib/big-prompt.mjs';
+import { heldStreams, reportHeldStreams } from './held-streams.mjs';
 import { cpuMs, freePort, pct, rssMb, start, startCommand, startPeer, stopAll } from './lib/processes.mjs';
 import { redisPid, startRedisCluster } from './lib/redis-cluster.mjs';
 
@@ -384,6 +386,11 @@ async function main() {
   report(rows, 'gateway', { duration: DURATION, prime: PRIME });
   if (keep(listOption('--scenarios'), 'big prompt'))
     reportBigPrompt(await bigPrompt({ url: first.url, token, pid: first.pid }, DURATION));
+  // Agents' long streams held at once by a fresh replica (bench/held-streams.mjs): bytes and CPU per stream.
+  if (keep(listOption('--scenarios'), 'held streams'))
+    reportHeldStreams(
+      await heldStreams({ streams: option('--held-streams', quick ? 500 : 8000), seconds: quick ? 10 : 30 }),
+    );
 }
 
 /** Gateway CPU per long prompt against a bare parse + serialise of the same body; small requests' p99 with them. */

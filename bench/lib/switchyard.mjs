@@ -17,6 +17,7 @@ export async function startBenchSwitchyard({
   dir,
   upstreamModel = 'bench',
   nodeArgs = [],
+  maxConnections = 256,
 }) {
   const config = join(dir, `switchyard-${Date.now()}.yaml`);
   writeFileSync(
@@ -25,7 +26,7 @@ export async function startBenchSwitchyard({
 redis: { keyPrefix: "sy-bench:${Date.now()}:" }
 admin: { apiKey: bench-admin }
 backends:
-  standin: { type: openai, baseUrl: "${upstreamUrl}/v1", apiKey: upstream-key, maxConnections: 256 }
+  standin: { type: openai, baseUrl: "${upstreamUrl}/v1", apiKey: upstream-key, maxConnections: ${maxConnections} }
 models:
   bench: { backend: standin, upstreamModel: ${upstreamModel} }
   bench-200: { backend: standin, upstreamModel: bench-200 }
