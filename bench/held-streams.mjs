@@ -30,6 +30,7 @@ export async function heldStreams({ streams = 2000, seconds = 30 } = {}) {
     upstreamUrl: upstream.url,
     dir,
     maxConnections: streams + 64,
+    nodeArgs: process.env.HELD_NODE_ARGS ? process.env.HELD_NODE_ARGS.split(' ') : [],
   });
   const { hostname, port } = new URL(gateway.url);
   const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
