@@ -15,9 +15,7 @@ describe('links in the docs', () => {
     for (const link of linksOf(file)) {
       if (/^[a-z]+:/i.test(link.target)) continue; // http(s), mailto: outside the repository
       const [path, anchor] = link.target.split('#', 2) as [string, string | undefined];
-      const target = path
-        ? relative(ROOT, normalize(join(ROOT, dirname(file), decodeURI(path))))
-        : file;
+      const target = path ? relative(ROOT, normalize(join(ROOT, dirname(file), decodeURI(path)))) : file;
       if (!existsSync(join(ROOT, target))) broken.push(`${file}:${link.line}: ${link.target}: no such file`);
       else if (anchor !== undefined && !target.endsWith('.md'))
         broken.push(`${file}:${link.line}: ${link.target}: an anchor into a file that is not Markdown`);
@@ -31,6 +29,11 @@ describe('links in the docs', () => {
     const found = anchorsOf(
       '# Backend health: what is known to be down\n## Extended reasoning (`thinking`)\n## A\n## A\n```\n# not a heading\n```\n',
     );
-    expect([...found]).toEqual(['backend-health-what-is-known-to-be-down', 'extended-reasoning-thinking', 'a', 'a-1']);
+    expect([...found]).toEqual([
+      'backend-health-what-is-known-to-be-down',
+      'extended-reasoning-thinking',
+      'a',
+      'a-1',
+    ]);
   });
 });
