@@ -9,7 +9,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
@@ -94,7 +94,7 @@ describe('the docs snippets', () => {
     expect(unrunnable).toEqual([]);
   });
 
-  describe.each(files.filter((f) => f.snippets.length))('$file', ({ file, snippets }) => {
+  describe.each(files.filter((f) => f.snippets.length))('$file', ({ snippets }) => {
     let gw: TestGateway;
     let scratch: string;
     let env: Record<string, string>;
