@@ -74,7 +74,7 @@ interface Seen {
 const files = docFiles().map((file) => ({ file, snippets: snippetsOf(file) }));
 
 describe('the docs snippets', () => {
-  jest.setTimeout(240_000);
+  jest.setTimeout(400_000);
   let openai: OpenAIUpstream;
   let anthropic: AnthropicUpstream;
 
@@ -200,7 +200,7 @@ function atGateway(code: string, url: string): string {
 const BASH_PRELUDE = 'curl() { command curl --fail-with-body "$@"; }\n';
 
 async function runBash(code: string, cwd: string, env: Record<string, string>) {
-  return runClosed('bash', ['-euo', 'pipefail', '-c', BASH_PRELUDE + code], cwd, env, 180_000);
+  return runClosed('bash', ['-euo', 'pipefail', '-c', BASH_PRELUDE + code], cwd, env, 360_000);
 }
 
 let moduleCount = 0;
