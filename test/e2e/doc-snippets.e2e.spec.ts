@@ -55,6 +55,9 @@ const MODELS: Record<string, unknown> = {
   minilm: { backend: 'standin', upstreamModel: 'embed', kind: 'embedding' },
 };
 
+/** Where the `claude` and `codex` commands of the docs are found (the pinned devDependencies' bin links). */
+const AGENT_CLI_BIN = join(ROOT, 'node_modules/.bin');
+
 const CLAUDE_CODE_ENV = {
   // Claude Code's background calls (titles, summaries) go to the model the snippet names, which the gateway routes.
   ANTHROPIC_SMALL_FAST_MODEL: 'claude-sonnet-4-5',
@@ -120,7 +123,7 @@ describe('the docs snippets', () => {
       const { token } = await gw.teamToken('demo');
       scratch = scratchCheckout(token, gw.prefix);
       env = {
-        PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`,
+        PATH: `${AGENT_CLI_BIN}:${process.env.PATH}`,
         HOME: join(scratch, 'home'),
         SWITCHYARD_TOKEN: token,
         SWITCHYARD_ADMIN_KEY: ADMIN_KEY,
