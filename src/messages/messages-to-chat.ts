@@ -12,7 +12,7 @@ import type { MessagesPromptDto, MessagesRequestDto } from './dto/messages-reque
 
 /**
  * Budgets for `thinking: {type: "adaptive"}` by `output_config.effort` (adaptive means "the model decides";
- * families without adaptive thinking get a budget, then mapped as the README's thinking table says).
+ * families without adaptive thinking get a budget, then mapped as the thinking table in docs/backends.md says).
  * Anthropic's default effort is high.
  */
 export const ADAPTIVE_BUDGETS: Record<string, number> = { low: 2048, medium: 8192, high: 16384, max: 32768 };

@@ -4,8 +4,8 @@ import type { ContentPart, FunctionCallItem, InputItem, MessageItem } from './dt
 import type { ResponsesRequestDto } from './dto/responses-request.dto';
 
 /**
- * Budgets for `reasoning.effort` as the gateway's thinking option (then mapped per family as the README's
- * thinking table says; OpenAI-compatible `reasoning_effort` models get the effort back by the thresholds).
+ * Budgets for `reasoning.effort` as the gateway's thinking option (then mapped per family as the thinking table
+ * in docs/backends.md says; OpenAI-compatible `reasoning_effort` models get the effort back by the thresholds).
  */
 export const EFFORT_BUDGETS: Record<string, number> = {
   minimal: 1024,

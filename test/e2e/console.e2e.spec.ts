@@ -107,7 +107,7 @@ describe('the admin console', () => {
     await page.setViewportSize(before);
   };
 
-  it('answers /console, the address the README and the quickstart print, by sending the browser to /console/', async () => {
+  it('answers /console, the address docs/console.md and the quickstart print, by sending the browser to /console/', async () => {
     const bare = await fetch(`${gw.url}/console?from=readme`, { redirect: 'manual' });
     expect(bare.status).toBe(301);
     expect(bare.headers.get('location')).toBe('/console/?from=readme');
@@ -117,7 +117,7 @@ describe('the admin console', () => {
   });
 
   it('refuses a wrong admin key, and is served under a strict Content-Security-Policy', async () => {
-    const response = await page.goto(`${gw.url}/console`); // as the README prints it
+    const response = await page.goto(`${gw.url}/console`); // as docs/console.md prints it
     expect(new URL(page.url()).pathname).toBe('/console/');
     expect(response!.status()).toBe(200);
     expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");

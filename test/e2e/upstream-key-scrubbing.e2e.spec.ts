@@ -4,7 +4,7 @@ import { startTestGateway, type TestGateway } from '../support/test-gateway';
 /**
  * Vendors echo the key they were called with, in every field of an error (message, type, code, param, details),
  * whole or in part. None of it may reach a client: every client API, every family, before a stream starts and
- * inside one, in every form the README lists.
+ * inside one, in every form docs/api.md lists (Errors).
  */
 const KEYS = {
   // Characters that URL-encoding changes, so the encoded form differs from the whole one.

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StandInServer, type RecordedRequest } from './standin-server';
 
-/** The forms in which vendors have been seen to echo a key (README, Errors): each is planted in every field. */
+/** The forms in which vendors have been seen to echo a key (docs/api.md, Errors): each is planted in every field. */
 export const KEY_FORMS = ['whole', 'urlencoded', 'bare', 'truncated', 'masked'] as const;
 export type KeyForm = (typeof KEY_FORMS)[number];
 

@@ -1,6 +1,6 @@
 /**
  * Every error the gateway answers with, its HTTP status and OpenAI error `type`.
- * One row per code: the README's error table is this table.
+ * One row per code: the error table in docs/api.md is this table.
  */
 export const ERROR_CODES = {
   invalid_api_key: { status: 401, type: 'invalid_request_error' },

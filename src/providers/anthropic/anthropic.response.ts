@@ -1,6 +1,6 @@
 import type { Usage } from '../shared/openai-types';
 
-/** Anthropic `stop_reason` -> OpenAI `finish_reason` (the table in README "Model families"). */
+/** Anthropic `stop_reason` -> OpenAI `finish_reason` (the "Model families" table in docs/backends.md). */
 const FINISH_REASONS: Record<string, string> = {
   end_turn: 'stop',
   stop_sequence: 'stop',

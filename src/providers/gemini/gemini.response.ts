@@ -1,6 +1,6 @@
 import type { Usage } from '../shared/openai-types';
 
-/** Gemini `finishReason` -> OpenAI `finish_reason` (the README "Model families" table). */
+/** Gemini `finishReason` -> OpenAI `finish_reason` (the "Model families" table in docs/backends.md). */
 const FINISH_REASONS: Record<string, string> = {
   STOP: 'stop',
   MAX_TOKENS: 'length',

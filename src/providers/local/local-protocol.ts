@@ -4,7 +4,7 @@
  * What `tool_choice: "auto"` (the default when tools are sent) means on a local backend (`local.autoToolChoice`):
  * - `model`: the model decides, by writing its chat template's call syntax or not.
  * - `callFirst`: for a model too small to decide (the default SmolLM2-135M never calls a tool on its own, see
- *   the README): when the latest turn is the user's (system messages after it aside), the answer is a call (the
+ *   docs/backends.md): when the latest turn is the user's (system messages after it aside), the answer is a call (the
  *   model still picks the tool and writes its arguments); after the tool results, the answer is text. One call
  *   per user turn: a model that cannot decide whether to call cannot decide it after a result either.
  */

@@ -87,7 +87,7 @@ function retryAfterValue(value: string | undefined): string | undefined {
 }
 
 /**
- * One documented status per upstream outcome (see the README's error table):
+ * One documented status per upstream outcome (see the error table in docs/api.md):
  * the client's own mistakes (400/409/413/422) pass through with the vendor's words;
  * the gateway's credentials failing (401/403) or an upstream model that does not
  * exist (404) is the gateway's configuration, so 502 (and the deployment's fault:
