@@ -73,7 +73,7 @@ export class ChatService {
     const call = await this.admitAndStart(route, dto, wire, ledger, res, prompt, false, signal);
     let completion: ChatCompletion;
     let body: unknown;
-    let native = false;
+    let native: boolean;
     let backend = route.backend; // the answering deployment's, once known
     let replied = false; // the backend answered: later failures are its reply's, not reaching it
     try {

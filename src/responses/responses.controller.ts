@@ -10,6 +10,7 @@ import { asItemResource } from './input-item-resource';
 import { ResponsesRequestDto } from './dto/responses-request.dto';
 import { ResponsesService } from './responses.service';
 
+// eslint-disable-next-line no-useless-assignment -- used by a parameter decorator below, which the rule does not see
 const strict = new GatewayValidationPipe({ strict: true });
 
 /**

@@ -40,6 +40,7 @@ describe('Vercel AI SDK (openai provider, Responses API)', () => {
     } catch (error) {
       throw new Error(
         `AI SDK failed: ${(error as { stderr?: string }).stderr ?? error}\nlast request: ${JSON.stringify(upstream.requests.at(-1)?.body)}`,
+        { cause: error },
       );
     }
   }

@@ -112,6 +112,7 @@ describe('Codex through the gateway', () => {
     } catch (error) {
       throw new Error(
         `codex failed: ${JSON.stringify(error).slice(0, 3000)}\n${JSON.stringify(openai.requests.map((r) => r.body)).slice(0, 3000)}`,
+        { cause: error },
       );
     }
     // The stand-in answers "tool said: <the tool output>": the file's text came back through Codex's exec_command.
