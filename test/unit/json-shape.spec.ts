@@ -1,4 +1,4 @@
-import { JsonShapeScanner, MAX_BODY_DEPTH } from '../../src/common/http/json-shape';
+import { JsonShapeScanner, MAX_BODY_DEPTH, nextTurn } from '../../src/common/http/json-shape';
 import { seededRandom } from '../fuzz/chat-body-mutator';
 
 const PIECES = [
@@ -175,5 +175,32 @@ describe('JsonShapeScanner (the body reader counts a body before it is parsed)',
       const scanner = scan(Buffer.from(JSON.stringify({ text, after: [1, 2], also: 'x' })), next);
       expect([scanner.values, scanner.scalars, scanner.excess]).toEqual([4, 2, undefined]); // the object, text, after, also
     }
+  });
+});
+
+describe('nextTurn: the heavy steps of concurrent bodies take turns', () => {
+  it('lets one waiting step through per turn of the event loop, first come first served', async () => {
+    // A counter bumped once per turn (an immediate that asks for the next turn's immediate).
+    let turn = 0;
+    let counting = true;
+    const count = () => {
+      turn++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const ran: Array<[step: number, turn: number]> = [];
+    // Four bodies whose steps became due in the same turn (their ends read together), each with two steps.
+    await Promise.all(
+      [0, 1, 2, 3].map(async (body) => {
+        await nextTurn();
+        ran.push([body, turn]);
+        await nextTurn();
+        ran.push([body + 10, turn]);
+      }),
+    );
+    counting = false;
+    expect(ran.map(([step]) => step)).toEqual([0, 1, 2, 3, 10, 11, 12, 13]);
+    const turns = ran.map(([, at]) => at);
+    expect(new Set(turns).size).toBe(turns.length); // never two in one turn
   });
 });

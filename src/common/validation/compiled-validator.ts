@@ -1,4 +1,5 @@
 import { getMetadataStorage, ValidationTypes, type ValidationArguments } from 'class-validator';
+import { nextTurn } from '../http/json-shape';
 
 /*
  * What this reads, and how an upgrade that changes it is caught:
@@ -139,7 +140,8 @@ async function checkRoot(
     if (!sliced || !holds(property, object, value)) continue;
     const items = value as unknown[];
     for (let start = 0; start < items.length; start += ITEMS_PER_TURN) {
-      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      // A slice per turn, queued with the other heavy steps of concurrent bodies (json-shape.ts, nextTurn).
+      if (start > 0) await nextTurn();
       const itemProblem = checkItems(
         property,
         items,
