@@ -1,3 +1,4 @@
+import { closingQuote } from '../../src/common/http/json-bytes';
 import { JsonShapeScanner, MAX_BODY_DEPTH, nextTurn } from '../../src/common/http/json-shape';
 import { seededRandom } from '../fuzz/chat-body-mutator';
 
@@ -202,5 +203,23 @@ describe('nextTurn: the heavy steps of concurrent bodies take turns', () => {
     expect(ran.map(([step]) => step)).toEqual([0, 1, 2, 3, 10, 11, 12, 13]);
     const turns = ran.map(([, at]) => at);
     expect(new Set(turns).size).toBe(turns.length); // never two in one turn
+  });
+});
+
+describe('closingQuote: where a JSON string ends (json-bytes.ts, shared by the shape scanner and the splice)', () => {
+  it.each([
+    ['"abc"', 4],
+    ['"a\\"b"', 5],
+    ['"a\\\\"b"', 4],
+    ['"a\\\\\\"b"', 7],
+    ['"no end', -1],
+    ['"escaped end\\"', -1],
+  ])('%s ends at %s', (text, end) => {
+    expect(closingQuote(Buffer.from(text), 1)).toBe(end);
+  });
+
+  it('does not look back before `from` (bytes before it are known content, not an escape)', () => {
+    // From index 3, the backslash at 2 was the second half of a "\\" pair: the quote at 3 ends the string.
+    expect(closingQuote(Buffer.from('"\\\\"'), 3)).toBe(3);
   });
 });

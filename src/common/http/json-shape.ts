@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { closingQuote, oddBackslashesBefore } from './json-bytes';
 
 /**
  * The shape of a JSON body, measured from its bytes before anything is built from them: how many values it holds
@@ -34,6 +35,7 @@ export const MAX_BODY_SCALARS = 400_000;
  */
 export const MAX_BODY_KEYS = 10_000;
 
+// JSON's structural bytes, as local constants: read from another module, each comparison costs a property load.
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_OBJECT = 0x7b;
@@ -218,24 +220,15 @@ export class JsonShapeScanner {
     return i;
   }
 
-  /**
-   * The rest of a long string: jumps to its next quote natively, then looks back for the backslashes just before
-   * it (an odd run escapes it). Each byte is searched once, however many escapes the string has.
-   */
+  /** The rest of a long string (json-bytes.ts, closingQuote): each byte is searched once, however many escapes. */
   private skipLongString(bytes: Uint8Array, i: number, end: number): number {
-    while (i < end) {
-      const quote = bytes.indexOf(QUOTE, i);
-      if (quote === -1) {
-        // The string goes on in the next chunk; an odd run of backslashes at this chunk's end escapes its first byte.
-        this.escaping = oddBackslashesBefore(bytes, end, i);
-        return end;
-      }
-      if (!oddBackslashesBefore(bytes, quote, i)) {
-        this.inString = false;
-        return quote + 1;
-      }
-      i = quote + 1;
+    const quote = closingQuote(bytes, i);
+    if (quote >= 0) {
+      this.inString = false;
+      return quote + 1;
     }
+    // The string goes on in the next chunk; an odd run of backslashes at this chunk's end escapes its first byte.
+    this.escaping = oddBackslashesBefore(bytes, end, i);
     return end;
   }
 
@@ -243,13 +236,6 @@ export class JsonShapeScanner {
     this.excess = what;
     return false;
   }
-}
-
-/** True when the bytes just before `at` (not before `from`) are an odd run of backslashes. */
-function oddBackslashesBefore(bytes: Uint8Array, at: number, from: number): boolean {
-  let run = 0;
-  for (let j = at - 1; j >= from && bytes[j] === BACKSLASH; j--) run++;
-  return run % 2 === 1;
 }
 
 /**
