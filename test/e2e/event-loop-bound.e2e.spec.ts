@@ -1,15 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import Redis from 'ioredis';
 import { Agent } from 'undici';
-import { AnthropicUpstream } from '../support/anthropic-upstream';
-import { run, waitForListening, writeConfig, type RunningProcess } from '../support/gateway-process';
-import { OpenAIUpstream } from '../support/openai-upstream';
-import { deletePrefix, REDIS_URL } from '../support/test-gateway';
+import type { RunningProcess } from '../support/gateway-process';
+import { startStandinGatewayProcess, type StandinGatewayProcess } from '../support/standin-gateway-process';
 
 /** The bound every body within server.maxBodyBytes must keep (issue 32): no run of the event loop over 50 ms. */
 const MAX_BLOCK_MS = 50;
@@ -75,47 +71,20 @@ function distinctKeys(head: string, count: number, tail: string): Buffer {
  */
 describe('no body within server.maxBodyBytes blocks the event loop', () => {
   jest.setTimeout(600_000);
-  let upstream: OpenAIUpstream;
-  let anthropic: AnthropicUpstream;
+  let standin: StandinGatewayProcess;
   let gateway: RunningProcess;
   let url: string;
   let token: string;
-  const prefix = `sy-test:${randomBytes(6).toString('hex')}:`;
-  const redis = new Redis(REDIS_URL);
   const dispatcher = new Agent({ connections: 4, bodyTimeout: 120_000, headersTimeout: 120_000 });
   const phases: Phase[] = [];
   let liveProber: ChildProcess | undefined;
   let liveOutput = '';
 
   beforeAll(async () => {
-    upstream = await new OpenAIUpstream().start();
-    upstream.delayMs = 1;
-    anthropic = await new AnthropicUpstream().start();
-    const config = writeConfig(`
-server: { port: 0, host: 127.0.0.1 }
-redis: { url: "${REDIS_URL}", keyPrefix: "${prefix}" }
-admin: { apiKey: loop-admin }
-log: { level: info }
-accessLog: false
-backends:
-  standin: { type: openai, baseUrl: "${upstream.url}", apiKey: upstream-secret-key }
-  claude: { type: anthropic, baseUrl: "${anthropic.url}", apiKey: upstream-secret-key }
-models:
-  echo: { backend: standin, upstreamModel: echo }
-  claude-echo: { backend: claude, upstreamModel: claude-echo }
-  embed: { backend: standin, upstreamModel: embed, kind: embedding }
-teams:
-  loop: { models: ["*"], limits: { tokensPerDay: 100000000000, concurrentRequests: 100 } }
-`);
-    gateway = run(config, {
+    standin = await startStandinGatewayProcess('loop', {
       NODE_OPTIONS: `--import ${pathToFileURL(join(__dirname, '../support/event-loop-probe.mjs')).href}`,
     });
-    url = await waitForListening(gateway.output);
-    const created = await fetch(`${url}/admin/v1/teams/loop/tokens`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer loop-admin' },
-    });
-    token = ((await created.json()) as { token: string }).token;
+    ({ gateway, url, token } = standin);
     liveProber = spawn(
       process.execPath,
       [join(__dirname, '../support/live-probe.mjs'), `${url}/health/live`],
@@ -136,12 +105,8 @@ teams:
         `event-loop rounds per phase (CPU ms of the longest round; wall ms and probe latency for information):\n${phases.map((p) => `  ${p.name.padEnd(58)} ${String(p.status).padEnd(4)} cpu ${p.maxCpuMs.toFixed(1).padStart(7)}  wall ${p.maxWallMs.toFixed(1).padStart(7)}  probe ${p.probeMs.toFixed(1).padStart(7)}`).join('\n')}`,
       );
     liveProber?.kill('SIGKILL');
-    gateway?.child.kill('SIGKILL');
     await dispatcher.close();
-    await upstream?.stop();
-    await anthropic?.stop();
-    await deletePrefix(redis, prefix);
-    await redis.quit();
+    await standin?.stop();
   });
 
   function warmUps(): Array<[string, unknown]> {
@@ -168,7 +133,7 @@ teams:
     body: Buffer,
     headers: Record<string, string> = {},
   ): Promise<{ status: number; text: string }> {
-    const authorization = path.startsWith('/admin/') ? 'Bearer loop-admin' : `Bearer ${token}`;
+    const authorization = path.startsWith('/admin/') ? `Bearer ${standin.adminKey}` : `Bearer ${token}`;
     const response = await fetch(`${url}${path}`, {
       method: path.startsWith('/admin/v1/teams/') && !path.endsWith('/tokens') ? 'PATCH' : 'POST',
       headers: { authorization, 'content-type': 'application/json', ...headers },
