@@ -17,6 +17,17 @@ export const ADMIN_KEY_FAILURE_WINDOW_SECONDS = 300;
 /** The FailureCounts the throttle keeps its counts in (Redis, this process's own while Redis is down). */
 export const ADMIN_KEY_FAILURE_COUNTS = Symbol('ADMIN_KEY_FAILURE_COUNTS');
 
+/**
+ * What a wrong key is told: the same words whatever was presented (a live team token, one merely shaped like one,
+ * anything else), so the answer says what is wrong and tells nothing about the credential. The admin API's also
+ * names the one thing it takes, since a team token is the usual mistake there.
+ */
+const WRONG_KEY: Record<AdminKeySurface, string> = {
+  admin_api:
+    'That is not the admin key. The admin API takes only the admin key, as "Authorization: Bearer <admin key>"; team tokens are not accepted here.',
+  console_sign_in: 'The admin key is not valid.',
+};
+
 /** Once an address is blocked, one warn line per this many more wrong keys: the metric counts every one. */
 const LOG_EVERY_WHILE_BLOCKED = 100;
 
@@ -77,7 +88,7 @@ export class AdminKeyThrottle {
       this.log.warn({ ...where, failures, ...blocking }, 'wrong admin key');
     }
     if (blocked) throw refusal(resetInSeconds);
-    throw new GatewayException('invalid_api_key', 'The admin key is not valid.');
+    throw new GatewayException('invalid_api_key', WRONG_KEY[surface]);
   }
 
   private logRightKeyRefused(

@@ -42,14 +42,7 @@ export class AuthGuard implements CanActivate {
       bearerToken(req.headers.authorization) ?? (typeof apiKey === 'string' && apiKey ? apiKey : null);
     if (!token && access === 'admin' && this.consoleEnabled && sessionIdOf(req))
       return this.consoleSignedIn(req);
-    if (!token) {
-      throw new GatewayException(
-        'invalid_api_key',
-        req.headers.authorization
-          ? 'The Authorization header must be "Bearer <token>".'
-          : 'Missing bearer token: send "Authorization: Bearer <token>" (or "x-api-key: <token>").',
-      );
-    }
+    if (!token) throw new GatewayException('invalid_api_key', missingCredential(access, req));
     if (access === 'admin') {
       // Wrong keys are counted per client address and throttled, with the console's sign-in (admin-key-throttle.ts).
       await this.adminKeys.verify(token, req.ip, 'admin_api');
@@ -80,4 +73,16 @@ export class AuthGuard implements CanActivate {
     req.consoleActor = session.actor;
     return true;
   }
+}
+
+/** The 401 for a request that carries no credential the route reads: where to put the one it takes. */
+function missingCredential(access: 'admin' | 'team', req: Request): string {
+  if (access === 'admin')
+    // x-api-key is not read here (team tokens only), so it is not offered.
+    return req.headers.authorization
+      ? 'The Authorization header must be "Bearer <admin key>".'
+      : 'Missing admin key: send "Authorization: Bearer <admin key>".';
+  return req.headers.authorization
+    ? 'The Authorization header must be "Bearer <token>".'
+    : 'Missing bearer token: send "Authorization: Bearer <token>" (or "x-api-key: <token>").';
 }

@@ -15,6 +15,7 @@ import { UsageQueryService, type UsageGroupBy } from '../usage/usage-query.servi
 import type { LimitsPatch, MetadataPatch } from '../teams/team.store';
 import { BudgetReport } from '../limits/budget-report';
 import { CliModule } from './cli.module';
+import { positiveAmount, positiveInt } from './flag-values';
 
 /**
  * `switchyard` (npx switchyard ...): operators' commands over the same services as the
@@ -137,20 +138,6 @@ async function deployments(url: string | undefined): Promise<void> {
 function packageVersion(): string {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return (require('../../package.json') as { version: string }).version;
-}
-
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`"${value}" is not a positive integer`);
-  return n;
-}
-
-/** A budget in the billing currency, to the micro-unit. */
-function positiveAmount(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0 || Math.round(n * 1e6) / 1e6 !== n)
-    throw new Error(`"${value}" is not a positive amount (at most 6 decimals)`);
-  return n;
 }
 
 function list(value: string): string[] {

@@ -225,10 +225,13 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
         problems.push(`models.${name}.fallbacks: a model cannot fall back to itself`);
     }
   }
-  if (env.PORT !== undefined) {
-    const port = Number(env.PORT);
-    if (!Number.isInteger(port) || port < 0 || port > 65535)
-      problems.push(`PORT: "${env.PORT}" is not a port number`);
+  // PORT set but empty (`PORT=` in an env file, `${PORT}` in compose with nothing behind it) is read as unset:
+  // Number('') is 0, which would quietly listen on a random port. Only digits are a port (Number() also reads
+  // "0x50", "1e3" and "+80").
+  const portText = env.PORT?.trim();
+  if (portText) {
+    const port = /^\d{1,5}$/.test(portText) ? Number(portText) : NaN;
+    if (!(port <= 65535)) problems.push(`PORT: "${env.PORT}" is not a port number (0-65535)`);
     else config.server.port = port;
   }
   if (problems.length) throw new ConfigError(onePerUnsetVariable(problems.map((p) => p.replace(/^\./, ''))));

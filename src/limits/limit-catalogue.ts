@@ -12,6 +12,14 @@ export const LIMIT_NAMES = [
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
 /**
+ * The largest limit each unit takes: counters are numbers, exact only up to Number.MAX_SAFE_INTEGER (above it a
+ * limit would compare wrongly, and 2^53 + 1 is not even stored as written). Budgets are counted in nano-units of
+ * the currency, so the largest budget is that many nano-units, to the micro-unit a budget is given in.
+ */
+export const MAX_COUNT_LIMIT = Number.MAX_SAFE_INTEGER;
+export const MAX_BUDGET = Math.floor(Number.MAX_SAFE_INTEGER / 1e3) / 1e6;
+
+/**
  * Every limit in one table: what it counts (`concurrency`: leases on the requests in flight, released when a
  * request is accounted and expired if its replica dies; `requests`, `tokens` and `cost` (nano-units of the billing
  * currency): counters), the fixed UTC window a counter counts in, the code of a refusal, its CLI flag, and its

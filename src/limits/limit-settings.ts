@@ -1,6 +1,6 @@
 import 'reflect-metadata';
-import { IsInt, IsNumber, IsOptional, Min } from 'class-validator';
-import { LIMIT_NAMES } from './limit-catalogue';
+import { IsInt, IsNumber, IsOptional, Max, Min } from 'class-validator';
+import { LIMIT_NAMES, MAX_BUDGET, MAX_COUNT_LIMIT } from './limit-catalogue';
 
 /**
  * The limits a team (and, narrower, a token) can have. Used by the config file
@@ -9,26 +9,36 @@ import { LIMIT_NAMES } from './limit-catalogue';
  */
 export class LimitSettings {
   /** Requests in flight at once (streams included): one team cannot take all of a backend's connections. */
-  @IsOptional() @IsInt() @Min(1) concurrentRequests?: number;
-  @IsOptional() @IsInt() @Min(1) requestsPerMinute?: number;
-  @IsOptional() @IsInt() @Min(1) tokensPerMinute?: number;
-  @IsOptional() @IsInt() @Min(1) tokensPerDay?: number;
-  @IsOptional() @IsInt() @Min(1) tokensPerMonth?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(MAX_COUNT_LIMIT) concurrentRequests?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(MAX_COUNT_LIMIT) requestsPerMinute?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(MAX_COUNT_LIMIT) tokensPerMinute?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(MAX_COUNT_LIMIT) tokensPerDay?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(MAX_COUNT_LIMIT) tokensPerMonth?: number;
   /** Spend per UTC day, in billing.currency (micro-unit precision). */
   @IsOptional()
   @IsNumber({ maxDecimalPlaces: 6, allowNaN: false, allowInfinity: false })
   @Min(0.000001)
+  @Max(MAX_BUDGET)
   budgetPerDay?: number;
   /** Spend per UTC month, in billing.currency. */
   @IsOptional()
   @IsNumber({ maxDecimalPlaces: 6, allowNaN: false, allowInfinity: false })
   @Min(0.000001)
+  @Max(MAX_BUDGET)
   budgetPerMonth?: number;
 }
 
 export type Limits = Pick<LimitSettings, keyof LimitSettings>;
 // The catalogue of limits lives in a file of its own, free of decorators, so the console's page can import it too.
-export { LIMIT_CATALOGUE, LIMIT_KINDS, LIMIT_NAMES, type LimitName, type LimitUnit } from './limit-catalogue';
+export {
+  LIMIT_CATALOGUE,
+  LIMIT_KINDS,
+  LIMIT_NAMES,
+  MAX_BUDGET,
+  MAX_COUNT_LIMIT,
+  type LimitName,
+  type LimitUnit,
+} from './limit-catalogue';
 
 /** Only the limits that are set, as a plain object (what Redis and the API store and show). */
 export function cleanLimits(limits: Limits | undefined | null): Limits {

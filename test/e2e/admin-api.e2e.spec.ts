@@ -55,6 +55,23 @@ describe('admin API: teams, tokens, audit', () => {
     const negative = await gw.admin('POST', '/admin/v1/teams', { id: 'neg', limits: { tokensPerDay: 0 } });
     expect(negative.status).toBe(400);
     expect(negative.body.error.param).toBe('limits.tokensPerDay');
+    // Above Number.MAX_SAFE_INTEGER a limit is not even stored as written (2^53 + 1 reads as 2^53), nor a budget
+    // above what nano-units of the currency count exactly: refused, naming the key, on teams and tokens alike.
+    const huge = await gw.admin('PATCH', '/admin/v1/teams/research', {
+      limits: { tokensPerDay: 2 ** 53 },
+    });
+    expect(huge.status).toBe(400);
+    expect(huge.body.error).toMatchObject({
+      param: 'limits.tokensPerDay',
+      message: expect.stringContaining('9007199254740991'),
+    });
+    const rich = await gw.admin('PATCH', '/admin/v1/teams/research', { limits: { budgetPerMonth: 1e10 } });
+    expect(rich.body.error).toMatchObject({ param: 'limits.budgetPerMonth' });
+    const token = await gw.admin('POST', '/admin/v1/teams/research/tokens', {
+      name: 'huge',
+      limits: { requestsPerMinute: 1e300 },
+    });
+    expect(token.body.error).toMatchObject({ param: 'limits.requestsPerMinute' });
     expect((await gw.admin('PATCH', '/admin/v1/teams/nobody', { models: ['*'] })).status).toBe(404);
   });
 

@@ -32,6 +32,8 @@ describe('wrong admin keys are throttled per client address', () => {
       headers: { 'content-type': 'application/json', 'x-forwarded-for': from },
       body: JSON.stringify({ adminKey, name: 'guesser' }),
     });
+  type ErrorBody = { error: { message: string; type: string; code: string } };
+  const errorOf = async (answer: Response) => ((await answer.json()) as ErrorBody).error;
   const metric = async (labels: string) => {
     const text = await (await fetch(`${gw.url}/metrics`)).text();
     const line = text
@@ -140,6 +142,36 @@ describe('wrong admin keys are throttled per client address', () => {
     } finally {
       await direct.close();
     }
+  });
+
+  it('counts a team token on the admin API as a wrong admin key like any other, and says what is wrong', async () => {
+    // A team token (a live one, and one merely shaped like one) is not the admin key: it must not be a way to
+    // guess the admin key, or to probe team tokens, without being throttled.
+    const { token } = await gw.teamToken('throttle-team');
+    const shaped = `sy-${'0'.repeat(16)}-${'A'.repeat(43)}`;
+    const first = await adminCall(gw.url, token, '203.0.113.90');
+    expect(first.status).toBe(401);
+    const error = await errorOf(first);
+    expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_api_key' });
+    // It says what is wrong (not the admin key, and that team tokens are not taken here) and nothing more: the
+    // same words for a live team token as for any other wrong key.
+    expect(error.message).toMatch(/admin key/);
+    expect(error.message).toMatch(/team token/);
+    const other = await errorOf(await adminCall(gw.url, 'just-a-guess', '203.0.113.90'));
+    expect(other.message).toBe(error.message);
+    for (let i = 0; i < 3; i++) expect((await adminCall(gw.url, shaped, '203.0.113.90')).status).toBe(401);
+    expect((await adminCall(gw.url, token, '203.0.113.90')).status).toBe(429);
+    expect((await adminCall(gw.url, ADMIN_KEY, '203.0.113.90')).status).toBe(429);
+  });
+
+  it('tells a caller with no admin key how to send it, without offering x-api-key (the admin API does not read it)', async () => {
+    const missing = await fetch(`${gw.url}/admin/v1/teams`, { headers: { 'x-api-key': ADMIN_KEY } });
+    expect(missing.status).toBe(401);
+    const error = await errorOf(missing);
+    expect(error.message).toContain('Authorization: Bearer <admin key>');
+    expect(error.message).not.toContain('x-api-key: <token>');
+    const malformed = await fetch(`${gw.url}/admin/v1/teams`, { headers: { authorization: ADMIN_KEY } });
+    expect((await errorOf(malformed)).message).toContain('Bearer <admin key>');
   });
 
   it('does not count a request that carries no admin key, nor a console session that ended', async () => {

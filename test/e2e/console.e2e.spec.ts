@@ -462,6 +462,31 @@ describe('the admin console', () => {
     await shot('overview-money');
   });
 
+  it('draws a day whose spend is unknown (none of its requests had a price) as unknown, never as $0', async () => {
+    const { token } = await gw.teamToken('unpriced-team', ['echo']);
+    await gw
+      .openai(token)
+      .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one two three' }] });
+    await eventually(
+      async () =>
+        expect((await gw.admin('GET', '/admin/v1/usage?team=unpriced-team')).body.total).toMatchObject({
+          requests: 1,
+          cost: null,
+        }),
+      5000,
+    );
+    await page.goto(`${gw.url}/console#/teams/unpriced-team`);
+    const row = page.getByTestId('usage-by-model').getByRole('row', { name: /^echo/ });
+    await row.waitFor();
+    expect(await row.getByRole('cell').last().textContent()).toBe('unpriced');
+    // uPlot's legend shows the value under the cursor: today, at the right end of the spend chart.
+    const plot = page.locator('[data-chart^="Spend per day"] .u-over');
+    await plot.hover({ position: { x: (await plot.boundingBox())!.width - 1, y: 20 } });
+    await expect(
+      page.locator('[data-chart^="Spend per day"] .u-legend .u-value').nth(1).textContent(),
+    ).resolves.toBe('unknown');
+  });
+
   it('sends only what a user changed on the team page (null for a limit emptied or a label removed), and keeps the rest', async () => {
     const team = {
       id: 'limits-edit',

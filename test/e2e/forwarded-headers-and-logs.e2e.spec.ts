@@ -1,3 +1,4 @@
+import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
@@ -48,6 +49,22 @@ describe('forwarded headers and the access log', () => {
     const { line } = await call(distrusting, 'direct');
     expect(line.clientHost).not.toBe('chat.example.com');
     expect(line.clientIp).not.toBe('203.0.113.7');
+  });
+
+  it("logs the console's requests with their real path (the /console mount is not cut off), never the query", async () => {
+    const paths = ['/console', '/console/', '/console/assets/app.js'];
+    const ids: string[] = [];
+    for (const path of paths) {
+      const response = await fetch(`${trusting.url}${path}?secret=no`, { redirect: 'manual' });
+      ids.push(response.headers.get('x-request-id')!);
+      await response.body?.cancel();
+    }
+    await eventually(() => {
+      const logged = ids.map(
+        (id) => trusting.logs.find((l) => l.type === 'access' && l.requestId === id)?.path,
+      );
+      expect(logged).toEqual(paths);
+    });
   });
 
   it('never writes a token (client, admin or upstream) to the log', async () => {

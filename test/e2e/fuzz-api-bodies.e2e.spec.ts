@@ -1,15 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import Redis from 'ioredis';
 import { Agent } from 'undici';
 import { EmbeddingsBodyMutator, MessagesBodyMutator, ResponsesBodyMutator } from '../fuzz/api-body-mutators';
 import type { BodyMutator } from '../fuzz/body-mutator';
 import { ChatBodyMutator } from '../fuzz/chat-body-mutator';
-import { AnthropicUpstream } from '../support/anthropic-upstream';
-import { run, waitForListening, writeConfig, type RunningProcess } from '../support/gateway-process';
+import type { RunningProcess } from '../support/gateway-process';
 import { heapUsedAfterGc, inspectorUrl } from '../support/inspector';
-import { OpenAIUpstream } from '../support/openai-upstream';
-import { deletePrefix, REDIS_URL } from '../support/test-gateway';
+import { startStandinGatewayProcess, type StandinGatewayProcess } from '../support/standin-gateway-process';
 
 const BODIES = 10_000;
 const WARM_UP = 250;
@@ -94,48 +90,17 @@ function shapeProblem(errors: Api['errors'], text: string): string | null {
  */
 describe('mutation fuzzing of every client API', () => {
   jest.setTimeout(600_000);
-  let upstream: OpenAIUpstream;
-  let anthropic: AnthropicUpstream;
+  let standin: StandinGatewayProcess;
   let gateway: RunningProcess;
   let url: string;
   let token: string;
   let startHeap: number;
   let startKb: number;
-  const prefix = `sy-test:${randomBytes(6).toString('hex')}:`;
-  const redis = new Redis(REDIS_URL);
   const dispatcher = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 10_000 });
 
   beforeAll(async () => {
-    upstream = await new OpenAIUpstream().start();
-    upstream.delayMs = 1;
-    anthropic = await new AnthropicUpstream().start();
-    const config = writeConfig(`
-server: { port: 0, host: 127.0.0.1 }
-redis: { url: "${REDIS_URL}", keyPrefix: "${prefix}" }
-admin: { apiKey: fuzz-admin }
-log: { level: info }
-accessLog: false
-backends:
-  standin: { type: openai, baseUrl: "${upstream.url}", apiKey: upstream-secret-key }
-  claude: { type: anthropic, baseUrl: "${anthropic.url}", apiKey: upstream-secret-key }
-models:
-  echo: { backend: standin, upstreamModel: echo }
-  slow: { backend: standin, upstreamModel: slow }
-  claude-echo: { backend: claude, upstreamModel: claude-echo }
-  embed: { backend: standin, upstreamModel: embed, kind: embedding }
-teams:
-  fuzzers: { models: ["*"], limits: { tokensPerDay: 1000000000, concurrentRequests: 100 } }
-`);
-    gateway = run(config, { NODE_OPTIONS: '--inspect=127.0.0.1:0' });
-    url = await waitForListening(gateway.output);
-    token = (
-      (await (
-        await fetch(`${url}/admin/v1/teams/fuzzers/tokens`, {
-          method: 'POST',
-          headers: { authorization: 'Bearer fuzz-admin' },
-        })
-      ).json()) as { token: string }
-    ).token;
+    standin = await startStandinGatewayProcess('fuzzers', { NODE_OPTIONS: '--inspect=127.0.0.1:0' });
+    ({ gateway, url, token } = standin);
     // Warm-up, every API: the start level is a warm process's.
     for (const api of APIS) await fuzz(api, api.mutator(SEED - 1), WARM_UP);
     startHeap = await heapUsedAfterGc(inspectorUrl(gateway.output()));
@@ -143,12 +108,8 @@ teams:
   });
 
   afterAll(async () => {
-    gateway?.child.kill('SIGKILL');
     await dispatcher.close();
-    await upstream?.stop();
-    await anthropic?.stop();
-    await deletePrefix(redis, prefix);
-    await redis.quit();
+    await standin?.stop();
   });
 
   /** Sends `count` bodies of `api` from `mutator`, CONCURRENCY at a time; the statuses seen and what was wrong. */

@@ -9,7 +9,7 @@ import type {
   HistoryItem,
 } from '../../src/providers/local/local-protocol';
 import { eventually } from '../support/eventually';
-import { ensureLocalModel, LOCAL_MODEL } from '../support/local-model';
+import { ensureLocalModel, localBackend } from '../support/local-model';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
@@ -66,17 +66,12 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
         backends: {
           // 8192: SmolLM2's trained context, which holds both CLIs' prompts (Claude Code with --tools Read ~2.3k
           // tokens, Codex ~6k) and the answers. One sequence: the CLIs' turns run one at a time anyway.
-          local: {
-            type: 'local',
-            local: {
-              modelPath: LOCAL_MODEL,
-              parallel: 1,
-              queueSize: 4,
-              contextSize: 8192,
-              defaultMaxTokens: 512,
-              autoToolChoice: 'callFirst',
-            },
-          },
+          local: localBackend({
+            contextSize: 8192,
+            defaultMaxTokens: 512,
+            autoToolChoice: 'callFirst',
+            threads: 0,
+          }),
         },
         models: { smollm2: { backend: 'local', upstreamModel: 'SmolLM2-135M-Instruct' } },
       },

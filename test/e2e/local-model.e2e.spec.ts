@@ -7,7 +7,7 @@ import { eventually } from '../support/eventually';
 import {
   ensureLocalModel,
   ensureThinkingModel,
-  LOCAL_MODEL,
+  localBackend,
   referenceTokens,
   THINKING_MODEL,
 } from '../support/local-model';
@@ -35,17 +35,7 @@ describe('local model backend (real model)', () => {
       upstreamUrl: upstream.url,
       config: {
         backends: {
-          local: {
-            type: 'local',
-            local: {
-              modelPath: LOCAL_MODEL,
-              parallel: 2,
-              queueSize: 2,
-              contextSize: 1024,
-              threads: 2,
-              defaultMaxTokens: 96,
-            },
-          },
+          local: localBackend({ parallel: 2, queueSize: 2, threads: 2, defaultMaxTokens: 96 }),
         },
         models: { smollm2: { backend: 'local', upstreamModel: 'SmolLM2-135M-Instruct', thinking: 'native' } },
       },
@@ -343,17 +333,7 @@ describe('local model backend (real model)', () => {
       upstreamUrl: upstream.url,
       config: {
         backends: {
-          local: {
-            type: 'local',
-            local: {
-              modelPath: LOCAL_MODEL,
-              parallel: 1,
-              queueSize: 1,
-              contextSize: 512,
-              threads: 1,
-              defaultMaxTokens: 4,
-            },
-          },
+          local: localBackend({ queueSize: 1, contextSize: 512, defaultMaxTokens: 4 }),
         },
         models: { smollm2: { backend: 'local', upstreamModel: 'SmolLM2-135M-Instruct' } },
       },

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { eventually } from '../support/eventually';
-import { EMBEDDING_MODEL, ensureEmbeddingModel, LOCAL_MODEL } from '../support/local-model';
+import { EMBEDDING_MODEL, ensureEmbeddingModel, localBackend } from '../support/local-model';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
@@ -23,17 +23,7 @@ describe('local models through Messages, Responses and embeddings (real models)'
       upstreamUrl: upstream.url,
       config: {
         backends: {
-          local: {
-            type: 'local',
-            local: {
-              modelPath: LOCAL_MODEL,
-              parallel: 1,
-              queueSize: 4,
-              contextSize: 1024,
-              threads: 1,
-              defaultMaxTokens: 64,
-            },
-          },
+          local: localBackend(),
           'local-embed': {
             type: 'local',
             local: {

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { eventually } from '../support/eventually';
-import { ensureLocalModel, LOCAL_MODEL, referenceTokens } from '../support/local-model';
+import { ensureLocalModel, localBackend, referenceTokens } from '../support/local-model';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
@@ -51,29 +51,8 @@ describe('local model tool calling (real model)', () => {
       upstreamUrl: upstream.url,
       config: {
         backends: {
-          local: {
-            type: 'local',
-            local: {
-              modelPath: LOCAL_MODEL,
-              parallel: 1,
-              queueSize: 4,
-              contextSize: 2048,
-              threads: 1,
-              defaultMaxTokens: 64,
-            },
-          },
-          'local-first': {
-            type: 'local',
-            local: {
-              modelPath: LOCAL_MODEL,
-              parallel: 1,
-              queueSize: 4,
-              contextSize: 2048,
-              threads: 1,
-              defaultMaxTokens: 64,
-              autoToolChoice: 'callFirst',
-            },
-          },
+          local: localBackend({ contextSize: 2048 }),
+          'local-first': localBackend({ contextSize: 2048, autoToolChoice: 'callFirst' }),
         },
         models: {
           smollm2: { backend: 'local', upstreamModel: 'SmolLM2-135M-Instruct' },

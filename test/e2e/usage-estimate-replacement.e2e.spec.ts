@@ -40,6 +40,9 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
     new Promise<WriteResult>((resolve) => {
       writer.enqueue({ ...pending, onWritten: resolve });
     });
+  /** A survivor's estimate of a lost replica's request: nothing to settle, no lease to release. */
+  const writeEstimate = (record: UsageRecord) =>
+    write({ record, settle: { keys: [], deltas: [] }, concurrencyKeys: [], estimate: true });
 
   function records(team: string, recordId: string, admittedAt = Date.now() - 5000) {
     const common = {
@@ -112,14 +115,7 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
     const team = 'replaced';
     const { estimate, real, admittedAt } = records(team, randomUUID());
     const budget = await budgetReserving(team, 67_500_000);
-    expect(
-      await write({
-        record: estimate,
-        settle: { keys: [], deltas: [] },
-        concurrencyKeys: [],
-        estimate: true,
-      }),
-    ).toBe('written');
+    expect(await writeEstimate(estimate)).toBe('written');
     expect(await counters(team)).toEqual(expectedCounters(estimate));
     expect((await stream(team)).map((entry) => field(entry, 'error_code'))).toEqual(['replica_lost']);
 
@@ -141,14 +137,7 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
     expect(await stream(team)).toHaveLength(1);
     expect(Number(await redis.get(budget))).toBe(65_900_000);
     // A second survivor's estimate of it, late: nothing.
-    expect(
-      await write({
-        record: estimate,
-        settle: { keys: [], deltas: [] },
-        concurrencyKeys: [],
-        estimate: true,
-      }),
-    ).toBe('duplicate');
+    expect(await writeEstimate(estimate)).toBe('duplicate');
     expect(await counters(team)).toEqual(expectedCounters(real));
     // The survivor's metrics never count it: the real record came first.
     expect(await redis.markEstimateCounted(keys.usageSeen(team, real.id))).toBe(0);
@@ -157,14 +146,7 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
   it('an estimate is counted in metrics once, by one replica; a real record after that still replaces it in Redis and says so', async () => {
     const team = 'counted-first';
     const { estimate, real, admittedAt } = records(team, randomUUID());
-    expect(
-      await write({
-        record: estimate,
-        settle: { keys: [], deltas: [] },
-        concurrencyKeys: [],
-        estimate: true,
-      }),
-    ).toBe('written');
+    expect(await writeEstimate(estimate)).toBe('written');
     const marker = keys.usageSeen(team, estimate.id);
     const ttl = await redis.ttl(marker);
     expect(await redis.markEstimateCounted(marker)).toBe(1);
@@ -184,14 +166,7 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
     expect(
       await write({ record: real, settle: { keys: [], deltas: [] }, concurrencyKeys: [], admittedAt }),
     ).toBe('written');
-    expect(
-      await write({
-        record: estimate,
-        settle: { keys: [], deltas: [] },
-        concurrencyKeys: [],
-        estimate: true,
-      }),
-    ).toBe('duplicate');
+    expect(await writeEstimate(estimate)).toBe('duplicate');
     expect(await counters(team)).toEqual(expectedCounters(real));
     expect(await stream(team)).toHaveLength(1);
     expect(await redis.markEstimateCounted(keys.usageSeen(team, real.id))).toBe(0);
@@ -201,14 +176,7 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
     const team = 'midnight';
     const { estimate, real } = records(team, randomUUID());
     const lateEstimate = { ...estimate, at: yesterday };
-    expect(
-      await write({
-        record: lateEstimate,
-        settle: { keys: [], deltas: [] },
-        concurrencyKeys: [],
-        estimate: true,
-      }),
-    ).toBe('written');
+    expect(await writeEstimate(lateEstimate)).toBe('written');
     expect(await counters(team, yesterday.slice(0, 10))).toEqual(expectedCounters(lateEstimate));
     expect(
       await write({

@@ -7,6 +7,29 @@ const root = join(__dirname, '../..');
 export const LOCAL_MODEL = join(root, '.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf');
 export const LOCAL_RUNTIME = join(root, 'runtimes/local');
 
+/**
+ * A local backend on LOCAL_MODEL for a test gateway's config (startTestGateway's `config.backends`): one sequence,
+ * four queued, a 1,024-token context, one thread, 64 tokens by default; `local` changes any of them (config.schema.ts,
+ * LocalConfig), e.g. `localBackend({ contextSize: 2048, autoToolChoice: 'callFirst' })`.
+ */
+export function localBackend(local: Record<string, unknown> = {}): {
+  type: 'local';
+  local: Record<string, unknown>;
+} {
+  return {
+    type: 'local',
+    local: {
+      modelPath: LOCAL_MODEL,
+      parallel: 1,
+      queueSize: 4,
+      contextSize: 1024,
+      threads: 1,
+      defaultMaxTokens: 64,
+      ...local,
+    },
+  };
+}
+
 const SETUP_LOCK = join(root, '.cache/local-setup.lock');
 let lockDepth = 0;
 

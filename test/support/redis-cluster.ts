@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Redis, { Cluster } from 'ioredis';
 import { stopChild } from './gateway-process';
+import { persistenceArgs } from './redis-server';
 
 const run = promisify(execFile);
 
@@ -164,18 +165,7 @@ export class PrivateRedisCluster {
         '1000',
         '--repl-diskless-sync-delay',
         '0',
-        '--dir',
-        this.dir,
-        '--dbfilename',
-        `dump-${port}.rdb`,
-        '--appendonly',
-        'yes',
-        '--appendfilename',
-        `aof-${port}.aof`,
-        '--appenddirname',
-        `aof-${port}`,
-        '--save',
-        '',
+        ...persistenceArgs(this.dir, port),
       ],
       { stdio: 'ignore' },
     );

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stopChild } from './gateway-process';
+import { persistenceArgs } from './redis-server';
 
 const run = promisify(execFile);
 
@@ -91,18 +92,7 @@ export class PrivateRedisSentinel {
       String(port),
       '--bind',
       '127.0.0.1',
-      '--dir',
-      this.dir,
-      '--dbfilename',
-      `dump-${port}.rdb`,
-      '--appendonly',
-      'yes',
-      '--appendfilename',
-      `aof-${port}.aof`,
-      '--appenddirname',
-      `aof-${port}`,
-      '--save',
-      '',
+      ...persistenceArgs(this.dir, port),
       '--repl-diskless-sync-delay',
       '0',
       ...extra,

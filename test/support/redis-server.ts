@@ -7,6 +7,27 @@ import { stopChild } from './gateway-process';
 import Redis from 'ioredis';
 
 /**
+ * Persistence of one of several redis-servers sharing the directory `dir`: AOF on (an acknowledged write survives
+ * a kill), no RDB snapshots, each server's files named by its port.
+ */
+export function persistenceArgs(dir: string, port: number): string[] {
+  return [
+    '--dir',
+    dir,
+    '--dbfilename',
+    `dump-${port}.rdb`,
+    '--appendonly',
+    'yes',
+    '--appendfilename',
+    `aof-${port}.aof`,
+    '--appenddirname',
+    `aof-${port}`,
+    '--save',
+    '',
+  ];
+}
+
+/**
  * A private redis-server (the machine's binary) on its own port and data directory,
  * with AOF persistence, that a test can stop and start again like an operator would.
  */

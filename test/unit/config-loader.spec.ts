@@ -36,6 +36,16 @@ describe('config loader', () => {
     expect(() => buildConfig(minimal, { PORT: 'abc' })).toThrow(/PORT: "abc" is not a port number/);
   });
 
+  it('reads a PORT set but empty as unset (server.port applies), never as port 0', () => {
+    const configured = { ...minimal, server: { port: 9191 } };
+    expect(buildConfig(configured, { PORT: '' }).server.port).toBe(9191);
+    expect(buildConfig(configured, { PORT: '  ' }).server.port).toBe(9191);
+    expect(buildConfig(minimal, { PORT: '' }).server.port).toBe(8080);
+    // Number() reads these as ports; they are not written as one.
+    for (const odd of ['0x50', '1e3', '80.0', '-0', '+80'])
+      expect(() => buildConfig(minimal, { PORT: odd })).toThrow(`PORT: "${odd}" is not a port number`);
+  });
+
   it('reports every problem at once, each with its full key path', () => {
     let error: ConfigError | undefined;
     try {
@@ -137,5 +147,21 @@ describe('config errors a newcomer makes', () => {
         models: { m: { backend: 'main', upstreamModel: 'x' } },
       }),
     ).toEqual(['backends.main.type: must be set (known types: openai, anthropic, gemini, local)']);
+  });
+
+  it('refuses a limit above Number.MAX_SAFE_INTEGER (a budget above what nano-units can hold), naming the key', () => {
+    const seeded = (limits: Record<string, number>) => ({ ...minimal, teams: { t1: { limits } } });
+    expect(
+      problemsOf(seeded({ tokensPerDay: Number.MAX_SAFE_INTEGER + 1, requestsPerMinute: 1e300 })),
+    ).toEqual([
+      `teams.t1.limits.requestsPerMinute: must not be greater than ${Number.MAX_SAFE_INTEGER}`,
+      `teams.t1.limits.tokensPerDay: must not be greater than ${Number.MAX_SAFE_INTEGER}`,
+    ]);
+    expect(problemsOf(seeded({ budgetPerMonth: 1e10 }))).toEqual([
+      'teams.t1.limits.budgetPerMonth: must not be greater than 9007199.25474',
+    ]);
+    expect(buildConfig(seeded({ tokensPerDay: Number.MAX_SAFE_INTEGER }), {}).teams.t1.limits).toEqual({
+      tokensPerDay: Number.MAX_SAFE_INTEGER,
+    });
   });
 });

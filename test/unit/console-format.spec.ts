@@ -1,9 +1,23 @@
-import { describeLimits, formatCost, formatMoney, limitLabel } from '../../src/console/web/format';
+import { describeLimits, formatCost, formatMoney, limitLabel, spendOf } from '../../src/console/web/format';
 import { limitChanges, metadataChanges } from '../../src/console/web/limits-form';
 import { LIMIT_NAMES } from '../../src/limits/limit-catalogue';
 
 /** How the console writes money and limits, and what its team form sends (src/console/web). */
 describe('console formatting', () => {
+  it('a spend with no price is unknown (null, no point on a chart), never $0; a partly priced one is its priced part', () => {
+    const row = (requests: number, cost_nanos: number | null, cost_unknown_requests: number) => ({
+      requests,
+      cost_nanos,
+      cost_unknown_requests,
+    });
+    expect(spendOf([row(3, null, 3)])).toBeNull();
+    expect(spendOf([row(3, null, 3), row(2, null, 2)])).toBeNull(); // two teams, neither priced
+    expect(spendOf([row(3, null, 3), row(2, 4_000, 0)])).toBe(0.000004);
+    expect(spendOf([row(2, 1_500_000_000, 1)])).toBe(1.5);
+    expect(spendOf([])).toBe(0); // a day without requests cost nothing
+    expect(formatCost(null, 'USD', 3, 3)).toBe('unpriced');
+  });
+
   it.each([
     [0, 'USD', '$0.00'],
     [0.000038, 'USD', '$0.000038'],

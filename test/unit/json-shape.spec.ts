@@ -1,74 +1,7 @@
-import { JsonShapeScanner, MAX_BODY_DEPTH } from '../../src/common/http/json-shape';
+import { closingQuote } from '../../src/common/http/json-bytes';
+import { JsonShapeScanner, MAX_BODY_DEPTH, nextTurn } from '../../src/common/http/json-shape';
 import { seededRandom } from '../fuzz/chat-body-mutator';
-
-const PIECES = [
-  'a',
-  'é',
-  '"',
-  '\\',
-  '/',
-  '\n',
-  '\u2028',
-  '😀',
-  ' ',
-  '{',
-  '}',
-  '[',
-  ']',
-  ',',
-  ':',
-  '\\"',
-  '\\\\',
-  'x'.repeat(40),
-  '\u0000',
-];
-
-/** JSON text for `value` with odd spacing and escapes where none are needed (as clients write it). */
-function write(value: unknown, next: () => number): string {
-  const space = () => [' ', '', '\n  ', '\t', ''][Math.floor(next() * 5)];
-  if (typeof value === 'string') {
-    let text = '"';
-    for (const char of value) {
-      const code = char.codePointAt(0)!;
-      if (char === '"' || char === '\\') text += `\\${char}`;
-      else if (code < 0x20 || next() < 0.1)
-        text += Array.from(
-          { length: char.length },
-          (_, k) => `\\u${char.charCodeAt(k).toString(16).padStart(4, '0')}`,
-        ).join('');
-      else text += char;
-    }
-    return `${text}"`;
-  }
-  if (Array.isArray(value))
-    return `[${space()}${value.map((item) => write(item, next)).join(`${space()},${space()}`)}${space()}]`;
-  if (value && typeof value === 'object') {
-    const members = Object.entries(value).map(
-      ([key, item]) => `${write(key, next)}${space()}:${space()}${write(item, next)}`,
-    );
-    return `{${space()}${members.join(`,${space()}`)}${space()}}`;
-  }
-  return JSON.stringify(value);
-}
-
-function randomValue(next: () => number, depth: number): unknown {
-  const kind = Math.floor(next() * (depth > 4 ? 4 : 6));
-  if (kind === 0)
-    return Array.from(
-      { length: Math.floor(next() * 8) },
-      () => PIECES[Math.floor(next() * PIECES.length)],
-    ).join('');
-  if (kind === 1) return Math.floor(next() * 2000) - 1000;
-  if (kind === 2) return [true, false, null][Math.floor(next() * 3)];
-  if (kind === 3) return next() * 10;
-  if (kind === 4) return Array.from({ length: Math.floor(next() * 5) }, () => randomValue(next, depth + 1));
-  return Object.fromEntries(
-    Array.from({ length: Math.floor(next() * 5) }, (_, i) => [
-      `${PIECES[Math.floor(next() * PIECES.length)]}${i}`,
-      randomValue(next, depth + 1),
-    ]),
-  );
-}
+import { randomJson, writeJsonLikeClients } from '../fuzz/random-json';
 
 /** What the scanner should find, from the parsed value. */
 function reference(
@@ -107,7 +40,7 @@ describe('JsonShapeScanner (the body reader counts a body before it is parsed)',
   it('counts values, scalars and distinct keys exactly, whatever the spacing, escapes and chunk boundaries (3,000 random documents)', () => {
     const next = seededRandom(32);
     for (let i = 0; i < 3000; i++) {
-      const value = { root: randomValue(next, 0), more: [randomValue(next, 1), randomValue(next, 1)] };
+      const value = { root: randomJson(next, 0), more: [randomJson(next, 1), randomJson(next, 1)] };
       const expected = reference(value);
       const canonical = scan(Buffer.from(JSON.stringify(value)), next);
       expect([canonical.values, canonical.scalars, canonical.excess]).toEqual([
@@ -118,7 +51,7 @@ describe('JsonShapeScanner (the body reader counts a body before it is parsed)',
       // Distinct keys are told apart by their bytes: exact for canonical JSON.
       expect((canonical as unknown as { keys: Set<number> }).keys.size).toBe(expected.keys.size);
       // Written with needless escapes the same keys may look different, never fewer.
-      const escaped = scan(Buffer.from(write(value, next)), next);
+      const escaped = scan(Buffer.from(writeJsonLikeClients(value, next)), next);
       expect([escaped.values, escaped.scalars]).toEqual([expected.values, expected.scalars]);
       expect((escaped as unknown as { keys: Set<number> }).keys.size).toBeGreaterThanOrEqual(
         expected.keys.size,
@@ -175,5 +108,50 @@ describe('JsonShapeScanner (the body reader counts a body before it is parsed)',
       const scanner = scan(Buffer.from(JSON.stringify({ text, after: [1, 2], also: 'x' })), next);
       expect([scanner.values, scanner.scalars, scanner.excess]).toEqual([4, 2, undefined]); // the object, text, after, also
     }
+  });
+});
+
+describe('nextTurn: the heavy steps of concurrent bodies take turns', () => {
+  it('lets one waiting step through per turn of the event loop, first come first served', async () => {
+    // A counter bumped once per turn (an immediate that asks for the next turn's immediate).
+    let turn = 0;
+    let counting = true;
+    const count = () => {
+      turn++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const ran: Array<[step: number, turn: number]> = [];
+    // Four bodies whose steps became due in the same turn (their ends read together), each with two steps.
+    await Promise.all(
+      [0, 1, 2, 3].map(async (body) => {
+        await nextTurn();
+        ran.push([body, turn]);
+        await nextTurn();
+        ran.push([body + 10, turn]);
+      }),
+    );
+    counting = false;
+    expect(ran.map(([step]) => step)).toEqual([0, 1, 2, 3, 10, 11, 12, 13]);
+    const turns = ran.map(([, at]) => at);
+    expect(new Set(turns).size).toBe(turns.length); // never two in one turn
+  });
+});
+
+describe('closingQuote: where a JSON string ends (json-bytes.ts, shared by the shape scanner and the splice)', () => {
+  it.each([
+    ['"abc"', 4],
+    ['"a\\"b"', 5],
+    ['"a\\\\"b"', 4],
+    ['"a\\\\\\"b"', 7],
+    ['"no end', -1],
+    ['"escaped end\\"', -1],
+  ])('%s ends at %s', (text, end) => {
+    expect(closingQuote(Buffer.from(text), 1)).toBe(end);
+  });
+
+  it('does not look back before `from` (bytes before it are known content, not an escape)', () => {
+    // From index 3, the backslash at 2 was the second half of a "\\" pair: the quote at 3 ends the string.
+    expect(closingQuote(Buffer.from('"\\\\"'), 3)).toBe(3);
   });
 });

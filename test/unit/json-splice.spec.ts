@@ -1,75 +1,9 @@
 import { spliceJson, topLevelMembers } from '../../src/providers/shared/json-splice';
 import { seededRandom as random } from '../fuzz/chat-body-mutator';
+import { jsonPiece, randomJson, writeJsonLikeClients } from '../fuzz/random-json';
 
-const PIECES = [
-  'a',
-  'é',
-  '"',
-  '\\',
-  '/',
-  '\n',
-  '\u2028',
-  '😀',
-  ' ',
-  '{',
-  '}',
-  '[',
-  ']',
-  ',',
-  ':',
-  'model',
-  '\u0000',
-];
-
-/** JSON text for `value` the way different clients write it: odd spacing, escapes where none are needed. */
-function write(value: unknown, next: () => number): string {
-  const space = () => [' ', '', '\n  ', '\t', ''][Math.floor(next() * 5)];
-  if (typeof value === 'string') {
-    let text = '"';
-    for (const char of value) {
-      const code = char.codePointAt(0)!;
-      if (char === '"' || char === '\\') text += `\\${char}`;
-      else if (code < 0x20 || next() < 0.2)
-        text += Array.from(
-          { length: char.length },
-          (_, k) => `\\u${char.charCodeAt(k).toString(16).padStart(4, '0')}`,
-        ).join('');
-      else if (char === '/' && next() < 0.5) text += '\\/';
-      else text += char;
-    }
-    return `${text}"`;
-  }
-  if (Array.isArray(value))
-    return `[${space()}${value.map((item) => write(item, next)).join(`${space()},${space()}`)}${space()}]`;
-  if (value && typeof value === 'object') {
-    const members = Object.entries(value).map(
-      ([key, item]) => `${write(key, next)}${space()}:${space()}${write(item, next)}`,
-    );
-    return `{${space()}${members.join(`,${space()}`)}${space()}}`;
-  }
-  return typeof value === 'number' && next() < 0.3 && Number.isInteger(value)
-    ? `${value}.0e0`
-    : JSON.stringify(value);
-}
-
-function value(next: () => number, depth: number): unknown {
-  const kind = Math.floor(next() * (depth > 3 ? 4 : 6));
-  if (kind === 0)
-    return Array.from(
-      { length: Math.floor(next() * 6) },
-      () => PIECES[Math.floor(next() * PIECES.length)],
-    ).join('');
-  if (kind === 1) return Math.floor(next() * 2000) - 1000;
-  if (kind === 2) return [true, false, null][Math.floor(next() * 3)];
-  if (kind === 3) return next() * 10;
-  if (kind === 4) return Array.from({ length: Math.floor(next() * 4) }, () => value(next, depth + 1));
-  return Object.fromEntries(
-    Array.from({ length: Math.floor(next() * 4) }, (_, i) => [
-      `${PIECES[Math.floor(next() * PIECES.length)]}${i}`,
-      value(next, depth + 1),
-    ]),
-  );
-}
+/** Smaller values than the default: each body is spliced whole several times. */
+const SMALL = { maxDepth: 3, items: 4, pieces: 6 };
 
 describe('Upstream bodies from the client bytes (json-splice)', () => {
   it('gives the same JSON as a fresh serialisation, for 2,000 random bodies and random changes', () => {
@@ -78,12 +12,11 @@ describe('Upstream bodies from the client bytes (json-splice)', () => {
       const next = random(seed);
       const client: Record<string, unknown> = {
         model: 'client-model',
-        messages: [{ role: 'user', content: value(next, 0) }],
+        messages: [{ role: 'user', content: randomJson(next, 0, SMALL) }],
       };
-      for (let i = 0; i < 4; i++)
-        client[`${PIECES[Math.floor(next() * PIECES.length)]}-${i}`] = value(next, 1);
+      for (let i = 0; i < 4; i++) client[`${jsonPiece(next)}-${i}`] = randomJson(next, 1, SMALL);
       const bytes = Buffer.from(
-        (next() < 0.2 ? '\ufeff' : '') + write(client, next) + (next() < 0.5 ? '\n' : ''),
+        (next() < 0.2 ? '\ufeff' : '') + writeJsonLikeClients(client, next) + (next() < 0.5 ? '\n' : ''),
         'utf8',
       );
       const parsed = JSON.parse(bytes.toString('utf8').replace(/^\ufeff/, '')) as Record<string, unknown>;

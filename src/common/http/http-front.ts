@@ -73,7 +73,7 @@ function writeAccessLog(req: Request, res: Response, logger: AppLogger): void {
       type: 'access',
       requestId: ctx.requestId,
       method: req.method,
-      path: req.path,
+      path: requestPath(req),
       status: res.statusCode,
       latencyMs: Math.round(latencyMs * 100) / 100,
       clientIp: req.ip,
@@ -91,4 +91,15 @@ function writeAccessLog(req: Request, res: Response, logger: AppLogger): void {
     },
     'request',
   );
+}
+
+/**
+ * The path the client asked for, without the query (it may carry anything). Not `req.path`: a response finished
+ * inside a mounted middleware (the console's files, app.use('/console')) leaves Express's req.url cut to the part
+ * after the mount, and the access log said "/" for /console/.
+ */
+function requestPath(req: Request): string {
+  const url = req.originalUrl;
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
 }

@@ -1,19 +1,32 @@
 import { getMetadataStorage, ValidationTypes, type ValidationArguments } from 'class-validator';
-// class-validator's message templating ($property, $constraint1...) and class-transformer's @Type metadata have no
-// typed entry points; both are read from the installed packages so messages and nesting are theirs exactly.
+import { nextTurn } from '../http/json-shape';
+
+/*
+ * What this reads, and how an upgrade that changes it is caught:
+ * - class-validator's rules through its public getMetadataStorage() (getTargetValidationMetadatas,
+ *   groupByPropertyName, getTargetValidatorConstraints). A decorated class that reads as no rules, or a rule whose
+ *   validator cannot be found, throws MetadataUnreadable when compiled (at start-up, validation.pipe.ts), instead
+ *   of compiling to a validator that lets everything through.
+ * - class-transformer's @Type metadata, which has no public entry point: its defaultMetadataStorage, the same
+ *   import class-validator-jsonschema documents for the same need. It is checked on load, and a @ValidateNested
+ *   whose @Type cannot be found throws MetadataUnreadable.
+ * - message templates ($property, $constraint1...) are filled here (fillMessage), as class-validator does; the
+ *   parity test (test/unit/compiled-validator.spec.ts) holds every message to class-validator's own.
+ */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { ValidationUtils } = require('class-validator/cjs/validation/ValidationUtils') as {
-  ValidationUtils: { replaceMessageSpecialTokens(message: unknown, args: ValidationArguments): string };
-};
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as {
-  defaultMetadataStorage: {
-    findTypeMetadata(
+const { defaultMetadataStorage: typeMetadata } = require('class-transformer/cjs/storage') as {
+  defaultMetadataStorage?: {
+    findTypeMetadata?(
       target: DtoClass,
       property: string,
     ): { typeFunction: (options?: unknown) => DtoClass } | undefined;
   };
 };
+if (typeof typeMetadata?.findTypeMetadata !== 'function')
+  throw new Error(
+    "class-transformer's defaultMetadataStorage.findTypeMetadata (class-transformer/cjs/storage) is gone: the compiled validator cannot find @Type classes (src/common/validation/compiled-validator.ts)",
+  );
+const findTypeMetadata = typeMetadata.findTypeMetadata.bind(typeMetadata);
 
 /** A DTO class (what `@Body()` names, what `@Type()` points at). */
 export type DtoClass = abstract new (...args: never[]) => unknown;
@@ -87,6 +100,12 @@ interface CompiledClass {
 export class UnsupportedValidation extends Error {}
 
 /**
+ * The rules of a class could not be read as written (a class-validator or class-transformer upgrade changed what
+ * is read here): never a fallback, since a validator compiled from missing rules would let everything through.
+ */
+export class MetadataUnreadable extends Error {}
+
+/**
  * A validator for a DTO class, compiled once from the class's own class-validator metadata (the decorators stay the
  * one source of truth; `/openapi.json` is generated from the same metadata). It runs the same constraint functions
  * class-validator would, in the same order, and reports the problem class-validator's first error would name, but
@@ -121,7 +140,8 @@ async function checkRoot(
     if (!sliced || !holds(property, object, value)) continue;
     const items = value as unknown[];
     for (let start = 0; start < items.length; start += ITEMS_PER_TURN) {
-      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      // A slice per turn, queued with the other heavy steps of concurrent bodies (json-shape.ts, nextTurn).
+      if (start > 0) await nextTurn();
       const itemProblem = checkItems(
         property,
         items,
@@ -140,6 +160,8 @@ function compileClass(target: DtoClass, seen: Map<DtoClass, CompiledClass>): Com
   if (existing) return existing;
   const storage = getMetadataStorage();
   const metadatas = storage.getTargetValidationMetadatas(target, '', true, false, undefined);
+  if (!Array.isArray(metadatas) || metadatas.length === 0)
+    throw new MetadataUnreadable(`${target.name}: no class-validator rules could be read`);
   const grouped = storage.groupByPropertyName(metadatas);
   const compiled: CompiledClass = { name: target.name, properties: [], known: new Set() };
   seen.set(target, compiled);
@@ -162,6 +184,10 @@ function compileClass(target: DtoClass, seen: Map<DtoClass, CompiledClass>): Com
         case ValidationTypes.CUSTOM_VALIDATION:
         case ValidationTypes.IS_DEFINED: {
           const constraints = storage.getTargetValidatorConstraints(metadata.constraintCls);
+          if (constraints.length === 0)
+            throw new MetadataUnreadable(
+              `${target.name}.${name}: the validator of a ${metadata.type} rule cannot be found`,
+            );
           if (constraints.some((constraint) => constraint.async))
             throw new UnsupportedValidation(`${target.name}.${name}: async validator`);
           for (const constraint of constraints) {
@@ -175,10 +201,14 @@ function compileClass(target: DtoClass, seen: Map<DtoClass, CompiledClass>): Com
         }
         case ValidationTypes.NESTED_VALIDATION: {
           property.nested = metadata;
-          const type = defaultMetadataStorage.findTypeMetadata(target, name);
+          const type = findTypeMetadata(target, name);
+          // Without @Type there is no class to check the nested value against: class-validator checks a plain
+          // object against nothing, and so would this. Every @ValidateNested in the gateway has its @Type.
+          if (!type)
+            throw new MetadataUnreadable(`${target.name}.${name}: @ValidateNested without a readable @Type`);
           let nestedClass: CompiledClass | undefined;
           // Resolved on first use: @Type's function may name a class declared further down the file.
-          if (type) property.nestedClass = () => (nestedClass ??= compileClass(type.typeFunction(), seen));
+          property.nestedClass = () => (nestedClass ??= compileClass(type.typeFunction(), seen));
           break;
         }
         case ValidationTypes.WHITELIST:
@@ -268,7 +298,7 @@ function checkProperty(
   if (nested && value !== undefined && !(value instanceof Object)) {
     (failures ??= new Map()).set(
       ValidationTypes.NESTED_VALIDATION,
-      ValidationUtils.replaceMessageSpecialTokens(nested.message, {
+      fillMessage(nested.message, {
         ...args,
         constraints: nested.constraints,
       }),
@@ -326,7 +356,36 @@ function messageOf({ metadata, instance }: Check, args: ValidationArguments): st
   const template =
     metadata.message ||
     (typeof instance.defaultMessage === 'function' ? instance.defaultMessage({ ...args }) : '');
-  return ValidationUtils.replaceMessageSpecialTokens(template, { ...args });
+  return fillMessage(template, { ...args });
+}
+
+/**
+ * A message template filled as class-validator fills it (ValidationUtils.replaceMessageSpecialTokens, which it does
+ * not export): a function is called, then $constraintN, $value (strings, numbers, booleans), $property, $target.
+ */
+function fillMessage(message: unknown, args: ValidationArguments): string {
+  let text =
+    typeof message === 'function'
+      ? (message as (args: ValidationArguments) => string)(args)
+      : typeof message === 'string'
+        ? message
+        : undefined;
+  if (!text) return text ?? '';
+  if (Array.isArray(args.constraints))
+    args.constraints.forEach((constraint: unknown, i: number) => {
+      text = text!.replace(new RegExp(`\\$constraint${i + 1}`, 'g'), constraintText(constraint));
+    });
+  const value: unknown = args.value;
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+    text = text.replace(/\$value/g, String(value));
+  // Replacement strings, not functions, as class-validator passes them ("$&" in a value means what it means there).
+  return text.replace(/\$property/g, args.property).replace(/\$target/g, args.targetName);
+}
+
+function constraintText(constraint: unknown): string {
+  if (Array.isArray(constraint)) return constraint.join(', ');
+  if (typeof constraint === 'symbol') return `${constraint.description}`;
+  return `${constraint as string}`;
 }
 
 /** The failure to name: the first type check that failed, else the first failure (see TYPE_CONSTRAINTS). */

@@ -60,7 +60,8 @@ export interface UsageRow {
   requests: number;
   requests_error: number;
   total_tokens: number;
-  cost_nanos: number;
+  /** null when none of the row's requests had a price (cost_unknown_requests counts them). */
+  cost_nanos: number | null;
   cost_unknown_requests: number;
 }
 

@@ -4,7 +4,8 @@ import 'uplot/dist/uPlot.min.css';
 
 export interface Series {
   label: string;
-  values: number[];
+  /** One per day; null is a day whose value is unknown (a spend with no price): no point, "unknown" in the legend. */
+  values: Array<number | null>;
   color: string;
 }
 
@@ -52,7 +53,9 @@ export function DailyChart({
             stroke: s.color,
             fill: `${s.color}22`,
             width: 2,
-            ...(format ? { value: (_u: uPlot, v: number | null) => (v === null ? '-' : format(v)) } : {}),
+            ...(format
+              ? { value: (_u: uPlot, v: number | null) => (v === null ? 'unknown' : format(v)) }
+              : {}),
           })),
         ],
         axes: [

@@ -32,10 +32,35 @@ export function formatCost(
   unpricedRequests = 0,
   requests = 0,
 ): string {
-  if (nanos === null || nanos === undefined) return '-';
+  // Unpriced first: the usage API's cost is null when every request was unpriced, and that is not "-".
   if (requests > 0 && unpricedRequests === requests) return 'unpriced';
+  if (nanos === null || nanos === undefined) return '-';
   const amount = formatMoney(nanos / 1e9, currency);
   return unpricedRequests > 0 ? `${amount} + ${unpricedRequests} unpriced` : amount;
+}
+
+/** What the spend of a usage row is made of (GET /admin/v1/usage): cost_nanos is null when no request had a price. */
+export interface Spend {
+  requests: number;
+  cost_nanos: number | null;
+  cost_unknown_requests: number;
+}
+
+/**
+ * The spend of some rows (a day's, across teams or models) in the currency's unit, for a chart: null when they had
+ * requests and none of them had a price, so the chart shows no point there and says "unknown", never $0; the
+ * priced part when only some had one (the cards and tables say how many were unpriced).
+ */
+export function spendOf(rows: Spend[]): number | null {
+  let requests = 0;
+  let unpriced = 0;
+  let nanos = 0;
+  for (const row of rows) {
+    requests += row.requests;
+    unpriced += row.cost_unknown_requests;
+    nanos += row.cost_nanos ?? 0;
+  }
+  return requests > 0 && unpriced >= requests ? null : nanos / 1e9;
 }
 
 /** The limit's name for people, from the limit catalogue (`tokensPerDay` -> `Tokens / day`). */

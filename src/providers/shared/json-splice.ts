@@ -16,6 +16,7 @@
  *   there, as it would through a plain proxy.
  */
 import type { JsonSource } from '../../common/http/client-source';
+import { closingQuote, isJsonSpace } from '../../common/http/json-bytes';
 
 export type { JsonSource };
 
@@ -25,8 +26,8 @@ export type { JsonSource };
  */
 export const SPLICE_MIN_BYTES = 16 * 1024;
 
+// JSON's structural bytes, as local constants: read from another module, each comparison costs a property load.
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
@@ -109,15 +110,8 @@ export function topLevelMembers(bytes: Buffer): Map<string, MemberSpan> | undefi
 
 /** The index just past the closing quote of the string opening at `open`, or -1. */
 function stringEnd(bytes: Buffer, open: number): number {
-  let from = open + 1;
-  for (;;) {
-    const quote = bytes.indexOf(QUOTE, from);
-    if (quote < 0) return -1;
-    let backslashes = 0;
-    for (let k = quote - 1; bytes[k] === BACKSLASH; k--) backslashes++;
-    if (backslashes % 2 === 0) return quote + 1;
-    from = quote + 1;
-  }
+  const quote = closingQuote(bytes, open + 1);
+  return quote < 0 ? -1 : quote + 1;
 }
 
 /** The index just past the value starting at `start`, or -1. */
@@ -149,16 +143,12 @@ function keyText(bytes: Buffer, start: number, end: number): string {
 }
 
 function skipSpace(bytes: Buffer, at: number): number {
-  while (isSpace(bytes[at])) at++;
+  while (isJsonSpace(bytes[at])) at++;
   return at;
 }
 
-function isSpace(byte: number | undefined): boolean {
-  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
-}
-
 function isDelimiter(byte: number): boolean {
-  return byte === COMMA || byte === CLOSE_OBJECT || byte === CLOSE_ARRAY || isSpace(byte);
+  return byte === COMMA || byte === CLOSE_OBJECT || byte === CLOSE_ARRAY || isJsonSpace(byte);
 }
 
 /** True when `a` serialises to the same JSON value as `b`, a value JSON.parse made. */

@@ -1,6 +1,6 @@
 import { api, daysAgo, monthStart, utcDay, type Usage, type UsageRow } from '../api';
 import { DailyChart, daysBetween } from '../chart';
-import { formatCost, formatMoney, formatNumber } from '../format';
+import { formatCost, formatMoney, formatNumber, spendOf } from '../format';
 import { useLoad } from '../use-load';
 
 /** Requests, tokens and spend today and this month, error rate, top teams and models, and 30 days of charts. */
@@ -24,7 +24,7 @@ export function OverviewPage() {
         requests: t.requests + r.requests,
         errors: t.errors + r.requests_error,
         tokens: t.tokens + r.total_tokens,
-        cost: t.cost + r.cost_nanos,
+        cost: t.cost + (r.cost_nanos ?? 0),
         unpriced: t.unpriced + r.cost_unknown_requests,
       }),
       { requests: 0, errors: 0, tokens: 0, cost: 0, unpriced: 0 },
@@ -93,7 +93,13 @@ export function OverviewPage() {
         title={`Spend per day (${byDay.currency})`}
         days={days}
         format={(amount) => formatMoney(amount, byDay.currency)}
-        series={[{ label: 'spend', values: perDay((r) => r.cost_nanos / 1e9), color: '#d97706' }]}
+        series={[
+          {
+            label: 'spend',
+            values: days.map((day) => spendOf(byDay.data.filter((r) => r.day === day))),
+            color: '#d97706',
+          },
+        ]}
       />
       <div class="columns">
         <TopList

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../../limits/limit-catalogue';
 import { api, daysAgo, monthStart, utcDay, type Usage } from '../api';
 import { DailyChart, daysBetween } from '../chart';
-import { formatCost, formatLimitValue, formatMoney, formatNumber, limitLabel } from '../format';
+import { formatCost, formatLimitValue, formatMoney, formatNumber, limitLabel, spendOf } from '../format';
 import { LIMIT_FIELDS, limitChanges, listOf, metadataChanges, type Limits } from '../limits-form';
 import { Meter } from '../meter';
 import { useLoad } from '../use-load';
@@ -149,7 +149,11 @@ function TeamUsage({
         days={days}
         format={money}
         series={[
-          { label: 'spend', values: days.map((d) => (at(d)?.cost_nanos ?? 0) / 1e9), color: '#d97706' },
+          {
+            label: 'spend',
+            values: days.map((d) => spendOf(byDay.data.filter((r) => r.day === d))),
+            color: '#d97706',
+          },
         ]}
       />
       <h3>By model, last 30 days</h3>
