@@ -83,7 +83,7 @@ export class GeminiUpstream extends StandInServer {
     const [, model, method] = route;
     if (model === 'gemini-exhausted')
       return error(res, 429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).');
-    if (!Array.isArray(body.contents))
+    if (!Array.isArray(body.contents) || body.contents.length === 0)
       return error(
         res,
         400,
