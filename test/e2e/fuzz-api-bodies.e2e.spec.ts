@@ -6,6 +6,7 @@ import { EmbeddingsBodyMutator, MessagesBodyMutator, ResponsesBodyMutator } from
 import type { BodyMutator } from '../fuzz/body-mutator';
 import { ChatBodyMutator } from '../fuzz/chat-body-mutator';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
+import { GeminiUpstream } from '../support/gemini-upstream';
 import { run, waitForListening, writeConfig, type RunningProcess } from '../support/gateway-process';
 import { heapUsedAfterGc, inspectorUrl } from '../support/inspector';
 import { OpenAIUpstream } from '../support/openai-upstream';
@@ -21,33 +22,45 @@ interface Api {
   mutator: (seed: number) => BodyMutator;
   /** The route of the i-th body (Messages alternates with count_tokens). */
   path: (i: number) => string;
+  /** The stand-ins (beyond the OpenAI-compatible one) its bodies must reach. */
+  reaches: Array<'anthropic' | 'gemini'>;
   /** Whose error body a 4xx must be: OpenAI's `{error: {message, type, param, code}}` or Anthropic's. */
   errors: 'openai' | 'anthropic';
 }
 
+/**
+ * The models bodies name, one per family's backend: OpenAI-compatible, Anthropic and Gemini (translations are where
+ * a wrong shape turns into a 500). The bodies are split between them, not multiplied by them.
+ */
+const CHAT_MODELS = ['echo', 'claude-echo', 'gemini-echo'];
+
 const APIS: Api[] = [
   {
     name: 'chat completions',
-    mutator: (seed) => new ChatBodyMutator(seed),
+    mutator: (seed) => new ChatBodyMutator(seed, CHAT_MODELS),
     path: () => '/v1/chat/completions',
+    reaches: ['anthropic', 'gemini'],
     errors: 'openai',
   },
   {
     name: 'Anthropic messages and count_tokens',
-    mutator: (seed) => new MessagesBodyMutator(seed),
+    mutator: (seed) => new MessagesBodyMutator(seed, CHAT_MODELS), // claude-echo: native
     path: (i) => (i % 3 === 2 ? '/v1/messages/count_tokens' : '/v1/messages'),
+    reaches: ['anthropic', 'gemini'],
     errors: 'anthropic',
   },
   {
     name: 'responses',
-    mutator: (seed) => new ResponsesBodyMutator(seed),
+    mutator: (seed) => new ResponsesBodyMutator(seed, CHAT_MODELS),
     path: () => '/v1/responses',
+    reaches: ['anthropic', 'gemini'],
     errors: 'openai',
   },
   {
     name: 'embeddings',
-    mutator: (seed) => new EmbeddingsBodyMutator(seed),
+    mutator: (seed) => new EmbeddingsBodyMutator(seed, ['embed', 'gemini-embed', 'echo']),
     path: () => '/v1/embeddings',
+    reaches: ['gemini'],
     errors: 'openai',
   },
 ];
@@ -96,6 +109,7 @@ describe('mutation fuzzing of every client API', () => {
   jest.setTimeout(600_000);
   let upstream: OpenAIUpstream;
   let anthropic: AnthropicUpstream;
+  let gemini: GeminiUpstream;
   let gateway: RunningProcess;
   let url: string;
   let token: string;
@@ -109,6 +123,7 @@ describe('mutation fuzzing of every client API', () => {
     upstream = await new OpenAIUpstream().start();
     upstream.delayMs = 1;
     anthropic = await new AnthropicUpstream().start();
+    gemini = await new GeminiUpstream().start();
     const config = writeConfig(`
 server: { port: 0, host: 127.0.0.1 }
 redis: { url: "${REDIS_URL}", keyPrefix: "${prefix}" }
@@ -118,11 +133,14 @@ accessLog: false
 backends:
   standin: { type: openai, baseUrl: "${upstream.url}", apiKey: upstream-secret-key }
   claude: { type: anthropic, baseUrl: "${anthropic.url}", apiKey: upstream-secret-key }
+  google: { type: gemini, baseUrl: "${gemini.url}", apiKey: upstream-secret-key }
 models:
   echo: { backend: standin, upstreamModel: echo }
   slow: { backend: standin, upstreamModel: slow }
   claude-echo: { backend: claude, upstreamModel: claude-echo }
+  gemini-echo: { backend: google, upstreamModel: gemini-echo }
   embed: { backend: standin, upstreamModel: embed, kind: embedding }
+  gemini-embed: { backend: google, upstreamModel: text-embedding-004, kind: embedding }
 teams:
   fuzzers: { models: ["*"], limits: { tokensPerDay: 1000000000, concurrentRequests: 100 } }
 `);
@@ -147,6 +165,7 @@ teams:
     await dispatcher.close();
     await upstream?.stop();
     await anthropic?.stop();
+    await gemini?.stop();
     await deletePrefix(redis, prefix);
     await redis.quit();
   });
@@ -196,14 +215,20 @@ teams:
   it.each(APIS.map((api, index) => [api.name, api, index] as const))(
     `${BODIES} bodies of %s (seed ${SEED} + API): 0 responses >= 500, every 4xx in the API's own error shape, no crash`,
     async (_name, api, index) => {
+      const called = () => ({ anthropic: anthropic.requests.length, gemini: gemini.requests.length });
+      const before = called();
       const { statuses, problems } = await fuzz(api, api.mutator(SEED + index), BODIES);
+      const after = called();
       expect(problems.slice(0, 10)).toEqual([]);
+      expect([...anthropic.crashes, ...gemini.crashes].slice(0, 10)).toEqual([]);
       expect(gateway.child.exitCode).toBeNull();
       expect((await fetch(`${url}/health/live`)).status).toBe(200);
       // Both 2xx and 4xx happened: the fuzzer reached the backend as well as the validation.
       expect(statuses.get(200)).toBeGreaterThan(100);
       expect([...statuses.keys()].some((status) => status >= 400 && status < 500)).toBe(true);
       expect([...statuses.values()].reduce((a, b) => a + b, 0)).toBe(BODIES);
+      // Through the translations too: a share of the bodies reached the Anthropic and Gemini stand-ins.
+      for (const family of api.reaches) expect(after[family] - before[family]).toBeGreaterThan(100);
     },
   );
 

@@ -28,7 +28,7 @@ const FIELDS = [
 export class ChatBodyMutator extends BodyMutator {
   protected base(): Record<string, unknown> {
     const body: Record<string, unknown> = {
-      model: this.pick(['echo', 'echo', 'echo', 'nope', '']),
+      model: this.model(['echo', 'echo', 'echo', 'nope', '']),
       messages: [{ role: 'user', content: this.text(40) }],
     };
     if (this.random() < 0.3) body.max_tokens = 1 + this.int(100);

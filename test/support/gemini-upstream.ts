@@ -44,6 +44,15 @@ export class GeminiUpstream extends StandInServer {
         '* BatchEmbedContentsRequest.requests: requests is not specified',
       );
     for (const request of body.requests) {
+      const size = request.outputDimensionality;
+      // Gemini's embedding models make at most 3072 dimensions (the message is the stand-in's own words).
+      if (size !== undefined && !(Number.isInteger(size) && size >= 1 && size <= 3072))
+        return error(
+          res,
+          400,
+          'INVALID_ARGUMENT',
+          '* BatchEmbedContentsRequest.requests[].output_dimensionality: must be between 1 and 3072',
+        );
       if (request.model !== `models/${model}`)
         return error(
           res,
