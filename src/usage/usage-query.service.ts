@@ -92,6 +92,10 @@ export class UsageQueryService {
 
   async summary(query: UsageQuery): Promise<{ data: UsageRow[]; total: UsageTotals }> {
     const days = daysBetween(query.from, query.to);
+    return fromRedis(this.sum(query, days));
+  }
+
+  private async sum(query: UsageQuery, days: string[]): Promise<{ data: UsageRow[]; total: UsageTotals }> {
     const teamIds = query.team ? [query.team] : (await this.teams.list()).map((team) => team.id);
     // One script per team reads all its days (its keys share the team's slot); teams are separate commands.
     const perTeam = await batch(
@@ -161,8 +165,30 @@ export class UsageQueryService {
   async records(team: string, limit: number, before?: string): Promise<Array<Record<string, unknown>>> {
     const end = pageEnd(before || undefined);
     if (end === null) return [];
-    const entries = await this.redis.xrevrange(this.keys.usageRecords(team), end, '-', 'COUNT', limit);
+    const entries = await fromRedis(
+      this.redis.xrevrange(this.keys.usageRecords(team), end, '-', 'COUNT', limit),
+    );
     return entries.map(([id, flat]) => recordView(id, flat));
+  }
+}
+
+/**
+ * A read of the counters or records that Redis could not answer (down, or slower than redis.commandTimeoutMs): 503
+ * `store_unavailable` in the API's error shape, which clients retry, not a 500 that says the gateway is broken.
+ */
+async function fromRedis<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof GatewayException) throw error;
+    throw new GatewayException(
+      'store_unavailable',
+      'Usage cannot be read because Redis is unreachable; try again shortly.',
+      {
+        cause: error,
+        headers: { 'retry-after': '1' },
+      },
+    );
   }
 }
 
