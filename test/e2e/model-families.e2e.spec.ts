@@ -50,6 +50,7 @@ describe('model families through one OpenAI format', () => {
             thinkingBudget: { min: 0, max: 8192 },
           },
           'gemini-exhausted': { backend: 'google', upstreamModel: 'gemini-exhausted' },
+          'gemini-unfinished': { backend: 'google', upstreamModel: 'gemini-unfinished' },
           'o-reasoner': { backend: 'standin', upstreamModel: 'echo', thinking: 'reasoning_effort' },
           qwen: {
             backend: 'standin',
@@ -577,6 +578,29 @@ describe('model families through one OpenAI format', () => {
       // 2 + 6 + 6 words: the same count as the non-streamed answer's.
       expect(s.usage).toMatchObject({ completion_tokens: 14 });
       expect(plain.usage).toMatchObject({ completion_tokens: 14 });
+    });
+
+    it("n > 1 streamed where a candidate never finishes before the stream ends: Gemini's own counts of everything that came, in the usage chunk and the record", async () => {
+      const { token } = await gw.teamToken('gemini-unfinished');
+      const s = await collect(
+        await gw.openai(token).chat.completions.create({
+          model: 'gemini-unfinished',
+          n: 3,
+          stream: true,
+          stream_options: { include_usage: true },
+          messages: [{ role: 'user', content: 'colours' }],
+        }),
+      );
+      const finished = s.chunks.flatMap((c) => c.choices.filter((choice: any) => choice.finish_reason));
+      expect(finished.map((choice: any) => choice.index)).toEqual([0, 1]);
+      // Candidate 3's words came (6 of them) though it never finished: 2 + 6 + 6, as Gemini counted them.
+      expect(s.usage).toMatchObject({ completion_tokens: 14 });
+      const [record] = await eventually(async () => {
+        const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=gemini-unfinished');
+        expect(body.data).toHaveLength(1);
+        return body.data;
+      });
+      expect(record).toMatchObject({ outcome: 'ok', completion_tokens: 14, estimated: false });
     });
   });
 

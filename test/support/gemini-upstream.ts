@@ -15,6 +15,8 @@ import { StandInServer, words, type RecordedRequest } from './standin-server';
  *                      not a functionResponse); with generationConfig.candidateCount n, n candidates,
  *                      candidate i's text i words longer ("(answer i+1 of n)"), so when streamed they
  *                      finish in different events, each with its finishReason
+ *   gemini-unfinished  as gemini-echo, but when streamed the last of n > 1 candidates never sends its
+ *                      finishReason before the stream ends (its parts and the usage still come)
  *   gemini-exhausted   HTTP 429 RESOURCE_EXHAUSTED
  * and `models/{model}:batchEmbedContents` for any model (see `embed`).
  */
@@ -181,7 +183,10 @@ export class GeminiUpstream extends StandInServer {
               {
                 content: { role: 'model', parts: [list[step]] },
                 index,
-                ...(step === list.length - 1 ? { finishReason: 'STOP' } : {}),
+                ...(step === list.length - 1 &&
+                !(model === 'gemini-unfinished' && index === count - 1 && count > 1)
+                  ? { finishReason: 'STOP' }
+                  : {}),
               },
             ]
           : [],
