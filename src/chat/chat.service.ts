@@ -20,6 +20,7 @@ import { PriceBook } from '../billing/price-book';
 import { promptTexts, reservationEstimate, type PromptTexts } from '../usage/token-estimator';
 import type { ChatRequest } from '../providers/chat-request';
 import type { ClientWire } from './client-wire';
+import { MAX_TOOLS } from './dto/chat-completion-request.dto';
 
 /** A whole (non-streamed) answer: the OpenAI completion it maps to, and the backend's own body for a native call. */
 export interface Answer {
@@ -239,6 +240,15 @@ export class ChatService {
     if (wire.native?.accepts(deployment)) return;
     const { backend, upstreamModel } = deployment;
     dto = requestFor(dto, wire, config, deployment);
+    // A request from another API (Messages) translated to a chat completion keeps chat's limit (the chat DTO checks
+    // a chat request's own); an Anthropic deployment that takes Messages natively has none it publishes.
+    if (Array.isArray(dto.tools) && dto.tools.length > MAX_TOOLS) {
+      throw new GatewayException(
+        'invalid_request',
+        `'tools' must have at most ${MAX_TOOLS} tools for the model \`${model}\` (OpenAI's limit per request, which a request translated to chat completions keeps).`,
+        { param: 'tools', wireCode: null },
+      );
+    }
     if (dto.thinking?.type === 'enabled' && !canThink(config, deployment)) {
       throw new GatewayException(
         'invalid_request',

@@ -280,6 +280,38 @@ describe('request shapes and per-request item limits', () => {
     ).toBe(200);
   });
 
+  it("responses: at most 128 tools (OpenAI's limit), a 400 that names it", async () => {
+    const tool = { type: 'function', name: 'f', parameters: { type: 'object', properties: {} } };
+    const before = forwarded();
+    expectOpenAI400(
+      await post('/v1/responses', { model: 'echo', input: 'hi', tools: Array(129).fill(tool) }),
+      'tools',
+      /at most 128 tools \(OpenAI's limit per request\)/,
+    );
+    expect(forwarded()).toBe(before);
+    expect(
+      (await post('/v1/responses', { model: 'echo', input: 'hi', tools: Array(128).fill(tool) })).status,
+    ).toBe(200);
+  });
+
+  it('messages: 128 tools at most when translated to chat completions (OpenAI-compatible, Gemini), a 400 that names it; none published for Anthropic itself', async () => {
+    const tool = { name: 'f', input_schema: { type: 'object', properties: {} } };
+    const ask = (model: string, count: number) =>
+      post('/v1/messages', {
+        model,
+        max_tokens: 16,
+        messages: [{ role: 'user', content: 'hi' }],
+        tools: Array(count).fill(tool),
+      });
+    for (const model of ['echo', 'gem']) {
+      const before = forwarded();
+      expectAnthropic400(await ask(model, 129), /'tools' must have at most 128 tools/);
+      expect(forwarded()).toBe(before);
+      expect((await ask(model, 128)).status).toBe(200);
+    }
+    expect((await ask('claude', 129)).status).toBe(200);
+  });
+
   it("embeddings: at most 2048 inputs and 300,000 tokens in all (OpenAI's limits)", async () => {
     expectOpenAI400(
       await post('/v1/embeddings', { model: 'embed', input: Array(2049).fill('x') }),
