@@ -489,7 +489,7 @@ describe('model families through one OpenAI format', () => {
       expect(first.choices[0].finish_reason).toBe('tool_calls');
       expect(message.tool_calls).toEqual([
         {
-          id: 'call_0_0',
+          id: expect.stringMatching(/^call_[A-Za-z0-9]{24}$/), // Gemini sent none: a random one
           type: 'function',
           function: { name: 'get_weather', arguments: '{"query":"Oslo"}' },
         },
@@ -500,7 +500,7 @@ describe('model families through one OpenAI format', () => {
         messages: [
           { role: 'user', content: 'Oslo' },
           message,
-          { role: 'tool', tool_call_id: 'call_0_0', content: 'cold' },
+          { role: 'tool', tool_call_id: message.tool_calls![0].id, content: 'cold' },
         ],
       });
       expect(gemini.last().body.contents.slice(1)).toEqual([
@@ -522,7 +522,7 @@ describe('model families through one OpenAI format', () => {
       expect(s.toolCalls).toEqual([
         {
           index: 0,
-          id: 'call_0_0',
+          id: expect.stringMatching(/^call_[A-Za-z0-9]{24}$/),
           type: 'function',
           function: { name: 'get_weather', arguments: '{"query":"Oslo"}' },
         },

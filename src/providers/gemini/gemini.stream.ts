@@ -3,6 +3,7 @@ import type { StreamMapper, StreamStep } from '../provider-adapter';
 import type { ChatCompletionChunk } from '../shared/openai-types';
 import { parseStreamEvent } from '../shared/json';
 import type { SseEvent } from '../shared/sse';
+import { randomId } from '../shared/random-id';
 import {
   finishReasonOf,
   splitParts,
@@ -20,7 +21,7 @@ import {
  * first (see `end`).
  */
 export class GeminiStreamMapper implements StreamMapper {
-  private readonly id = `chatcmpl-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  private readonly id = randomId('chatcmpl-', 29);
   private readonly created = Math.floor(Date.now() / 1000);
   private model = '';
   private started = new Set<number>();
@@ -47,11 +48,7 @@ export class GeminiStreamMapper implements StreamMapper {
         chunks.push(this.chunk(index, { role: 'assistant', content: '' }));
       }
       const called = this.toolCounts.get(index) ?? 0;
-      const { text, reasoning, toolCalls } = splitParts(
-        candidate.content?.parts ?? [],
-        `call_${index}_`,
-        called,
-      );
+      const { text, reasoning, toolCalls } = splitParts(candidate.content?.parts ?? []);
       if (reasoning) chunks.push(this.chunk(index, { reasoning_content: reasoning }));
       if (text) chunks.push(this.chunk(index, { content: text }));
       if (toolCalls.length) {
