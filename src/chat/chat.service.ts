@@ -2,9 +2,11 @@ import { Injectable } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../common/errors/gateway.exception';
+import { toGatewayException } from '../common/errors/error-response';
+import { AppLogger } from '../common/logging/logger';
 import type { RequestLedger, TokenCounts } from '../usage/request-ledger';
 import type { ModelConfig } from '../config/config.schema';
-import type { Backend } from '../providers/provider-adapter';
+import type { Backend, UpstreamCall } from '../providers/provider-adapter';
 import { sendToBackend } from '../providers/backend-call';
 import { ModelRouter, type Deployment, type Route } from '../routing/model-router.service';
 import { UpstreamCaller, type CallResult, type Candidate } from '../routing/upstream-caller';
@@ -18,6 +20,7 @@ import { PriceBook } from '../billing/price-book';
 import { promptTexts, reservationEstimate, type PromptTexts } from '../usage/token-estimator';
 import type { ChatRequest } from '../providers/chat-request';
 import type { ClientWire } from './client-wire';
+import { MAX_TOOLS } from './dto/chat-completion-request.dto';
 
 /** A whole (non-streamed) answer: the OpenAI completion it maps to, and the backend's own body for a native call. */
 export interface Answer {
@@ -42,6 +45,7 @@ export class ChatService {
     private readonly admission: RequestAdmission,
     private readonly caller: UpstreamCaller,
     private readonly prices: PriceBook,
+    private readonly logger: AppLogger,
   ) {}
 
   /** Non-streaming: the answer as an OpenAI chat.completion (and the upstream's body, for a native call). */
@@ -236,6 +240,15 @@ export class ChatService {
     if (wire.native?.accepts(deployment)) return;
     const { backend, upstreamModel } = deployment;
     dto = requestFor(dto, wire, config, deployment);
+    // A request from another API (Messages) translated to a chat completion keeps chat's limit (the chat DTO checks
+    // a chat request's own); an Anthropic deployment that takes Messages natively has none it publishes.
+    if (Array.isArray(dto.tools) && dto.tools.length > MAX_TOOLS) {
+      throw new GatewayException(
+        'invalid_request',
+        `'tools' must have at most ${MAX_TOOLS} tools for the model \`${model}\` (OpenAI's limit per request, which a request translated to chat completions keeps).`,
+        { param: 'tools', wireCode: null },
+      );
+    }
     if (dto.thinking?.type === 'enabled' && !canThink(config, deployment)) {
       throw new GatewayException(
         'invalid_request',
@@ -343,14 +356,22 @@ export class ChatService {
   ): Promise<UpstreamResponse> {
     const { deployment, routed } = candidate;
     const { backend, upstreamModel } = deployment;
-    const call = wire.native?.accepts(deployment)
-      ? wire.native.call(deployment, stream)
-      : backend.adapter.buildRequest(
-          requestFor(dto, wire, routed.config, deployment),
-          { upstreamModel, model: routed.config },
-          stream,
-          wire.source,
-        );
+    let call: UpstreamCall;
+    try {
+      call = wire.native?.accepts(deployment)
+        ? wire.native.call(deployment, stream)
+        : backend.adapter.buildRequest(
+            requestFor(dto, wire, routed.config, deployment),
+            { upstreamModel, model: routed.config },
+            stream,
+            wire.source,
+          );
+    } catch (error) {
+      // Building the call failed before anything was sent: the gateway's fault (a GatewayException the adapter
+      // threw says otherwise, e.g. a 400 for the client's input), never the backend's, so it must not become
+      // `upstream_unreachable` (502) on its way out, nor count against the deployment.
+      return Promise.reject(toGatewayException(error, this.logger.pino));
+    }
     const timeouts = candidate.routed.config.timeouts;
     if (timeouts?.firstByteMs !== undefined || timeouts?.idleMs !== undefined)
       call.timeouts = { firstByteMs: timeouts.firstByteMs, idleMs: timeouts.idleMs };

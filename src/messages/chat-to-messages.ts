@@ -1,4 +1,5 @@
 import type { ChatCompletion, Usage } from '../providers/shared/openai-types';
+import { randomId } from '../providers/shared/random-id';
 import { parseArguments } from '../providers/shared/message-parts';
 import type { ContentBlock } from './dto/message-blocks';
 import { gatewaySignature } from './translated-thinking';
@@ -106,7 +107,8 @@ export function toolUseBlock(
 /** `msg_...` from any upstream id (Messages ids start with msg_). */
 export function messageId(upstreamId: string | undefined): string {
   const id = (upstreamId ?? '').replace(/[^A-Za-z0-9_-]/g, '');
-  return id.startsWith('msg_') ? id : `msg_${id || Date.now().toString(36)}`;
+  if (!id) return randomId('msg_', 24);
+  return id.startsWith('msg_') ? id : `msg_${id}`;
 }
 
 /** A translated answer (OpenAI chat.completion) -> Anthropic's Message: thinking, text and tool_use blocks. */

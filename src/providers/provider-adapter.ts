@@ -50,6 +50,11 @@ export interface StreamStep {
 export interface StreamMapper {
   /** Throws a GatewayException when the upstream reports an error inside the stream. */
   map(event: SseEvent): StreamStep;
+  /**
+   * The upstream's body ended before a step said `done`: what the mapper still holds for the client and the
+   * accounting, if anything (Gemini: the usage of an answer some of whose candidates never finished).
+   */
+  end?(): StreamStep | undefined;
 }
 
 /**

@@ -67,6 +67,15 @@ export class BackendHealth implements OnApplicationBootstrap, OnApplicationShutd
     );
   }
 
+  /**
+   * Why the backend cannot answer until its configuration is fixed (no key, a local model that cannot load), if so:
+   * unlike an unreachable backend or an open circuit, retrying cannot help, so a model served only by such
+   * backends is refused as unavailable (403, which clients do not retry) rather than failed (5xx).
+   */
+  misconfigured(backend: Backend): string | undefined {
+    return backend.unavailable ?? backend.client.unusable?.();
+  }
+
   /** Why the deployment is known to be down (its backend's fault, or its open circuit), if it is. */
   downBecause(deployment: Deployment): string | undefined {
     return this.fault(deployment.backend) ?? this.circuits.openBecause(deployment.id);

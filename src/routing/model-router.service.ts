@@ -91,17 +91,12 @@ export class ModelRouter {
         param: 'model',
       });
     }
-    if (entry.unavailable) {
-      throw new GatewayException(
-        'model_unavailable',
-        `The model \`${model}\` is not available: ${entry.unavailable}.`,
-        { param: 'model' },
-      );
-    }
+    const unservable = this.unservableBecause(entry);
+    if (unservable) throw unavailable(model, unservable);
     // Fallbacks the caller may not use, or that cannot answer, are left out.
     const fallbacks = (entry.config.fallbacks ?? [])
       .map((name) => this.models.get(name)!)
-      .filter((fallback) => !fallback.unavailable && this.allows(principal, fallback.model))
+      .filter((fallback) => !this.unservableBecause(fallback) && this.allows(principal, fallback.model))
       .map(({ model: name, config, deployments }) => ({ model: name, config, deployments }));
     return {
       model,
@@ -110,6 +105,29 @@ export class ModelRouter {
       backend: entry.deployments[0].backend,
       fallbacks,
     };
+  }
+
+  /**
+   * The 403 `model_unavailable` a configured model this principal may use answers when it cannot be served as
+   * configured (see unservableBecause), or undefined: what GET /v1/models/{model} says of a model it does not list
+   * for that reason, rather than a 404 that says the model does not exist.
+   */
+  unavailableFor(model: string, principal: Principal): GatewayException | undefined {
+    const entry = this.models.get(model);
+    if (!entry || !this.allows(principal, model)) return undefined;
+    const unservable = this.unservableBecause(entry);
+    return unservable ? unavailable(model, unservable) : undefined;
+  }
+
+  /**
+   * Why none of the model's deployments can answer until the config is fixed (a missing key, a local model that
+   * cannot load: BackendHealth.misconfigured), if so. A local model's file is found missing only once its worker
+   * has tried to load it, so this is asked per request, not once at start-up.
+   */
+  private unservableBecause(entry: ModelEntry): string | undefined {
+    if (entry.unavailable) return entry.unavailable;
+    const reasons = entry.deployments.map((deployment) => this.health.misconfigured(deployment.backend));
+    return reasons.every((reason) => reason !== undefined) ? reasons[0] : undefined;
   }
 
   /**
@@ -166,4 +184,10 @@ export class ModelRouter {
     }
     return matcher;
   }
+}
+
+function unavailable(model: string, reason: string): GatewayException {
+  return new GatewayException('model_unavailable', `The model \`${model}\` is not available: ${reason}.`, {
+    param: 'model',
+  });
 }

@@ -24,10 +24,14 @@ export class ModelsController {
   retrieve(@Param('model') model: string, @Req() req: Request) {
     const route = this.router.modelsFor(req.ledger.principal!).find((candidate) => candidate.model === model);
     if (!route)
-      throw new GatewayException(
-        'model_not_found',
-        `The model \`${model}\` does not exist or you do not have access to it.`,
-        { param: 'model' },
+      throw (
+        // Configured and allowed but not servable as configured: the same 403 using it gives, not "does not exist".
+        this.router.unavailableFor(model, req.ledger.principal!) ??
+        new GatewayException(
+          'model_not_found',
+          `The model \`${model}\` does not exist or you do not have access to it.`,
+          { param: 'model' },
+        )
       );
     return modelObject(route);
   }

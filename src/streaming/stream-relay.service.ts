@@ -5,9 +5,9 @@ import { GatewayException } from '../common/errors/gateway.exception';
 import { toGatewayException } from '../common/errors/error-response';
 import { AppLogger } from '../common/logging/logger';
 import { MetricsService } from '../metrics/metrics.service';
-import type { StreamMapper } from '../providers/provider-adapter';
+import type { StreamMapper, StreamStep } from '../providers/provider-adapter';
 import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-types';
-import { readSse } from '../providers/shared/sse';
+import { readSse, type SseEvent } from '../providers/shared/sse';
 import { backendSecrets, scrubError } from '../providers/shared/upstream-errors';
 import { TokenCounter } from '../usage/token-counter';
 import {
@@ -78,6 +78,24 @@ export class StreamRelay {
     const keepAlive = this.startKeepAlive(res, () => lastWrite);
     let ended = false; // the upstream's end marker ([DONE], message_stop) was seen
     const batches = readSse(upstream.body)[Symbol.asyncIterator]();
+    /** Accounts one mapped step's chunks (usage, text, first token); true when one of them finished a choice. */
+    const take = async (step: StreamStep): Promise<boolean> => {
+      let finished = false;
+      const textBefore = outcome.relayedText.length;
+      for (const chunk of step.chunks) {
+        if (chunk.usage) {
+          outcome.reasoningEstimated =
+            (await this.counter.fillReasoningTokens(chunk.usage, outcome.reasoningText)) ||
+            outcome.reasoningEstimated;
+          outcome.usage = chunk.usage;
+        }
+        if (chunk.choices?.some((choice) => choice.finish_reason)) finished = true;
+        collectText(chunk, outcome.relayedText, outcome.reasoningText);
+      }
+      if (outcome.firstTokenAt === undefined && outcome.relayedText.length > textBefore)
+        outcome.firstTokenAt = process.hrtime.bigint();
+      return finished;
+    };
     try {
       while (!ended) {
         const next = await batches.next();
@@ -96,20 +114,8 @@ export class StreamRelay {
               out += encoder.event(event, step);
               continue;
             }
-            const textBefore = outcome.relayedText.length;
-            for (const chunk of step.chunks) {
-              if (chunk.usage) {
-                outcome.reasoningEstimated =
-                  (await this.counter.fillReasoningTokens(chunk.usage, outcome.reasoningText)) ||
-                  outcome.reasoningEstimated;
-                outcome.usage = chunk.usage;
-              }
-              if (chunk.choices?.some((choice) => choice.finish_reason)) sawFinish = true;
-              collectText(chunk, outcome.relayedText, outcome.reasoningText);
-            }
+            if (await take(step)) sawFinish = true;
             out += encoder.event(event, step);
-            if (outcome.firstTokenAt === undefined && outcome.relayedText.length > textBefore)
-              outcome.firstTokenAt = process.hrtime.bigint();
             if (step.done) {
               ended = true;
               break;
@@ -129,6 +135,15 @@ export class StreamRelay {
       // What follows the end marker is drained in the background, not abandoned: leaving an iterator early
       // destroys the body (an AbortError with a stack trace per request, and the pooled connection).
       if (ended) void drainQuietly(batches);
+      else {
+        // The body ended without one: what the mapper still holds (see StreamMapper.end).
+        const last = mapper.end?.();
+        if (last) {
+          if (await take(last)) sawFinish = true;
+          res.cork();
+          res.write(encoder.event({ data: '' } as SseEvent, last));
+        }
+      }
       // Some servers close without [DONE]; a stream that reached finish_reason is still whole.
       if (!sawFinish && !outcome.usage)
         throw new GatewayException('upstream_error', 'The backend ended the stream early.');

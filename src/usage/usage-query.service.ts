@@ -34,8 +34,8 @@ export interface UsageTotals {
   estimated_requests: number;
   /**
    * Spend in the billing currency's unit (exact to the nano-unit) of the requests whose price is known; null when
-   * some requests counted here have no known price and none with a price spent anything (unknown, never 0, like a
-   * record's cost).
+   * some requests counted here have no known price and none spent tokens at a known price, a zero price included
+   * (unknown, never 0, like a record's cost).
    */
   cost: number | null;
   /** The same in nano-units (integer, exact), or null. */
@@ -92,6 +92,10 @@ export class UsageQueryService {
 
   async summary(query: UsageQuery): Promise<{ data: UsageRow[]; total: UsageTotals }> {
     const days = daysBetween(query.from, query.to);
+    return fromRedis(this.sum(query, days));
+  }
+
+  private async sum(query: UsageQuery, days: string[]): Promise<{ data: UsageRow[]; total: UsageTotals }> {
     const teamIds = query.team ? [query.team] : (await this.teams.list()).map((team) => team.id);
     // One script per team reads all its days (its keys share the team's slot); teams are separate commands.
     const perTeam = await batch(
@@ -105,6 +109,8 @@ export class UsageQueryService {
 
     const rows = new Map<string, UsageRow>();
     const total = emptyTotals();
+    // Sums holding a request that spent tokens at a known price (zero included): their cost is known.
+    const priced = new Set<UsageTotals>();
     let i = 0;
     for (const team of teamIds) {
       for (const day of days) {
@@ -135,11 +141,16 @@ export class UsageQueryService {
           }
           add(row, counter.metric, Number(value));
           add(total, counter.metric, Number(value));
+          if (counter.metric === 'cost' || counter.metric === 'cost_known') priced.add(row).add(total);
         }
       }
     }
-    for (const row of rows.values()) unknownCostIsNull(row);
-    unknownCostIsNull(total);
+    // A sum with requests of unknown price and none that spent tokens at a known price has an unknown cost: null,
+    // as on a record, never 0. Requests that spent nothing (refusals) cost 0 whatever the price, so they do not make
+    // it known; a zero-priced model's answer does, and its sum stays 0 with the unpriced ones counted beside it.
+    for (const row of [...rows.values(), total]) {
+      if (row.cost_unknown_requests > 0 && !priced.has(row)) row.cost = row.cost_nanos = null;
+    }
     const data = [...rows.values()].sort((a, b) =>
       a.team === b.team
         ? String(a.day ?? a.model ?? a.endpoint ?? a.token_id).localeCompare(
@@ -154,8 +165,30 @@ export class UsageQueryService {
   async records(team: string, limit: number, before?: string): Promise<Array<Record<string, unknown>>> {
     const end = pageEnd(before || undefined);
     if (end === null) return [];
-    const entries = await this.redis.xrevrange(this.keys.usageRecords(team), end, '-', 'COUNT', limit);
+    const entries = await fromRedis(
+      this.redis.xrevrange(this.keys.usageRecords(team), end, '-', 'COUNT', limit),
+    );
     return entries.map(([id, flat]) => recordView(id, flat));
+  }
+}
+
+/**
+ * A read of the counters or records that Redis could not answer (down, or slower than redis.commandTimeoutMs): 503
+ * `store_unavailable` in the API's error shape, which clients retry, not a 500 that says the gateway is broken.
+ */
+async function fromRedis<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof GatewayException) throw error;
+    throw new GatewayException(
+      'store_unavailable',
+      'Usage cannot be read because Redis is unreachable; try again shortly.',
+      {
+        cause: error,
+        headers: { 'retry-after': '1' },
+      },
+    );
   }
 }
 
@@ -189,14 +222,6 @@ function add(totals: UsageTotals, metric: string, value: number): void {
       if ((USAGE_OUTCOMES as readonly string[]).includes(metric))
         totals[`requests_${metric}` as keyof UsageTotals] += value;
   }
-}
-
-/**
- * A sum with requests of unknown price and no known spend has an unknown cost: null, as on a record, never 0.
- * (Requests that spent nothing, such as refusals, cost 0 whatever the price, so they do not make it known.)
- */
-function unknownCostIsNull(totals: UsageTotals): void {
-  if (totals.cost_unknown_requests > 0 && !totals.cost_nanos) totals.cost = totals.cost_nanos = null;
 }
 
 /** Every UTC day from `from` to `to`, inclusive. */

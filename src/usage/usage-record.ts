@@ -104,6 +104,7 @@ export const COUNTER_METRICS = [
   'estimated',
   'cost',
   'cost_unknown',
+  'cost_known',
   ...USAGE_OUTCOMES,
 ] as const;
 export type CounterMetric = (typeof COUNTER_METRICS)[number];
@@ -154,6 +155,9 @@ export function counterIncrements(record: UsageRecord): Array<[string, number]> 
   if (record.estimated) out.push([at('estimated'), 1]);
   if (record.costNanos) out.push([at('cost'), record.costNanos]);
   if (record.costNanos === null) out.push([at('cost_unknown'), 1]);
+  // A request that spent tokens at a known price, even a zero price: without this count a sum of zero-priced and
+  // unpriced requests (cost 0 adds no `cost` field) could not tell "known to be 0" from "unknown".
+  else if (record.promptTokens || record.completionTokens) out.push([at('cost_known'), 1]);
   return out;
 }
 

@@ -130,7 +130,7 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
     for (const { record, settle, concurrencyKeys, estimate, admittedAt } of batch) {
       const increments = counterIncrements(record);
       const day = record.at.slice(0, 10);
-      const otherDays = estimate ? [] : daysBefore(day, admittedAt);
+      const otherDays = estimate ? [] : estimateDays(day, admittedAt, now);
       const keys = [
         this.keys.usageSeen(record.team, record.id),
         this.keys.usageRecords(record.team),
@@ -261,17 +261,23 @@ function tell(pending: PendingUsage, result: WriteResult): void {
 }
 
 /**
- * The days before `day` (yyyy-mm-dd, UTC) back to the one `admittedAt` falls on, at most ESTIMATE_DAYS_BACK: where
- * else a survivor's estimate of a request admitted then and recorded on `day` can have been counted.
+ * The days other than `day` (yyyy-mm-dd, UTC, the record's) where a survivor's estimate of a request admitted at
+ * `admittedAt` and written `now` can have been counted: from the day it was admitted (at most ESTIMATE_DAYS_BACK
+ * before) to today. Days after the record's count too: a record accounted just before midnight can wait in the
+ * buffer (Redis out of reach) while a survivor records the request as lost after midnight.
  */
-function daysBefore(day: string, admittedAt: number | undefined): string[] {
+function estimateDays(day: string, admittedAt: number | undefined, now: number): string[] {
   if (admittedAt === undefined) return [];
+  const today = new Date(now).toISOString().slice(0, 10);
   const admittedOn = new Date(admittedAt).toISOString().slice(0, 10);
-  if (admittedOn >= day) return []; // the common case: admitted the day it ended
+  if (admittedOn >= day && today <= day) return []; // the common case: admitted, ended and written the same day
   const days: string[] = [];
-  const last = Date.parse(`${day}T00:00:00Z`);
+  const last = Date.parse(`${today > day ? today : day}T00:00:00Z`);
   const first = Math.max(Date.parse(`${admittedOn}T00:00:00Z`), last - ESTIMATE_DAYS_BACK * 86_400_000);
-  for (let at = first; at < last; at += 86_400_000) days.push(new Date(at).toISOString().slice(0, 10));
+  for (let at = first; at <= last; at += 86_400_000) {
+    const other = new Date(at).toISOString().slice(0, 10);
+    if (other !== day) days.push(other);
+  }
   return days;
 }
 

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:net';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
@@ -223,10 +224,49 @@ describe('backend health', () => {
         model_listed: false,
         model_hidden_because: expect.stringMatching(/cannot load/),
       });
-      const error = (await client.chat.completions
-        .create(ask('missing-file'))
-        .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
-      expect(error.status).toBe(503);
+    });
+
+    // A configuration fault, like a missing key (unservable-models.e2e.spec.ts): each API's permission shape, a 403
+    // its SDK does not retry (it was a 503, which they retried as if the model were overloaded).
+    it.each([
+      ['chat completions', (c: OpenAI) => c.chat.completions.create(ask('missing-file'))],
+      [
+        'a streamed chat completion',
+        (c: OpenAI) => c.chat.completions.create({ ...ask('missing-file'), stream: true }),
+      ],
+      ['responses', (c: OpenAI) => c.responses.create({ model: 'missing-file', input: 'hi' })],
+      // Listed nowhere, but configured: not a 404 that says the model does not exist.
+      ['models.retrieve', (c: OpenAI) => c.models.retrieve('missing-file')],
+    ])('openai SDK, %s: PermissionDeniedError model_unavailable once, not retried', async (_api, call) => {
+      let sent = 0;
+      const counting = new OpenAI({
+        apiKey: client.apiKey,
+        baseURL: client.baseURL,
+        fetch: (input, init) => (sent++, fetch(input, init)),
+      });
+      const error = (await (call as (c: OpenAI) => Promise<unknown>)(counting).catch(
+        (e: unknown) => e,
+      )) as InstanceType<typeof OpenAI.APIError>;
+      expect(error).toBeInstanceOf(OpenAI.PermissionDeniedError);
+      expect(error.code).toBe('model_unavailable');
+      expect(error.message).toMatch(/cannot load: .*npm run model:fetch/);
+      expect(sent).toBe(1);
+    });
+
+    it('@anthropic-ai/sdk, messages: PermissionDeniedError (permission_error) once, not retried', async () => {
+      let sent = 0;
+      const anthropic = new Anthropic({
+        apiKey: client.apiKey,
+        baseURL: client.baseURL.replace(/\/v1$/, ''),
+        fetch: (input, init) => (sent++, fetch(input, init)),
+      });
+      const error = (await anthropic.messages
+        .create({ model: 'missing-file', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] })
+        .catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
+      expect(error).toBeInstanceOf(Anthropic.PermissionDeniedError);
+      expect((error.error as { error?: { type?: string } }).error?.type).toBe('permission_error');
+      expect(error.message).toMatch(/cannot load/);
+      expect(sent).toBe(1);
     });
   });
 

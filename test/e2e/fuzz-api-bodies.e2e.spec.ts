@@ -17,33 +17,45 @@ interface Api {
   mutator: (seed: number) => BodyMutator;
   /** The route of the i-th body (Messages alternates with count_tokens). */
   path: (i: number) => string;
+  /** The stand-ins (beyond the OpenAI-compatible one) its bodies must reach. */
+  reaches: Array<'anthropic' | 'gemini'>;
   /** Whose error body a 4xx must be: OpenAI's `{error: {message, type, param, code}}` or Anthropic's. */
   errors: 'openai' | 'anthropic';
 }
 
+/**
+ * The models bodies name, one per family's backend: OpenAI-compatible, Anthropic and Gemini (translations are where
+ * a wrong shape turns into a 500). The bodies are split between them, not multiplied by them.
+ */
+const CHAT_MODELS = ['echo', 'claude-echo', 'gemini-echo'];
+
 const APIS: Api[] = [
   {
     name: 'chat completions',
-    mutator: (seed) => new ChatBodyMutator(seed),
+    mutator: (seed) => new ChatBodyMutator(seed, CHAT_MODELS),
     path: () => '/v1/chat/completions',
+    reaches: ['anthropic', 'gemini'],
     errors: 'openai',
   },
   {
     name: 'Anthropic messages and count_tokens',
-    mutator: (seed) => new MessagesBodyMutator(seed),
+    mutator: (seed) => new MessagesBodyMutator(seed, CHAT_MODELS), // claude-echo: native
     path: (i) => (i % 3 === 2 ? '/v1/messages/count_tokens' : '/v1/messages'),
+    reaches: ['anthropic', 'gemini'],
     errors: 'anthropic',
   },
   {
     name: 'responses',
-    mutator: (seed) => new ResponsesBodyMutator(seed),
+    mutator: (seed) => new ResponsesBodyMutator(seed, CHAT_MODELS),
     path: () => '/v1/responses',
+    reaches: ['anthropic', 'gemini'],
     errors: 'openai',
   },
   {
     name: 'embeddings',
-    mutator: (seed) => new EmbeddingsBodyMutator(seed),
+    mutator: (seed) => new EmbeddingsBodyMutator(seed, ['embed', 'gemini-embed', 'echo']),
     path: () => '/v1/embeddings',
+    reaches: ['gemini'],
     errors: 'openai',
   },
 ];
@@ -157,14 +169,21 @@ describe('mutation fuzzing of every client API', () => {
   it.each(APIS.map((api, index) => [api.name, api, index] as const))(
     `${BODIES} bodies of %s (seed ${SEED} + API): 0 responses >= 500, every 4xx in the API's own error shape, no crash`,
     async (_name, api, index) => {
+      const { anthropic, gemini } = standin;
+      const called = () => ({ anthropic: anthropic.requests.length, gemini: gemini.requests.length });
+      const before = called();
       const { statuses, problems } = await fuzz(api, api.mutator(SEED + index), BODIES);
+      const after = called();
       expect(problems.slice(0, 10)).toEqual([]);
+      expect([...anthropic.crashes, ...gemini.crashes].slice(0, 10)).toEqual([]);
       expect(gateway.child.exitCode).toBeNull();
       expect((await fetch(`${url}/health/live`)).status).toBe(200);
       // Both 2xx and 4xx happened: the fuzzer reached the backend as well as the validation.
       expect(statuses.get(200)).toBeGreaterThan(100);
       expect([...statuses.keys()].some((status) => status >= 400 && status < 500)).toBe(true);
       expect([...statuses.values()].reduce((a, b) => a + b, 0)).toBe(BODIES);
+      // Through the translations too: a share of the bodies reached the Anthropic and Gemini stand-ins.
+      for (const family of api.reaches) expect(after[family] - before[family]).toBeGreaterThan(100);
     },
   );
 

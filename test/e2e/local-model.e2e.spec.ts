@@ -409,7 +409,7 @@ describe('local model backend (real model)', () => {
     });
   });
 
-  it('a model that cannot load answers 503 with what to do, and is not restarted in a loop', async () => {
+  it('a model that cannot load answers 403 model_unavailable with what to do, and is not restarted in a loop', async () => {
     const broken = await startTestGateway({
       upstreamUrl: upstream.url,
       config: {
@@ -420,8 +420,8 @@ describe('local model backend (real model)', () => {
     try {
       const { token: t } = await broken.teamToken('broken');
       const res = await broken.asTeam(t, 'POST', '/v1/chat/completions', ask('hi'));
-      expect(res.status).toBe(503);
-      expect(res.body.error).toMatchObject({ code: 'upstream_unavailable' });
+      expect(res.status).toBe(403);
+      expect(res.body.error).toMatchObject({ code: 'model_unavailable' });
       expect(res.body.error.message).toMatch(/npm run model:fetch/);
       await new Promise((r) => setTimeout(r, 1500));
       expect(broken.logs.filter((l) => String(l.msg).includes('restarting'))).toHaveLength(0);

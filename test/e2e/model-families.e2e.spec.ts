@@ -50,6 +50,7 @@ describe('model families through one OpenAI format', () => {
             thinkingBudget: { min: 0, max: 8192 },
           },
           'gemini-exhausted': { backend: 'google', upstreamModel: 'gemini-exhausted' },
+          'gemini-unfinished': { backend: 'google', upstreamModel: 'gemini-unfinished' },
           'o-reasoner': { backend: 'standin', upstreamModel: 'echo', thinking: 'reasoning_effort' },
           qwen: {
             backend: 'standin',
@@ -488,7 +489,7 @@ describe('model families through one OpenAI format', () => {
       expect(first.choices[0].finish_reason).toBe('tool_calls');
       expect(message.tool_calls).toEqual([
         {
-          id: 'call_0_0',
+          id: expect.stringMatching(/^call_[A-Za-z0-9]{24}$/), // Gemini sent none: a random one
           type: 'function',
           function: { name: 'get_weather', arguments: '{"query":"Oslo"}' },
         },
@@ -499,7 +500,7 @@ describe('model families through one OpenAI format', () => {
         messages: [
           { role: 'user', content: 'Oslo' },
           message,
-          { role: 'tool', tool_call_id: 'call_0_0', content: 'cold' },
+          { role: 'tool', tool_call_id: message.tool_calls![0].id, content: 'cold' },
         ],
       });
       expect(gemini.last().body.contents.slice(1)).toEqual([
@@ -521,7 +522,7 @@ describe('model families through one OpenAI format', () => {
       expect(s.toolCalls).toEqual([
         {
           index: 0,
-          id: 'call_0_0',
+          id: expect.stringMatching(/^call_[A-Za-z0-9]{24}$/),
           type: 'function',
           function: { name: 'get_weather', arguments: '{"query":"Oslo"}' },
         },
@@ -577,6 +578,29 @@ describe('model families through one OpenAI format', () => {
       // 2 + 6 + 6 words: the same count as the non-streamed answer's.
       expect(s.usage).toMatchObject({ completion_tokens: 14 });
       expect(plain.usage).toMatchObject({ completion_tokens: 14 });
+    });
+
+    it("n > 1 streamed where a candidate never finishes before the stream ends: Gemini's own counts of everything that came, in the usage chunk and the record", async () => {
+      const { token } = await gw.teamToken('gemini-unfinished');
+      const s = await collect(
+        await gw.openai(token).chat.completions.create({
+          model: 'gemini-unfinished',
+          n: 3,
+          stream: true,
+          stream_options: { include_usage: true },
+          messages: [{ role: 'user', content: 'colours' }],
+        }),
+      );
+      const finished = s.chunks.flatMap((c) => c.choices.filter((choice: any) => choice.finish_reason));
+      expect(finished.map((choice: any) => choice.index)).toEqual([0, 1]);
+      // Candidate 3's words came (6 of them) though it never finished: 2 + 6 + 6, as Gemini counted them.
+      expect(s.usage).toMatchObject({ completion_tokens: 14 });
+      const [record] = await eventually(async () => {
+        const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=gemini-unfinished');
+        expect(body.data).toHaveLength(1);
+        return body.data;
+      });
+      expect(record).toMatchObject({ outcome: 'ok', completion_tokens: 14, estimated: false });
     });
   });
 

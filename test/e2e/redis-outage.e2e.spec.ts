@@ -75,6 +75,23 @@ describe('Redis stopped and restarted mid-run', () => {
     expect(unknown.status).toBe(503);
     expect(unknown.body.error).toMatchObject({ code: 'auth_unavailable', type: 'server_error' });
     expect(unknown.body.error.message).toMatch(/token store is unreachable/);
+    // Usage cannot be read meanwhile: 503 in OpenAI's error shape (it was a 500), for the team and for admins.
+    for (const answer of [
+      await open.asTeam(token, 'GET', '/v1/usage'),
+      await open.admin('GET', '/admin/v1/usage?team=outage'),
+      await open.admin('GET', '/admin/v1/usage'),
+      await open.admin('GET', '/admin/v1/usage/records?team=outage'),
+    ]) {
+      expect(answer.status).toBe(503);
+      expect(answer.body).toEqual({
+        error: {
+          message: expect.stringMatching(/^Usage cannot be read because Redis is unreachable/),
+          type: 'server_error',
+          param: null,
+          code: 'store_unavailable',
+        },
+      });
+    }
     // The strict replica refuses rather than serve without auth (auth.onOutage: reject).
     const strict = await closed.asTeam(token, 'POST', '/v1/chat/completions', ask('x'));
     expect(strict.status).toBe(503);

@@ -25,6 +25,8 @@ async function metricSum(url: string, team: string, name: string, match = ''): P
 /** What each request really uses: the stand-in counts 59 prompt words and answers 60 ("echo: w0 ... w58"). */
 const CONTENT = Array.from({ length: 59 }, (_, i) => `w${i}`).join(' ');
 const REAL = { prompt: 59, completion: 60, costNanos: (59 * 100 + 60 * 1000) * 1000 };
+/** The completion allowance each request reserves (max_tokens): what a survivor's estimate bills. */
+const RESERVED = 1024;
 
 /**
  * A replica stopped (SIGSTOP) with 20 streams open, for longer than its lease: the other replica records them as
@@ -93,7 +95,8 @@ models:
           model: 'slow-priced',
           stream: true,
           stream_options: { include_usage: true },
-          max_tokens: 60,
+          // More than the answer takes (60): the estimate bills the reservation, the real record what was used.
+          max_tokens: RESERVED,
           messages: [{ role: 'user', content: CONTENT }],
         }),
       ),
@@ -116,7 +119,7 @@ models:
         status: 502,
         error_code: 'replica_lost',
         estimated: true,
-        completion_tokens: 60,
+        completion_tokens: RESERVED,
       });
     return { iterators, estimates, sweptAt: Date.now() };
   }
@@ -228,7 +231,7 @@ models:
     const { iterators, estimates } = await pauseWithStreams(team);
     const estimated = {
       prompt: estimates.reduce((sum, record) => sum + record.prompt_tokens, 0),
-      completion: 20 * 60,
+      completion: 20 * RESERVED,
     };
     // The survivor counts them once their wait is over (the replica is still stopped).
     await eventually(

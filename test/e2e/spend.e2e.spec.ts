@@ -43,6 +43,8 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
           embedder: { backend: 'standin', upstreamModel: 'text-embedding-3-small', kind: 'embedding' },
           // 22250 per million output tokens: the stand-in's 4-token answer to "a b c" costs exactly 0.089.
           'ratio-priced': { backend: 'standin', upstreamModel: 'echo', price: { input: 0, output: 22250 } },
+          // Free to use (an in-house model, say): its answers cost a known 0.
+          'zero-priced': { backend: 'standin', upstreamModel: 'echo', price: { input: 0, output: 0 } },
         },
       },
     });
@@ -231,6 +233,35 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     );
     expect(cost).toBeCloseTo(spent / 1e9, 9);
     expect(metrics).toMatch(/switchyard_cost_unknown_total\{team="spend-sums",model="echo"\} 1/);
+  });
+
+  it('a sum mixing a zero-priced model and an unpriced one costs a known 0 with the unpriced request flagged; unpriced alone stays null', async () => {
+    const { token } = await gw.teamToken('spend-free-mix');
+    const client = gw.openai(token);
+    await client.chat.completions.create({
+      model: 'zero-priced',
+      messages: [{ role: 'user', content: 'free' }],
+    });
+    await client.chat.completions.create({
+      model: 'echo',
+      messages: [{ role: 'user', content: 'no price' }],
+    });
+    const all = await records('spend-free-mix', 2);
+    expect(all.find((record) => record.model === 'zero-priced')).toMatchObject({ cost: 0, cost_nanos: 0 });
+    expect(all.find((record) => record.model === 'echo')).toMatchObject({ cost: null, cost_nanos: null });
+
+    // The day's row and the total hold both: the zero-priced answer's cost is known (0), the unpriced one is
+    // counted beside it; reading "no spend" as "unknown" would make them null.
+    const byDay = await gw.asTeam(token, 'GET', '/v1/usage?groupBy=day');
+    expect(byDay.body.data).toHaveLength(1);
+    for (const sum of [byDay.body.data[0], byDay.body.total])
+      expect(sum).toMatchObject({ requests: 2, cost: 0, cost_nanos: 0, cost_unknown_requests: 1 });
+    const byModel = await gw.asTeam(token, 'GET', '/v1/usage?groupBy=model');
+    const row = (model: string) => byModel.body.data.find((r: { model: string }) => r.model === model);
+    expect(row('zero-priced')).toMatchObject({ cost: 0, cost_nanos: 0, cost_unknown_requests: 0 });
+    expect(row('echo')).toMatchObject({ cost: null, cost_nanos: null, cost_unknown_requests: 1 });
+    const admin = await gw.admin('GET', '/admin/v1/usage?team=spend-free-mix&groupBy=day');
+    expect(admin.body.total).toMatchObject({ cost: 0, cost_nanos: 0, cost_unknown_requests: 1 });
   });
 
   it('admins see budget use per team (admin API and CLI); a budget cannot be used with a model that has no price', async () => {

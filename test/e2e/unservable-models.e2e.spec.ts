@@ -92,6 +92,8 @@ describe('a model whose vendor key is missing', () => {
     ],
     ['responses', () => openai().responses.create({ model: 'team-claude', input: 'hi' })],
     ['embeddings', () => openai().embeddings.create({ model: 'gemini-embedding-001', input: 'hi' })],
+    // Not listed, but configured: the same 403, not a 404 that says the model does not exist.
+    ['models.retrieve', () => openai().models.retrieve('team-claude')],
   ])('openai SDK, %s: PermissionDeniedError once, not retried, naming the variable', async (_api, call) => {
     const error = (await (call as () => Promise<unknown>)().catch((e: unknown) => e)) as InstanceType<
       typeof OpenAI.APIError

@@ -6,7 +6,7 @@ import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { RedisKeys } from '../../src/redis/redis-keys';
 import { registerScripts } from '../../src/redis/scripts';
-import { counterIncrements, type UsageRecord } from '../../src/usage/usage-record';
+import { counterIncrements, recordFields, type UsageRecord } from '../../src/usage/usage-record';
 import { UsageWriter, type PendingUsage, type WriteResult } from '../../src/usage/usage-writer';
 import { deletePrefix, REDIS_URL } from '../support/test-gateway';
 
@@ -66,7 +66,7 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
       at: new Date().toISOString(),
       attempts: 1,
       promptTokens: 75,
-      completionTokens: 60,
+      completionTokens: 1024, // the max_tokens it reserved
       status: 502,
       outcome: 'error',
       errorCode: 'replica_lost',
@@ -79,9 +79,12 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
     const real: UsageRecord = {
       ...common,
       at: new Date().toISOString(),
-      attempts: 1,
       promptTokens: 59,
       completionTokens: 60,
+      reasoningTokens: 12,
+      cachedTokens: 8,
+      backend: 'standin-b', // a retry on another deployment
+      attempts: 2,
       status: 200,
       outcome: 'ok',
       errorCode: '',
@@ -124,11 +127,8 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
     expect(await counters(team)).toEqual(expectedCounters(real));
     const entries = await stream(team);
     expect(entries).toHaveLength(1);
-    expect([
-      field(entries[0], 'outcome'),
-      field(entries[0], 'completion_tokens'),
-      field(entries[0], 'status'),
-    ]).toEqual(['ok', '60', '200']);
+    // Every field is the real record's, none the estimate's (its reserved completion, status, cost, ...).
+    expect(entries[0][1]).toEqual(recordFields(real));
     expect(Number(await redis.get(budget))).toBe(65_900_000);
 
     // The same write again (a batch retried after its reply was lost): the same answer, nothing counted twice.
@@ -170,6 +170,35 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
     expect(await counters(team)).toEqual(expectedCounters(real));
     expect(await stream(team)).toHaveLength(1);
     expect(await redis.markEstimateCounted(keys.usageSeen(team, real.id))).toBe(0);
+  });
+
+  it('a record accounted before midnight and written after a survivor estimated it after midnight replaces that estimate', async () => {
+    const team = 'written-after-midnight';
+    const { estimate, real } = records(team, randomUUID());
+    // The request ended yesterday, but its record waited in this replica's buffer (Redis out of reach) while a
+    // survivor, today, recorded it as lost.
+    const lateReal = { ...real, at: yesterday };
+    expect(
+      await write({
+        record: estimate,
+        settle: { keys: [], deltas: [] },
+        concurrencyKeys: [],
+        estimate: true,
+      }),
+    ).toBe('written');
+    expect(
+      await write({
+        record: lateReal,
+        settle: { keys: [], deltas: [] },
+        concurrencyKeys: [],
+        admittedAt: Date.parse(yesterday) - 1000,
+      }),
+    ).toBe('replaced-estimate');
+    expect(await counters(team)).toEqual({});
+    expect(await counters(team, yesterday.slice(0, 10))).toEqual(expectedCounters(lateReal));
+    const entries = await stream(team);
+    expect(entries).toHaveLength(1);
+    expect(entries[0][1]).toEqual(recordFields(lateReal));
   });
 
   it('an estimate counted on the day before (a request across midnight) is taken off that day', async () => {

@@ -38,7 +38,7 @@ const BLOCK_TYPES = [
 export class MessagesBodyMutator extends BodyMutator {
   protected base(): Record<string, unknown> {
     const body: Record<string, unknown> = {
-      model: this.pick(['echo', 'echo', 'claude-echo', 'claude-echo', 'nope', '']),
+      model: this.model(['echo', 'echo', 'claude-echo', 'claude-echo', 'nope', '']),
       max_tokens: 1 + this.int(64),
       messages: [
         {
@@ -207,7 +207,7 @@ const ITEM_TYPES = [
 export class ResponsesBodyMutator extends BodyMutator {
   protected base(): Record<string, unknown> {
     const body: Record<string, unknown> = {
-      model: this.pick(['echo', 'echo', 'echo', 'nope', '']),
+      model: this.model(['echo', 'echo', 'echo', 'nope', '']),
       input:
         this.random() < 0.4
           ? this.text(40)
@@ -335,7 +335,7 @@ export class ResponsesBodyMutator extends BodyMutator {
 export class EmbeddingsBodyMutator extends BodyMutator {
   protected base(): Record<string, unknown> {
     return {
-      model: this.pick(['embed', 'embed', 'embed', 'echo', 'nope', '']),
+      model: this.model(['embed', 'embed', 'embed', 'echo', 'nope', '']),
       input: this.random() < 0.5 ? this.text(40) || 'x' : [this.text(20) || 'x', this.text(20) || 'y'],
     };
   }

@@ -51,8 +51,21 @@ export const NOT_OBJECTS: unknown[] = [[], [[]], [{}], null, 'x', '', 0, 1.5, tr
 export abstract class BodyMutator {
   protected readonly random: () => number;
 
-  constructor(seed: number) {
+  /**
+   * @param routedTo the configured models a base body names (one picked per body, beside an unknown and an empty
+   * name), so one run's bodies are split across backends of every family instead of multiplied by them; each
+   * API's mutator has its own default.
+   */
+  constructor(
+    seed: number,
+    protected readonly routedTo?: readonly string[],
+  ) {
     this.random = seededRandom(seed);
+  }
+
+  /** A base body's model: one of `routedTo` (else of `fallback`), or now and then an unknown or empty name. */
+  protected model(fallback: readonly string[]): string {
+    return this.pick(this.routedTo ? [...this.routedTo, 'nope', ''] : [...fallback]);
   }
 
   /** The next body as the text to send (not always valid JSON, on purpose). */

@@ -67,6 +67,9 @@ export class AnthropicUpstream extends StandInServer {
       return error(res, 400, 'invalid_request_error', 'max_tokens: Field required');
     if (!Array.isArray(body.messages))
       return error(res, 400, 'invalid_request_error', 'messages: Field required');
+    // Anthropic's own words for an empty conversation (a chat body with only a system message translates to one).
+    if (body.messages.length === 0)
+      return error(res, 400, 'invalid_request_error', 'messages: at least one message is required');
     if (body.messages.some((m: { role: string }) => m.role === 'system'))
       return error(res, 400, 'invalid_request_error', 'messages: Unexpected role "system"');
     const thinking = body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive';

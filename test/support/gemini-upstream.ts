@@ -15,6 +15,8 @@ import { StandInServer, words, type RecordedRequest } from './standin-server';
  *                      not a functionResponse); with generationConfig.candidateCount n, n candidates,
  *                      candidate i's text i words longer ("(answer i+1 of n)"), so when streamed they
  *                      finish in different events, each with its finishReason
+ *   gemini-unfinished  as gemini-echo, but when streamed the last of n > 1 candidates never sends its
+ *                      finishReason before the stream ends (its parts and the usage still come)
  *   gemini-exhausted   HTTP 429 RESOURCE_EXHAUSTED
  * and `models/{model}:batchEmbedContents` for any model (see `embed`).
  */
@@ -44,6 +46,15 @@ export class GeminiUpstream extends StandInServer {
         '* BatchEmbedContentsRequest.requests: requests is not specified',
       );
     for (const request of body.requests) {
+      const size = request.outputDimensionality;
+      // Gemini's embedding models make at most 3072 dimensions (the message is the stand-in's own words).
+      if (size !== undefined && !(Number.isInteger(size) && size >= 1 && size <= 3072))
+        return error(
+          res,
+          400,
+          'INVALID_ARGUMENT',
+          '* BatchEmbedContentsRequest.requests[].output_dimensionality: must be between 1 and 3072',
+        );
       if (request.model !== `models/${model}`)
         return error(
           res,
@@ -83,7 +94,7 @@ export class GeminiUpstream extends StandInServer {
     const [, model, method] = route;
     if (model === 'gemini-exhausted')
       return error(res, 429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).');
-    if (!Array.isArray(body.contents))
+    if (!Array.isArray(body.contents) || body.contents.length === 0)
       return error(
         res,
         400,
@@ -172,7 +183,10 @@ export class GeminiUpstream extends StandInServer {
               {
                 content: { role: 'model', parts: [list[step]] },
                 index,
-                ...(step === list.length - 1 ? { finishReason: 'STOP' } : {}),
+                ...(step === list.length - 1 &&
+                !(model === 'gemini-unfinished' && index === count - 1 && count > 1)
+                  ? { finishReason: 'STOP' }
+                  : {}),
               },
             ]
           : [],

@@ -19,6 +19,8 @@ export interface RecordedRequest {
 /** The HTTP plumbing every stand-in vendor server shares: listen, record requests, stop. */
 export abstract class StandInServer {
   readonly requests: RecordedRequest[] = [];
+  /** What made a handler throw (see receive): a test that drives odd bodies through expects none. */
+  readonly crashes: string[] = [];
   private server?: Server;
   private readonly sockets = new Set<Socket>();
 
@@ -63,7 +65,15 @@ export abstract class StandInServer {
       text,
     };
     this.requests.push(recorded);
-    await this.handle(recorded, req, res);
+    try {
+      await this.handle(recorded, req, res);
+    } catch (error) {
+      // A stand-in that throws is a bug in the stand-in (a vendor answers every request): it is kept for the test
+      // to show, and the request gets a 500 instead of hanging until a timeout.
+      this.crashes.push(`${recorded.path}: ${String(error)} for ${text.slice(0, 300)}`);
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end('{"error":{"message":"stand-in crashed"}}');
+    }
   }
 }
 

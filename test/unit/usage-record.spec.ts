@@ -67,7 +67,7 @@ describe('usage records', () => {
     ]);
   });
 
-  it('one record adds requests, its outcome, its tokens and the estimated flag', () => {
+  it('one record adds requests, its outcome, its tokens, the estimated flag and, when it spent tokens at a known price (0 here), cost_known', () => {
     const at = (metric: any) => counterField(metric, record.tokenId, record.model);
     expect(counterIncrements(record)).toEqual([
       [at('requests'), 1],
@@ -76,6 +76,7 @@ describe('usage records', () => {
       [at('completion'), 5],
       [at('reasoning'), 2],
       [at('estimated'), 1],
+      [at('cost_known'), 1],
     ]);
     expect(
       counterIncrements({

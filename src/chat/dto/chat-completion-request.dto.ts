@@ -18,7 +18,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import type { ChatMessage, ChatRequest } from '../../providers/chat-request';
-import { IsMessageContent, IsStopSequences, Satisfies } from './content-validators';
+import { IsMessageContent, IsStopSequences, Satisfies, toolCallsProblem } from './content-validators';
 
 export const MESSAGE_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 
@@ -36,7 +36,7 @@ export class ChatMessageDto implements ChatMessage {
 
   @ValidateIf((m: ChatMessageDto) => m.role === 'tool') @IsString() @IsNotEmpty() tool_call_id?: string;
 
-  @IsOptional() @IsArray() tool_calls?: unknown[];
+  @IsOptional() @Satisfies(toolCallsProblem) tool_calls?: unknown[];
 }
 
 export class StreamOptionsDto {

@@ -59,6 +59,46 @@ const REQUIRED_FIELDS: Record<string, Record<string, 'string' | 'object'>> = {
   redacted_thinking: { data: 'string' },
 };
 
+/** The fields each kind of source needs (Anthropic's `Base64ImageSource`, `URLImageSource`, `PlainTextSource`...). */
+const SOURCE_FIELDS: Record<'image' | 'document', Record<string, Record<string, 'string' | 'text'>>> = {
+  image: {
+    base64: { media_type: 'string', data: 'string' },
+    url: { url: 'string' },
+    file: { file_id: 'string' },
+  },
+  document: {
+    base64: { data: 'string' },
+    text: { data: 'string' },
+    content: { content: 'text' },
+    url: { url: 'string' },
+    file: { file_id: 'string' },
+  },
+};
+
+/** A nested problem after its field's name: `[0].text: ...` goes on directly, `must be ...` after a space. */
+function joined(problem: string): string {
+  return problem.startsWith('[') ? problem : ` ${problem}`;
+}
+
+/** What is wrong with an image's or a document's `source` (an object already), or null. */
+function sourceProblem(kind: 'image' | 'document', source: Record<string, unknown>): string | null {
+  const fields =
+    typeof source.type === 'string' && Object.hasOwn(SOURCE_FIELDS[kind], source.type)
+      ? SOURCE_FIELDS[kind][source.type]
+      : undefined;
+  if (!fields) return `.type must be one of: ${Object.keys(SOURCE_FIELDS[kind]).join(', ')}`;
+  for (const [field, wanted] of Object.entries(fields)) {
+    const value = source[field];
+    if (wanted === 'string' ? typeof value !== 'string' : typeof value !== 'string' && !Array.isArray(value))
+      return `.${field}: Field required (${wanted === 'string' ? 'string' : 'a string or an array of blocks'})`;
+    if (wanted === 'text' && Array.isArray(value)) {
+      const nested = contentProblem(value);
+      if (nested) return `.${field}${joined(nested)}`;
+    }
+  }
+  return null;
+}
+
 /** What is wrong with a message's (or `system`'s) content, or null. Unknown block types pass (newer features). */
 export function contentProblem(content: unknown, textOnly = false): string | null {
   if (typeof content === 'string') return null;
@@ -73,9 +113,13 @@ export function contentProblem(content: unknown, textOnly = false): string | nul
       if (kind === 'string' ? typeof value !== 'string' : typeof value !== 'object' || value === null)
         return `[${i}].${field}: Field required (${kind})`;
     }
+    if (block.type === 'image' || block.type === 'document') {
+      const problem = sourceProblem(block.type, block.source as Record<string, unknown>);
+      if (problem) return `[${i}].source${problem}`;
+    }
     if (block.type === 'tool_result' && block.content !== undefined) {
       const nested = contentProblem(block.content);
-      if (nested) return `[${i}].content${nested}`;
+      if (nested) return `[${i}].content${joined(nested)}`;
     }
   }
   return null;

@@ -1,4 +1,5 @@
 import type { ChatRequest } from '../chat-request';
+import { randomId } from '../shared/random-id';
 import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type {
@@ -77,7 +78,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed message.`);
     }
     return {
-      id: String(message.id ?? `msg-${Date.now()}`),
+      id: typeof message.id === 'string' ? message.id : randomId('msg_', 24),
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: String(message.model ?? ''),

@@ -7,6 +7,7 @@ import { parseErrorBody } from '../shared/json';
 import { backendSecrets, mapUpstreamError } from '../shared/upstream-errors';
 import { toGeminiBody, validateForGemini } from './gemini.request';
 import { finishReasonOf, splitParts, usageOf, type GeminiResponse } from './gemini.response';
+import { randomId } from '../shared/random-id';
 import { GeminiStreamMapper } from './gemini.stream';
 import type { EmbeddingRequest, EmbeddingResponse } from '../embedding-request';
 import { fromGeminiEmbeddings, toGeminiEmbeddingBody } from './gemini.embeddings';
@@ -68,7 +69,7 @@ export class GeminiAdapter implements ProviderAdapter {
     }
     const choices = reply.candidates.map((candidate, position) => {
       const index = Number(candidate.index ?? position);
-      const { text, reasoning, toolCalls } = splitParts(candidate.content?.parts ?? [], `call_${index}_`);
+      const { text, reasoning, toolCalls } = splitParts(candidate.content?.parts ?? []);
       const message: Record<string, unknown> = {
         role: 'assistant',
         content: text || (toolCalls.length ? null : ''),
@@ -84,7 +85,7 @@ export class GeminiAdapter implements ProviderAdapter {
       };
     });
     return {
-      id: reply.responseId ? `chatcmpl-${reply.responseId}` : `chatcmpl-${Date.now().toString(36)}`,
+      id: reply.responseId ? `chatcmpl-${reply.responseId}` : randomId('chatcmpl-', 29),
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: String(reply.modelVersion ?? ''),

@@ -1,4 +1,5 @@
 import type { Usage } from '../shared/openai-types';
+import { randomId } from '../shared/random-id';
 
 /** Gemini `finishReason` -> OpenAI `finish_reason` (the "Model families" table in docs/backends.md). */
 const FINISH_REASONS: Record<string, string> = {
@@ -52,7 +53,7 @@ export interface GeminiPart {
 }
 
 /** A candidate's parts, split into text, thought text and function calls. */
-export function splitParts(parts: GeminiPart[], callIdPrefix: string, firstCall = 0) {
+export function splitParts(parts: GeminiPart[]) {
   let text = '';
   let reasoning = '';
   const toolCalls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> =
@@ -60,7 +61,9 @@ export function splitParts(parts: GeminiPart[], callIdPrefix: string, firstCall 
   for (const part of parts) {
     if (part.functionCall) {
       toolCalls.push({
-        id: part.functionCall.id ?? `${callIdPrefix}${firstCall + toolCalls.length}`,
+        // Gemini's calls have no id unless it sends one: a random one, as OpenAI's (a counter per answer, call_0_0,
+        // repeated in every turn of a conversation and so could not say which call a tool result answers).
+        id: part.functionCall.id ?? randomId('call_', 24),
         type: 'function',
         function: { name: part.functionCall.name, arguments: JSON.stringify(part.functionCall.args ?? {}) },
       });

@@ -3,6 +3,7 @@ import type { StreamMapper, StreamStep } from '../provider-adapter';
 import type { ChatCompletionChunk } from '../shared/openai-types';
 import { parseStreamEvent } from '../shared/json';
 import type { SseEvent } from '../shared/sse';
+import { randomId } from '../shared/random-id';
 import {
   finishReasonOf,
   splitParts,
@@ -16,10 +17,11 @@ import {
  * next parts of each candidate; usageMetadata is cumulative; there is no end marker. With
  * `candidateCount` (n) above 1 the candidates finish separately, each with its finishReason, in
  * the same event or in later ones: the stream is complete when every candidate has finished, and
- * that event also brings the usage chunk (the last, cumulative usageMetadata) and ends it.
+ * that event also brings the usage chunk (the last, cumulative usageMetadata) and ends it, or the body ends
+ * first (see `end`).
  */
 export class GeminiStreamMapper implements StreamMapper {
-  private readonly id = `chatcmpl-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  private readonly id = randomId('chatcmpl-', 29);
   private readonly created = Math.floor(Date.now() / 1000);
   private model = '';
   private started = new Set<number>();
@@ -46,11 +48,7 @@ export class GeminiStreamMapper implements StreamMapper {
         chunks.push(this.chunk(index, { role: 'assistant', content: '' }));
       }
       const called = this.toolCounts.get(index) ?? 0;
-      const { text, reasoning, toolCalls } = splitParts(
-        candidate.content?.parts ?? [],
-        `call_${index}_`,
-        called,
-      );
+      const { text, reasoning, toolCalls } = splitParts(candidate.content?.parts ?? []);
       if (reasoning) chunks.push(this.chunk(index, { reasoning_content: reasoning }));
       if (text) chunks.push(this.chunk(index, { content: text }));
       if (toolCalls.length) {
@@ -66,7 +64,22 @@ export class GeminiStreamMapper implements StreamMapper {
       }
     }
     if (this.finished.size < this.candidates) return { chunks };
-    const usageChunk: ChatCompletionChunk = {
+    return { chunks: [...chunks, this.usageChunk()], done: true };
+  }
+
+  /**
+   * The body ended with fewer candidates finished than asked (one never sent its finishReason): the answer is
+   * over, and the usage chunk carries Gemini's last, cumulative usageMetadata, so what every candidate generated
+   * is counted as Gemini counted it (not estimated, and not lost). A body that ended before any candidate
+   * finished is a cut stream: nothing here, and the relay reports it.
+   */
+  end(): StreamStep | undefined {
+    if (this.finished.size === 0 || this.finished.size >= this.candidates) return undefined;
+    return { chunks: [this.usageChunk()], done: true };
+  }
+
+  private usageChunk(): ChatCompletionChunk {
+    return {
       id: this.id,
       object: 'chat.completion.chunk',
       created: this.created,
@@ -74,7 +87,6 @@ export class GeminiStreamMapper implements StreamMapper {
       choices: [],
       usage: usageOf(this.usage),
     };
-    return { chunks: [...chunks, usageChunk], done: true };
   }
 
   private chunk(

@@ -261,10 +261,18 @@ export class LocalModelClient implements BackendClient {
     try {
       await this.ready;
     } catch {
-      throw new GatewayException(
-        'upstream_unavailable',
-        `The local model "${this.backendId}" is not available: ${this.lastFailure}.`,
-      );
+      // A model that cannot load (its file or runtime missing) is a configuration fault: the 403 no client retries
+      // (as the router gives once it knows, model-router.service.ts); a crashed worker is restarted, so 503.
+      throw this.cannotLoad
+        ? new GatewayException(
+            'model_unavailable',
+            `The local model "${this.backendId}" is not available: ${this.lastFailure}.`,
+            { param: 'model' },
+          )
+        : new GatewayException(
+            'upstream_unavailable',
+            `The local model "${this.backendId}" is not available: ${this.lastFailure}.`,
+          );
     }
   }
 

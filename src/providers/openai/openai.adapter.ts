@@ -1,4 +1,5 @@
 import type { BackendConfig } from '../../config/config.schema';
+import { randomId } from '../shared/random-id';
 import { GatewayException } from '../../common/errors/gateway.exception';
 import type { ChatRequest } from '../chat-request';
 import type { EmbeddingRequest, EmbeddingResponse } from '../embedding-request';
@@ -85,7 +86,7 @@ export class OpenAIAdapter implements ProviderAdapter {
     for (const choice of reply.choices) normalizeReasoningField(choice?.message);
     return {
       ...reply,
-      id: typeof reply.id === 'string' ? reply.id : `chatcmpl-${Date.now()}`,
+      id: typeof reply.id === 'string' ? reply.id : randomId('chatcmpl-', 29),
       object: 'chat.completion',
       created: typeof reply.created === 'number' ? reply.created : Math.floor(Date.now() / 1000),
       model: String(reply.model ?? ''),

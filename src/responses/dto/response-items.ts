@@ -49,6 +49,43 @@ export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem 
 const ROLES = new Set(['user', 'assistant', 'system', 'developer']);
 const SUPPORTED = new Set(['message', 'function_call', 'function_call_output', 'reasoning']);
 
+/** Fields of the content parts the translation reads (OpenAI's `ResponseInputContent` and output parts): their kinds. */
+const PART_FIELDS: Record<string, Record<string, 'string' | 'optional string'>> = {
+  input_text: { text: 'string' },
+  output_text: { text: 'string' },
+  summary_text: { text: 'string' },
+  reasoning_text: { text: 'string' },
+  refusal: { refusal: 'string' },
+  input_image: { image_url: 'optional string', file_id: 'optional string', detail: 'optional string' },
+  input_file: {
+    file_data: 'optional string',
+    file_id: 'optional string',
+    file_url: 'optional string',
+    filename: 'optional string',
+  },
+};
+
+/**
+ * What is wrong with a content field (a string, or parts: objects with a string `type`, the known types with their
+ * fields), or null; the problem starts with a space or with the part's index. Parts of other types pass on.
+ */
+function partsProblem(content: unknown): string | null {
+  if (typeof content === 'string') return null;
+  if (!Array.isArray(content)) return ' must be a string or an array of content parts';
+  for (let i = 0; i < content.length; i++) {
+    const part = content[i] as Record<string, unknown> | null;
+    if (typeof part !== 'object' || part === null || Array.isArray(part) || typeof part.type !== 'string')
+      return `[${i}] must be an object with a string "type"`;
+    const fields = Object.hasOwn(PART_FIELDS, part.type) ? PART_FIELDS[part.type] : {};
+    for (const [field, kind] of Object.entries(fields)) {
+      const value = part[field];
+      if (kind === 'string' ? typeof value !== 'string' : value != null && typeof value !== 'string')
+        return `[${i}].${field} must be a string`;
+    }
+  }
+  return null;
+}
+
 /** What is wrong with `input`, or null: a string, or items of the kinds this gateway serves. */
 export function inputProblem(input: unknown): string | null {
   if (typeof input === 'string') return null;
@@ -63,21 +100,8 @@ export function inputProblem(input: unknown): string | null {
     if (type === 'message') {
       if (!ROLES.has(String(item.role)))
         return `[${i}].role must be one of: user, assistant, system, developer`;
-      const content = item.content;
-      if (
-        typeof content !== 'string' &&
-        !(
-          Array.isArray(content) &&
-          content.every(
-            (part) =>
-              typeof part === 'object' &&
-              part !== null &&
-              typeof (part as { type?: unknown }).type === 'string',
-          )
-        )
-      ) {
-        return `[${i}].content must be a string or an array of content parts`;
-      }
+      const problem = partsProblem(item.content);
+      if (problem) return `[${i}].content${problem}`;
     } else if (type === 'function_call') {
       if (
         typeof item.call_id !== 'string' ||
@@ -87,9 +111,13 @@ export function inputProblem(input: unknown): string | null {
         return `[${i}] needs call_id, name and arguments (strings)`;
     } else if (type === 'function_call_output') {
       if (typeof item.call_id !== 'string') return `[${i}].call_id is required`;
-      if (typeof item.output !== 'string' && !Array.isArray(item.output))
-        return `[${i}].output must be a string or an array of content parts`;
-    } else if (!Array.isArray(item.summary)) return `[${i}].summary is required (an array)`;
+      const problem = partsProblem(item.output);
+      if (problem) return `[${i}].output${problem}`;
+    } else {
+      if (!Array.isArray(item.summary)) return `[${i}].summary is required (an array)`;
+      const problem = partsProblem(item.summary);
+      if (problem) return `[${i}].summary${problem}`;
+    }
   }
   return null;
 }

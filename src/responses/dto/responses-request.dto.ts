@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import {
+  ArrayMaxSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -14,6 +15,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { Type } from 'class-transformer';
+import { MAX_TOOLS } from '../../chat/dto/chat-completion-request.dto';
 import { Satisfies } from '../../chat/dto/content-validators';
 import { inputProblem, type InputItem } from './response-items';
 
@@ -41,7 +43,11 @@ export class ResponsesRequestDto {
   @IsString() @IsNotEmpty() model!: string;
   @Satisfies((value) => inputProblem(value)) input!: string | InputItem[];
   @IsOptional() @IsString() instructions?: string | null;
-  @IsOptional() @IsArray() @Satisfies((tools) => toolsProblem(tools)) tools?: Array<Record<string, unknown>>;
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_TOOLS, { message: `must have at most ${MAX_TOOLS} tools (OpenAI's limit per request)` })
+  @Satisfies((tools) => toolsProblem(tools))
+  tools?: Array<Record<string, unknown>>;
   @IsOptional()
   @Satisfies((choice) =>
     choice === null || typeof choice === 'string'
