@@ -152,7 +152,6 @@ teams:
       method: path.startsWith('/admin/v1/teams/') && !path.endsWith('/tokens') ? 'PATCH' : 'POST',
       headers: { authorization, 'content-type': 'application/json', ...headers },
       body,
-      // @ts-expect-error undici's dispatcher option is not in the DOM fetch types
       dispatcher,
     });
     return { status: response.status, text: await response.text() };
