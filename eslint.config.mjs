@@ -16,6 +16,7 @@ export default tseslint.config(
       '*.js',
       '*.mjs',
       '**/*.mjs',
+      '**/*.cjs',
     ],
   },
   js.configs.recommended,

@@ -5,6 +5,8 @@
 // 20-chunk and 200-chunk streams; CPU of the gateway process per 1000 requests; prints each round and the
 // medians, and what one relayed chunk costs ((200-chunk - 20-chunk) / 180).
 //   node bench/ab.mjs <commit> [--rounds N] [--duration S]   (after npm run build; needs Redis and git)
+// With --node <path> instead of a commit, this checkout's build under that Node against the same build under the Node
+// running this script (e.g. Node 20 against 24: `node scripts/with-node.cjs node bench/ab.mjs --node /usr/bin/node`).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,50 +18,65 @@ import { startBenchSwitchyard } from './lib/switchyard.mjs';
 const root = join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
-const base = args[0];
-if (!base || base.startsWith('--'))
-  throw new Error('usage: node bench/ab.mjs <commit> [--rounds N] [--duration S]');
+const otherNode = args.includes('--node') ? args[args.indexOf('--node') + 1] : undefined;
+const base = otherNode ? undefined : args[0];
+if (!otherNode && (!base || base.startsWith('--')))
+  throw new Error('usage: node bench/ab.mjs <commit>|--node <path> [--rounds N] [--duration S]');
 const rounds = option('--rounds', 6);
 const duration = option('--duration', 8);
 
 // The other commit, built in a git worktree of its own that shares this checkout's node_modules.
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-ab-'));
 const other = join(dir, 'build');
-execFileSync('git', ['worktree', 'add', '--detach', other, base], { cwd: root, stdio: 'ignore' });
-symlinkSync(join(root, 'node_modules'), join(other, 'node_modules'));
-execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
-  cwd: other,
-  stdio: 'inherit',
-});
-if (!existsSync(join(other, 'dist/main.js'))) throw new Error(`${base} did not build`);
+if (base) {
+  execFileSync('git', ['worktree', 'add', '--detach', other, base], { cwd: root, stdio: 'ignore' });
+  symlinkSync(join(root, 'node_modules'), join(other, 'node_modules'));
+  execFileSync(
+    process.execPath,
+    [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+    {
+      cwd: other,
+      stdio: 'inherit',
+    },
+  );
+  if (!existsSync(join(other, 'dist/main.js'))) throw new Error(`${base} did not build`);
+}
+const nodeVersion = (node) => execFileSync(node, ['-p', 'process.version'], { encoding: 'utf8' }).trim();
 
 const upstream = await start(join(root, 'bench/standin-upstream.mjs'), {});
-const targets = [
-  [base, join(other, 'dist/main.js')],
-  ['this checkout', join(root, 'dist/main.js')],
-  ['floor', undefined],
-];
+// [name, the build's main, the Node that runs it]; the floor is the same proxy in both modes.
+const targets = otherNode
+  ? [
+      [`Node ${nodeVersion(otherNode)}`, join(root, 'dist/main.js'), otherNode],
+      [`Node ${process.version}`, join(root, 'dist/main.js'), process.execPath],
+      ['floor', undefined],
+    ]
+  : [
+      [base, join(other, 'dist/main.js')],
+      ['this checkout', join(root, 'dist/main.js')],
+      ['floor', undefined],
+    ];
 const scenarios = [
   ['plain', false, 'bench'],
   ['20-chunk streams', true, 'bench'],
   ['200-chunk streams', true, 'bench-200'],
 ];
 
-async function launch(main) {
+async function launch(main, node) {
   if (!main)
     return {
       ...(await start(join(root, 'bench/floor-proxy.mjs'), { UPSTREAM: upstream.url, TOKEN: 'ab' })),
       token: 'ab',
     };
-  return startBenchSwitchyard({ main, upstreamUrl: upstream.url, dir });
+  return startBenchSwitchyard({ main, node, upstreamUrl: upstream.url, dir });
 }
 
 const results = new Map();
 try {
   for (let round = 0; round < rounds; round++) {
     // Alternate the order, so neither build always runs first after the floor.
-    for (const [name, main] of round % 2 ? [...targets].reverse() : targets) {
-      const server = await launch(main);
+    for (const [name, main, node] of round % 2 ? [...targets].reverse() : targets) {
+      const server = await launch(main, node);
       for (const [scenario, stream, model] of scenarios) {
         const load = {
           url: `${server.url}/v1/chat/completions`,
@@ -84,7 +101,7 @@ try {
   }
 } finally {
   stopAll();
-  execFileSync('git', ['worktree', 'remove', '--force', other], { cwd: root, stdio: 'ignore' });
+  if (base) execFileSync('git', ['worktree', 'remove', '--force', other], { cwd: root, stdio: 'ignore' });
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 console.table(

@@ -4,10 +4,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { start } from './processes.mjs';
+import { startCommand } from './processes.mjs';
 
 /**
- * Starts `main` (a build's dist/main.js) with `nodeArgs` before it (e.g. --cpu-prof), its config written to `dir`;
+ * Starts `main` (a build's dist/main.js) under `node` (default: the Node running the bench) with `nodeArgs` before it
+ * (e.g. --cpu-prof), its config written to `dir`;
  * resolves with the process (pid, url, child) and `token`. `upstreamModel` picks the stand-in's answer for model
  * `bench` (bench-200: 200-chunk streams); model `bench-200` always streams 200 chunks.
  */
@@ -18,6 +19,7 @@ export async function startBenchSwitchyard({
   upstreamModel = 'bench',
   nodeArgs = [],
   maxConnections = 256,
+  node = process.execPath,
 }) {
   const config = join(dir, `switchyard-${Date.now()}.yaml`);
   writeFileSync(
@@ -34,7 +36,12 @@ teams:
   bench: { models: ["*"], limits: { requestsPerMinute: 100000000, tokensPerDay: 100000000000 } }
 `,
   );
-  const server = await start([...nodeArgs, main], { SWITCHYARD_CONFIG: config }, /"url":"(http:[^"]+)"/);
+  const server = await startCommand(
+    node,
+    [...nodeArgs, main],
+    { SWITCHYARD_CONFIG: config },
+    /"url":"(http:[^"]+)"/,
+  );
   const issued = await request(`${server.url}/admin/v1/teams/bench/tokens`, {
     method: 'POST',
     headers: { authorization: 'Bearer bench-admin' },

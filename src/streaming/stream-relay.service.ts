@@ -171,9 +171,8 @@ export class StreamRelay {
   /** Ends the client's stream: the encoder's closing events after success, an in-band error after a failure. */
   finish(res: Response, outcome: RelayOutcome, encoder: StreamEncoder): void {
     if (res.writableEnded) return;
-    if (outcome.completed) res.end(encoder.end(outcome));
-    else if (outcome.error) res.end(encoder.error(outcome.error));
-    else res.end();
+    const tail = outcome.completed ? encoder.end(outcome) : outcome.error ? encoder.error(outcome.error) : '';
+    endCorked(res, tail);
   }
 
   private startKeepAlive(res: Response, lastWrite: () => number): NodeJS.Timeout | undefined {
@@ -202,6 +201,24 @@ function collectText(chunk: ChatCompletionChunk, into: string[], reasoning: stri
       }
     }
   }
+}
+
+/**
+ * Ends a response whose last batch `relay` left corked, with the closing events in the same socket write. Not
+ * `res.end(tail)`: on Node 24 (seen on 24.21; 20 is fine), when the headers already left on their own (flushHeaders,
+ * a slow first event) end() writes the terminating zero-length chunk *before* the chunks the cork buffered, so the
+ * client reads an empty body and the rest arrives after the end. Flushing our cork first, into the socket corked
+ * once more, keeps the order and still sends batch, tail and terminator in one write when end() uncorks the socket.
+ */
+function endCorked(res: Response, tail: string): void {
+  if (!res.writableCorked) {
+    res.end(tail);
+    return;
+  }
+  if (tail) res.write(tail);
+  res.socket?.cork();
+  while (res.writableCorked) res.uncork();
+  res.end();
 }
 
 async function drainQuietly(batches: AsyncIterator<unknown>): Promise<void> {

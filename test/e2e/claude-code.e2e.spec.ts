@@ -3,13 +3,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { agentCli } from '../support/agent-clis';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 const run = promisify(execFile);
-const CLAUDE = join(__dirname, '../../node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs');
+const CLAUDE = agentCli('claude');
 
 /**
  * The real Claude Code CLI (npm @anthropic-ai/claude-code, pinned) pointed at the gateway with ANTHROPIC_BASE_URL,

@@ -30,6 +30,10 @@ describe('switchyard CLI', () => {
     await upstream.stop();
   });
 
+  // Each step starts a CLI process that boots Nest and connects to Redis (1-2 s on a quiet 2-core machine, several
+  // seconds on a loaded one), and the two long tests run a dozen of them one after another: 30 s did not hold.
+  jest.setTimeout(120_000);
+
   const cli = async (...args: string[]) => {
     const result = await runCli(config, args);
     if (result.code !== 0)

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { agentCli } from '../support/agent-clis';
 import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
@@ -30,7 +31,7 @@ function run(
     });
   });
 }
-const CODEX = join(__dirname, '../../node_modules/@openai/codex/bin/codex.js');
+const CODEX = agentCli('codex');
 
 /**
  * The real Codex CLI (npm @openai/codex, pinned) in exec mode with the gateway as a custom Responses provider:

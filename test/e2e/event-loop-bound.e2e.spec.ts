@@ -140,7 +140,6 @@ describe('no body within server.maxBodyBytes blocks the event loop', () => {
       method: path.startsWith('/admin/v1/teams/') && !path.endsWith('/tokens') ? 'PATCH' : 'POST',
       headers: { authorization, 'content-type': 'application/json', ...headers },
       body,
-      // @ts-expect-error undici's dispatcher option is not in the DOM fetch types
       dispatcher,
     });
     return { status: response.status, text: await response.text() };

@@ -143,7 +143,6 @@ describe('mutation fuzzing of every client API', () => {
           'anthropic-version': '2023-06-01',
         },
         body,
-        // @ts-expect-error undici's dispatcher option is not in the DOM fetch types
         dispatcher,
       });
       const text = await response.text();

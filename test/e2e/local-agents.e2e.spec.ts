@@ -8,13 +8,14 @@ import type {
   FunctionCallItem,
   HistoryItem,
 } from '../../src/providers/local/local-protocol';
+import { agentCli } from '../support/agent-clis';
 import { eventually } from '../support/eventually';
 import { ensureLocalModel, localBackend } from '../support/local-model';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
-const CLAUDE = join(__dirname, '../../node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs');
-const CODEX = join(__dirname, '../../node_modules/@openai/codex/bin/codex.js');
+const CLAUDE = agentCli('claude');
+const CODEX = agentCli('codex');
 
 /** Runs a command with stdin closed (Codex reads a prompt from stdin when it is a pipe); resolves with its exit code. */
 function run(

@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { agentCli } from '../support/agent-clis';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 const run = promisify(execFile);
-const CLAUDE = join(__dirname, '../../node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs');
+const CLAUDE = agentCli('claude');
 
 /**
  * A model that is configured but cannot be served as configured (its backend needs a key and has none) gets an

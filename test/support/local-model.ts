@@ -1,7 +1,8 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
+import { underSetupLock as underLocalSetupLock } from './setup-lock';
 
 const root = join(__dirname, '../..');
 export const LOCAL_MODEL = join(root, '.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf');
@@ -30,35 +31,8 @@ export function localBackend(local: Record<string, unknown> = {}): {
   };
 }
 
-const SETUP_LOCK = join(root, '.cache/local-setup.lock');
-let lockDepth = 0;
-
-/**
- * Jest runs suites in parallel processes, and several of them set up the same runtime, models and gguf venv: two
- * pip installs or downloads into the same place at once broke one of them (seen in CI). So setup runs under a
- * lock directory (mkdir is atomic), re-entrant within a process; a lock older than 20 minutes is stale.
- */
-function underSetupLock(setup: () => void): void {
-  if (lockDepth > 0) return setup();
-  mkdirSync(join(root, '.cache'), { recursive: true });
-  for (;;) {
-    try {
-      mkdirSync(SETUP_LOCK);
-      break;
-    } catch {
-      const age = Date.now() - (statSync(SETUP_LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-      if (age > 20 * 60_000) rmSync(SETUP_LOCK, { recursive: true, force: true });
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200); // a synchronous sleep: setup is synchronous
-    }
-  }
-  lockDepth++;
-  try {
-    setup();
-  } finally {
-    lockDepth--;
-    rmSync(SETUP_LOCK, { recursive: true, force: true });
-  }
-}
+/** One lock for the runtime, the models and the gguf venv: they build on each other. */
+const underSetupLock = (setup: () => void) => underLocalSetupLock('local-setup', setup);
 
 /** Installs the local runtime and fetches the default model when missing (what the README's commands do). */
 export function ensureLocalModel(): void {

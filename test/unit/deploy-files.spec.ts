@@ -54,6 +54,38 @@ describe('the shipped monitoring stack', () => {
     expect(compose.services.prometheus.environment.METRICS_TOKEN).toBe(
       compose.services.gateway.environment.SWITCHYARD_METRICS_TOKEN,
     );
-    expect(read('config/switchyard.yaml')).toContain('metricsToken: "${SWITCHYARD_METRICS_TOKEN:-}"');
+    expect(parse(read('config/switchyard.yaml')).server.metricsToken).toBe('${SWITCHYARD_METRICS_TOKEN:-}');
+  });
+});
+
+/** What `docker compose up` promises: the gateway answers as the quickstart's does, with whatever keys the host has. */
+describe('the compose gateway', () => {
+  const gateway = compose.services.gateway;
+  const configText = read('config/switchyard.yaml');
+
+  it('passes through every variable the shipped config reads, but the model paths (paths in the image)', () => {
+    const variables = new Set([...configText.matchAll(/\$\{([A-Z0-9_]+)/g)].map((m) => m[1]));
+    expect(variables).toContain('ANTHROPIC_API_KEY');
+    const imagePaths = ['SWITCHYARD_LOCAL_MODEL', 'SWITCHYARD_LOCAL_EMBEDDING_MODEL'];
+    for (const name of variables)
+      if (!imagePaths.includes(name)) expect(Object.keys(gateway.environment)).toContain(name);
+    expect(gateway.environment.REDIS_URL).toBe('redis://redis:6379');
+  });
+
+  it('needs no admin key to start (the entrypoint generates one into the state volume) and no vendor key', () => {
+    expect(gateway.environment.SWITCHYARD_ADMIN_KEY).toBe('${SWITCHYARD_ADMIN_KEY:-}');
+    for (const [name, value] of Object.entries(gateway.environment))
+      expect({ name, required: /:\?/.test(String(value)) }).toEqual({ name, required: false });
+    const entrypoint = read('deploy/docker/entrypoint.sh');
+    expect(entrypoint).toContain('key_file=/var/lib/switchyard/admin-key');
+    expect(gateway.volumes).toContain('switchyard-state:/var/lib/switchyard');
+  });
+
+  it('reaches Ollama on the Docker host, and mounts a config file of the user over the shipped one', () => {
+    expect(gateway.extra_hosts).toContain('host.docker.internal:host-gateway');
+    expect(gateway.environment.OLLAMA_URL).toContain('host.docker.internal');
+    expect(gateway.volumes).toContain(
+      '${SWITCHYARD_CONFIG_FILE:-./config/switchyard.yaml}:/app/config/switchyard.yaml:ro',
+    );
   });
 });
