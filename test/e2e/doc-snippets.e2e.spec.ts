@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import ts from 'typescript';
 import { parse } from 'yaml';
 import { buildConfig } from '../../src/config/config.loader';
+import { agentCliBin } from '../support/agent-clis';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { docFiles, ROOT, snippetsOf, type Snippet } from '../support/doc-snippets';
 import { eventually } from '../support/eventually';
@@ -54,9 +55,6 @@ const MODELS: Record<string, unknown> = {
   'text-embedding-3-small': { backend: 'standin', upstreamModel: 'embed', kind: 'embedding' },
   minilm: { backend: 'standin', upstreamModel: 'embed', kind: 'embedding' },
 };
-
-/** Where the `claude` and `codex` commands of the docs are found (the pinned devDependencies' bin links). */
-const AGENT_CLI_BIN = join(ROOT, 'node_modules/.bin');
 
 const CLAUDE_CODE_ENV = {
   // Claude Code's background calls (titles, summaries) go to the model the snippet names, which the gateway routes.
@@ -123,7 +121,8 @@ describe('the docs snippets', () => {
       const { token } = await gw.teamToken('demo');
       scratch = scratchCheckout(token, gw.prefix);
       env = {
-        PATH: `${AGENT_CLI_BIN}:${process.env.PATH}`,
+        // The docs' `claude` and `codex` commands: the pinned CLIs (test/support/agent-clis.ts).
+        PATH: `${agentCliBin()}:${process.env.PATH}`,
         HOME: join(scratch, 'home'),
         SWITCHYARD_TOKEN: token,
         SWITCHYARD_ADMIN_KEY: ADMIN_KEY,
@@ -159,6 +158,7 @@ describe('the docs snippets', () => {
           const e = error as { code?: number; stdout?: string; stderr?: string };
           throw new Error(
             `${snippet.file}:${snippet.line} exited ${e.code}\n--- stdout\n${e.stdout}\n--- stderr\n${e.stderr}`,
+            { cause: error },
           );
         }
         const mine = await eventually(() => {

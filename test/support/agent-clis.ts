@@ -52,3 +52,10 @@ export function agentCli(name: keyof typeof ENTRY): string {
   if (!existsSync(entry)) throw new Error(`npm ci in ${dir} did not install ${ENTRY[name]}`);
   return entry;
 }
+
+/** The directory with the pinned `claude` and `codex` commands (for a PATH), installing them first when missing. */
+export function agentCliBin(): string {
+  agentCli('claude');
+  agentCli('codex');
+  return join(installDir(), 'node_modules/.bin');
+}
