@@ -12,11 +12,17 @@ import type { Deployment, Route } from '../../src/routing/model-router.service';
 import { UpstreamCaller, type Candidate } from '../../src/routing/upstream-caller';
 
 /** The routing seam against in-memory backends: which deployments a request calls, and what the operator is told. */
-function setup(backendFaults: Record<string, string | undefined> = {}) {
+function setup(
+  backendFaults: Record<string, string | undefined> = {},
+  options: { inFlight?: Record<string, number>; maxRetryAfterMs?: number } = {},
+) {
   const config = buildConfig(
     {
       admin: { apiKey: 'k' },
-      routing: { retries: { attempts: 2, backoffMs: 0 }, circuit: { failures: 5, cooldownMs: 60_000 } },
+      routing: {
+        retries: { attempts: 2, backoffMs: 0, maxRetryAfterMs: options.maxRetryAfterMs ?? 2000 },
+        circuit: { failures: 5, cooldownMs: 60_000 },
+      },
     },
     {},
   );
@@ -34,6 +40,7 @@ function setup(backendFaults: Record<string, string | undefined> = {}) {
           transportError: (e) => e,
           close: async () => undefined,
           unusable: () => backendFaults[id],
+          inFlight: () => options.inFlight?.[id] ?? 0,
         },
       });
     return backends.get(id)!;
@@ -48,17 +55,18 @@ function setup(backendFaults: Record<string, string | undefined> = {}) {
     weight: 1,
     priority: 0,
   });
-  const route = (...ids: string[]): Route => {
+  const routeBy = (routing: string, ...ids: string[]): Route => {
     const deployments = ids.map(deployment);
     return {
       model: 'model',
-      config: { ...config.models.x, routing: 'priority' } as Route['config'],
+      config: { ...config.models.x, routing } as Route['config'],
       deployments,
       backend: deployments[0].backend,
       fallbacks: [],
     };
   };
-  return { caller, circuits, lines, route };
+  const route = (...ids: string[]) => routeBy('priority', ...ids);
+  return { caller, circuits, lines, route, routeBy };
 }
 
 const ok = { status: 200, headers: {}, body: {} } as unknown as UpstreamResponse;
@@ -78,6 +86,7 @@ describe('UpstreamCaller', () => {
     caller: UpstreamCaller,
     route: Route,
     answer: (candidate: Candidate) => Promise<UpstreamResponse>,
+    signal = new AbortController().signal,
   ) => {
     const called: string[] = [];
     const result = caller.call(
@@ -86,7 +95,7 @@ describe('UpstreamCaller', () => {
         called.push(candidate.deployment.id);
         return answer(candidate);
       },
-      new AbortController().signal,
+      signal,
     );
     return { called, result };
   };
@@ -172,5 +181,69 @@ describe('UpstreamCaller', () => {
     const { caller, route } = setup({ down: 'the local model cannot load: no file' });
     expect(caller.plan(route('down', 'up')).map((c) => c.deployment.id)).toEqual(['up/m', 'up/m', 'up/m']);
     expect(caller.plan(route('down')).map((c) => c.deployment.id)).toEqual(['down/m', 'down/m', 'down/m']);
+  });
+
+  it('least-busy tries the deployment with the fewest requests in flight first; ties keep their order', () => {
+    const { caller, routeBy } = setup({}, { inFlight: { a: 5, b: 0, c: 2, d: 2 } });
+    expect(caller.plan(routeBy('least-busy', 'a', 'b', 'c')).map((c) => c.deployment.id)).toEqual([
+      'b/m',
+      'c/m',
+      'a/m',
+    ]);
+    expect(caller.plan(routeBy('least-busy', 'd', 'c', 'a')).map((c) => c.deployment.id)).toEqual([
+      'd/m',
+      'c/m',
+      'a/m',
+    ]);
+  });
+
+  it('priority keeps the configured priority order, whatever is in flight', () => {
+    const { caller, routeBy } = setup({}, { inFlight: { a: 5, b: 0 } });
+    const plan = caller.plan(routeBy('priority', 'a', 'b'));
+    expect(plan.map((c) => c.deployment.id)).toEqual(['a/m', 'b/m', 'a/m']);
+  });
+
+  it('a Retry-After above the cap waits only the cap before the deployment is called again', async () => {
+    const { caller, route } = setup({}, { maxRetryAfterMs: 20 });
+    const limited = route('limited');
+    limited.fallbacks = [route('backup')];
+    const hourLong = () =>
+      mapUpstreamError({
+        backendId: 'limited',
+        status: 429,
+        message: 'slow down',
+        headers: { 'retry-after': '3600' },
+        secrets: [],
+      });
+    // Uncapped, this would wait an hour before its second call; capped, 2 x 20 ms. The request gives up after 5 s
+    // (a bound that holds on a loaded machine), so an uncapped wait fails the test instead of hanging it.
+    const { called, result } = run(
+      caller,
+      limited,
+      async (c) => (c.deployment.id === 'limited/m' ? Promise.reject(hourLong()) : ok),
+      AbortSignal.timeout(5000),
+    );
+    await expect(result).resolves.toMatchObject({ candidate: { deployment: { id: 'backup/m' } } });
+    expect(called).toEqual(['limited/m', 'limited/m', 'limited/m', 'backup/m']);
+  });
+
+  it('a Retry-After above the cap with nothing else to call ends the request at once with the 429', async () => {
+    const { caller, route } = setup({}, { maxRetryAfterMs: 20 });
+    const { called, result } = run(caller, route('limited'), () =>
+      Promise.reject(
+        mapUpstreamError({
+          backendId: 'limited',
+          status: 429,
+          message: 'slow down',
+          headers: { 'retry-after': '3600' },
+          secrets: [],
+        }),
+      ),
+    );
+    await expect(result).rejects.toMatchObject({
+      code: 'rate_limit_exceeded',
+      headers: { 'retry-after': '3600' },
+    });
+    expect(called).toEqual(['limited/m']);
   });
 });
