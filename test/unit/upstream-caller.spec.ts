@@ -14,7 +14,14 @@ import { UpstreamCaller, type Candidate } from '../../src/routing/upstream-calle
 /** The routing seam against in-memory backends: which deployments a request calls, and what the operator is told. */
 function setup(
   backendFaults: Record<string, string | undefined> = {},
-  options: { inFlight?: Record<string, number>; maxRetryAfterMs?: number } = {},
+  options: {
+    inFlight?: Record<string, number>;
+    maxRetryAfterMs?: number;
+    /** Backends whose calls cost nothing when cancelled (a local model): started before the admission. */
+    cancelsAtNoCost?: string[];
+    weights?: Record<string, number>;
+    totalMs?: number;
+  } = {},
 ) {
   const config = buildConfig(
     {
@@ -41,6 +48,7 @@ function setup(
           close: async () => undefined,
           unusable: () => backendFaults[id],
           inFlight: () => options.inFlight?.[id] ?? 0,
+          cancelsAtNoCost: options.cancelsAtNoCost?.includes(id),
         },
       });
     return backends.get(id)!;
@@ -52,21 +60,25 @@ function setup(
     id: `${id}/m`,
     backend: backend(id),
     upstreamModel: 'm',
-    weight: 1,
+    weight: options.weights?.[id] ?? 1,
     priority: 0,
   });
   const routeBy = (routing: string, ...ids: string[]): Route => {
     const deployments = ids.map(deployment);
     return {
       model: 'model',
-      config: { ...config.models.x, routing } as Route['config'],
+      config: {
+        ...config.models.x,
+        routing,
+        ...(options.totalMs ? { timeouts: { totalMs: options.totalMs } } : {}),
+      } as Route['config'],
       deployments,
       backend: deployments[0].backend,
       fallbacks: [],
     };
   };
   const route = (...ids: string[]) => routeBy('priority', ...ids);
-  return { caller, circuits, lines, route, routeBy };
+  return { caller, circuits, lines, route, routeBy, metrics };
 }
 
 const ok = { status: 200, headers: {}, body: {} } as unknown as UpstreamResponse;
@@ -245,5 +257,264 @@ describe('UpstreamCaller', () => {
       headers: { 'retry-after': '3600' },
     });
     expect(called).toEqual(['limited/m']);
+  });
+
+  it('a client mistake (400) or an unexpected error is not retried at all', async () => {
+    const { caller, route } = setup();
+    const mistake = mapUpstreamError({
+      backendId: 'a',
+      status: 400,
+      message: 'no',
+      headers: {},
+      secrets: [],
+    });
+    const first = run(caller, route('a', 'b'), () => Promise.reject(mistake));
+    await expect(first.result).rejects.toBe(mistake);
+    expect(first.called).toEqual(['a/m']);
+    const bug = new TypeError('not a gateway error');
+    const second = run(caller, route('a', 'b'), () => Promise.reject(bug));
+    await expect(second.result).rejects.toBe(bug);
+    expect(second.called).toEqual(['a/m']);
+  });
+
+  it('an aborted request is not retried', async () => {
+    const { caller, route } = setup();
+    const controller = new AbortController();
+    const { called, result } = run(
+      caller,
+      route('a', 'b'),
+      () => {
+        controller.abort();
+        return Promise.reject(serverError());
+      },
+      controller.signal,
+    );
+    await expect(result).rejects.toMatchObject({ code: 'upstream_error' });
+    expect(called).toEqual(['a/m']);
+  });
+
+  it('a deployment whose connections are all busy (at capacity) is not called again: waiting cannot help', async () => {
+    const { caller, route } = setup();
+    const busy = () =>
+      new GatewayException('upstream_busy', 'every connection is busy', { atCapacity: true });
+    const { called, result } = run(caller, route('full'), () => Promise.reject(busy()));
+    await expect(result).rejects.toMatchObject({ code: 'upstream_busy' });
+    expect(called).toEqual(['full/m']);
+    // Another deployment can help: plan full, other, full; `other` answers.
+    const second = run(caller, route('full', 'other'), async (c) =>
+      c.deployment.id === 'full/m' ? Promise.reject(busy()) : ok,
+    );
+    await expect(second.result).resolves.toMatchObject({ candidate: { deployment: { id: 'other/m' } } });
+    expect(second.called).toEqual(['full/m', 'other/m']);
+  });
+
+  it('when every call failed, the error says how many calls on how many deployments; one call keeps its own words', async () => {
+    const { caller, route } = setup();
+    const many = run(caller, route('a', 'b'), () => Promise.reject(serverError()));
+    await expect(many.result).rejects.toMatchObject({
+      code: 'upstream_error',
+      status: 502,
+      message: 'Backend "x" failed with HTTP 500: boom (3 attempts on 2 deployments).',
+    });
+    const one = run(caller, route('bad'), () => Promise.reject(refusedKey()));
+    await expect(one.result).rejects.toMatchObject({
+      message: 'Backend "bad" rejected the gateway\'s credentials.',
+    });
+  });
+
+  it('counts a request that needed more than one call once in switchyard_retries_total, and each attempt', async () => {
+    const { caller, route, metrics } = setup();
+    let calls = 0;
+    await run(caller, route('a', 'b'), async () => {
+      if (calls++ === 0) throw serverError();
+      return ok;
+    }).result;
+    await run(caller, route('a'), async () => ok).result;
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('switchyard_retries_total{model="model"} 1');
+    expect(text).toMatch(
+      /switchyard_upstream_attempts_total\{deployment="a\/m",outcome="upstream_error"\} 1/,
+    );
+  });
+
+  it('skips a candidate whose rules the request breaks, saying why once, and tries the next', async () => {
+    const { caller, route } = setup();
+    const attempts: Array<{ deployment: string; outcome: string }> = [];
+    const result = await caller.call(
+      caller.plan(route('picky', 'easy')),
+      async () => ok,
+      new AbortController().signal,
+      { skip: (c) => (c.deployment.id === 'picky/m' ? 'no tools here' : undefined), attempts },
+    );
+    expect(result.candidate.deployment.id).toBe('easy/m');
+    expect(attempts).toEqual([
+      { model: 'model', deployment: '-', outcome: 'skipped: no tools here' },
+      { model: 'model', deployment: 'easy/m', outcome: 'ok' },
+    ]);
+  });
+
+  it('with every candidate skipped, the request fails naming each reason', async () => {
+    const { caller, route } = setup();
+    const result = caller.call(caller.plan(route('picky')), async () => ok, new AbortController().signal, {
+      skip: () => 'no tools here',
+    });
+    await expect(result).rejects.toMatchObject({
+      code: 'upstream_unavailable',
+      message: 'No deployment could take the request (model on picky/m: no tools here).',
+    });
+  });
+
+  it('weighted order: a deployment of weight 0 is only ever tried last', () => {
+    const { caller, routeBy } = setup({}, { weights: { never: 0, a: 1, b: 3 } });
+    for (const random of [0, 0.3, 0.99]) {
+      jest.spyOn(Math, 'random').mockReturnValue(random);
+      const order = caller.plan(routeBy('weighted', 'never', 'a', 'b')).map((c) => c.deployment.id);
+      expect(order[2]).toBe('never/m');
+      jest.restoreAllMocks();
+    }
+    // Weights 1 and 3: a draw below 1/4 of the total picks `a` first, above it `b`.
+    jest.spyOn(Math, 'random').mockReturnValue(0.2);
+    expect(caller.plan(routeBy('weighted', 'a', 'b')).map((c) => c.deployment.id)).toEqual([
+      'a/m',
+      'b/m',
+      'a/m',
+    ]);
+    jest.spyOn(Math, 'random').mockReturnValue(0.3);
+    expect(caller.plan(routeBy('weighted', 'a', 'b')).map((c) => c.deployment.id)).toEqual([
+      'b/m',
+      'a/m',
+      'b/m',
+    ]);
+    jest.restoreAllMocks();
+  });
+
+  describe('start: admission, then the calls', () => {
+    const ledger = () => ({
+      requestId: 'req-1',
+      callStarted: jest.fn(),
+      callWithdrawn: jest.fn(),
+      triedWithoutAnswer: jest.fn(),
+    });
+
+    it('admits a vendor call before sending it; a refusal sends nothing', async () => {
+      const { caller, route } = setup();
+      const order: string[] = [];
+      const l = ledger();
+      const started = await caller.start({
+        route: route('vendor'),
+        ledger: l as never,
+        signal: new AbortController().signal,
+        admit: async () => void order.push('admit'),
+        attempt: async () => {
+          order.push('call');
+          return ok;
+        },
+        skip: () => undefined,
+      });
+      await started.result;
+      expect(order).toEqual(['admit', 'call']);
+      expect(l.callStarted).toHaveBeenCalledTimes(1);
+      const refused = new GatewayException('rate_limit_exceeded', 'over quota');
+      const attempt = jest.fn(async () => ok);
+      await expect(
+        caller.start({
+          route: route('vendor'),
+          ledger: ledger() as never,
+          signal: new AbortController().signal,
+          admit: () => Promise.reject(refused),
+          attempt,
+          skip: () => undefined,
+        }),
+      ).rejects.toBe(refused);
+      expect(attempt).not.toHaveBeenCalled();
+    });
+
+    it('starts a local model before the admission, and cancels it when the admission refuses', async () => {
+      const { caller, route } = setup({}, { cancelsAtNoCost: ['local'] });
+      const order: string[] = [];
+      let callSignal: AbortSignal | undefined;
+      const l = ledger();
+      const started = await caller.start({
+        route: route('local'),
+        ledger: l as never,
+        signal: new AbortController().signal,
+        admit: async () => void order.push('admit'),
+        attempt: async (_c, signal) => {
+          order.push('call');
+          callSignal = signal;
+          return ok;
+        },
+        skip: () => undefined,
+      });
+      await started.result;
+      expect(order).toEqual(['call', 'admit']);
+      expect(callSignal?.aborted).toBe(false);
+      const refusedLedger = ledger();
+      await expect(
+        caller.start({
+          route: route('local'),
+          ledger: refusedLedger as never,
+          signal: new AbortController().signal,
+          admit: () => Promise.reject(new GatewayException('rate_limit_exceeded', 'over quota')),
+          attempt: async (_c, signal) => {
+            callSignal = signal;
+            return ok;
+          },
+          skip: () => undefined,
+        }),
+      ).rejects.toMatchObject({ code: 'rate_limit_exceeded' });
+      expect(callSignal?.aborted).toBe(true);
+      expect(refusedLedger.callWithdrawn).toHaveBeenCalledTimes(1);
+    });
+
+    it('tells the ledger which deployment was tried last, and how many calls, when none answered', async () => {
+      const { caller, route } = setup();
+      const l = ledger();
+      const started = await caller.start({
+        route: route('a', 'b'),
+        ledger: l as never,
+        signal: new AbortController().signal,
+        admit: async () => undefined,
+        attempt: () => Promise.reject(serverError()),
+        skip: () => undefined,
+      });
+      await expect(started.result).rejects.toBeInstanceOf(GatewayException);
+      expect(l.triedWithoutAnswer).toHaveBeenCalledWith({ backend: 'a', upstreamModel: 'm', attempts: 3 });
+    });
+  });
+
+  describe('deadline (timeouts.totalMs)', () => {
+    it('aborts the call with a 504 upstream_timeout once the model total time is up', async () => {
+      const { caller, route } = setup({}, { totalMs: 20 });
+      const request = new AbortController();
+      const { signal, clear } = caller.deadline(route('a'), request.signal);
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      expect(signal.reason).toMatchObject({
+        code: 'upstream_timeout',
+        status: 504,
+        message: 'The model `model` did not finish within 20 ms (timeouts.totalMs).',
+      });
+      expect(request.signal.aborted).toBe(false);
+      clear();
+    });
+
+    it("follows the request's own abort, and a cleared deadline never fires", async () => {
+      const { caller, route } = setup({}, { totalMs: 20 });
+      const request = new AbortController();
+      const { signal } = caller.deadline(route('a'), request.signal);
+      request.abort(new Error('client left'));
+      expect(signal.aborted).toBe(true);
+      expect((signal.reason as Error).message).toBe('client left');
+      const other = caller.deadline(route('a'), new AbortController().signal);
+      other.clear();
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      expect(other.signal.aborted).toBe(false);
+    });
+
+    it('no totalMs: the request signal as it is', () => {
+      const { caller, route } = setup();
+      const request = new AbortController();
+      expect(caller.deadline(route('a'), request.signal).signal).toBe(request.signal);
+    });
   });
 });
