@@ -192,4 +192,111 @@ describe('CredentialCache', () => {
     );
     expect(await code(cache.authenticate(issueToken().token))).toBe('invalid_api_key');
   });
+
+  it('a lookup that raced with an invalidation is not kept as last-known either', async () => {
+    const { cache, redis, token, tokenId, revoke, subscriber } = setup('last-known');
+    await cache.onModuleInit();
+    const release = redis.holdReads();
+    const racing = cache.authenticate(token);
+    revoke();
+    await cache.invalidateEverywhere({ tokenId });
+    release();
+    await racing;
+    subscriber.emit('close');
+    redis.status = 'reconnecting';
+    expect(await code(cache.authenticate(token))).toBe('auth_unavailable');
+  });
+
+  it('`reject` keeps no last-known credentials at all', async () => {
+    const { cache, redis, token } = setup('reject');
+    await cache.authenticate(token);
+    redis.status = 'reconnecting';
+    expect(await code(cache.authenticate(token))).toBe('auth_unavailable');
+  });
+
+  it('re-subscribes when the subscriber connection is ready again, starting from an empty cache', async () => {
+    const { cache, token, reads, subscriber } = setup();
+    await cache.onModuleInit();
+    await cache.authenticate(token);
+    subscriber.emit('reconnecting');
+    subscriber.emit('ready');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(subscriber.commands.filter((c) => c.startsWith('subscribe'))).toHaveLength(2);
+    await cache.authenticate(token); // read again (the cache was cleared)...
+    await cache.authenticate(token); // ...and cached again
+    expect(reads()).toBe(2);
+  });
+
+  it('a failed subscription leaves the cache off', async () => {
+    const { cache, token, reads, subscriber } = setup();
+    subscriber.subscribe = () => Promise.reject(new Error('NOPERM'));
+    await cache.onModuleInit();
+    await cache.authenticate(token);
+    await cache.authenticate(token);
+    expect(reads()).toBe(2);
+  });
+
+  it('refuses a token of a disabled or deleted team, and says when an expired token expired', async () => {
+    const { cache, redis, token, tokenKey } = setup();
+    redis.hashes.get('t:team:{alpha}')!.disabled = '1';
+    expect(await code(cache.authenticate(token))).toBe('invalid_api_key');
+    redis.hashes.delete('t:team:{alpha}');
+    expect(await code(cache.authenticate(token))).toBe('invalid_api_key');
+    redis.hashes.set('t:team:{alpha}', { id: 'alpha', createdAt: '2026-01-01T00:00:00.000Z' });
+    redis.hashes.get(tokenKey)!.expiresAt = '2026-01-02T00:00:00.000Z';
+    await expect(cache.authenticate(token)).rejects.toMatchObject({
+      code: 'token_expired',
+      message: 'The bearer token expired at 2026-01-02T00:00:00.000Z.',
+    });
+  });
+
+  it('accepts the previous secret of a rotated token until its grace period ends', async () => {
+    const { cache, redis, token, tokenId, tokenKey } = setup();
+    const rotated = issueToken(tokenId);
+    const hash = redis.hashes.get(tokenKey)!;
+    hash.previousHash = hash.hash;
+    hash.hash = rotated.hash;
+    hash.previousHashUntil = String(Date.now() + 60_000);
+    expect(await code(cache.authenticate(token))).toBe('ok');
+    expect(await code(cache.authenticate(rotated.token))).toBe('ok');
+    hash.previousHashUntil = String(Date.now() - 1);
+    expect(await code(cache.authenticate(token))).toBe('invalid_api_key');
+    expect(await code(cache.authenticate(rotated.token))).toBe('ok');
+  });
+
+  it('writes lastUsedAt at most once a minute per token, and not while Redis is down', async () => {
+    const { cache, redis, token, tokenKey } = setup();
+    const start = Date.UTC(2026, 5, 1, 12);
+    const now = jest.spyOn(Date, 'now').mockReturnValue(start);
+    try {
+      await cache.authenticate(token);
+      await cache.authenticate(token);
+      expect(redis.hashes.get(tokenKey)!.lastUsedAt).toBe(new Date(start).toISOString());
+      now.mockReturnValue(start + 59_999);
+      await cache.authenticate(token);
+      expect(redis.commands.filter((c) => c.startsWith('hsetIfExists'))).toHaveLength(1);
+      now.mockReturnValue(start + 60_000);
+      await cache.authenticate(token);
+      expect(redis.hashes.get(tokenKey)!.lastUsedAt).toBe(new Date(start + 60_000).toISOString());
+      expect(redis.commands.filter((c) => c.startsWith('hsetIfExists'))).toHaveLength(2);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
+  it('a lastUsedAt write that failed is tried again on the next use', async () => {
+    const { cache, redis, token } = setup();
+    let failing = true;
+    const writes: number[] = [];
+    redis.hsetIfExists = async () => {
+      writes.push(1);
+      if (failing) throw new Error('timeout');
+      return 1;
+    };
+    await cache.authenticate(token);
+    await new Promise((resolve) => setImmediate(resolve)); // the failed write's catch ran
+    failing = false;
+    await cache.authenticate(token);
+    expect(writes).toHaveLength(2);
+  });
 });
