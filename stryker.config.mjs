@@ -32,6 +32,9 @@ export default {
   ],
   // Module-level constants (tables) are still mutated; `static` means code run once at load, checked by every test.
   ignoreStatic: false,
+  // A later run re-tests only mutants whose code or covering tests changed (the file is not committed).
+  incremental: true,
+  incrementalFile: 'reports/stryker-incremental.json',
   reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
