@@ -320,4 +320,33 @@ describe('UsageWriter', () => {
     expect(results).toEqual(['written']);
     expect(writer.backlog).toBe(0);
   });
+
+  it('shutdown gives up on Redis after its deadline: each unwritten record is logged and reported dropped', async () => {
+    const { writer, redis, lines } = setup();
+    redis.status = 'reconnecting';
+    const results: WriteResult[] = [];
+    writer.enqueue({ ...plain('r1'), onWritten: (r) => results.push(r) });
+    writer.enqueue({ ...plain('r2'), onWritten: (r) => results.push(r) });
+    // The deadline is taken first; every later clock read is past it.
+    (Date.now as jest.Mock).mockReturnValueOnce(NOW).mockReturnValue(NOW + 5_001);
+    await writer.beforeApplicationShutdown();
+    expect(results).toEqual(['dropped', 'dropped']);
+    expect(
+      lines
+        .filter((l) => l.msg === 'usage record not written before shutdown')
+        .map((l) => (l.record as UsageRecord).id),
+    ).toEqual(['r1', 'r2']);
+  });
+
+  it('a WRONGTYPE answer is a refusal too (not retried); anything else is taken for the connection', async () => {
+    const { writer, redis, write, lines } = setup();
+    redis.answer = (id) =>
+      id === 'r1' ? new Error('WRONGTYPE Operation against a key holding the wrong kind of value') : 1;
+    expect(await write(plain('r1'))).toBe('refused');
+    redis.answer = (id) => (id === 'r2' ? new Error('LOADING Redis is loading the dataset in memory') : 1);
+    writer.enqueue(plain('r2'));
+    await writerSettles();
+    expect(writer.backlog).toBe(1);
+    expect(lines.find((l) => l.msg === 'usage write failed; will retry')).toMatchObject({ level: 40 });
+  });
 });
