@@ -9,7 +9,7 @@ import { mapUpstreamError } from '../../src/providers/shared/upstream-errors';
 import { BackendHealth } from '../../src/routing/backend-health';
 import { CircuitBreakers } from '../../src/routing/circuit-breakers';
 import type { Deployment, Route } from '../../src/routing/model-router.service';
-import { UpstreamCaller, type Candidate } from '../../src/routing/upstream-caller';
+import { UpstreamCaller, type AttemptRecord, type Candidate } from '../../src/routing/upstream-caller';
 
 /** The routing seam against in-memory backends: which deployments a request calls, and what the operator is told. */
 function setup(
@@ -339,7 +339,7 @@ describe('UpstreamCaller', () => {
 
   it('skips a candidate whose rules the request breaks, saying why once, and tries the next', async () => {
     const { caller, route } = setup();
-    const attempts: Array<{ deployment: string; outcome: string }> = [];
+    const attempts: AttemptRecord[] = [];
     const result = await caller.call(
       caller.plan(route('picky', 'easy')),
       async () => ok,
