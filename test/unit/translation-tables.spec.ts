@@ -170,5 +170,11 @@ describe('usage tables: total = prompt + completion both ways', () => {
       prompt_tokens_details: { cached_tokens: 8 },
       completion_tokens_details: { reasoning_tokens: 6 },
     });
+    // A negative or missing count is 0, never subtracted.
+    expect(geminiUsage({ promptTokenCount: -5, candidatesTokenCount: 3 })).toMatchObject({
+      prompt_tokens: 0,
+      completion_tokens: 3,
+      total_tokens: 3,
+    });
   });
 });

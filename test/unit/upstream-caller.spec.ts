@@ -517,4 +517,20 @@ describe('UpstreamCaller', () => {
       expect(caller.deadline(route('a'), request.signal).signal).toBe(request.signal);
     });
   });
+
+  it.each([
+    ['upstream_unreachable'],
+    ['upstream_timeout'],
+    ['upstream_unavailable'],
+    ['upstream_error'],
+    ['upstream_busy'],
+    ['rate_limit_exceeded'],
+  ] as const)('%s is worth another call: the next deployment answers', async (code) => {
+    const { caller, route } = setup();
+    const { called, result } = run(caller, route('a', 'b'), async (c) =>
+      c.deployment.id === 'a/m' ? Promise.reject(new GatewayException(code, 'failed')) : ok,
+    );
+    await expect(result).resolves.toMatchObject({ candidate: { deployment: { id: 'b/m' } } });
+    expect(called).toEqual(['a/m', 'b/m']);
+  });
 });
