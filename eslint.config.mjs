@@ -13,6 +13,8 @@ export default tseslint.config(
       'node_modules/',
       'coverage/',
       'bench/results/',
+      'reports/',
+      '.stryker-tmp/',
       '*.js',
       '*.mjs',
       '**/*.mjs',

@@ -51,4 +51,32 @@ describe('OpenAI chunk encoder', () => {
       expect(sent(encoder, raw)).toBe(raw.replace(`"model":"${name}"`, '"model":"alias"'));
     }
   });
+
+  describe('the usage-only chunk goes out only when the client asked for it', () => {
+    const usageChunk =
+      '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":2,"completion_tokens":3,"total_tokens":5}}';
+
+    it('not asked: nothing at all is written for it (the gateway asked upstream for its own accounting)', () => {
+      const encoder = new OpenAiChunkEncoder('alias', false);
+      expect(encoder.event({ data: usageChunk } as never, step(usageChunk))).toBe('');
+    });
+
+    it('asked: it is written, renamed, with the upstream usage', () => {
+      const out = sent(new OpenAiChunkEncoder('alias', true), usageChunk);
+      expect(JSON.parse(out)).toEqual({ ...JSON.parse(usageChunk), model: 'alias' });
+    });
+
+    it('not asked: a chunk with choices and usage keeps its choices and loses the usage', () => {
+      const raw =
+        '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":2,"completion_tokens":3,"total_tokens":5}}';
+      const out = JSON.parse(sent(new OpenAiChunkEncoder('alias', false), raw));
+      expect(out).toEqual({
+        id: 'c',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'alias',
+        choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+      });
+    });
+  });
 });

@@ -1,0 +1,26 @@
+/**
+ * Jest for mutation testing (stryker.config.json): only the fast unit specs of the core (billing, limit settlement,
+ * the credential cache, retry planning, the usage writer, the translation tables), all on in-memory fakes: no
+ * Redis, no HTTP, so each mutant runs in well under a second. Transpile only (isolatedModules): Stryker's
+ * TypeScript checker rejects mutants that do not compile before any test runs.
+ */
+module.exports = {
+  testEnvironment: 'node',
+  rootDir: __dirname,
+  roots: ['<rootDir>/test/unit'],
+  testMatch: [
+    '**/cost.spec.ts',
+    '**/limit-settlement.spec.ts',
+    '**/credential-cache.spec.ts',
+    '**/upstream-caller.spec.ts',
+    '**/usage-writer.spec.ts',
+    '**/translation-tables.spec.ts',
+  ],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { isolatedModules: true }],
+    // NestJS 12 is ES modules only: transpiled for Jest as in jest.config.js.
+    '^.+/node_modules/@nestjs/.+\\.js$': '<rootDir>/test/support/esm-to-cjs.mjs',
+  },
+  transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
+  testTimeout: 10000,
+};

@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
+import { AppLogger } from '../../src/common/logging/logger';
+import { buildConfig } from '../../src/config/config.loader';
+import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';
+import { MetricsService } from '../../src/metrics/metrics.service';
+import { RedisKeys } from '../../src/redis/redis-keys';
+import { registerScripts } from '../../src/redis/scripts';
+import { counterField, type UsageRecord } from '../../src/usage/usage-record';
+import { UsageWriter, type PendingUsage, type WriteResult } from '../../src/usage/usage-writer';
+import { deletePrefix, REDIS_URL } from '../support/test-gateway';
+
+/**
+ * The Lua scripts against a real Redis (127.0.0.1:6379), under a private key prefix: what makes a usage record
+ * count exactly once, and what makes admission exact to the limit.
+ */
+describe('Redis scripts', () => {
+  const prefix = `sy-test:${randomBytes(6).toString('hex')}:`;
+  const keys = new RedisKeys(prefix);
+  const config = buildConfig({ admin: { apiKey: 'k' } }, {});
+  let redis: Redis;
+
+  beforeAll(() => {
+    redis = new Redis(REDIS_URL);
+    registerScripts(redis);
+  });
+  afterAll(async () => {
+    await deletePrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  describe('recordUsage (through the usage writer)', () => {
+    const record = (id: string, team = 'scripts'): UsageRecord => ({
+      id,
+      at: '2026-11-21T10:00:00.000Z',
+      requestId: `q-${id}`,
+      team,
+      tokenId: '0123456789abcdef',
+      model: 'm',
+      modelLabel: 'm',
+      backend: 'b',
+      upstreamModel: 'u',
+      servedModel: 'm',
+      attempts: 1,
+      endpoint: 'chat.completions',
+      stream: false,
+      promptTokens: 10,
+      completionTokens: 5,
+      reasoningTokens: 0,
+      status: 200,
+      outcome: 'ok',
+      errorCode: '',
+      latencyMs: 1,
+      estimated: false,
+      cachedTokens: 0,
+      costNanos: 0,
+      costEstimated: false,
+    });
+    const writer = () =>
+      new UsageWriter(
+        redis,
+        keys,
+        config,
+        new MetricsService(config, new InFlightTracker()),
+        new AppLogger('fatal', { write: () => undefined }),
+      );
+    /** Enqueues and resolves with how the write went (the writer's own report, not a poll). */
+    const write = (usageWriter: UsageWriter, pending: Omit<PendingUsage, 'onWritten'>) =>
+      new Promise<WriteResult>((resolve) => usageWriter.enqueue({ ...pending, onWritten: resolve }));
+
+    it('a record written twice with the same id counts once: counters, stream, limit settlement, lease', async () => {
+      const limitKey = `${prefix}limit:{scripts}:tpm`;
+      await redis.set(limitKey, 100); // the reservation: 100 tokens
+      await redis.hset(keys.inflight('scripts'), 'r1', '{}');
+      const pending = {
+        record: record('r1'),
+        settle: { keys: [limitKey], deltas: [-85] }, // 100 reserved, 15 used
+        concurrencyKeys: [],
+      };
+      // A batch retried after a dropped connection sends the same record again, possibly from another writer.
+      expect(await write(writer(), pending)).toBe('written');
+      expect(await write(writer(), pending)).toBe('written'); // the marker answers what the first write did
+      const day = await redis.hgetall(keys.usageDay('scripts', '2026-11-21'));
+      expect(day).toEqual({
+        [counterField('requests', '0123456789abcdef', 'm')]: '1',
+        [counterField('ok', '0123456789abcdef', 'm')]: '1',
+        [counterField('prompt', '0123456789abcdef', 'm')]: '10',
+        [counterField('completion', '0123456789abcdef', 'm')]: '5',
+      });
+      expect(await redis.xlen(keys.usageRecords('scripts'))).toBe(1);
+      expect(await redis.get(limitKey)).toBe('15');
+      expect(await redis.hexists(keys.inflight('scripts'), 'r1')).toBe(0);
+    });
+
+    it('two records with different ids both count', async () => {
+      const usageWriter = writer();
+      const none = { settle: { keys: [], deltas: [] }, concurrencyKeys: [] };
+      expect(await write(usageWriter, { record: record('r2', 'two'), ...none })).toBe('written');
+      expect(await write(usageWriter, { record: record('r3', 'two'), ...none })).toBe('written');
+      const day = await redis.hgetall(keys.usageDay('two', '2026-11-21'));
+      expect(day[counterField('requests', '0123456789abcdef', 'm')]).toBe('2');
+      expect(await redis.xlen(keys.usageRecords('two'))).toBe(2);
+    });
+  });
+
+  describe('admitLimits', () => {
+    const admit = (key: string, limit: number, cost: number) =>
+      redis.admitLimits(1, key, Date.now(), `r-${cost}`, '', 'c', limit, cost, 60);
+
+    it('admits a request that takes the counter exactly to its limit, and refuses one past it', async () => {
+      const key = `${prefix}limit:{admit}:rpm`;
+      expect(await admit(key, 10, 10)).toEqual([0, 10]);
+      expect(await admit(key, 10, 1)).toEqual([1, 10]); // refused: the counter is unchanged
+      expect(await redis.get(key)).toBe('10');
+      expect(await redis.ttl(key)).toBeGreaterThan(0);
+    });
+
+    it('takes all or nothing across several limits, naming the first that refused', async () => {
+      const a = `${prefix}limit:{admit}:a`;
+      const b = `${prefix}limit:{admit}:b`;
+      await redis.set(b, 8);
+      const answer = await redis.admitLimits(2, a, b, Date.now(), 'r', '', 'c', 100, 5, 60, 'c', 10, 5, 60);
+      expect(answer).toEqual([2, 0, 8]);
+      expect(await redis.get(a)).toBeNull();
+      expect(await redis.get(b)).toBe('8');
+    });
+  });
+});
