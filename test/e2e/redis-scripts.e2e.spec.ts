@@ -86,6 +86,8 @@ describe('Redis scripts', () => {
         [counterField('ok', '0123456789abcdef', 'm')]: '1',
         [counterField('prompt', '0123456789abcdef', 'm')]: '10',
         [counterField('completion', '0123456789abcdef', 'm')]: '5',
+        // Spent tokens at a known price (0 here): counted once too, so the usage API shows a known cost.
+        [counterField('cost_known', '0123456789abcdef', 'm')]: '1',
       });
       expect(await redis.xlen(keys.usageRecords('scripts'))).toBe(1);
       expect(await redis.get(limitKey)).toBe('15');
