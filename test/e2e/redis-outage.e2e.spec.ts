@@ -137,7 +137,13 @@ describe('Redis stopped and restarted mid-run', () => {
           .sort(),
       ).toEqual(['commands', 'subscriber', 'usage']),
     );
-    // And the strict replica works again, limits checked.
+    // And the strict replica works again, limits checked, once its own command connection is back (the open
+    // replica's reconnecting says nothing of this one's).
+    await eventually(() =>
+      expect(
+        closed.logs.filter((l) => l.msg === 'redis connection restored').map((l) => l.connection),
+      ).toContain('commands'),
+    );
     const after = await closed.asTeam(token, 'POST', '/v1/chat/completions', ask('after'));
     expect(after.status).toBe(200);
     expect(after.headers.get('x-ratelimit-limit-tokens')).toBe('1000000');
