@@ -62,9 +62,14 @@ export function chatMessages(dto: MessagesPromptDto): ChatMessage[] {
 
 export function toolFields(dto: MessagesPromptDto): Partial<ChatRequest> {
   const out: Partial<ChatRequest> = {};
-  // Server tools (web search and friends, `type` other than custom) run at Anthropic only: dropped here.
+  // Server tools (web search and friends, `type` other than custom) run at Anthropic only: dropped here. So are
+  // tools with `defer_loading: true`: Anthropic keeps them out of the model's context until a tool search finds
+  // them (Claude Code's ToolSearch loads them into a later request's list), so the model must not see them here
+  // either. Claude Code always sends one, DeferredToolPlaceholder ("never call this tool"), which a small model
+  // forced to call a tool picked and then looped on.
   const tools = (dto.tools ?? []).filter(
-    (tool) => (tool.type === undefined || tool.type === 'custom') && tool.input_schema,
+    (tool) =>
+      (tool.type === undefined || tool.type === 'custom') && tool.input_schema && tool.defer_loading !== true,
   );
   if (tools.length) {
     out.tools = tools.map((tool) => ({

@@ -301,6 +301,25 @@ describe('Anthropic Messages API', () => {
       });
     });
 
+    it("keeps tools with defer_loading out of a translated request's tool list, as Anthropic keeps them out of the model's context", async () => {
+      // Claude Code sends this one in every request (with ToolSearch to load the deferred ones later).
+      const placeholder = {
+        name: 'DeferredToolPlaceholder',
+        description: 'Reserved placeholder that keeps deferred tool loading active; never call this tool.',
+        input_schema: { type: 'object' as const, properties: {} },
+        defer_loading: true,
+      };
+      await client.messages.create({
+        model: 'gpt-tools',
+        max_tokens: 100,
+        tools: [...weather, placeholder],
+        tool_choice: { type: 'any' },
+        messages: [{ role: 'user', content: 'Oslo' }],
+      });
+      const sent = openai.last().body as { tools: Array<{ function: { name: string } }> };
+      expect(sent.tools.map((tool) => tool.function.name)).toEqual(['get_weather']);
+    });
+
     it('translates a tool round trip, streamed: tool_use blocks with parsed input, tool_result back as a tool message', async () => {
       const stream = client.messages.stream({
         model: 'gpt-tools',
