@@ -5,6 +5,8 @@
 // 20-chunk and 200-chunk streams; CPU of the gateway process per 1000 requests; prints each round and the
 // medians, and what one relayed chunk costs ((200-chunk - 20-chunk) / 180).
 //   node bench/ab.mjs <commit> [--rounds N] [--duration S]   (after npm run build; needs Redis and git)
+// With --build <dir> instead of a commit, another checkout that is already built with its own node_modules (needed
+// when the change is a dependency upgrade: a commit's worktree shares this checkout's node_modules).
 // With --node <path> instead of a commit, this checkout's build under that Node against the same build under the Node
 // running this script (e.g. Node 20 against 24: `node scripts/with-node.cjs node bench/ab.mjs --node /usr/bin/node`).
 import { execFileSync } from 'node:child_process';
@@ -19,15 +21,18 @@ const root = join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
 const otherNode = args.includes('--node') ? args[args.indexOf('--node') + 1] : undefined;
-const base = otherNode ? undefined : args[0];
-if (!otherNode && (!base || base.startsWith('--')))
-  throw new Error('usage: node bench/ab.mjs <commit>|--node <path> [--rounds N] [--duration S]');
+const otherBuild = args.includes('--build') ? args[args.indexOf('--build') + 1] : undefined;
+const base = otherNode || otherBuild ? undefined : args[0];
+if (!otherNode && !otherBuild && (!base || base.startsWith('--')))
+  throw new Error(
+    'usage: node bench/ab.mjs <commit>|--build <dir>|--node <path> [--rounds N] [--duration S]',
+  );
 const rounds = option('--rounds', 6);
 const duration = option('--duration', 8);
 
 // The other commit, built in a git worktree of its own that shares this checkout's node_modules.
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-ab-'));
-const other = join(dir, 'build');
+const other = otherBuild ?? join(dir, 'build');
 if (base) {
   execFileSync('git', ['worktree', 'add', '--detach', other, base], { cwd: root, stdio: 'ignore' });
   symlinkSync(join(root, 'node_modules'), join(other, 'node_modules'));
@@ -52,7 +57,7 @@ const targets = otherNode
       ['floor', undefined],
     ]
   : [
-      [base, join(other, 'dist/main.js')],
+      [base ?? otherBuild, join(other, 'dist/main.js')],
       ['this checkout', join(root, 'dist/main.js')],
       ['floor', undefined],
     ];
