@@ -213,8 +213,8 @@ export class LocalBackendConfig {
   /**
    * What `tool_choice: "auto"` means for this model: `model`, the model decides whether to call a tool; `callFirst`,
    * for a model too small to decide (the default SmolLM2-135M never calls one on its own): a request whose latest
-   * turn is the user's is answered with a call (the model picks the tool and writes its arguments), and the one
-   * after the tool results with text: one call per user turn. See providers/local/local-tools.ts and "Local models" in docs/backends.md.
+   * turn is the user's and that holds no tool result yet is answered with a call (the model picks the tool and
+   * writes its arguments), and every later one with text: one forced call per conversation. See providers/local/local-tools.ts and "Local models" in docs/backends.md.
    */
   @IsIn(AUTO_TOOL_CHOICES) autoToolChoice: AutoToolChoice = 'model';
   /**

@@ -165,7 +165,7 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
     console.log(
       `Claude Code on the local model: exit ${result.code} in ${Date.now() - started} ms, ${requests.length} requests`,
     );
-    if (result.code !== 0 || requests.length !== 2) {
+    if (result.code !== 0 || requests.length > 2) {
       const lines = gw.logs
         .filter((line) => line.type === 'access' && line.team === 'agents-claude')
         .map((line) => `${line.status} ${JSON.stringify(line.tokens)} ${JSON.stringify(line.error ?? '')}`);
@@ -202,10 +202,15 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
     }
     // After the result the model answers (callFirst: one call per user turn): what it wrote is what Claude Code printed.
     expect(second).toMatchObject({ forceCall: false, answerOnly: true });
-    expect(requests).toHaveLength(2);
+    // An answer cut at Claude Code's 256 output tokens is resumed by it with a user message: text again, never a
+    // second forced call (callFirst forces one call per conversation).
+    for (const later of requests.slice(2))
+      expect(later).toMatchObject({ forceCall: false, answerOnly: true });
+    expect(requests.length).toBeGreaterThanOrEqual(2);
+    expect(requests.length).toBeLessThanOrEqual(5);
     expect(result.stdout.trim().length).toBeGreaterThan(0);
     console.log(`  Claude Code printed: ${JSON.stringify(result.stdout.trim().slice(-300))}`);
-    const records = await recordsOf('agents-claude', 2);
+    const records = await recordsOf('agents-claude', requests.length);
     for (const record of records)
       expect(record).toMatchObject({
         endpoint: 'messages',

@@ -100,7 +100,7 @@ describe('local tools: OpenAI tools and tool_choice -> node-llama-cpp functions'
     expect(Object.keys(allowed.functions!)).toEqual(['Read']);
   });
 
-  it("callFirst: auto is a call when the latest turn is the user's, an answer after the tool results; none and required are kept", () => {
+  it("callFirst: auto is a call when the latest turn is the user's and no result is in yet, an answer after; none and required are kept", () => {
     const afterResult: ChatMessage[] = [
       { role: 'user', content: 'read it' },
       {
@@ -128,6 +128,17 @@ describe('local tools: OpenAI tools and tool_choice -> node-llama-cpp functions'
       functions: { Read: {} },
     });
     expect(toolUseOf(request({ tools: [readTool] }, afterResult), 'model').answerOnly).toBeUndefined();
+    // A user turn after the result was answered (Claude Code resuming an answer cut at max_tokens, or the human
+    // again): no second forced call, which looped a small model until its context overflowed.
+    const resumed: ChatMessage[] = [
+      ...afterResult,
+      { role: 'assistant', content: 'It says text' },
+      { role: 'user', content: 'Output token limit hit. Resume directly.' },
+    ];
+    expect(toolUseOf(request({ tools: [readTool] }, resumed), 'callFirst')).toMatchObject({
+      forceCall: false,
+      answerOnly: true,
+    });
     expect(
       toolUseOf(request({ tools: [readTool], tool_choice: 'required' }, afterResult), 'callFirst'),
     ).toMatchObject({ forceCall: true });

@@ -4,9 +4,10 @@
  * What `tool_choice: "auto"` (the default when tools are sent) means on a local backend (`local.autoToolChoice`):
  * - `model`: the model decides, by writing its chat template's call syntax or not.
  * - `callFirst`: for a model too small to decide (the default SmolLM2-135M never calls a tool on its own, see
- *   docs/backends.md): when the latest turn is the user's (system messages after it aside), the answer is a call (the
- *   model still picks the tool and writes its arguments); after the tool results, the answer is text. One call
- *   per user turn: a model that cannot decide whether to call cannot decide it after a result either.
+ *   docs/backends.md): when the latest turn is the user's (system messages after it aside) and no tool result is in
+ *   the conversation yet, the answer is a call (the model still picks the tool and writes its arguments); after
+ *   that, the answer is text. One forced call per conversation: a model that cannot decide whether to call cannot
+ *   decide it after a result either, and a later user turn may be a client's continuation, not a new request.
  */
 export const AUTO_TOOL_CHOICES = ['model', 'callFirst'] as const;
 export type AutoToolChoice = (typeof AUTO_TOOL_CHOICES)[number];

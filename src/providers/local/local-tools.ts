@@ -45,11 +45,15 @@ export function toolUseOf(request: ChatRequest, autoToolChoice: AutoToolChoice):
   if (mode === 'none') return { forceCall: false };
   const offered = allowed ? Object.fromEntries(allowed.map((name) => [name, functions[name]])) : functions;
   if (mode === 'auto' && autoToolChoice === 'callFirst') {
-    const usersTurn = latestTurnIsUsers(request.messages);
+    // Once a tool's result is in the conversation, no call is forced again: a user turn after it is as likely a
+    // client's continuation (Claude Code resumes an answer cut at its max_tokens with a user message) as a new
+    // request, and forcing a call on each sent a small model round a call-answer-resume loop until the context
+    // overflowed.
+    const forced = latestTurnIsUsers(request.messages) && !request.messages.some((m) => m.role === 'tool');
     return {
       functions: offered,
-      forceCall: usersTurn,
-      ...(usersTurn ? {} : { answerOnly: true }),
+      forceCall: forced,
+      ...(forced ? {} : { answerOnly: true }),
       maxParallelCalls,
     };
   }
