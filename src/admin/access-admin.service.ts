@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AuditLog, type Actor } from '../audit/audit.log';
 import { CredentialCache } from '../auth/credential.cache';
 import { TokenStore, type NewToken, type TokenInfo } from '../auth/token.store';
-import { GatewayException } from '../common/errors/gateway.exception';
+import { GatewayException } from '../core/errors/gateway.exception';
 import { compileModelGlobs } from '../routing/model-glob';
 import { TeamStore, type Team, type TeamChanges } from '../teams/team.store';
 

@@ -16,7 +16,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { IsStringMap } from '../common/validation/is-string-map';
-import { LimitSettings } from '../limits/limit-settings';
+import { LimitSettings } from '../core/limit-settings';
 import { STREAM_ID_PATTERN } from '../redis/stream-page';
 import { MAX_METADATA_KEYS, type LimitsPatch, type MetadataPatch } from '../teams/team.store';
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { GatewayException } from '../common/errors/gateway.exception';
+import { GatewayException } from '../core/errors/gateway.exception';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig } from '../config/config.schema';
 import { MetricsService } from '../metrics/metrics.service';

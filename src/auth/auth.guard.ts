@@ -2,7 +2,7 @@ import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { GatewayConfig } from '../config/config.schema';
-import { GatewayException } from '../common/errors/gateway.exception';
+import { GatewayException } from '../core/errors/gateway.exception';
 import { AdminKeyThrottle } from './admin-key-throttle';
 import { CredentialCache } from './credential.cache';
 import { ROUTE_ACCESS, type RouteAccess } from './route-access.decorators';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { GatewayConfig } from '../config/config.schema';
-import { GatewayException } from '../common/errors/gateway.exception';
+import { GatewayException } from '../core/errors/gateway.exception';
 import { AppLogger } from '../common/logging/logger';
 import { REDIS, REDIS_SUBSCRIBER, redisReady } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';

@@ -1,4 +1,4 @@
-import type { Limits } from '../limits/limit-settings';
+import type { Limits } from '../core/limit-settings';
 
 /** Who is calling: the token's stable id, its team, what it may use and its limits. */
 export interface Principal {

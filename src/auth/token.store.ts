@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type Redis from 'ioredis';
-import { GatewayException } from '../common/errors/gateway.exception';
-import { cleanLimits, type Limits } from '../limits/limit-settings';
+import { GatewayException } from '../core/errors/gateway.exception';
+import { cleanLimits, type Limits } from '../core/limit-settings';
 import { REDIS } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { issueToken, publicPrefix } from './token-format';

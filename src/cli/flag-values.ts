@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { MAX_BUDGET, MAX_COUNT_LIMIT } from '../limits/limit-settings';
+import { MAX_BUDGET, MAX_COUNT_LIMIT } from '../core/limit-settings';
 
 /*
  * Parsers of the CLI's number flags. They throw commander's InvalidArgumentError, which commander prints with the

@@ -19,7 +19,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { LimitSettings } from '../limits/limit-settings';
+import { LimitSettings } from '../core/limit-settings';
 import { AUTO_TOOL_CHOICES, type AutoToolChoice } from '../providers/local/local-protocol';
 
 /**

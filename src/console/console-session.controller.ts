@@ -9,7 +9,7 @@ import {
   type ConsoleSession,
 } from '../auth/console-sessions';
 import { Public } from '../auth/route-access.decorators';
-import { GatewayException } from '../common/errors/gateway.exception';
+import { GatewayException } from '../core/errors/gateway.exception';
 import { GatewayValidationPipe } from '../common/validation/validation.pipe';
 import { ConsoleSignInDto } from './console.dto';
 

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { GatewayException } from '../common/errors/gateway.exception';
+import { GatewayException } from '../core/errors/gateway.exception';
 
 /**
  * Counts requests (streams included) still being answered, so a SIGTERM can wait

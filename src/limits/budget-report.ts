@@ -5,7 +5,7 @@ import { REDIS } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { TeamStore } from '../teams/team.store';
 import { nanosToUnits } from '../usage/usage-record';
-import { LIMIT_KINDS, LIMIT_NAMES } from './limit-settings';
+import { LIMIT_KINDS, LIMIT_NAMES } from '../core/limit-settings';
 import { windowOf } from './limit-windows';
 
 export interface BudgetUse {

@@ -1,4 +1,4 @@
-import { LIMIT_CATALOGUE, type LimitName } from './limit-settings';
+import { LIMIT_CATALOGUE, type LimitName } from '../core/limit-settings';
 
 /** A fixed UTC window: its id (part of the counter's key) and when it ends. */
 export interface LimitWindow {

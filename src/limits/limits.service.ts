@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type Redis from 'ioredis';
 import type { Principal } from '../auth/principal';
 import { GatewayConfig } from '../config/config.schema';
-import { GatewayException } from '../common/errors/gateway.exception';
+import { GatewayException } from '../core/errors/gateway.exception';
 import { AppLogger } from '../common/logging/logger';
 import { MetricsService } from '../metrics/metrics.service';
 import { REDIS, redisReady } from '../redis/redis.module';
@@ -14,7 +14,7 @@ import {
   type LimitName,
   type LimitUnit,
   type Limits,
-} from './limit-settings';
+} from '../core/limit-settings';
 import { formatDuration, windowOf } from './limit-windows';
 
 /** One counter an admission checks: `requestsPerMinute` of the team, `tokensPerDay` of a token, ... */

@@ -5,7 +5,7 @@ import { MetricsService, type QuotaReading } from '../metrics/metrics.service';
 import { REDIS, redisReady } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { TeamStore } from '../teams/team.store';
-import { LIMIT_KINDS, LIMIT_NAMES, type LimitName } from './limit-settings';
+import { LIMIT_KINDS, LIMIT_NAMES, type LimitName } from '../core/limit-settings';
 import { windowOf } from './limit-windows';
 import { remainingUnits, usedRatio } from './budget-report';
 import { batch } from '../redis/batch';

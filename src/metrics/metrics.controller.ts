@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { Public } from '../auth/route-access.decorators';
 import { bearerToken, matchesDigest, secretDigest } from '../auth/token-format';
 import { GatewayConfig } from '../config/config.schema';
-import { GatewayException } from '../common/errors/gateway.exception';
+import { GatewayException } from '../core/errors/gateway.exception';
 import { MetricsService } from './metrics.service';
 
 /** GET /metrics in Prometheus' text format; behind `server.metricsToken` when one is set. */

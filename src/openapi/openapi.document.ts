@@ -1,12 +1,12 @@
-import '../chat/dto/chat-completion-request.dto';
-import '../embeddings/dto/embedding-request.dto';
-import '../messages/dto/messages-request.dto';
-import '../responses/dto/responses-request.dto';
-import '../responses/dto/input-items-query.dto';
+import '../endpoints/chat-completions/dto/chat-completion-request.dto';
+import '../endpoints/embeddings/dto/embedding-request.dto';
+import '../endpoints/messages/dto/messages-request.dto';
+import '../endpoints/responses/dto/responses-request.dto';
+import '../endpoints/responses/dto/input-items-query.dto';
 import '../admin/admin.dto';
 import '../usage/usage.dto';
 import '../console/console.dto';
-import { ERROR_CODES } from '../common/errors/error-codes';
+import { ERROR_CODES } from '../core/errors/error-codes';
 import { dtoSchemas, type SchemaObject } from './dto-schemas';
 
 /** Who may call a route: a team token, the admin key, the metrics token (if set), or anyone. */

@@ -1,5 +1,5 @@
 import type { Backend, UpstreamCall } from './provider-adapter';
-import type { UpstreamResponse } from './shared/upstream-client';
+import type { UpstreamResponse } from './upstream-client';
 
 /** Sends one call to a backend; a non-2xx answer becomes the error the client gets (the family's own mapping). */
 export async function sendToBackend(

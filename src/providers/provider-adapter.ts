@@ -1,13 +1,13 @@
-import type { GatewayException } from '../common/errors/gateway.exception';
-import type { ChatRequest } from './chat-request';
-import type { EmbeddingRequest, EmbeddingResponse } from './embedding-request';
+import type { GatewayException } from '../core/errors/gateway.exception';
+import type { ChatRequest } from '../core/chat-request';
+import type { EmbeddingRequest, EmbeddingResponse } from '../core/embedding-request';
 import type { ModelConfig } from '../config/config.schema';
-import type { ChatCompletion, ChatCompletionChunk } from './shared/openai-types';
-import type { BackendClient } from './shared/upstream-client';
-import type { UpstreamCall } from './shared/upstream-call';
-import type { SseEvent } from './shared/sse';
-import type { JsonSource } from './shared/json-splice';
-import type { ContentDelta } from './shared/delta-template';
+import type { ChatCompletion, ChatCompletionChunk } from '../core/openai-types';
+import type { BackendClient } from './upstream-client';
+import type { UpstreamCall } from '../core/upstream-call';
+import type { SseEvent } from '../core/sse';
+import type { JsonSource } from '../core/json-splice';
+import type { ContentDelta } from '../core/delta-template';
 
 export type { UpstreamCall };
 

@@ -1,6 +1,6 @@
 import type { BackendConfig, ThinkingMode } from '../config/config.schema';
 import type { ProviderAdapter } from './provider-adapter';
-import type { BackendClient } from './shared/upstream-client';
+import type { BackendClient } from './upstream-client';
 
 /** How a backend's client tells the operator what happens to it (a fault at warn or error, so it is seen). */
 export type BackendLog = (message: string, level?: 'info' | 'warn' | 'error') => void;

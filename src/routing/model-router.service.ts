@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { GatewayConfig, type ModelConfig } from '../config/config.schema';
-import { GatewayException } from '../common/errors/gateway.exception';
+import { GatewayException } from '../core/errors/gateway.exception';
 import type { Principal } from '../auth/principal';
 import { BACKENDS, type Backend } from '../providers/provider-adapter';
 import { compileModelGlobs } from './model-glob';

@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Req } from '@nestjs/common';
 import type { Request } from 'express';
-import { GatewayException } from '../common/errors/gateway.exception';
+import { GatewayException } from '../core/errors/gateway.exception';
 import { ModelRouter, type Route } from './model-router.service';
 
 const LISTED_AT = Math.floor(Date.now() / 1000);

@@ -5,7 +5,7 @@ import { CircuitBreakers } from './circuit-breakers';
 import { DeploymentsController } from './deployments.controller';
 import { ModelRouter } from './model-router.service';
 import { ModelsController } from './models.controller';
-import { UpstreamCaller } from './upstream-caller';
+import { UpstreamCaller } from '../gateway/upstream-caller';
 
 @Module({
   imports: [ProvidersModule],

@@ -1,7 +1,7 @@
-import type { GatewayException } from '../common/errors/gateway.exception';
+import type { GatewayException } from '../core/errors/gateway.exception';
 import type { StreamStep } from '../providers/provider-adapter';
-import type { Usage } from '../providers/shared/openai-types';
-import type { SseEvent } from '../providers/shared/sse';
+import type { Usage } from '../core/openai-types';
+import type { SseEvent } from '../core/sse';
 
 /** What the relay knows when a stream ends: the encoder may need it for its closing events. */
 export interface StreamEnd {

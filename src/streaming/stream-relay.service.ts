@@ -1,21 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import type { ServerResponse as Response } from 'node:http';
 import { GatewayConfig } from '../config/config.schema';
-import { GatewayException } from '../common/errors/gateway.exception';
-import { toGatewayException } from '../common/errors/error-response';
+import { GatewayException } from '../core/errors/gateway.exception';
+import { toGatewayException } from '../core/errors/error-response';
 import { AppLogger } from '../common/logging/logger';
 import { MetricsService } from '../metrics/metrics.service';
 import type { StreamMapper, StreamStep } from '../providers/provider-adapter';
-import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-types';
-import { readSse, type SseEvent } from '../providers/shared/sse';
-import { backendSecrets, scrubError } from '../providers/shared/upstream-errors';
+import type { ChatCompletionChunk, Usage } from '../core/openai-types';
+import { readSse, type SseEvent } from '../core/sse';
+import { backendSecrets, scrubError } from '../providers/upstream-errors';
 import { TokenCounter } from '../usage/token-counter';
-import {
-  AbortedWithUsage,
-  isAbort,
-  replyError,
-  type UpstreamResponse,
-} from '../providers/shared/upstream-client';
+import { AbortedWithUsage, isAbort, replyError, type UpstreamResponse } from '../providers/upstream-client';
 import { openSse, writeSseComment } from './sse-writer';
 import type { StreamEncoder } from './stream-encoder';
 

@@ -1,8 +1,8 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { GatewayConfig } from '../config/config.schema';
-import { GatewayException } from '../common/errors/gateway.exception';
-import { cleanLimits, type Limits } from '../limits/limit-settings';
+import { GatewayException } from '../core/errors/gateway.exception';
+import { cleanLimits, type Limits } from '../core/limit-settings';
 import { REDIS } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { batch } from '../redis/batch';

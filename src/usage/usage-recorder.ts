@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import type { RequestLedger } from './request-ledger';
+import type { RequestLedger } from '../gateway/request-ledger';
 import { LimitsService } from '../limits/limits.service';
 import { MetricsService, type RequestTimings } from '../metrics/metrics.service';
 import { modelNames, withCost, type UsageOutcome, type UsageRecord } from './usage-record';

@@ -1,7 +1,7 @@
 import { Controller, Get, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { AdminOnly } from '../auth/route-access.decorators';
-import { GatewayException } from '../common/errors/gateway.exception';
+import { GatewayException } from '../core/errors/gateway.exception';
 import { GatewayValidationPipe } from '../common/validation/validation.pipe';
 import { UsageQueryService, type UsageQuery } from './usage-query.service';
 import { UsageQueryDto, UsageRecordsQueryDto } from './usage.dto';

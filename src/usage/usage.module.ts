@@ -6,7 +6,7 @@ import { UsageQueryService } from './usage-query.service';
 import { UsageRecorder } from './usage-recorder';
 import { UsageWriter } from './usage-writer';
 import { InflightLeases } from './inflight-leases';
-import { RequestAdmission } from './request-admission';
+import { RequestAdmission } from '../gateway/request-admission';
 import { TokenCounter } from './token-counter';
 
 @Module({

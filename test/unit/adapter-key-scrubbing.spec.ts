@@ -1,5 +1,5 @@
 import { BackendConfig } from '../../src/config/config.schema';
-import type { GatewayException } from '../../src/common/errors/gateway.exception';
+import type { GatewayException } from '../../src/core/errors/gateway.exception';
 import { AnthropicAdapter } from '../../src/providers/anthropic/anthropic.adapter';
 import { GeminiAdapter } from '../../src/providers/gemini/gemini.adapter';
 import { OpenAIAdapter } from '../../src/providers/openai/openai.adapter';

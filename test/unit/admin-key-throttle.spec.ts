@@ -8,7 +8,7 @@ import {
   MemoryFailureCounts,
   type FailureCounts,
 } from '../../src/auth/failure-counts';
-import { GatewayException } from '../../src/common/errors/gateway.exception';
+import { GatewayException } from '../../src/core/errors/gateway.exception';
 import { AppLogger } from '../../src/common/logging/logger';
 import { buildConfig } from '../../src/config/config.loader';
 import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';

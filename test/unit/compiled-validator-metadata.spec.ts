@@ -2,16 +2,16 @@ import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { getMetadataStorage, IsString, Min, validate, ValidateNested } from 'class-validator';
 import { CreateTeamDto } from '../../src/admin/admin.dto';
-import { ChatCompletionRequestDto } from '../../src/chat/dto/chat-completion-request.dto';
+import { ChatCompletionRequestDto } from '../../src/endpoints/chat-completions/dto/chat-completion-request.dto';
 import {
   compileValidator,
   MetadataUnreadable,
   type DtoClass,
 } from '../../src/common/validation/compiled-validator';
 import { ConsoleSignInDto } from '../../src/console/console.dto';
-import { EmbeddingRequestDto } from '../../src/embeddings/dto/embedding-request.dto';
-import { MessagesPromptDto, MessagesRequestDto } from '../../src/messages/dto/messages-request.dto';
-import { ResponsesRequestDto } from '../../src/responses/dto/responses-request.dto';
+import { EmbeddingRequestDto } from '../../src/endpoints/embeddings/dto/embedding-request.dto';
+import { MessagesPromptDto, MessagesRequestDto } from '../../src/endpoints/messages/dto/messages-request.dto';
+import { ResponsesRequestDto } from '../../src/endpoints/responses/dto/responses-request.dto';
 
 /**
  * The compiled validator reads class-validator's rules through its public metadata storage and class-transformer's

@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { ValidationPipe } from '@nestjs/common';
 import { CreateTeamDto, CreateTokenDto, RotateTokenDto, UpdateTeamDto } from '../../src/admin/admin.dto';
-import { ChatCompletionRequestDto } from '../../src/chat/dto/chat-completion-request.dto';
-import { GatewayException } from '../../src/common/errors/gateway.exception';
+import { ChatCompletionRequestDto } from '../../src/endpoints/chat-completions/dto/chat-completion-request.dto';
+import { GatewayException } from '../../src/core/errors/gateway.exception';
 import {
   compileValidator,
   ITEMS_PER_TURN,
@@ -14,9 +14,9 @@ import {
   GatewayValidationPipe,
 } from '../../src/common/validation/validation.pipe';
 import { ConsoleSignInDto } from '../../src/console/console.dto';
-import { EmbeddingRequestDto } from '../../src/embeddings/dto/embedding-request.dto';
-import { MessagesPromptDto, MessagesRequestDto } from '../../src/messages/dto/messages-request.dto';
-import { ResponsesRequestDto } from '../../src/responses/dto/responses-request.dto';
+import { EmbeddingRequestDto } from '../../src/endpoints/embeddings/dto/embedding-request.dto';
+import { MessagesPromptDto, MessagesRequestDto } from '../../src/endpoints/messages/dto/messages-request.dto';
+import { ResponsesRequestDto } from '../../src/endpoints/responses/dto/responses-request.dto';
 import { EmbeddingsBodyMutator, MessagesBodyMutator, ResponsesBodyMutator } from '../fuzz/api-body-mutators';
 import { BodyMutator, PROTO_KEYS } from '../fuzz/body-mutator';
 import { ChatBodyMutator } from '../fuzz/chat-body-mutator';

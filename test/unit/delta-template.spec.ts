@@ -1,8 +1,8 @@
 import { OpenAIAdapter } from '../../src/providers/openai/openai.adapter';
 import { BackendConfig } from '../../src/config/config.schema';
-import { GatewayException } from '../../src/common/errors/gateway.exception';
-import { OpenAiChunkEncoder } from '../../src/streaming/openai-chunk-encoder';
-import type { ChatCompletionChunk } from '../../src/providers/shared/openai-types';
+import { GatewayException } from '../../src/core/errors/gateway.exception';
+import { OpenAiChunkEncoder } from '../../src/endpoints/chat-completions/openai-chunk-encoder';
+import type { ChatCompletionChunk } from '../../src/core/openai-types';
 import type { StreamStep } from '../../src/providers/provider-adapter';
 
 const adapter = new OpenAIAdapter(

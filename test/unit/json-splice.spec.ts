@@ -1,4 +1,4 @@
-import { spliceJson, topLevelMembers } from '../../src/providers/shared/json-splice';
+import { spliceJson, topLevelMembers } from '../../src/core/json-splice';
 import { seededRandom as random } from '../fuzz/chat-body-mutator';
 import { jsonPiece, randomJson, writeJsonLikeClients } from '../fuzz/random-json';
 

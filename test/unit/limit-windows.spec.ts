@@ -1,4 +1,4 @@
-import { LIMIT_CATALOGUE, LIMIT_NAMES } from '../../src/limits/limit-settings';
+import { LIMIT_CATALOGUE, LIMIT_NAMES } from '../../src/core/limit-settings';
 import { formatDuration, windowOf } from '../../src/limits/limit-windows';
 
 describe('limit windows', () => {

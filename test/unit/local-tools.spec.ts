@@ -1,5 +1,5 @@
-import { GatewayException } from '../../src/common/errors/gateway.exception';
-import type { ChatMessage, ChatRequest } from '../../src/providers/chat-request';
+import { GatewayException } from '../../src/core/errors/gateway.exception';
+import type { ChatMessage, ChatRequest } from '../../src/core/chat-request';
 import { PushBody } from '../../src/providers/local/local-body';
 import { historyOf } from '../../src/providers/local/local-history';
 import { LocalReply, usageOf } from '../../src/providers/local/local-reply';

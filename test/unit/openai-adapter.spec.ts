@@ -1,7 +1,7 @@
 import { OpenAIAdapter } from '../../src/providers/openai/openai.adapter';
 import { BackendConfig, ModelConfig } from '../../src/config/config.schema';
-import type { ChatCompletionRequestDto } from '../../src/chat/dto/chat-completion-request.dto';
-import { GatewayException } from '../../src/common/errors/gateway.exception';
+import type { ChatCompletionRequestDto } from '../../src/endpoints/chat-completions/dto/chat-completion-request.dto';
+import { GatewayException } from '../../src/core/errors/gateway.exception';
 
 const backend = Object.assign(new BackendConfig(), {
   type: 'openai',

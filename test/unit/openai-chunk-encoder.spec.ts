@@ -1,5 +1,5 @@
-import { OpenAiChunkEncoder } from '../../src/streaming/openai-chunk-encoder';
-import type { ChatCompletionChunk } from '../../src/providers/shared/openai-types';
+import { OpenAiChunkEncoder } from '../../src/endpoints/chat-completions/openai-chunk-encoder';
+import type { ChatCompletionChunk } from '../../src/core/openai-types';
 
 /** What the relay gives the encoder for one upstream event: the parsed chunk and, when reusable, its text. */
 const step = (raw: string) => ({ chunks: [JSON.parse(raw) as ChatCompletionChunk], raw });

@@ -1,9 +1,9 @@
 import { buildConfig } from '../../src/config/config.loader';
-import { messageId } from '../../src/messages/chat-to-messages';
+import { messageId } from '../../src/endpoints/messages/chat-to-messages';
 import { AnthropicAdapter } from '../../src/providers/anthropic/anthropic.adapter';
 import { GeminiAdapter } from '../../src/providers/gemini/gemini.adapter';
 import { OpenAIAdapter } from '../../src/providers/openai/openai.adapter';
-import { randomId } from '../../src/providers/shared/random-id';
+import { randomId } from '../../src/core/random-id';
 
 const config = buildConfig(
   {

@@ -1,4 +1,4 @@
-import { messagesUsage, stopReasonOf } from '../../src/messages/chat-to-messages';
+import { messagesUsage, stopReasonOf } from '../../src/endpoints/messages/chat-to-messages';
 import { AnthropicAdapter } from '../../src/providers/anthropic/anthropic.adapter';
 import { AnthropicStreamMapper } from '../../src/providers/anthropic/anthropic.stream';
 import {
@@ -10,7 +10,7 @@ import {
   usageOf as geminiUsage,
 } from '../../src/providers/gemini/gemini.response';
 import { BackendConfig } from '../../src/config/config.schema';
-import { GatewayException } from '../../src/common/errors/gateway.exception';
+import { GatewayException } from '../../src/core/errors/gateway.exception';
 
 /**
  * Every translation table, entry by entry, both ways. The expected names are the vendors' documented ones

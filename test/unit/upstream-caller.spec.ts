@@ -1,15 +1,15 @@
-import { GatewayException } from '../../src/common/errors/gateway.exception';
+import { GatewayException } from '../../src/core/errors/gateway.exception';
 import { AppLogger } from '../../src/common/logging/logger';
 import { buildConfig } from '../../src/config/config.loader';
 import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import type { Backend } from '../../src/providers/provider-adapter';
-import type { UpstreamResponse } from '../../src/providers/shared/upstream-client';
-import { mapUpstreamError } from '../../src/providers/shared/upstream-errors';
+import type { UpstreamResponse } from '../../src/providers/upstream-client';
+import { mapUpstreamError } from '../../src/providers/upstream-errors';
 import { BackendHealth } from '../../src/routing/backend-health';
 import { CircuitBreakers } from '../../src/routing/circuit-breakers';
 import type { Deployment, Route } from '../../src/routing/model-router.service';
-import { UpstreamCaller, type AttemptRecord, type Candidate } from '../../src/routing/upstream-caller';
+import { UpstreamCaller, type AttemptRecord, type Candidate } from '../../src/gateway/upstream-caller';
 
 /** The routing seam against in-memory backends: which deployments a request calls, and what the operator is told. */
 function setup(

@@ -1,4 +1,4 @@
-import { mapUpstreamError } from '../../src/providers/shared/upstream-errors';
+import { mapUpstreamError } from '../../src/providers/upstream-errors';
 
 const facts = (status: number, extra: Partial<Parameters<typeof mapUpstreamError>[0]> = {}) =>
   mapUpstreamError({ backendId: 'b', status, headers: {}, secrets: ['sk-live-abcdef123456'], ...extra });
@@ -87,8 +87,8 @@ describe('upstream error mapping', () => {
   });
 
   it("scrubError cleans every string of an error built elsewhere from a vendor's words, and keeps the rest", () => {
-    const { GatewayException } = jest.requireActual('../../src/common/errors/gateway.exception');
-    const { scrubError } = jest.requireActual('../../src/providers/shared/upstream-errors');
+    const { GatewayException } = jest.requireActual('../../src/core/errors/gateway.exception');
+    const { scrubError } = jest.requireActual('../../src/providers/upstream-errors');
     const leaky = new GatewayException(
       'upstream_error',
       'failed (sk-live-abcdef123456): key live-abcdef123456',
@@ -133,8 +133,8 @@ describe('upstream error mapping', () => {
 });
 
 describe('what counts as an upstream failure (switchyard_upstream_errors_total)', () => {
-  const { GatewayException } = jest.requireActual('../../src/common/errors/gateway.exception');
-  const { isUpstreamFailure } = jest.requireActual('../../src/providers/shared/upstream-errors');
+  const { GatewayException } = jest.requireActual('../../src/core/errors/gateway.exception');
+  const { isUpstreamFailure } = jest.requireActual('../../src/providers/upstream-errors');
   it.each([
     ['upstream_error', true],
     ['upstream_timeout', true],

@@ -2,10 +2,10 @@ import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/com
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { TextDecoder } from 'node:util';
 import { GatewayConfig } from '../../config/config.schema';
-import { GatewayException } from '../errors/gateway.exception';
-import { toGatewayException } from '../errors/error-response';
+import { GatewayException } from '../../core/errors/gateway.exception';
+import { toGatewayException } from '../../core/errors/error-response';
 import { AppLogger } from '../logging/logger';
-import { speaksAnthropic } from '../errors/anthropic-error-body';
+import { speaksAnthropic } from '../../endpoints/messages/anthropic-error-body';
 import { noteBodyValues } from './json-shape';
 import { isPlainJson, parseJsonBytes, readPlainJson, type ParsedJsonBody } from './plain-json-body';
 import { heapGrowth } from '../../lifecycle/heap-growth';

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { GatewayException } from '../errors/gateway.exception';
+import { GatewayException } from '../../core/errors/gateway.exception';
 
 /**
  * Requests Node refuses before Express sees them (headers too large, headers too slow, a malformed request

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import onHeaders from 'on-headers';
 import type { NextFunction, Request, Response, Express } from 'express';
 import type { GatewayConfig } from '../../config/config.schema';
-import { GatewayException } from '../errors/gateway.exception';
-import { sendError } from '../errors/error-response';
-import { anthropicErrorBody, speaksAnthropic } from '../errors/anthropic-error-body';
+import { GatewayException } from '../../core/errors/gateway.exception';
+import { sendError } from '../../core/errors/error-response';
+import { anthropicErrorBody, speaksAnthropic } from '../../endpoints/messages/anthropic-error-body';
 import type { AppLogger } from '../logging/logger';
 import type { InFlightTracker } from '../../lifecycle/in-flight.tracker';
-import { RequestLedger } from '../../usage/request-ledger';
+import { RequestLedger } from '../../gateway/request-ledger';
 
 /**
  * The Express layer in front of Nest: request id, trust proxy, the drain's 503, and the access log.

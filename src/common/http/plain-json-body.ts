@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { GatewayException } from '../errors/gateway.exception';
+import { GatewayException } from '../../core/errors/gateway.exception';
 import {
   JsonShapeScanner,
   MAX_BODY_DEPTH,

@@ -1,6 +1,6 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationPipeOptions } from '@nestjs/common';
 import type { ValidationError } from 'class-validator';
-import { GatewayException } from '../errors/gateway.exception';
+import { GatewayException } from '../../core/errors/gateway.exception';
 import { isPacedBody, nextTurn } from '../http/json-shape';
 import {
   compileValidator,

@@ -1,7 +1,7 @@
-import type { ChatRequest } from '../chat-request';
-import { randomId } from '../shared/random-id';
+import type { ChatRequest } from '../../core/chat-request';
+import { randomId } from '../../core/random-id';
 import type { BackendConfig } from '../../config/config.schema';
-import { GatewayException } from '../../common/errors/gateway.exception';
+import { GatewayException } from '../../core/errors/gateway.exception';
 import type {
   CallTarget,
   NativeRequest,
@@ -9,9 +9,9 @@ import type {
   StreamMapper,
   UpstreamCall,
 } from '../provider-adapter';
-import type { ChatCompletion } from '../shared/openai-types';
-import { parseErrorBody } from '../shared/json';
-import { backendSecrets, mapUpstreamError } from '../shared/upstream-errors';
+import type { ChatCompletion } from '../../core/openai-types';
+import { parseErrorBody } from '../../core/json';
+import { backendSecrets, mapUpstreamError } from '../upstream-errors';
 import { toAnthropicBody, validateForAnthropic } from './anthropic.request';
 import { finishReasonOf, messageOf, usageOf } from './anthropic.response';
 import { AnthropicStreamMapper } from './anthropic.stream';

@@ -1,5 +1,5 @@
 import type { ProviderFamily } from '../provider-family';
-import { UpstreamClient } from '../shared/upstream-client';
+import { UpstreamClient } from '../upstream-client';
 import { AnthropicAdapter } from './anthropic.adapter';
 
 /** Anthropic's Messages API. */

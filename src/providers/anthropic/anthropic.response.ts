@@ -1,4 +1,4 @@
-import type { Usage } from '../shared/openai-types';
+import type { Usage } from '../../core/openai-types';
 
 /** Anthropic `stop_reason` -> OpenAI `finish_reason` (the "Model families" table in docs/backends.md). */
 const FINISH_REASONS: Record<string, string> = {

@@ -1,8 +1,8 @@
-import { GatewayException } from '../../common/errors/gateway.exception';
+import { GatewayException } from '../../core/errors/gateway.exception';
 import type { StreamMapper, StreamStep } from '../provider-adapter';
-import type { ChatCompletionChunk, Usage } from '../shared/openai-types';
-import { parseStreamEvent } from '../shared/json';
-import type { SseEvent } from '../shared/sse';
+import type { ChatCompletionChunk, Usage } from '../../core/openai-types';
+import { parseStreamEvent } from '../../core/json';
+import type { SseEvent } from '../../core/sse';
 import { finishReasonOf, usageOf, type AnthropicUsage } from './anthropic.response';
 
 /** The Anthropic stream event fields this mapper reads (Anthropic streaming doc, "Event types"). */

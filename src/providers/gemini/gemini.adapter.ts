@@ -1,15 +1,15 @@
-import type { ChatRequest } from '../chat-request';
+import type { ChatRequest } from '../../core/chat-request';
 import type { BackendConfig } from '../../config/config.schema';
-import { GatewayException } from '../../common/errors/gateway.exception';
+import { GatewayException } from '../../core/errors/gateway.exception';
 import type { CallTarget, ProviderAdapter, StreamMapper, UpstreamCall } from '../provider-adapter';
-import type { ChatCompletion } from '../shared/openai-types';
-import { parseErrorBody } from '../shared/json';
-import { backendSecrets, mapUpstreamError } from '../shared/upstream-errors';
+import type { ChatCompletion } from '../../core/openai-types';
+import { parseErrorBody } from '../../core/json';
+import { backendSecrets, mapUpstreamError } from '../upstream-errors';
 import { toGeminiBody, validateForGemini } from './gemini.request';
 import { finishReasonOf, splitParts, usageOf, type GeminiResponse } from './gemini.response';
-import { randomId } from '../shared/random-id';
+import { randomId } from '../../core/random-id';
 import { GeminiStreamMapper } from './gemini.stream';
-import type { EmbeddingRequest, EmbeddingResponse } from '../embedding-request';
+import type { EmbeddingRequest, EmbeddingResponse } from '../../core/embedding-request';
 import { fromGeminiEmbeddings, toGeminiEmbeddingBody } from './gemini.embeddings';
 
 /** Google's Generative Language API (`<baseUrl>/models/<model>:generateContent`, x-goog-api-key). */

@@ -1,4 +1,4 @@
-import type { EmbeddingRequest, EmbeddingResponse } from '../embedding-request';
+import type { EmbeddingRequest, EmbeddingResponse } from '../../core/embedding-request';
 import { constraint } from '../shared/reasoning';
 
 /**

@@ -1,4 +1,4 @@
-import type { ChatRequest } from '../chat-request';
+import type { ChatRequest } from '../../core/chat-request';
 import type { CallTarget } from '../provider-adapter';
 import { constraint, requestedMaxTokens, requestedThinking } from '../shared/reasoning';
 import {
@@ -12,7 +12,7 @@ import {
   toolChoiceOf,
   type ImagePart,
   type OpenAIMessage,
-} from '../shared/message-parts';
+} from '../../core/message-parts';
 
 type Part = Record<string, unknown>;
 interface Turn {

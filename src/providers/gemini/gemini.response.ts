@@ -1,5 +1,5 @@
-import type { Usage } from '../shared/openai-types';
-import { randomId } from '../shared/random-id';
+import type { Usage } from '../../core/openai-types';
+import { randomId } from '../../core/random-id';
 
 /** Gemini `finishReason` -> OpenAI `finish_reason` (the "Model families" table in docs/backends.md). */
 const FINISH_REASONS: Record<string, string> = {

@@ -1,9 +1,9 @@
-import { GatewayException } from '../../common/errors/gateway.exception';
+import { GatewayException } from '../../core/errors/gateway.exception';
 import type { StreamMapper, StreamStep } from '../provider-adapter';
-import type { ChatCompletionChunk } from '../shared/openai-types';
-import { parseStreamEvent } from '../shared/json';
-import type { SseEvent } from '../shared/sse';
-import { randomId } from '../shared/random-id';
+import type { ChatCompletionChunk } from '../../core/openai-types';
+import { parseStreamEvent } from '../../core/json';
+import type { SseEvent } from '../../core/sse';
+import { randomId } from '../../core/random-id';
 import {
   finishReasonOf,
   splitParts,

@@ -1,4 +1,4 @@
-import type { UpstreamBody } from '../shared/upstream-client';
+import type { UpstreamBody } from '../upstream-client';
 
 /**
  * A response body the local client writes into as the worker generates: readable as a byte

@@ -1,5 +1,5 @@
-import { GatewayException } from '../../common/errors/gateway.exception';
-import type { ChatMessage } from '../chat-request';
+import { GatewayException } from '../../core/errors/gateway.exception';
+import type { ChatMessage } from '../../core/chat-request';
 import type { FunctionCallItem, HistoryItem } from './local-protocol';
 
 /**

@@ -1,11 +1,11 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import type { LocalBackendConfig } from '../../config/config.schema';
-import { GatewayException } from '../../common/errors/gateway.exception';
-import type { ChatRequest } from '../chat-request';
+import { GatewayException } from '../../core/errors/gateway.exception';
+import type { ChatRequest } from '../../core/chat-request';
 import type { UpstreamCall } from '../provider-adapter';
 import type { BackendLog } from '../provider-family';
-import { AbortedWithUsage, type BackendClient, type UpstreamResponse } from '../shared/upstream-client';
+import { AbortedWithUsage, type BackendClient, type UpstreamResponse } from '../upstream-client';
 import { placementFor } from './cpu-placement';
 import { PushBody } from './local-body';
 import { historyOf } from './local-history';

@@ -1,5 +1,5 @@
 import type { PushBody } from './local-body';
-import { randomId } from '../shared/random-id';
+import { randomId } from '../../core/random-id';
 
 /** OpenAI's usage object, as the worker's counts make it. */
 export interface LocalUsage {

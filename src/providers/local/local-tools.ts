@@ -1,5 +1,5 @@
-import { GatewayException } from '../../common/errors/gateway.exception';
-import type { ChatRequest } from '../chat-request';
+import { GatewayException } from '../../core/errors/gateway.exception';
+import type { ChatRequest } from '../../core/chat-request';
 import type { AutoToolChoice, LocalFunctions } from './local-protocol';
 
 /**

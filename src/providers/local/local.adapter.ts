@@ -1,5 +1,5 @@
-import type { ChatRequest } from '../chat-request';
-import { GatewayException } from '../../common/errors/gateway.exception';
+import type { ChatRequest } from '../../core/chat-request';
+import { GatewayException } from '../../core/errors/gateway.exception';
 import type { CallTarget } from '../provider-adapter';
 import { OpenAIAdapter } from '../openai/openai.adapter';
 import { historyOf } from './local-history';

@@ -1,8 +1,8 @@
 import type { BackendConfig } from '../../config/config.schema';
-import { randomId } from '../shared/random-id';
-import { GatewayException } from '../../common/errors/gateway.exception';
-import type { ChatRequest } from '../chat-request';
-import type { EmbeddingRequest, EmbeddingResponse } from '../embedding-request';
+import { randomId } from '../../core/random-id';
+import { GatewayException } from '../../core/errors/gateway.exception';
+import type { ChatRequest } from '../../core/chat-request';
+import type { EmbeddingRequest, EmbeddingResponse } from '../../core/embedding-request';
 import type {
   CallTarget,
   NativeApi,
@@ -12,13 +12,13 @@ import type {
   StreamStep,
   UpstreamCall,
 } from '../provider-adapter';
-import { normalizeUsage, type ChatCompletion, type ChatCompletionChunk } from '../shared/openai-types';
+import { normalizeUsage, type ChatCompletion, type ChatCompletionChunk } from '../../core/openai-types';
 import { effortFor, normalizeReasoningField, requestedThinking } from '../shared/reasoning';
-import { parseErrorBody, parseStreamEvent } from '../shared/json';
-import { backendSecrets, mapUpstreamError } from '../shared/upstream-errors';
-import type { SseEvent } from '../shared/sse';
-import { spliceJson, type JsonSource } from '../shared/json-splice';
-import { DeltaTemplate, type ContentDelta } from '../shared/delta-template';
+import { parseErrorBody, parseStreamEvent } from '../../core/json';
+import { backendSecrets, mapUpstreamError } from '../upstream-errors';
+import type { SseEvent } from '../../core/sse';
+import { spliceJson, type JsonSource } from '../../core/json-splice';
+import { DeltaTemplate, type ContentDelta } from '../../core/delta-template';
 
 /** Fields the gateway consumes itself and never forwards as-is. */
 const GATEWAY_ONLY_FIELDS = ['thinking'] as const;

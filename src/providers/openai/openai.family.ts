@@ -1,5 +1,5 @@
 import type { ProviderFamily } from '../provider-family';
-import { UpstreamClient } from '../shared/upstream-client';
+import { UpstreamClient } from '../upstream-client';
 import { OpenAIAdapter } from './openai.adapter';
 
 /** Any OpenAI-compatible server: OpenAI itself, vLLM, SGLang, llama.cpp, Ollama, Groq, DeepSeek, ... */

@@ -1,8 +1,8 @@
-import { GatewayException } from '../../common/errors/gateway.exception';
+import { GatewayException } from '../../core/errors/gateway.exception';
 import type { StreamMapper, StreamStep } from '../provider-adapter';
-import { parseStreamEvent } from '../shared/json';
-import type { ChatCompletion, ChatCompletionChunk, Usage } from '../shared/openai-types';
-import type { SseEvent } from '../shared/sse';
+import { parseStreamEvent } from '../../core/json';
+import type { ChatCompletion, ChatCompletionChunk, Usage } from '../../core/openai-types';
+import type { SseEvent } from '../../core/sse';
 
 /**
  * A Responses API answer read as chat, for what the gateway does with every answer whatever the client's API:

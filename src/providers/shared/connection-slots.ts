@@ -1,4 +1,4 @@
-import { GatewayException } from '../../common/errors/gateway.exception';
+import { GatewayException } from '../../core/errors/gateway.exception';
 
 /**
  * At most `capacity` requests to one backend at once, each holding its slot until its response body is done

@@ -1,6 +1,6 @@
-import type { ChatRequest } from '../chat-request';
+import type { ChatRequest } from '../../core/chat-request';
 import type { EffortThresholdsConfig } from '../../config/config.schema';
-import { GatewayException } from '../../common/errors/gateway.exception';
+import { GatewayException } from '../../core/errors/gateway.exception';
 
 /** The client's thinking request: a budget when enabled, `false` when explicitly disabled, undefined when absent. */
 export function requestedThinking(request: ChatRequest): number | false | undefined {
