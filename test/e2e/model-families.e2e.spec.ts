@@ -479,7 +479,7 @@ describe('model families through one OpenAI format', () => {
             {
               name: 'get_weather',
               description: 'Weather for a city',
-              parameters: weather[0].function.parameters,
+              parametersJsonSchema: weather[0].function.parameters,
             },
           ],
         },

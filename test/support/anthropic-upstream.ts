@@ -1,5 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { requestedToolCall, StandInServer, wait, words, type RecordedRequest } from './standin-server';
+import {
+  generate,
+  requestedToolCall,
+  StandInServer,
+  wait,
+  words,
+  type RecordedRequest,
+} from './standin-server';
 
 /**
  * A stand-in Anthropic Messages API, written from Anthropic's docs (see
@@ -10,7 +17,10 @@ import { requestedToolCall, StandInServer, wait, words, type RecordedRequest } f
  * carry every member the SDK's types declare (@anthropic-ai/sdk 1.12: container, stop_details, diagnostics,
  * the whole usage, text citations, tool_use caller), as the gateway's own wire checks expect of Anthropic.
  * `POST /v1/messages/count_tokens` answers `{input_tokens}`. A replayed thinking block whose signature this
- * server did not make is a 400, as at Anthropic.
+ * server did not make is a 400, as at Anthropic. A body member Anthropic does not define is a 400
+ * (`<name>: Extra inputs are not permitted`), as Anthropic's validation answers it. Answers honour `max_tokens`
+ * and `stop_sequences` (a token is a word): cut at the limit with stop_reason `max_tokens`, or before the first
+ * stop sequence with stop_reason `stop_sequence` and `stop_sequence` naming it. Ids come from the seeded PRNG.
  *
  * Behaviour by model:
  *   claude-echo         answers "echo: <last user text>" (after a thinking block when thinking is on (enabled or adaptive),
@@ -19,17 +29,72 @@ import { requestedToolCall, StandInServer, wait, words, type RecordedRequest } f
  *                       usage reports 4 cache-read and 2 cache-write input tokens
  *   claude-overloaded   HTTP 529 overloaded_error
  *   claude-midstream    streams one text delta, then an in-stream `error` event
+ *   claude-refuser      starts the echo and stops after its first word with stop_reason `refusal` (Anthropic's
+ *                       classifiers stopping an answer: what was written stays, the answer ends there)
+ *   claude-parallel     with tools offered: one tool_use block per tool (at least two: the first tool twice when
+ *                       only one is offered), each with its own id, stop_reason `tool_use`; then as claude-echo
  */
+
+/** The members of a Messages request body (MessageCreateParams, @anthropic-ai/sdk 1.12, beta members included). */
+const MESSAGES_MEMBERS = new Set([
+  'model',
+  'max_tokens',
+  'messages',
+  'system',
+  'metadata',
+  'stop_sequences',
+  'stream',
+  'temperature',
+  'top_k',
+  'top_p',
+  'thinking',
+  'tool_choice',
+  'tools',
+  'service_tier',
+  'container',
+  'context_management',
+  'mcp_servers',
+  'output_config',
+  'output_format',
+  'inference_geo',
+  'speed',
+  'cache_control',
+  'diagnostics',
+  'billing_policy',
+  'compaction',
+  'fallback_credit_token',
+  'fallbacks',
+  'thread',
+]);
+
+/** The members of a count_tokens body (MessageCountTokensParams): no max_tokens, stream, sampling or metadata. */
+const COUNT_TOKENS_MEMBERS = new Set([
+  'model',
+  'messages',
+  'system',
+  'thinking',
+  'tool_choice',
+  'tools',
+  'context_management',
+  'mcp_servers',
+  'output_config',
+  'output_format',
+  'speed',
+  'cache_control',
+  'billing_policy',
+  'compaction',
+]);
 export class AnthropicUpstream extends StandInServer {
   get url(): string {
     return `${this.origin}/v1`;
   }
 
   protected async handle(
-    { path, headers, body }: RecordedRequest,
+    recorded: RecordedRequest,
     _req: IncomingMessage,
     res: ServerResponse,
   ): Promise<void> {
+    const { path, headers, body } = recorded;
     if (path !== '/v1/messages' && path !== '/v1/messages/count_tokens')
       return error(res, 404, 'not_found_error', 'Not found');
     if (headers['x-api-key'] !== 'upstream-secret-key')
@@ -39,6 +104,9 @@ export class AnthropicUpstream extends StandInServer {
     // As Anthropic's request validation: each message an object with a role and string-or-blocks content.
     const malformed = messageProblem(body.messages);
     if (malformed) return error(res, 400, 'invalid_request_error', malformed);
+    const members = path === '/v1/messages' ? MESSAGES_MEMBERS : COUNT_TOKENS_MEMBERS;
+    const extra = Object.keys(body).find((name) => !members.has(name));
+    if (extra) return error(res, 400, 'invalid_request_error', `${extra}: Extra inputs are not permitted`);
     // Thinking blocks replayed from earlier turns must carry a signature this server made.
     for (const [i, message] of (Array.isArray(body.messages) ? body.messages : []).entries()) {
       for (const block of Array.isArray(message.content) ? message.content : []) {
@@ -102,13 +170,31 @@ export class AnthropicUpstream extends StandInServer {
         signature: `sig-${Buffer.from(userText).toString('base64')}`,
       });
     let stopReason = 'end_turn';
+    let stopSequence: string | null = null;
+    const answer = (text: string) => {
+      const made = generate(text, { maxTokens: body.max_tokens, stops: body.stop_sequences });
+      if (made.ended === 'max_tokens') stopReason = 'max_tokens';
+      if (made.ended === 'stop_sequence') [stopReason, stopSequence] = ['stop_sequence', made.stop!];
+      blocks.push({ type: 'text', text: made.text, citations: null });
+    };
+    const offered = Array.isArray(body.tools) && body.tools.length && body.tool_choice?.type !== 'none';
     if (toolResult)
-      blocks.push({
-        type: 'text',
-        text: `tool said: ${typeof toolResult.content === 'string' ? toolResult.content : JSON.stringify(toolResult.content)}`,
-        citations: null,
-      });
-    else if (Array.isArray(body.tools) && body.tools.length && body.tool_choice?.type !== 'none') {
+      answer(
+        `tool said: ${typeof toolResult.content === 'string' ? toolResult.content : JSON.stringify(toolResult.content)}`,
+      );
+    else if (offered && body.model === 'claude-parallel') {
+      const tools: Array<{ name: string }> =
+        body.tools.length > 1 ? body.tools : [body.tools[0], body.tools[0]];
+      for (const [i, tool] of tools.entries())
+        blocks.push({
+          type: 'tool_use',
+          id: this.id('toolu_01', 22),
+          name: tool.name,
+          input: { query: userText, call: i + 1 },
+          caller: { type: 'direct' },
+        });
+      stopReason = 'tool_use';
+    } else if (offered) {
       const asked = requestedToolCall(userText);
       blocks.push({
         type: 'tool_use',
@@ -118,7 +204,10 @@ export class AnthropicUpstream extends StandInServer {
         caller: { type: 'direct' },
       });
       stopReason = 'tool_use';
-    } else blocks.push({ type: 'text', text: `echo: ${userText}`, citations: null });
+    } else if (body.model === 'claude-refuser') {
+      blocks.push({ type: 'text', text: 'echo: ', citations: null });
+      stopReason = 'refusal';
+    } else answer(`echo: ${userText}`);
 
     const inputWords =
       body.messages.reduce((n: number, m: { content: unknown }) => n + words(JSON.stringify(m.content)), 0) +
@@ -139,14 +228,15 @@ export class AnthropicUpstream extends StandInServer {
       service_tier: 'standard',
       speed: 'standard',
     };
+    recorded.toolCallIds = blocks.filter((b) => b.type === 'tool_use').map((b) => String(b.id));
     const message = {
-      id: 'msg_013Zva2CMHLNnXjNJJKqJ2EF',
+      id: this.id('msg_01', 22),
       type: 'message',
       role: 'assistant',
       model: `${body.model}-20250514`,
       content: blocks,
       stop_reason: stopReason,
-      stop_sequence: null,
+      stop_sequence: stopSequence,
       stop_details: null,
       container: null,
       diagnostics: null,
@@ -162,7 +252,13 @@ export class AnthropicUpstream extends StandInServer {
     const send = (event: string, data: object) =>
       res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
     send('message_start', {
-      message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+      message: {
+        ...message,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
     });
     send('ping', {});
     for (const [index, block] of blocks.entries()) {
@@ -210,7 +306,7 @@ export class AnthropicUpstream extends StandInServer {
       server_tool_use,
     } = usage;
     send('message_delta', {
-      delta: { stop_reason: stopReason, stop_sequence: null, stop_details: null, container: null },
+      delta: { stop_reason: stopReason, stop_sequence: stopSequence, stop_details: null, container: null },
       usage: {
         input_tokens,
         cache_creation_input_tokens,

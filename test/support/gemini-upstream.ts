@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { StandInServer, words, type RecordedRequest } from './standin-server';
+import { unknownGeminiField } from './gemini-request-fields';
+import { generate, StandInServer, words, type RecordedRequest } from './standin-server';
 
 /**
  * A stand-in Gemini (Generative Language API v1beta), written from Google's docs:
@@ -7,7 +8,10 @@ import { StandInServer, words, type RecordedRequest } from './standin-server';
  * `x-goog-api-key`; roles `user`/`model`; `systemInstruction`; `generationConfig`
  * (`thinkingConfig.thinkingBudget`, `includeThoughts`); function calls as `functionCall`
  * parts; errors `{"error":{code,message,status}}`; streams are `data:` events each holding a
- * GenerateContentResponse, the last with `finishReason`, no end marker.
+ * GenerateContentResponse, the last with `finishReason`, no end marker. A member the request may not have is a
+ * 400 (gemini-request-fields.ts), as Gemini's parser answers it. Text answers honour
+ * `generationConfig.maxOutputTokens` (finishReason MAX_TOKENS, a token is a word) and `stopSequences` (cut before
+ * the first one, finishReason STOP).
  *
  * Behaviour by model:
  *   gemini-echo        answers "echo: <last user text>" (after a thought part when includeThoughts
@@ -18,6 +22,12 @@ import { StandInServer, words, type RecordedRequest } from './standin-server';
  *   gemini-unfinished  as gemini-echo, but when streamed the last of n > 1 candidates never sends its
  *                      finishReason before the stream ends (its parts and the usage still come)
  *   gemini-exhausted   HTTP 429 RESOURCE_EXHAUSTED
+ *   gemini-blocked     200 with no candidates, only `promptFeedback.blockReason: SAFETY` (a prompt Gemini refuses)
+ *   gemini-safety      the echo's first word, then the candidate ends with finishReason SAFETY (an answer stopped
+ *                      by the safety filters)
+ *   gemini-parallel    with functions declared: one functionCall part per function (the first twice when only one
+ *                      is declared), without ids (Gemini's API sends none)
+ *   gemini-midstream   streamed: one event, then an `error` object in the stream (a 200 that fails in-band)
  * and `models/{model}:batchEmbedContents` for any model (see `embed`).
  */
 export class GeminiUpstream extends StandInServer {
@@ -78,6 +88,11 @@ export class GeminiUpstream extends StandInServer {
     res.end(JSON.stringify({ embeddings }));
   }
 
+  /** Gemini names the model in the path. */
+  protected override modelOf(recorded: RecordedRequest): string {
+    return /^\/v1beta\/models\/([^/:]+):/.exec(recorded.path)?.[1] ?? '';
+  }
+
   protected handle(
     { path, headers, body }: RecordedRequest,
     _req: IncomingMessage,
@@ -92,6 +107,8 @@ export class GeminiUpstream extends StandInServer {
     if (headers['x-goog-api-key'] !== 'upstream-secret-key')
       return error(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.');
     const [, model, method] = route;
+    const unknown = unknownGeminiField(body);
+    if (unknown) return error(res, 400, 'INVALID_ARGUMENT', unknown);
     if (model === 'gemini-exhausted')
       return error(res, 429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).');
     if (!Array.isArray(body.contents) || body.contents.length === 0)
@@ -113,13 +130,34 @@ export class GeminiUpstream extends StandInServer {
     if (thinking?.includeThoughts && thinking.thinkingBudget > 0)
       parts.push({ text: `Thinking about ${userText || 'the result'}.`, thought: true });
     const declarations = body.tools?.[0]?.functionDeclarations;
+    const config = body.generationConfig ?? {};
+    let finishReason = 'STOP';
+    const answer = (text: string) => {
+      const made = generate(text, { maxTokens: config.maxOutputTokens, stops: config.stopSequences });
+      if (made.ended === 'max_tokens') finishReason = 'MAX_TOKENS';
+      parts.push({ text: made.text });
+    };
+    if (model === 'gemini-blocked') return this.blocked(body, method, res);
     if (functionResponse)
-      parts.push({
-        text: `tool ${functionResponse.name} said: ${JSON.stringify(functionResponse.response)}`,
-      });
-    else if (declarations?.length && body.toolConfig?.functionCallingConfig?.mode !== 'NONE')
-      parts.push({ functionCall: { name: declarations[0].name, args: { query: userText } } });
-    else parts.push({ text: `echo: ${userText}` });
+      answer(`tool ${functionResponse.name} said: ${JSON.stringify(functionResponse.response)}`);
+    else if (declarations?.length && body.toolConfig?.functionCallingConfig?.mode !== 'NONE') {
+      const called =
+        model === 'gemini-parallel' && declarations.length === 1
+          ? [declarations[0], declarations[0]]
+          : model === 'gemini-parallel'
+            ? declarations
+            : [declarations[0]];
+      for (const [i, declaration] of called.entries())
+        parts.push({
+          functionCall: {
+            name: declaration.name,
+            args: model === 'gemini-parallel' ? { query: userText, call: i + 1 } : { query: userText },
+          },
+        });
+    } else if (model === 'gemini-safety') {
+      parts.push({ text: 'echo: ' });
+      finishReason = 'SAFETY';
+    } else answer(`echo: ${userText}`);
 
     const count = Math.max(1, Number(body.generationConfig?.candidateCount ?? 1));
     const candidates = Array.from({ length: count }, (_, i) =>
@@ -149,7 +187,7 @@ export class GeminiUpstream extends StandInServer {
         ...(thoughtsTokenCount ? { thoughtsTokenCount } : {}),
       };
     };
-    const base = { modelVersion: `${model}-001`, responseId: 'resp-standin' };
+    const base = { modelVersion: `${model}-001`, responseId: this.id('', 22) };
 
     if (method === 'generateContent') {
       res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
@@ -157,7 +195,7 @@ export class GeminiUpstream extends StandInServer {
         JSON.stringify({
           candidates: candidates.map((ps, index) => ({
             content: { role: 'model', parts: ps },
-            finishReason: 'STOP',
+            finishReason,
             index,
           })),
           usageMetadata: usageOf(candidates),
@@ -185,7 +223,7 @@ export class GeminiUpstream extends StandInServer {
                 index,
                 ...(step === list.length - 1 &&
                 !(model === 'gemini-unfinished' && index === count - 1 && count > 1)
-                  ? { finishReason: 'STOP' }
+                  ? { finishReason }
                   : {}),
               },
             ]
@@ -194,8 +232,41 @@ export class GeminiUpstream extends StandInServer {
       res.write(
         `data: ${JSON.stringify({ candidates: now, usageMetadata: usageOf(sent), ...base })}\r\n\r\n`,
       );
+      if (model === 'gemini-midstream') {
+        const failure = {
+          code: 503,
+          message: 'The model is overloaded. Please try again later.',
+          status: 'UNAVAILABLE',
+        };
+        res.end(`data: ${JSON.stringify({ error: failure })}\r\n\r\n`);
+        return;
+      }
     }
     res.end();
+  }
+
+  /** A prompt Gemini blocks: 200, no candidates, the reason in promptFeedback (streamed: one such event). */
+  private blocked(body: Record<string, any>, method: string, res: ServerResponse): void {
+    const promptTokenCount = body.contents.reduce(
+      (n: number, c: any) => n + words(JSON.stringify(c.parts)),
+      0,
+    );
+    const answer = JSON.stringify({
+      promptFeedback: {
+        blockReason: 'SAFETY',
+        safetyRatings: [{ category: 'HARM_CATEGORY_DANGEROUS_CONTENT', probability: 'HIGH' }],
+      },
+      usageMetadata: { promptTokenCount, totalTokenCount: promptTokenCount },
+      modelVersion: 'gemini-blocked-001',
+      responseId: this.id('', 22),
+    });
+    if (method === 'generateContent') {
+      res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
+      res.end(answer);
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(`data: ${answer}\r\n\r\n`);
   }
 }
 

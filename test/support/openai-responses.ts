@@ -12,7 +12,11 @@ import { requestedToolCall, words } from './standin-server';
  * (`call <Tool> with <JSON>`) or the first function tool with {query}, and after a function_call_output answers
  * "tool said: <output>"; `reasoner` reasons first (a summary; encrypted when `include` asks).
  */
-export function answerResponses(body: Record<string, any>, res: ServerResponse): void {
+export function answerResponses(
+  body: Record<string, any>,
+  res: ServerResponse,
+  newId: (prefix: string) => string,
+): void {
   if (typeof body.model !== 'string') return fail(res, 400, "Missing required parameter: 'model'.", 'model');
   if (body.previous_response_id)
     return fail(
@@ -100,7 +104,7 @@ export function answerResponses(body: Record<string, any>, res: ServerResponse):
     0,
   );
   const response = {
-    id: `resp_standin${Date.now().toString(36)}`,
+    id: newId('resp_'),
     object: 'response',
     created_at: Math.floor(Date.now() / 1000),
     status: 'completed',

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerResponses } from './openai-responses';
-import { requestedToolCall, StandInServer, type RecordedRequest } from './standin-server';
+import { generate, requestedToolCall, StandInServer, type RecordedRequest } from './standin-server';
 
 /**
  * A stand-in OpenAI-compatible upstream that follows OpenAI's documented wire format
@@ -12,6 +12,10 @@ import { requestedToolCall, StandInServer, type RecordedRequest } from './standi
  *   chunk too) ends with an `obfuscation` padding string unless stream_options.include_obfuscation is false;
  * - errors: `{"error": {message, type, param, code}}` with the documented statuses;
  * - `POST /v1/responses`: OpenAI's Responses API (openai-responses.ts), for backends configured `responsesApi`.
+ *
+ * Answers honour `max_completion_tokens` / `max_tokens` (a token is a word: cut there, finish_reason `length`) and
+ * `stop` (cut before the first stop sequence, finish_reason `stop`). Ids and random choices come from the seeded
+ * PRNG (StandInServer.random).
  *
  * What it does is chosen by the *upstream model name*, so each test routes a gateway model
  * to the behaviour it needs:
@@ -29,6 +33,11 @@ import { requestedToolCall, StandInServer, type RecordedRequest } from './standi
  *   tool-caller     with `tools` offered and the last message not a tool result: calls the tool the user asked
  *                   for with `call <Tool> with <JSON>`, else the first tool with `{"query": <last user text>}` (streamed as OpenAI does: id and name first, then argument
  *                   fragments), finish_reason tool_calls; after a tool result: answers "tool said: <result>"
+ *   refuser         refuses as OpenAI's models do: `message.refusal` (streamed as `delta.refusal`), content null,
+ *                   finish_reason `stop`
+ *   filtered        the echo's first word, then finish_reason `content_filter` (an answer the content filter stopped)
+ *   parallel-caller with `tools` offered: one call per tool (the first twice when only one is offered), each with
+ *                   its own id, streamed one call after another as OpenAI does; after a tool result: as tool-caller
  *   reasoner        like echo, with reasoning text in `message.reasoning` / `delta.reasoning` first (vLLM >= 0.17
  *                   naming) and no reasoning_tokens in usage, as vLLM and llama.cpp report it
  */
@@ -76,7 +85,7 @@ export class OpenAIUpstream extends StandInServer {
           statusType(Number(status[1])),
           statusCode(Number(status[1])),
         );
-      return answerResponses(body, res);
+      return answerResponses(body, res, (prefix) => this.id(prefix));
     }
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions')
       return this.error(res, 404, 'Not found', 'invalid_request_error', null);
@@ -112,7 +121,7 @@ export class OpenAIUpstream extends StandInServer {
     if (model === 'toggle' && this.failing)
       return this.error(res, 500, 'Upstream says 500', 'server_error', null);
     const flaky = /^flaky-(\d+)$/.exec(model);
-    if (flaky && Math.random() * 100 < Number(flaky[1]))
+    if (flaky && this.random() * 100 < Number(flaky[1]))
       return this.error(res, 500, 'Upstream says 500', 'server_error', null);
     if (model === 'malformed') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('<html>502 Bad Gateway</html>');
@@ -129,6 +138,24 @@ export class OpenAIUpstream extends StandInServer {
     const userText =
       typeof lastUser?.content === 'string' ? lastUser.content : JSON.stringify(lastUser?.content);
     if (
+      model === 'parallel-caller' &&
+      Array.isArray(body.tools) &&
+      body.tools.length &&
+      lastMessage.role !== 'tool'
+    ) {
+      const tools: Array<{ function: { name: string } }> =
+        body.tools.length > 1 ? body.tools : [body.tools[0], body.tools[0]];
+      return this.toolCalls(
+        recorded,
+        res,
+        tools.map((tool, i) => ({
+          id: this.id('call_'),
+          name: tool.function.name,
+          args: JSON.stringify({ query: userText, call: i + 1 }),
+        })),
+      );
+    }
+    if (
       model === 'tool-caller' &&
       Array.isArray(body.tools) &&
       body.tools.length &&
@@ -140,31 +167,37 @@ export class OpenAIUpstream extends StandInServer {
       const asked = requestedToolCall(
         parts.length ? parts.map((part) => part.text ?? '').join('\n') : userText,
       );
-      return this.toolCall(
-        body,
-        res,
-        asked?.name ?? body.tools[0].function.name,
-        JSON.stringify(asked?.input ?? { query: userText }),
-      );
+      return this.toolCalls(recorded, res, [
+        {
+          id: 'call_abc123',
+          name: asked?.name ?? body.tools[0].function.name,
+          args: JSON.stringify(asked?.input ?? { query: userText }),
+        },
+      ]);
     }
     const text =
-      model === 'tool-caller' && lastMessage.role === 'tool'
+      (model === 'tool-caller' || model === 'parallel-caller') && lastMessage.role === 'tool'
         ? `tool said: ${String(lastMessage.content)}`
         : `echo: ${userText}`;
-    const words = text.split(/(?<= )/);
-    const maxTokens = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
-    const emitted = maxTokens !== undefined ? words.slice(0, maxTokens) : words;
-    const finishReason = emitted.length < words.length ? 'length' : 'stop';
+    const stops = typeof body.stop === 'string' ? [body.stop] : ((body.stop as string[] | null) ?? []);
+    const made = generate(model === 'filtered' ? 'echo: ' : text, {
+      maxTokens: (body.max_completion_tokens ?? body.max_tokens) as number | undefined,
+      stops,
+    });
+    const emitted = model === 'refuser' ? [] : made.tokens;
+    const refusal = model === 'refuser' ? "I'm sorry, I can't help with that." : null;
+    const finishReason =
+      model === 'filtered' ? 'content_filter' : made.ended === 'max_tokens' ? 'length' : 'stop';
     const usage = {
       prompt_tokens: messages.reduce(
         (n, m) => n + String(typeof m.content === 'string' ? m.content : '').split(/\s+/).length,
         0,
       ),
-      completion_tokens: emitted.length,
+      completion_tokens: refusal ? refusal.split(' ').length : emitted.length,
       total_tokens: 0,
     };
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
-    const id = `chatcmpl-${Math.random().toString(36).slice(2)}`;
+    const id = this.id('chatcmpl-', 29);
     const created = Math.floor(Date.now() / 1000);
 
     if (!body.stream) {
@@ -180,8 +213,8 @@ export class OpenAIUpstream extends StandInServer {
               index: 0,
               message: {
                 role: 'assistant',
-                content: emitted.join(''),
-                refusal: null,
+                content: refusal ? null : emitted.join(''),
+                refusal,
                 ...(model === 'reasoner' ? { reasoning: 'Thinking it over.' } : {}),
               },
               logprobs: null,
@@ -209,11 +242,20 @@ export class OpenAIUpstream extends StandInServer {
     };
     const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
       res.write(
-        `data: ${JSON.stringify({ ...base, choices, ...(includeUsage ? { usage: null } : {}), ...extra, ...(padded ? { obfuscation: obfuscation() } : {}) })}\n\n`,
+        `data: ${JSON.stringify({ ...base, choices, ...(includeUsage ? { usage: null } : {}), ...extra, ...(padded ? { obfuscation: this.obfuscation() } : {}) })}\n\n`,
       );
     const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-    send([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
+    send([
+      {
+        index: 0,
+        delta: { role: 'assistant', content: refusal ? null : '', ...(refusal ? { refusal: '' } : {}) },
+        logprobs: null,
+        finish_reason: null,
+      },
+    ]);
+    for (const word of refusal?.split(/(?<= )/) ?? [])
+      send([{ index: 0, delta: { refusal: word }, logprobs: null, finish_reason: null }]);
     if (model === 'reasoner')
       for (const word of ['Thinking ', 'it ', 'over.'])
         send([{ index: 0, delta: { reasoning: word }, logprobs: null, finish_reason: null }]);
@@ -238,12 +280,29 @@ export class OpenAIUpstream extends StandInServer {
     res.end('data: [DONE]\n\n');
   }
 
-  /** One function call, whole or streamed (OpenAI's chat completions tool-call format). */
-  private toolCall(body: Record<string, any>, res: ServerResponse, name: string, args: string): void {
-    const id = `chatcmpl-${Math.random().toString(36).slice(2)}`;
+  /**
+   * Function calls, whole or streamed (OpenAI's chat completions tool-call format: each call's first delta has its
+   * index, id and name, then its argument fragments, one call after another).
+   */
+  private toolCalls(
+    recorded: RecordedRequest,
+    res: ServerResponse,
+    calls: Array<{ id: string; name: string; args: string }>,
+  ): void {
+    const body = recorded.body;
+    recorded.toolCallIds = calls.map((call) => call.id);
+    const id = this.id('chatcmpl-', 29);
     const created = Math.floor(Date.now() / 1000);
-    const usage = { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29 };
-    const call = { id: 'call_abc123', type: 'function', function: { name, arguments: args } };
+    const usage = {
+      prompt_tokens: 20,
+      completion_tokens: 9 * calls.length,
+      total_tokens: 20 + 9 * calls.length,
+    };
+    const whole = calls.map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.args },
+    }));
     if (!body.stream) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
@@ -255,7 +314,7 @@ export class OpenAIUpstream extends StandInServer {
           choices: [
             {
               index: 0,
-              message: { role: 'assistant', content: null, tool_calls: [call], refusal: null },
+              message: { role: 'assistant', content: null, tool_calls: whole, refusal: null },
               logprobs: null,
               finish_reason: 'tool_calls',
             },
@@ -270,35 +329,17 @@ export class OpenAIUpstream extends StandInServer {
       res.write(
         `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: 'tool-caller-1', choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`,
       );
+    const delta = (d: Record<string, unknown>) =>
+      send([{ index: 0, delta: d, logprobs: null, finish_reason: null }]);
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
-    send([
-      {
-        index: 0,
-        delta: {
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ index: 0, ...call, function: { name, arguments: '' } }],
-        },
-        logprobs: null,
-        finish_reason: null,
-      },
-    ]);
-    send([
-      {
-        index: 0,
-        delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(0, 4) } }] },
-        logprobs: null,
-        finish_reason: null,
-      },
-    ]);
-    send([
-      {
-        index: 0,
-        delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(4) } }] },
-        logprobs: null,
-        finish_reason: null,
-      },
-    ]);
+    for (const [index, call] of calls.entries()) {
+      delta({
+        ...(index === 0 ? { role: 'assistant', content: null } : {}),
+        tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
+      });
+      delta({ tool_calls: [{ index, function: { arguments: call.args.slice(0, 4) } }] });
+      delta({ tool_calls: [{ index, function: { arguments: call.args.slice(4) } }] });
+    }
     send([{ index: 0, delta: {}, logprobs: null, finish_reason: 'tool_calls' }]);
     if (includeUsage)
       res.write(
@@ -370,6 +411,11 @@ export class OpenAIUpstream extends StandInServer {
     );
   }
 
+  /** OpenAI's `obfuscation` padding: random characters of random length, different in every chunk. */
+  private obfuscation(): string {
+    return this.id('', Math.floor(this.random() * 10));
+  }
+
   private error(
     res: ServerResponse,
     status: number,
@@ -393,11 +439,4 @@ function statusCode(status: number): string | null {
   if (status === 429) return 'rate_limit_exceeded';
   if (status === 400) return 'context_length_exceeded';
   return null;
-}
-
-/** OpenAI's `obfuscation` padding: random characters of random length, different in every chunk. */
-function obfuscation(): string {
-  return Math.random()
-    .toString(36)
-    .slice(2, 2 + Math.floor(Math.random() * 10));
 }

@@ -14,15 +14,65 @@ export interface RecordedRequest {
   body: Record<string, any>;
   /** The body's text exactly as it arrived. */
   text: string;
+  /** The ids of the tool calls the stand-in answered it with, in order (for tests that follow ids through). */
+  toolCallIds?: string[];
 }
 
-/** The HTTP plumbing every stand-in vendor server shares: listen, record requests, stop. */
+/**
+ * A small seeded PRNG (mulberry32): a stand-in's ids and random choices come from it, so a run repeats exactly
+ * (the same seed, the same ids in the same order). Not for anything secret.
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** The HTTP plumbing every stand-in vendor server shares: listen, record requests, count calls, stop. */
 export abstract class StandInServer {
   readonly requests: RecordedRequest[] = [];
+  /** Every random choice and id of this stand-in (seeded: `new XUpstream(seed)` repeats a run). */
+  readonly random: () => number;
   /** What made a handler throw (see receive): a test that drives odd bodies through expects none. */
   readonly crashes: string[] = [];
   private server?: Server;
   private readonly sockets = new Set<Socket>();
+
+  constructor(readonly seed = 34) {
+    this.random = seededRandom(seed);
+  }
+
+  /** An id the vendor's way: `prefix` then `length` characters from the seeded PRNG. */
+  id(prefix: string, length = 24): string {
+    let id = prefix;
+    for (let i = 0; i < length; i++) id += ID_ALPHABET[Math.floor(this.random() * ID_ALPHABET.length)];
+    return id;
+  }
+
+  /** The model a request asked for (in the body, or in the path for Gemini). */
+  protected modelOf(recorded: RecordedRequest): string {
+    return String(recorded.body.model ?? '');
+  }
+
+  /**
+   * How many calls reached this stand-in, optionally only those to one path (without its query string), for one
+   * model, or whose body contains a text (a test's own marker, so calls other tests made are not counted).
+   */
+  calls(filter: { path?: string; model?: string; containing?: string } = {}): number {
+    return this.requests.filter(
+      (r) =>
+        (filter.path === undefined || r.path.split('?')[0] === filter.path) &&
+        (filter.model === undefined || this.modelOf(r) === filter.model) &&
+        (filter.containing === undefined || r.text.includes(filter.containing)),
+    ).length;
+  }
 
   protected abstract handle(
     recorded: RecordedRequest,
@@ -94,4 +144,35 @@ export function requestedToolCall(
   } catch {
     return undefined;
   }
+}
+
+/**
+ * What a model "generates" when the answer it would give is `text`, as the vendors document it: generation ends at
+ * the first stop sequence (which is not part of the output) or after `maxTokens` tokens (a stand-in token is a
+ * word with its trailing space), whichever comes first.
+ */
+export function generate(
+  text: string,
+  limits: { maxTokens?: number; stops?: string[] },
+): { text: string; tokens: string[]; ended: 'naturally' | 'max_tokens' | 'stop_sequence'; stop?: string } {
+  let end = text.length;
+  let stop: string | undefined;
+  for (const candidate of limits.stops ?? []) {
+    const at = candidate ? text.indexOf(candidate) : -1;
+    if (at >= 0 && at < end) [end, stop] = [at, candidate];
+  }
+  const tokens = text
+    .slice(0, end)
+    .split(/(?<= )/)
+    .filter(Boolean);
+  if (limits.maxTokens !== undefined && tokens.length > limits.maxTokens) {
+    const kept = tokens.slice(0, limits.maxTokens);
+    return { text: kept.join(''), tokens: kept, ended: 'max_tokens' };
+  }
+  return {
+    text: tokens.join(''),
+    tokens,
+    ended: stop === undefined ? 'naturally' : 'stop_sequence',
+    ...(stop === undefined ? {} : { stop }),
+  };
 }

@@ -76,12 +76,15 @@ export function toGeminiBody(request: ChatRequest, target: CallTarget): Record<s
 
   const tools = functionTools(request.tools);
   if (tools.length) {
+    // A tool's parameters are JSON Schema (OpenAI's and Anthropic's clients send `additionalProperties`, `$schema`,
+    // `const`...): Gemini takes them as such in `parametersJsonSchema`. Its `parameters` is an OpenAPI subset whose
+    // parser refuses every other member with a 400 ("Unknown name ... Cannot find field").
     body.tools = [
       {
         functionDeclarations: tools.map((t) => ({
           name: t.name,
           ...(t.description ? { description: t.description } : {}),
-          ...(t.parameters ? { parameters: t.parameters } : {}),
+          ...(t.parameters ? { parametersJsonSchema: t.parameters } : {}),
         })),
       },
     ];
