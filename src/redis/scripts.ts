@@ -41,57 +41,6 @@ return 1
 `;
 
 /**
- * Limit admission. ARGV[1] now (ms), ARGV[2] the request's record id, ARGV[3] its in-flight lease (JSON, or ''
- * for none: then the last key is the team's in-flight hash, where an admitted request's lease is written under its
- * record id, saving the command that wrote it on its own, usage/inflight-leases.ts); then for each limit key a quadruple (kind,
- * limit, cost, ttl): kind `c` is a counter in a fixed window (INCRBY, expiring after ttl seconds); kind `z` is a
- * concurrency set of leases (ZSET record id -> lease end in ms; cost 1; ttl is the lease length in ms): expired
- * leases are dropped first, then the request takes a lease. Either every key can take its cost and all do, or
- * none does and the first failing index (1-based) is returned. Returns {failedIndex, v1, v2, ...}: each key's
- * value after the call (or its current value when refused), for the x-ratelimit-* headers.
- */
-const ADMIT = `
-local now = tonumber(ARGV[1])
-local lease = ARGV[3]
-local n = #KEYS
-if lease ~= '' then n = n - 1 end
-local values = {}
-local failed = 0
-for i = 1, n do
-  local at = 3 + (i - 1) * 4
-  local limit = tonumber(ARGV[at + 2])
-  local cost = tonumber(ARGV[at + 3])
-  local current
-  if ARGV[at + 1] == 'z' then
-    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
-    current = redis.call('ZCARD', KEYS[i])
-  else
-    current = tonumber(redis.call('GET', KEYS[i]) or '0')
-  end
-  values[i] = current
-  if failed == 0 and current + cost > limit then failed = i end
-end
-if failed == 0 then
-  for i = 1, n do
-    local at = 3 + (i - 1) * 4
-    local cost = tonumber(ARGV[at + 3])
-    local ttl = tonumber(ARGV[at + 4])
-    if ARGV[at + 1] == 'z' then
-      redis.call('ZADD', KEYS[i], now + ttl, ARGV[2])
-      redis.call('PEXPIRE', KEYS[i], ttl * 2)
-      values[i] = values[i] + 1
-    else
-      values[i] = redis.call('INCRBY', KEYS[i], cost)
-      if redis.call('TTL', KEYS[i]) < 0 then redis.call('EXPIRE', KEYS[i], ttl) end
-    end
-  end
-  if lease ~= '' then redis.call('HSET', KEYS[n + 1], ARGV[2], lease) end
-end
-table.insert(values, 1, failed)
-return values
-`;
-
-/**
  * One usage record, written exactly once: one record, and its counts in the counters, per request.
  *
  * KEYS: [1] the record's marker, [2] the team's records stream, [3] the day counters of the record's day, [4] the
@@ -203,7 +152,6 @@ const SCRIPTS: Record<string, { lua: string; numberOfKeys?: number }> = {
   createHashIfMissing: { numberOfKeys: 1, lua: CREATE_HASH_IF_MISSING },
   hsetIfExists: { numberOfKeys: 1, lua: HSET_IF_EXISTS },
   hsetIfFieldsAre: { numberOfKeys: 1, lua: HSET_IF_FIELDS_ARE },
-  admitLimits: { lua: ADMIT },
   recordUsage: { lua: RECORD_USAGE },
   markEstimateCounted: { numberOfKeys: 1, lua: MARK_ESTIMATE_COUNTED },
   hgetallMany: { lua: HGETALL_MANY },
@@ -242,8 +190,6 @@ declare module 'ioredis' {
     hsetIfExists(key: string, ...fieldValues: string[]): Result<number, Context>;
     /** Guarded field count, then (field, expected) pairs, then the field/value pairs to write: 1 written, 0 changed, -1 no hash. */
     hsetIfFieldsAre(key: string, guarded: number, ...fieldsThenValues: string[]): Result<number, Context>;
-    /** numberOfKeys first (the script takes a variable number of keys). */
-    admitLimits(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Result<number[], Context>;
     recordUsage(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Result<number, Context>;
     markEstimateCounted(marker: string): Result<number, Context>;
     hgetallMany(numberOfKeys: number, ...keys: string[]): Result<string[][], Context>;
