@@ -9,8 +9,8 @@ import type { AdmitCall, CounterTake } from '../../src/limits/limit-counters.rep
 import { windowOf } from '../../src/limits/limit-windows';
 import { RedisLimitCounters } from '../../src/limits/redis-limit-counters.repository';
 import { RedisKeys } from '../../src/redis/redis-keys';
-import { registerScripts } from '../../src/redis/scripts';
 import { counterField, type UsageRecord } from '../../src/usage/usage-record';
+import { RedisUsageRecords } from '../../src/usage/redis-usage-records.repository';
 import { UsageWriter, type PendingUsage, type WriteResult } from '../../src/usage/usage-writer';
 import { deletePrefix, REDIS_URL } from '../support/test-gateway';
 
@@ -26,7 +26,6 @@ describe('Redis scripts', () => {
 
   beforeAll(() => {
     redis = new Redis(REDIS_URL);
-    registerScripts(redis);
   });
   afterAll(async () => {
     await deletePrefix(redis, prefix);
@@ -62,8 +61,7 @@ describe('Redis scripts', () => {
     });
     const writer = () =>
       new UsageWriter(
-        redis,
-        keys,
+        new RedisUsageRecords(redis, redis, keys, config),
         config,
         new MetricsService(config, new InFlightTracker()),
         new AppLogger('fatal', { write: () => undefined }),
