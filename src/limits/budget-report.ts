@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { GatewayConfig } from '../config/config.schema';
-import { REDIS } from '../redis/redis.module';
-import { RedisKeys } from '../redis/redis-keys';
 import { TeamStore } from '../teams/team.store';
 import { nanosToUnits } from '../usage/usage-record';
-import { LIMIT_KINDS, LIMIT_NAMES } from '../core/limit-settings';
+import { LIMIT_COUNTERS, type LimitCounters } from './limit-counters.repository';
+import { LIMIT_NAMES } from '../core/limit-settings';
+import { rulesOf } from './limit-units';
 import { windowOf } from './limit-windows';
 
 export interface BudgetUse {
@@ -47,8 +46,7 @@ export function remainingUnits(limit: number, spentNanos: number): number {
 @Injectable()
 export class BudgetReport {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
-    private readonly keys: RedisKeys,
+    @Inject(LIMIT_COUNTERS) private readonly counters: LimitCounters,
     private readonly teams: TeamStore,
     private readonly config: GatewayConfig,
   ) {}
@@ -61,11 +59,9 @@ export class BudgetReport {
     const budgets: BudgetUse[] = [];
     for (const name of LIMIT_NAMES) {
       const limit = team.limits[name];
-      if (limit === undefined || LIMIT_KINDS[name] !== 'cost') continue;
+      if (limit === undefined || !rulesOf(name).money) continue;
       const window = windowOf(name, now);
-      const nanos = Number(
-        (await this.redis.get(this.keys.limitCounter(team.id, 'team', name, window.id))) ?? 0,
-      );
+      const nanos = await this.counters.read({ teamId: team.id, limit: name, window });
       budgets.push({
         budget: name,
         limit,

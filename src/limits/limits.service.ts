@@ -1,48 +1,43 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type Redis from 'ioredis';
 import type { Principal } from '../auth/principal';
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { AppLogger } from '../common/logging/logger';
 import { MetricsService } from '../metrics/metrics.service';
-import { REDIS, redisReady } from '../redis/redis.module';
-import { RedisKeys } from '../redis/redis-keys';
 import {
-  LIMIT_CATALOGUE,
-  LIMIT_KINDS,
-  LIMIT_NAMES,
-  type LimitName,
-  type LimitUnit,
-  type Limits,
-} from '../core/limit-settings';
+  LIMIT_COUNTERS,
+  type CounterId,
+  type CounterTake,
+  type LimitCounters,
+} from './limit-counters.repository';
+import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName, type Limits } from '../core/limit-settings';
+import { rulesOf, type Measure, type UnitRules } from './limit-units';
 import { formatDuration, windowOf } from './limit-windows';
 
-/** One counter an admission checks: `requestsPerMinute` of the team, `tokensPerDay` of a token, ... */
-interface Check {
-  name: LimitName;
+/** One limit an admission checks: `requestsPerMinute` of the team, `tokensPerDay` of a token, ... */
+interface Check extends CounterTake {
   scope: 'team' | 'token';
-  key: string;
-  limit: number;
-  cost: number;
-  /** Counters: when the window ends. Concurrency: 0 (a lease ends with its request). */
+  rules: UnitRules;
+  /** Counters: when the window ends. Leases: 0 (a lease ends with its request). */
   resetAt: number;
 }
 
-/** What a request reserved against token limits and budgets, settled to the real count and cost when it ends. */
+/**
+ * What a request reserved against the limits whose charge is an estimate (tokens, budgets), settled to the real
+ * count and cost when it ends.
+ */
 export interface Reservation {
   teamId: string;
-  keys: string[];
-  reserved: number;
-  /** Budget counters (nano-units) and the worst-case cost reserved on them. */
-  costKeys: string[];
-  costReserved: number;
+  /** The counters charged an estimate, and the limit each counts for (its unit says how to settle it). */
+  counters: Array<{ counter: CounterId; limit: LimitName }>;
+  reserved: Measure;
 }
 
 /** What an admitted request holds until it is accounted. */
 export interface AdmissionHold {
   reservation?: Reservation;
   /** Concurrency lease sets the request's record id is in (released when it is accounted). */
-  concurrencyKeys: string[];
+  concurrencyKeys: CounterId[];
 }
 
 export interface Admission extends AdmissionHold {
@@ -52,12 +47,12 @@ export interface Admission extends AdmissionHold {
   leaseWritten: boolean;
 }
 
-/** The request's in-flight lease, written by the admission script when it admits it (one command, not two). */
+/** The request's in-flight lease, written by the admission when it admits the request (one command, not two). */
 export interface LeaseToWrite {
-  /** The team's in-flight hash. */
+  /** The team's in-flight leases, as the in-flight leases name them. */
   key: string;
   /** The lease as JSON, given whether the admission reserves tokens or cost. */
-  value: (reserves: boolean, concurrencyKeys: string[]) => string;
+  value: (reserves: boolean, concurrencyKeys: CounterId[]) => string;
 }
 
 /**
@@ -71,16 +66,15 @@ export class LimitsService {
   private lastOutageLog = 0;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
-    private readonly keys: RedisKeys,
+    @Inject(LIMIT_COUNTERS) private readonly counters: LimitCounters,
     private readonly config: GatewayConfig,
     private readonly metrics: MetricsService,
     private readonly logger: AppLogger,
   ) {}
 
-  /** True when this principal has any limit at all (so callers can skip the estimate). */
+  /** True when a limit of this principal reserves tokens (so callers can skip the estimate otherwise). */
   hasTokenLimits(principal: Principal): boolean {
-    return hasLimitOf(principal.teamLimits, 'tokens') || hasLimitOf(principal.tokenLimits, 'tokens');
+    return hasLimitWhere(principal, (rules) => rules.needsTokenEstimate);
   }
 
   /**
@@ -99,112 +93,72 @@ export class LimitsService {
   ): Promise<Admission> {
     const now = Date.now();
     const tokens = this.hasTokenLimits(principal) ? estimate() : 0;
-    const budgeted = hasLimitOf(principal.teamLimits, 'cost') || hasLimitOf(principal.tokenLimits, 'cost');
-    const cost = budgeted ? costEstimate() : 0;
-    if (cost === undefined) {
+    const costNanos = hasLimitWhere(principal, (rules) => rules.needsCostEstimate) ? costEstimate() : 0;
+    if (costNanos === undefined) {
       // A budget cannot hold over a model with no price; answering anyway would let spend through uncounted.
+      const teamBudget = LIMIT_NAMES.some(
+        (name) => rulesOf(name).needsCostEstimate && principal.teamLimits[name] !== undefined,
+      );
       throw new GatewayException(
         'permission_denied',
-        `This ${hasLimitOf(principal.teamLimits, 'cost') ? `team ("${principal.teamId}")` : 'token'} has a spend budget and the model has no known price, so its spend cannot be bounded; an admin must set models.<name>.price.`,
+        `This ${teamBudget ? `team ("${principal.teamId}")` : 'token'} has a spend budget and the model has no known price, so its spend cannot be bounded; an admin must set models.<name>.price.`,
         { param: 'model' },
       );
     }
+    const reserved: Measure = { tokens, costNanos };
     const checks = [
-      ...this.checksFor(principal, 'team', principal.teamLimits, tokens, cost, now),
-      ...this.checksFor(principal, 'token', principal.tokenLimits, tokens, cost, now),
+      ...checksFor(principal, 'team', principal.teamLimits, reserved, now),
+      ...checksFor(principal, 'token', principal.tokenLimits, reserved, now),
     ];
     if (checks.length === 0) return { headers: {}, concurrencyKeys: [], leaseWritten: false };
-    const keysOf = (kind: string) =>
-      checks.filter((check) => LIMIT_KINDS[check.name] === kind).map((check) => check.key);
-    const tokenKeys = keysOf('tokens');
-    const costKeys = keysOf('cost');
-    const concurrencyKeys = keysOf('concurrency');
+    const reserves = checks.some((check) => check.rules.settles);
 
-    let result: number[];
+    let answer;
     try {
-      if (!redisReady(this.redis)) throw new Error(`redis is ${this.redis.status}`);
-      const leaseValue = lease
-        ? lease.value(tokenKeys.length > 0 || costKeys.length > 0, concurrencyKeys)
-        : '';
-      const keys = checks.map((check) => check.key);
-      if (lease) keys.push(lease.key);
-      const args: (string | number)[] = [...keys, now, recordId, leaseValue];
-      for (const check of checks) {
-        if (LIMIT_KINDS[check.name] === 'concurrency') args.push('z', check.limit, 1, leaseMs);
-        else args.push('c', check.limit, check.cost, Math.ceil((check.resetAt - now) / 1000) + 60);
-      }
-      result = await this.redis.admitLimits(keys.length, ...args);
+      if (!this.counters.ready) throw new Error(`redis is ${this.counters.state}`);
+      answer = await this.counters.admit({
+        now,
+        recordId,
+        leaseMs,
+        takes: checks,
+        inflight: lease && { key: lease.key, value: (leaseSets) => lease.value(reserves, leaseSets) },
+      });
     } catch (error) {
       return this.duringOutage(error);
     }
-    const [failed, ...values] = result.map(Number);
+    const { refused, values, counters } = answer;
     const headers = rateLimitHeaders(checks, values, now);
-    if (failed > 0) throw this.refusal(principal, checks[failed - 1], values[failed - 1], now, headers);
+    if (refused >= 0) throw this.refusal(principal, checks[refused], values[refused], now, headers);
+    const settled = checks.flatMap((check, i) =>
+      check.rules.settles ? [{ counter: counters[i], limit: check.limit }] : [],
+    );
     return {
       headers,
-      reservation:
-        tokenKeys.length || costKeys.length
-          ? { teamId: principal.teamId, keys: tokenKeys, reserved: tokens, costKeys, costReserved: cost }
-          : undefined,
-      concurrencyKeys,
+      reservation: reserves ? { teamId: principal.teamId, counters: settled, reserved } : undefined,
+      concurrencyKeys: counters.filter((_, i) => checks[i].rules.leases),
       leaseWritten: lease !== undefined,
     };
   }
 
   /**
-   * The keys and deltas that turn a reservation into the real count and cost (for the usage script). A cost that
-   * is unknown at the end (a fallback with no price answered) keeps what was reserved.
+   * The counters and deltas that turn a reservation into the real count and cost (for the usage script). A cost
+   * that is unknown at the end (a fallback with no price answered) keeps what was reserved.
    */
   settlement(
     reservation: Reservation | undefined,
     actualTokens: number,
     actualCostNanos: number | null = null,
-  ): { keys: string[]; deltas: number[] } {
+  ): { keys: CounterId[]; deltas: number[] } {
     if (!reservation) return { keys: [], deltas: [] };
-    const tokenDelta = actualTokens - reservation.reserved;
-    const costDelta = (actualCostNanos ?? reservation.costReserved) - reservation.costReserved;
+    const { reserved } = reservation;
+    const used: Measure = { tokens: actualTokens, costNanos: actualCostNanos ?? reserved.costNanos };
     return {
-      keys: [...reservation.keys, ...reservation.costKeys],
-      deltas: [...reservation.keys.map(() => tokenDelta), ...reservation.costKeys.map(() => costDelta)],
+      keys: reservation.counters.map(({ counter }) => counter),
+      deltas: reservation.counters.map(({ limit }) => {
+        const rules = rulesOf(limit);
+        return rules.charge(used) - rules.charge(reserved);
+      }),
     };
-  }
-
-  private checksFor(
-    principal: Principal,
-    scope: 'team' | 'token',
-    limits: Limits,
-    tokens: number,
-    cost: number,
-    now: number,
-  ): Check[] {
-    const checks: Check[] = [];
-    for (const name of LIMIT_NAMES) {
-      const limit = limits[name];
-      if (limit === undefined) continue;
-      const scopeKey = scope === 'team' ? 'team' : `tok:${principal.tokenId}`;
-      if (LIMIT_KINDS[name] === 'concurrency') {
-        checks.push({
-          name,
-          scope,
-          key: this.keys.concurrency(principal.teamId, scopeKey),
-          limit,
-          cost: 1,
-          resetAt: 0,
-        });
-        continue;
-      }
-      const window = windowOf(name, now);
-      const rules = COUNTER_RULES[LIMIT_KINDS[name]];
-      checks.push({
-        name,
-        scope,
-        key: this.keys.limitCounter(principal.teamId, scopeKey, name, window.id),
-        limit: rules.limit(limit),
-        cost: rules.charge(tokens, cost),
-        resetAt: window.resetAt,
-      });
-    }
-    return checks;
   }
 
   private refusal(
@@ -214,54 +168,28 @@ export class LimitsService {
     now: number,
     headers: Record<string, string>,
   ): GatewayException {
-    this.metrics.limitRejections.inc({ team: principal.teamId, limit: check.name });
-    const who = check.scope === 'team' ? `team "${principal.teamId}"` : `token ${principal.tokenId}`;
-    if (LIMIT_KINDS[check.name] === 'concurrency') {
-      return new GatewayException(
-        'rate_limit_exceeded',
-        `concurrentRequests limit of ${who} reached (${used}/${check.limit} requests in flight); retry when one ends.`,
-        {
-          headers: { ...headers, 'retry-after': '1' },
-        },
-      );
-    }
+    this.metrics.limitRejections.inc({ team: principal.teamId, limit: check.limit });
     const resetIn = check.resetAt - now;
-    const when = `resets at ${new Date(check.resetAt).toISOString()} (in ${formatDuration(resetIn)})`;
-    const code = LIMIT_CATALOGUE[check.name].refusal;
-    if (check.cost > check.limit && LIMIT_KINDS[check.name] !== 'cost') {
-      // Waiting cannot help: this one request asks for more than the whole window allows.
-      return new GatewayException(
-        code,
-        `This request reserves ${check.cost} tokens, more than the ${check.name} limit of ${who} (${check.limit}) allows; lower max_tokens.`,
-        {
-          headers,
-        },
-      );
-    }
-    if (LIMIT_KINDS[check.name] === 'cost') {
-      const money = (nanos: number) =>
-        `${(nanos / 1e9).toFixed(6).replace(/0{1,4}$/, '')} ${this.config.billing.currency}`;
-      if (check.cost > check.limit) {
-        return new GatewayException(
-          code,
-          `This request may cost up to ${money(check.cost)}, more than the ${check.name} of ${who} (${money(check.limit)}); lower max_tokens.`,
-          { headers },
-        );
-      }
-      return new GatewayException(
-        code,
-        `${check.name} of ${who} reached (${money(used)} of ${money(check.limit)} spent, this request may cost up to ${money(check.cost)}); it ${when}.`,
-        {
-          headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(resetIn / 1000))) },
-        },
-      );
-    }
-    const what =
-      LIMIT_KINDS[check.name] === 'requests'
-        ? `${used}/${check.limit} requests used`
-        : `${used}/${check.limit} tokens used, this request reserves ${check.cost}`;
-    return new GatewayException(code, `${check.name} limit of ${who} reached (${what}); it ${when}.`, {
-      headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(resetIn / 1000))) },
+    const facts = {
+      name: check.limit,
+      who: check.scope === 'team' ? `team "${principal.teamId}"` : `token ${principal.tokenId}`,
+      used,
+      limit: check.max,
+      cost: check.cost,
+      when: `resets at ${new Date(check.resetAt).toISOString()} (in ${formatDuration(resetIn)})`,
+      show: (nanos: number) =>
+        check.rules.money
+          ? `${(nanos / 1e9).toFixed(6).replace(/0{1,4}$/, '')} ${this.config.billing.currency}`
+          : String(nanos),
+    };
+    const code = LIMIT_CATALOGUE[check.limit].refusal;
+    // Waiting cannot help: this one request asks for more than the whole window allows.
+    if (check.rules.tooLarge && check.cost > check.max)
+      return new GatewayException(code, check.rules.tooLarge(facts), { headers });
+    const { message, retryAfter } = check.rules.reached(facts);
+    const seconds = retryAfter === 'window' ? Math.max(1, Math.ceil(resetIn / 1000)) : 1;
+    return new GatewayException(code, message, {
+      headers: { ...headers, 'retry-after': String(seconds) },
     });
   }
 
@@ -287,41 +215,64 @@ export class LimitsService {
   }
 }
 
-/** Whether any of these limits counts `unit` (from the catalogue: a new limit of that unit is seen here too). */
-function hasLimitOf(limits: Limits, unit: LimitUnit): boolean {
-  return LIMIT_NAMES.some((name) => LIMIT_KINDS[name] === unit && limits[name] !== undefined);
+/** Whether a limit of the principal (its team's or its token's) has a unit that `matches`. */
+function hasLimitWhere(principal: Principal, matches: (rules: UnitRules) => boolean): boolean {
+  return LIMIT_NAMES.some(
+    (name) =>
+      matches(rulesOf(name)) &&
+      (principal.teamLimits[name] !== undefined || principal.tokenLimits[name] !== undefined),
+  );
+}
+
+/** The checks of one scope's limits (team or token), in catalogue order, each charged by its unit's rules. */
+function checksFor(
+  principal: Principal,
+  scope: 'team' | 'token',
+  limits: Limits,
+  reserved: Measure,
+  now: number,
+): Check[] {
+  const checks: Check[] = [];
+  for (const name of LIMIT_NAMES) {
+    const set = limits[name];
+    if (set === undefined) continue;
+    const rules = rulesOf(name);
+    const window = rules.leases ? undefined : windowOf(name, now);
+    checks.push({
+      teamId: principal.teamId,
+      tokenId: scope === 'token' ? principal.tokenId : undefined,
+      limit: name,
+      scope,
+      rules,
+      window,
+      max: rules.counterLimit(set),
+      cost: rules.charge(reserved),
+      resetAt: window?.resetAt ?? 0,
+    });
+  }
+  return checks;
 }
 
 /**
- * How a counter of each unit is set and charged: budgets count nano-units (integers in Redis) while the limit is
- * set in the currency's unit; a request counts 1 against requests, its reservation against tokens and cost.
- */
-const COUNTER_RULES: Record<
-  Exclude<LimitUnit, 'concurrency'>,
-  { limit(set: number): number; charge(tokens: number, cost: number): number }
-> = {
-  requests: { limit: (set) => set, charge: () => 1 },
-  tokens: { limit: (set) => set, charge: (tokens) => tokens },
-  cost: { limit: (set) => Math.round(set * 1e9), charge: (_tokens, cost) => cost },
-};
-
-/**
- * OpenAI's x-ratelimit-* headers. With several limits of one kind (team and token,
- * minute and day), the headers describe the one with the least remaining.
+ * OpenAI's x-ratelimit-* headers. With several limits reported by one header family (team and token, minute and
+ * day), the headers describe the one with the least remaining.
  */
 function rateLimitHeaders(checks: Check[], values: number[], now: number): Record<string, string> {
+  const tightest = new Map<string, { check: Check; remaining: number }>();
+  checks.forEach((check, i) => {
+    const family = check.rules.header;
+    if (family === undefined) return;
+    const remaining = Math.max(0, check.max - values[i]);
+    const before = tightest.get(family);
+    if (!before || remaining < before.remaining) tightest.set(family, { check, remaining });
+  });
   const headers: Record<string, string> = {};
-  for (const kind of ['requests', 'tokens'] as const) {
-    let tightest: { check: Check; remaining: number } | undefined;
-    checks.forEach((check, i) => {
-      if (LIMIT_KINDS[check.name] !== kind) return;
-      const remaining = Math.max(0, check.limit - values[i]);
-      if (!tightest || remaining < tightest.remaining) tightest = { check, remaining };
-    });
-    if (!tightest) continue;
-    headers[`x-ratelimit-limit-${kind}`] = String(tightest.check.limit);
-    headers[`x-ratelimit-remaining-${kind}`] = String(tightest.remaining);
-    headers[`x-ratelimit-reset-${kind}`] = formatDuration(tightest.check.resetAt - now);
+  for (const family of ['requests', 'tokens'] as const) {
+    const found = tightest.get(family);
+    if (!found) continue;
+    headers[`x-ratelimit-limit-${family}`] = String(found.check.max);
+    headers[`x-ratelimit-remaining-${family}`] = String(found.remaining);
+    headers[`x-ratelimit-reset-${family}`] = formatDuration(found.check.resetAt - now);
   }
   return headers;
 }

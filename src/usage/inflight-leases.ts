@@ -9,6 +9,7 @@ import { RedisKeys } from '../redis/redis-keys';
 import { withCost, type UsageRecord } from './usage-record';
 import { PriceBook } from '../billing/price-book';
 import { UsageWriter } from './usage-writer';
+import { USAGE_RECORDS, type UsageRecords } from './usage-records.repository';
 import { batch } from '../redis/batch';
 
 /**
@@ -103,6 +104,7 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
     @Inject(REDIS) private readonly redis: Redis,
     private readonly keys: RedisKeys,
     private readonly writer: UsageWriter,
+    @Inject(USAGE_RECORDS) private readonly usage: UsageRecords,
     private readonly metrics: MetricsService,
     private readonly logger: AppLogger,
     config: GatewayConfig,
@@ -334,15 +336,13 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
   private async countDueEstimates(now: number): Promise<void> {
     const due = [...this.pendingEstimates.values()].filter((pending) => pending.dueAt <= now);
     if (due.length === 0) return;
-    const answers = await batch(
-      due.map(({ record }) => this.redis.markEstimateCounted(this.keys.usageSeen(record.team, record.id))),
-    );
+    const answers = await batch(due.map(({ record }) => this.usage.countEstimate(record.team, record.id)));
     due.forEach(({ record, dueAt }, i) => {
       const [error, answer] = answers[i];
       if (error) return; // asked again on the next sweep
-      if (answer === -1 && now - dueAt < ESTIMATE_GIVE_UP_MS) return; // not written yet (Redis was away)
+      if (answer === 'missing' && now - dueAt < ESTIMATE_GIVE_UP_MS) return; // not written yet (Redis was away)
       this.pendingEstimates.delete(record.id);
-      if (answer === 1) this.metrics.observeRequest(record, { total: record.latencyMs / 1000 });
+      if (answer === 'count') this.metrics.observeRequest(record, { total: record.latencyMs / 1000 });
     });
   }
 }

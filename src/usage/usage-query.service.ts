@@ -1,13 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { GatewayException } from '../core/errors/gateway.exception';
-import { REDIS } from '../redis/redis.module';
-import { RedisKeys } from '../redis/redis-keys';
 import { TeamStore } from '../teams/team.store';
 import { nanosToUnits, parseCounterField, recordView, USAGE_OUTCOMES } from './usage-record';
 import { pageEnd } from '../redis/stream-page';
 import { PriceBook } from '../billing/price-book';
-import { batch } from '../redis/batch';
+import { USAGE_RECORDS, type UsageRecords } from './usage-records.repository';
 
 export type UsageGroupBy = 'day' | 'model' | 'token' | 'endpoint';
 
@@ -79,8 +76,7 @@ function emptyTotals(): UsageTotals {
 @Injectable()
 export class UsageQueryService {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
-    private readonly keys: RedisKeys,
+    @Inject(USAGE_RECORDS) private readonly store: UsageRecords,
     private readonly teams: TeamStore,
     private readonly prices: PriceBook,
   ) {}
@@ -97,15 +93,7 @@ export class UsageQueryService {
 
   private async sum(query: UsageQuery, days: string[]): Promise<{ data: UsageRow[]; total: UsageTotals }> {
     const teamIds = query.team ? [query.team] : (await this.teams.list()).map((team) => team.id);
-    // One script per team reads all its days (its keys share the team's slot); teams are separate commands.
-    const perTeam = await batch(
-      teamIds.map((team) =>
-        this.redis.hgetallMany(days.length, ...days.map((day) => this.keys.usageDay(team, day))),
-      ),
-    );
-    const results = perTeam.flatMap(([error, hashes]): Array<[Error | null, Record<string, string>]> =>
-      days.map((_, d) => [error, error ? {} : pairsToObject((hashes as string[][])[d])]),
-    );
+    const results = (await this.store.dayCounters(teamIds, days)).flat();
 
     const rows = new Map<string, UsageRow>();
     const total = emptyTotals();
@@ -114,9 +102,8 @@ export class UsageQueryService {
     let i = 0;
     for (const team of teamIds) {
       for (const day of days) {
-        const [error, fields] = results[i++];
-        if (error) throw error;
-        for (const [field, value] of Object.entries(fields as Record<string, string>)) {
+        const fields = results[i++];
+        for (const [field, value] of Object.entries(fields)) {
           const counter = parseCounterField(field);
           if (!counter || (query.model && counter.model !== query.model)) continue;
           const group =
@@ -165,9 +152,7 @@ export class UsageQueryService {
   async records(team: string, limit: number, before?: string): Promise<Array<Record<string, unknown>>> {
     const end = pageEnd(before || undefined);
     if (end === null) return [];
-    const entries = await fromRedis(
-      this.redis.xrevrange(this.keys.usageRecords(team), end, '-', 'COUNT', limit),
-    );
+    const entries = await fromRedis(this.store.records(team, end, limit));
     return entries.map(([id, flat]) => recordView(id, flat));
   }
 }
@@ -241,11 +226,4 @@ function daysBetween(from: string, to: string): string[] {
     });
   }
   return Array.from({ length: count }, (_, i) => new Date(start + i * 86_400_000).toISOString().slice(0, 10));
-}
-
-/** A flat HGETALL reply as Lua returns it ([field, value, ...]) -> an object. */
-function pairsToObject(flat: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i < flat.length; i += 2) out[flat[i]] = flat[i + 1];
-  return out;
 }

@@ -1,34 +1,24 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { GatewayConfig } from '../config/config.schema';
 import { AppLogger } from '../common/logging/logger';
+import type { CounterId } from '../limits/limit-counters.repository';
 import { MetricsService } from '../metrics/metrics.service';
-import { REDIS_USAGE, redisReady } from '../redis/redis.module';
-import { RedisKeys } from '../redis/redis-keys';
-import { counterIncrements, recordFields, type UsageRecord } from './usage-record';
-import { batch as sendTogether } from '../redis/batch';
-import { aMasterHasNoReplica, usageReplicaAcks, waitForReplicas } from './replica-ack';
+import type { UsageRecord } from './usage-record';
+import { USAGE_RECORDS, type Stored, type UsageRecords } from './usage-records.repository';
+import { usageReplicaAcks } from './replica-ack';
 
 /**
- * How a record's write went (the usage script's answer, or why there was none): `replaced-estimate` when it took
- * the place of a survivor's estimate that no replica had counted in its metrics yet, `replaced-counted-estimate`
- * when one had (those metrics keep the estimate: counters cannot go down).
+ * How a record's write went: how the store took it (usage-records.repository.ts; a replaced estimate's metrics keep
+ * the estimate, as counters cannot go down), or why it was not written.
  */
-export type WriteResult =
-  'written' | 'duplicate' | 'replaced-estimate' | 'replaced-counted-estimate' | 'refused' | 'dropped';
-const RESULTS: Record<number, WriteResult> = {
-  0: 'duplicate',
-  1: 'written',
-  2: 'replaced-estimate',
-  3: 'replaced-counted-estimate',
-};
+export type WriteResult = Stored | 'refused' | 'dropped';
 
 /** A record plus the reservation it settles (limit counter keys and deltas) and the leases it releases. */
 export interface PendingUsage {
   record: UsageRecord;
-  settle: { keys: string[]; deltas: number[] };
+  settle: { keys: CounterId[]; deltas: number[] };
   /** Concurrency lease sets the request is in. */
-  concurrencyKeys: string[];
+  concurrencyKeys: CounterId[];
   /**
    * A survivor's record of a request whose replica stopped renewing its lease (usage/inflight-leases.ts): the
    * request's own record replaces it if it comes after all.
@@ -42,8 +32,6 @@ export interface PendingUsage {
 
 const BATCH = 200;
 const RETRY_MS = 500;
-/** A written record's marker lives this long: a retry later than that would count twice. */
-const SEEN_TTL_SECONDS = 7 * 86_400;
 /** Days back a real record looks for its estimate (a request cannot outlive the marker by much more). */
 const ESTIMATE_DAYS_BACK = 8;
 /** How long shutdown waits for the buffer to reach Redis. */
@@ -52,11 +40,11 @@ const SHUTDOWN_FLUSH_MS = 5_000;
 const REPLICA_RETRY_MS = 5_000;
 
 /**
- * Writes usage records to Redis, never on the request's path: records are queued in
- * memory and flushed in pipelined batches. While Redis is unreachable the queue is the
- * buffer (bounded by usage.bufferMaxRecords; a metric shows its size). Each record is
- * written by one Lua script guarded by a per-record marker, so a batch retried after a
- * dropped connection never counts a record twice.
+ * Writes usage records to the store, never on the request's path: records are queued in
+ * memory and flushed in batches. While the store is unreachable the queue is the
+ * buffer (bounded by usage.bufferMaxRecords; a metric shows its size). The store writes
+ * each record once (usage-records.repository.ts), so a batch retried after a dropped
+ * connection never counts a record twice.
  */
 @Injectable()
 export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
@@ -68,8 +56,7 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
   private noReplicaUntil = 0;
 
   constructor(
-    @Inject(REDIS_USAGE) private readonly redis: Redis,
-    private readonly keys: RedisKeys,
+    @Inject(USAGE_RECORDS) private readonly store: UsageRecords,
     private readonly config: GatewayConfig,
     private readonly metrics: MetricsService,
     private readonly logger: AppLogger,
@@ -78,7 +65,7 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   onModuleInit(): void {
-    this.redis.on('ready', () => this.schedule());
+    this.store.onWritable(() => this.schedule());
   }
 
   get backlog(): number {
@@ -108,7 +95,7 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
   async flush(): Promise<void> {
     try {
       while (this.queue.length > 0) {
-        if (!redisReady(this.redis)) return this.retryLater();
+        if (!this.store.writable) return this.retryLater();
         const batch = this.queue.slice(0, BATCH);
         const failedAt = await this.write(batch);
         const written = failedAt === -1 ? batch.length : failedAt;
@@ -123,48 +110,21 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
 
   /** -1 when the whole batch was written, else the index of the first record to retry. */
   private async write(batch: PendingUsage[]): Promise<number> {
-    const commands: Array<Promise<unknown>> = [];
     const now = Date.now();
-    const minId = `${now - this.config.usage.recordRetentionDays * 86_400_000}-0`;
-    const counterTtl = this.config.usage.counterRetentionDays * 86_400;
-    for (const { record, settle, concurrencyKeys, estimate, admittedAt } of batch) {
-      const increments = counterIncrements(record);
-      const day = record.at.slice(0, 10);
-      const otherDays = estimate ? [] : estimateDays(day, admittedAt, now);
-      const keys = [
-        this.keys.usageSeen(record.team, record.id),
-        this.keys.usageRecords(record.team),
-        this.keys.usageDay(record.team, day),
-        this.keys.inflight(record.team),
-        ...settle.keys,
-        ...concurrencyKeys,
-        ...otherDays.map((other) => this.keys.usageDay(record.team, other)),
-      ];
-      commands.push(
-        this.redis.recordUsage(
-          keys.length,
-          ...keys,
-          SEEN_TTL_SECONDS,
-          minId,
-          counterTtl,
-          record.id,
-          settle.keys.length,
-          increments.length,
-          estimate ? 'estimate' : 'real',
-          otherDays.length,
-          day,
-          ...otherDays,
-          ...increments.flat(),
-          ...settle.deltas,
-          ...recordFields(record),
-        ),
-      );
-    }
-    const results = await sendTogether(commands);
+    const results = await this.store.write(
+      batch.map(({ record, settle, concurrencyKeys, estimate, admittedAt }) => ({
+        record,
+        settle,
+        concurrencyKeys,
+        estimate: estimate === true,
+        otherDays: estimate ? [] : estimateDays(record.at.slice(0, 10), admittedAt, now),
+      })),
+      now,
+    );
     for (let i = 0; i < batch.length; i++) {
-      const [error, answer] = results[i] ?? [null, undefined];
-      if (!error) {
-        this.wasWritten(batch[i], RESULTS[Number(answer)] ?? 'written');
+      const error = results[i];
+      if (!(error instanceof Error)) {
+        this.wasWritten(batch[i], error); // how the store took it
         continue;
       }
       if (isConnectionError(error)) {
@@ -207,14 +167,13 @@ export class UsageWriter implements OnModuleInit, BeforeApplicationShutdown {
       return -1;
     }
     try {
-      const acknowledged = await waitForReplicas(
-        this.redis,
+      const acknowledged = await this.store.replicated(
         this.replicaAcks,
         this.config.redis.usageReplicaAckTimeoutMs,
       );
       if (!acknowledged) {
         this.metrics.usageUnreplicatedBatches.inc();
-        if (await aMasterHasNoReplica(this.redis)) this.noReplicaUntil = Date.now() + REPLICA_RETRY_MS;
+        if (await this.store.aMasterHasNoReplica()) this.noReplicaUntil = Date.now() + REPLICA_RETRY_MS;
       }
       return -1;
     } catch (error) {

@@ -8,11 +8,21 @@ import { UsageWriter } from './usage-writer';
 import { InflightLeases } from './inflight-leases';
 import { RequestAdmission } from '../gateway/request-admission';
 import { TokenCounter } from './token-counter';
+import { USAGE_RECORDS } from './usage-records.repository';
+import { RedisUsageRecords } from './redis-usage-records.repository';
 
 @Module({
   imports: [LimitsModule, TeamsModule],
   controllers: [AdminUsageController, TeamUsageController],
-  providers: [UsageWriter, UsageRecorder, UsageQueryService, TokenCounter, InflightLeases, RequestAdmission],
+  providers: [
+    { provide: USAGE_RECORDS, useClass: RedisUsageRecords },
+    UsageWriter,
+    UsageRecorder,
+    UsageQueryService,
+    TokenCounter,
+    InflightLeases,
+    RequestAdmission,
+  ],
   exports: [UsageWriter, UsageRecorder, TokenCounter, InflightLeases, RequestAdmission],
 })
 export class UsageModule {}

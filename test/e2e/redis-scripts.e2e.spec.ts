@@ -4,9 +4,13 @@ import { AppLogger } from '../../src/common/logging/logger';
 import { buildConfig } from '../../src/config/config.loader';
 import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';
 import { MetricsService } from '../../src/metrics/metrics.service';
+import { LIMIT_CATALOGUE, type LimitName } from '../../src/limits/limit-catalogue';
+import type { AdmitCall, CounterTake } from '../../src/limits/limit-counters.repository';
+import { windowOf } from '../../src/limits/limit-windows';
+import { RedisLimitCounters } from '../../src/limits/redis-limit-counters.repository';
 import { RedisKeys } from '../../src/redis/redis-keys';
-import { registerScripts } from '../../src/redis/scripts';
 import { counterField, type UsageRecord } from '../../src/usage/usage-record';
+import { RedisUsageRecords } from '../../src/usage/redis-usage-records.repository';
 import { UsageWriter, type PendingUsage, type WriteResult } from '../../src/usage/usage-writer';
 import { deletePrefix, REDIS_URL } from '../support/test-gateway';
 
@@ -22,7 +26,6 @@ describe('Redis scripts', () => {
 
   beforeAll(() => {
     redis = new Redis(REDIS_URL);
-    registerScripts(redis);
   });
   afterAll(async () => {
     await deletePrefix(redis, prefix);
@@ -58,8 +61,7 @@ describe('Redis scripts', () => {
     });
     const writer = () =>
       new UsageWriter(
-        redis,
-        keys,
+        new RedisUsageRecords(redis, redis, keys, config),
         config,
         new MetricsService(config, new InFlightTracker()),
         new AppLogger('fatal', { write: () => undefined }),
@@ -105,26 +107,48 @@ describe('Redis scripts', () => {
     });
   });
 
-  describe('admitLimits', () => {
-    const admit = (key: string, limit: number, cost: number) =>
-      redis.admitLimits(1, key, Date.now(), `r-${cost}`, '', 'c', limit, cost, 60);
+  describe('admission (RedisLimitCounters)', () => {
+    const counters = () => new RedisLimitCounters(redis, keys);
+    const take = (limit: LimitName, max: number, cost: number, tokenId?: string): CounterTake => ({
+      teamId: 'admit',
+      tokenId,
+      limit,
+      window: LIMIT_CATALOGUE[limit].window ? windowOf(limit, Date.now()) : undefined,
+      max,
+      cost,
+    });
+    const admit = (takes: CounterTake[], recordId = 'r', inflight?: AdmitCall['inflight']) =>
+      counters().admit({ now: Date.now(), recordId, leaseMs: 30_000, takes, inflight });
 
     it('admits a request that takes the counter exactly to its limit, and refuses one past it', async () => {
-      const key = `${prefix}limit:{admit}:rpm`;
-      expect(await admit(key, 10, 10)).toEqual([0, 10]);
-      expect(await admit(key, 10, 1)).toEqual([1, 10]); // refused: the counter is unchanged
-      expect(await redis.get(key)).toBe('10');
-      expect(await redis.ttl(key)).toBeGreaterThan(0);
+      const first = await admit([take('requestsPerMinute', 10, 10)]);
+      expect(first).toMatchObject({ refused: -1, values: [10] });
+      expect(await admit([take('requestsPerMinute', 10, 1)])).toMatchObject({ refused: 0, values: [10] });
+      const [counter] = first.counters;
+      expect(await redis.get(counter)).toBe('10'); // refused: the counter is unchanged
+      expect(await redis.ttl(counter)).toBeGreaterThan(0);
     });
 
     it('takes all or nothing across several limits, naming the first that refused', async () => {
-      const a = `${prefix}limit:{admit}:a`;
-      const b = `${prefix}limit:{admit}:b`;
-      await redis.set(b, 8);
-      const answer = await redis.admitLimits(2, a, b, Date.now(), 'r', '', 'c', 100, 5, 60, 'c', 10, 5, 60);
-      expect(answer).toEqual([2, 0, 8]);
-      expect(await redis.get(a)).toBeNull();
-      expect(await redis.get(b)).toBe('8');
+      const b = take('tokensPerDay', 10, 8, 'tok-b');
+      await admit([b]);
+      const answer = await admit([take('tokensPerMinute', 100, 5, 'tok-b'), { ...b, cost: 5 }]);
+      expect(answer).toMatchObject({ refused: 1, values: [0, 8] });
+      expect(await redis.get(answer.counters[0])).toBeNull();
+      expect(await redis.get(answer.counters[1])).toBe('8');
+    });
+
+    it('leases: one per request in flight, the in-flight lease written with them, an expired lease dropped', async () => {
+      const lease = take('concurrentRequests', 1, 1, 'tok-c');
+      const inflight = { key: keys.inflight('admit'), value: (sets: string[]) => JSON.stringify(sets) };
+      const first = await admit([lease], 'c1', inflight);
+      expect(first).toMatchObject({ refused: -1, values: [1] });
+      expect(await redis.hget(keys.inflight('admit'), 'c1')).toBe(JSON.stringify(first.counters));
+      expect(await admit([lease], 'c2', inflight)).toMatchObject({ refused: 0, values: [1] });
+      expect(await redis.hexists(keys.inflight('admit'), 'c2')).toBe(0);
+      await redis.zadd(first.counters[0], 'XX', String(Date.now() - 1), 'c1'); // its replica stopped renewing it
+      expect(await admit([lease], 'c3')).toMatchObject({ refused: -1, values: [1] });
+      expect(await redis.zrange(first.counters[0], '0', '-1')).toEqual(['c3']);
     });
   });
 });

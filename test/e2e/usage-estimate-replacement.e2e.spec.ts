@@ -5,8 +5,8 @@ import { buildConfig } from '../../src/config/config.loader';
 import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { RedisKeys } from '../../src/redis/redis-keys';
-import { registerScripts } from '../../src/redis/scripts';
 import { counterIncrements, recordFields, type UsageRecord } from '../../src/usage/usage-record';
+import { RedisUsageRecords } from '../../src/usage/redis-usage-records.repository';
 import { UsageWriter, type PendingUsage, type WriteResult } from '../../src/usage/usage-writer';
 import { deletePrefix, REDIS_URL } from '../support/test-gateway';
 
@@ -18,11 +18,10 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
   const prefix = `sy-test:${randomBytes(6).toString('hex')}:`;
   const keys = new RedisKeys(prefix);
   const redis = new Redis(REDIS_URL);
-  registerScripts(redis);
   const config = buildConfig({ admin: { apiKey: 'k' }, redis: { url: REDIS_URL, keyPrefix: prefix } }, {});
+  const store = new RedisUsageRecords(redis, redis, keys, config);
   const writer = new UsageWriter(
-    redis,
-    keys,
+    store,
     config,
     new MetricsService(config, new InFlightTracker()),
     new AppLogger('silent'),
@@ -140,7 +139,7 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
     expect(await writeEstimate(estimate)).toBe('duplicate');
     expect(await counters(team)).toEqual(expectedCounters(real));
     // The survivor's metrics never count it: the real record came first.
-    expect(await redis.markEstimateCounted(keys.usageSeen(team, real.id))).toBe(0);
+    expect(await store.countEstimate(team, real.id)).toBe('skip');
   });
 
   it('an estimate is counted in metrics once, by one replica; a real record after that still replaces it in Redis and says so', async () => {
@@ -149,15 +148,15 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
     expect(await writeEstimate(estimate)).toBe('written');
     const marker = keys.usageSeen(team, estimate.id);
     const ttl = await redis.ttl(marker);
-    expect(await redis.markEstimateCounted(marker)).toBe(1);
-    expect(await redis.markEstimateCounted(marker)).toBe(0); // another survivor that settled it too
+    expect(await store.countEstimate(team, estimate.id)).toBe('count');
+    expect(await store.countEstimate(team, estimate.id)).toBe('skip'); // another survivor that settled it too
     expect(await redis.ttl(marker)).toBeGreaterThan(ttl - 5); // the marker keeps its lifetime
     expect(
       await write({ record: real, settle: { keys: [], deltas: [] }, concurrencyKeys: [], admittedAt }),
     ).toBe('replaced-counted-estimate');
     expect(await counters(team)).toEqual(expectedCounters(real));
     expect(await stream(team)).toHaveLength(1);
-    expect(await redis.markEstimateCounted(keys.usageSeen(team, 'never-written'))).toBe(-1);
+    expect(await store.countEstimate(team, 'never-written')).toBe('missing');
   });
 
   it('a real record first makes a later estimate a no-op', async () => {
@@ -169,7 +168,7 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
     expect(await writeEstimate(estimate)).toBe('duplicate');
     expect(await counters(team)).toEqual(expectedCounters(real));
     expect(await stream(team)).toHaveLength(1);
-    expect(await redis.markEstimateCounted(keys.usageSeen(team, real.id))).toBe(0);
+    expect(await store.countEstimate(team, real.id)).toBe('skip');
   });
 
   it('a record accounted before midnight and written after a survivor estimated it after midnight replaces that estimate', async () => {

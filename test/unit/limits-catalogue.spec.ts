@@ -1,5 +1,4 @@
 import { Writable } from 'node:stream';
-import type Redis from 'ioredis';
 import type { Principal } from '../../src/auth/principal';
 import { AppLogger } from '../../src/common/logging/logger';
 import { buildConfig } from '../../src/config/config.loader';
@@ -7,7 +6,7 @@ import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';
 import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../src/limits/limit-catalogue';
 import { LimitsService } from '../../src/limits/limits.service';
 import { MetricsService } from '../../src/metrics/metrics.service';
-import { RedisKeys } from '../../src/redis/redis-keys';
+import { InMemoryLimitCounters } from '../support/in-memory-limit-counters';
 
 /**
  * The limits service derives everything from the catalogue: every limit, whatever its row, is checked, and
@@ -17,19 +16,11 @@ import { RedisKeys } from '../../src/redis/redis-keys';
 const config = buildConfig({ admin: { apiKey: 'k' } }, {});
 const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
 
-/** The admission script's arguments as the service sends them, with a fake Redis that admits everything. */
+/** What the service asks the (in-memory) counters to take, for one limit. */
 async function admitWith(limits: Partial<Record<LimitName, number>>, scope: 'team' | 'token') {
-  const calls: (string | number)[][] = [];
-  const redis = {
-    status: 'ready',
-    admitLimits: (keyCount: number, ...args: (string | number)[]) => {
-      calls.push([keyCount, ...args]);
-      return Promise.resolve([0, ...Array<number>(keyCount).fill(0)]);
-    },
-  } as unknown as Redis;
+  const counters = new InMemoryLimitCounters();
   const service = new LimitsService(
-    redis,
-    new RedisKeys('t:'),
+    counters,
     config,
     new MetricsService(config, new InFlightTracker()),
     new AppLogger('silent', silent),
@@ -51,25 +42,30 @@ async function admitWith(limits: Partial<Record<LimitName, number>>, scope: 'tea
     60_000,
     () => (costed++, 3_000_000),
   );
-  return { calls, admission, estimated, costed, hasTokenLimits: service.hasTokenLimits(principal) };
+  return { counters, admission, estimated, costed, hasTokenLimits: service.hasTokenLimits(principal) };
 }
 
 describe.each(['team', 'token'] as const)('every catalogue limit on a %s', (scope) => {
   it.each([...LIMIT_NAMES])('%s is checked and charged by its unit', async (name) => {
     const { unit } = LIMIT_CATALOGUE[name];
-    const { calls, admission, estimated, costed, hasTokenLimits } = await admitWith({ [name]: 5 }, scope);
+    const { counters, admission, estimated, costed, hasTokenLimits } = await admitWith(
+      { [name]: 5000 },
+      scope,
+    );
 
-    expect(calls).toHaveLength(1);
-    const [keyCount, ...args] = calls[0];
-    expect(keyCount).toBe(1); // the limit's counter (no in-flight lease is asked for here)
-    const check = args.slice(keyCount as number).slice(3);
-    const expected: Record<typeof unit, (string | number)[]> = {
-      concurrency: ['z', 5, 1],
-      requests: ['c', 5, 1],
-      tokens: ['c', 5, 700],
-      cost: ['c', 5_000_000_000, 3_000_000],
+    expect(counters.admitted).toHaveLength(1);
+    const { takes } = counters.admitted[0];
+    expect(takes).toHaveLength(1);
+    const [take] = takes;
+    expect(take.limit).toBe(name);
+    expect(take.tokenId).toBe(scope === 'token' ? 'tok' : undefined);
+    const expected: Record<typeof unit, { windowed: boolean; max: number; cost: number }> = {
+      concurrency: { windowed: false, max: 5000, cost: 1 },
+      requests: { windowed: true, max: 5000, cost: 1 },
+      tokens: { windowed: true, max: 5000, cost: 700 },
+      cost: { windowed: true, max: 5_000_000_000_000, cost: 3_000_000 },
     };
-    expect(check.slice(0, 3)).toEqual(expected[unit]);
+    expect({ windowed: take.window !== undefined, max: take.max, cost: take.cost }).toEqual(expected[unit]);
     expect(hasTokenLimits).toBe(unit === 'tokens');
     expect(estimated).toBe(unit === 'tokens' ? 1 : 0);
     expect(costed).toBe(unit === 'cost' ? 1 : 0);
