@@ -1,6 +1,6 @@
 /**
- * Jest for mutation testing (stryker.config.json): only the fast unit specs of the core (billing, limit settlement,
- * the credential cache, retry planning, the usage writer, the translation tables), all on in-memory fakes: no
+ * Jest for mutation testing (stryker.config.mjs): only the fast unit specs of the core (billing, limit settlement,
+ * the credential cache, upstream error mapping, retry planning, the usage writer, the translations), all on in-memory fakes: no
  * Redis, no HTTP, so each mutant runs in well under a second. Transpile only (isolatedModules): Stryker's
  * TypeScript checker rejects mutants that do not compile before any test runs.
  */
@@ -15,6 +15,13 @@ module.exports = {
     '**/upstream-caller.spec.ts',
     '**/usage-writer.spec.ts',
     '**/translation-tables.spec.ts',
+    '**/upstream-errors.spec.ts',
+    '**/adapter-key-scrubbing.spec.ts',
+    '**/anthropic-translation.spec.ts',
+    '**/gemini-translation.spec.ts',
+    '**/messages-translation.spec.ts',
+    '**/responses-translation.spec.ts',
+    '**/upstream-caller-retry-plan.spec.ts',
   ],
   transform: {
     '^.+\\.ts$': ['ts-jest', { isolatedModules: true }],

@@ -300,3 +300,146 @@ describe('CredentialCache', () => {
     expect(writes).toHaveLength(2);
   });
 });
+
+describe('CredentialCache: what a refusal says, boundaries, and the channel', () => {
+  const refusal = (promise: Promise<unknown>) =>
+    promise.then(
+      () => 'ok',
+      (error: { code?: string; message?: string }) => `${error.code}: ${error.message}`,
+    );
+
+  it('each refusal says why, in its own words', async () => {
+    const { cache, redis, token, tokenKey, revoke } = setup();
+    expect(await refusal(cache.authenticate('sy-nope'))).toBe(
+      'invalid_api_key: The bearer token is malformed.',
+    );
+    expect(await refusal(cache.authenticate(issueToken().token))).toBe(
+      'invalid_api_key: The bearer token is not valid.',
+    );
+    redis.hashes.get('t:team:{alpha}')!.disabled = '1';
+    expect(await refusal(cache.authenticate(token))).toBe(
+      'invalid_api_key: The team of this token is disabled.',
+    );
+    revoke();
+    expect(await refusal(cache.authenticate(token))).toBe(
+      'invalid_api_key: The bearer token has been revoked.',
+    );
+    redis.hashes.delete(tokenKey);
+    redis.status = 'reconnecting';
+    expect(await refusal(cache.authenticate(token))).toBe(
+      'auth_unavailable: The token store is unreachable; try again shortly.',
+    );
+  });
+
+  it('a token expires at its exact millisecond; a rotated secret is refused from its exact deadline', async () => {
+    const { cache, redis, token, tokenId, tokenKey } = setup();
+    const at = Date.UTC(2026, 5, 1, 12);
+    const now = jest.spyOn(Date, 'now');
+    try {
+      redis.hashes.get(tokenKey)!.expiresAt = new Date(at).toISOString();
+      now.mockReturnValue(at - 1);
+      expect(await code(cache.authenticate(token))).toBe('ok');
+      now.mockReturnValue(at);
+      expect(await code(cache.authenticate(token))).toBe('token_expired');
+      delete redis.hashes.get(tokenKey)!.expiresAt;
+      const rotated = issueToken(tokenId);
+      const hash = redis.hashes.get(tokenKey)!;
+      hash.previousHash = hash.hash;
+      hash.hash = rotated.hash;
+      hash.previousHashUntil = String(at);
+      now.mockReturnValue(at - 1);
+      expect(await code(cache.authenticate(token))).toBe('ok');
+      now.mockReturnValue(at);
+      expect(await code(cache.authenticate(token))).toBe('invalid_api_key');
+    } finally {
+      now.mockRestore();
+    }
+  });
+
+  it('the principal carries the token and team, their models and limits', async () => {
+    const { cache, redis, token, tokenId, tokenKey } = setup();
+    Object.assign(redis.hashes.get(tokenKey)!, { models: '["m"]', limits: '{"requestsPerMinute":5}' });
+    Object.assign(redis.hashes.get('t:team:{alpha}')!, { limits: '{"tokensPerMonth":1000}' });
+    await expect(cache.authenticate(token)).resolves.toEqual({
+      tokenId,
+      teamId: 'alpha',
+      models: ['m'],
+      tokenModels: ['m'],
+      teamLimits: { tokensPerMonth: 1000 },
+      tokenLimits: { requestsPerMinute: 5 },
+    });
+  });
+
+  it('messages on other channels of the subscriber connection are not invalidations', async () => {
+    const { cache, token, tokenId, reads, subscriber } = setup();
+    await cache.onModuleInit();
+    await cache.authenticate(token);
+    subscriber.emit('message', 't:other-channel', JSON.stringify({ tokenId }));
+    await cache.authenticate(token);
+    expect(reads()).toBe(1);
+  });
+
+  it('losing the channel is logged once as a warning, and not at all during shutdown', async () => {
+    const lines: string[] = [];
+    const config = buildConfig({ admin: { apiKey: 'k' } }, {});
+    const subscriber = new InMemoryRedis();
+    const cache = new CredentialCache(
+      new InMemoryRedis().asRedis(),
+      subscriber.asRedis(),
+      new RedisKeys('t:'),
+      new AppLogger('info', { write: (line: string) => void lines.push(line) }),
+      config,
+    );
+    await cache.onModuleInit();
+    subscriber.emit('close');
+    subscriber.emit('reconnecting'); // already off: nothing more to say
+    const lost = lines.filter((line) =>
+      line.includes('auth invalidation channel lost: credential cache off'),
+    );
+    expect(lost).toHaveLength(1);
+    expect(JSON.parse(lost[0]).level).toBe(40);
+    subscriber.emit('ready');
+    await new Promise((resolve) => setImmediate(resolve));
+    cache.beforeApplicationShutdown();
+    subscriber.emit('close');
+    expect(lines.filter((line) => line.includes('channel lost'))).toHaveLength(1);
+  });
+
+  it('a failed subscription is logged as a warning', async () => {
+    const lines: string[] = [];
+    const subscriber = new InMemoryRedis();
+    subscriber.subscribe = () => Promise.reject(new Error('NOPERM'));
+    const cache = new CredentialCache(
+      new InMemoryRedis().asRedis(),
+      subscriber.asRedis(),
+      new RedisKeys('t:'),
+      new AppLogger('info', { write: (line: string) => void lines.push(line) }),
+      buildConfig({ admin: { apiKey: 'k' } }, {}),
+    );
+    await cache.onModuleInit();
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: 'could not subscribe to the auth invalidation channel',
+        err: expect.objectContaining({ message: 'NOPERM' }),
+      }),
+    ]);
+  });
+
+  it('no lastUsedAt write while Redis is not ready', async () => {
+    const { cache, redis, token, tokenKey } = setup('last-known');
+    await cache.onModuleInit();
+    const start = Date.UTC(2026, 5, 1, 12);
+    const now = jest.spyOn(Date, 'now').mockReturnValue(start);
+    try {
+      await cache.authenticate(token); // read and written
+      now.mockReturnValue(start + 120_000);
+      redis.status = 'reconnecting';
+      expect(await code(cache.authenticate(token))).toBe('ok'); // from the cache, Redis down
+      expect(redis.commands.filter((c) => c.startsWith('hsetIfExists'))).toHaveLength(1);
+      expect(redis.hashes.get(tokenKey)!.lastUsedAt).toBe(new Date(start).toISOString());
+    } finally {
+      now.mockRestore();
+    }
+  });
+});

@@ -146,3 +146,166 @@ describe('what counts as an upstream failure (switchyard_upstream_errors_total)'
     expect(isUpstreamFailure(new GatewayException(code, 'x'))).toBe(counted);
   });
 });
+
+describe('upstream error mapping: exact words, types and headers', () => {
+  const { GatewayException } = jest.requireActual('../../src/core/errors/gateway.exception');
+  const { backendSecrets, scrubError } = jest.requireActual('../../src/providers/upstream-errors');
+  const said = (status: number, message?: string) => facts(status, message ? { message } : {});
+
+  it.each([
+    [404, 'slow', 'Backend "b" failed with HTTP 404: slow'],
+    [404, undefined, 'Backend "b" failed with HTTP 404.'],
+    [429, 'slow', 'Backend "b" is rate limiting: slow'],
+    [429, undefined, 'Backend "b" is rate limiting.'],
+    [400, undefined, 'Backend "b" rejected the request.'],
+    [409, 'conflict', 'conflict'],
+    [408, 'late', 'Backend "b" timed out (HTTP 408).'],
+    [504, undefined, 'Backend "b" timed out (HTTP 504).'],
+    [503, 'busy', 'Backend "b" is overloaded or unavailable: busy'],
+    [529, undefined, 'Backend "b" is overloaded or unavailable.'],
+    [500, 'boom', 'Backend "b" failed with HTTP 500: boom'],
+    [418, undefined, 'Backend "b" failed with HTTP 418.'],
+  ])('HTTP %i with vendor message %s -> "%s"', (status, message, expected) => {
+    expect(said(status, message).message).toBe(expected);
+  });
+
+  it('keeps what the upstream said (status and scrubbed words) on every error', () => {
+    expect(said(500, 'boom').upstream).toEqual({ status: 500, message: 'boom' });
+    expect(said(429).upstream).toEqual({ status: 429, message: undefined });
+  });
+
+  it("a 429 keeps the vendor's type and code, or takes OpenAI's", () => {
+    expect(facts(429).toBody().error).toEqual({
+      message: 'Backend "b" is rate limiting.',
+      type: 'rate_limit_error',
+      param: null,
+      code: 'rate_limit_exceeded',
+    });
+    expect(facts(429, { type: 'tokens', code: 'tpm' }).toBody().error).toMatchObject({
+      type: 'tokens',
+      code: 'tpm',
+    });
+  });
+
+  it('a client error keeps a 413 as 413 and the vendor type; without one it is invalid_request_error with no code', () => {
+    expect(facts(413, { type: 'request_too_large', message: 'too big' })).toMatchObject({
+      status: 413,
+      type: 'request_too_large',
+      wireCode: null,
+    });
+    expect(facts(409)).toMatchObject({
+      status: 400,
+      type: 'invalid_request_error',
+      wireCode: null,
+      param: null,
+    });
+  });
+
+  it('Retry-After: seconds (with a fraction, trimmed) and HTTP dates pass; an impossible date does not', () => {
+    expect(facts(429, { headers: { 'retry-after': ' 1.5 ' } }).headers).toEqual({ 'retry-after': '1.5' });
+    expect(facts(429, { headers: { 'retry-after': ['7', '9'] } }).headers).toEqual({ 'retry-after': '7' });
+    expect(facts(429, { headers: { 'retry-after': 'Wed, 99 Oct 2026 07:28:00 GMT' } }).headers).toEqual({});
+    expect(facts(429, { headers: { 'retry-after': 'x Wed, 21 Oct 2026 07:28:00 GMT' } }).headers).toEqual({});
+    expect(facts(429, { headers: { 'retry-after': '1.5x' } }).headers).toEqual({});
+    expect(facts(503, { headers: { 'retry-after': '30' } }).headers).toEqual({ 'retry-after': '30' });
+    expect(facts(503, { headers: { 'retry-after-ms': '30' } }).headers).toEqual({});
+    expect(facts(500, { headers: { 'retry-after': '30' } }).headers).toEqual({});
+  });
+
+  it('backendSecrets: the API key and the values of credential-like extra headers, without Bearer/Basic', () => {
+    expect(
+      backendSecrets({
+        apiKey: 'main-key-1234',
+        headers: {
+          'api-key': 'azure-key-5678',
+          Authorization: 'Bearer tok-abcdefgh',
+          'X-Auth-Token': 'basic xyz-12345678',
+          'x-client-secret': 's3cr3t-value',
+          'x-request-source': 'gateway',
+        },
+      }),
+    ).toEqual(['main-key-1234', 'azure-key-5678', 'tok-abcdefgh', 'xyz-12345678', 's3cr3t-value']);
+    expect(backendSecrets({})).toEqual([]);
+    expect(backendSecrets({ apiKey: '' })).toEqual([]);
+  });
+
+  it('scrub: a key shorter than 4 characters is not looked for; words without 8 key characters stay', () => {
+    const error = mapUpstreamError({
+      backendId: 'b',
+      status: 400,
+      message: 'abc is short and so is a1b2c3d',
+      headers: {},
+      secrets: ['abc', undefined, 'a1b2c3d4e5f6'],
+    });
+    expect(error.message).toBe('abc is short and so is a1b2c3d');
+  });
+
+  it('scrub: key-shaped words of other credentials (sk-, sy-, key- and 6 more characters) go too', () => {
+    const error = mapUpstreamError({
+      backendId: 'b',
+      status: 400,
+      message: 'tokens sk-abc123, sy-abcdef, key-1234567 and sk-abcd stay apart',
+      headers: {},
+      secrets: [],
+    });
+    expect(error.message).toBe('tokens [redacted], [redacted], [redacted] and sk-abcd stay apart');
+  });
+
+  it('scrub: the key URL-encoded, and a word holding an 8-character piece of its tail', () => {
+    const key = 'k3y/with+chars=99';
+    const error = mapUpstreamError({
+      backendId: 'b',
+      status: 400,
+      message: `bad ${encodeURIComponent(key)} and xx${key.slice(8, 16)}yy`,
+      headers: {},
+      secrets: [key],
+    });
+    expect(error.message).toBe('bad [redacted] and [redacted]');
+  });
+
+  it('scrubError keeps the gateway own type and codes, cleans vendor ones, headers and what the upstream said', () => {
+    const key = 'vendorkey-0123456789';
+    const leaky = new GatewayException('upstream_error', `failed: ${key}`, {
+      type: `t-${key}`,
+      param: `p-${key}`,
+      headers: { 'x-echo': key, 'x-plain': 'fine' },
+      status: 503,
+      deploymentFault: true,
+      upstream: { status: 500, message: `said ${key}` },
+      cause: 'why',
+    });
+    const clean = scrubError(leaky, [key]);
+    expect(clean).toMatchObject({
+      code: 'upstream_error',
+      message: 'failed: [redacted]',
+      type: 't-[redacted]',
+      param: 'p-[redacted]',
+      wireCode: 'upstream_error',
+      headers: { 'x-echo': '[redacted]', 'x-plain': 'fine' },
+      status: 503,
+      deploymentFault: true,
+      atCapacity: false,
+      upstream: { status: 500, message: 'said [redacted]' },
+      cause: 'why',
+    });
+    const own = new GatewayException('upstream_error', 'plain words', { headers: { 'x-echo': key } });
+    const cleaned = scrubError(own, [key]);
+    expect(cleaned === own).toBe(false);
+    expect(cleaned).toMatchObject({ type: 'server_error', param: null, headers: { 'x-echo': '[redacted]' } });
+    const ownType = new GatewayException('upstream_error', 'x', {
+      type: 'server_error',
+      upstream: { status: 502 },
+    });
+    expect(scrubError(ownType, ['server_error-long'])).toBe(ownType);
+  });
+
+  it.each([
+    [new GatewayException('invalid_request', 'x', { status: 429 }), true],
+    [new GatewayException('upstream_error', 'x', { status: 500 }), true],
+    [new GatewayException('upstream_error', 'x', { status: 499 }), false],
+    [new GatewayException('server_shutting_down', 'x', { status: 503 }), false],
+  ])('isUpstreamFailure by status: %s', (error, counted) => {
+    const { isUpstreamFailure } = jest.requireActual('../../src/providers/upstream-errors');
+    expect(isUpstreamFailure(error)).toBe(counted);
+  });
+});
