@@ -1,6 +1,7 @@
 import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForAccessLine } from '../support/logs';
 
 describe('forwarded headers and the access log', () => {
   let upstream: OpenAIUpstream;
@@ -36,8 +37,7 @@ describe('forwarded headers and the access log', () => {
       body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'hello' }] }),
     });
     expect(response.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 30));
-    return { token, line: gw.logs.filter((l) => l.type === 'access' && l.team === team).pop()! };
+    return { token, line: await waitForAccessLine(gw, { team }) };
   }
 
   it('believes X-Forwarded-* from a configured proxy and logs the client host', async () => {
@@ -47,8 +47,8 @@ describe('forwarded headers and the access log', () => {
 
   it('ignores X-Forwarded-* from anyone else', async () => {
     const { line } = await call(distrusting, 'direct');
-    expect(line.clientHost).not.toBe('chat.example.com');
-    expect(line.clientIp).not.toBe('203.0.113.7');
+    // The peer's own address, and the host the client asked for (the gateway's own, without the port).
+    expect(line).toMatchObject({ clientIp: '127.0.0.1', clientHost: new URL(distrusting.url).hostname });
   });
 
   it("logs the console's requests with their real path (the /console mount is not cut off), never the query", async () => {

@@ -1,6 +1,7 @@
-import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForLimitCounter } from '../support/limit-counters';
+import { waitForUsageSummary } from '../support/usage';
 
 /** What the gateway reserves for a one-message prompt: OpenAI's chat-format count (o200k_base). */
 // What admission reserves for a one-message prompt: OpenAI's format tokens (3 per message, 3 priming the reply)
@@ -70,10 +71,8 @@ describe('quotas and rate limits', () => {
       status: 429,
       code: 'rate_limit_exceeded',
     });
-    await eventually(async () => {
-      const usage = (await gw.admin('GET', '/admin/v1/usage?team=rpm')).body.total;
-      expect(usage).toMatchObject({ requests: 5, requests_ok: 3, requests_rejected: 2, prompt_tokens: 3 });
-    });
+    const { total } = await waitForUsageSummary(gw, 'team=rpm', 5);
+    expect(total).toMatchObject({ requests: 5, requests_ok: 3, requests_rejected: 2, prompt_tokens: 3 });
   });
 
   it('token limits reserve prompt + max_tokens at admission and settle to the real count', async () => {
@@ -86,12 +85,11 @@ describe('quotas and rate limits', () => {
     expect(first.headers.get('x-ratelimit-reset-tokens')).toMatch(/^(\d+h)?(\d+m)?\d+s$/);
     // The stand-in reports 3 prompt + 4 completion tokens ("echo: a b c"): the reservation settles to 7.
     expect(first.body.usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
-    await eventually(async () => {
-      const second = await chat(token, ask('x', 20));
-      expect(second.headers.get('x-ratelimit-remaining-tokens')).toBe(
-        String(200 - 7 - (promptEstimate('x') + 20)),
-      );
-    });
+    await waitForLimitCounter(gw, 'tpd', 'tokensPerDay', 7);
+    const second = await chat(token, ask('x', 20));
+    expect(second.headers.get('x-ratelimit-remaining-tokens')).toBe(
+      String(200 - 7 - (promptEstimate('x') + 20)),
+    );
   });
 
   it('with no max_tokens the configured default completion reservation is used', async () => {
@@ -105,7 +103,7 @@ describe('quotas and rate limits', () => {
   it('a spent daily quota answers 429 quota_exceeded naming the limit and its reset', async () => {
     const token = await teamWith('quota', { tokensPerDay: 40 });
     expect((await chat(token, ask('one two', 5))).status).toBe(200); // reserves ~19, settles to 2 + 3 = 5
-    await new Promise((r) => setTimeout(r, 100));
+    await waitForLimitCounter(gw, 'quota', 'tokensPerDay', 5);
     // 5 used: a reservation of promptEstimate + 30 > 35 left is refused, whatever it would really use.
     const refused = await chat(token, ask('one two', 30));
     expect(refused.status).toBe(429);
@@ -146,17 +144,16 @@ describe('quotas and rate limits', () => {
       String(10_000 - promptEstimate('hi') - 100),
     );
     // The failed request used nothing, so its whole reservation is released.
-    await eventually(async () => {
-      const stream = await fetch(`${gw.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ ...ask('hi', 100), stream: true }),
-      });
-      await stream.text();
-      expect(stream.headers.get('x-ratelimit-remaining-tokens')).toBe(
-        String(10_000 - promptEstimate('hi') - 100),
-      );
+    await waitForLimitCounter(gw, 'settle', 'tokensPerDay', 0);
+    const stream = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...ask('hi', 100), stream: true }),
     });
+    await stream.text();
+    expect(stream.headers.get('x-ratelimit-remaining-tokens')).toBe(
+      String(10_000 - promptEstimate('hi') - 100),
+    );
   });
 
   it('limits set in the config file seed the team', async () => {

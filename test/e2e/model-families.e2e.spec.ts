@@ -4,6 +4,7 @@ import { GeminiUpstream } from '../support/gemini-upstream';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { words } from '../support/standin-server';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageRecord, waitForUsageSummary } from '../support/usage';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgo=';
 const weather = [
@@ -595,11 +596,7 @@ describe('model families through one OpenAI format', () => {
       expect(finished.map((choice: any) => choice.index)).toEqual([0, 1]);
       // Candidate 3's words came (6 of them) though it never finished: 2 + 6 + 6, as Gemini counted them.
       expect(s.usage).toMatchObject({ completion_tokens: 14 });
-      const [record] = await eventually(async () => {
-        const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=gemini-unfinished');
-        expect(body.data).toHaveLength(1);
-        return body.data;
-      });
+      const record = await waitForUsageRecord(gw, 'gemini-unfinished');
       expect(record).toMatchObject({ outcome: 'ok', completion_tokens: 14, estimated: false });
     });
   });
@@ -675,39 +672,56 @@ describe('model families through one OpenAI format', () => {
   });
 
   it('usage accounting and metrics see the same numbers for every family', async () => {
-    const usage = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage?team=families&groupBy=model');
-      const total = body.data.reduce((n: number, row: any) => n + row.requests, 0);
-      expect(total).toBeGreaterThan(20);
-      return body.data as any[];
-    });
-    await new Promise((r) => setTimeout(r, 100));
-    const text = await (await fetch(`${gw.url}/metrics`)).text();
-    for (const row of usage.filter((r) =>
-      ['claude', 'claude-plain', 'gemini', 'vllm-reasoner'].includes(r.model),
-    )) {
-      const sum = (type: string) =>
-        text
-          .split('\n')
-          .filter(
-            (l) =>
-              l.startsWith('switchyard_tokens_total{') &&
-              l.includes(`model="${row.model}"`) &&
-              l.includes(`type="${type}"`) &&
-              l.includes('team="families"'),
-          )
-          .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
-      expect({
-        model: row.model,
-        prompt: sum('prompt'),
-        completion: sum('completion'),
-        reasoning: sum('reasoning'),
-      }).toEqual({
-        model: row.model,
-        prompt: row.prompt_tokens,
-        completion: row.completion_tokens,
-        reasoning: row.reasoning_tokens,
-      });
+    // Its own team and requests (a streamed and a plain one per family, with thinking where the model has it),
+    // so it does not depend on which tests ran before it.
+    const own = gw.openai((await gw.teamToken('families-metrics')).token);
+    const thinking = { type: 'enabled', budget_tokens: 1024 };
+    const models = [
+      { model: 'claude', thinking },
+      { model: 'claude-plain' },
+      { model: 'gemini', thinking },
+      { model: 'vllm-reasoner' },
+    ];
+    for (const extra of models) {
+      const body = { messages: [{ role: 'user', content: 'why not' }], ...extra } as any;
+      await own.chat.completions.create(body);
+      await collect(
+        <any>await own.chat.completions.create({
+          ...body,
+          stream: true,
+          stream_options: { include_usage: true },
+        }),
+      );
     }
+    const { data: usage } = await waitForUsageSummary(gw, 'team=families-metrics&groupBy=model', 8);
+    expect(usage.map((row) => row.model).sort()).toEqual(models.map((m) => m.model).sort());
+    // The metrics move with the same record; polled, as /metrics and the usage store are written apart.
+    await eventually(async () => {
+      const text = await (await fetch(`${gw.url}/metrics`)).text();
+      for (const row of usage) {
+        const sum = (type: string) =>
+          text
+            .split('\n')
+            .filter(
+              (l) =>
+                l.startsWith('switchyard_tokens_total{') &&
+                l.includes(`model="${row.model}"`) &&
+                l.includes(`type="${type}"`) &&
+                l.includes('team="families-metrics"'),
+            )
+            .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+        expect({
+          model: row.model,
+          prompt: sum('prompt'),
+          completion: sum('completion'),
+          reasoning: sum('reasoning'),
+        }).toEqual({
+          model: row.model,
+          prompt: row.prompt_tokens,
+          completion: row.completion_tokens,
+          reasoning: row.reasoning_tokens,
+        });
+      }
+    });
   });
 });

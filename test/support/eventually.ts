@@ -14,3 +14,12 @@ export async function eventually<T>(
     }
   }
 }
+
+/**
+ * Waits until the wall clock is past `instant` (epoch ms): an expiry or a grace period's end that the gateway
+ * reported. For behaviour that depends on time itself there is no state to poll but the clock.
+ */
+export async function untilPast(instant: number): Promise<void> {
+  for (let left = instant - Date.now(); left >= 0; left = instant - Date.now())
+    await new Promise((resolve) => setTimeout(resolve, Math.min(left + 1, 50)));
+}
