@@ -4,17 +4,14 @@ import { AdminModule } from './admin/admin.module';
 import { AuthGuard } from './auth/auth.guard';
 import { AuthModule } from './auth/auth.module';
 import { BillingModule } from './billing/billing.module';
-import { ChatModule } from './endpoints/chat-completions/chat.module';
+import { EndpointsModule } from './endpoints/endpoints.module';
 import { BodyReaderGuard } from './common/http/body-reader.guard';
-import { OpenAIErrorFilter } from './core/errors/openai-error.filter';
+import { EndpointErrorFilter } from './endpoints/endpoint-error.filter';
 import { AppLogger } from './common/logging/logger';
 import { GatewayValidationPipe } from './common/validation/validation.pipe';
 import { ConfigModule } from './config/config.module';
 import { ConsoleModule } from './console/console.module';
 import type { GatewayConfig } from './config/config.schema';
-import { EmbeddingsModule } from './endpoints/embeddings/embeddings.module';
-import { MessagesModule } from './endpoints/messages/messages.module';
-import { ResponsesModule } from './endpoints/responses/responses.module';
 import { HealthModule } from './health/health.module';
 import { InFlightTracker } from './lifecycle/in-flight.tracker';
 import { MetricsModule } from './metrics/metrics.module';
@@ -52,10 +49,7 @@ export class AppModule {
         BillingModule,
         // Express tries routes in registration order, so the hot route is registered first: behind the ~30
         // admin routes, every chat request paid for ~30 failed path matches.
-        ChatModule,
-        EmbeddingsModule,
-        MessagesModule,
-        ResponsesModule,
+        EndpointsModule,
         MetricsModule,
         AuthModule,
         AdminModule,
@@ -70,7 +64,7 @@ export class AppModule {
         // After AuthGuard (global guards run in this order): no body is read for a caller without credentials.
         { provide: APP_GUARD, useClass: BodyReaderGuard },
         { provide: APP_PIPE, useClass: GatewayValidationPipe },
-        { provide: APP_FILTER, useClass: OpenAIErrorFilter },
+        { provide: APP_FILTER, useClass: EndpointErrorFilter },
       ],
     };
   }

@@ -148,8 +148,8 @@ function teamView<T extends object>(team: T): T & { object: 'team' } {
  */
 function actorOf(req: Request): Actor {
   if (req.consoleActor)
-    return { actor: `console:${req.consoleActor}`, ip: req.ip, requestId: req.ledger.requestId };
+    return { actor: `console:${req.consoleActor}`, ip: req.ip, requestId: req.exchange.requestId };
   const named = req.headers['x-switchyard-actor'];
   const label = typeof named === 'string' ? named.replace(/[^\w.@:-]/g, '').slice(0, 64) : '';
-  return { actor: label ? `admin-api:${label}` : 'admin-api', ip: req.ip, requestId: req.ledger.requestId };
+  return { actor: label ? `admin-api:${label}` : 'admin-api', ip: req.ip, requestId: req.exchange.requestId };
 }

@@ -48,7 +48,7 @@ export class AuthGuard implements CanActivate {
       await this.adminKeys.verify(token, req.ip, 'admin_api');
       return true;
     }
-    req.ledger.authenticated(await this.credentials.authenticate(token));
+    req.exchange.authenticated(await this.credentials.authenticate(token));
     return true;
   }
 

@@ -50,7 +50,7 @@ export class ConsoleSessionController {
     });
     res.setHeader('cache-control', 'no-store');
     await this.audit.write(
-      { actor: `console:${session.actor}`, ip: req.ip, requestId: req.ledger.requestId },
+      { actor: `console:${session.actor}`, ip: req.ip, requestId: req.exchange.requestId },
       'console.sign_in',
       session.actor,
     );
@@ -78,7 +78,7 @@ export class ConsoleSessionController {
     res.clearCookie(CONSOLE_COOKIE, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/' });
     if (session)
       await this.audit.write(
-        { actor: `console:${session.actor}`, ip: req.ip, requestId: req.ledger.requestId },
+        { actor: `console:${session.actor}`, ip: req.ip, requestId: req.exchange.requestId },
         'console.sign_out',
         session.actor,
       );

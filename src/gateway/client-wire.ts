@@ -3,8 +3,6 @@ import type { ChatCompletion } from '../core/openai-types';
 import type { Deployment } from '../routing/model-router.service';
 import type { StreamEncoder } from '../streaming/stream-encoder';
 import type { RelayOutcome } from '../streaming/stream-relay.service';
-import { OpenAiChunkEncoder } from '../endpoints/chat-completions/openai-chunk-encoder';
-import type { ChatRequest } from '../core/chat-request';
 import type { JsonSource } from '../core/json-splice';
 
 /**
@@ -36,10 +34,4 @@ export interface ClientWire {
   source?: JsonSource;
   /** Runs after a stream is accounted and before its closing events are written (the Responses API stores the response here). */
   beforeStreamEnd?(outcome: RelayOutcome): Promise<void>;
-}
-
-/** POST /v1/chat/completions: OpenAI chunks to every deployment, nothing native (every family translates from it). */
-export function chatCompletionsWire(request: ChatRequest, source?: JsonSource): ClientWire {
-  const includeUsage = request.stream_options?.include_usage === true;
-  return { streamEncoder: () => new OpenAiChunkEncoder(request.model, includeUsage), source };
 }

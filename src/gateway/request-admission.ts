@@ -1,15 +1,23 @@
-import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { Injectable } from '@nestjs/common';
-import { GatewayException } from '../core/errors/gateway.exception';
-import { LimitsService } from '../limits/limits.service';
+import type { Principal } from '../auth/principal';
+import { LimitsService, type Reservation } from '../limits/limits.service';
 import { worstCaseNanos } from '../billing/cost';
 import type { Price } from '../billing/price-book';
 import { InflightLeases, type LeasedRequest } from '../usage/inflight-leases';
-import type { RequestLedger } from './request-ledger';
+import type { Exchange } from './exchange';
 
 /** What an operation (chat, embeddings, ...) reserves for one request. */
+/** What an admitted request holds: its reservation and concurrency leases, settled by its usage record. */
+export interface Admitted {
+  reservation: Reservation | undefined;
+  concurrencyKeys: string[];
+}
+
 export interface AdmissionRequest {
+  caller: Principal;
+  /** The request's usage record id, chosen before the admission (its in-flight lease carries it). */
+  recordId: string;
   model: string;
   stream: boolean;
   /** The prompt's tokens as token limits reserve them, and as the in-flight lease records them (no tokenizer). */
@@ -36,21 +44,23 @@ export class RequestAdmission {
     return this.leases.leaseLength;
   }
 
-  async admit(ledger: RequestLedger, res: ServerResponse, request: AdmissionRequest): Promise<void> {
-    const principal = ledger.principal!;
-    const recordId = randomUUID();
-    ledger.assignRecordId(recordId);
+  /**
+   * Admits the request under `recordId` (its in-flight lease and its usage record carry it) or throws the 429.
+   * Says what it reserved; the pipeline writes it on the exchange.
+   */
+  async admit(exchange: Exchange, res: ServerResponse, request: AdmissionRequest): Promise<Admitted> {
+    const { caller, recordId } = request;
     let estimate: number | undefined;
     const promptEstimate = () => (estimate ??= request.promptEstimate());
     const leased = (reserves: boolean, concurrencyKeys: string[]): LeasedRequest => ({
       recordId,
-      requestId: ledger.requestId,
-      team: principal.teamId,
-      tokenId: principal.tokenId,
+      requestId: exchange.requestId,
+      team: caller.teamId,
+      tokenId: caller.tokenId,
       model: request.model,
-      endpoint: ledger.endpoint ?? 'chat.completions',
-      backend: ledger.backend ?? '',
-      upstreamModel: ledger.upstreamModel ?? '',
+      endpoint: exchange.endpoint ?? 'chat.completions',
+      backend: exchange.backend ?? '',
+      upstreamModel: exchange.upstreamModel ?? '',
       stream: request.stream,
       // If this replica dies, the survivor bills what was reserved (with no token limit, the prompt's estimate).
       promptTokens: promptEstimate(),
@@ -59,34 +69,30 @@ export class RequestAdmission {
       concurrencyKeys,
     });
     let lease: LeasedRequest | undefined;
-    try {
-      const worstCase = () =>
-        request.price
-          ? worstCaseNanos(promptEstimate(), request.completionAllowance, request.price)
-          : undefined;
-      // The admission script writes the lease when it admits the request: one Redis command for both.
-      const admission = await this.limits.admit(
-        principal,
-        () => promptEstimate() + request.completionAllowance,
-        recordId,
-        this.leases.leaseLength,
-        worstCase,
-        {
-          key: this.leases.keyFor(principal.teamId),
-          value: (reserves, concurrencyKeys) =>
-            this.leases.serialize((lease = leased(reserves, concurrencyKeys))),
-        },
-      );
-      ledger.admitted(recordId, admission.reservation, admission.concurrencyKeys);
-      for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
-      if (lease && admission.leaseWritten) return this.leases.begin(lease, { written: true });
-    } catch (error) {
-      if (error instanceof GatewayException && error.status === 429) ledger.refused();
-      throw error;
-    }
+    const worstCase = () =>
+      request.price
+        ? worstCaseNanos(promptEstimate(), request.completionAllowance, request.price)
+        : undefined;
+    // The admission script writes the lease when it admits the request: one Redis command for both.
+    const admission = await this.limits.admit(
+      caller,
+      () => promptEstimate() + request.completionAllowance,
+      recordId,
+      this.leases.leaseLength,
+      worstCase,
+      {
+        key: this.leases.keyFor(caller.teamId),
+        value: (reserves, concurrencyKeys) =>
+          this.leases.serialize((lease = leased(reserves, concurrencyKeys))),
+      },
+    );
+    for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
+    if (lease && admission.leaseWritten) this.leases.begin(lease, { written: true });
     // No limits (no script ran) or Redis unreachable (fail-open): the lease is written on its own.
-    this.leases.begin(leased(ledger.reservation !== undefined, ledger.concurrencyKeys ?? []), {
-      written: false,
-    });
+    else
+      this.leases.begin(leased(admission.reservation !== undefined, admission.concurrencyKeys), {
+        written: false,
+      });
+    return { reservation: admission.reservation, concurrencyKeys: admission.concurrencyKeys };
   }
 }

@@ -3,12 +3,11 @@ import { Injectable } from '@nestjs/common';
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { MetricsService } from '../metrics/metrics.service';
-import { isAbort, type UpstreamResponse } from '../providers/upstream-client';
+import { isAbort } from '../providers/upstream-client';
 import { CircuitBreakers } from '../routing/circuit-breakers';
 import { BackendHealth } from '../routing/backend-health';
 import { AppLogger } from '../common/logging/logger';
 import { cutRequest, isRequestSignal } from '../common/http/request-abort';
-import type { RequestLedger } from './request-ledger';
 import type { Deployment, Route, RoutedModel } from '../routing/model-router.service';
 
 /** One call the plan may make: a deployment of a model (the one asked for, or a fallback). */
@@ -18,19 +17,15 @@ export interface Candidate {
   fallback: boolean;
 }
 
-/** What one attempt did, for the usage record and the logs. */
-export interface AttemptRecord {
-  model: string;
-  deployment: string;
-  /** The gateway error it ended in, or `ok`. */
-  outcome: string;
-}
-
-export interface CallResult {
-  response: UpstreamResponse;
-  candidate: Candidate;
-  attempts: AttemptRecord[];
-}
+/** What happened to one candidate of the plan: called (and how it ended), or passed over before any call. */
+export type Attempt =
+  | {
+      kind: 'call';
+      model: string;
+      deployment: Deployment;
+      /** The gateway error it ended in, or `ok`. */ outcome: string;
+    }
+  | { kind: 'skipped'; model: string; deployment: Deployment; reason: string };
 
 /**
  * Failures worth another call (to another deployment first): the backend could not be reached, timed out
@@ -48,10 +43,10 @@ const RETRYABLE = new Set([
 ]);
 
 /**
- * The one seam every upstream call goes through: which deployment, how many attempts, retries with backoff
- * (honouring Retry-After up to a cap), fallbacks to other models, circuit breaking. It knows nothing of HTTP
- * to the client: `attempt` sends one call and resolves once the backend answered 2xx (headers only, for a
- * stream), so nothing is retried after the first byte reached the client.
+ * Which deployment, how many attempts, retries with backoff (honouring Retry-After up to a cap), fallbacks to other
+ * models, circuit breaking: the plan of a request's calls and the rules for going through it (`calls`). It makes
+ * no call and knows nothing of HTTP to the client: the pipeline calls each candidate it hands out and says when
+ * the backend answered 2xx (headers only, for a stream), so nothing is retried after the first byte.
  */
 @Injectable()
 export class UpstreamCaller {
@@ -72,60 +67,11 @@ export class UpstreamCaller {
   }
 
   /**
-   * Admits the request and starts its calls; resolves once admitted, with the calls under way (a refusal throws
-   * here; the last backend failure, after retries and fallbacks, when `result` is awaited). A first deployment
-   * whose client `cancelsAtNoCost` (a local model) is started before the admission, so its prompt evaluation
-   * overlaps the admission's Redis round trip (measured in bench/local-model.mjs); nothing it produces reaches the
-   * client before the admission, and a refusal cancels it. A vendor is always admitted first: it may bill a prompt
-   * it has received.
+   * The calls this request may make, handed out one at a time: the pipeline makes each call and says how it went
+   * (`answered`, `failed`), so no callback runs from here back into the pipeline.
    */
-  async start(request: {
-    route: Route;
-    ledger: RequestLedger;
-    signal: AbortSignal;
-    admit: () => Promise<void>;
-    attempt: (candidate: Candidate, signal: AbortSignal) => Promise<UpstreamResponse>;
-    skip: (candidate: Candidate) => string | undefined;
-  }): Promise<{ result: Promise<CallResult> }> {
-    const { route, ledger, signal, admit } = request;
-    const plan = this.plan(route);
-    // Filled as the calls are made, so a request whose every call failed is still recorded with them.
-    const attempts: AttemptRecord[] = [];
-    const run = (first?: Promise<UpstreamResponse>) =>
-      this.call(plan, (candidate) => request.attempt(candidate, signal), signal, {
-        skip: request.skip,
-        first,
-        attempts,
-        requestId: ledger.requestId,
-      }).catch((error: unknown) => {
-        const calls = attempts.filter((a) => a.deployment !== '-');
-        if (calls.length) {
-          const last = calls[calls.length - 1].deployment;
-          ledger.triedWithoutAnswer({
-            backend: last.slice(0, last.indexOf('/')),
-            upstreamModel: last.slice(last.indexOf('/') + 1),
-            attempts: calls.length,
-          });
-        }
-        throw error;
-      });
-    if (!plan[0].deployment.backend.client.cancelsAtNoCost) {
-      await admit();
-      ledger.callStarted();
-      return { result: run() };
-    }
-    const refused = new AbortController();
-    ledger.callStarted();
-    const first = request.attempt(plan[0], AbortSignal.any([signal, refused.signal]));
-    first.catch(() => undefined); // awaited by `call` once admitted; moot if the admission refuses
-    try {
-      await admit();
-    } catch (error) {
-      refused.abort();
-      ledger.callWithdrawn();
-      throw error;
-    }
-    return { result: run(first) };
+  calls(route: Route, signal: AbortSignal, requestId?: string): CallSequence {
+    return new CallSequence(this.plan(route), this, signal, requestId);
   }
 
   /**
@@ -182,87 +128,12 @@ export class UpstreamCaller {
   }
 
   /**
-   * Runs the plan: the first call that succeeds wins. `skip` names a reason to pass a candidate over (a fallback
-   * whose vendor rules the request breaks); `first` is a call already started for plan[0] (a local model starts
-   * before the admission).
-   */
-  async call(
-    plan: Candidate[],
-    attempt: (candidate: Candidate) => Promise<UpstreamResponse>,
-    signal: AbortSignal,
-    options: {
-      skip?: (candidate: Candidate) => string | undefined;
-      first?: Promise<UpstreamResponse>;
-      attempts?: AttemptRecord[];
-      requestId?: string;
-    } = {},
-  ): Promise<CallResult> {
-    const attempts = options.attempts ?? [];
-    const skipped = new Map<string, string>();
-    const tried = new Set<string>();
-    /** Deployments whose failure was their own (a refused key, an unknown upstream model): never called again here. */
-    const faulty = new Set<string>();
-    let lastError: unknown;
-    for (const [index, planned] of plan.entries()) {
-      // A call the plan gave a deployment at fault goes to another deployment of the same model, if it has one.
-      const candidate = faulty.has(planned.deployment.id) ? instead(planned, plan, faulty) : planned;
-      if (!candidate) continue;
-      const key = `${candidate.routed.model} on ${candidate.deployment.id}`;
-      const reason = skipped.get(key) ?? options.skip?.(candidate);
-      if (reason !== undefined) {
-        if (!skipped.has(key))
-          attempts.push({ model: candidate.routed.model, deployment: '-', outcome: `skipped: ${reason}` });
-        skipped.set(key, reason);
-        continue;
-      }
-      // Plan order already left out open circuits; this takes a half-open circuit's single probe.
-      if (!this.circuits.allow(candidate.deployment.id) && index > 0) continue;
-      if (tried.has(candidate.deployment.id)) {
-        // Our own capacity for it is full (a local queue, every connection busy): only another deployment can help.
-        if (lastError instanceof GatewayException && lastError.atCapacity) continue;
-        await sleep(this.waitBeforeRetry(lastError, tried.size), undefined, { signal });
-      }
-      tried.add(candidate.deployment.id);
-      try {
-        const response = await (index === 0 && options.first ? options.first : attempt(candidate));
-        this.circuits.success(candidate.deployment.id);
-        this.health.answered(candidate.deployment.backend.id);
-        this.record(attempts, {
-          model: candidate.routed.model,
-          deployment: candidate.deployment.id,
-          outcome: 'ok',
-        });
-        this.countRetries(plan, attempts);
-        return { response, candidate, attempts };
-      } catch (error) {
-        if (signal.aborted || isAbort(error)) throw error;
-        const code = error instanceof GatewayException ? error.code : 'internal_error';
-        this.record(attempts, {
-          model: candidate.routed.model,
-          deployment: candidate.deployment.id,
-          outcome: code,
-        });
-        if (!(error instanceof GatewayException) || !RETRYABLE.has(code)) throw error;
-        this.failed(candidate, error, options.requestId);
-        if (error.deploymentFault) faulty.add(candidate.deployment.id);
-        lastError = error;
-        if (
-          this.tooLongToWait(error) &&
-          !plan.slice(index + 1).some((next) => !tried.has(next.deployment.id))
-        )
-          break;
-      }
-    }
-    this.countRetries(plan, attempts);
-    throw exhausted(lastError, attempts, skipped);
-  }
-
-  /**
    * A backend's failure, told to the operator with what the backend said (scrubbed): at error level when it is the
    * deployment's own fault, which only a config change fixes (a refused key, an unknown upstream model), else warn.
    * The deployment's circuit counts it; its own fault opens the circuit at once.
    */
-  private failed(candidate: Candidate, error: GatewayException, requestId: string | undefined): void {
+  /** Called by a CallSequence only. */
+  failed(candidate: Candidate, error: GatewayException, requestId: string | undefined): void {
     const { deployment, routed } = candidate;
     const said = error.upstream
       ? ` (HTTP ${error.upstream.status}${error.upstream.message ? `: ${error.upstream.message}` : ''})`
@@ -289,15 +160,25 @@ export class UpstreamCaller {
     if (error.code === 'upstream_auth_failed') this.health.credentialsRefused(deployment.backend.id, detail);
   }
 
-  /** A request that needed more than one call, however it ended. */
-  private countRetries(plan: Candidate[], attempts: AttemptRecord[]): void {
-    if (attempts.filter((a) => a.deployment !== '-').length > 1)
-      this.metrics.retries.inc({ model: plan[0].routed.model });
+  /** A call's outcome, counted per deployment (called by a CallSequence only). */
+  observe(deployment: Deployment, outcome: string): void {
+    this.metrics.observeAttempt(deployment.id, outcome);
   }
 
-  private record(attempts: AttemptRecord[], attempt: AttemptRecord): void {
-    attempts.push(attempt);
-    this.metrics.observeAttempt(attempt.deployment, attempt.outcome);
+  /** A request that needed more than one call, however it ended (called by a CallSequence only). */
+  countRetry(model: string): void {
+    this.metrics.retries.inc({ model });
+  }
+
+  /** Called by a CallSequence only. */
+  succeeded(deployment: Deployment): void {
+    this.circuits.success(deployment.id);
+    this.health.answered(deployment.backend.id);
+  }
+
+  /** Plan order already left out open circuits; this takes a half-open circuit's single probe. */
+  allows(deployment: Deployment): boolean {
+    return this.circuits.allow(deployment.id);
   }
 
   /** The deployments of a model in the order this request tries them, by the model's strategy. */
@@ -314,13 +195,13 @@ export class UpstreamCaller {
   }
 
   /** Backoff before calling a deployment again: the upstream's Retry-After (capped), or jittered exponential. */
-  private waitBeforeRetry(error: unknown, round: number): number {
+  waitBeforeRetry(error: unknown, round: number): number {
     const retryAfter = retryAfterMs(error);
     if (retryAfter !== undefined) return Math.min(retryAfter, this.maxRetryAfterMs);
     return Math.round(this.backoffMs * 2 ** Math.max(0, round - 1) * (0.5 + Math.random()));
   }
 
-  private tooLongToWait(error: unknown): boolean {
+  tooLongToWait(error: unknown): boolean {
     const retryAfter = retryAfterMs(error);
     return retryAfter !== undefined && retryAfter > this.maxRetryAfterMs;
   }
@@ -364,8 +245,14 @@ function leastBusyFirst(deployments: Deployment[]): Deployment[] {
 }
 
 /** Every call failed: the last error as it would have been, saying how many deployments were tried. */
-function exhausted(lastError: unknown, attempts: AttemptRecord[], skipped: Map<string, string>): unknown {
-  const calls = attempts.filter((a) => a.deployment !== '-');
+function exhausted(lastError: unknown, attempts: Attempt[], skipped: Map<string, string>): unknown {
+  let calls = 0;
+  const deployments = new Set<Deployment>();
+  for (const attempt of attempts)
+    if (attempt.kind === 'call') {
+      calls++;
+      deployments.add(attempt.deployment);
+    }
   if (!(lastError instanceof GatewayException)) {
     const why = [...skipped].map(([model, reason]) => `${model}: ${reason}`).join('; ');
     return (
@@ -376,9 +263,8 @@ function exhausted(lastError: unknown, attempts: AttemptRecord[], skipped: Map<s
       )
     );
   }
-  const deployments = new Set(calls.map((a) => a.deployment)).size;
-  const note = ` (${calls.length} attempt${calls.length === 1 ? '' : 's'} on ${deployments} deployment${deployments === 1 ? '' : 's'}${skipped.size ? `; skipped ${[...skipped].map(([m, r]) => `${m}: ${r}`).join(', ')}` : ''})`;
-  if (calls.length <= 1 && skipped.size === 0) return lastError;
+  const note = ` (${calls} attempt${calls === 1 ? '' : 's'} on ${deployments.size} deployment${deployments.size === 1 ? '' : 's'}${skipped.size ? `; skipped ${[...skipped].map(([m, r]) => `${m}: ${r}`).join(', ')}` : ''})`;
+  if (calls <= 1 && skipped.size === 0) return lastError;
   return new GatewayException(lastError.code, `${lastError.message.replace(/\.$/, '')}${note}.`, {
     status: lastError.status,
     type: lastError.type,
@@ -386,4 +272,145 @@ function exhausted(lastError: unknown, attempts: AttemptRecord[], skipped: Map<s
     wireCode: lastError.wireCode,
     headers: lastError.headers,
   });
+}
+
+/**
+ * One request's way through its plan. The pipeline asks for the `next` candidate (after the backoff a retry
+ * waits), makes the call itself, and says how it went: `answered`, or `failed` (which throws when nothing more may
+ * be tried: the client left, or the failure is not worth another call). Candidates the request cannot take (a
+ * fallback's vendor rules) are `exclude`d first and passed over, each reason said once.
+ */
+export class CallSequence {
+  readonly attempts: Attempt[] = [];
+  private index = 0;
+  private at = -1;
+  private stopped = false;
+  private lastError: unknown;
+  private excluded?: Map<string, string>;
+  private readonly skipped = new Map<string, string>();
+  private readonly tried = new Set<string>();
+  /** Deployments whose failure was their own (a refused key, an unknown upstream model): never called again here. */
+  private readonly faulty = new Set<string>();
+
+  constructor(
+    readonly plan: Candidate[],
+    private readonly caller: UpstreamCaller,
+    private readonly signal: AbortSignal,
+    private readonly requestId?: string,
+  ) {}
+
+  /** The request cannot go to this candidate (its model on its deployment): pass it over, saying why. */
+  exclude(candidate: Candidate, reason: string): void {
+    (this.excluded ??= new Map()).set(keyOf(candidate), reason);
+  }
+
+  /** The next candidate to call, once any backoff before it has passed; undefined when the plan is done. */
+  async next(): Promise<Candidate | undefined> {
+    while (!this.stopped && this.index < this.plan.length) {
+      const index = this.index++;
+      const planned = this.plan[index];
+      // A call the plan gave a deployment at fault goes to another deployment of the same model, if it has one.
+      const candidate = this.faulty.has(planned.deployment.id)
+        ? instead(planned, this.plan, this.faulty)
+        : planned;
+      if (!candidate) continue;
+      const reason = this.excluded?.get(keyOf(candidate));
+      if (reason !== undefined) {
+        const key = keyOf(candidate);
+        if (!this.skipped.has(key)) {
+          this.attempts.push({
+            kind: 'skipped',
+            model: candidate.routed.model,
+            deployment: candidate.deployment,
+            reason,
+          });
+          this.skipped.set(key, reason);
+        }
+        continue;
+      }
+      if (!this.caller.allows(candidate.deployment) && index > 0) continue;
+      if (this.tried.has(candidate.deployment.id)) {
+        // Our own capacity for it is full (a local queue, every connection busy): only another deployment can help.
+        if (this.lastError instanceof GatewayException && this.lastError.atCapacity) continue;
+        await sleep(this.caller.waitBeforeRetry(this.lastError, this.tried.size), undefined, {
+          signal: this.signal,
+        });
+      }
+      this.tried.add(candidate.deployment.id);
+      this.at = index;
+      return candidate;
+    }
+    return undefined;
+  }
+
+  /** Whether `candidate` is the plan's first call (a call started before the admission is for it). */
+  isFirst(candidate: Candidate): boolean {
+    return this.at === 0 && candidate === this.plan[0];
+  }
+
+  /** The candidate answered 2xx: the request's answer, and the end of its calls (nothing is retried after it). */
+  answered(candidate: Candidate): void {
+    this.stopped = true;
+    this.caller.succeeded(candidate.deployment);
+    this.record(candidate, 'ok');
+    this.countRetries();
+  }
+
+  /**
+   * The candidate's call failed. Throws the error when nothing more may be tried (the request was aborted, or the
+   * failure is not worth another call: the client's own mistake, an unexpected error); otherwise the next call
+   * may answer.
+   */
+  failed(candidate: Candidate, error: unknown): void {
+    if (this.signal.aborted || isAbort(error)) throw error;
+    const code = error instanceof GatewayException ? error.code : 'internal_error';
+    this.record(candidate, code);
+    if (!(error instanceof GatewayException) || !RETRYABLE.has(code)) throw error;
+    this.caller.failed(candidate, error, this.requestId);
+    if (error.deploymentFault) this.faulty.add(candidate.deployment.id);
+    this.lastError = error;
+    if (
+      this.caller.tooLongToWait(error) &&
+      !this.plan.slice(this.at + 1).some((next) => !this.tried.has(next.deployment.id))
+    )
+      this.stopped = true;
+  }
+
+  /** No call answered: the error the client gets. */
+  exhausted(): unknown {
+    this.countRetries();
+    return exhausted(this.lastError, this.attempts, this.skipped);
+  }
+
+  /** How many calls were made (skipped candidates are not calls). */
+  get calls(): number {
+    let calls = 0;
+    for (const attempt of this.attempts) if (attempt.kind === 'call') calls++;
+    return calls;
+  }
+
+  /** The deployment called last, if any was. */
+  get lastCalled(): Deployment | undefined {
+    for (let i = this.attempts.length - 1; i >= 0; i--)
+      if (this.attempts[i].kind === 'call') return this.attempts[i].deployment;
+    return undefined;
+  }
+
+  private record(candidate: Candidate, outcome: string): void {
+    this.attempts.push({
+      kind: 'call',
+      model: candidate.routed.model,
+      deployment: candidate.deployment,
+      outcome,
+    });
+    this.caller.observe(candidate.deployment, outcome);
+  }
+
+  private countRetries(): void {
+    if (this.calls > 1) this.caller.countRetry(this.plan[0].routed.model);
+  }
+}
+
+function keyOf(candidate: Candidate): string {
+  return `${candidate.routed.model} on ${candidate.deployment.id}`;
 }

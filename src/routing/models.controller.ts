@@ -16,17 +16,17 @@ export class ModelsController {
 
   @Get()
   list(@Req() req: Request) {
-    return { object: 'list', data: this.router.modelsFor(req.ledger.principal!).map(modelObject) };
+    return { object: 'list', data: this.router.modelsFor(req.exchange.caller).map(modelObject) };
   }
 
   /** `client.models.retrieve(id)`: ids with a slash arrive URL-encoded (the SDKs encode path parameters). */
   @Get(':model')
   retrieve(@Param('model') model: string, @Req() req: Request) {
-    const route = this.router.modelsFor(req.ledger.principal!).find((candidate) => candidate.model === model);
+    const route = this.router.modelsFor(req.exchange.caller).find((candidate) => candidate.model === model);
     if (!route)
       throw (
         // Configured and allowed but not servable as configured: the same 403 using it gives, not "does not exist".
-        this.router.unavailableFor(model, req.ledger.principal!) ??
+        this.router.unavailableFor(model, req.exchange.caller) ??
         new GatewayException(
           'model_not_found',
           `The model \`${model}\` does not exist or you do not have access to it.`,

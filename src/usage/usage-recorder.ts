@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import type { RequestLedger } from '../gateway/request-ledger';
+import type { Principal } from '../auth/principal';
+import type { Exchange } from '../gateway/exchange';
 import { LimitsService } from '../limits/limits.service';
 import { MetricsService, type RequestTimings } from '../metrics/metrics.service';
 import { modelNames, withCost, type UsageOutcome, type UsageRecord } from './usage-record';
@@ -18,7 +19,7 @@ import { UsageWriter, type WriteResult } from './usage-writer';
  * client can leave before the handler has counted what it relayed), so no code path
  * can forget to account.
  *
- * It is a middleware plus a `hold` call from the handler rather than a Nest interceptor:
+ * It is a middleware plus the pipeline's `exchange.holdUsage` rather than a Nest interceptor:
  * any interceptor puts rxjs and two AsyncResource.bind calls on every request (about 7%
  * of a request's CPU in bench/profile.mjs).
  */
@@ -37,19 +38,16 @@ export class UsageRecorder implements NestMiddleware {
   use(req: Request, res: Response, next: NextFunction): void {
     const latch = { waitingFor: 1 };
     const release = () => {
-      if (--latch.waitingFor === 0 && req.ledger.principal) this.account(req, res);
+      if (--latch.waitingFor > 0) return;
+      const caller = req.exchange.principal;
+      if (caller) this.account(req.exchange, caller, res, req.body);
     };
-    req.ledger.holdUsageWith((work) => {
+    req.exchange.holdUsageWith((work) => {
       latch.waitingFor++;
       work.then(release, release);
     });
     res.once('close', release);
     next();
-  }
-
-  /** Keeps the record open until `work` (the handler) settles. */
-  hold(req: Request, work: Promise<unknown>): void {
-    req.ledger.holdUsage(work);
   }
 
   private observeWhenWritten(record: UsageRecord, timings: RequestTimings, result: WriteResult): void {
@@ -59,9 +57,8 @@ export class UsageRecorder implements NestMiddleware {
     if (countsInMetrics(result)) this.metrics.observeRequest(record, timings);
   }
 
-  private account(req: Request, res: Response): void {
-    const ctx = req.ledger;
-    const principal = ctx.principal!;
+  /** The finished exchange's one usage record (`body`: the request's, for the model asked for when unrouted). */
+  private account(ctx: Exchange, principal: Principal, res: Response, body: unknown): void {
     const tokens = ctx.tokens ?? { prompt: 0, completion: 0, reasoning: 0, estimated: false };
     const served = {
       model: ctx.servedModel ?? ctx.model ?? '',
@@ -77,7 +74,7 @@ export class UsageRecorder implements NestMiddleware {
         tokenId: principal.tokenId,
         // Counted under the model asked for even when refused before routing; only configured names become
         // counter fields and metric labels, so clients cannot grow them with junk names.
-        ...modelNames(ctx.model, req.body, (name) => Object.hasOwn(this.config.models, name)),
+        ...modelNames(ctx.model, body, (name) => Object.hasOwn(this.config.models, name)),
         backend: ctx.backend ?? '',
         upstreamModel: ctx.upstreamModel ?? '',
         servedModel: ctx.servedModel ?? ctx.model ?? '',
@@ -88,7 +85,7 @@ export class UsageRecorder implements NestMiddleware {
         completionTokens: tokens.completion,
         reasoningTokens: tokens.reasoning,
         status: res.statusCode,
-        outcome: outcomeOf(req, res),
+        outcome: outcomeOf(ctx, res),
         errorCode: ctx.errorCode ?? '',
         latencyMs: Math.round(Number(process.hrtime.bigint() - ctx.startedAt) / 1e4) / 100,
         estimated: tokens.estimated,
@@ -123,7 +120,7 @@ function seconds(from: bigint, to: bigint): number {
   return Number(to - from) / 1e9;
 }
 
-function timingsOf(ctx: RequestLedger): RequestTimings {
+function timingsOf(ctx: Exchange): RequestTimings {
   const now = process.hrtime.bigint();
   return {
     total: seconds(ctx.startedAt, now),
@@ -135,9 +132,9 @@ function timingsOf(ctx: RequestLedger): RequestTimings {
   };
 }
 
-function outcomeOf(req: Request, res: Response): UsageOutcome {
-  if (req.ledger.aborted || !res.writableFinished) return 'aborted';
-  if (req.ledger.limitRejected) return 'rejected';
-  if (res.statusCode >= 400 || req.ledger.errorCode) return 'error';
+function outcomeOf(exchange: Exchange, res: Response): UsageOutcome {
+  if (exchange.aborted || !res.writableFinished) return 'aborted';
+  if (exchange.limitRejected) return 'rejected';
+  if (res.statusCode >= 400 || exchange.errorCode) return 'error';
   return 'ok';
 }

@@ -54,7 +54,7 @@ export class TeamUsageController {
 
   @Get()
   async summary(@Query(strict) dto: UsageQueryDto, @Req() req: Request) {
-    const team = req.ledger.principal!.teamId;
+    const team = req.exchange.caller.teamId;
     if (dto.team !== undefined && dto.team !== team) {
       throw new GatewayException('permission_denied', "A team token can only read its own team's usage.", {
         param: 'team',

@@ -9,7 +9,7 @@ import { mapUpstreamError } from '../../src/providers/upstream-errors';
 import { BackendHealth } from '../../src/routing/backend-health';
 import { CircuitBreakers } from '../../src/routing/circuit-breakers';
 import type { Deployment, Route } from '../../src/routing/model-router.service';
-import { UpstreamCaller, type AttemptRecord, type Candidate } from '../../src/gateway/upstream-caller';
+import { UpstreamCaller, type CallSequence, type Candidate } from '../../src/gateway/upstream-caller';
 
 /** The routing seam against in-memory backends: which deployments a request calls, and what the operator is told. */
 function setup(
@@ -93,23 +93,42 @@ const refusedKey = () =>
 const serverError = () =>
   mapUpstreamError({ backendId: 'x', status: 500, message: 'boom', headers: {}, secrets: [] });
 
+/** Goes through a request's calls as the pipeline does: the next candidate, its call, how it went. */
+async function callThrough(
+  calls: CallSequence,
+  answer: (candidate: Candidate) => Promise<UpstreamResponse>,
+): Promise<{ response: UpstreamResponse; candidate: Candidate }> {
+  for (let candidate = await calls.next(); candidate; candidate = await calls.next()) {
+    try {
+      const response = await answer(candidate);
+      calls.answered(candidate);
+      return { response, candidate };
+    } catch (error) {
+      calls.failed(candidate, error);
+    }
+  }
+  throw calls.exhausted();
+}
+
 describe('UpstreamCaller', () => {
   const run = (
     caller: UpstreamCaller,
     route: Route,
     answer: (candidate: Candidate) => Promise<UpstreamResponse>,
     signal = new AbortController().signal,
+    exclude: (candidate: Candidate) => string | undefined = () => undefined,
   ) => {
     const called: string[] = [];
-    const result = caller.call(
-      caller.plan(route),
-      (candidate) => {
-        called.push(candidate.deployment.id);
-        return answer(candidate);
-      },
-      signal,
-    );
-    return { called, result };
+    const calls = caller.calls(route, signal);
+    for (const candidate of calls.plan) {
+      const reason = exclude(candidate);
+      if (reason !== undefined) calls.exclude(candidate, reason);
+    }
+    const result = callThrough(calls, (candidate) => {
+      called.push(candidate.deployment.id);
+      return answer(candidate);
+    });
+    return { called, result, calls };
   };
 
   it('never calls a deployment again after it refused the key (401/403): the next one answers', async () => {
@@ -339,29 +358,51 @@ describe('UpstreamCaller', () => {
 
   it('skips a candidate whose rules the request breaks, saying why once, and tries the next', async () => {
     const { caller, route } = setup();
-    const attempts: AttemptRecord[] = [];
-    const result = await caller.call(
-      caller.plan(route('picky', 'easy')),
+    const { result, calls, called } = run(
+      caller,
+      route('picky', 'easy'),
       async () => ok,
-      new AbortController().signal,
-      { skip: (c) => (c.deployment.id === 'picky/m' ? 'no tools here' : undefined), attempts },
+      undefined,
+      (c) => (c.deployment.id === 'picky/m' ? 'no tools here' : undefined),
     );
-    expect(result.candidate.deployment.id).toBe('easy/m');
-    expect(attempts).toEqual([
-      { model: 'model', deployment: '-', outcome: 'skipped: no tools here' },
-      { model: 'model', deployment: 'easy/m', outcome: 'ok' },
+    expect((await result).candidate.deployment.id).toBe('easy/m');
+    expect(called).toEqual(['easy/m']);
+    expect(calls.attempts).toMatchObject([
+      { kind: 'skipped', model: 'model', deployment: { id: 'picky/m' }, reason: 'no tools here' },
+      { kind: 'call', model: 'model', deployment: { id: 'easy/m' }, outcome: 'ok' },
     ]);
+    expect(calls.calls).toBe(1);
   });
 
   it('with every candidate skipped, the request fails naming each reason', async () => {
     const { caller, route } = setup();
-    const result = caller.call(caller.plan(route('picky')), async () => ok, new AbortController().signal, {
-      skip: () => 'no tools here',
-    });
+    const { result, called } = run(
+      caller,
+      route('picky'),
+      async () => ok,
+      undefined,
+      () => 'no tools here',
+    );
     await expect(result).rejects.toMatchObject({
       code: 'upstream_unavailable',
       message: 'No deployment could take the request (model on picky/m: no tools here).',
     });
+    expect(called).toEqual([]);
+  });
+
+  it('never retries after the first byte: once a call answered, the sequence hands out nothing more', async () => {
+    const { caller, route } = setup();
+    const { result, calls } = run(caller, route('a', 'b'), async () => ok);
+    await result;
+    await expect(calls.next()).resolves.toBeUndefined();
+  });
+
+  it('says which deployment was called last and how many calls were made, when none answered', async () => {
+    const { caller, route } = setup();
+    const { result, calls } = run(caller, route('a', 'b'), () => Promise.reject(serverError()));
+    await expect(result).rejects.toBeInstanceOf(GatewayException);
+    expect(calls.calls).toBe(3);
+    expect(calls.lastCalled?.id).toBe('a/m');
   });
 
   it('weighted order: a deployment of weight 0 is only ever tried last', () => {
@@ -386,101 +427,6 @@ describe('UpstreamCaller', () => {
       'b/m',
     ]);
     jest.restoreAllMocks();
-  });
-
-  describe('start: admission, then the calls', () => {
-    const ledger = () => ({
-      requestId: 'req-1',
-      callStarted: jest.fn(),
-      callWithdrawn: jest.fn(),
-      triedWithoutAnswer: jest.fn(),
-    });
-
-    it('admits a vendor call before sending it; a refusal sends nothing', async () => {
-      const { caller, route } = setup();
-      const order: string[] = [];
-      const l = ledger();
-      const started = await caller.start({
-        route: route('vendor'),
-        ledger: l as never,
-        signal: new AbortController().signal,
-        admit: async () => void order.push('admit'),
-        attempt: async () => {
-          order.push('call');
-          return ok;
-        },
-        skip: () => undefined,
-      });
-      await started.result;
-      expect(order).toEqual(['admit', 'call']);
-      expect(l.callStarted).toHaveBeenCalledTimes(1);
-      const refused = new GatewayException('rate_limit_exceeded', 'over quota');
-      const attempt = jest.fn(async () => ok);
-      await expect(
-        caller.start({
-          route: route('vendor'),
-          ledger: ledger() as never,
-          signal: new AbortController().signal,
-          admit: () => Promise.reject(refused),
-          attempt,
-          skip: () => undefined,
-        }),
-      ).rejects.toBe(refused);
-      expect(attempt).not.toHaveBeenCalled();
-    });
-
-    it('starts a local model before the admission, and cancels it when the admission refuses', async () => {
-      const { caller, route } = setup({}, { cancelsAtNoCost: ['local'] });
-      const order: string[] = [];
-      let callSignal: AbortSignal | undefined;
-      const l = ledger();
-      const started = await caller.start({
-        route: route('local'),
-        ledger: l as never,
-        signal: new AbortController().signal,
-        admit: async () => void order.push('admit'),
-        attempt: async (_c, signal) => {
-          order.push('call');
-          callSignal = signal;
-          return ok;
-        },
-        skip: () => undefined,
-      });
-      await started.result;
-      expect(order).toEqual(['call', 'admit']);
-      expect(callSignal?.aborted).toBe(false);
-      const refusedLedger = ledger();
-      await expect(
-        caller.start({
-          route: route('local'),
-          ledger: refusedLedger as never,
-          signal: new AbortController().signal,
-          admit: () => Promise.reject(new GatewayException('rate_limit_exceeded', 'over quota')),
-          attempt: async (_c, signal) => {
-            callSignal = signal;
-            return ok;
-          },
-          skip: () => undefined,
-        }),
-      ).rejects.toMatchObject({ code: 'rate_limit_exceeded' });
-      expect(callSignal?.aborted).toBe(true);
-      expect(refusedLedger.callWithdrawn).toHaveBeenCalledTimes(1);
-    });
-
-    it('tells the ledger which deployment was tried last, and how many calls, when none answered', async () => {
-      const { caller, route } = setup();
-      const l = ledger();
-      const started = await caller.start({
-        route: route('a', 'b'),
-        ledger: l as never,
-        signal: new AbortController().signal,
-        admit: async () => undefined,
-        attempt: () => Promise.reject(serverError()),
-        skip: () => undefined,
-      });
-      await expect(started.result).rejects.toBeInstanceOf(GatewayException);
-      expect(l.triedWithoutAnswer).toHaveBeenCalledWith({ backend: 'a', upstreamModel: 'm', attempts: 3 });
-    });
   });
 
   describe('deadline (timeouts.totalMs)', () => {

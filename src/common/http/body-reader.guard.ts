@@ -5,7 +5,7 @@ import { GatewayConfig } from '../../config/config.schema';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import { toGatewayException } from '../../core/errors/error-response';
 import { AppLogger } from '../logging/logger';
-import { speaksAnthropic } from '../../endpoints/messages/anthropic-error-body';
+import { endpointAt } from '../../endpoints/endpoints';
 import { noteBodyValues } from './json-shape';
 import { isPlainJson, parseJsonBytes, readPlainJson, type ParsedJsonBody } from './plain-json-body';
 import { heapGrowth } from '../../lifecycle/heap-growth';
@@ -114,9 +114,9 @@ export class BodyReaderGuard implements CanActivate {
   }
 }
 
-/** Routes whose body may reach an upstream as the client's bytes (messages/native-body.ts, providers/shared/json-splice.ts). */
+/** Routes whose body may reach an upstream as the client's bytes (messages/native-body.ts, core/json-splice.ts). */
 function forwardsClientBytes(path: string): boolean {
-  return path === '/v1/chat/completions' || speaksAnthropic(path);
+  return endpointAt(path)?.keepsClientBytes === true;
 }
 
 /** The Content-Type's charset, lower-cased; utf-8 when it names none (JSON's default). */

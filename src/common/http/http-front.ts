@@ -4,10 +4,11 @@ import type { NextFunction, Request, Response, Express } from 'express';
 import type { GatewayConfig } from '../../config/config.schema';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import { sendError } from '../../core/errors/error-response';
-import { anthropicErrorBody, speaksAnthropic } from '../../endpoints/messages/anthropic-error-body';
+import { endpointAt } from '../../endpoints/endpoints';
+import { openAiErrors } from '../../core/errors/error-shape';
 import type { AppLogger } from '../logging/logger';
 import type { InFlightTracker } from '../../lifecycle/in-flight.tracker';
-import { RequestLedger } from '../../gateway/request-ledger';
+import { Exchange } from '../../gateway/exchange';
 
 /**
  * The Express layer in front of Nest: request id, trust proxy, the drain's 503, and the access log.
@@ -25,10 +26,10 @@ export function installHttpFront(
   app.set('trust proxy', config.server.trustedProxies.length ? config.server.trustedProxies : false);
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    req.ledger = new RequestLedger(randomUUID());
-    res.setHeader('x-request-id', req.ledger.requestId);
+    req.exchange = new Exchange(randomUUID());
+    res.setHeader('x-request-id', req.exchange.requestId);
     inFlight.begin(res);
-    onHeaders(res, () => res.setHeader('server-timing', serverTiming(req.ledger)));
+    onHeaders(res, () => res.setHeader('server-timing', serverTiming(req.exchange)));
     if (config.accessLog) res.once('close', () => writeAccessLog(req, res, logger));
     next();
   });
@@ -47,7 +48,7 @@ export function installHttpFront(
     sendError(
       res,
       exception,
-      speaksAnthropic(req.path) ? anthropicErrorBody(exception, req.ledger.requestId) : undefined,
+      (endpointAt(req.path)?.errors ?? openAiErrors).body(exception, req.exchange.requestId),
     );
   });
 }
@@ -57,7 +58,7 @@ export function installHttpFront(
  * headers go out: upstream is the wait on the backend so far (the whole answer for a
  * non-streaming call, the time to its first byte for a stream), gateway is the rest.
  */
-export function serverTiming(ctx: RequestLedger, now = process.hrtime.bigint()): string {
+export function serverTiming(ctx: Exchange, now = process.hrtime.bigint()): string {
   const total = Number(now - ctx.startedAt) / 1e6;
   if (ctx.upstreamStartedAt === undefined) return `gateway;dur=${total.toFixed(2)}`;
   const upstream = Number((ctx.upstreamEndedAt ?? now) - ctx.upstreamStartedAt) / 1e6;
@@ -66,7 +67,7 @@ export function serverTiming(ctx: RequestLedger, now = process.hrtime.bigint()):
 
 /** One JSON line per request. Never headers, never bodies: they can carry secrets. */
 function writeAccessLog(req: Request, res: Response, logger: AppLogger): void {
-  const ctx = req.ledger;
+  const ctx = req.exchange;
   const latencyMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
   logger.access.info(
     {

@@ -42,7 +42,7 @@ export function requestAbortSignal(req: Request, res: Response, shutdownCut: Abo
   res.once('close', () => {
     onShutdown.delete(controller);
     if (!res.writableFinished && !controller.signal.aborted) {
-      req.ledger.clientLeft();
+      req.exchange.clientLeft();
       controller.abort();
     }
   });

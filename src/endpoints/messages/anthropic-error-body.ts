@@ -1,3 +1,4 @@
+import type { ErrorShape } from '../../core/errors/error-shape';
 import type { GatewayException } from '../../core/errors/gateway.exception';
 
 /**
@@ -44,7 +45,8 @@ export function anthropicErrorBody(exception: GatewayException, requestId?: stri
   return body;
 }
 
-/** Routes that speak Anthropic's Messages API answer errors in its shape; everything else in OpenAI's. */
-export function speaksAnthropic(path: string): boolean {
-  return path === '/v1/messages' || path.startsWith('/v1/messages/');
-}
+/** Anthropic's error shape: its body, and once streaming an `event: error` with the same body. */
+export const anthropicErrors: ErrorShape = {
+  body: (exception, requestId) => anthropicErrorBody(exception, requestId),
+  streamEvent: (exception) => `event: error\ndata: ${JSON.stringify(anthropicErrorBody(exception))}\n\n`,
+};

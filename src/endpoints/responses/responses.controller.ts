@@ -1,10 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { GatewayValidationPipe } from '../../common/validation/validation.pipe';
-import { requestAbortSignal } from '../../common/http/request-abort';
-import { writeJson } from '../../common/http/write-json';
-import { InFlightTracker } from '../../lifecycle/in-flight.tracker';
-import { UsageRecorder } from '../../usage/usage-recorder';
+import { Pipeline } from '../../gateway/pipeline';
 import { InputItemsQueryDto } from './dto/input-items-query.dto';
 import { asItemResource } from './input-item-resource';
 import { ResponsesRequestDto } from './dto/responses-request.dto';
@@ -20,32 +17,24 @@ const strict = new GatewayValidationPipe({ strict: true });
 @Controller('v1/responses')
 export class ResponsesController {
   constructor(
+    private readonly pipeline: Pipeline,
     private readonly responses: ResponsesService,
-    private readonly usage: UsageRecorder,
-    private readonly inFlight: InFlightTracker,
   ) {}
 
   @Post()
   @HttpCode(200)
-  async create(@Body() dto: ResponsesRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
-    req.ledger.operation('responses');
-    req.ledger.streaming(dto.stream === true);
-    const signal = requestAbortSignal(req, res, this.inFlight.cutSignal);
-    const handling = this.responses.create(dto, req.ledger, res, signal).then((response) => {
-      if (response) writeJson(res, response);
-    });
-    this.usage.hold(req, handling); // the usage record waits for what this request relayed to be counted
-    await handling;
+  create(@Body() dto: ResponsesRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+    return this.pipeline.serve(this.responses.endpoint, dto, req, res);
   }
 
   @Get(':id')
   async retrieve(@Param('id') id: string, @Req() req: Request): Promise<Record<string, unknown>> {
-    return this.responses.retrieve(req.ledger.principal!.teamId, id);
+    return this.responses.retrieve(req.exchange.caller.teamId, id);
   }
 
   @Delete(':id')
   async delete(@Param('id') id: string, @Req() req: Request): Promise<Record<string, unknown>> {
-    await this.responses.delete(req.ledger.principal!.teamId, id);
+    await this.responses.delete(req.exchange.caller.teamId, id);
     return { id, object: 'response', deleted: true };
   }
 
@@ -55,7 +44,7 @@ export class ResponsesController {
     @Query(strict) query: InputItemsQueryDto,
     @Req() req: Request,
   ): Promise<Record<string, unknown>> {
-    const items = await this.responses.inputItems(req.ledger.principal!.teamId, id);
+    const items = await this.responses.inputItems(req.exchange.caller.teamId, id);
     const ordered = query.order === 'asc' ? items : [...items].reverse();
     const start = query.after ? ordered.findIndex((item) => item.id === query.after) + 1 : 0;
     const limit = query.limit ?? 20;

@@ -3,9 +3,9 @@ import type { ServerResponse } from 'node:http';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import { bodyValues, isPacedBody, MAX_BODY_VALUES, nextTurn } from '../../common/http/json-shape';
 import { AppLogger } from '../../common/logging/logger';
-import { ChatService } from '../../gateway/chat.service';
+import type { ChatServed, ClientCall, EndpointRoute, EndpointSpec } from '../../gateway/endpoint-spec';
+import { openAiErrors } from '../../core/errors/error-shape';
 import type { ClientWire } from '../../gateway/client-wire';
-import type { RequestLedger } from '../../gateway/request-ledger';
 import { chatToResponse } from './chat-to-response';
 import type { InputItem } from './dto/response-items';
 import type { ResponsesRequestDto } from './dto/responses-request.dto';
@@ -23,28 +23,36 @@ import { completionFromResponse, ResponsesStreamMapper } from '../../providers/o
 import { backendSecrets, scrub } from '../../providers/upstream-errors';
 import { GatewayConfig } from '../../config/config.schema';
 
+/** POST /v1/responses; GET and DELETE /v1/responses/{id} answer errors alike. */
+export const responsesRoute: EndpointRoute = {
+  path: '/v1/responses',
+  billedAs: 'responses',
+  errors: openAiErrors,
+  keepsClientBytes: false,
+};
+
 /**
- * OpenAI's Responses API on the chat pipeline (ChatService: routing, deployments, fallbacks, admission,
+ * OpenAI's Responses API on the chat pipeline (gateway/pipeline.ts: routing, deployments, fallbacks, admission,
  * accounting): the request (after the stored conversation it continues) is translated to chat and the answer
  * back, as a Response or its semantic stream events; `store` keeps it for GET and `previous_response_id`.
  */
 @Injectable()
 export class ResponsesService {
   constructor(
-    private readonly chat: ChatService,
     private readonly store: ResponseStore,
     private readonly logger: AppLogger,
     private readonly config: GatewayConfig,
   ) {}
 
-  /** Streams to `res`, or returns the Response for a non-streaming request. */
-  async create(
-    dto: ResponsesRequestDto,
-    ledger: RequestLedger,
-    res: ServerResponse,
-    signal: AbortSignal,
-  ): Promise<Record<string, unknown> | undefined> {
-    const team = ledger.principal!.teamId;
+  /** POST /v1/responses as the pipeline serves it (its store is this service's). */
+  readonly endpoint: EndpointSpec<ResponsesRequestDto> = {
+    ...responsesRoute,
+    open: (dto, client) => this.open(dto, client),
+  };
+
+  /** The request after the stored conversation it continues, translated to chat; the answer stored unless `store: false`. */
+  private async open(dto: ResponsesRequestDto, client: ClientCall): Promise<ChatServed> {
+    const team = client.caller.teamId;
     const previous = dto.previous_response_id
       ? await this.previous(team, dto.previous_response_id)
       : undefined;
@@ -66,25 +74,26 @@ export class ResponsesService {
     const envelope = new ResponseEnvelope(dto);
     const keep = (response: Record<string, unknown>) =>
       dto.store === false ? Promise.resolve() : this.save(team, response, input, history, values);
-    const wire = this.wire(dto, history, envelope, translated, keep, res);
-
-    if (dto.stream === true) {
-      await this.chat.stream(translated.chat, wire, ledger, res, signal);
-      return undefined;
-    }
-    const answer = await this.chat.complete(translated.chat, wire, ledger, res, signal);
-    let response: Record<string, unknown>;
-    if (answer.native) {
-      response = answer.upstreamBody as Record<string, unknown>;
-      asClientSees(dto, response);
-      // A 200 that says `status: "failed"` carries the vendor's own error words, which may echo its key.
-      scrubVendorError(response, backendSecrets(this.config.backends[ledger.backend ?? ''] ?? {}));
-    } else {
-      droppedToolsHeader(res, translated);
-      response = chatToResponse(answer.completion, envelope, translated.toolNames);
-    }
-    await keep(response);
-    return response;
+    const res = client.response;
+    return {
+      kind: 'chat',
+      request: translated.chat,
+      wire: this.wire(dto, history, envelope, translated, keep, res),
+      reply: async (answer) => {
+        let response: Record<string, unknown>;
+        if (answer.native) {
+          response = answer.upstreamBody as Record<string, unknown>;
+          asClientSees(dto, response);
+          // A 200 that says `status: "failed"` carries the vendor's own error words, which may echo its key.
+          scrubVendorError(response, backendSecrets(this.config.backends[answer.backendId] ?? {}));
+        } else {
+          droppedToolsHeader(res, translated);
+          response = chatToResponse(answer.completion, envelope, translated.toolNames);
+        }
+        await keep(response);
+        return response;
+      },
+    };
   }
 
   async retrieve(team: string, id: string): Promise<Record<string, unknown>> {

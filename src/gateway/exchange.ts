@@ -1,4 +1,5 @@
 import type { Principal } from '../auth/principal';
+import { GatewayException } from '../core/errors/gateway.exception';
 import type { Reservation } from '../limits/limits.service';
 
 /** The billable APIs: each usage record says which one it was for. */
@@ -17,12 +18,13 @@ export interface TokenCounts {
 
 /**
  * What one request did on its way through the gateway, recorded step by step: authenticated, routed, admitted
- * (or refused), calls started and answered (or every one failed), tokens counted, failed, left by its client. The
- * usage recorder writes its one usage record from it, the access log and Server-Timing read it; every other file
- * moves it through a named step instead of writing fields onto `req`. Created for every request by the HTTP
- * front (common/http/http-front.ts), so routes without a usage record (admin, health) are logged from it too.
+ * (or refused), calls started and answered (or every one failed), tokens counted, failed, left by its client.
+ * Created for every request by the HTTP front (common/http/http-front.ts), so routes without a usage record (admin,
+ * health) are logged from it too. Its writers: the AuthGuard (who is calling), the pipeline (gateway/pipeline.ts:
+ * every step of a served request) and the error filter (the error a request that never reached the pipeline
+ * ended in, a validation 400 say). The usage recorder, the access log and Server-Timing only read it.
  */
-export class RequestLedger {
+export class Exchange {
   readonly startedAt = process.hrtime.bigint();
   private state: {
     principal?: Principal;
@@ -142,8 +144,15 @@ export class RequestLedger {
 
   // What it says, for the recorder, the access log and Server-Timing.
 
+  /** Who is calling, when authenticated (the access log and usage recorder see unauthenticated requests too). */
   get principal(): Principal | undefined {
     return this.state.principal;
+  }
+  /** Who is calling, on a route behind the AuthGuard (every route but @Public() ones): always known there. */
+  get caller(): Principal {
+    const principal = this.state.principal;
+    if (!principal) throw new GatewayException('invalid_api_key', 'Authentication is required.');
+    return principal;
   }
   get endpoint(): Endpoint | undefined {
     return this.state.endpoint;
@@ -203,6 +212,6 @@ export class RequestLedger {
 
 declare module 'express-serve-static-core' {
   interface Request {
-    ledger: RequestLedger;
+    exchange: Exchange;
   }
 }

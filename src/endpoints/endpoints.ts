@@ -1,0 +1,36 @@
+import type { Type } from '@nestjs/common';
+import type { EndpointRoute } from '../gateway/endpoint-spec';
+import { ChatModule } from './chat-completions/chat.module';
+import { chatCompletionsEndpoint } from './chat-completions/chat-completions.endpoint';
+import { EmbeddingsModule } from './embeddings/embeddings.module';
+import { embeddingsEndpoint } from './embeddings/embeddings.endpoint';
+import { MessagesModule } from './messages/messages.module';
+import { messagesEndpoint } from './messages/messages.endpoint';
+import { ResponsesModule } from './responses/responses.module';
+import { responsesRoute } from './responses/responses.service';
+
+/** An endpoint as the rest of the gateway knows it: its Nest module (controller, providers) and its route. */
+interface Registered {
+  module: Type;
+  route: EndpointRoute;
+}
+
+/**
+ * Every client API the gateway serves, one line each. Express tries routes in registration order, so the hot route
+ * comes first. The app registers the modules; the usage recorder is put in front of the billed routes; the error
+ * filter, the drain's 503 and the body reader ask `endpointAt` for a path's error shape and whether its bytes are kept.
+ */
+export const ENDPOINTS: readonly Registered[] = [
+  { module: ChatModule, route: chatCompletionsEndpoint },
+  { module: EmbeddingsModule, route: embeddingsEndpoint },
+  { module: MessagesModule, route: messagesEndpoint },
+  { module: ResponsesModule, route: responsesRoute },
+];
+
+/** The endpoint a path belongs to (its own path or one under it: /v1/messages/count_tokens, /v1/responses/{id}). */
+export function endpointAt(path: string): EndpointRoute | undefined {
+  for (const { route } of ENDPOINTS)
+    if (path.startsWith(route.path) && (path.length === route.path.length || path[route.path.length] === '/'))
+      return route;
+  return undefined;
+}
