@@ -66,6 +66,7 @@ describe('strict vendor stand-ins through every client API', () => {
           'anthropic-midstream': on('anthropic', 'claude-midstream'),
           'gemini-midstream': on('gemini', 'gemini-midstream'),
           'anthropic-overloaded': on('anthropic', 'claude-overloaded'),
+          'gemini-blocked': on('gemini', 'gemini-blocked'),
         },
       },
     });
@@ -279,6 +280,41 @@ describe('strict vendor stand-ins through every client API', () => {
         },
       );
     });
+  });
+
+  describe('a prompt Gemini blocks (200, no candidates, promptFeedback.blockReason)', () => {
+    it.each(STREAMED)(
+      'is an empty answer with finish_reason content_filter on chat completions (stream: %s)',
+      async (stream) => {
+        const question = `something harmful ${stream}`;
+        const answer = await viaChat(
+          { model: 'gemini-blocked', messages: [{ role: 'user', content: question }] },
+          stream,
+        );
+        expect(answer).toMatchObject({ text: '', finish: 'content_filter', calls: [] });
+        expect(gemini.calls({ model: 'gemini-blocked', containing: question })).toBe(1); // an answer: no retry
+      },
+    );
+
+    it.each(STREAMED)('is stop_reason refusal on Messages (stream: %s)', async (stream) => {
+      const answer = await viaMessages(
+        {
+          model: 'gemini-blocked',
+          max_tokens: 100,
+          messages: [{ role: 'user', content: 'something harmful' }],
+        },
+        stream,
+      );
+      expect(answer).toMatchObject({ text: '', stopReason: 'refusal', calls: [] });
+    });
+
+    it.each(STREAMED)(
+      'is an incomplete Response for content_filter on Responses (stream: %s)',
+      async (stream) => {
+        const answer = await viaResponses({ model: 'gemini-blocked', input: 'something harmful' }, stream);
+        expect(answer).toEqual({ text: '', status: 'incomplete', incomplete: 'content_filter', calls: [] });
+      },
+    );
   });
 
   describe('several tool calls in one answer', () => {
