@@ -57,6 +57,7 @@ describe('strict vendor stand-ins through every client API', () => {
           'anthropic-echo': on('anthropic', 'claude-echo'),
           'gemini-echo': on('gemini', 'gemini-echo'),
           'openai-filtered': on('openai', 'filtered'),
+          'openai-refuser': on('openai', 'refuser'),
           'anthropic-refuser': on('anthropic', 'claude-refuser'),
           'gemini-safety': on('gemini', 'gemini-safety'),
           'openai-parallel': on('openai', 'parallel-caller'),
@@ -151,6 +152,10 @@ describe('strict vendor stand-ins through every client API', () => {
         .flatMap((item) => (item.type === 'message' ? item.content : []))
         .map((part) => (part.type === 'output_text' ? part.text : ''))
         .join(''),
+      refusal: output
+        .flatMap((item) => (item.type === 'message' ? item.content : []))
+        .map((part) => (part.type === 'refusal' ? part.refusal : ''))
+        .join(''),
       status: response.status,
       incomplete: response.incomplete_details?.reason ?? null,
       calls: output.flatMap((item) =>
@@ -199,6 +204,7 @@ describe('strict vendor stand-ins through every client API', () => {
             status: 'incomplete',
             incomplete: 'max_output_tokens',
             calls: [],
+            refusal: '',
           });
         },
       );
@@ -276,9 +282,39 @@ describe('strict vendor stand-ins through every client API', () => {
             status: 'incomplete',
             incomplete: 'content_filter',
             calls: [],
+            refusal: '',
           });
         },
       );
+    });
+  });
+
+  describe("an OpenAI model's refusal (message.refusal, finish_reason stop)", () => {
+    const refusal = "I'm sorry, I can't help with that.";
+
+    it.each(STREAMED)('reaches chat completions as the refusal itself (stream: %s)', async (stream) => {
+      const answer = await viaChat(
+        { model: 'openai-refuser', messages: [{ role: 'user', content: 'something harmful' }] },
+        stream,
+      );
+      expect(answer).toMatchObject({ text: '', refusal, finish: 'stop' });
+    });
+
+    it.each(STREAMED)('is stop_reason refusal on Messages, with its words (stream: %s)', async (stream) => {
+      const answer = await viaMessages(
+        {
+          model: 'openai-refuser',
+          max_tokens: 100,
+          messages: [{ role: 'user', content: 'something harmful' }],
+        },
+        stream,
+      );
+      expect(answer).toMatchObject({ text: refusal, stopReason: 'refusal', calls: [] });
+    });
+
+    it.each(STREAMED)('is a refusal content part on Responses (stream: %s)', async (stream) => {
+      const answer = await viaResponses({ model: 'openai-refuser', input: 'something harmful' }, stream);
+      expect(answer).toEqual({ text: '', refusal, status: 'completed', incomplete: null, calls: [] });
     });
   });
 
@@ -312,7 +348,13 @@ describe('strict vendor stand-ins through every client API', () => {
       'is an incomplete Response for content_filter on Responses (stream: %s)',
       async (stream) => {
         const answer = await viaResponses({ model: 'gemini-blocked', input: 'something harmful' }, stream);
-        expect(answer).toEqual({ text: '', status: 'incomplete', incomplete: 'content_filter', calls: [] });
+        expect(answer).toEqual({
+          text: '',
+          status: 'incomplete',
+          incomplete: 'content_filter',
+          calls: [],
+          refusal: '',
+        });
       },
     );
   });
