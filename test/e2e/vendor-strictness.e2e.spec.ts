@@ -57,6 +57,7 @@ describe('strict vendor stand-ins through every client API', () => {
           'anthropic-echo': on('anthropic', 'claude-echo'),
           'gemini-echo': on('gemini', 'gemini-echo'),
           'openai-filtered': on('openai', 'filtered'),
+          'openai-refuser': on('openai', 'refuser'),
           'anthropic-refuser': on('anthropic', 'claude-refuser'),
           'gemini-safety': on('gemini', 'gemini-safety'),
           'openai-parallel': on('openai', 'parallel-caller'),
@@ -66,6 +67,7 @@ describe('strict vendor stand-ins through every client API', () => {
           'anthropic-midstream': on('anthropic', 'claude-midstream'),
           'gemini-midstream': on('gemini', 'gemini-midstream'),
           'anthropic-overloaded': on('anthropic', 'claude-overloaded'),
+          'gemini-blocked': on('gemini', 'gemini-blocked'),
         },
       },
     });
@@ -150,6 +152,10 @@ describe('strict vendor stand-ins through every client API', () => {
         .flatMap((item) => (item.type === 'message' ? item.content : []))
         .map((part) => (part.type === 'output_text' ? part.text : ''))
         .join(''),
+      refusal: output
+        .flatMap((item) => (item.type === 'message' ? item.content : []))
+        .map((part) => (part.type === 'refusal' ? part.refusal : ''))
+        .join(''),
       status: response.status,
       incomplete: response.incomplete_details?.reason ?? null,
       calls: output.flatMap((item) =>
@@ -198,6 +204,7 @@ describe('strict vendor stand-ins through every client API', () => {
             status: 'incomplete',
             incomplete: 'max_output_tokens',
             calls: [],
+            refusal: '',
           });
         },
       );
@@ -275,10 +282,81 @@ describe('strict vendor stand-ins through every client API', () => {
             status: 'incomplete',
             incomplete: 'content_filter',
             calls: [],
+            refusal: '',
           });
         },
       );
     });
+  });
+
+  describe("an OpenAI model's refusal (message.refusal, finish_reason stop)", () => {
+    const refusal = "I'm sorry, I can't help with that.";
+
+    it.each(STREAMED)('reaches chat completions as the refusal itself (stream: %s)', async (stream) => {
+      const answer = await viaChat(
+        { model: 'openai-refuser', messages: [{ role: 'user', content: 'something harmful' }] },
+        stream,
+      );
+      expect(answer).toMatchObject({ text: '', refusal, finish: 'stop' });
+    });
+
+    it.each(STREAMED)('is stop_reason refusal on Messages, with its words (stream: %s)', async (stream) => {
+      const answer = await viaMessages(
+        {
+          model: 'openai-refuser',
+          max_tokens: 100,
+          messages: [{ role: 'user', content: 'something harmful' }],
+        },
+        stream,
+      );
+      expect(answer).toMatchObject({ text: refusal, stopReason: 'refusal', calls: [] });
+    });
+
+    it.each(STREAMED)('is a refusal content part on Responses (stream: %s)', async (stream) => {
+      const answer = await viaResponses({ model: 'openai-refuser', input: 'something harmful' }, stream);
+      expect(answer).toEqual({ text: '', refusal, status: 'completed', incomplete: null, calls: [] });
+    });
+  });
+
+  describe('a prompt Gemini blocks (200, no candidates, promptFeedback.blockReason)', () => {
+    it.each(STREAMED)(
+      'is an empty answer with finish_reason content_filter on chat completions (stream: %s)',
+      async (stream) => {
+        const question = `something harmful ${stream}`;
+        const answer = await viaChat(
+          { model: 'gemini-blocked', messages: [{ role: 'user', content: question }] },
+          stream,
+        );
+        expect(answer).toMatchObject({ text: '', finish: 'content_filter', calls: [] });
+        expect(gemini.calls({ model: 'gemini-blocked', containing: question })).toBe(1); // an answer: no retry
+      },
+    );
+
+    it.each(STREAMED)('is stop_reason refusal on Messages (stream: %s)', async (stream) => {
+      const answer = await viaMessages(
+        {
+          model: 'gemini-blocked',
+          max_tokens: 100,
+          messages: [{ role: 'user', content: 'something harmful' }],
+        },
+        stream,
+      );
+      expect(answer).toMatchObject({ text: '', stopReason: 'refusal', calls: [] });
+    });
+
+    it.each(STREAMED)(
+      'is an incomplete Response for content_filter on Responses (stream: %s)',
+      async (stream) => {
+        const answer = await viaResponses({ model: 'gemini-blocked', input: 'something harmful' }, stream);
+        expect(answer).toEqual({
+          text: '',
+          status: 'incomplete',
+          incomplete: 'content_filter',
+          calls: [],
+          refusal: '',
+        });
+      },
+    );
   });
 
   describe('several tool calls in one answer', () => {

@@ -117,9 +117,13 @@ export function chatToMessage(completion: ChatCompletion, clientModel: string): 
   const message = (choice?.message ?? {}) as {
     content?: unknown;
     reasoning_content?: unknown;
+    refusal?: unknown;
     tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: string } }>;
   };
   const content: ContentBlock[] = [];
+  // OpenAI's refusal is its own field (content null, finish_reason stop): Anthropic's is stop_reason `refusal`,
+  // and its words can only be text.
+  const refused = typeof message.refusal === 'string' && message.refusal !== '';
   if (typeof message.reasoning_content === 'string' && message.reasoning_content) {
     content.push({
       type: 'thinking',
@@ -128,6 +132,7 @@ export function chatToMessage(completion: ChatCompletion, clientModel: string): 
     });
   }
   if (typeof message.content === 'string' && message.content) content.push(textBlock(message.content));
+  if (refused) content.push(textBlock(message.refusal as string));
   for (const [i, call] of (message.tool_calls ?? []).entries()) {
     content.push(
       toolUseBlock(
@@ -143,7 +148,7 @@ export function chatToMessage(completion: ChatCompletion, clientModel: string): 
     role: 'assistant',
     model: clientModel,
     content,
-    stop_reason: stopReasonOf(choice?.finish_reason),
+    stop_reason: refused ? 'refusal' : stopReasonOf(choice?.finish_reason),
     stop_sequence: null,
     ...ABSENT_MESSAGE_FIELDS,
     usage: messagesUsage(completion.usage),

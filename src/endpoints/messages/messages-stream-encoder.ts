@@ -39,6 +39,8 @@ export class MessagesStreamEncoder implements StreamEncoder {
   private openTool = -1;
   private thinking = '';
   private stopReason = 'end_turn';
+  /** OpenAI's refusal came (delta.refusal): its words go out as text, and the message stops for `refusal`. */
+  private refused = false;
 
   constructor(
     private readonly clientModel: string,
@@ -60,7 +62,8 @@ export class MessagesStreamEncoder implements StreamEncoder {
 
   end(end: StreamEnd): string {
     const usage = messageDeltaUsage(end.usage);
-    const delta = { stop_reason: this.stopReason, stop_sequence: null, stop_details: null, container: null };
+    const stopReason = this.refused ? 'refusal' : this.stopReason;
+    const delta = { stop_reason: stopReason, stop_sequence: null, stop_details: null, container: null };
     return (
       this.start(undefined) +
       this.close() +
@@ -102,11 +105,14 @@ export class MessagesStreamEncoder implements StreamEncoder {
         delta: { type: 'thinking_delta', thinking: delta.reasoning_content },
       });
     }
-    if (typeof delta.content === 'string' && delta.content) {
+    const refusal = (delta as { refusal?: unknown }).refusal;
+    if (typeof refusal === 'string' && refusal) this.refused = true;
+    for (const text of [delta.content, refusal]) {
+      if (typeof text !== 'string' || !text) continue;
       if (this.open !== 'text') out += this.close() + this.begin('text', textBlock(''));
       out += anthropicEvent('content_block_delta', {
         index: this.index,
-        delta: { type: 'text_delta', text: delta.content },
+        delta: { type: 'text_delta', text },
       });
     }
     for (const call of (Array.isArray(delta.tool_calls) ? delta.tool_calls : []) as ToolCallDelta[]) {

@@ -4,6 +4,7 @@ import {
   messageItem,
   newId,
   reasoningItem,
+  refusalItem,
   responseUsage,
   statusOf,
   type OutputItem,
@@ -21,6 +22,7 @@ export function chatToResponse(
   const message = (choice?.message ?? {}) as {
     content?: unknown;
     reasoning_content?: unknown;
+    refusal?: unknown;
     tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: string } }>;
   };
   const output: OutputItem[] = [];
@@ -28,6 +30,8 @@ export function chatToResponse(
     output.push(reasoningItem(newId('rs'), message.reasoning_content));
   if (typeof message.content === 'string' && message.content)
     output.push(messageItem(newId('msg'), message.content));
+  if (typeof message.refusal === 'string' && message.refusal)
+    output.push(refusalItem(newId('msg'), message.refusal));
   for (const call of message.tool_calls ?? []) {
     output.push(
       functionCallItem(

@@ -147,6 +147,11 @@ export function messageItem(id: string, text: string, status = 'completed'): Out
   return { id, type: 'message', status, role: 'assistant', content: [outputText(text)] };
 }
 
+/** A refusal: a message whose one part is `refusal` (OpenAI's Responses form of a model refusing). */
+export function refusalItem(id: string, refusal: string, status = 'completed'): OutputItem {
+  return { id, type: 'message', status, role: 'assistant', content: [{ type: 'refusal', refusal }] };
+}
+
 export function functionCallItem(
   id: string,
   callId: string,

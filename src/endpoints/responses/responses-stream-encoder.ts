@@ -9,6 +9,7 @@ import {
   newId,
   outputText,
   reasoningItem,
+  refusalItem,
   responseError,
   responseUsage,
   statusOf,
@@ -19,7 +20,7 @@ import type { ToolNames } from './responses-to-chat';
 
 type ToolCallDelta = { index?: number; id?: string; function?: { name?: string; arguments?: string } };
 interface OpenItem {
-  kind: 'reasoning' | 'message' | 'function_call';
+  kind: 'reasoning' | 'message' | 'refusal' | 'function_call';
   id: string;
   text: string;
   toolIndex?: number;
@@ -141,6 +142,14 @@ export class ResponsesStreamEncoder implements SealableEncoder {
         logprobs: [],
       });
     }
+    // OpenAI's refusal (delta.refusal) is a message whose part is `refusal`, fed by response.refusal.delta.
+    const refusal = (delta as { refusal?: unknown }).refusal;
+    if (typeof refusal === 'string' && refusal) {
+      if (this.open?.kind !== 'refusal')
+        out += this.close() + this.begin({ kind: 'refusal', id: newId('msg'), text: '' });
+      this.open!.text += refusal;
+      out += this.send('response.refusal.delta', { ...this.where(), content_index: 0, delta: refusal });
+    }
     for (const call of (Array.isArray(delta.tool_calls) ? delta.tool_calls : []) as ToolCallDelta[]) {
       const toolIndex = call.index ?? 0;
       if (this.open?.kind !== 'function_call' || this.open.toolIndex !== toolIndex) {
@@ -180,13 +189,13 @@ export class ResponsesStreamEncoder implements SealableEncoder {
         })
       );
     }
-    if (item.kind === 'message') {
+    if (item.kind === 'message' || item.kind === 'refusal') {
+      const part = item.kind === 'message' ? outputText('') : { type: 'refusal', refusal: '' };
       return (
         this.send('response.output_item.added', {
           output_index: index,
           item: { id: item.id, type: 'message', status: 'in_progress', role: 'assistant', content: [] },
-        }) +
-        this.send('response.content_part.added', { ...this.where(), content_index: 0, part: outputText('') })
+        }) + this.send('response.content_part.added', { ...this.where(), content_index: 0, part })
       );
     }
     const added = functionCallItem(item.id, item.callId!, item.name!, '', this.names, 'in_progress');
@@ -220,6 +229,11 @@ export class ResponsesStreamEncoder implements SealableEncoder {
       });
       out += this.send('response.content_part.done', { ...where, content_index: 0, part });
       done = messageItem(item.id, item.text);
+    } else if (item.kind === 'refusal') {
+      const part = { type: 'refusal', refusal: item.text };
+      out += this.send('response.refusal.done', { ...where, content_index: 0, refusal: item.text });
+      out += this.send('response.content_part.done', { ...where, content_index: 0, part });
+      done = refusalItem(item.id, item.text);
     } else {
       done = functionCallItem(item.id, item.callId!, item.name!, item.text, this.names);
       out += this.send('response.function_call_arguments.done', {

@@ -6,7 +6,13 @@ import type { ChatCompletion } from '../../core/openai-types';
 import { parseErrorBody } from '../../core/json';
 import { backendSecrets, mapUpstreamError } from '../upstream-errors';
 import { toGeminiBody, validateForGemini } from './gemini.request';
-import { finishReasonOf, splitParts, usageOf, type GeminiResponse } from './gemini.response';
+import {
+  blockedCandidates,
+  finishReasonOf,
+  splitParts,
+  usageOf,
+  type GeminiResponse,
+} from './gemini.response';
 import { randomId } from '../../core/random-id';
 import { GeminiStreamMapper } from './gemini.stream';
 import type { EmbeddingRequest, EmbeddingResponse } from '../../core/embedding-request';
@@ -64,10 +70,12 @@ export class GeminiAdapter implements ProviderAdapter {
 
   parseResponse(body: unknown): ChatCompletion {
     const reply = body as GeminiResponse | null;
-    if (!reply || typeof reply !== 'object' || !Array.isArray(reply.candidates)) {
+    const candidates =
+      reply && typeof reply === 'object' ? (blockedCandidates(reply, 1) ?? reply.candidates) : undefined;
+    if (!reply || !Array.isArray(candidates)) {
       throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed response.`);
     }
-    const choices = reply.candidates.map((candidate, position) => {
+    const choices = candidates.map((candidate, position) => {
       const index = Number(candidate.index ?? position);
       const { text, reasoning, toolCalls } = splitParts(candidate.content?.parts ?? []);
       const message: Record<string, unknown> = {

@@ -82,4 +82,19 @@ export interface GeminiResponse {
   modelVersion?: string;
   responseId?: string;
   error?: { code?: number; message?: string; status?: string };
+  /** Set, with no candidates, when Gemini blocked the prompt itself (the answer is still a 200). */
+  promptFeedback?: { blockReason?: string };
+}
+
+/**
+ * A prompt Gemini blocks is a 200 with no candidates and `promptFeedback.blockReason` (SAFETY, BLOCKLIST,
+ * PROHIBITED_CONTENT, ...): the answer is the content filter's, one empty candidate finished by it per candidate
+ * asked for. Undefined when the prompt was not blocked.
+ */
+export function blockedCandidates(
+  reply: GeminiResponse,
+  count: number,
+): NonNullable<GeminiResponse['candidates']> | undefined {
+  if (reply.candidates?.length || !reply.promptFeedback?.blockReason) return undefined;
+  return Array.from({ length: count }, (_, index) => ({ index, finishReason: 'SAFETY' }));
 }

@@ -5,6 +5,7 @@ import { parseStreamEvent } from '../../core/json';
 import type { SseEvent } from '../../core/sse';
 import { randomId } from '../../core/random-id';
 import {
+  blockedCandidates,
   finishReasonOf,
   splitParts,
   usageOf,
@@ -41,7 +42,7 @@ export class GeminiStreamMapper implements StreamMapper {
     if (data.modelVersion) this.model = String(data.modelVersion);
     if (data.usageMetadata) this.usage = data.usageMetadata;
     const chunks: ChatCompletionChunk[] = [];
-    for (const candidate of data.candidates ?? []) {
+    for (const candidate of blockedCandidates(data, this.candidates) ?? data.candidates ?? []) {
       const index = Number(candidate.index ?? 0);
       if (!this.started.has(index)) {
         this.started.add(index);
