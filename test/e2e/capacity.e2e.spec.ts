@@ -1,8 +1,10 @@
 import OpenAI from 'openai';
+import { InflightLeases } from '../../src/usage/inflight-leases';
 import { eventually } from '../support/eventually';
 import { run, waitForListening, writeConfig } from '../support/gateway-process';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { REDIS_URL, startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageRecords } from '../support/usage';
 
 const hangingStream = async (client: OpenAI, signal: AbortSignal) =>
   client.chat.completions.create(
@@ -132,15 +134,10 @@ describe('a replica killed mid-stream', () => {
       doomed.child.kill('SIGKILL');
       await doomed.exit;
 
-      const records = await eventually(
-        async () => {
-          const { body } = await survivor.admin('GET', '/admin/v1/usage/records?team=crashers&limit=100');
-          expect(body.data).toHaveLength(20);
-          return body.data as any[];
-        },
-        15_000,
-        100,
-      );
+      const records = await waitForUsageRecords(survivor, 'crashers', 20, {
+        timeoutMs: 15_000,
+        everyMs: 100,
+      });
       for (const record of records) {
         expect(record).toMatchObject({
           model: 'slow',
@@ -166,8 +163,9 @@ describe('a replica killed mid-stream', () => {
         messages: [{ role: 'user', content: 'x' }],
       });
       expect(again.status).toBe(200);
-      // Swept once: nothing is left in flight, and no record is written twice by a second sweep.
-      await new Promise((r) => setTimeout(r, 1500));
+      await waitForUsageRecords(survivor, 'crashers', 21);
+      // Swept once: nothing is left in flight, and a second sweep (run here, not waited for) writes no record twice.
+      expect(await survivor.gateway.app.get(InflightLeases).sweep()).toBe(0);
       expect(
         (await survivor.admin('GET', '/admin/v1/usage/records?team=crashers&limit=100')).body.data,
       ).toHaveLength(21);

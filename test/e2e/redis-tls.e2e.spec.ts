@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually } from '../support/eventually';
+import { freePort } from '../support/free-port';
 import { run, stopChild, waitForListening, writeConfig } from '../support/gateway-process';
 import { OpenAIUpstream } from '../support/openai-upstream';
 
@@ -14,13 +15,13 @@ import { OpenAIUpstream } from '../support/openai-upstream';
 describe('Redis over TLS with a password', () => {
   jest.setTimeout(120_000);
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-tls-'));
-  // Below the ephemeral range, apart from the cluster's (11000-16999) and sentinel's (17000-19999) ports.
-  const port = 10000 + Math.floor(Math.random() * 900);
+  let port: number; // one the kernel says is free (redis-server cannot listen on 0 and report its port)
   const password = 'tls-test-password';
   let redis: ChildProcess;
   let upstream: OpenAIUpstream;
 
   beforeAll(async () => {
+    port = await freePort();
     const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
     openssl(
       'req',

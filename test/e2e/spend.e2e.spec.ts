@@ -5,6 +5,7 @@ import { OpenAIUpstream } from '../support/openai-upstream';
 import { runCli, writeConfig } from '../support/gateway-process';
 import { REDIS_URL } from '../support/test-gateway';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageRecords } from '../support/usage';
 
 /** Prices per million tokens are micro-units per token (1000 nano-units): a cost is each kind of token times its price, summed. */
 const nanos = (tokens: Record<string, number>, price: Record<string, number>) =>
@@ -60,15 +61,9 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     return Object.fromEntries((await records(team, count)).map((record) => [record.model, record]));
   }
 
-  async function records(team: string, count: number): Promise<any[]> {
-    return eventually(async () => {
-      const { body } = await gw.admin('GET', `/admin/v1/usage/records?team=${team}&limit=50`);
-      expect(body.data).toHaveLength(count);
-      return body.data;
-    });
-  }
+  const records = (team: string, count: number) => waitForUsageRecords(gw, team, count);
 
-  it("costs plain and streamed requests to the nano-unit from the record's own counts", async () => {
+  it("costs plain and streamed requests to the nano-unit from the stand-in's token counts and the price", async () => {
     const { token } = await gw.teamToken('spend-plain');
     const client = gw.openai(token);
     await client.chat.completions.create({
@@ -81,14 +76,16 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
       stream: true,
     });
     for await (const _ of stream) void _;
-    for (const record of await records('spend-plain', 2)) {
-      const expected = nanos(
-        { prompt: record.prompt_tokens, completion: record.completion_tokens },
-        { prompt: 2, completion: 8 },
-      );
-      expect(record).toMatchObject({ cost_nanos: expected, cost: expected / 1e9, cost_estimated: false });
-      expect(expected).toBeGreaterThan(0);
-    }
+    // The stand-in counts words: "one two three" is 3 prompt tokens, "echo: one two three" 4 completion tokens;
+    // "four five" 2 and 3. At 2 and 8 per million: (3*2 + 4*8) and (2*2 + 3*8) thousand nano-units.
+    const [streamed, plain] = await records('spend-plain', 2);
+    expect(plain).toMatchObject({ stream: false, cost_nanos: 38_000, cost: 0.000038, cost_estimated: false });
+    expect(streamed).toMatchObject({
+      stream: true,
+      cost_nanos: 28_000,
+      cost: 0.000028,
+      cost_estimated: false,
+    });
   });
 
   it('prices cached prompt tokens and reasoning tokens at their own prices', async () => {
@@ -103,12 +100,10 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
       .openai(token)
       .chat.completions.create({ model: 'priced-reasoner', messages: [{ role: 'user', content: 'think' }] });
     const { 'priced-reasoner': reasoner, 'priced-claude': claude } = await recordsByModel('spend-kinds', 2);
-    expect(claude.cached_tokens).toBe(4);
+    // "hello cache": 2 input words, plus the stand-in's 2 cache writes and 4 cache reads; "echo: hello cache" 3.
+    expect(claude).toMatchObject({ prompt_tokens: 8, cached_tokens: 4, completion_tokens: 3 });
     expect(claude.cost_nanos).toBe(
-      nanos(
-        { uncached: claude.prompt_tokens - 4, cached: 4, completion: claude.completion_tokens },
-        { uncached: 3, cached: 0.3, completion: 15 },
-      ),
+      nanos({ uncached: 4, cached: 4, completion: 3 }, { uncached: 3, cached: 0.3, completion: 15 }),
     );
     expect(reasoner.reasoning_tokens).toBeGreaterThan(0);
     // Reasoning is part of the completion: priced at its own price, never more of it than the completion holds.
@@ -156,13 +151,9 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
         { prompt: 2, completion: 8 },
       ),
     );
-    expect(deployment.cost_nanos).toBe((deployment.prompt_tokens + deployment.completion_tokens) * 1000);
-    expect(mini.cost_nanos).toBe(
-      nanos(
-        { prompt: mini.prompt_tokens, completion: mini.completion_tokens },
-        { prompt: 0.15, completion: 0.6 },
-      ),
-    );
+    // "x y": 2 prompt and 3 answer words at the deployment's 1 and 1; "x y z": 3 and 4 at gpt-4o-mini's 0.15 and 0.6.
+    expect(deployment.cost_nanos).toBe(nanos({ prompt: 2, completion: 3 }, { prompt: 1, completion: 1 }));
+    expect(mini.cost_nanos).toBe(nanos({ prompt: 3, completion: 4 }, { prompt: 0.15, completion: 0.6 }));
   });
 
   it('embeddings cost their input tokens; a small call is not rounded away (nano-units)', async () => {
@@ -193,9 +184,12 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     const all = await records('spend-sums', 4);
     const unknown = all.find((record) => record.model === 'echo');
     expect(unknown).toMatchObject({ cost: null, cost_nanos: null, cost_estimated: false });
-    const spent = all
-      .filter((record) => record.model === 'priced')
-      .reduce((sum, record) => sum + record.cost_nanos, 0);
+    // "a", "b c", "d e f": 6 prompt words, and 2 + 3 + 4 = 9 answer words ("echo: ..."), at 2 and 8 per million.
+    const spent = nanos({ prompt: 6, completion: 9 }, { prompt: 2, completion: 8 });
+    expect(spent).toBe(84_000);
+    expect(all.filter((record) => record.model === 'priced').map((record) => record.cost_nanos)).toEqual([
+      38_000, 28_000, 18_000,
+    ]);
 
     const own = await gw.asTeam(token, 'GET', '/v1/usage?groupBy=model');
     expect(own.body.currency).toBe('USD');
@@ -346,7 +340,7 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     });
     expect((await records('ratio', 1))[0].cost_nanos).toBe(89_000_000);
     // 0.089 / 0.1 in floating point is 0.8899999999999999; the remaining 0.1 - 0.089 is 0.011000000000000003.
-    expect(0.089 / 0.1).not.toBe(0.89);
+    expect(0.089 / 0.1).toBe(0.8899999999999999);
     const view = await eventually(async () => {
       const { body } = await gw.admin('GET', '/admin/v1/teams/ratio/budget');
       expect(body.budgets[0].spent).toBe(0.089);

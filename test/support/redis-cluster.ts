@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Redis, { Cluster } from 'ioredis';
 import { stopChild } from './gateway-process';
+import { freePorts } from './free-port';
 import { persistenceArgs } from './redis-server';
 
 const run = promisify(execFile);
@@ -14,12 +15,11 @@ const run = promisify(execFile);
  * --cluster-enabled yes` processes joined by `redis-cli --cluster create` (the machine's own binaries).
  */
 export class PrivateRedisCluster {
-  // 11000-16999, cluster bus ports (+10000) 21000-26999: below the kernel's ephemeral range (32768-60999), where an
-  // outgoing socket can hold a port (or a probe connect to itself), and apart from PrivateRedis's 30000-49999.
-  private base = pickBase();
-  get ports(): number[] {
-    return Array.from({ length: 6 }, (_, i) => this.base + i);
-  }
+  // Ports the kernel says are free (redis-server cannot listen on 0 and report its port); each node's cluster bus
+  // gets a free port of its own (--cluster-port) rather than its port + 10000. One taken in the meantime makes
+  // its node exit, and start() picks six new pairs.
+  ports: number[] = [];
+  private readonly busPorts = new Map<number, number>();
   private readonly dir = mkdtempSync(join(tmpdir(), 'switchyard-cluster-'));
   private readonly children = new Map<number, ChildProcess>();
 
@@ -29,6 +29,7 @@ export class PrivateRedisCluster {
 
   async start(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
+      await this.pickPorts();
       for (const port of this.ports) this.startNode(port);
       const started = await Promise.all(this.ports.map((port) => this.waitForNode(port)));
       if (started.every(Boolean)) break;
@@ -36,7 +37,6 @@ export class PrivateRedisCluster {
       await Promise.all([...this.children.values()].map((child) => stopChild(child)));
       this.children.clear();
       if (attempt === 3) throw new Error('could not start the cluster nodes on free ports');
-      this.base = pickBase();
     }
     await run(
       'redis-cli',
@@ -149,6 +149,13 @@ export class PrivateRedisCluster {
     throw new Error(`redis-server on ${port} did not start`);
   }
 
+  private async pickPorts(): Promise<void> {
+    const ports = await freePorts(12);
+    this.ports = ports.slice(0, 6);
+    this.busPorts.clear();
+    this.ports.forEach((port, i) => this.busPorts.set(port, ports[6 + i]));
+  }
+
   private startNode(port: number): void {
     const child = spawn(
       'redis-server',
@@ -159,6 +166,8 @@ export class PrivateRedisCluster {
         '127.0.0.1',
         '--cluster-enabled',
         'yes',
+        '--cluster-port',
+        String(this.busPorts.get(port)),
         '--cluster-config-file',
         join(this.dir, `nodes-${port}.conf`),
         '--cluster-node-timeout',
@@ -171,10 +180,6 @@ export class PrivateRedisCluster {
     );
     this.children.set(port, child);
   }
-}
-
-function pickBase(): number {
-  return 11000 + Math.floor(Math.random() * 1000) * 6;
 }
 
 async function info(port: number): Promise<string> {

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePorts } from './free-port';
 import { stopChild } from './gateway-process';
 import { persistenceArgs } from './redis-server';
 
@@ -14,16 +15,17 @@ const run = promisify(execFile);
  */
 export class PrivateRedisSentinel {
   readonly name = 'switchyard-test';
-  // 17000-19999: below the kernel's ephemeral range and apart from the cluster's (11000-16999, bus 21000-26999).
-  private base = pickBase();
+  // Ports the kernel says are free (redis-server cannot listen on 0 and report its port): master, replica, then
+  // the three sentinels. One taken in the meantime makes its process exit, and start() picks five new ones.
+  private ports: number[] = [];
   private readonly dir = mkdtempSync(join(tmpdir(), 'switchyard-sentinel-'));
   private readonly children = new Map<number, ChildProcess>();
 
   private get dataPorts(): number[] {
-    return [this.base, this.base + 1];
+    return this.ports.slice(0, 2);
   }
   private get sentinelPorts(): number[] {
-    return [this.base + 2, this.base + 3, this.base + 4];
+    return this.ports.slice(2, 5);
   }
   get sentinels(): string[] {
     return this.sentinelPorts.map((port) => `127.0.0.1:${port}`);
@@ -31,6 +33,7 @@ export class PrivateRedisSentinel {
 
   async start(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
+      this.ports = await freePorts(5);
       const [master, replica] = this.dataPorts;
       this.startServer(master, []);
       this.startServer(replica, ['--replicaof', '127.0.0.1', String(master)]);
@@ -40,7 +43,6 @@ export class PrivateRedisSentinel {
       await Promise.all([...this.children.values()].map((child) => stopChild(child)));
       this.children.clear();
       if (attempt === 3) throw new Error('could not start the sentinel setup on free ports');
-      this.base = pickBase();
     }
     await this.waitFor(
       async () =>
@@ -141,8 +143,4 @@ export class PrivateRedisSentinel {
   private async cli(port: number, ...args: string[]): Promise<string> {
     return (await run('redis-cli', ['-p', String(port), ...args], { timeout: 2000 })).stdout;
   }
-}
-
-function pickBase(): number {
-  return 17000 + Math.floor(Math.random() * 600) * 5;
 }
