@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
-import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageSummary } from '../support/usage';
 
 describe('POST /v1/chat/completions (relay)', () => {
   let upstream: OpenAIUpstream;
@@ -278,21 +278,19 @@ describe('POST /v1/chat/completions (relay)', () => {
     });
     for await (const _ of s) void _;
     // prompt: "one two" = 2 words, "three" = 1; completion: "echo: one two" = 3, "echo: three" = 2
-    await eventually(async () => {
-      const usage = await gw.admin('GET', '/admin/v1/usage?team=accounting&groupBy=model');
-      expect(usage.body.data).toEqual([
-        expect.objectContaining({
-          team: 'accounting',
-          model: 'echo',
-          requests: 2,
-          requests_ok: 2,
-          prompt_tokens: 3,
-          completion_tokens: 5,
-          total_tokens: 8,
-          estimated_requests: 0,
-        }),
-      ]);
-    });
+    const usage = await waitForUsageSummary(gw, 'team=accounting&groupBy=model', 2);
+    expect(usage.data).toEqual([
+      expect.objectContaining({
+        team: 'accounting',
+        model: 'echo',
+        requests: 2,
+        requests_ok: 2,
+        prompt_tokens: 3,
+        completion_tokens: 5,
+        total_tokens: 8,
+        estimated_requests: 0,
+      }),
+    ]);
     const access = gw.logs.filter(
       (l) => l.type === 'access' && l.team === 'accounting' && l.path === '/v1/chat/completions',
     );

@@ -1,8 +1,8 @@
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageRecord } from '../support/usage';
 
 /** Bodies and requests built to break a parser: each is a 4xx in OpenAI's shape, never a 500 or a crash. */
 function expectOpenAIError(body: any, code: string | null) {
@@ -154,11 +154,7 @@ describe('hostile input', () => {
     await (async () => {
       for await (const chunk of stream) void chunk;
     })().catch(() => undefined);
-    const record = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=one-letter&limit=1');
-      expect(body.data).toHaveLength(1);
-      return body.data[0];
-    }, 20_000);
+    const record = await waitForUsageRecord(gw, 'one-letter', { timeoutMs: 20_000 });
     polling = false;
     await poll;
     expect(record).toMatchObject({ outcome: 'aborted', estimated: true });

@@ -3,7 +3,9 @@ import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { eventually } from '../support/eventually';
 import { GeminiUpstream } from '../support/gemini-upstream';
 import { OpenAIUpstream } from '../support/openai-upstream';
+import { words } from '../support/standin-server';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageRecord } from '../support/usage';
 
 /**
  * POST /v1/messages and /v1/messages/count_tokens with the official @anthropic-ai/sdk: natively to an Anthropic
@@ -172,21 +174,20 @@ describe('Anthropic Messages API', () => {
       expect(message.content[1]).toMatchObject({ type: 'text', text: 'echo: stream me' });
       expect(events[0]).toBe('message_start');
       expect(events.at(-1)).toBe('message_stop');
-      const record = await eventually(async () => {
-        const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=messages-native-stream&limit=5');
-        expect(body.data).toHaveLength(1);
-        return body.data[0];
-      });
-      // The prompt is input 2 + cache writes 2 + cache reads 4; the output is message_delta's count.
+      const record = await waitForUsageRecord(gw, 'messages-native-stream');
+      // The prompt is input 2 + cache writes 2 + cache reads 4; the output is message_delta's count, which the
+      // stand-in makes the words of every block it sent (the thinking and the text).
+      const output = words('Let me think about stream me.') + words('echo: stream me');
+      expect(message.usage.output_tokens).toBe(output);
       expect(record).toMatchObject({
         endpoint: 'messages',
         model: 'claude-echo',
         stream: true,
         prompt_tokens: 8,
-        completion_tokens: message.usage.output_tokens,
+        completion_tokens: output,
+        total_tokens: 8 + output,
         outcome: 'ok',
       });
-      expect(record.total_tokens).toBe(8 + message.usage.output_tokens);
       const metrics = await (await fetch(`${gw.url}/metrics`)).text();
       expect(metrics).toMatch(
         /switchyard_requests_total\{team="messages-native-stream",model="claude-echo",backend="claude",endpoint="messages",status_code="200",stream="true",outcome="ok"\} 1/,
@@ -414,14 +415,7 @@ describe('Anthropic Messages API', () => {
         'text',
       ]);
 
-      const record = await eventually(async () => {
-        const { body } = await gw.admin(
-          'GET',
-          '/admin/v1/usage/records?team=messages-translated-stream&limit=5',
-        );
-        expect(body.data).toHaveLength(1);
-        return body.data[0];
-      });
+      const record = await waitForUsageRecord(gw, 'messages-translated-stream');
       expect(record).toMatchObject({
         endpoint: 'messages',
         model: 'gpt-reasoner',

@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageRecord, waitForUsageRecords } from '../support/usage';
 
 /** POST /v1/responses and the stored responses, with the official openai SDK, translated to chat backends. */
 describe('OpenAI Responses API', () => {
@@ -370,11 +371,7 @@ describe('OpenAI Responses API', () => {
       code: 'server_error',
       message: expect.stringMatching(/\[upstream_error\]$/),
     });
-    const record = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=responses-midstream&limit=5');
-      expect(body.data).toHaveLength(1);
-      return body.data[0];
-    });
+    const record = await waitForUsageRecord(gw, 'responses-midstream');
     expect(record).toMatchObject({ endpoint: 'responses', outcome: 'error' });
   });
 
@@ -410,11 +407,7 @@ describe('OpenAI Responses API', () => {
   it('is accounted as endpoint responses; bad input is a 400 naming it', async () => {
     const { token } = await gw.teamToken('responses-usage');
     await gw.openai(token).responses.create({ model: 'echo', input: 'count me' });
-    const record = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=responses-usage&limit=5');
-      expect(body.data).toHaveLength(1);
-      return body.data[0];
-    });
+    const record = await waitForUsageRecord(gw, 'responses-usage');
     expect(record).toMatchObject({ endpoint: 'responses', model: 'echo', outcome: 'ok', estimated: false });
     for (const body of [
       { model: 'echo' },
@@ -510,11 +503,7 @@ describe('OpenAI Responses API', () => {
         type: 'reasoning',
         encrypted_content: 'enc-standin-reasoning',
       });
-      const records = await eventually(async () => {
-        const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=native-usage&limit=5');
-        expect(body.data).toHaveLength(2);
-        return body.data;
-      });
+      const records = await waitForUsageRecords(gw, 'native-usage', 2);
       expect(records[1]).toMatchObject({
         endpoint: 'responses',
         model: 'native-reasoner',

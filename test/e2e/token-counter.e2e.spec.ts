@@ -2,6 +2,7 @@ import { countTokens as exactCount } from 'gpt-tokenizer'; // o200k_base, the ga
 import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageRecords } from '../support/usage';
 import { TokenCounter } from '../../src/usage/token-counter';
 import { tokenizerLoaded } from '../../src/usage/token-estimator';
 
@@ -45,12 +46,8 @@ describe('Token counting off the main thread', () => {
       messages: [{ role: 'user', content: 'hello again' }],
     });
     for await (const _ of stream) void _;
-    const { body } = await eventually(async () => {
-      const records = await gw.admin('GET', '/admin/v1/usage/records?team=counted&limit=10');
-      expect(records.body.data).toHaveLength(2);
-      return records;
-    });
-    expect(body.data.every((record: { estimated: boolean }) => record.estimated === false)).toBe(true);
+    const records = await waitForUsageRecords(gw, 'counted', 2);
+    expect(records.map((record) => record.estimated)).toEqual([false, false]);
     expect(tokenizerLoaded()).toBe(false);
     expect(counter.workerThreadId).toBeUndefined();
   });
@@ -73,11 +70,7 @@ describe('Token counting off the main thread', () => {
       .length;
 
     await abandon();
-    const first = await eventually(async () => {
-      const records = (await gw.admin('GET', '/admin/v1/usage/records?team=counted&limit=100')).body.data;
-      expect(records).toHaveLength(recordsBefore + 1);
-      return records[0];
-    }, 15_000); // the worker loads its tables first
+    const [first] = await waitForUsageRecords(gw, 'counted', recordsBefore + 1, { timeoutMs: 15_000 }); // the worker loads its tables first
     expect(first).toMatchObject({ outcome: 'aborted', estimated: true, prompt_tokens: expected });
     expect(tokenizerLoaded()).toBe(false); // counted in the worker, not here
     const firstWorker = counter.workerThreadId;
@@ -86,12 +79,8 @@ describe('Token counting off the main thread', () => {
     await eventually(() => expect(counter.workerThreadId).toBeUndefined(), 5000); // stopped after 300 ms idle
 
     await abandon();
-    const second = await eventually(async () => {
-      const records = (await gw.admin('GET', '/admin/v1/usage/records?team=counted&limit=100')).body.data;
-      expect(records).toHaveLength(recordsBefore + 2);
-      return records[0];
-    }, 15_000);
+    const [second] = await waitForUsageRecords(gw, 'counted', recordsBefore + 2, { timeoutMs: 15_000 });
     expect(second).toMatchObject({ outcome: 'aborted', estimated: true, prompt_tokens: expected });
-    expect(counter.workerThreadId).not.toBe(firstWorker);
+    expect(counter.workerThreadId).toBeGreaterThan(firstWorker!); // a new worker (thread ids only grow)
   });
 });
