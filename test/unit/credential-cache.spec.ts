@@ -3,6 +3,9 @@ import { issueToken } from '../../src/auth/token-format';
 import { AppLogger } from '../../src/common/logging/logger';
 import { buildConfig } from '../../src/config/config.loader';
 import { RedisKeys } from '../../src/redis/redis-keys';
+import { RedisTokenRecords } from '../../src/auth/redis-token-records.repository';
+import { RedisTeamRecords } from '../../src/teams/redis-team-records.repository';
+import { TeamStore } from '../../src/teams/team.store';
 import { InMemoryRedis } from '../support/in-memory-redis';
 
 /**
@@ -19,6 +22,8 @@ function setup(onOutage: 'reject' | 'last-known' = 'reject') {
     redis.asRedis(),
     subscriber.asRedis(),
     keys,
+    new RedisTokenRecords(redis.asRedis(), keys),
+    new TeamStore(new RedisTeamRecords(redis.asRedis(), keys), config),
     new AppLogger('fatal', { write: () => undefined }),
     config,
   );
