@@ -14,11 +14,17 @@ import { ConsoleSessions } from './console-sessions';
 import { CredentialCache } from './credential.cache';
 import { FallingBackFailureCounts, MemoryFailureCounts, RedisFailureCounts } from './failure-counts';
 import { TokenStore } from './token.store';
+import { TOKEN_RECORDS } from './token-records.repository';
+import { RedisTokenRecords } from './redis-token-records.repository';
+import { CONSOLE_SESSION_RECORDS } from './console-session-records.repository';
+import { RedisConsoleSessionRecords } from './redis-console-session-records.repository';
 
 @Global()
 @Module({
   imports: [TeamsModule],
   providers: [
+    { provide: TOKEN_RECORDS, useClass: RedisTokenRecords },
+    { provide: CONSOLE_SESSION_RECORDS, useClass: RedisConsoleSessionRecords },
     CredentialCache,
     TokenStore,
     AuthGuard,

@@ -1,12 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type Redis from 'ioredis';
 import { parse as parseCookies } from 'cookie';
 import type { Request } from 'express';
 import { GatewayConfig } from '../config/config.schema';
-import { REDIS } from '../redis/redis.module';
-import { RedisKeys } from '../redis/redis-keys';
 import { hashToken } from './token-format';
+import { CONSOLE_SESSION_RECORDS, type ConsoleSessionRecords } from './console-session-records.repository';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -30,14 +28,13 @@ export interface ConsoleSession {
 
 /**
  * Console sign-ins: the admin key is exchanged once for a random session id that lives in an HttpOnly,
- * SameSite=Strict cookie (the key itself never stays in the browser). Redis keeps the session under the
- * SHA-256 of its id, with a TTL, so every replica knows it and a leaked Redis dump holds no usable cookie.
+ * SameSite=Strict cookie (the key itself never stays in the browser). The store (Redis) keeps the session under
+ * the SHA-256 of its id, with a TTL, so every replica knows it and a leaked Redis dump holds no usable cookie.
  */
 @Injectable()
 export class ConsoleSessions {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
-    private readonly keys: RedisKeys,
+    @Inject(CONSOLE_SESSION_RECORDS) private readonly sessions: ConsoleSessionRecords,
     private readonly config: GatewayConfig,
   ) {}
 
@@ -52,12 +49,7 @@ export class ConsoleSessions {
       csrf: randomBytes(32).toString('base64url'),
       expiresAt: new Date(Date.now() + this.ttlSeconds * 1000).toISOString(),
     };
-    await this.redis.set(
-      this.keys.consoleSession(hashToken(id)),
-      JSON.stringify(session),
-      'EX',
-      this.ttlSeconds,
-    );
+    await this.sessions.save(hashToken(id), JSON.stringify(session), this.ttlSeconds);
     return { id, session };
   }
 
@@ -65,13 +57,13 @@ export class ConsoleSessions {
   async of(req: Request): Promise<ConsoleSession | null> {
     const id = sessionIdOf(req);
     if (!id) return null;
-    const stored = await this.redis.get(this.keys.consoleSession(hashToken(id)));
+    const stored = await this.sessions.find(hashToken(id));
     return stored ? (JSON.parse(stored) as ConsoleSession) : null;
   }
 
   async close(req: Request): Promise<void> {
     const id = sessionIdOf(req);
-    if (id) await this.redis.del(this.keys.consoleSession(hashToken(id)));
+    if (id) await this.sessions.remove(hashToken(id));
   }
 }
 

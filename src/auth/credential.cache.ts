@@ -5,10 +5,11 @@ import { GatewayException } from '../core/errors/gateway.exception';
 import { AppLogger } from '../common/logging/logger';
 import { REDIS, REDIS_SUBSCRIBER, redisReady } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
-import { parseTeam } from '../teams/team.store';
+import { TeamStore } from '../teams/team.store';
 import type { Principal } from './principal';
 import { toTokenInfo } from './token.store';
 import { hashToken, sameHash, tokenIdOf } from './token-format';
+import { TOKEN_RECORDS, type TokenRecords } from './token-records.repository';
 
 /** What one token lookup yields; immutable once built, so the principal is shared by requests. */
 interface Credential {
@@ -59,6 +60,8 @@ export class CredentialCache implements OnModuleInit, BeforeApplicationShutdown 
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(REDIS_SUBSCRIBER) private readonly subscriber: Redis,
     private readonly keys: RedisKeys,
+    @Inject(TOKEN_RECORDS) private readonly tokens: TokenRecords,
+    private readonly teams: TeamStore,
     private readonly logger: AppLogger,
     private readonly config: GatewayConfig,
   ) {}
@@ -130,9 +133,9 @@ export class CredentialCache implements OnModuleInit, BeforeApplicationShutdown 
   }
 
   private async read(tokenId: string): Promise<Credential | null> {
-    const token = await this.redis.hgetall(this.keys.token(tokenId));
+    const token = await this.tokens.read(tokenId);
     if (!token.hash) return null;
-    const team = parseTeam(await this.redis.hgetall(this.keys.team(token.team)));
+    const team = await this.teams.get(token.team);
     const info = toTokenInfo(token);
     return {
       hash: token.hash,
@@ -169,7 +172,7 @@ export class CredentialCache implements OnModuleInit, BeforeApplicationShutdown 
     if (now - last < LAST_USED_EVERY_MS || !redisReady(this.redis)) return;
     if (this.lastUsedWritten.size >= MAX_ENTRIES) this.lastUsedWritten.clear();
     this.lastUsedWritten.set(tokenId, now);
-    this.redis.hsetIfExists(this.keys.token(tokenId), 'lastUsedAt', new Date(now).toISOString()).catch(() => {
+    this.tokens.writeIfExists(tokenId, { lastUsedAt: new Date(now).toISOString() }).catch(() => {
       this.lastUsedWritten.delete(tokenId);
     });
   }

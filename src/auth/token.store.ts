@@ -1,11 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { cleanLimits, type Limits } from '../core/limit-settings';
-import { REDIS } from '../redis/redis.module';
-import { RedisKeys } from '../redis/redis-keys';
 import { issueToken, publicPrefix } from './token-format';
-import { batch } from '../redis/batch';
+import { TOKEN_RECORDS, type TokenRecords } from './token-records.repository';
 
 export type TokenStatus = 'active' | 'revoked' | 'expired';
 
@@ -54,16 +51,13 @@ export function toTokenInfo(fields: Record<string, string>, now = Date.now()): T
 }
 
 /**
- * Team tokens in Redis: `token:{id}` holds SHA-256 of the token, never the token.
+ * Team tokens (TokenRecords: Redis in production): a record holds SHA-256 of the token, never the token.
  * During a rotation grace period it also holds the previous hash and when it stops
  * working. A data store only: audit and invalidation are the admin service's job.
  */
 @Injectable()
 export class TokenStore {
-  constructor(
-    @Inject(REDIS) private readonly redis: Redis,
-    private readonly keys: RedisKeys,
-  ) {}
+  constructor(@Inject(TOKEN_RECORDS) private readonly records: TokenRecords) {}
 
   /** Issues a token; the only moment its secret exists outside the caller's hands. */
   async create(teamId: string, spec: NewToken): Promise<TokenInfo & { token: string }> {
@@ -79,27 +73,23 @@ export class TokenStore {
       limits: JSON.stringify(cleanLimits(spec.limits)),
       status: 'active',
     };
-    // Token first, index second: a crash in between leaves an unlisted token, never a listed ghost.
-    await this.redis.hset(this.keys.token(issued.id), fields);
-    await this.redis.sadd(this.keys.teamTokens(teamId), issued.id);
+    await this.records.add(teamId, issued.id, fields);
     return { ...toTokenInfo(fields), token: issued.token };
   }
 
   async require(tokenId: string): Promise<TokenInfo> {
-    const fields = await this.redis.hgetall(this.keys.token(tokenId));
+    const fields = await this.records.read(tokenId);
     if (!fields.id) throw new GatewayException('token_not_found', `Token "${tokenId}" does not exist.`);
     return toTokenInfo(fields);
   }
 
   async ids(teamId: string): Promise<string[]> {
-    return this.redis.smembers(this.keys.teamTokens(teamId));
+    return this.records.idsOf(teamId);
   }
 
   async list(teamId: string): Promise<TokenInfo[]> {
     const ids = (await this.ids(teamId)).sort();
-    const rows = await batch(ids.map((id) => this.redis.hgetall(this.keys.token(id))));
-    return rows
-      .map(([, fields]) => fields as Record<string, string>)
+    return (await this.records.readMany(ids))
       .filter((fields) => fields.id)
       .map((fields) => toTokenInfo(fields))
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
@@ -108,7 +98,7 @@ export class TokenStore {
   async revoke(tokenId: string): Promise<TokenInfo> {
     const info = await this.require(tokenId);
     if (info.status !== 'revoked') {
-      await this.redis.hset(this.keys.token(tokenId), {
+      await this.records.write(tokenId, {
         status: 'revoked',
         revokedAt: new Date().toISOString(),
       });
@@ -121,8 +111,7 @@ export class TokenStore {
    * (0: it stops at once), so clients can be redeployed without an outage.
    */
   async rotate(tokenId: string, graceSeconds: number): Promise<TokenInfo & { token: string }> {
-    const key = this.keys.token(tokenId);
-    const fields = await this.redis.hgetall(key);
+    const fields = await this.records.read(tokenId);
     if (!fields.id) throw new GatewayException('token_not_found', `Token "${tokenId}" does not exist.`);
     if (fields.status === 'revoked') {
       throw new GatewayException(
@@ -133,7 +122,7 @@ export class TokenStore {
     }
     const issued = issueToken(tokenId);
     const now = Date.now();
-    await this.redis.hset(key, {
+    await this.records.write(tokenId, {
       hash: issued.hash,
       previousHash: graceSeconds > 0 ? fields.hash : '',
       previousHashUntil: graceSeconds > 0 ? String(now + graceSeconds * 1000) : '',
@@ -144,11 +133,11 @@ export class TokenStore {
 
   async touchLastUsed(tokenId: string, at: Date): Promise<void> {
     // Only if the token still exists: a deleted token must not come back as a stub.
-    await this.redis.hsetIfExists(this.keys.token(tokenId), 'lastUsedAt', at.toISOString());
+    await this.records.writeIfExists(tokenId, { lastUsedAt: at.toISOString() });
   }
 
   /** Deletes the tokens outright (team deletion). */
   async removeMany(tokenIds: string[]): Promise<void> {
-    for (const id of tokenIds) await this.redis.del(this.keys.token(id));
+    for (const id of tokenIds) await this.records.remove(id);
   }
 }

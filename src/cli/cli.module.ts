@@ -12,7 +12,9 @@ import { LimitsModule } from '../limits/limits.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { RedisModule } from '../redis/redis.module';
 import { TeamsModule } from '../teams/teams.module';
+import { RedisUsageRecords } from '../usage/redis-usage-records.repository';
 import { UsageQueryService } from '../usage/usage-query.service';
+import { USAGE_RECORDS } from '../usage/usage-records.repository';
 
 /** The gateway's own services without HTTP: the CLI changes exactly what the admin API changes. */
 @Module({})
@@ -32,7 +34,7 @@ export class CliModule {
         AdminModule,
         LimitsModule,
       ],
-      providers: [UsageQueryService],
+      providers: [{ provide: USAGE_RECORDS, useClass: RedisUsageRecords }, UsageQueryService],
       exports: [UsageQueryService],
     };
   }

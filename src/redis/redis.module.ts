@@ -4,7 +4,6 @@ import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig } from '../config/config.schema';
 import { redactUrl } from './redis-preflight';
 import { RedisKeys } from './redis-keys';
-import { registerScripts } from './scripts';
 
 export const REDIS = Symbol('REDIS');
 export const REDIS_SUBSCRIBER = Symbol('REDIS_SUBSCRIBER');
@@ -15,7 +14,9 @@ export const REDIS_USAGE = Symbol('REDIS_USAGE');
  * One connection to the configured topology: a server (`redis.url`), a Cluster (`redis.cluster`) or a
  * Sentinel-managed master (`redis.sentinel`). A Cluster client answers the same commands and scripts, so it is
  * typed as the one-server client: every key a command or script touches shares one team's hash tag (or is a
- * single global key), and batches are auto-pipelined per node rather than sent as one multi-slot pipeline.
+ * single global key), and batches are auto-pipelined per node rather than sent as one multi-slot pipeline. The
+ * connections are given only to repositories (`*.repository.ts`, each owning its keys and Lua scripts); services
+ * take a repository's interface.
  */
 function connect(
   config: GatewayConfig,
@@ -40,7 +41,7 @@ function connect(
   };
   let redis: Redis;
   if (settings.cluster) {
-    // Auto-pipelined per node, scripts included (they are plain EVALSHA calls on a Cluster: scripts.ts). WAIT and
+    // Auto-pipelined per node, scripts included (they are plain EVALSHA calls on a Cluster: lua-script.ts). WAIT and
     // ROLE have no key, so ioredis could not place them: the usage writer sends them to each master itself.
     redis = new Cluster(settings.cluster.nodes.map(hostPort), {
       redisOptions: { ...options, ...auth, enableAutoPipelining: false },
@@ -59,7 +60,6 @@ function connect(
       ...(settings.tls ? { sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
     });
   } else redis = new Redis(settings.url, options);
-  registerScripts(redis);
   logConnectionStates(redis, logger, role, describeTopology(config));
   return redis;
 }

@@ -1,11 +1,8 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { cleanLimits, type Limits } from '../core/limit-settings';
-import { REDIS } from '../redis/redis.module';
-import { RedisKeys } from '../redis/redis-keys';
-import { batch } from '../redis/batch';
+import { TEAM_RECORDS, type TeamRecords } from './team-records.repository';
 
 export interface Team {
   id: string;
@@ -115,15 +112,14 @@ function updatedFields(team: Team, changes: TeamChanges): Record<string, string>
 }
 
 /**
- * Teams in Redis (`team:{id}` hash, plus the `teams` index set). A data store only:
+ * Teams: their records (TeamRecords: Redis in production) read and merged. A data store only:
  * audit and cross-replica invalidation are the admin service's job.
  * Teams in the config file are a seed: created at boot when missing, never overwritten.
  */
 @Injectable()
 export class TeamStore implements OnApplicationBootstrap {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
-    private readonly keys: RedisKeys,
+    @Inject(TEAM_RECORDS) private readonly records: TeamRecords,
     private readonly config: GatewayConfig,
   ) {}
 
@@ -146,13 +142,7 @@ export class TeamStore implements OnApplicationBootstrap {
       createdAt: now,
       updatedAt: now,
     };
-    const created = await this.redis.createHashIfMissing(
-      this.keys.team(id),
-      ...Object.entries(fields).flat(),
-    );
-    // The index lives in another Cluster slot, so it is a second command; list() skips ids without a team.
-    await this.redis.sadd(this.keys.teamIndex(), id);
-    return created === 1;
+    return this.records.createIfMissing(id, fields);
   }
 
   async create(id: string, changes: TeamChanges): Promise<Team> {
@@ -168,22 +158,16 @@ export class TeamStore implements OnApplicationBootstrap {
    * again: two admins changing different limits of one team at once both get their change.
    */
   async update(id: string, changes: TeamChanges): Promise<Team> {
-    const key = this.keys.team(id);
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
-      const raw = await this.redis.hgetall(key);
+      const raw = await this.records.read(id);
       const team = parseTeam(raw);
       if (!team) throw new GatewayException('team_not_found', `Team "${id}" does not exist.`);
       const fields = { ...updatedFields(team, changes), updatedAt: new Date().toISOString() };
       const merged = ['limits', 'metadata'].filter((field) => field in fields);
-      const expected = merged.flatMap((field) => [field, raw[field] ?? '']);
-      const written = await this.redis.hsetIfFieldsAre(
-        key,
-        merged.length,
-        ...expected,
-        ...Object.entries(fields).flat(),
-      );
-      if (written === 1) return this.require(id);
-      if (written === -1) throw new GatewayException('team_not_found', `Team "${id}" does not exist.`);
+      const expected = Object.fromEntries(merged.map((field) => [field, raw[field] ?? '']));
+      const written = await this.records.writeIfUnchanged(id, expected, fields);
+      if (written === 'written') return this.require(id);
+      if (written === 'missing') throw new GatewayException('team_not_found', `Team "${id}" does not exist.`);
     }
     throw new GatewayException(
       'team_update_conflict',
@@ -192,7 +176,7 @@ export class TeamStore implements OnApplicationBootstrap {
   }
 
   async get(id: string): Promise<Team | null> {
-    return parseTeam(await this.redis.hgetall(this.keys.team(id)));
+    return parseTeam(await this.records.read(id));
   }
 
   async require(id: string): Promise<Team> {
@@ -202,7 +186,7 @@ export class TeamStore implements OnApplicationBootstrap {
   }
 
   async list(): Promise<Team[]> {
-    return this.read((await this.redis.smembers(this.keys.teamIndex())).sort());
+    return this.read((await this.records.ids()).sort());
   }
 
   /**
@@ -215,7 +199,7 @@ export class TeamStore implements OnApplicationBootstrap {
     search?: string;
   }): Promise<{ teams: Team[]; hasMore: boolean }> {
     const search = options.search?.toLowerCase();
-    const ids = (await this.redis.smembers(this.keys.teamIndex()))
+    const ids = (await this.records.ids())
       .filter(
         (id) =>
           (!search || id.toLowerCase().includes(search)) &&
@@ -226,15 +210,11 @@ export class TeamStore implements OnApplicationBootstrap {
   }
 
   private async read(ids: string[]): Promise<Team[]> {
-    const rows = await batch(ids.map((id) => this.redis.hgetall(this.keys.team(id))));
-    return rows
-      .map(([, fields]) => parseTeam(fields as Record<string, string>))
-      .filter((t): t is Team => t !== null);
+    return (await this.records.readMany(ids)).map(parseTeam).filter((t): t is Team => t !== null);
   }
 
   /** Removes the team record and its token index (the tokens themselves are the caller's job). */
   async remove(id: string): Promise<void> {
-    await this.redis.del(this.keys.team(id), this.keys.teamTokens(id));
-    await this.redis.srem(this.keys.teamIndex(), id);
+    await this.records.remove(id);
   }
 }

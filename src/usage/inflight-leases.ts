@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { GatewayConfig } from '../config/config.schema';
 import { AppLogger } from '../common/logging/logger';
 import { MetricsService } from '../metrics/metrics.service';
-import { REDIS, redisReady } from '../redis/redis.module';
-import { RedisKeys } from '../redis/redis-keys';
+import type { CounterId } from '../limits/limit-counters.repository';
 import { withCost, type UsageRecord } from './usage-record';
 import { PriceBook } from '../billing/price-book';
 import { UsageWriter } from './usage-writer';
 import { USAGE_RECORDS, type UsageRecords } from './usage-records.repository';
 import { batch } from '../redis/batch';
+import { INFLIGHT_LEASE_STORE, type InflightLeaseStore } from './inflight-leases.repository';
 
 /**
  * What a survivor records for a request whose replica died: the request as admitted (the fields of its usage
@@ -33,7 +32,7 @@ export type LeasedRequest = Pick<
   recordId: string;
   admittedAt: number;
   /** Concurrency lease sets holding this request (released when it is accounted). */
-  concurrencyKeys: string[];
+  concurrencyKeys: CounterId[];
   /** The replica serving it: its request is lost when that replica's heartbeat is gone. */
   replica?: string;
 };
@@ -101,8 +100,7 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
   private readonly leaseMs: number;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
-    private readonly keys: RedisKeys,
+    @Inject(INFLIGHT_LEASE_STORE) private readonly store: InflightLeaseStore,
     private readonly writer: UsageWriter,
     @Inject(USAGE_RECORDS) private readonly usage: UsageRecords,
     private readonly metrics: MetricsService,
@@ -139,13 +137,13 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
    */
   keyFor(team: string): string {
     this.indexTeam(team);
-    return this.keys.inflight(team);
+    return this.store.leasesOf(team);
   }
 
   private indexTeam(team: string): void {
-    if (this.indexedTeams.has(team) || !redisReady(this.redis)) return;
+    if (this.indexedTeams.has(team) || !this.store.ready) return;
     this.indexedTeams.add(team);
-    this.redis.sadd(this.keys.replicaTeams(this.replicaId), team).catch(() => this.indexedTeams.delete(team));
+    this.store.listTeams(this.replicaId, [team]).catch(() => this.indexedTeams.delete(team));
   }
 
   /** The lease as stored in Redis, naming this replica. */
@@ -162,11 +160,9 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
   begin(request: LeasedRequest, { written }: { written: boolean }): void {
     request.replica = this.replicaId;
     this.open.set(request.recordId, request);
-    if (written || !redisReady(this.redis)) return; // renewal writes it once Redis is back
+    if (written || !this.store.ready) return; // renewal writes it once Redis is back
     this.indexTeam(request.team);
-    this.redis
-      .hset(this.keys.inflight(request.team), request.recordId, JSON.stringify(request))
-      .catch(() => undefined);
+    this.store.writeLease(request.team, request.recordId, JSON.stringify(request)).catch(() => undefined);
   }
 
   /** The request was accounted (its record is queued; the writer removes its entry in Redis). */
@@ -191,30 +187,21 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
   private async heartbeat(): Promise<void> {
     const sentAt = Date.now();
     if (this.lastHeartbeatAt > 0 && sentAt - this.lastHeartbeatAt > this.leaseMs) this.lastLapseAt = sentAt;
-    const [[error]] = await batch([
-      this.redis.set(this.keys.replicaAlive(this.replicaId), '1', 'PX', this.leaseMs),
-      this.redis.sadd(this.keys.replicas(), this.replicaId),
-    ]);
-    if (!error) this.lastHeartbeatAt = sentAt;
+    if (await this.store.heartbeat(this.replicaId, this.leaseMs)) this.lastHeartbeatAt = sentAt;
   }
 
-  /** Keeps this replica alive and rewrites what it serves (one pipeline). */
+  /** Keeps this replica alive and rewrites what it serves (sent together). */
   private async renew(): Promise<void> {
-    if (!redisReady(this.redis)) return;
+    if (!this.store.ready) return;
     const until = Date.now() + this.leaseMs;
-    const commands: Array<Promise<unknown>> = [this.heartbeat()];
-    const teams = new Set<string>();
-    for (const request of this.open.values()) {
-      // Written in full (not only renewed): after an outage its first write may never have happened.
-      commands.push(
-        this.redis.hset(this.keys.inflight(request.team), request.recordId, JSON.stringify(request)),
-      );
-      teams.add(request.team);
-      for (const key of request.concurrencyKeys)
-        commands.push(this.redis.zadd(key, 'XX', until, request.recordId));
-    }
-    if (teams.size) commands.push(this.redis.sadd(this.keys.replicaTeams(this.replicaId), ...teams));
-    await batch(commands); // a failed renewal is retried on the next tick
+    // Written in full (not only renewed): after an outage its first write may never have happened.
+    const leases = [...this.open.values()].map((request) => ({
+      team: request.team,
+      recordId: request.recordId,
+      lease: JSON.stringify(request),
+      leaseSets: request.concurrencyKeys,
+    }));
+    await Promise.all([this.heartbeat(), this.store.renew(this.replicaId, leases, until)]);
   }
 
   /**
@@ -222,24 +209,20 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
    * replica's teams are read. A lost replica with nothing left to settle is forgotten.
    */
   async sweep(): Promise<number> {
-    if (!redisReady(this.redis)) return 0;
+    if (!this.store.ready) return 0;
     let settled = 0;
     try {
       const now = Date.now();
-      const replicas = (await this.redis.smembers(this.keys.replicas())).filter(
-        (replica) => replica !== this.replicaId,
-      );
-      const alive = await batch(
-        replicas.map((replica) => this.redis.exists(this.keys.replicaAlive(replica))),
-      );
+      const replicas = (await this.store.replicas()).filter((replica) => replica !== this.replicaId);
+      const alive = await this.store.alive(replicas);
       const known = new Set(replicas);
       for (const replica of this.missingSince.keys())
         if (!known.has(replica)) this.missingSince.delete(replica);
       const lost: string[] = [];
       replicas.forEach((replica, i) => {
-        const [error, exists] = alive[i];
-        if (error) return;
-        if (exists !== 0) return void this.missingSince.delete(replica);
+        const exists = alive[i];
+        if (exists instanceof Error) return;
+        if (exists) return void this.missingSince.delete(replica);
         const since = this.missingSince.get(replica);
         if (since === undefined) this.missingSince.set(replica, now);
         else if (now - since >= this.leaseMs / 2) lost.push(replica);
@@ -249,15 +232,13 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
       await this.countDueEstimates(now);
       for (const replica of lost) {
         if (settled >= SWEEP_BATCH) break;
-        const teams = await this.redis.smembers(this.keys.replicaTeams(replica));
-        const entries = await batch(teams.map((team) => this.redis.hgetall(this.keys.inflight(team))));
         let left = 0;
-        for (const [error, entry] of entries) {
-          if (error) {
+        for (const leases of await this.store.leasesListedBy(replica)) {
+          if (leases instanceof Error) {
             left++; // unread: keep the replica for the next sweep
             continue;
           }
-          for (const payload of Object.values(entry as Record<string, string>)) {
+          for (const payload of leases) {
             const request = JSON.parse(payload) as LeasedRequest;
             if (request.replica !== replica) continue;
             left++;
@@ -268,11 +249,7 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
           }
         }
         // Every request it had is accounted (their entries are gone): nothing more to look for.
-        if (left === 0)
-          await batch([
-            this.redis.srem(this.keys.replicas(), replica),
-            this.redis.del(this.keys.replicaTeams(replica)),
-          ]);
+        if (left === 0) await this.store.forget(replica);
       }
     } catch (error) {
       this.logger.pino.warn({ err: error }, 'in-flight sweep failed; will retry');

@@ -10,12 +10,15 @@ import { RequestAdmission } from '../gateway/request-admission';
 import { TokenCounter } from './token-counter';
 import { USAGE_RECORDS } from './usage-records.repository';
 import { RedisUsageRecords } from './redis-usage-records.repository';
+import { INFLIGHT_LEASE_STORE } from './inflight-leases.repository';
+import { RedisInflightLeases } from './redis-inflight-leases.repository';
 
 @Module({
   imports: [LimitsModule, TeamsModule],
   controllers: [AdminUsageController, TeamUsageController],
   providers: [
     { provide: USAGE_RECORDS, useClass: RedisUsageRecords },
+    { provide: INFLIGHT_LEASE_STORE, useClass: RedisInflightLeases },
     UsageWriter,
     UsageRecorder,
     UsageQueryService,

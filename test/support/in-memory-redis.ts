@@ -31,7 +31,11 @@ export class InMemoryRedis extends EventEmitter {
     return snapshot;
   }
 
-  async hsetIfExists(key: string, ...fieldValues: string[]): Promise<number> {
+  /** Lua scripts are commands of the connection (redis/lua-script.ts); the ones below stand in for theirs. */
+  defineCommand(): void {}
+
+  /** The token repository's HSET_IF_EXISTS script (one key, then field/value pairs). */
+  async hsetIfExists(_numberOfKeys: number, key: string, ...fieldValues: string[]): Promise<number> {
     this.commands.push(`hsetIfExists ${key}`);
     const hash = this.hashes.get(key);
     if (!hash) return 0;

@@ -3,7 +3,25 @@ import { issueToken } from '../../src/auth/token-format';
 import { AppLogger } from '../../src/common/logging/logger';
 import { buildConfig } from '../../src/config/config.loader';
 import { RedisKeys } from '../../src/redis/redis-keys';
+import { RedisTokenRecords } from '../../src/auth/redis-token-records.repository';
+import { RedisTeamRecords } from '../../src/teams/redis-team-records.repository';
+import { TeamStore } from '../../src/teams/team.store';
 import { InMemoryRedis } from '../support/in-memory-redis';
+
+/** A cache on an empty Redis whose log lines go to `lines`. */
+function cacheWith(subscriber: InMemoryRedis, config: ReturnType<typeof buildConfig>, lines: string[]) {
+  const redis = new InMemoryRedis();
+  const keys = new RedisKeys('t:');
+  return new CredentialCache(
+    redis.asRedis(),
+    subscriber.asRedis(),
+    keys,
+    new RedisTokenRecords(redis.asRedis(), keys),
+    new TeamStore(new RedisTeamRecords(redis.asRedis(), keys), config),
+    new AppLogger('info', { write: (line: string) => void lines.push(line) }),
+    config,
+  );
+}
 
 /**
  * The credential cache against an in-memory Redis: who a token is, from memory while the invalidation channel is
@@ -19,6 +37,8 @@ function setup(onOutage: 'reject' | 'last-known' = 'reject') {
     redis.asRedis(),
     subscriber.asRedis(),
     keys,
+    new RedisTokenRecords(redis.asRedis(), keys),
+    new TeamStore(new RedisTeamRecords(redis.asRedis(), keys), config),
     new AppLogger('fatal', { write: () => undefined }),
     config,
   );
@@ -383,13 +403,7 @@ describe('CredentialCache: what a refusal says, boundaries, and the channel', ()
     const lines: string[] = [];
     const config = buildConfig({ admin: { apiKey: 'k' } }, {});
     const subscriber = new InMemoryRedis();
-    const cache = new CredentialCache(
-      new InMemoryRedis().asRedis(),
-      subscriber.asRedis(),
-      new RedisKeys('t:'),
-      new AppLogger('info', { write: (line: string) => void lines.push(line) }),
-      config,
-    );
+    const cache = cacheWith(subscriber, config, lines);
     await cache.onModuleInit();
     subscriber.emit('close');
     subscriber.emit('reconnecting'); // already off: nothing more to say
@@ -409,13 +423,7 @@ describe('CredentialCache: what a refusal says, boundaries, and the channel', ()
     const lines: string[] = [];
     const subscriber = new InMemoryRedis();
     subscriber.subscribe = () => Promise.reject(new Error('NOPERM'));
-    const cache = new CredentialCache(
-      new InMemoryRedis().asRedis(),
-      subscriber.asRedis(),
-      new RedisKeys('t:'),
-      new AppLogger('info', { write: (line: string) => void lines.push(line) }),
-      buildConfig({ admin: { apiKey: 'k' } }, {}),
-    );
+    const cache = cacheWith(subscriber, buildConfig({ admin: { apiKey: 'k' } }, {}), lines);
     await cache.onModuleInit();
     expect(lines.map((line) => JSON.parse(line))).toEqual([
       expect.objectContaining({

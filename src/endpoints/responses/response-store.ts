@@ -30,36 +30,70 @@ export interface ResponseToStore {
   values: number;
 }
 
+/** The Nest injection token of the stored responses' repository (Redis in production). */
+export const STORED_RESPONSES = Symbol('StoredResponses');
+
+/** Stored responses as JSON, per team and response id, each expiring on its own. */
+export interface StoredResponses {
+  save(team: string, id: string, json: Buffer, ttlSeconds: number): Promise<void>;
+  /** The JSON, or null (never stored, expired, or another team's). */
+  find(team: string, id: string): Promise<string | null>;
+  /** False when there was nothing to delete. */
+  remove(team: string, id: string): Promise<boolean>;
+}
+
 /**
- * Stored responses (`store`, default true) in Redis under the team's hash tag, one JSON value per response with
- * a TTL (responses.storeTtlSeconds). The key names the team, so another team's id is simply not there: a 404,
- * never a leak. The gateway keeps the state for every backend, so any deployment (or a fallback in another
- * family) can continue a conversation.
+ * Stored responses in Redis under the team's hash tag (`resp:{team}:<id>`). The key names the team, so another
+ * team's id is simply not there: a 404, never a leak.
+ */
+@Injectable()
+export class RedisStoredResponses implements StoredResponses {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  async save(team: string, id: string, json: Buffer, ttlSeconds: number): Promise<void> {
+    await this.redis.set(this.keys.storedResponse(team, id), json, 'EX', ttlSeconds);
+  }
+
+  find(team: string, id: string): Promise<string | null> {
+    return this.redis.get(this.keys.storedResponse(team, id));
+  }
+
+  async remove(team: string, id: string): Promise<boolean> {
+    return (await this.redis.del(this.keys.storedResponse(team, id))) === 1;
+  }
+}
+
+/**
+ * Stored responses (`store`, default true), one JSON value per response with a TTL (responses.storeTtlSeconds),
+ * readable only by the team that stored it. The gateway keeps the state for every backend, so any deployment (or a
+ * fallback in another family) can continue a conversation.
  */
 @Injectable()
 export class ResponseStore {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
-    private readonly keys: RedisKeys,
+    @Inject(STORED_RESPONSES) private readonly stored: StoredResponses,
     private readonly config: GatewayConfig,
   ) {}
 
   async save(team: string, stored: ResponseToStore): Promise<void> {
-    await this.redis.set(
-      this.keys.storedResponse(team, String(stored.response.id)),
+    await this.stored.save(
+      team,
+      String(stored.response.id),
       await storedJson(stored),
-      'EX',
       this.config.responses.storeTtlSeconds,
     );
   }
 
   async load(team: string, id: string): Promise<StoredResponse | undefined> {
-    const json = await this.redis.get(this.keys.storedResponse(team, id));
+    const json = await this.stored.find(team, id);
     return json ? (JSON.parse(json) as StoredResponse) : undefined;
   }
 
   async delete(team: string, id: string): Promise<boolean> {
-    return (await this.redis.del(this.keys.storedResponse(team, id))) === 1;
+    return this.stored.remove(team, id);
   }
 }
 

@@ -1,12 +1,12 @@
 import { Module } from '@nestjs/common';
 import { GatewayModule } from '../../gateway/gateway.module';
-import { ResponseStore } from './response-store';
+import { RedisStoredResponses, ResponseStore, STORED_RESPONSES } from './response-store';
 import { ResponsesController } from './responses.controller';
 import { ResponsesService } from './responses.service';
 
 @Module({
   imports: [GatewayModule],
   controllers: [ResponsesController],
-  providers: [ResponsesService, ResponseStore],
+  providers: [ResponsesService, ResponseStore, { provide: STORED_RESPONSES, useClass: RedisStoredResponses }],
 })
 export class ResponsesModule {}
