@@ -648,6 +648,34 @@ describe('strict vendor stand-ins through every client API', () => {
       },
     );
 
+    it.each(STREAMED)(
+      'so is a Messages request, which goes to Anthropic as it came (stream: %s)',
+      async (stream) => {
+        const question = `overloaded messages ${stream}`;
+        const error = await viaMessages(
+          { model: 'anthropic-overloaded', max_tokens: 100, messages: [{ role: 'user', content: question }] },
+          stream,
+        ).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(Anthropic.APIError);
+        expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(503);
+        expect(
+          anthropic.calls({ path: '/v1/messages', model: 'claude-overloaded', containing: question }),
+        ).toBe(3);
+      },
+    );
+
+    it.each(STREAMED)('and a Responses request (stream: %s)', async (stream) => {
+      const question = `overloaded responses ${stream}`;
+      const error = await viaResponses({ model: 'anthropic-overloaded', input: question }, stream).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+      expect(
+        anthropic.calls({ path: '/v1/messages', model: 'claude-overloaded', containing: question }),
+      ).toBe(3);
+    });
+
     it('a Gemini stream is one call to its streaming path, a plain answer one to generateContent', async () => {
       const question = 'count the paths';
       await viaChat({ model: 'gemini-echo', messages: [{ role: 'user', content: question }] }, true);
