@@ -51,9 +51,16 @@ describe('strict vendor stand-ins through every client API', () => {
         backends: {
           claude: { type: 'anthropic', baseUrl: anthropic.url, apiKey: '${TEST_UPSTREAM_KEY}' },
           google: { type: 'gemini', baseUrl: gemini.url, apiKey: '${TEST_UPSTREAM_KEY}' },
+          'openai-responses': {
+            type: 'openai',
+            baseUrl: openai.url,
+            apiKey: '${TEST_UPSTREAM_KEY}',
+            responsesApi: true,
+          },
         },
         models: {
           'openai-echo': on('openai', 'echo'),
+          'native-echo': { backend: 'openai-responses', upstreamModel: 'echo' },
           'anthropic-echo': on('anthropic', 'claude-echo'),
           'gemini-echo': on('gemini', 'gemini-echo'),
           'openai-filtered': on('openai', 'filtered'),
@@ -208,6 +215,26 @@ describe('strict vendor stand-ins through every client API', () => {
           });
         },
       );
+    });
+  });
+
+  describe("an answer cut at the token limit by OpenAI's Responses API (a backend that speaks it: passed through)", () => {
+    const question = Array.from({ length: 20 }, (_, i) => `v${i + 1}`).join(' ');
+    const cut = firstTokens(`echo: ${question}`, 16);
+
+    it.each(STREAMED)('is an incomplete Response on Responses, as it came (stream: %s)', async (stream) => {
+      const answer = await viaResponses(
+        { model: 'native-echo', max_output_tokens: 16, input: `${question} ${stream}` },
+        stream,
+      );
+      expect(answer).toEqual({
+        text: cut,
+        refusal: '',
+        status: 'incomplete',
+        incomplete: 'max_output_tokens',
+        calls: [],
+      });
+      expect(openai.calls({ path: '/v1/responses', containing: `${question} ${stream}` })).toBe(1);
     });
   });
 
