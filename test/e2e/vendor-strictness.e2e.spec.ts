@@ -51,9 +51,16 @@ describe('strict vendor stand-ins through every client API', () => {
         backends: {
           claude: { type: 'anthropic', baseUrl: anthropic.url, apiKey: '${TEST_UPSTREAM_KEY}' },
           google: { type: 'gemini', baseUrl: gemini.url, apiKey: '${TEST_UPSTREAM_KEY}' },
+          'openai-responses': {
+            type: 'openai',
+            baseUrl: openai.url,
+            apiKey: '${TEST_UPSTREAM_KEY}',
+            responsesApi: true,
+          },
         },
         models: {
           'openai-echo': on('openai', 'echo'),
+          'native-echo': { backend: 'openai-responses', upstreamModel: 'echo' },
           'anthropic-echo': on('anthropic', 'claude-echo'),
           'gemini-echo': on('gemini', 'gemini-echo'),
           'openai-filtered': on('openai', 'filtered'),
@@ -208,6 +215,26 @@ describe('strict vendor stand-ins through every client API', () => {
           });
         },
       );
+    });
+  });
+
+  describe("an answer cut at the token limit by OpenAI's Responses API (a backend that speaks it: passed through)", () => {
+    const question = Array.from({ length: 20 }, (_, i) => `v${i + 1}`).join(' ');
+    const cut = firstTokens(`echo: ${question}`, 16);
+
+    it.each(STREAMED)('is an incomplete Response on Responses, as it came (stream: %s)', async (stream) => {
+      const answer = await viaResponses(
+        { model: 'native-echo', max_output_tokens: 16, input: `${question} ${stream}` },
+        stream,
+      );
+      expect(answer).toEqual({
+        text: cut,
+        refusal: '',
+        status: 'incomplete',
+        incomplete: 'max_output_tokens',
+        calls: [],
+      });
+      expect(openai.calls({ path: '/v1/responses', containing: `${question} ${stream}` })).toBe(1);
     });
   });
 
@@ -647,6 +674,34 @@ describe('strict vendor stand-ins through every client API', () => {
         ).toBe(3);
       },
     );
+
+    it.each(STREAMED)(
+      'so is a Messages request, which goes to Anthropic as it came (stream: %s)',
+      async (stream) => {
+        const question = `overloaded messages ${stream}`;
+        const error = await viaMessages(
+          { model: 'anthropic-overloaded', max_tokens: 100, messages: [{ role: 'user', content: question }] },
+          stream,
+        ).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(Anthropic.APIError);
+        expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(503);
+        expect(
+          anthropic.calls({ path: '/v1/messages', model: 'claude-overloaded', containing: question }),
+        ).toBe(3);
+      },
+    );
+
+    it.each(STREAMED)('and a Responses request (stream: %s)', async (stream) => {
+      const question = `overloaded responses ${stream}`;
+      const error = await viaResponses({ model: 'anthropic-overloaded', input: question }, stream).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+      expect(
+        anthropic.calls({ path: '/v1/messages', model: 'claude-overloaded', containing: question }),
+      ).toBe(3);
+    });
 
     it('a Gemini stream is one call to its streaming path, a plain answer one to generateContent', async () => {
       const question = 'count the paths';

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { requestedToolCall, words } from './standin-server';
+import { generate, requestedToolCall, words } from './standin-server';
 
 /**
  * OpenAI's Responses API as a stand-in serves it (`POST /v1/responses`), written from OpenAI's API reference
@@ -10,7 +10,9 @@ import { requestedToolCall, words } from './standin-server';
  *
  * By model: `echo` answers "echo: <last user text>"; `tool-caller` calls the tool the user asked for
  * (`call <Tool> with <JSON>`) or the first function tool with {query}, and after a function_call_output answers
- * "tool said: <output>"; `reasoner` reasons first (a summary; encrypted when `include` asks).
+ * "tool said: <output>"; `reasoner` reasons first (a summary; encrypted when `include` asks). A text answer
+ * longer than `max_output_tokens` (a token is a word) is cut there: the message `incomplete`, the response
+ * `incomplete` with `incomplete_details.reason: max_output_tokens` (streamed: `response.incomplete` last).
  */
 export function answerResponses(
   body: Record<string, any>,
@@ -83,7 +85,11 @@ export function answerResponses(
       name: asked?.name ?? functionTools[0].name,
       arguments: JSON.stringify(asked?.input ?? { query: userText }),
     });
-  } else output.push(message(`echo: ${userText}`));
+  } else {
+    const made = generate(`echo: ${userText}`, { maxTokens: body.max_output_tokens ?? undefined });
+    output.push(message(made.text, made.ended === 'max_tokens' ? 'incomplete' : 'completed'));
+  }
+  const cut = output.some((item) => item.status === 'incomplete');
 
   const inputTokens =
     items.reduce(
@@ -107,9 +113,9 @@ export function answerResponses(
     id: newId('resp_'),
     object: 'response',
     created_at: Math.floor(Date.now() / 1000),
-    status: 'completed',
+    status: cut ? 'incomplete' : 'completed',
     error: null,
-    incomplete_details: null,
+    incomplete_details: cut ? { reason: 'max_output_tokens' } : null,
     instructions: body.instructions ?? null,
     model: `${body.model}-2026-01-01`,
     output,
@@ -192,15 +198,15 @@ export function answerResponses(
     }
     send('response.output_item.done', { output_index: index, item });
   });
-  send('response.completed', { response });
+  send(cut ? 'response.incomplete' : 'response.completed', { response });
   res.end();
 }
 
-function message(text: string): Record<string, any> {
+function message(text: string, status = 'completed'): Record<string, any> {
   return {
     id: 'msg_standin1',
     type: 'message',
-    status: 'completed',
+    status,
     role: 'assistant',
     content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
   };
