@@ -7,7 +7,10 @@
 module.exports = {
   testEnvironment: 'node',
   rootDir: __dirname,
-  roots: ['<rootDir>/test/unit'],
+  // src and test/support too, though no spec is there: --findRelatedTests (stryker.config.mjs) follows imports only
+  // through files inside the roots, so a spec that reaches a mutated file through a helper or another directory
+  // (upstream-caller-retry-plan.spec through test/support/upstream-caller-fakes.ts) would not be run for it.
+  roots: ['<rootDir>/test/unit', '<rootDir>/test/support', '<rootDir>/src'],
   testMatch: [
     '**/cost.spec.ts',
     '**/limit-settlement.spec.ts',

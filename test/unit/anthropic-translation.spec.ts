@@ -82,7 +82,7 @@ describe('Anthropic stream -> OpenAI chunks', () => {
       total_tokens: 45,
       prompt_tokens_details: { cached_tokens: 5, cache_write_tokens: 0 },
     });
-    expect(chunks.slice(0, 4).every((c) => c.usage === undefined)).toBe(true);
+    expect(chunks.map((c) => Object.hasOwn(c, 'usage'))).toEqual([false, false, false, false, true]);
   });
 
   it.each([
@@ -254,6 +254,44 @@ describe('Anthropic stream -> OpenAI chunks', () => {
     expect(() => mapper.map({ data: 'not json', event: undefined, id: undefined } as never)).toThrow(
       expect.objectContaining({ code: 'upstream_error' }),
     );
+  });
+});
+
+describe('Anthropic stream: timestamps and events with members missing', () => {
+  it('created is the Unix time in seconds when the stream began', () => {
+    jest.spyOn(Date, 'now').mockReturnValue(1_750_000_000_999);
+    try {
+      const { chunks } = stream([messageStart()]);
+      expect(chunks[0].created).toBe(1_750_000_000);
+    } finally {
+      jest.restoreAllMocks();
+    }
+  });
+
+  it('deltas without their text, a message_start without id or model, and events before message_start', () => {
+    const { chunks } = stream([
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'early' } },
+      { type: 'message_start', message: {} },
+      { type: 'content_block_start', index: 0, content_block: { type: 'thinking' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_delta', index: 1, delta: { type: 'text_delta' } },
+      { type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 't', name: 'f' } },
+      { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta' } },
+      { type: 'content_block_delta', index: 9, delta: { type: 'input_json_delta', partial_json: '{}' } },
+    ]);
+    expect(chunks.map((c) => [c.id, c.model])).toEqual(Array(8).fill(['', '']));
+    expect(chunks.map((c) => c.choices[0].delta)).toEqual([
+      { content: 'early' },
+      { role: 'assistant', content: '' },
+      { reasoning_content: '' },
+      { thinking_blocks: [{ type: 'thinking', thinking: '', signature: '' }] },
+      { content: '' },
+      { tool_calls: [{ index: 0, id: 't', type: 'function', function: { name: 'f', arguments: '' } }] },
+      { tool_calls: [{ index: 0, function: { arguments: '' } }] },
+      { tool_calls: [{ index: 0, function: { arguments: '{}' } }] },
+    ]);
   });
 });
 

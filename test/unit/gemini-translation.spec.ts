@@ -229,6 +229,45 @@ describe('Gemini stream -> OpenAI chunks', () => {
   });
 });
 
+describe('Gemini stream: timestamps, model and usage when Gemini leaves them out', () => {
+  it('created is the Unix time in seconds when the stream began; the model is the last modelVersion sent', () => {
+    jest.spyOn(Date, 'now').mockReturnValue(1_750_000_000_999);
+    try {
+      const { chunks } = stream([
+        { candidates: [{ content: { parts: [{ text: 'a' }] } }] },
+        { candidates: [{ content: { parts: [{ text: 'b' }] } }], modelVersion: 'gemini-x' },
+        { candidates: [{ content: { parts: [] }, finishReason: 'STOP' }] },
+      ]);
+      expect(chunks.map((c) => [c.created, c.model])).toEqual([
+        [1_750_000_000, ''],
+        [1_750_000_000, ''],
+        [1_750_000_000, 'gemini-x'],
+        [1_750_000_000, 'gemini-x'],
+        [1_750_000_000, 'gemini-x'],
+      ]);
+      expect(chunks[4].usage).toEqual({
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        total_tokens: 0,
+        prompt_tokens_details: { cached_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 0 },
+      });
+    } finally {
+      jest.restoreAllMocks();
+    }
+  });
+
+  it('an event without candidates (usage only) adds nothing but its usage', () => {
+    const { chunks, dones } = stream([
+      { candidates: [{ content: { parts: [{ text: 'a' }] }, finishReason: 'STOP' }] },
+    ]);
+    expect(dones).toEqual([true]);
+    const mapper = adapter.createStreamMapper();
+    expect(mapper.map(sse({ usageMetadata: { promptTokenCount: 1 } }))).toEqual({ chunks: [] });
+    expect(chunks).toHaveLength(4);
+  });
+});
+
 describe('Gemini GenerateContentResponse -> OpenAI chat.completion', () => {
   it('candidates become choices with their index; text, thought and function calls; usage', () => {
     const completion = adapter.parseResponse({

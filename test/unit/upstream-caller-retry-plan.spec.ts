@@ -116,6 +116,18 @@ describe('waits before calling a deployment again', () => {
     expect(waits).toEqual([]);
   });
 
+  it('a Retry-After past the cap, with a fallback still to try, is waited only up to the cap', async () => {
+    const { route, run } = callerWithFakes({ attempts: 2, maxRetryAfterMs: 3000 });
+    const limited = route('a');
+    limited.fallbacks = [route('c')];
+    const { called, result } = run(limited, async (c) =>
+      c.deployment.id === 'a/m' ? Promise.reject(rateLimited({ 'retry-after': '3600' })) : ok,
+    );
+    await expect(result).resolves.toMatchObject({ candidate: { deployment: { id: 'c/m' } } });
+    expect(called).toEqual(['a/m', 'a/m', 'a/m', 'c/m']);
+    expect(waits).toEqual([3000, 3000]);
+  });
+
   it('a Retry-After past the cap still lets a deployment not yet tried be called', async () => {
     const { route, run } = callerWithFakes({ attempts: 2, maxRetryAfterMs: 3000 });
     const { called, result } = run(route('a', 'b'), (c) =>
@@ -381,5 +393,78 @@ describe("deadline on the request's own signal", () => {
     // A later timer than the deadline's: had the deadline's fired, the signal would be aborted by then.
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(signal.aborted).toBe(false);
+  });
+});
+
+describe('what the operator is told', () => {
+  const refusedKey = () =>
+    mapUpstreamError({ backendId: 'bad', status: 401, message: 'Invalid key', headers: {}, secrets: [] });
+
+  it("a deployment's own fault: one error line with the request, model, deployment, backend and the vendor's words", async () => {
+    const { caller, lines, route } = callerWithFakes({ attempts: 0 });
+    await expect(
+      caller.call(
+        caller.plan(route('bad')),
+        () => Promise.reject(refusedKey()),
+        new AbortController().signal,
+        {
+          requestId: 'req-9',
+        },
+      ),
+    ).rejects.toMatchObject({ code: 'upstream_auth_failed' });
+    const line = lines.find((l) => l.deployment === 'bad/m');
+    expect(line).toMatchObject({
+      level: 50,
+      requestId: 'req-9',
+      model: 'model-bad',
+      deployment: 'bad/m',
+      backend: 'bad',
+      error: 'upstream_auth_failed',
+      upstreamStatus: 401,
+      reason: 'Invalid key',
+      msg: 'deployment bad/m cannot answer as configured: Backend "bad" rejected the gateway\'s credentials. (HTTP 401: Invalid key); it is not called again for this request',
+    });
+  });
+
+  it('a failure without words from the upstream: a warn line whose reason is the error itself', async () => {
+    const { caller, lines, route } = callerWithFakes({ attempts: 0 });
+    await expect(
+      caller.call(
+        caller.plan(route('a')),
+        () => Promise.reject(new GatewayException('upstream_unreachable', 'connect ECONNREFUSED')),
+        new AbortController().signal,
+      ),
+    ).rejects.toMatchObject({ code: 'upstream_unreachable' });
+    expect(lines.find((l) => l.deployment === 'a/m')).toMatchObject({
+      level: 40,
+      error: 'upstream_unreachable',
+      reason: 'connect ECONNREFUSED',
+      msg: 'deployment a/m failed: connect ECONNREFUSED',
+    });
+    expect(lines.find((l) => l.deployment === 'a/m')?.upstreamStatus).toBeUndefined();
+  });
+
+  it('a deployment-fault error without an upstream status says nothing of HTTP', async () => {
+    const { caller, lines, route } = callerWithFakes({ attempts: 0 });
+    const fault = new GatewayException('upstream_error', 'Unknown model.', { deploymentFault: true });
+    await expect(
+      caller.call(caller.plan(route('a')), () => Promise.reject(fault), new AbortController().signal),
+    ).rejects.toBe(fault);
+    expect(lines.find((l) => l.deployment === 'a/m')?.msg).toBe(
+      'deployment a/m cannot answer as configured: Unknown model.; it is not called again for this request',
+    );
+  });
+
+  it('refused credentials make the backend unusable in the readiness report until it answers again', async () => {
+    const { caller, health, route } = callerWithFakes({ attempts: 0 });
+    const bad = route('bad');
+    await expect(
+      caller.call(caller.plan(bad), () => Promise.reject(refusedKey()), new AbortController().signal),
+    ).rejects.toMatchObject({ code: 'upstream_auth_failed' });
+    expect(health.report(bad.deployments)).toEqual({
+      bad: { usable: false, reason: "it refused the gateway's credentials: Invalid key" },
+    });
+    await caller.call(caller.plan(bad), async () => ok, new AbortController().signal);
+    expect(health.report(bad.deployments)).toEqual({ bad: { usable: true } });
   });
 });

@@ -309,3 +309,75 @@ describe('upstream error mapping: exact words, types and headers', () => {
     expect(isUpstreamFailure(error)).toBe(counted);
   });
 });
+
+describe('scrub and scrubError: each rule on its own', () => {
+  const { GatewayException } = jest.requireActual('../../src/core/errors/gateway.exception');
+  const { backendSecrets, scrubError } = jest.requireActual('../../src/providers/upstream-errors');
+  const message = (text: string, secrets: Array<string | undefined>) =>
+    mapUpstreamError({ backendId: 'b', status: 400, message: text, headers: {}, secrets }).message;
+
+  it('a key of 4 characters is removed where it stands whole', () => {
+    expect(message('the key wxyz was refused', ['wxyz'])).toBe('the key [redacted] was refused');
+  });
+
+  it('with several keys, a word sharing a piece with any one of them is removed', () => {
+    expect(message('saw abcdefgh0000 here', ['abcdefgh1111', 'zzzzzzzz2222'])).toBe('saw [redacted] here');
+  });
+
+  it('a masked word whose visible pieces are shorter than 8 characters stays', () => {
+    expect(message('code ab****56 stays', ['sk-live-abcdef123456'])).toBe('code ab****56 stays');
+  });
+
+  it("the last whole 8-character piece of a key's tail is looked for too", () => {
+    expect(message('saw zz12345678 here', ['abcdefgh12345678'])).toBe('saw [redacted] here');
+  });
+
+  it('Bearer and Basic are stripped only at the start of a header value, with any spaces after them', () => {
+    expect(
+      backendSecrets({
+        headers: { Authorization: 'Bearer  two-spaces-1', 'x-api-key': 'abcBearer xyz-2' },
+      }),
+    ).toEqual(['two-spaces-1', 'abcBearer xyz-2']);
+  });
+
+  it('Retry-After: a decimal with two digits passes; a date with text after GMT does not', () => {
+    expect(facts(429, { headers: { 'retry-after': '1.25' } }).headers).toEqual({ 'retry-after': '1.25' });
+    expect(facts(429, { headers: { 'retry-after': 'Wed, 21 Oct 2026 07:28:00 GMTx' } }).headers).toEqual({});
+  });
+
+  it('a timeout keeps what the upstream said', () => {
+    expect(facts(408, { message: 'late' }).upstream).toEqual({ status: 408, message: 'late' });
+  });
+
+  const key = 'vendorkey-0123456789';
+  it.each([
+    ['the message', { message: `failed ${key}` }, { message: 'failed [redacted]' }],
+    ['the type', { type: `t-${key}` }, { type: 't-[redacted]' }],
+    ['the param', { param: `p-${key}` }, { param: 'p-[redacted]' }],
+    ['the code', { wireCode: `c-${key}` }, { wireCode: 'c-[redacted]' }],
+    [
+      'what the upstream said',
+      { upstream: { status: 500, message: key } },
+      { upstream: { status: 500, message: '[redacted]' } },
+    ],
+    ['a header', { headers: { 'x-echo': key } }, { headers: { 'x-echo': '[redacted]' } }],
+  ])('scrubError: a key in %s alone makes a cleaned copy', (_where, fields, cleaned) => {
+    const { message: text = 'plain', ...options } = fields as Record<string, any>;
+    const error = new GatewayException('upstream_error', text, options);
+    const clean = scrubError(error, [key]);
+    expect(clean === error).toBe(false);
+    expect(clean).toMatchObject(cleaned);
+    expect(JSON.stringify({ ...clean, message: clean.message })).not.toContain('0123456789');
+  });
+
+  it('scrubError returns the very error when nothing in it needed cleaning, headers included', () => {
+    const error = new GatewayException('rate_limit_exceeded', 'slow down', {
+      headers: { 'retry-after': '1' },
+      upstream: { status: 429, message: 'slow down' },
+      param: 'model',
+      wireCode: 'vendor_code',
+      type: 'tokens',
+    });
+    expect(scrubError(error, [key])).toBe(error);
+  });
+});
