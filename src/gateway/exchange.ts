@@ -2,8 +2,11 @@ import type { Principal } from '../auth/principal';
 import { GatewayException } from '../core/errors/gateway.exception';
 import type { Reservation } from '../limits/limits.service';
 
-/** The billable APIs: each usage record says which one it was for. */
-export type Endpoint = 'chat.completions' | 'embeddings' | 'messages' | 'responses';
+/**
+ * The billed API a request came to, as its usage record names it: what its endpoint's spec declares (`billedAs`:
+ * chat.completions, embeddings, messages, responses), so a new endpoint names itself in its own folder.
+ */
+export type Endpoint = string;
 
 /** The tokens one request used, as accounted. */
 export interface TokenCounts {

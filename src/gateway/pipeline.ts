@@ -84,12 +84,14 @@ export class Pipeline {
     signal: AbortSignal,
   ): Promise<void> {
     const exchange = req.exchange;
-    const served = await spec.open(body, {
+    const opened = spec.open(body, {
       caller: exchange.caller,
       headers: req.headers,
       source: spec.keepsClientBytes ? clientSource(req) : undefined,
       response: res,
     });
+    // Awaited only when it is a promise: an await of a plain value still costs a turn of the microtask queue.
+    const served = opened instanceof Promise ? await opened : opened;
     if (served.kind === 'count') return this.count(served, exchange, res, signal);
     const route = this.route(served, exchange);
     const total = this.caller.deadline(route, signal);
@@ -97,8 +99,10 @@ export class Pipeline {
       if (served.kind === 'embedding')
         writeJson(res, await this.embed(served, route, exchange, res, total.signal));
       else if (served.request.stream === true) await this.stream(served, route, exchange, res, total.signal);
-      else
-        writeJson(res, await served.reply(await this.complete(served, route, exchange, res, total.signal)));
+      else {
+        const reply = served.reply(await this.complete(served, route, exchange, res, total.signal));
+        writeJson(res, reply instanceof Promise ? await reply : reply);
+      }
     } finally {
       total.clear();
     }
@@ -181,8 +185,9 @@ export class Pipeline {
     started?: Promise<UpstreamResponse>,
   ): Promise<Answered> {
     try {
-      for (let candidate = await calls.next(); candidate; candidate = await calls.next()) {
+      for (let candidate = calls.next(); candidate; candidate = calls.next()) {
         try {
+          if (calls.mustWait) await calls.backoff(); // a retry of a deployment already called
           const response = await (started && calls.isFirst(candidate)
             ? started
             : this.send(served, candidate, signal));

@@ -282,6 +282,9 @@ function exhausted(lastError: unknown, attempts: Attempt[], skipped: Map<string,
  */
 export class CallSequence {
   readonly attempts: Attempt[] = [];
+  /** The candidate `next` handed out calls a deployment again: `backoff()` first. */
+  mustWait = false;
+  private waitMs = 0;
   private index = 0;
   private at = -1;
   private stopped = false;
@@ -304,8 +307,12 @@ export class CallSequence {
     (this.excluded ??= new Map()).set(keyOf(candidate), reason);
   }
 
-  /** The next candidate to call, once any backoff before it has passed; undefined when the plan is done. */
-  async next(): Promise<Candidate | undefined> {
+  /**
+   * The next candidate to call, undefined when the plan is done. When it calls a deployment again, `mustWait` says
+   * so and `backoff()` is the wait before the call (synchronous otherwise: a first call awaits nothing here).
+   */
+  next(): Candidate | undefined {
+    this.mustWait = false;
     while (!this.stopped && this.index < this.plan.length) {
       const index = this.index++;
       const planned = this.plan[index];
@@ -332,15 +339,19 @@ export class CallSequence {
       if (this.tried.has(candidate.deployment.id)) {
         // Our own capacity for it is full (a local queue, every connection busy): only another deployment can help.
         if (this.lastError instanceof GatewayException && this.lastError.atCapacity) continue;
-        await sleep(this.caller.waitBeforeRetry(this.lastError, this.tried.size), undefined, {
-          signal: this.signal,
-        });
+        this.mustWait = true;
+        this.waitMs = this.caller.waitBeforeRetry(this.lastError, this.tried.size);
       }
       this.tried.add(candidate.deployment.id);
       this.at = index;
       return candidate;
     }
     return undefined;
+  }
+
+  /** The backoff before calling again the deployment `next` handed out (rejects if the request is aborted meanwhile). */
+  backoff(): Promise<void> {
+    return sleep(this.waitMs, undefined, { signal: this.signal });
   }
 
   /** Whether `candidate` is the plan's first call (a call started before the admission is for it). */

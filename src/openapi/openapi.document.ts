@@ -1,136 +1,17 @@
-import '../endpoints/chat-completions/dto/chat-completion-request.dto';
-import '../endpoints/embeddings/dto/embedding-request.dto';
-import '../endpoints/messages/dto/messages-request.dto';
-import '../endpoints/responses/dto/responses-request.dto';
-import '../endpoints/responses/dto/input-items-query.dto';
 import '../admin/admin.dto';
 import '../usage/usage.dto';
 import '../console/console.dto';
 import { ERROR_CODES } from '../core/errors/error-codes';
 import { dtoSchemas, type SchemaObject } from './dto-schemas';
-
-/** Who may call a route: a team token, the admin key, the metrics token (if set), or anyone. */
-type Access = 'team' | 'admin' | 'metrics' | 'public';
-
-interface Operation {
-  method: 'get' | 'post' | 'patch' | 'delete';
-  /** OpenAPI form: /admin/v1/teams/{team} */
-  path: string;
-  access: Access;
-  summary: string;
-  /** A DTO class name: the JSON body, validated by it. */
-  body?: string;
-  /** A DTO class name: the query string, validated by it. */
-  query?: string;
-  /** The success status and what it returns. */
-  ok: { status: number; description: string; schema?: SchemaObject; contentType?: string };
-  /** Anthropic's API: errors in its shape, the token also accepted in x-api-key. Default: OpenAI's. */
-  speaks?: 'anthropic';
-}
-
-const object = (properties: Record<string, SchemaObject> = {}, required: string[] = []): SchemaObject => ({
-  type: 'object',
-  properties,
-  required,
-});
-const list = (items: SchemaObject = { type: 'object' }): SchemaObject =>
-  object({ object: { const: 'list' }, data: { type: 'array', items } }, ['object', 'data']);
-const ref = (name: string): SchemaObject => ({ $ref: `#/components/schemas/${name}` });
+import { ENDPOINTS } from '../endpoints/endpoints';
+import { list, object, ref, type Access, type Operation } from './operation';
 
 /**
- * Every route of the HTTP API, in one table. test/e2e/openapi.e2e.spec.ts fails if a route the app serves is
+ * Every route of the HTTP API, in one table (the endpoints' own come from their folders, through endpoints.ts). test/e2e/openapi.e2e.spec.ts fails if a route the app serves is
  * missing here (or the other way round), and request schemas come from the DTOs themselves (dto-schemas.ts).
  */
 export const OPERATIONS: Operation[] = [
-  {
-    method: 'post',
-    path: '/v1/chat/completions',
-    access: 'team',
-    summary:
-      'OpenAI chat completions, streamed (text/event-stream) or not. Fields the gateway does not declare pass through to OpenAI-compatible backends.',
-    body: 'ChatCompletionRequestDto',
-    ok: {
-      status: 200,
-      description: 'A chat.completion object, or chat.completion.chunk events ending in data: [DONE]',
-      schema: object({ object: { enum: ['chat.completion'] }, choices: { type: 'array' } }),
-    },
-  },
-  {
-    method: 'post',
-    path: '/v1/embeddings',
-    access: 'team',
-    summary:
-      'OpenAI embeddings, for models of `kind: embedding`. Fields the gateway does not declare pass through.',
-    body: 'EmbeddingRequestDto',
-    ok: {
-      status: 200,
-      description: 'An embeddings list',
-      schema: object({ object: { const: 'list' }, data: { type: 'array' } }),
-    },
-  },
-  {
-    method: 'post',
-    path: '/v1/messages',
-    access: 'team',
-    speaks: 'anthropic',
-    summary:
-      "Anthropic's Messages API, streamed or not: natively to Anthropic backends, translated for every other family. Claude Code's `?beta=true` is ignored.",
-    body: 'MessagesRequestDto',
-    ok: {
-      status: 200,
-      description: 'A Message, or Anthropic stream events ending in message_stop',
-      schema: object({ type: { const: 'message' }, content: { type: 'array' } }),
-    },
-  },
-  {
-    method: 'post',
-    path: '/v1/messages/count_tokens',
-    access: 'team',
-    speaks: 'anthropic',
-    summary:
-      "A prompt's input tokens: exact from an Anthropic backend, otherwise the gateway's estimate (header x-switchyard-token-count says which).",
-    body: 'MessagesPromptDto',
-    ok: {
-      status: 200,
-      description: 'The count',
-      schema: object({ input_tokens: { type: 'integer' } }, ['input_tokens']),
-    },
-  },
-  {
-    method: 'post',
-    path: '/v1/responses',
-    access: 'team',
-    summary:
-      "OpenAI's Responses API, streamed (semantic events) or not, for every chat model; `store` (default true) keeps it for the team.",
-    body: 'ResponsesRequestDto',
-    ok: {
-      status: 200,
-      description: 'A response object, or response.* events ending in response.completed',
-      schema: object({ object: { const: 'response' }, output: { type: 'array' } }),
-    },
-  },
-  {
-    method: 'get',
-    path: '/v1/responses/{id}',
-    access: 'team',
-    summary: "A stored response of the caller's team (404 otherwise).",
-    ok: { status: 200, description: 'The response', schema: object({ object: { const: 'response' } }) },
-  },
-  {
-    method: 'delete',
-    path: '/v1/responses/{id}',
-    access: 'team',
-    summary: 'Delete a stored response.',
-    ok: { status: 200, description: 'Deleted', schema: object({ deleted: { const: true } }) },
-  },
-  {
-    method: 'get',
-    path: '/v1/responses/{id}/input_items',
-    access: 'team',
-    summary: "A stored response's input items, paged (OpenAI's cursor list).",
-    query: 'InputItemsQueryDto',
-    ok: { status: 200, description: 'Input items', schema: list() },
-  },
+  ...ENDPOINTS.flatMap((endpoint) => endpoint.operations),
   {
     method: 'get',
     path: '/v1/models',
