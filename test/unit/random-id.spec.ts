@@ -2,6 +2,8 @@ import { buildConfig } from '../../src/config/config.loader';
 import { messageId } from '../../src/endpoints/messages/chat-to-messages';
 import { AnthropicAdapter } from '../../src/providers/anthropic/anthropic.adapter';
 import { GeminiAdapter } from '../../src/providers/gemini/gemini.adapter';
+import { GeminiStreamMapper } from '../../src/providers/gemini/gemini.stream';
+import { GatewayException } from '../../src/core/errors/gateway.exception';
 import { OpenAIAdapter } from '../../src/providers/openai/openai.adapter';
 import { randomId } from '../../src/core/random-id';
 
@@ -61,10 +63,9 @@ describe('ids the gateway makes up', () => {
       expect(calls[0].id).not.toBe(calls[1].id);
       return calls[0].id;
     }, /^call_[A-Za-z0-9]{24}$/);
-    const request = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }] };
     expectRandom(() => {
-      const step = adapter.createStreamMapper(request).map({ data: JSON.stringify(reply) } as never);
-      return step.chunks[0].id;
+      const mapper = new GeminiStreamMapper(() => new GatewayException('upstream_error', 'x'));
+      return mapper.map({ data: JSON.stringify(reply) }).chunks[0].id;
     }, /^chatcmpl-[A-Za-z0-9]{29}$/);
   });
 

@@ -109,6 +109,7 @@ export class MessagesService {
   private wire(dto: MessagesRequestDto, request: ChatRequest, call: MessagesCall): ClientWire {
     return {
       native: {
+        api: 'messages',
         accepts: speaksMessages,
         call: (deployment, stream) =>
           deployment.backend.adapter.nativeCall!({
