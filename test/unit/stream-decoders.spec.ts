@@ -3,6 +3,11 @@ import { GatewayException } from '../../src/core/errors/gateway.exception';
 import { AnthropicAdapter } from '../../src/providers/anthropic/anthropic.adapter';
 import { GeminiAdapter } from '../../src/providers/gemini/gemini.adapter';
 import { OpenAIAdapter } from '../../src/providers/openai/openai.adapter';
+import { LocalAdapter } from '../../src/providers/local/local.adapter';
+import { LocalAnswer } from '../../src/providers/local/local-answer';
+import { LocalReply, usageOf } from '../../src/providers/local/local-reply';
+import { AbortedWithUsage } from '../../src/providers/upstream-client';
+import { OpenAiChunkEncoder } from '../../src/endpoints/chat-completions/openai-chunk-encoder';
 import { bodyOf, decodeAll, sseText } from '../support/stream-decoding';
 
 /**
@@ -232,5 +237,81 @@ describe("Gemini's decoder (no end marker)", () => {
     });
     expect(steps).toHaveLength(1);
     expect(steps.some((step) => step.done)).toBe(false);
+  });
+});
+
+describe("the local family's decoder (the worker's messages, no text in between)", () => {
+  const adapter = new LocalAdapter('local', Object.assign(new BackendConfig(), { type: 'local' }), 'local');
+  const stream = (answer: LocalAnswer) => decodeAll(adapter, answer, { request });
+
+  it('hands over the chunks the reply made, the steps reported since the last read as one batch', async () => {
+    const answer = new LocalAnswer();
+    const reply = new LocalReply(answer, true, 'smollm2');
+    reply.onThought('hmm');
+    reply.onText('Hi');
+    const decoded = stream(answer);
+    await new Promise((resolve) => setImmediate(resolve)); // the relay has read the first batch and waits
+    reply.onText(' there');
+    reply.finish('stop', usageOf(3, 2, 1));
+    const { batches, error } = await decoded;
+    expect(error).toBeUndefined();
+    expect(batches.map((batch) => batch.length)).toEqual([3, 3]);
+    const steps = batches.flat();
+    expect(steps.map((step) => step.chunks[0].choices[0]?.delta)).toEqual([
+      { role: 'assistant', content: '' },
+      { reasoning_content: 'hmm' },
+      { content: 'Hi' },
+      { content: ' there' },
+      {},
+      undefined,
+    ]);
+    expect(steps.at(-1)).toMatchObject({ done: true, chunks: [{ choices: [], usage: { total_tokens: 5 } }] });
+  });
+
+  it('writes, through the OpenAI encoder, the bytes the old SSE reply gave the client', async () => {
+    const answer = new LocalAnswer();
+    const reply = new LocalReply(answer, true, 'smollm2');
+    reply.onText('a "quoted" word');
+    reply.onCallStart(0, 'Read');
+    reply.finish('tool_calls', usageOf(3, 2, 1, 1));
+    const { steps } = await stream(answer);
+    const encoder = new OpenAiChunkEncoder('team-model', true);
+    const written = steps.map((step) => encoder.event({ data: '' }, step)).join('');
+    // What LocalReply wrote before (JSON.stringify of the same chunk with the worker's model name), renamed by the
+    // encoder; usage in the canonical member order.
+    const base = `"id":"${reply.id}","created":${reply.created},"model":"team-model","object":"chat.completion.chunk"`;
+    const callId = (steps[2].chunks[0].choices[0].delta.tool_calls as Array<{ id: string }>)[0].id;
+    expect(written).toBe(
+      [
+        `{${base},"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
+        `{${base},"choices":[{"index":0,"delta":{"content":"a \\"quoted\\" word"},"finish_reason":null}]}`,
+        `{${base},"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"${callId}","type":"function","function":{"name":"Read","arguments":""}}]},"finish_reason":null}]}`,
+        `{${base},"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+        `{${base},"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5,"prompt_tokens_details":{"cached_tokens":1},"completion_tokens_details":{"reasoning_tokens":1}}}`,
+      ]
+        .map((json) => `data: ${json}\n\n`)
+        .join(''),
+    );
+  });
+
+  it('ends with what the worker reported an abandoned request spent, after the steps before it', async () => {
+    const answer = new LocalAnswer();
+    const reply = new LocalReply(answer, true, 'smollm2');
+    reply.onText('Hi');
+    answer.fail(new AbortedWithUsage(usageOf(3, 1, 0)));
+    const { steps, error } = await stream(answer);
+    expect(steps).toHaveLength(2);
+    expect(error).toBeInstanceOf(AbortedWithUsage);
+    expect((error as AbortedWithUsage).usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 1 });
+  });
+
+  it('answers a whole request with the completion object itself (no JSON text)', async () => {
+    const answer = new LocalAnswer();
+    const reply = new LocalReply(answer, false, 'smollm2');
+    reply.onText('Hi');
+    reply.finish('stop', usageOf(3, 1, 0));
+    const whole = (await answer.json()) as { choices: Array<{ message: unknown }> };
+    expect(whole.choices[0].message).toMatchObject({ role: 'assistant', content: 'Hi' });
+    expect(await answer.json()).toBe(whole);
   });
 });
