@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildConfig } from '../../src/config/config.loader';
+import { buildConfig } from '../support/config';
 import { AnthropicAdapter } from '../../src/providers/anthropic/anthropic.adapter';
+import type { AnthropicBackendConfig } from '../../src/providers/anthropic/anthropic.config';
 import { GeminiAdapter } from '../../src/providers/gemini/gemini.adapter';
 import type { ProviderAdapter } from '../../src/providers/provider-adapter';
 import { bodyOf, decodeAll, sseText } from '../support/stream-decoding';
@@ -18,7 +19,7 @@ const config = buildConfig(
   {},
 );
 const adapters: Record<string, ProviderAdapter> = {
-  anthropic: new AnthropicAdapter('b', config.backends.b),
+  anthropic: new AnthropicAdapter('b', config.backends.b as AnthropicBackendConfig),
   gemini: new GeminiAdapter('b', config.backends.b),
 };
 

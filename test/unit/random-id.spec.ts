@@ -1,6 +1,7 @@
-import { buildConfig } from '../../src/config/config.loader';
+import { buildConfig } from '../support/config';
 import { messageId } from '../../src/endpoints/messages/chat-to-messages';
 import { AnthropicAdapter } from '../../src/providers/anthropic/anthropic.adapter';
+import type { AnthropicBackendConfig } from '../../src/providers/anthropic/anthropic.config';
 import { GeminiAdapter } from '../../src/providers/gemini/gemini.adapter';
 import { GeminiStreamMapper } from '../../src/providers/gemini/gemini.stream';
 import { GatewayException } from '../../src/core/errors/gateway.exception';
@@ -70,7 +71,7 @@ describe('ids the gateway makes up', () => {
   });
 
   it('an Anthropic answer without an id, and a translated Message whose upstream had none', () => {
-    const adapter = new AnthropicAdapter('b', backend);
+    const adapter = new AnthropicAdapter('b', backend as AnthropicBackendConfig);
     const reply = {
       content: [{ type: 'text', text: 'hi' }],
       stop_reason: 'end_turn',

@@ -1,6 +1,7 @@
 import { BackendConfig } from '../../src/config/config.schema';
 import { GatewayException } from '../../src/core/errors/gateway.exception';
 import { AnthropicAdapter } from '../../src/providers/anthropic/anthropic.adapter';
+import { AnthropicBackendConfig } from '../../src/providers/anthropic/anthropic.config';
 import { GeminiAdapter } from '../../src/providers/gemini/gemini.adapter';
 import { OpenAIAdapter } from '../../src/providers/openai/openai.adapter';
 import { LocalAdapter } from '../../src/providers/local/local.adapter';
@@ -116,7 +117,7 @@ describe('the SSE decoder (OpenAI-compatible chunks)', () => {
 describe("Anthropic's decoder", () => {
   const adapter = new AnthropicAdapter(
     'b',
-    Object.assign(new BackendConfig(), { type: 'anthropic', baseUrl: 'http://x.invalid/v1' }),
+    Object.assign(new AnthropicBackendConfig(), { type: 'anthropic', baseUrl: 'http://x.invalid/v1' }),
   );
   const messageStart = {
     type: 'message_start',

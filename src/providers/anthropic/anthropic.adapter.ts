@@ -1,6 +1,6 @@
 import type { ChatRequest } from '../../core/chat-request';
 import { randomId } from '../../core/random-id';
-import type { BackendConfig } from '../../config/config.schema';
+import type { AnthropicBackendConfig } from './anthropic.config';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import type {
   CallTarget,
@@ -26,7 +26,7 @@ export class AnthropicAdapter implements ProviderAdapter {
 
   constructor(
     private readonly backendId: string,
-    private readonly config: BackendConfig,
+    private readonly config: AnthropicBackendConfig,
   ) {}
 
   validate(request: ChatRequest, target: CallTarget): void {

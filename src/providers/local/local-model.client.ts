@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import type { LocalBackendConfig } from '../../config/config.schema';
+import type { LocalBackendConfig } from './local.config';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import type { ChatRequest } from '../../core/chat-request';
 import type { UpstreamCall } from '../provider-adapter';

@@ -35,7 +35,8 @@ const GATEWAY_ONLY_FIELDS = ['thinking'] as const;
 export class OpenAIAdapter implements ProviderAdapter {
   constructor(
     private readonly backendId: string,
-    private readonly config: BackendConfig,
+    /** An openai backend's settings (a local one, which reuses this adapter, has no `responsesApi`). */
+    private readonly config: BackendConfig & { responsesApi?: boolean },
     readonly family: string = 'openai',
   ) {}
 
