@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config/config.loader';
+import { FAMILIES } from './providers/families';
 import { startGateway } from './bootstrap';
 import { assertRedisReachable, RedisUnreachableError } from './redis/redis-preflight';
 import { heapGrowth } from './lifecycle/heap-growth';
@@ -8,7 +9,7 @@ async function main(): Promise<void> {
   heapGrowth.apply();
   let config;
   try {
-    config = loadConfig();
+    config = loadConfig(FAMILIES);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`switchyard: ${error.message}\n`);

@@ -10,6 +10,7 @@ import { AuditLog, type Actor } from '../audit/audit.log';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { AppLogger } from '../common/logging/logger';
 import { ConfigError, loadConfig } from '../config/config.loader';
+import { FAMILIES } from '../providers/families';
 import { cleanLimits, LIMIT_CATALOGUE, LIMIT_NAMES, type Limits } from '../core/limit-settings';
 import { UsageQueryService, type UsageGroupBy } from '../usage/usage-query.service';
 import type { LimitsPatch, MetadataPatch } from '../teams/team.store';
@@ -32,7 +33,10 @@ type Services = {
 
 async function withServices(work: (services: Services) => Promise<unknown>): Promise<void> {
   // The CLI never serves the admin API, so it does not need the admin key the config may require.
-  const config = loadConfig({ SWITCHYARD_ADMIN_KEY: randomBytes(16).toString('hex'), ...process.env });
+  const config = loadConfig(FAMILIES, {
+    SWITCHYARD_ADMIN_KEY: randomBytes(16).toString('hex'),
+    ...process.env,
+  });
   const logger = new AppLogger('warn', pino.destination(2));
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(config, logger), {
     logger: false,
@@ -122,7 +126,10 @@ async function deployments(url: string | undefined): Promise<void> {
     process.stdout.write(`${JSON.stringify(body.data, null, 2)}\n`);
     return;
   }
-  const config = loadConfig({ SWITCHYARD_ADMIN_KEY: randomBytes(16).toString('hex'), ...process.env });
+  const config = loadConfig(FAMILIES, {
+    SWITCHYARD_ADMIN_KEY: randomBytes(16).toString('hex'),
+    ...process.env,
+  });
   const models = Object.entries(config.models).map(([model, settings]) => ({
     model,
     routing: settings.routing,

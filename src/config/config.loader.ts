@@ -2,15 +2,8 @@ import { readFileSync } from 'node:fs';
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
-import { FAMILY_BY_TYPE } from '../providers/families';
-import {
-  BackendConfig,
-  GatewayConfig,
-  ModelConfig,
-  TeamSeedConfig,
-  type BackendType,
-  type ThinkingMode,
-} from './config.schema';
+import type { BackendFamilies, BackendFamilyShape } from './backend-families';
+import { BackendConfig, GatewayConfig, ModelConfig, TeamSeedConfig } from './config.schema';
 
 /** A config problem, always naming the key, so the operator can fix it without reading code. */
 export class ConfigError extends Error {
@@ -138,19 +131,31 @@ function validateMap<T extends object>(
   return out;
 }
 
-/** Which thinking modes make sense for which backend type: each family says (providers/families.ts). */
-function thinkingFits(type: BackendType, mode: ThinkingMode): boolean {
-  return FAMILY_BY_TYPE.get(type)!.thinking.includes(mode);
-}
-
-/** Each backend's `type` names a known family (the registry lists them; the schema cannot import it). */
-function checkBackendTypes(backends: Record<string, BackendConfig>, problems: string[]): void {
-  const known = `(known types: ${[...FAMILY_BY_TYPE.keys()].join(', ')})`;
-  for (const [id, { type }] of Object.entries(backends)) {
-    if (FAMILY_BY_TYPE.has(type)) continue;
+/**
+ * The backends, each validated with its family's config class (the common keys plus the family's own); a backend
+ * whose `type` names no family is reported as that and checked for the common keys only.
+ */
+function validateBackends(
+  raw: unknown,
+  families: ReadonlyMap<string, BackendFamilyShape>,
+  problems: string[],
+): Record<string, BackendConfig> {
+  const out: Record<string, BackendConfig> = {};
+  if (raw === undefined || raw === null) return out;
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    problems.push(`backends: must be a mapping of id -> settings`);
+    return out;
+  }
+  const known = `(known types: ${[...families.keys()].join(', ')})`;
+  for (const [id, entry] of Object.entries(raw)) {
+    const type = (entry as { type?: unknown } | null)?.type;
+    const family = typeof type === 'string' ? families.get(type) : undefined;
+    out[id] = validateEntry(family?.config ?? BackendConfig, entry, `backends.${id}`, problems);
+    if (family || !entry || typeof entry !== 'object' || Array.isArray(entry)) continue;
     const what = type === undefined ? 'must be set' : `unknown backend type ${JSON.stringify(type)}`;
     problems.push(`backends.${id}.type: ${what} ${known}`);
   }
+  return out;
 }
 
 type RawDoc = { backends?: Record<string, { apiKey?: unknown } | undefined> } | undefined;
@@ -161,20 +166,26 @@ function envNameOf(value: unknown): string | undefined {
   return new RegExp(ENV_REF.source).exec(value)?.[1];
 }
 
-/** Builds a validated config from an already-parsed object (used by the loader and by tests). */
-export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+/**
+ * Builds a validated config from an already-parsed object (used by the loader and by tests), with the backend
+ * families the gateway has (providers/families.ts, passed in by the caller: config/ names no family).
+ */
+export function buildConfig(
+  raw: unknown,
+  families: BackendFamilies,
+  env: NodeJS.ProcessEnv = process.env,
+): GatewayConfig {
+  const byType = new Map(families.map((family) => [family.type, family]));
   const problems: string[] = [];
   const doc = interpolateEnv(raw ?? {}, env, '', problems) as Record<string, unknown>;
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(['(root): must be a mapping']);
   const { backends, models, teams, ...rest } = doc;
   const config = validateEntry(GatewayConfig, rest, '', problems);
-  config.backends = validateMap(BackendConfig, backends, 'backends', problems);
-  checkBackendTypes(config.backends, problems);
+  config.backends = validateBackends(backends, byType, problems);
   for (const [id, backend] of Object.entries(config.backends))
     backend.apiKeyEnv = envNameOf((raw as RawDoc)?.backends?.[id]?.apiKey);
   // A backend of no known type has been reported (its `type` key); the checks below need its family, so skip it.
-  const typed = (backend: BackendConfig | undefined) =>
-    backend !== undefined && FAMILY_BY_TYPE.has(backend.type);
+  const familyOf = (backend: BackendConfig) => byType.get(backend.type);
   config.models = validateMap(ModelConfig, models, 'models', problems);
   config.teams = validateMap(TeamSeedConfig, teams, 'teams', problems);
 
@@ -190,28 +201,28 @@ export function buildConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
       (model.backend ? [{ backend: model.backend, upstreamModel: model.upstreamModel }] : []);
     if (model.deployments !== undefined && deployments.length === 0)
       problems.push(`models.${name}.deployments: must list at least one deployment`);
+    let problem: string | undefined;
     deployments.forEach((deployment, i) => {
       const where = model.deployments ? `models.${name}.deployments[${i}].backend` : `models.${name}.backend`;
       const backend = config.backends[deployment.backend];
+      const family = backend && familyOf(backend);
       if (!backend) {
         problems.push(
           `${where}: unknown backend "${deployment.backend}" (known: ${Object.keys(config.backends).join(', ') || 'none'})`,
         );
-      } else if (!typed(backend)) {
+      } else if (!family) {
         return;
-      } else if (model.kind === 'embedding' && !FAMILY_BY_TYPE.get(backend.type)!.embeddings) {
+      } else if (model.kind === 'embedding' && !family.embeddings) {
+        const serving = families.filter((f) => f.embeddings).map((f) => f.type);
+        const list = `${serving.slice(0, -1).join(', ')} and ${serving.at(-1)}`;
         problems.push(
-          `models.${name}.kind: ${backend.type} backends do not serve embeddings (openai-compatible, gemini and local ones do)`,
+          `models.${name}.kind: ${backend.type} backends do not serve embeddings (${list} ones do)`,
         );
-      } else if (backend.type === 'local' && (model.kind === 'embedding') !== backend.local.embedding) {
+      } else if ((problem = family.modelProblem?.(model, backend, deployment.backend))) {
+        problems.push(`models.${name}.kind: ${problem}`);
+      } else if (!family.thinking.includes(model.thinking)) {
         problems.push(
-          model.kind === 'embedding'
-            ? `models.${name}.kind: backend "${deployment.backend}" runs a chat model; an embedding model needs a local backend with local.embedding: true`
-            : `models.${name}.kind: backend "${deployment.backend}" runs an embedding model (local.embedding: true); set kind: embedding`,
-        );
-      } else if (!thinkingFits(backend.type, model.thinking)) {
-        problems.push(
-          `models.${name}.thinking: "${model.thinking}" does not apply to ${backend.type} backends (use ${FAMILY_BY_TYPE.get(backend.type)!.thinking.join(' or ')})`,
+          `models.${name}.thinking: "${model.thinking}" does not apply to ${backend.type} backends (use ${family.thinking.join(' or ')})`,
         );
       }
     });
@@ -250,7 +261,7 @@ function onePerUnsetVariable(problems: string[]): string[] {
 }
 
 /** Reads SWITCHYARD_CONFIG (default config/switchyard.yaml), interpolates ${ENV}, validates. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+export function loadConfig(families: BackendFamilies, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const path = env.SWITCHYARD_CONFIG ?? 'config/switchyard.yaml';
   let text: string;
   try {
@@ -266,5 +277,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   } catch (error) {
     throw new ConfigError([`${path}: not valid YAML: ${(error as Error).message}`]);
   }
-  return buildConfig(parsed, env);
+  return buildConfig(parsed, families, env);
 }

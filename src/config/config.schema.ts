@@ -20,7 +20,6 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { LimitSettings } from '../core/limit-settings';
-import { AUTO_TOOL_CHOICES, type AutoToolChoice } from '../providers/local/local-protocol';
 
 /**
  * The shape of config/switchyard.yaml. Every class here is validated at boot;
@@ -28,8 +27,8 @@ import { AUTO_TOOL_CHOICES, type AutoToolChoice } from '../providers/local/local
  * so an error can name the exact key (e.g. `models.gpt-4o.backend`).
  */
 /**
- * A backend family's `type` name. The loader checks it against the family registry (providers/families.ts): the
- * schema cannot import that list, since every family's adapter imports these config classes.
+ * A backend family's `type` name. The loader checks it against the families it is given (providers/families.ts
+ * lists them; config/ never imports it, see backend-families.ts).
  */
 export type BackendType = string;
 
@@ -187,49 +186,16 @@ export class ModelTimeoutsConfig {
   @IsOptional() @IsInt() @Min(0) totalMs?: number;
 }
 
-export class LocalBackendConfig {
-  /** A GGUF file (default: the model `npm run model:fetch` puts in .cache/models). */
-  @IsString() modelPath = '.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf';
-  /** Where `npm run local:install` put node-llama-cpp (kept out of the gateway's own install). */
-  @IsString() runtimeDir = 'runtimes/local';
-  /** Requests generated at once (one context sequence each). */
-  @IsInt() @Min(1) @Max(64) parallel = 2;
-  /** Requests waiting for a free sequence; beyond this, 429 with Retry-After. */
-  @IsInt() @Min(0) queueSize = 16;
-  /** Context tokens per sequence (prompt + completion). */
-  @IsInt() @Min(256) contextSize = 2048;
-  /** CPU threads for inference (0: one per core but one, left to the gateway). More threads than cores makes llama.cpp crawl. */
-  @IsInt() @Min(0) threads = 0;
-  /**
-   * Pin the worker to the CPUs its threads use (the last `threads` this process may use), leaving the others to
-   * the gateway, when that leaves it at least one. Linux with `taskset`; elsewhere nothing is pinned.
-   */
-  @IsBoolean() pinCpus = true;
-  /**
-   * Completion tokens a request gets when it sets no max_tokens (never more than the context has left): a small
-   * model without a limit can repeat itself until the context is full, and with context shifting, forever.
-   */
-  @IsInt() @Min(1) defaultMaxTokens = 512;
-  /**
-   * What `tool_choice: "auto"` means for this model: `model`, the model decides whether to call a tool; `callFirst`,
-   * for a model too small to decide (the default SmolLM2-135M never calls one on its own): a request whose latest
-   * turn is the user's and that holds no tool result yet is answered with a call (the model picks the tool and
-   * writes its arguments), and every later one with text: one forced call per conversation. See providers/local/local-tools.ts and "Local models" in docs/backends.md.
-   */
-  @IsIn(AUTO_TOOL_CHOICES) autoToolChoice: AutoToolChoice = 'model';
-  /**
-   * The GGUF is an embedding model (e.g. all-MiniLM-L6-v2, `npm run model:fetch -- --model minilm-l6-embed`): the
-   * worker makes an embedding context instead of chat sequences, and the backend serves POST /v1/embeddings only.
-   */
-  @IsBoolean() embedding = false;
-}
-
+/**
+ * What every backend has, whatever its family. A family with keys of its own validates its backends with a subclass
+ * in its folder (`providers/<family>/<family>.config.ts`), which the loader is given with the family list.
+ */
 export class BackendConfig {
   /** Checked against the known families by the loader (config.loader.ts, checkBackendTypes). */
   @Allow()
   type!: BackendType;
-  /** Not used by `local` backends. */
-  @ValidateIf((backend: BackendConfig) => backend.type !== 'local')
+  /** Required for a family reached over HTTP (see `reachedOverHttp`). */
+  @ValidateIf((backend: BackendConfig) => backend.reachedOverHttp())
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
   baseUrl!: string;
   @IsOptional() @IsString() apiKey?: string;
@@ -249,15 +215,11 @@ export class BackendConfig {
   @ValidateNested() @Type(() => TimeoutsConfig) timeouts: TimeoutsConfig = new TimeoutsConfig();
   /** Extra static headers sent upstream (e.g. OpenAI-Organization). */
   @IsOptional() @IsObject() headers?: Record<string, string>;
-  /**
-   * openai only: the backend serves OpenAI's Responses API (`POST <baseUrl>/responses`: OpenAI itself, Azure OpenAI
-   * v1). POST /v1/responses then goes to it natively (hosted tools, encrypted reasoning) instead of as chat.
-   */
-  @IsBoolean() responsesApi = false;
-  /** anthropic only: the `anthropic-version` header. */
-  @IsString() anthropicVersion = '2023-06-01';
-  /** local only: the model runtime, its model and its capacity. */
-  @ValidateNested() @Type(() => LocalBackendConfig) local: LocalBackendConfig = new LocalBackendConfig();
+
+  /** Whether the backend is reached at `baseUrl` (a family that is not, the local one, says no). */
+  reachedOverHttp(): boolean {
+    return true;
+  }
 }
 
 export class BudgetRangeConfig {

@@ -1,26 +1,11 @@
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
-
-export type SseEvent = EventSourceMessage;
-
 /**
- * The one SSE reader: upstream body bytes -> events, as each event completes. Yields the
- * events each read completed together (never an empty batch), so the relay can write them
- * to the client in one go. Uses eventsource-parser (spec-complete: CR/LF/CRLF, multi-line
- * data, comments).
+ * One server-sent event as named and carried: `event:` (absent on OpenAI's streams) and the `data:` text. This is
+ * the vocabulary of what a client is sent on an SSE stream, and of an upstream's own event when a family hands it
+ * over for pass-through (the native encoders write it back as it came). Reading SSE from an upstream's bytes is a
+ * family's business: providers/shared/sse-decoder.ts.
  */
-export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent[]> {
-  const decoder = new TextDecoder();
-  let ready: SseEvent[] = [];
-  const parser = createParser({ onEvent: (event) => ready.push(event) });
-  const take = () => {
-    const batch = ready;
-    ready = [];
-    return batch;
-  };
-  for await (const bytes of body) {
-    parser.feed(decoder.decode(bytes, { stream: true }));
-    if (ready.length) yield take();
-  }
-  parser.feed(decoder.decode());
-  if (ready.length) yield take();
+export interface SseEvent {
+  event?: string;
+  id?: string;
+  data: string;
 }

@@ -1,5 +1,4 @@
-import type { StreamMapper, UpstreamCall } from '../providers/provider-adapter';
-import type { ChatCompletion } from '../core/openai-types';
+import type { NativeApi, UpstreamCall } from '../providers/provider-adapter';
 import type { Deployment } from '../routing/model-router.service';
 import type { StreamEncoder } from '../streaming/stream-encoder';
 import type { RelayOutcome } from '../streaming/stream-relay.service';
@@ -14,14 +13,10 @@ import type { JsonSource } from '../core/json-splice';
 export interface ClientWire {
   /** Deployments that speak the client's API get its request natively (blocks, signatures, beta fields intact). */
   native?: {
+    /** The client's API: the family reads a native answer in it as chat, for the accounting. */
+    api: NativeApi;
     accepts(deployment: Deployment): boolean;
     call(deployment: Deployment, stream: boolean): UpstreamCall;
-    /**
-     * How the native answer reads as chat, for accounting, when it is not the family's chat format (a
-     * Responses answer from an OpenAI backend); the family's own parser and stream mapper otherwise.
-     */
-    parse?(body: unknown, backendId: string): ChatCompletion;
-    mapper?(backendId: string): StreamMapper;
   };
   /** How a stream answered by this deployment is written to the client. */
   streamEncoder(deployment: Deployment, native: boolean): StreamEncoder;

@@ -323,10 +323,7 @@ export class Pipeline {
       replied = true;
       body = await answered.response.body.json();
       exchange.callEnded();
-      completion =
-        native && wire.native?.parse
-          ? wire.native.parse(body, backend.id)
-          : backend.adapter.parseResponse(body);
+      completion = backend.adapter.parseResponse(body, native ? wire.native?.api : undefined);
       if (!Array.isArray(completion?.choices)) throw new TypeError('no choices in the reply');
     } catch (error) {
       exchange.callEnded();
@@ -388,15 +385,13 @@ export class Pipeline {
     const deployment = answered.candidate.deployment;
     const native = wire.native?.accepts(deployment) === true;
     const encoder = wire.streamEncoder(deployment, native);
-    const mapper =
-      native && wire.native?.mapper
-        ? wire.native.mapper(backend.id)
-        : backend.adapter.createStreamMapper(request);
     const outcome = await this.relay.relay({
       res,
-      upstream: answered.response,
+      events: backend.adapter.decodeStream(answered.response.body, {
+        request,
+        native: native ? wire.native?.api : undefined,
+      }),
       backendId: backend.id,
-      mapper,
       encoder,
       signal,
     });

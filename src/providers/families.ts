@@ -4,13 +4,12 @@ import { localFamily } from './local/local.family';
 import { openaiFamily } from './openai/openai.family';
 import type { ProviderFamily } from './provider-family';
 
-/** Every backend family: the one place that names them (each describes itself in its own folder). */
-export const FAMILIES = [
-  openaiFamily,
-  anthropicFamily,
-  geminiFamily,
-  localFamily,
-] as const satisfies readonly ProviderFamily[];
+/**
+ * Every backend family: the one place that names them (each describes itself in its own folder). The entry points
+ * hand this list to the config loader (main.ts, cli/main.ts), which validates each backend with its family's config
+ * class, so each family's `create*` gets its own config class.
+ */
+export const FAMILIES: readonly ProviderFamily[] = [openaiFamily, anthropicFamily, geminiFamily, localFamily];
 
 export const FAMILY_BY_TYPE: ReadonlyMap<string, ProviderFamily> = new Map(
   FAMILIES.map((family) => [family.type, family]),

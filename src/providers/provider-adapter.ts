@@ -2,23 +2,20 @@ import type { GatewayException } from '../core/errors/gateway.exception';
 import type { ChatRequest } from '../core/chat-request';
 import type { EmbeddingRequest, EmbeddingResponse } from '../core/embedding-request';
 import type { ModelConfig } from '../config/config.schema';
-import type { ChatCompletion, ChatCompletionChunk } from '../core/openai-types';
-import type { BackendClient } from './upstream-client';
+import type { ChatCompletion } from '../core/openai-types';
+import type { BackendClient, UpstreamBody } from './upstream-client';
 import type { UpstreamCall } from '../core/upstream-call';
-import type { SseEvent } from '../core/sse';
 import type { JsonSource } from '../core/json-splice';
-import type { ContentDelta } from '../core/delta-template';
+import type { NativeApi, StreamAnswer, StreamEvents } from './stream-events';
 
 export type { UpstreamCall };
+export type { NativeApi, StreamAnswer, StreamEvents, StreamStep } from './stream-events';
 
 /** What the model being called needs the adapter to know. */
 export interface CallTarget {
   upstreamModel: string;
   model: ModelConfig;
 }
-
-/** A client's request in an API some family speaks itself (passed through, not translated). */
-export type NativeApi = 'messages' | 'messages.count_tokens' | 'responses';
 
 export interface NativeRequest {
   api: NativeApi;
@@ -29,38 +26,11 @@ export interface NativeRequest {
   clientHeaders: Record<string, string | string[] | undefined>;
 }
 
-/** The result of mapping one upstream stream event. */
-export interface StreamStep {
-  chunks: ChatCompletionChunk[];
-  /** The upstream said the stream is complete. */
-  done?: boolean;
-  /**
-   * The upstream event's JSON text when it already is the single chunk in `chunks`, unchanged (OpenAI-
-   * compatible upstreams): the relay may send it as is instead of serialising the chunk again.
-   */
-  raw?: string;
-  /**
-   * Set when the event is an ordinary content delta read without parsing it (shared/delta-template.ts): the relay
-   * and the OpenAI encoder use this; `chunks` is then parsed only if something else asks for it.
-   */
-  delta?: ContentDelta;
-}
-
-/** Stateful per stream: some vendors spread one OpenAI chunk's facts over several events. */
-export interface StreamMapper {
-  /** Throws a GatewayException when the upstream reports an error inside the stream. */
-  map(event: SseEvent): StreamStep;
-  /**
-   * The upstream's body ended before a step said `done`: what the mapper still holds for the client and the
-   * accounting, if anything (Gemini: the usage of an answer some of whose candidates never finished).
-   */
-  end?(): StreamStep | undefined;
-}
-
 /**
- * The one interface every backend family implements (one folder per family under
- * providers/). It only translates; the HTTP call, the relay and the accounting are
- * shared, so a new family is a new adapter and nothing else.
+ * The one interface every backend family implements (one folder per family under providers/): it builds the
+ * upstream call, reads the answer and decodes the answer's stream from whatever its transport carries (SSE bytes,
+ * a worker's messages) into canonical stream events. The relay, the client's encoders and the accounting only see
+ * those, so a new family is a folder and a line in families.ts.
  */
 export interface ProviderAdapter {
   /** The model family, shown in GET /v1/models (`openai`, `anthropic`, `gemini`). */
@@ -72,13 +42,13 @@ export interface ProviderAdapter {
    * completion: a family that passes requests through may copy its unchanged parts (shared/json-splice.ts).
    */
   buildRequest(request: ChatRequest, target: CallTarget, stream: boolean, source?: JsonSource): UpstreamCall;
-  /** The upstream's 2xx JSON body -> an OpenAI chat.completion. */
-  parseResponse(body: unknown): ChatCompletion;
   /**
-   * The mapper for one streamed answer to `request` (a family whose stream has no end marker, Gemini, reads how
-   * many choices to wait for from it).
+   * The upstream's 2xx body, read whole -> an OpenAI chat.completion (for a `native` call, the answer in the
+   * client's own API read as chat, for the accounting: the client gets the body as it came).
    */
-  createStreamMapper(request?: ChatRequest): StreamMapper;
+  parseResponse(body: unknown, native?: NativeApi): ChatCompletion;
+  /** One streamed answer's body (what the family's client returned) -> its canonical events, batch by batch. */
+  decodeStream(body: UpstreamBody, answer: StreamAnswer): StreamEvents;
   /** POST /v1/embeddings for this family, when it has an embeddings API (else embedding models cannot use it). */
   buildEmbeddingRequest?(request: EmbeddingRequest, target: CallTarget): UpstreamCall;
   /** The upstream's 2xx embeddings body -> OpenAI's embeddings list. */

@@ -1,4 +1,5 @@
-import type { BackendConfig, ThinkingMode } from '../config/config.schema';
+import type { BackendFamilyShape } from '../config/backend-families';
+import type { BackendConfig, ModelConfig } from '../config/config.schema';
 import type { ProviderAdapter } from './provider-adapter';
 import type { BackendClient } from './upstream-client';
 
@@ -7,18 +8,15 @@ export type BackendLog = (message: string, level?: 'info' | 'warn' | 'error') =>
 
 /**
  * What a backend family is, said once in its own folder (`providers/<family>/<family>.family.ts`): its `type` in
- * the config, the thinking modes its models may use, whether it needs an API key, and how to make its adapter and
- * client. providers/families.ts lists them; the config schema, the config loader and the providers module derive
- * from that list, so adding a family is a folder and a line there.
+ * the config and the class its backends' settings are validated with, the thinking modes its models may use,
+ * whether it needs an API key, and how to make its adapter and client. providers/families.ts lists them; the config
+ * loader is given that list (config/ names no family), and the providers module derives from it, so adding a family
+ * is a folder and a line there.
  */
-export interface ProviderFamily {
-  readonly type: string;
-  /** `models.<name>.thinking` values that make sense for models on this family's backends. */
-  readonly thinking: readonly ThinkingMode[];
-  /** Whether its models may be `kind: embedding` (the adapter implements the embeddings calls). */
-  readonly embeddings: boolean;
+export interface ProviderFamily<C extends BackendConfig = BackendConfig> extends BackendFamilyShape {
   /** Whether a backend of this family cannot answer without `apiKey` (unless `apiKeyRequired` says otherwise). */
-  keyRequired(config: BackendConfig): boolean;
-  createAdapter(backendId: string, config: BackendConfig): ProviderAdapter;
-  createClient(backendId: string, config: BackendConfig, log: BackendLog): BackendClient;
+  keyRequired(config: C): boolean;
+  modelProblem?(model: ModelConfig, backend: C, backendId: string): string | undefined;
+  createAdapter(backendId: string, config: C): ProviderAdapter;
+  createClient(backendId: string, config: C, log: BackendLog): BackendClient;
 }

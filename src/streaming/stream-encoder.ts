@@ -9,13 +9,13 @@ export interface StreamEnd {
 }
 
 /**
- * How one client API writes a relayed stream. The relay reads upstream events and maps them to OpenAI chunks
- * (for accounting and for encoders that translate); the encoder turns each upstream event into the bytes the
- * client's API expects: OpenAI chunks (chat completions), Anthropic events (Messages, translated), or the
- * upstream's own event unchanged (Messages to an Anthropic backend).
+ * How one client API writes a relayed stream. The family decodes its upstream's stream into steps of OpenAI chunks
+ * (for accounting and for encoders that translate), each with the upstream's own event where the family has one;
+ * the encoder turns each step into the bytes the client's API expects: OpenAI chunks (chat completions),
+ * Anthropic events (Messages, translated), or the upstream's own event unchanged (Messages to an Anthropic backend).
  */
 export interface StreamEncoder {
-  /** The wire text for one upstream event and what the adapter mapped it to ('' for nothing). */
+  /** The wire text for one upstream event (`step.upstream`, or an empty event) and its step ('' for nothing). */
   event(event: SseEvent, step: StreamStep): string;
   /** The wire text that closes a whole stream. */
   end(end: StreamEnd): string;

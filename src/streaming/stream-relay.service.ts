@@ -5,21 +5,21 @@ import { GatewayException } from '../core/errors/gateway.exception';
 import { toGatewayException } from '../core/errors/error-response';
 import { AppLogger } from '../common/logging/logger';
 import { MetricsService } from '../metrics/metrics.service';
-import type { StreamMapper, StreamStep } from '../providers/provider-adapter';
+import type { StreamEvents, StreamStep } from '../providers/provider-adapter';
 import type { ChatCompletionChunk, Usage } from '../core/openai-types';
-import { readSse, type SseEvent } from '../core/sse';
+import type { SseEvent } from '../core/sse';
 import { backendSecrets, scrubError } from '../providers/upstream-errors';
 import { TokenCounter } from '../usage/token-counter';
-import { AbortedWithUsage, isAbort, replyError, type UpstreamResponse } from '../providers/upstream-client';
+import { AbortedWithUsage, isAbort, replyError } from '../providers/upstream-client';
 import { openSse, writeSseComment } from './sse-writer';
 import type { StreamEncoder } from './stream-encoder';
 
 export interface RelayRequest {
   res: Response;
-  upstream: UpstreamResponse;
+  /** The answer's stream as its family decoded it (ProviderAdapter.decodeStream). */
+  events: StreamEvents;
   /** For error messages: which backend's reply failed. */
   backendId: string;
-  mapper: StreamMapper;
   /** Writes what the client's API expects (OpenAI chunks, Anthropic events). */
   encoder: StreamEncoder;
   signal: AbortSignal;
@@ -45,9 +45,9 @@ export interface RelayOutcome {
 }
 
 /**
- * Upstream SSE -> adapter -> client SSE, with no buffering: the events of each upstream
- * read are written, in one write, the moment they are parsed. Backpressure is honoured
- * (we stop reading upstream while the client's socket is full).
+ * A family's decoded stream -> the client's encoder -> client SSE, with no buffering: the events of each upstream
+ * read are written, in one write, the moment they are decoded. Backpressure is honoured (we stop reading upstream
+ * while the client's socket is full). It knows nothing of the upstream's transport (SSE, a worker's messages).
  */
 @Injectable()
 export class StreamRelay {
@@ -64,7 +64,7 @@ export class StreamRelay {
    * `finish`, so the access log and usage always see the final counts.
    */
   async relay(request: RelayRequest): Promise<RelayOutcome> {
-    const { res, upstream, mapper, encoder, signal } = request;
+    const { res, encoder, signal } = request;
     const outcome: RelayOutcome = { completed: false, aborted: false, relayedText: [], reasoningText: [] };
     let sawFinish = false;
     let lastWrite = Date.now();
@@ -72,7 +72,7 @@ export class StreamRelay {
     this.metrics.openStreams.inc();
     const keepAlive = this.startKeepAlive(res, () => lastWrite);
     let ended = false; // the upstream's end marker ([DONE], message_stop) was seen
-    const batches = readSse(upstream.body)[Symbol.asyncIterator]();
+    const batches = request.events[Symbol.asyncIterator]();
     /** Accounts one mapped step's chunks (usage, text, first token); true when one of them finished a choice. */
     const take = async (step: StreamStep): Promise<boolean> => {
       let finished = false;
@@ -98,8 +98,8 @@ export class StreamRelay {
         let full = false;
         let out = '';
         try {
-          for (const event of next.value) {
-            const step = mapper.map(event);
+          for (const step of next.value) {
+            const event = step.upstream ?? NO_UPSTREAM_EVENT;
             if (step.delta) {
               // An ordinary content delta (read without parsing): no usage, no finish, no end marker; only its text.
               if (step.delta.text) {
@@ -130,15 +130,6 @@ export class StreamRelay {
       // What follows the end marker is drained in the background, not abandoned: leaving an iterator early
       // destroys the body (an AbortError with a stack trace per request, and the pooled connection).
       if (ended) void drainQuietly(batches);
-      else {
-        // The body ended without one: what the mapper still holds (see StreamMapper.end).
-        const last = mapper.end?.();
-        if (last) {
-          if (await take(last)) sawFinish = true;
-          res.cork();
-          res.write(encoder.event({ data: '' } as SseEvent, last));
-        }
-      }
       // Some servers close without [DONE]; a stream that reached finish_reason is still whole.
       if (!sawFinish && !outcome.usage)
         throw new GatewayException('upstream_error', 'The backend ended the stream early.');
@@ -180,6 +171,9 @@ export class StreamRelay {
     return timer;
   }
 }
+
+/** What a translating encoder is given as the upstream event when the family decoded none (it reads the step). */
+const NO_UPSTREAM_EVENT: SseEvent = { data: '' };
 
 function collectText(chunk: ChatCompletionChunk, into: string[], reasoning: string[]): void {
   for (const choice of chunk.choices ?? []) {

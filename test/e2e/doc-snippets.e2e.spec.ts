@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { parse } from 'yaml';
-import { buildConfig } from '../../src/config/config.loader';
+import { buildConfig } from '../support/config';
 import { agentCliBin } from '../support/agent-clis';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { docFiles, ROOT, snippetsOf, type Snippet } from '../support/doc-snippets';

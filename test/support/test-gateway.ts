@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import Redis from 'ioredis';
 import OpenAI from 'openai';
 import { startGateway, type Gateway } from '../../src/bootstrap';
-import { buildConfig } from '../../src/config/config.loader';
+import { buildConfig } from '../support/config';
 import { WireRecorder } from './wire/wire-recorder';
 
 export const ADMIN_KEY = 'test-admin-key';

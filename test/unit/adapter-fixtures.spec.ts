@@ -1,9 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildConfig } from '../../src/config/config.loader';
+import { buildConfig } from '../support/config';
 import { AnthropicAdapter } from '../../src/providers/anthropic/anthropic.adapter';
+import type { AnthropicBackendConfig } from '../../src/providers/anthropic/anthropic.config';
 import { GeminiAdapter } from '../../src/providers/gemini/gemini.adapter';
 import type { ProviderAdapter } from '../../src/providers/provider-adapter';
+import { bodyOf, decodeAll, sseText } from '../support/stream-decoding';
 
 /**
  * Golden fixtures written from the vendors' documentation (test/fixtures/<family>/): responses,
@@ -17,7 +19,7 @@ const config = buildConfig(
   {},
 );
 const adapters: Record<string, ProviderAdapter> = {
-  anthropic: new AnthropicAdapter('b', config.backends.b),
+  anthropic: new AnthropicAdapter('b', config.backends.b as AnthropicBackendConfig),
   gemini: new GeminiAdapter('b', config.backends.b),
 };
 
@@ -41,12 +43,16 @@ describe.each(Object.keys(adapters))('%s adapter against documented fixtures', (
   const adapter = adapters[family];
   const all = fixtures(family);
 
-  it.each(all.filter(([, f]) => f.events))('stream %s', (_file, fixture) => {
-    const mapper = adapter.createStreamMapper(fixture.request);
-    const steps = fixture.events.map((event: any) =>
-      mapper.map({ event: event.event, data: JSON.stringify(event.data) }),
+  it.each(all.filter(([, f]) => f.events))('stream %s', async (_file, fixture) => {
+    // Each event in a read of its own, as a token-by-token upstream sends them.
+    const reads = fixture.events.map((event: any) =>
+      sseText([{ event: event.event, data: JSON.stringify(event.data) }]),
     );
-    // The relay stops reading at `done`: only the last event may end the stream.
+    const { steps, error } = await decodeAll(adapter, bodyOf(reads), {
+      request: fixture.request ?? { model: 'm', messages: [] },
+    });
+    expect(error).toBeUndefined();
+    // The decoder stops at `done`: only the last event may end the stream.
     expect(steps.map((step: any) => step.done === true)).toEqual(
       fixture.events.map((_: unknown, i: number) => i === fixture.events.length - 1),
     );

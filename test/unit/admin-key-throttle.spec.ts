@@ -10,7 +10,7 @@ import {
 } from '../../src/auth/failure-counts';
 import { GatewayException } from '../../src/core/errors/gateway.exception';
 import { AppLogger } from '../../src/common/logging/logger';
-import { buildConfig } from '../../src/config/config.loader';
+import { buildConfig } from '../support/config';
 import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';
 import { MetricsService } from '../../src/metrics/metrics.service';
 

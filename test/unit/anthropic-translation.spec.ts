@@ -14,11 +14,15 @@ const adapter = new AnthropicAdapter(
   Object.assign(new BackendConfig(), { type: 'anthropic', anthropicVersion: '2023-06-01' }),
 );
 
+/** A stream mapper as the adapter's decoder makes one: in-stream errors mapped by the adapter's own error mapping. */
+const streamMapper = () =>
+  new AnthropicStreamMapper((status, body) => adapter.mapError(status, JSON.stringify(body), {}));
+
 const sse = (data: object) => ({ data: JSON.stringify(data), event: undefined, id: undefined });
 
 /** Feeds a whole stream; returns every chunk's choices (or usage) and whether the last step said done. */
 function stream(events: object[]) {
-  const mapper = adapter.createStreamMapper();
+  const mapper = streamMapper();
   const chunks: ChatCompletionChunk[] = [];
   let done = false;
   for (const event of events) {
@@ -102,7 +106,7 @@ describe('Anthropic stream -> OpenAI chunks', () => {
   });
 
   it('a message_delta without a stop_reason carries usage only: no chunk, and the stream is not done', () => {
-    const mapper = adapter.createStreamMapper();
+    const mapper = streamMapper();
     mapper.map(sse(messageStart()));
     expect(mapper.map(sse({ type: 'message_delta', delta: {}, usage: { output_tokens: 4 } }))).toEqual({
       chunks: [],
@@ -234,7 +238,7 @@ describe('Anthropic stream -> OpenAI chunks', () => {
     ['overloaded_error', 529, 'upstream_unavailable'],
   ])('an in-stream error of type %s stands for HTTP %i (%s)', (type, status, code) => {
     expect(statusOfErrorType(type)).toBe(status);
-    const mapper = adapter.createStreamMapper();
+    const mapper = streamMapper();
     mapper.map(sse(messageStart()));
     expect(() => mapper.map(sse({ type: 'error', error: { type, message: 'Overloaded' } }))).toThrow(
       expect.objectContaining({ code }),

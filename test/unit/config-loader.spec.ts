@@ -1,4 +1,9 @@
-import { buildConfig, ConfigError, interpolateEnv, loadConfig } from '../../src/config/config.loader';
+import { ConfigError, interpolateEnv } from '../../src/config/config.loader';
+import { buildConfig, loadConfig } from '../support/config';
+import { FAMILIES } from '../../src/providers/families';
+
+/** The registry's types, in its order (a new family is one line there, not an edit here). */
+const KNOWN_TYPES = FAMILIES.map((family) => family.type).join(', ');
 
 const minimal = { admin: { apiKey: 'k' } };
 
@@ -72,7 +77,6 @@ describe('config loader', () => {
   });
 
   it('the shipped config/switchyard.yaml is valid', () => {
-    const { loadConfig } = jest.requireActual('../../src/config/config.loader');
     const config = loadConfig({ SWITCHYARD_CONFIG: 'config/switchyard.yaml', SWITCHYARD_ADMIN_KEY: 'x' });
     expect(Object.keys(config.models).length).toBeGreaterThan(0);
   });
@@ -137,8 +141,9 @@ describe('config errors a newcomer makes', () => {
         n: { deployments: [{ backend: 'main', upstreamModel: 'x' }] },
       },
     });
+    expect(KNOWN_TYPES).toMatch(/^openai, anthropic, gemini, local\b/);
     expect(problems).toEqual([
-      'backends.main.type: unknown backend type "openia" (known types: openai, anthropic, gemini, local)',
+      `backends.main.type: unknown backend type "openia" (known types: ${KNOWN_TYPES})`,
     ]);
     expect(
       problemsOf({
@@ -146,7 +151,55 @@ describe('config errors a newcomer makes', () => {
         backends: { main: { baseUrl: 'http://x/v1' } },
         models: { m: { backend: 'main', upstreamModel: 'x' } },
       }),
-    ).toEqual(['backends.main.type: must be set (known types: openai, anthropic, gemini, local)']);
+    ).toEqual([`backends.main.type: must be set (known types: ${KNOWN_TYPES})`]);
+  });
+
+  it("validates each backend with its family's own config class: its keys there, not on another family's backend", () => {
+    const config = buildConfig({
+      admin: { apiKey: 'k' },
+      backends: {
+        o: { type: 'openai', baseUrl: 'http://x/v1', responsesApi: true },
+        a: { type: 'anthropic', baseUrl: 'http://y/v1', anthropicVersion: '2024-01-01' },
+        l: { type: 'local', local: { parallel: 3 } },
+      },
+    });
+    expect(config.backends.o).toMatchObject({ responsesApi: true, maxConnections: 1024 });
+    expect(config.backends.a).toMatchObject({ anthropicVersion: '2024-01-01' });
+    // A local backend is not reached over HTTP: no baseUrl needed; its own settings get their defaults.
+    expect(config.backends.l).toMatchObject({ local: { parallel: 3, queueSize: 16 } });
+    expect(
+      problemsOf({
+        admin: { apiKey: 'k' },
+        backends: {
+          a: { type: 'anthropic', baseUrl: 'http://y/v1', responsesApi: true },
+          g: { type: 'gemini' },
+          l: { type: 'local', local: { parallel: 0 } },
+        },
+      }),
+    ).toEqual([
+      'backends.a.responsesApi: property responsesApi should not exist',
+      'backends.g.baseUrl: must be a URL address',
+      'backends.l.local.parallel: must not be less than 1',
+    ]);
+  });
+
+  it("a family's own rule on its models (a local backend runs a chat or an embedding model) names the key", () => {
+    expect(
+      problemsOf({
+        admin: { apiKey: 'k' },
+        backends: {
+          l: { type: 'local', local: { embedding: true } },
+          a: { type: 'anthropic', baseUrl: 'http://y/v1' },
+        },
+        models: {
+          chat: { backend: 'l', upstreamModel: 'x' },
+          e: { backend: 'a', upstreamModel: 'x', kind: 'embedding' },
+        },
+      }),
+    ).toEqual([
+      'models.chat.kind: backend "l" runs an embedding model (local.embedding: true); set kind: embedding',
+      'models.e.kind: anthropic backends do not serve embeddings (openai, gemini and local ones do)',
+    ]);
   });
 
   it('refuses a limit above Number.MAX_SAFE_INTEGER (a budget above what nano-units can hold), naming the key', () => {

@@ -1,7 +1,7 @@
 import { CredentialCache } from '../../src/auth/credential.cache';
 import { issueToken } from '../../src/auth/token-format';
 import { AppLogger } from '../../src/common/logging/logger';
-import { buildConfig } from '../../src/config/config.loader';
+import { buildConfig } from '../support/config';
 import { RedisKeys } from '../../src/redis/redis-keys';
 import { RedisTokenRecords } from '../../src/auth/redis-token-records.repository';
 import { RedisTeamRecords } from '../../src/teams/redis-team-records.repository';

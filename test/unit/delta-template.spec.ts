@@ -70,7 +70,7 @@ describe('content deltas read from a template', () => {
     let templated = 0;
     let total = 0;
     for (const shape of SHAPES) {
-      const mapper = adapter.createStreamMapper();
+      const mapper = adapter.chunkMapper();
       for (let i = 0; i < 1000; i++) {
         const content = Array.from(
           { length: Math.floor(next() * 4) },
@@ -95,7 +95,7 @@ describe('content deltas read from a template', () => {
   });
 
   it('parses every event that is not the same plain delta: finish, usage, error, other members, invalid text', () => {
-    const mapper = adapter.createStreamMapper();
+    const mapper = adapter.chunkMapper();
     const plain = (content: string, tail = '') =>
       `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"${content}"},"finish_reason":null}]${tail}}`;
     expect(mapper.map(event(plain('a'))).delta).toBeUndefined(); // learns the template
@@ -125,7 +125,7 @@ describe('content deltas read from a template', () => {
   });
 
   it('learns no template from a chunk whose fixed text has escapes or a second content key', () => {
-    const mapper = adapter.createStreamMapper();
+    const mapper = adapter.chunkMapper();
     const escaped =
       '{"id":"c\\u0031","model":"m","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}';
     mapper.map(event(escaped));
@@ -140,7 +140,7 @@ describe('content deltas read from a template', () => {
 describe('the OpenAI encoder on templated deltas', () => {
   /** The encoder's output for one event, read the template way (mapper) and the parse-everything way. */
   const bothWays = (clientModel: string, includeUsage: boolean, events: string[]) => {
-    const mapper = adapter.createStreamMapper();
+    const mapper = adapter.chunkMapper();
     const templated = new OpenAiChunkEncoder(clientModel, includeUsage);
     const parsed = new OpenAiChunkEncoder(clientModel, includeUsage);
     return events.map((data) => {

@@ -1,3 +1,4 @@
+import { GeminiStreamMapper } from '../../src/providers/gemini/gemini.stream';
 import { BackendConfig } from '../../src/config/config.schema';
 import { GeminiAdapter } from '../../src/providers/gemini/gemini.adapter';
 import { splitParts } from '../../src/providers/gemini/gemini.response';
@@ -15,8 +16,12 @@ const adapter = new GeminiAdapter(
 
 const sse = (data: object) => ({ data: JSON.stringify(data), event: undefined, id: undefined });
 
+/** A stream mapper as the adapter's decoder makes one for `n` candidates, errors mapped by the adapter. */
+const streamMapper = (n = 1) =>
+  new GeminiStreamMapper((status, body) => adapter.mapError(status, JSON.stringify(body), {}), n);
+
 function stream(events: object[], n = 1) {
-  const mapper = adapter.createStreamMapper({ model: 'g', messages: [], n } as never);
+  const mapper = streamMapper(n);
   const chunks: ChatCompletionChunk[] = [];
   const dones: boolean[] = [];
   for (const event of events) {
@@ -219,7 +224,7 @@ describe('Gemini stream -> OpenAI chunks', () => {
   });
 
   it('an error event is the error for its code', () => {
-    const mapper = adapter.createStreamMapper();
+    const mapper = streamMapper();
     expect(() =>
       mapper.map(sse({ error: { code: 429, message: 'Resource exhausted', status: 'RESOURCE_EXHAUSTED' } })),
     ).toThrow(expect.objectContaining({ code: 'rate_limit_exceeded', status: 429 }));
@@ -262,7 +267,7 @@ describe('Gemini stream: timestamps, model and usage when Gemini leaves them out
       { candidates: [{ content: { parts: [{ text: 'a' }] }, finishReason: 'STOP' }] },
     ]);
     expect(dones).toEqual([true]);
-    const mapper = adapter.createStreamMapper();
+    const mapper = streamMapper();
     expect(mapper.map(sse({ usageMetadata: { promptTokenCount: 1 } }))).toEqual({ chunks: [] });
     expect(chunks).toHaveLength(4);
   });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { buildConfig } from '../../src/config/config.loader';
+import { buildConfig } from '../support/config';
 import { ensureKubernetesValidate } from '../support/kubernetes-validate';
 
 const root = join(__dirname, '../..');

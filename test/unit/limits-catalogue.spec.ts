@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import type { Principal } from '../../src/auth/principal';
 import { AppLogger } from '../../src/common/logging/logger';
-import { buildConfig } from '../../src/config/config.loader';
+import { buildConfig } from '../support/config';
 import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';
 import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../src/limits/limit-catalogue';
 import { LimitsService } from '../../src/limits/limits.service';

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import type { Principal } from '../../src/auth/principal';
 import { GatewayException } from '../../src/core/errors/gateway.exception';
 import { AppLogger } from '../../src/common/logging/logger';
-import { buildConfig } from '../../src/config/config.loader';
+import { buildConfig } from '../support/config';
 import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';
 import type { Limits } from '../../src/core/limit-settings';
 import { LimitsService } from '../../src/limits/limits.service';

@@ -1,6 +1,6 @@
 import { GatewayException } from '../../src/core/errors/gateway.exception';
 import type { ChatMessage, ChatRequest } from '../../src/core/chat-request';
-import { PushBody } from '../../src/providers/local/local-body';
+import { LocalAnswer } from '../../src/providers/local/local-answer';
 import { historyOf } from '../../src/providers/local/local-history';
 import { LocalReply, usageOf } from '../../src/providers/local/local-reply';
 import { grammarSchemaOf, toolUseOf } from '../../src/providers/local/local-tools';
@@ -417,16 +417,16 @@ describe('local history: OpenAI messages -> node-llama-cpp chat history', () => 
 });
 
 describe('local reply: worker events -> OpenAI chat completion', () => {
-  async function chunksOf(body: PushBody): Promise<any[]> {
-    const text = await body.text();
-    return text
-      .split('\n\n')
-      .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
-      .map((line) => JSON.parse(line.slice(6)));
+  async function chunksOf(body: LocalAnswer): Promise<any[]> {
+    const steps = [];
+    for await (const batch of body.steps()) steps.push(...batch);
+    // Only the last step ends the stream.
+    expect(steps.map((step) => step.done === true)).toEqual(steps.map((_, i) => i === steps.length - 1));
+    return steps.flatMap((step) => step.chunks);
   }
 
   it('streams tool calls as OpenAI does: id, type and name first, then argument deltas, then finish_reason tool_calls', async () => {
-    const body = new PushBody();
+    const body = new LocalAnswer();
     const reply = new LocalReply(body, true, 'smollm2');
     reply.onCallStart(0, 'Read');
     reply.onCallArguments(0, '{"file_path": ');
@@ -455,7 +455,7 @@ describe('local reply: worker events -> OpenAI chat completion', () => {
   });
 
   it('answers whole: content null beside tool calls, text kept when the model wrote some first', async () => {
-    const body = new PushBody();
+    const body = new LocalAnswer();
     const reply = new LocalReply(body, false, 'smollm2');
     reply.onCallStart(0, 'Read');
     reply.onCallArguments(0, '{}');
@@ -488,7 +488,7 @@ describe('local reply: worker events -> OpenAI chat completion', () => {
     expect(completion.choices[0].message.tool_calls[0].id).not.toBe(
       completion.choices[0].message.tool_calls[1].id,
     );
-    const withText = new PushBody();
+    const withText = new LocalAnswer();
     const textFirst = new LocalReply(withText, false, 'smollm2');
     textFirst.onText('Let me look.');
     textFirst.onCallStart(0, 'Read');

@@ -67,7 +67,7 @@ describe('OpenAI adapter', () => {
   });
 
   it('maps stream events: chunks, [DONE], and an in-band error', () => {
-    const mapper = adapter.createStreamMapper();
+    const mapper = adapter.chunkMapper();
     const chunk = {
       id: 'c',
       object: 'chat.completion.chunk',
@@ -95,7 +95,7 @@ describe('OpenAI adapter', () => {
   });
 
   it('offers the upstream text for reuse only when it is one line and the chunk was not changed', () => {
-    const mapper = adapter.createStreamMapper();
+    const mapper = adapter.chunkMapper();
     const chunk = {
       id: 'c',
       object: 'chat.completion.chunk',

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import type { Principal } from '../../src/auth/principal';
 import type { PriceBook } from '../../src/billing/price-book';
 import { AppLogger } from '../../src/common/logging/logger';
-import { buildConfig } from '../../src/config/config.loader';
+import { buildConfig } from '../support/config';
 import type { ModelConfig } from '../../src/config/config.schema';
 import { openAiErrors } from '../../src/core/errors/error-shape';
 import { GatewayException } from '../../src/core/errors/gateway.exception';

@@ -1,7 +1,10 @@
-import { buildConfig } from '../../src/config/config.loader';
+import { buildConfig } from '../support/config';
 import { messageId } from '../../src/endpoints/messages/chat-to-messages';
 import { AnthropicAdapter } from '../../src/providers/anthropic/anthropic.adapter';
+import type { AnthropicBackendConfig } from '../../src/providers/anthropic/anthropic.config';
 import { GeminiAdapter } from '../../src/providers/gemini/gemini.adapter';
+import { GeminiStreamMapper } from '../../src/providers/gemini/gemini.stream';
+import { GatewayException } from '../../src/core/errors/gateway.exception';
 import { OpenAIAdapter } from '../../src/providers/openai/openai.adapter';
 import { randomId } from '../../src/core/random-id';
 
@@ -61,15 +64,14 @@ describe('ids the gateway makes up', () => {
       expect(calls[0].id).not.toBe(calls[1].id);
       return calls[0].id;
     }, /^call_[A-Za-z0-9]{24}$/);
-    const request = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }] };
     expectRandom(() => {
-      const step = adapter.createStreamMapper(request).map({ data: JSON.stringify(reply) } as never);
-      return step.chunks[0].id;
+      const mapper = new GeminiStreamMapper(() => new GatewayException('upstream_error', 'x'));
+      return mapper.map({ data: JSON.stringify(reply) }).chunks[0].id;
     }, /^chatcmpl-[A-Za-z0-9]{29}$/);
   });
 
   it('an Anthropic answer without an id, and a translated Message whose upstream had none', () => {
-    const adapter = new AnthropicAdapter('b', backend);
+    const adapter = new AnthropicAdapter('b', backend as AnthropicBackendConfig);
     const reply = {
       content: [{ type: 'text', text: 'hi' }],
       stop_reason: 'end_turn',

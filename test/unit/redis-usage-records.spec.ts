@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { buildConfig } from '../../src/config/config.loader';
+import { buildConfig } from '../support/config';
 import { RedisKeys } from '../../src/redis/redis-keys';
 import { RedisUsageRecords } from '../../src/usage/redis-usage-records.repository';
 import { counterIncrements, recordFields, type UsageRecord } from '../../src/usage/usage-record';

@@ -1,5 +1,5 @@
 import { AppLogger } from '../../src/common/logging/logger';
-import { buildConfig } from '../../src/config/config.loader';
+import { buildConfig } from '../support/config';
 import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { counterField, type UsageRecord } from '../../src/usage/usage-record';

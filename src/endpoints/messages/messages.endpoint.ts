@@ -75,6 +75,7 @@ export const countTokensEndpoint: EndpointSpec<MessagesPromptDto> = {
 function messagesWire(dto: MessagesRequestDto, request: ChatRequest, client: ClientCall): ClientWire {
   return {
     native: {
+      api: 'messages',
       accepts: speaksMessages,
       call: (deployment, stream) =>
         deployment.backend.adapter.nativeCall!({

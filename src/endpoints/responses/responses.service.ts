@@ -19,7 +19,6 @@ import {
   speaksResponses,
   type SealableEncoder,
 } from './native-responses';
-import { completionFromResponse, ResponsesStreamMapper } from '../../providers/openai/responses-upstream';
 import { backendSecrets, scrub } from '../../providers/upstream-errors';
 import { GatewayConfig } from '../../config/config.schema';
 
@@ -119,6 +118,7 @@ export class ResponsesService {
     let encoder: SealableEncoder | undefined;
     return {
       native: {
+        api: 'responses',
         accepts: speaksResponses,
         call: (deployment, stream) =>
           deployment.backend.adapter.nativeCall!({
@@ -127,8 +127,6 @@ export class ResponsesService {
             stream,
             clientHeaders: {},
           }),
-        parse: completionFromResponse,
-        mapper: (backendId) => new ResponsesStreamMapper(backendId),
       },
       streamEncoder: (_deployment, native) => {
         if (native)

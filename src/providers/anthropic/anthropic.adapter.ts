@@ -1,12 +1,13 @@
 import type { ChatRequest } from '../../core/chat-request';
 import { randomId } from '../../core/random-id';
-import type { BackendConfig } from '../../config/config.schema';
+import type { AnthropicBackendConfig } from './anthropic.config';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import type {
   CallTarget,
   NativeRequest,
   ProviderAdapter,
-  StreamMapper,
+  StreamAnswer,
+  StreamEvents,
   UpstreamCall,
 } from '../provider-adapter';
 import type { ChatCompletion } from '../../core/openai-types';
@@ -15,6 +16,8 @@ import { backendSecrets, mapUpstreamError } from '../upstream-errors';
 import { toAnthropicBody, validateForAnthropic } from './anthropic.request';
 import { finishReasonOf, messageOf, usageOf } from './anthropic.response';
 import { AnthropicStreamMapper } from './anthropic.stream';
+import type { UpstreamBody } from '../upstream-client';
+import { decodeSse } from '../shared/sse-decoder';
 
 /** Anthropic's Messages API (`POST <baseUrl>/messages`, x-api-key + anthropic-version). */
 export class AnthropicAdapter implements ProviderAdapter {
@@ -23,7 +26,7 @@ export class AnthropicAdapter implements ProviderAdapter {
 
   constructor(
     private readonly backendId: string,
-    private readonly config: BackendConfig,
+    private readonly config: AnthropicBackendConfig,
   ) {}
 
   validate(request: ChatRequest, target: CallTarget): void {
@@ -94,8 +97,12 @@ export class AnthropicAdapter implements ProviderAdapter {
     };
   }
 
-  createStreamMapper(): StreamMapper {
-    return new AnthropicStreamMapper((status, body) => this.errorFromBody(status, body, {}));
+  /** Messages' SSE events, for a chat request and a native Messages call alike (the same events either way). */
+  decodeStream(body: UpstreamBody, _answer: StreamAnswer): StreamEvents {
+    return decodeSse(
+      body,
+      new AnthropicStreamMapper((status, error) => this.errorFromBody(status, error, {})),
+    );
   }
 
   mapError(

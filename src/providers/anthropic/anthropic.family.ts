@@ -1,10 +1,12 @@
 import type { ProviderFamily } from '../provider-family';
 import { UpstreamClient } from '../upstream-client';
 import { AnthropicAdapter } from './anthropic.adapter';
+import { AnthropicBackendConfig } from './anthropic.config';
 
 /** Anthropic's Messages API. */
-export const anthropicFamily: ProviderFamily = {
+export const anthropicFamily: ProviderFamily<AnthropicBackendConfig> = {
   type: 'anthropic',
+  config: AnthropicBackendConfig,
   embeddings: false,
   thinking: ['none', 'native'],
   keyRequired: () => true,

@@ -1,5 +1,6 @@
 import { GatewayException } from '../../core/errors/gateway.exception';
-import type { StreamMapper, StreamStep } from '../provider-adapter';
+import type { StreamStep } from '../stream-events';
+import type { SseMapper } from '../shared/sse-decoder';
 import type { ChatCompletionChunk, Usage } from '../../core/openai-types';
 import { parseStreamEvent } from '../../core/json';
 import type { SseEvent } from '../../core/sse';
@@ -45,7 +46,7 @@ interface OpenBlock {
  * trip); tool_use start + input_json_delta -> tool_calls; message_delta -> finish_reason;
  * message_stop -> the usage chunk. ping and unknown events are skipped; `error` throws.
  */
-export class AnthropicStreamMapper implements StreamMapper {
+export class AnthropicStreamMapper implements SseMapper {
   private id = '';
   private model = '';
   private readonly created = Math.floor(Date.now() / 1000);

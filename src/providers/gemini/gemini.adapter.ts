@@ -1,7 +1,15 @@
 import type { ChatRequest } from '../../core/chat-request';
 import type { BackendConfig } from '../../config/config.schema';
 import { GatewayException } from '../../core/errors/gateway.exception';
-import type { CallTarget, ProviderAdapter, StreamMapper, UpstreamCall } from '../provider-adapter';
+import type {
+  CallTarget,
+  ProviderAdapter,
+  StreamAnswer,
+  StreamEvents,
+  UpstreamCall,
+} from '../provider-adapter';
+import type { UpstreamBody } from '../upstream-client';
+import { decodeSse } from '../shared/sse-decoder';
 import type { ChatCompletion } from '../../core/openai-types';
 import { parseErrorBody } from '../../core/json';
 import { backendSecrets, mapUpstreamError } from '../upstream-errors';
@@ -102,8 +110,12 @@ export class GeminiAdapter implements ProviderAdapter {
     };
   }
 
-  createStreamMapper(request?: ChatRequest): StreamMapper {
-    return new GeminiStreamMapper((status, body) => this.errorFromBody(status, body, {}), request?.n ?? 1);
+  /** `streamGenerateContent?alt=sse`: SSE, with no end marker (see GeminiStreamMapper). */
+  decodeStream(body: UpstreamBody, answer: StreamAnswer): StreamEvents {
+    return decodeSse(
+      body,
+      new GeminiStreamMapper((status, error) => this.errorFromBody(status, error, {}), answer.request.n ?? 1),
+    );
   }
 
   mapError(

@@ -1,5 +1,6 @@
 import { GatewayException } from '../../core/errors/gateway.exception';
-import type { StreamMapper, StreamStep } from '../provider-adapter';
+import type { StreamStep } from '../stream-events';
+import type { SseMapper } from '../shared/sse-decoder';
 import type { ChatCompletionChunk } from '../../core/openai-types';
 import { parseStreamEvent } from '../../core/json';
 import type { SseEvent } from '../../core/sse';
@@ -21,7 +22,7 @@ import {
  * that event also brings the usage chunk (the last, cumulative usageMetadata) and ends it, or the body ends
  * first (see `end`).
  */
-export class GeminiStreamMapper implements StreamMapper {
+export class GeminiStreamMapper implements SseMapper {
   private readonly id = randomId('chatcmpl-', 29);
   private readonly created = Math.floor(Date.now() / 1000);
   private model = '';

@@ -1,20 +1,20 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import type { LocalBackendConfig } from '../../config/config.schema';
+import type { LocalBackendConfig } from './local.config';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import type { ChatRequest } from '../../core/chat-request';
 import type { UpstreamCall } from '../provider-adapter';
 import type { BackendLog } from '../provider-family';
 import { AbortedWithUsage, type BackendClient, type UpstreamResponse } from '../upstream-client';
 import { placementFor } from './cpu-placement';
-import { PushBody } from './local-body';
+import { LocalAnswer } from './local-answer';
 import { historyOf } from './local-history';
 import type { FromWorker, GenerateRequest, ToWorker } from './local-protocol';
 import { LocalReply, usageOf } from './local-reply';
 import { toolUseOf } from './local-tools';
 
 interface Pending {
-  body: PushBody;
+  body: LocalAnswer;
   /** Set once the client has gone: the body fails when the worker reports what was spent (or after a bound). */
   abandoned?: NodeJS.Timeout;
   /** A chat completion being generated (absent for an embeddings request). */
@@ -34,8 +34,8 @@ function workerScript(): string {
 }
 
 /**
- * A `local` backend: requests go to a worker process running node-llama-cpp and come back
- * as an OpenAI-format body (JSON, or SSE chunks as tokens arrive). At most `parallel`
+ * A `local` backend: requests go to a worker process running node-llama-cpp and come back as a LocalAnswer: chat
+ * chunks as tokens arrive (stream steps, no text in between), or the whole answer as an object. At most `parallel`
  * generate at once, `queueSize` more wait; beyond that 429. A crashed worker fails its
  * requests with 503 and is restarted.
  */
@@ -94,7 +94,7 @@ export class LocalModelClient implements BackendClient {
     const history = historyOf(request.messages);
     const tools = toolUseOf(request as ChatRequest, this.config.autoToolChoice);
     const id = this.nextId++;
-    const body = new PushBody();
+    const body = new LocalAnswer();
     const pending: Pending = {
       body,
       reply: new LocalReply(body, request.stream === true, String(request.model)),
@@ -165,7 +165,7 @@ export class LocalModelClient implements BackendClient {
           ? [input as number[]]
           : (input as Array<string | number[]>);
     const id = this.nextId++;
-    const body = new PushBody();
+    const body = new LocalAnswer();
     this.pending.set(id, { body, embeddingModel: request.model });
     this.post({ type: 'embed', id, inputs });
     // Nothing to cancel in the worker (an embedding takes milliseconds): the client just stops waiting.
@@ -318,15 +318,12 @@ export class LocalModelClient implements BackendClient {
     this.pending.delete(message.id);
     if (message.type === 'embedded') {
       const data = message.vectors.map((embedding, index) => ({ object: 'embedding', index, embedding }));
-      pending.body.push(
-        JSON.stringify({
-          object: 'list',
-          data,
-          model: pending.embeddingModel,
-          usage: { prompt_tokens: message.promptTokens, total_tokens: message.promptTokens },
-        }),
-      );
-      pending.body.end();
+      pending.body.complete({
+        object: 'list',
+        data,
+        model: pending.embeddingModel,
+        usage: { prompt_tokens: message.promptTokens, total_tokens: message.promptTokens },
+      });
       return;
     }
     if (message.type === 'error') {

@@ -1,5 +1,6 @@
-import type { PushBody } from './local-body';
+import type { LocalAnswer } from './local-answer';
 import { randomId } from '../../core/random-id';
+import { normalizeUsage, type ChatCompletionChunk } from '../../core/openai-types';
 
 /** OpenAI's usage object, as the worker's counts make it. */
 export interface LocalUsage {
@@ -32,8 +33,9 @@ interface ToolCallState {
 }
 
 /**
- * One chat completion as the worker generates it, written into the response body in OpenAI's wire format: SSE
- * chunks as the events arrive (content, reasoning_content and tool-call deltas), or one JSON body at the end.
+ * One chat completion as the worker generates it, handed over in the gateway's canonical form: chat chunks as the
+ * events arrive (content, reasoning_content and tool-call deltas), each a stream step; or the chat.completion
+ * object at the end. Nothing is written as text here: the client's encoder writes what the client gets.
  */
 export class LocalReply {
   readonly id = randomId('chatcmpl-', 29);
@@ -43,7 +45,7 @@ export class LocalReply {
   private readonly calls: ToolCallState[] = [];
 
   constructor(
-    private readonly body: PushBody,
+    private readonly answer: LocalAnswer,
     readonly stream: boolean,
     readonly model: string,
   ) {
@@ -77,14 +79,19 @@ export class LocalReply {
     if (this.stream) this.chunk({ tool_calls: [{ index, function: { arguments: text } }] });
   }
 
-  /** The last chunks (finish reason, usage, [DONE]) or the whole completion, then the end of the body. */
+  /** The last chunks (finish reason, then usage, which ends the stream) or the whole completion. */
   finish(finishReason: 'stop' | 'length' | 'tool_calls', usage: LocalUsage): void {
     if (this.stream) {
       this.chunk({}, finishReason);
-      this.body.push(
-        `data: ${JSON.stringify({ ...this.base(), object: 'chat.completion.chunk', choices: [], usage })}\n\n`,
-      );
-      this.body.push('data: [DONE]\n\n');
+      // In usage's canonical member order (as every family's usage chunk reaches the encoders).
+      const last: ChatCompletionChunk = {
+        ...this.base(),
+        object: 'chat.completion.chunk',
+        choices: [],
+        usage: normalizeUsage(usage),
+      };
+      this.answer.step({ chunks: [last], done: true });
+      this.answer.end();
     } else {
       const toolCalls = this.calls.filter(Boolean).map((call) => ({
         id: call.id,
@@ -99,22 +106,22 @@ export class LocalReply {
         ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
         ...(this.reasoning ? { reasoning_content: this.reasoning } : {}),
       };
-      this.body.push(
-        JSON.stringify({
-          ...this.base(),
-          object: 'chat.completion',
-          choices: [{ index: 0, message, finish_reason: finishReason, logprobs: null }],
-          usage,
-        }),
-      );
+      this.answer.complete({
+        ...this.base(),
+        object: 'chat.completion',
+        choices: [{ index: 0, message, finish_reason: finishReason, logprobs: null }],
+        usage,
+      });
     }
-    this.body.end();
   }
 
   private chunk(delta: Record<string, unknown>, finishReason: string | null = null): void {
-    this.body.push(
-      `data: ${JSON.stringify({ ...this.base(), object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`,
-    );
+    const chunk: ChatCompletionChunk = {
+      ...this.base(),
+      object: 'chat.completion.chunk',
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+    };
+    this.answer.step({ chunks: [chunk] });
   }
 
   private base() {

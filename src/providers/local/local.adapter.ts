@@ -1,6 +1,8 @@
 import type { ChatRequest } from '../../core/chat-request';
 import { GatewayException } from '../../core/errors/gateway.exception';
-import type { CallTarget } from '../provider-adapter';
+import type { CallTarget, StreamAnswer, StreamEvents } from '../provider-adapter';
+import type { UpstreamBody } from '../upstream-client';
+import { LocalAnswer } from './local-answer';
 import { OpenAIAdapter } from '../openai/openai.adapter';
 import { historyOf } from './local-history';
 import { toolUseOf } from './local-tools';
@@ -32,11 +34,17 @@ const UNSUPPORTED: Array<{ field: string; isOff: (value: unknown) => boolean; wh
 ];
 
 /**
- * A `local` backend: the worker speaks OpenAI's format, so the OpenAI adapter translates; this adds its limits, and
- * the rules a vendor checks itself (tools and tool_choice, tool calls answered by tool messages), since here the
- * gateway is the vendor.
+ * A `local` backend: the request is OpenAI's, so the OpenAI adapter builds it; this adds its limits, and the rules a
+ * vendor checks itself (tools and tool_choice, tool calls answered by tool messages), since here the gateway is the
+ * vendor. The answer comes back as chat chunks the client made from the worker's messages (LocalAnswer), handed to
+ * the relay as they are.
  */
 export class LocalAdapter extends OpenAIAdapter {
+  override decodeStream(body: UpstreamBody, _answer: StreamAnswer): StreamEvents {
+    if (!(body instanceof LocalAnswer)) throw new TypeError('a local backend answers with a LocalAnswer');
+    return body.steps();
+  }
+
   validate(request: ChatRequest, _target: CallTarget): void {
     for (const { field, isOff, why } of UNSUPPORTED) {
       const value = request[field];

@@ -8,7 +8,8 @@ import type {
   NativeApi,
   NativeRequest,
   ProviderAdapter,
-  StreamMapper,
+  StreamAnswer,
+  StreamEvents,
   StreamStep,
   UpstreamCall,
 } from '../provider-adapter';
@@ -17,6 +18,9 @@ import { effortFor, normalizeReasoningField, requestedThinking } from '../shared
 import { parseErrorBody, parseStreamEvent } from '../../core/json';
 import { backendSecrets, mapUpstreamError } from '../upstream-errors';
 import type { SseEvent } from '../../core/sse';
+import type { UpstreamBody } from '../upstream-client';
+import { decodeSse, type SseMapper } from '../shared/sse-decoder';
+import { completionFromResponse, ResponsesStreamMapper } from './responses-upstream';
 import { spliceJson, type JsonSource } from '../../core/json-splice';
 import { DeltaTemplate, type ContentDelta } from '../../core/delta-template';
 
@@ -31,7 +35,8 @@ const GATEWAY_ONLY_FIELDS = ['thinking'] as const;
 export class OpenAIAdapter implements ProviderAdapter {
   constructor(
     private readonly backendId: string,
-    private readonly config: BackendConfig,
+    /** An openai backend's settings (a local one, which reuses this adapter, has no `responsesApi`). */
+    private readonly config: BackendConfig & { responsesApi?: boolean },
     readonly family: string = 'openai',
   ) {}
 
@@ -75,7 +80,8 @@ export class OpenAIAdapter implements ProviderAdapter {
     };
   }
 
-  parseResponse(body: unknown): ChatCompletion {
+  parseResponse(body: unknown, native?: NativeApi): ChatCompletion {
+    if (native === 'responses') return completionFromResponse(body, this.backendId);
     const reply = body as Partial<ChatCompletion> | null;
     if (!reply || typeof reply !== 'object' || !Array.isArray(reply.choices)) {
       throw new GatewayException(
@@ -130,7 +136,19 @@ export class OpenAIAdapter implements ProviderAdapter {
     };
   }
 
-  createStreamMapper(): StreamMapper {
+  /** Chat completion chunks or, for a native call, Responses events: SSE either way. */
+  decodeStream(body: UpstreamBody, answer: StreamAnswer): StreamEvents {
+    return decodeSse(
+      body,
+      answer.native === 'responses' ? new ResponsesStreamMapper(this.backendId) : this.chunkMapper(),
+    );
+  }
+
+  /**
+   * Chat completion chunks: `[DONE]` ends them; an ordinary content delta is read from the template of the last
+   * one parsed (core/delta-template.ts) instead of parsed.
+   */
+  chunkMapper(): SseMapper {
     let template: DeltaTemplate | undefined;
     return {
       map: (event: SseEvent): StreamStep => {
@@ -188,6 +206,7 @@ export class OpenAIAdapter implements ProviderAdapter {
 /** A content delta read from its template: its chunk is parsed only if a consumer asks for `chunks`. */
 class ContentDeltaStep implements StreamStep {
   private parsed?: ChatCompletionChunk[];
+  upstream?: SseEvent;
 
   constructor(
     readonly raw: string,

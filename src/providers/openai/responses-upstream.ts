@@ -1,5 +1,6 @@
 import { GatewayException } from '../../core/errors/gateway.exception';
-import type { StreamMapper, StreamStep } from '../provider-adapter';
+import type { StreamStep } from '../stream-events';
+import type { SseMapper } from '../shared/sse-decoder';
 import { parseStreamEvent } from '../../core/json';
 import type { ChatCompletion, ChatCompletionChunk, Usage } from '../../core/openai-types';
 import type { SseEvent } from '../../core/sse';
@@ -88,7 +89,7 @@ export function completionFromResponse(body: unknown, backendId: string): ChatCo
 }
 
 /** Responses stream events -> chat chunks (text, reasoning, tool calls, the final usage); a failure throws. */
-export class ResponsesStreamMapper implements StreamMapper {
+export class ResponsesStreamMapper implements SseMapper {
   private tools = 0;
   private readonly toolIndex = new Map<number, number>();
 

@@ -1,0 +1,22 @@
+import type { ClassConstructor } from 'class-transformer';
+import type { BackendConfig, ModelConfig, ThinkingMode } from './config.schema';
+
+/**
+ * What the config loader needs to know of a backend family: its `type`, the class its backends' settings are
+ * validated with (the common BackendConfig plus the family's own keys), and what its models may be. The providers'
+ * registry (providers/families.ts) is such a list; the loader is given it (buildConfig, loadConfig) and never imports
+ * it, so config/ names no family.
+ */
+export interface BackendFamilyShape {
+  readonly type: string;
+  /** The class a backend of this type is validated with: BackendConfig or a subclass with the family's keys. */
+  readonly config: ClassConstructor<BackendConfig>;
+  /** `models.<name>.thinking` values that make sense for models on this family's backends. */
+  readonly thinking: readonly ThinkingMode[];
+  /** Whether its models may be `kind: embedding`. */
+  readonly embeddings: boolean;
+  /** Why `model` cannot be served by this backend as configured (a family's own rule), naming the key; or undefined. */
+  modelProblem?(model: ModelConfig, backend: BackendConfig, backendId: string): string | undefined;
+}
+
+export type BackendFamilies = readonly BackendFamilyShape[];
