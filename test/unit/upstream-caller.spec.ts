@@ -9,7 +9,8 @@ import { mapUpstreamError } from '../../src/providers/upstream-errors';
 import { BackendHealth } from '../../src/routing/backend-health';
 import { CircuitBreakers } from '../../src/routing/circuit-breakers';
 import type { Deployment, Route } from '../../src/routing/model-router.service';
-import { UpstreamCaller, type CallSequence, type Candidate } from '../../src/gateway/upstream-caller';
+import { UpstreamCaller, type Candidate } from '../../src/gateway/upstream-caller';
+import { callThrough } from '../support/upstream-caller-fakes';
 
 /** The routing seam against in-memory backends: which deployments a request calls, and what the operator is told. */
 function setup(
@@ -92,23 +93,6 @@ const refusedKey = () =>
   });
 const serverError = () =>
   mapUpstreamError({ backendId: 'x', status: 500, message: 'boom', headers: {}, secrets: [] });
-
-/** Goes through a request's calls as the pipeline does: the next candidate, its call, how it went. */
-async function callThrough(
-  calls: CallSequence,
-  answer: (candidate: Candidate) => Promise<UpstreamResponse>,
-): Promise<{ response: UpstreamResponse; candidate: Candidate }> {
-  for (let candidate = await calls.next(); candidate; candidate = await calls.next()) {
-    try {
-      const response = await answer(candidate);
-      calls.answered(candidate);
-      return { response, candidate };
-    } catch (error) {
-      calls.failed(candidate, error);
-    }
-  }
-  throw calls.exhausted();
-}
 
 describe('UpstreamCaller', () => {
   const run = (
@@ -234,50 +218,6 @@ describe('UpstreamCaller', () => {
     expect(plan.map((c) => c.deployment.id)).toEqual(['a/m', 'b/m', 'a/m']);
   });
 
-  it('a Retry-After above the cap waits only the cap before the deployment is called again', async () => {
-    const { caller, route } = setup({}, { maxRetryAfterMs: 20 });
-    const limited = route('limited');
-    limited.fallbacks = [route('backup')];
-    const hourLong = () =>
-      mapUpstreamError({
-        backendId: 'limited',
-        status: 429,
-        message: 'slow down',
-        headers: { 'retry-after': '3600' },
-        secrets: [],
-      });
-    // Uncapped, this would wait an hour before its second call; capped, 2 x 20 ms. The request gives up after 5 s
-    // (a bound that holds on a loaded machine), so an uncapped wait fails the test instead of hanging it.
-    const { called, result } = run(
-      caller,
-      limited,
-      async (c) => (c.deployment.id === 'limited/m' ? Promise.reject(hourLong()) : ok),
-      AbortSignal.timeout(5000),
-    );
-    await expect(result).resolves.toMatchObject({ candidate: { deployment: { id: 'backup/m' } } });
-    expect(called).toEqual(['limited/m', 'limited/m', 'limited/m', 'backup/m']);
-  });
-
-  it('a Retry-After above the cap with nothing else to call ends the request at once with the 429', async () => {
-    const { caller, route } = setup({}, { maxRetryAfterMs: 20 });
-    const { called, result } = run(caller, route('limited'), () =>
-      Promise.reject(
-        mapUpstreamError({
-          backendId: 'limited',
-          status: 429,
-          message: 'slow down',
-          headers: { 'retry-after': '3600' },
-          secrets: [],
-        }),
-      ),
-    );
-    await expect(result).rejects.toMatchObject({
-      code: 'rate_limit_exceeded',
-      headers: { 'retry-after': '3600' },
-    });
-    expect(called).toEqual(['limited/m']);
-  });
-
   it('a client mistake (400) or an unexpected error is not retried at all', async () => {
     const { caller, route } = setup();
     const mistake = mapUpstreamError({
@@ -395,14 +335,6 @@ describe('UpstreamCaller', () => {
     const { result, calls } = run(caller, route('a', 'b'), async () => ok);
     await result;
     await expect(calls.next()).resolves.toBeUndefined();
-  });
-
-  it('says which deployment was called last and how many calls were made, when none answered', async () => {
-    const { caller, route } = setup();
-    const { result, calls } = run(caller, route('a', 'b'), () => Promise.reject(serverError()));
-    await expect(result).rejects.toBeInstanceOf(GatewayException);
-    expect(calls.calls).toBe(3);
-    expect(calls.lastCalled?.id).toBe('a/m');
   });
 
   it('weighted order: a deployment of weight 0 is only ever tried last', () => {
