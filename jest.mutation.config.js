@@ -7,10 +7,12 @@
 module.exports = {
   testEnvironment: 'node',
   rootDir: __dirname,
-  roots: ['<rootDir>/test/unit'],
+  // test/support is a root too: Stryker finds a mutant's specs by their imports (findRelatedTests), and a spec that
+  // reaches the mutated file through a support file (upstream-caller-retry-plan.spec via upstream-caller-fakes) is
+  // only found when that file is in jest's module map.
+  roots: ['<rootDir>/test/unit', '<rootDir>/test/support'],
   testMatch: [
     '**/cost.spec.ts',
-    '**/limit-settlement.spec.ts',
     '**/credential-cache.spec.ts',
     '**/upstream-caller.spec.ts',
     '**/usage-writer.spec.ts',
