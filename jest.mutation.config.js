@@ -13,7 +13,7 @@ module.exports = {
   roots: ['<rootDir>/test/unit', '<rootDir>/test/support', '<rootDir>/src'],
   testMatch: [
     '**/cost.spec.ts',
-    '**/limit-settlement.spec.ts',
+    '**/limits-service.spec.ts',
     '**/credential-cache.spec.ts',
     '**/upstream-caller.spec.ts',
     '**/usage-writer.spec.ts',

@@ -26,7 +26,7 @@ export default {
     // Billing: what a request costs.
     'src/billing/cost.ts',
     // settlement() only: admission is exercised against Redis (test/e2e/redis-scripts, limits, capacity).
-    'src/limits/limits.service.ts:158-170',
+    'src/limits/limits.service.ts:147-162',
     // Security: who a token is, and what of a vendor's error reaches a client (keys scrubbed).
     'src/auth/credential.cache.ts',
     'src/providers/upstream-errors.ts',

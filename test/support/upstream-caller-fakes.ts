@@ -1,5 +1,5 @@
 import { AppLogger } from '../../src/common/logging/logger';
-import { buildConfig } from 'config';
+import { buildConfig } from './config';
 import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import type { Backend } from '../../src/providers/provider-adapter';
@@ -7,7 +7,7 @@ import type { UpstreamResponse } from '../../src/providers/upstream-client';
 import { BackendHealth } from '../../src/routing/backend-health';
 import { CircuitBreakers } from '../../src/routing/circuit-breakers';
 import type { Deployment, Route } from '../../src/routing/model-router.service';
-import { UpstreamCaller, type Candidate } from '../../src/gateway/upstream-caller';
+import { UpstreamCaller, type CallSequence, type Candidate } from '../../src/gateway/upstream-caller';
 
 /**
  * An UpstreamCaller wired to its real collaborators (circuit breakers, backend health, metrics, logger) over
@@ -87,24 +87,50 @@ export function callerWithFakes(options: CallerOptions = {}) {
     };
   };
   const route = (...ids: string[]) => routeBy('priority', ...ids);
-  /** Runs the route's plan; `called` lists the deployment of every call made, in order. */
+  /**
+   * Runs the route's calls as the pipeline does (`callThrough`); `exclude` names a reason to pass a candidate over
+   * (a fallback's vendor rules). `called` lists the deployment of every call made, in order; `calls` is the
+   * sequence, for what it recorded.
+   */
   const run = (
     routed: Route,
     answer: (candidate: Candidate) => Promise<UpstreamResponse>,
-    signal = new AbortController().signal,
+    options: { signal?: AbortSignal; exclude?: (candidate: Candidate) => string | undefined } = {},
   ) => {
     const called: string[] = [];
-    const result = caller.call(
-      caller.plan(routed),
-      (candidate) => {
-        called.push(candidate.deployment.id);
-        return answer(candidate);
-      },
-      signal,
-    );
-    return { called, result };
+    const calls = caller.calls(routed, options.signal ?? new AbortController().signal, 'req-1');
+    for (const candidate of calls.plan) {
+      const reason = options.exclude?.(candidate);
+      if (reason !== undefined) calls.exclude(candidate, reason);
+    }
+    const result = callThrough(calls, (candidate) => {
+      called.push(candidate.deployment.id);
+      return answer(candidate);
+    });
+    return { called, result, calls };
   };
   return { caller, circuits, health, lines, metrics, route, routeBy, run };
+}
+
+/**
+ * Goes through a request's calls as the pipeline's `callUntilAnswered` does: the next candidate (after any backoff),
+ * its call, then `answered` or `failed` (which throws when nothing more may be tried); `exhausted` when none answered.
+ */
+export async function callThrough(
+  calls: CallSequence,
+  answer: (candidate: Candidate) => Promise<UpstreamResponse>,
+): Promise<{ response: UpstreamResponse; candidate: Candidate }> {
+  for (let candidate = calls.next(); candidate; candidate = calls.next()) {
+    try {
+      if (calls.mustWait) await calls.backoff();
+      const response = await answer(candidate);
+      calls.answered(candidate);
+      return { response, candidate };
+    } catch (error) {
+      calls.failed(candidate, error);
+    }
+  }
+  throw calls.exhausted();
 }
 
 export const okResponse = { status: 200, headers: {}, body: {} } as unknown as UpstreamResponse;

@@ -123,7 +123,7 @@ function setup(options: { cancelsAtNoCost?: string[]; refuse?: boolean; fallback
         adapter: {
           buildRequest: (): UpstreamCall => ({ path: '/chat', headers: {}, body: '{}' }),
           parseResponse: (body: unknown) => body as ChatCompletion,
-          createStreamMapper: () => ({}) as never,
+          decodeStream: () => ({}) as never, // the relay stand-in reads no events
           mapError: () => serverError(),
           validate: (request: { tools?: unknown[] }) => {
             if (id.startsWith('picky') && request.tools)

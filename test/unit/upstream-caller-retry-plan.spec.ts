@@ -1,13 +1,13 @@
 import { GatewayException } from '../../src/core/errors/gateway.exception';
 import { mapUpstreamError } from '../../src/providers/upstream-errors';
 import { requestAbortSignal } from '../../src/common/http/request-abort';
-import type { AttemptRecord } from '../../src/gateway/upstream-caller';
 import { callerWithFakes, deploymentsOf, okResponse as ok } from '../support/upstream-caller-fakes';
 
 /**
- * Retry planning through UpstreamCaller's public API (plan, call, start, deadline) on in-memory backends. The
- * waits between calls are recorded instead of slept (node:timers/promises is replaced for this file), so the
- * backoff and Retry-After arithmetic is asserted exactly, with no timing bound.
+ * Retry planning through UpstreamCaller's public API (plan, calls, deadline) on in-memory backends: each request's
+ * CallSequence is driven as the pipeline drives it (test/support/upstream-caller-fakes.ts). The waits between calls
+ * are recorded instead of slept (node:timers/promises is replaced for this file), so the backoff and Retry-After
+ * arithmetic is asserted exactly, with no timing bound.
  */
 const mockWaits: number[] = [];
 jest.mock('node:timers/promises', () => ({
@@ -97,7 +97,7 @@ describe('waits before calling a deployment again', () => {
     expect(waits).toEqual([0, 0]);
   });
 
-  it('a Retry-After exactly at the cap is waited; one past it, with nowhere else to go, ends the request', async () => {
+  it('a Retry-After exactly at the cap is waited; one past it, with nowhere else to go, ends the request with the 429', async () => {
     const atCap = callerWithFakes({ attempts: 1, maxRetryAfterMs: 3000 });
     let calls = 0;
     const first = atCap.run(atCap.route('a'), async () => {
@@ -111,21 +111,27 @@ describe('waits before calling a deployment again', () => {
     waits.length = 0;
     const past = callerWithFakes({ attempts: 1, maxRetryAfterMs: 3000 });
     const second = past.run(past.route('a'), () => Promise.reject(rateLimited({ 'retry-after-ms': '3001' })));
-    await expect(second.result).rejects.toMatchObject({ code: 'rate_limit_exceeded' });
+    // The client gets the backend's 429 with its Retry-After, at once: no wait, no second call.
+    await expect(second.result).rejects.toMatchObject({
+      code: 'rate_limit_exceeded',
+      status: 429,
+      headers: { 'retry-after-ms': '3001' },
+    });
     expect(second.called).toEqual(['a/m']);
     expect(waits).toEqual([]);
   });
 
-  it('a Retry-After past the cap, with a fallback still to try, is waited only up to the cap', async () => {
-    const { route, run } = callerWithFakes({ attempts: 2, maxRetryAfterMs: 3000 });
-    const limited = route('a');
-    limited.fallbacks = [route('c')];
+  it('a Retry-After above the cap waits only the cap before the deployment is called again', async () => {
+    const { route, run } = callerWithFakes({ attempts: 2, maxRetryAfterMs: 20 });
+    const limited = route('limited');
+    limited.fallbacks = [route('backup')];
     const { called, result } = run(limited, async (c) =>
-      c.deployment.id === 'a/m' ? Promise.reject(rateLimited({ 'retry-after': '3600' })) : ok,
+      c.deployment.id === 'limited/m' ? Promise.reject(rateLimited({ 'retry-after': '3600' })) : ok,
     );
-    await expect(result).resolves.toMatchObject({ candidate: { deployment: { id: 'c/m' } } });
-    expect(called).toEqual(['a/m', 'a/m', 'a/m', 'c/m']);
-    expect(waits).toEqual([3000, 3000]);
+    await expect(result).resolves.toMatchObject({ candidate: { deployment: { id: 'backup/m' } } });
+    // The fallback not yet tried keeps the request going; each call to `limited` again waits the cap, not an hour.
+    expect(called).toEqual(['limited/m', 'limited/m', 'limited/m', 'backup/m']);
+    expect(waits).toEqual([20, 20]);
   });
 
   it('a Retry-After past the cap still lets a deployment not yet tried be called', async () => {
@@ -203,7 +209,7 @@ describe('plan', () => {
   });
 });
 
-describe('call', () => {
+describe('calls', () => {
   it('a deployment whose circuit is open and that nothing else can replace gets the first call only, as a probe', async () => {
     const { circuits, route, run } = callerWithFakes({ attempts: 2 });
     circuits.failure('a/m', 'upstream_error', { openNow: true });
@@ -216,64 +222,44 @@ describe('call', () => {
   it('a half-open circuit lets one probe through; a failed probe opens it again', async () => {
     let now = 1_000_000;
     jest.spyOn(Date, 'now').mockImplementation(() => now);
-    const { caller, circuits, route } = callerWithFakes({ attempts: 2, circuitCooldownMs: 1000 });
+    const { circuits, route, run } = callerWithFakes({ attempts: 2, circuitCooldownMs: 1000 });
     circuits.failure('b/m', 'upstream_error', { openNow: true });
     now += 1000;
     expect(circuits.state('b/m')).toBe('half-open');
-    const plan = caller.plan(route('a', 'b'));
-    expect(deploymentsOf(plan)).toEqual(['a/m', 'b/m', 'a/m']);
-    const called: string[] = [];
-    await expect(
-      caller.call(
-        plan,
-        (c) => {
-          called.push(c.deployment.id);
-          return Promise.reject(serverError());
-        },
-        new AbortController().signal,
-      ),
-    ).rejects.toMatchObject({ code: 'upstream_error' });
+    const { called, calls, result } = run(route('a', 'b'), () => Promise.reject(serverError()));
+    expect(deploymentsOf(calls.plan)).toEqual(['a/m', 'b/m', 'a/m']);
+    await expect(result).rejects.toMatchObject({ code: 'upstream_error' });
     expect(called).toEqual(['a/m', 'b/m', 'a/m']);
     expect(circuits.state('b/m')).toBe('open');
   });
 
   it('a deployment taken out mid-request (its circuit opened by another request) is not called again', async () => {
-    const { caller, circuits, route } = callerWithFakes({ attempts: 2 });
-    const plan = caller.plan(route('a', 'b'));
-    const called: string[] = [];
-    await expect(
-      caller.call(
-        plan,
-        (c) => {
-          called.push(c.deployment.id);
-          if (c.deployment.id === 'a/m') circuits.failure('b/m', 'upstream_error', { openNow: true });
-          return Promise.reject(serverError());
-        },
-        new AbortController().signal,
-      ),
-    ).rejects.toMatchObject({ code: 'upstream_error' });
+    const { circuits, route, run } = callerWithFakes({ attempts: 2 });
+    const { called, calls, result } = run(route('a', 'b'), (c) => {
+      if (c.deployment.id === 'a/m') circuits.failure('b/m', 'upstream_error', { openNow: true });
+      return Promise.reject(serverError());
+    });
+    expect(deploymentsOf(calls.plan)).toEqual(['a/m', 'b/m', 'a/m']);
+    await expect(result).rejects.toMatchObject({ code: 'upstream_error' });
     expect(called).toEqual(['a/m', 'a/m']);
   });
 
   it('the error after every call failed: attempts, deployments and what was skipped, in the words of the last error', async () => {
-    const { caller, route } = callerWithFakes({ attempts: 1 });
-    const attempts: AttemptRecord[] = [];
-    const result = caller.call(
-      caller.plan(route('skip', 'a')),
-      () => Promise.reject(serverError()),
-      new AbortController().signal,
-      { skip: (c) => (c.deployment.id === 'skip/m' ? 'no images' : undefined), attempts },
-    );
+    const { route, run } = callerWithFakes({ attempts: 1 });
+    const { calls, result } = run(route('skip', 'a'), () => Promise.reject(serverError()), {
+      exclude: (c) => (c.deployment.id === 'skip/m' ? 'no images' : undefined),
+    });
     await expect(result).rejects.toMatchObject({
       code: 'upstream_error',
       status: 502,
       message:
         'Backend "x" failed with HTTP 500: boom (1 attempt on 1 deployment; skipped model-skip-a on skip/m: no images).',
     });
-    expect(attempts).toEqual([
-      { model: 'model-skip-a', deployment: '-', outcome: 'skipped: no images' },
-      { model: 'model-skip-a', deployment: 'a/m', outcome: 'upstream_error' },
+    expect(calls.attempts).toMatchObject([
+      { kind: 'skipped', model: 'model-skip-a', deployment: { id: 'skip/m' }, reason: 'no images' },
+      { kind: 'call', model: 'model-skip-a', deployment: { id: 'a/m' }, outcome: 'upstream_error' },
     ]);
+    expect(calls.attempts).toHaveLength(2);
   });
 
   it('two calls on one deployment say so; the error keeps its status, type, code and headers', async () => {
@@ -310,59 +296,51 @@ describe('call', () => {
   });
 
   it('records every attempt with its outcome, a non-gateway error as internal_error', async () => {
-    const { caller, route } = callerWithFakes({ attempts: 1 });
-    const attempts: AttemptRecord[] = [];
-    await expect(
-      caller.call(
-        caller.plan(route('a')),
-        () => Promise.reject(new Error('x')),
-        new AbortController().signal,
-        {
-          attempts,
-        },
-      ),
-    ).rejects.toThrow('x');
-    expect(attempts).toEqual([{ model: 'model-a', deployment: 'a/m', outcome: 'internal_error' }]);
+    const { metrics, route, run } = callerWithFakes({ attempts: 1 });
+    const { calls, result } = run(route('a'), () => Promise.reject(new Error('x')));
+    await expect(result).rejects.toThrow('x');
+    expect(calls.attempts).toMatchObject([
+      { kind: 'call', model: 'model-a', deployment: { id: 'a/m' }, outcome: 'internal_error' },
+    ]);
+    expect(calls.attempts).toHaveLength(1);
+    expect(await metrics.registry.metrics()).toMatch(
+      /switchyard_upstream_attempts_total\{deployment="a\/m",outcome="internal_error"\} 1/,
+    );
   });
 });
 
-describe('start', () => {
-  const ledger = () => ({
-    requestId: 'req-1',
-    callStarted: jest.fn(),
-    callWithdrawn: jest.fn(),
-    triedWithoutAnswer: jest.fn(),
+describe('what the pipeline tells the exchange when no call answered (calls, lastCalled)', () => {
+  it('counts calls only, not skipped candidates, and names the deployment called last', async () => {
+    const { route, run } = callerWithFakes({ attempts: 3 });
+    // Plan a, b, skip, a: the skipped candidate sits between calls.
+    const { called, calls, result } = run(route('a', 'b', 'skip'), () => Promise.reject(serverError()), {
+      exclude: (c) => (c.deployment.id === 'skip/m' ? 'no tools' : undefined),
+    });
+    await expect(result).rejects.toMatchObject({ code: 'upstream_error' });
+    expect(called).toEqual(['a/m', 'b/m', 'a/m']);
+    expect(calls.calls).toBe(3);
+    expect(calls.lastCalled?.id).toBe('a/m');
   });
 
-  it('tells the ledger the last deployment called, counting calls only (not skipped candidates)', async () => {
-    const { caller, route } = callerWithFakes({ attempts: 1 });
-    const l = ledger();
-    const started = await caller.start({
-      route: route('skip', 'b', 'c'),
-      ledger: l as never,
-      signal: new AbortController().signal,
-      admit: async () => undefined,
-      attempt: () => Promise.reject(serverError()),
-      skip: (c) => (c.deployment.id === 'skip/m' ? 'no tools' : undefined),
+  it('a skipped candidate after the last call is not the one called last', async () => {
+    const { route, run } = callerWithFakes({ attempts: 1 });
+    // Plan b, skip: b is called, then skip is passed over.
+    const { calls, result } = run(route('b', 'skip'), () => Promise.reject(serverError()), {
+      exclude: (c) => (c.deployment.id === 'skip/m' ? 'no tools' : undefined),
     });
-    await expect(started.result).rejects.toMatchObject({ code: 'upstream_error' });
-    expect(l.triedWithoutAnswer).toHaveBeenCalledWith({ backend: 'b', upstreamModel: 'm', attempts: 1 });
+    await expect(result).rejects.toMatchObject({ code: 'upstream_error' });
+    expect(calls.attempts.map((a) => a.kind)).toEqual(['call', 'skipped']);
+    expect(calls.calls).toBe(1);
+    expect(calls.lastCalled).toMatchObject({ id: 'b/m', backend: { id: 'b' }, upstreamModel: 'm' });
   });
 
-  it('nothing called (every candidate skipped): the ledger is told nothing was tried', async () => {
-    const { caller, route } = callerWithFakes({ attempts: 1 });
-    const l = ledger();
-    const started = await caller.start({
-      route: route('a'),
-      ledger: l as never,
-      signal: new AbortController().signal,
-      admit: async () => undefined,
-      attempt: async () => ok,
-      skip: () => 'no tools',
-    });
-    await expect(started.result).rejects.toMatchObject({ code: 'upstream_unavailable' });
-    expect(l.triedWithoutAnswer).not.toHaveBeenCalled();
-    expect(l.callStarted).toHaveBeenCalledTimes(1);
+  it('nothing called (every candidate skipped): no call, no deployment called last', async () => {
+    const { route, run } = callerWithFakes({ attempts: 1 });
+    const { called, calls, result } = run(route('a'), async () => ok, { exclude: () => 'no tools' });
+    await expect(result).rejects.toMatchObject({ code: 'upstream_unavailable' });
+    expect(called).toEqual([]);
+    expect(calls.calls).toBe(0);
+    expect(calls.lastCalled).toBeUndefined();
   });
 });
 
@@ -401,70 +379,60 @@ describe('what the operator is told', () => {
     mapUpstreamError({ backendId: 'bad', status: 401, message: 'Invalid key', headers: {}, secrets: [] });
 
   it("a deployment's own fault: one error line with the request, model, deployment, backend and the vendor's words", async () => {
-    const { caller, lines, route } = callerWithFakes({ attempts: 0 });
-    await expect(
-      caller.call(
-        caller.plan(route('bad')),
-        () => Promise.reject(refusedKey()),
-        new AbortController().signal,
-        {
-          requestId: 'req-9',
-        },
-      ),
-    ).rejects.toMatchObject({ code: 'upstream_auth_failed' });
-    const line = lines.find((l) => l.deployment === 'bad/m');
-    expect(line).toMatchObject({
-      level: 50,
-      requestId: 'req-9',
-      model: 'model-bad',
-      deployment: 'bad/m',
-      backend: 'bad',
-      error: 'upstream_auth_failed',
-      upstreamStatus: 401,
-      reason: 'Invalid key',
-      msg: 'deployment bad/m cannot answer as configured: Backend "bad" rejected the gateway\'s credentials. (HTTP 401: Invalid key); it is not called again for this request',
-    });
+    const { lines, route, run } = callerWithFakes({ attempts: 0 });
+    const { result } = run(route('bad'), () => Promise.reject(refusedKey()));
+    await expect(result).rejects.toMatchObject({ code: 'upstream_auth_failed' });
+    expect(lines.filter((l) => l.deployment === 'bad/m' && l.level === 50)).toEqual([
+      expect.objectContaining({
+        level: 50,
+        requestId: 'req-1',
+        model: 'model-bad',
+        deployment: 'bad/m',
+        backend: 'bad',
+        error: 'upstream_auth_failed',
+        upstreamStatus: 401,
+        reason: 'Invalid key',
+        msg: 'deployment bad/m cannot answer as configured: Backend "bad" rejected the gateway\'s credentials. (HTTP 401: Invalid key); it is not called again for this request',
+      }),
+    ]);
   });
 
   it('a failure without words from the upstream: a warn line whose reason is the error itself', async () => {
-    const { caller, lines, route } = callerWithFakes({ attempts: 0 });
-    await expect(
-      caller.call(
-        caller.plan(route('a')),
-        () => Promise.reject(new GatewayException('upstream_unreachable', 'connect ECONNREFUSED')),
-        new AbortController().signal,
-      ),
-    ).rejects.toMatchObject({ code: 'upstream_unreachable' });
-    expect(lines.find((l) => l.deployment === 'a/m')).toMatchObject({
+    const { lines, route, run } = callerWithFakes({ attempts: 0 });
+    const { result } = run(route('a'), () =>
+      Promise.reject(new GatewayException('upstream_unreachable', 'connect ECONNREFUSED')),
+    );
+    await expect(result).rejects.toMatchObject({ code: 'upstream_unreachable' });
+    const line = lines.find((l) => l.deployment === 'a/m');
+    expect(line).toMatchObject({
       level: 40,
       error: 'upstream_unreachable',
       reason: 'connect ECONNREFUSED',
       msg: 'deployment a/m failed: connect ECONNREFUSED',
     });
-    expect(lines.find((l) => l.deployment === 'a/m')?.upstreamStatus).toBeUndefined();
+    expect(Object.keys(line ?? {})).toEqual(expect.not.arrayContaining(['upstreamStatus']));
   });
 
   it('a deployment-fault error without an upstream status says nothing of HTTP', async () => {
-    const { caller, lines, route } = callerWithFakes({ attempts: 0 });
+    const { lines, route, run } = callerWithFakes({ attempts: 0 });
     const fault = new GatewayException('upstream_error', 'Unknown model.', { deploymentFault: true });
-    await expect(
-      caller.call(caller.plan(route('a')), () => Promise.reject(fault), new AbortController().signal),
-    ).rejects.toBe(fault);
+    const { result } = run(route('a'), () => Promise.reject(fault));
+    await expect(result).rejects.toBe(fault);
     expect(lines.find((l) => l.deployment === 'a/m')?.msg).toBe(
       'deployment a/m cannot answer as configured: Unknown model.; it is not called again for this request',
     );
   });
 
   it('refused credentials make the backend unusable in the readiness report until it answers again', async () => {
-    const { caller, health, route } = callerWithFakes({ attempts: 0 });
+    const { health, route, run } = callerWithFakes({ attempts: 0 });
     const bad = route('bad');
-    await expect(
-      caller.call(caller.plan(bad), () => Promise.reject(refusedKey()), new AbortController().signal),
-    ).rejects.toMatchObject({ code: 'upstream_auth_failed' });
+    await expect(run(bad, () => Promise.reject(refusedKey())).result).rejects.toMatchObject({
+      code: 'upstream_auth_failed',
+    });
     expect(health.report(bad.deployments)).toEqual({
       bad: { usable: false, reason: "it refused the gateway's credentials: Invalid key" },
     });
-    await caller.call(caller.plan(bad), async () => ok, new AbortController().signal);
+    await run(bad, async () => ok).result;
     expect(health.report(bad.deployments)).toEqual({ bad: { usable: true } });
   });
 });

@@ -1,3 +1,4 @@
+import { callThrough } from '../support/upstream-caller-fakes';
 import { GatewayException } from '../../src/core/errors/gateway.exception';
 import { AppLogger } from '../../src/common/logging/logger';
 import { buildConfig } from '../support/config';
@@ -9,7 +10,7 @@ import { mapUpstreamError } from '../../src/providers/upstream-errors';
 import { BackendHealth } from '../../src/routing/backend-health';
 import { CircuitBreakers } from '../../src/routing/circuit-breakers';
 import type { Deployment, Route } from '../../src/routing/model-router.service';
-import { UpstreamCaller, type CallSequence, type Candidate } from '../../src/gateway/upstream-caller';
+import { UpstreamCaller, type Candidate } from '../../src/gateway/upstream-caller';
 
 /** The routing seam against in-memory backends: which deployments a request calls, and what the operator is told. */
 function setup(
@@ -92,24 +93,6 @@ const refusedKey = () =>
   });
 const serverError = () =>
   mapUpstreamError({ backendId: 'x', status: 500, message: 'boom', headers: {}, secrets: [] });
-
-/** Goes through a request's calls as the pipeline does: the next candidate, its call, how it went. */
-async function callThrough(
-  calls: CallSequence,
-  answer: (candidate: Candidate) => Promise<UpstreamResponse>,
-): Promise<{ response: UpstreamResponse; candidate: Candidate }> {
-  for (let candidate = calls.next(); candidate; candidate = calls.next()) {
-    try {
-      if (calls.mustWait) await calls.backoff();
-      const response = await answer(candidate);
-      calls.answered(candidate);
-      return { response, candidate };
-    } catch (error) {
-      calls.failed(candidate, error);
-    }
-  }
-  throw calls.exhausted();
-}
 
 describe('UpstreamCaller', () => {
   const run = (
