@@ -3,6 +3,9 @@
  * on the chat controller's DTO classes (endpoints/chat-completions/dto validates requests into exactly this shape; its classes
  * implement these interfaces). Fields not declared here pass through as they came.
  */
+/** OpenAI's limit on `tools` per chat completion ("A max of 128 functions are supported"). */
+export const MAX_TOOLS = 128;
+
 export interface ChatMessage {
   role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
   content: string | Array<Record<string, unknown>> | null;

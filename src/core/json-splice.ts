@@ -15,10 +15,7 @@
  *   Keys repeated inside a nested object go as the client sent them: the upstream reads the client's own text
  *   there, as it would through a plain proxy.
  */
-import type { JsonSource } from '../common/http/client-source';
-import { closingQuote, isJsonSpace } from '../common/http/json-bytes';
-
-export type { JsonSource };
+import { closingQuote, isJsonSpace } from './json-bytes';
 
 /**
  * Below this size a fresh `JSON.stringify` costs a few microseconds and the splice would not pay for its scan.
@@ -179,4 +176,10 @@ function serialisable(value: unknown): boolean {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The client's JSON body: its bytes (UTF-8) and what `JSON.parse` made of them, before validation. */
+export interface JsonSource {
+  bytes: Buffer;
+  parsed: unknown;
 }

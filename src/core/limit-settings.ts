@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { IsInt, IsNumber, IsOptional, Max, Min } from 'class-validator';
-import { LIMIT_NAMES, MAX_BUDGET, MAX_COUNT_LIMIT } from '../limits/limit-catalogue';
+import { LIMIT_NAMES, MAX_BUDGET, MAX_COUNT_LIMIT } from './limit-catalogue';
 
 /**
  * The limits a team (and, narrower, a token) can have. Used by the config file
@@ -38,7 +38,7 @@ export {
   MAX_COUNT_LIMIT,
   type LimitName,
   type LimitUnit,
-} from '../limits/limit-catalogue';
+} from './limit-catalogue';
 
 /** Only the limits that are set, as a plain object (what Redis and the API store and show). */
 export function cleanLimits(limits: Limits | undefined | null): Limits {

@@ -1,7 +1,7 @@
 import type { ModelConfig } from '../config/config.schema';
 import type { ChatRequest } from '../core/chat-request';
 import { GatewayException } from '../core/errors/gateway.exception';
-import { MAX_TOOLS } from '../endpoints/chat-completions/dto/chat-completion-request.dto';
+import { MAX_TOOLS } from '../core/chat-request';
 import type { Deployment } from '../routing/model-router.service';
 import type { ClientWire } from './client-wire';
 

@@ -1,4 +1,4 @@
-import type { LimitName } from './limit-catalogue';
+import type { LimitName } from '../core/limit-catalogue';
 import type { LimitWindow } from './limit-windows';
 
 /** The Nest injection token of the LimitCounters repository (Redis in production, in memory in unit tests). */

@@ -1,4 +1,4 @@
-import { LIMIT_CATALOGUE, type LimitName, type LimitUnit } from './limit-catalogue';
+import { LIMIT_CATALOGUE, type LimitName, type LimitUnit } from '../core/limit-catalogue';
 
 /** What a request reserves at admission, or really used when it is accounted. */
 export interface Measure {

@@ -11,7 +11,7 @@ import type { SseEvent } from '../core/sse';
 import { backendSecrets, scrubError } from '../providers/upstream-errors';
 import { TokenCounter } from '../usage/token-counter';
 import { AbortedWithUsage, isAbort, replyError } from '../providers/upstream-client';
-import { openSse, writeSseComment } from './sse-writer';
+import { openSse, writeSseComment } from '../core/sse-writer';
 import type { StreamEncoder } from './stream-encoder';
 
 export interface RelayRequest {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { AccessAdminService } from '../../src/admin/access-admin.service';
-import { LIMIT_NAMES } from '../../src/limits/limit-catalogue';
+import { LIMIT_NAMES } from '../../src/core/limit-catalogue';
 import { launchChromium } from '../support/browser';
 import {
   CONSOLE_SHOTS,

@@ -4,7 +4,7 @@ import { AppLogger } from '../../src/common/logging/logger';
 import { buildConfig } from '../support/config';
 import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';
 import { MetricsService } from '../../src/metrics/metrics.service';
-import { LIMIT_CATALOGUE, type LimitName } from '../../src/limits/limit-catalogue';
+import { LIMIT_CATALOGUE, type LimitName } from '../../src/core/limit-catalogue';
 import type { AdmitCall, CounterTake } from '../../src/limits/limit-counters.repository';
 import { windowOf } from '../../src/limits/limit-windows';
 import { RedisLimitCounters } from '../../src/limits/redis-limit-counters.repository';

@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import { windowOf } from '../../src/limits/limit-windows';
-import type { LimitName } from '../../src/limits/limit-catalogue';
+import type { LimitName } from '../../src/core/limit-catalogue';
 import { eventually } from './eventually';
 
 /**

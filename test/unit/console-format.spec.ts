@@ -1,6 +1,6 @@
 import { describeLimits, formatCost, formatMoney, limitLabel, spendOf } from '../../src/console/web/format';
 import { limitChanges, metadataChanges } from '../../src/console/web/limits-form';
-import { LIMIT_NAMES } from '../../src/limits/limit-catalogue';
+import { LIMIT_NAMES } from '../../src/core/limit-catalogue';
 
 /** How the console writes money and limits, and what its team form sends (src/console/web). */
 describe('console formatting', () => {

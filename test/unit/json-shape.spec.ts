@@ -1,4 +1,4 @@
-import { closingQuote } from '../../src/common/http/json-bytes';
+import { closingQuote } from '../../src/core/json-bytes';
 import { JsonShapeScanner, MAX_BODY_DEPTH, nextTurn } from '../../src/common/http/json-shape';
 import { seededRandom } from '../fuzz/chat-body-mutator';
 import { randomJson, writeJsonLikeClients } from '../fuzz/random-json';

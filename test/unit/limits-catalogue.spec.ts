@@ -3,7 +3,7 @@ import type { Principal } from '../../src/auth/principal';
 import { AppLogger } from '../../src/common/logging/logger';
 import { buildConfig } from '../support/config';
 import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';
-import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../src/limits/limit-catalogue';
+import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../src/core/limit-catalogue';
 import { LimitsService } from '../../src/limits/limits.service';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { InMemoryLimitCounters } from '../support/in-memory-limit-counters';

@@ -1,14 +1,9 @@
 import type { Request } from 'express';
-
-/** The client's JSON body: its bytes (UTF-8) and what `JSON.parse` made of them, before validation. */
-export interface JsonSource {
-  bytes: Buffer;
-  parsed: unknown;
-}
+import type { JsonSource } from '../../core/json-splice';
 
 /**
  * The body as the client sent it, on the routes that keep its bytes (body-reader.guard.ts): what a pass-through
- * family forwards or copies from (providers/shared/json-splice.ts). `req.body` is the parsed JSON, and the
+ * family forwards or copies from (core/json-splice.ts). `req.body` is the parsed JSON, and the
  * validated DTO is that same object (validation reads it, changes nothing): handlers build new objects for
  * whatever they send, so an unchanged member is the very value the splice finds in `parsed`.
  */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closingQuote, oddBackslashesBefore } from './json-bytes';
+import { closingQuote, oddBackslashesBefore } from '../../core/json-bytes';
 
 /**
  * The shape of a JSON body, measured from its bytes before anything is built from them: how many values it holds

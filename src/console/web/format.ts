@@ -1,5 +1,5 @@
 // How the console writes numbers, money and limits. No DOM here: unit-tested on its own (test/unit/console-format.spec.ts).
-import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../limits/limit-catalogue';
+import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../core/limit-catalogue';
 
 const LOCALE = 'en-US';
 

@@ -1,4 +1,4 @@
-import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../limits/limit-catalogue';
+import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../core/limit-catalogue';
 
 /** The limit fields the console edits, in the catalogue's order, with its labels: [name, label]. */
 export const LIMIT_FIELDS = LIMIT_NAMES.map((name) => [name, LIMIT_CATALOGUE[name].label] as const);

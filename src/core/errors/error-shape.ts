@@ -1,4 +1,4 @@
-import { sseData } from '../../streaming/sse-writer';
+import { sseData } from '../sse-writer';
 import type { GatewayException } from './gateway.exception';
 
 /**

@@ -3,7 +3,7 @@ import type { StreamStep } from '../../providers/provider-adapter';
 import type { ChatCompletionChunk } from '../../core/openai-types';
 import type { ContentDelta, DeltaTemplate } from '../../core/delta-template';
 import type { StreamEncoder } from '../../streaming/stream-encoder';
-import { sseData } from '../../streaming/sse-writer';
+import { sseData } from '../../core/sse-writer';
 
 /**
  * OpenAI chat completion chunks as `data:` events, `data: [DONE]` at the end; errors in-band as OpenAI's

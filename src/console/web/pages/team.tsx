@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../../limits/limit-catalogue';
+import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../../core/limit-catalogue';
 import { api, daysAgo, monthStart, utcDay, type Usage } from '../api';
 import { DailyChart, daysBetween } from '../chart';
 import { formatCost, formatLimitValue, formatMoney, formatNumber, limitLabel, spendOf } from '../format';

@@ -17,13 +17,12 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import type { ChatMessage, ChatRequest } from '../../../core/chat-request';
+import { MAX_TOOLS, type ChatMessage, type ChatRequest } from '../../../core/chat-request';
 import { IsMessageContent, IsStopSequences, Satisfies, toolCallsProblem } from './content-validators';
 
 export const MESSAGE_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 
-/** OpenAI's limit on `tools` per chat completion ("A max of 128 functions are supported"). */
-export const MAX_TOOLS = 128;
+export { MAX_TOOLS };
 
 export class ChatMessageDto implements ChatMessage {
   @IsIn(MESSAGE_ROLES as unknown as string[], { message: `must be one of: ${MESSAGE_ROLES.join(', ')}` })

@@ -1,4 +1,5 @@
 import { registerDecorator, type ValidationArguments, type ValidationOptions } from 'class-validator';
+export { Satisfies } from '../../../common/validation/satisfies';
 
 const TEXT_ONLY_ROLES = new Set(['system', 'developer', 'tool']);
 
@@ -130,26 +131,6 @@ export function IsStopSequences(options?: ValidationOptions) {
             value.every((v) => typeof v === 'string')),
         defaultMessage: (args: ValidationArguments) =>
           `${args.property} must be a string or an array of 1 to 4 strings`,
-      },
-    });
-}
-
-/** A cross-field rule; `check` returns a problem (without the property name) or null. */
-export function Satisfies(
-  check: (value: unknown, object: Record<string, unknown>) => string | null,
-  options?: ValidationOptions,
-) {
-  return (target: object, propertyName: string) =>
-    registerDecorator({
-      name: 'satisfies',
-      target: target.constructor,
-      propertyName,
-      options,
-      validator: {
-        validate: (value: unknown, args: ValidationArguments) =>
-          check(value, args.object as Record<string, unknown>) === null,
-        defaultMessage: (args: ValidationArguments) =>
-          `${args.property} ${check(args.value, args.object as Record<string, unknown>)}`,
       },
     });
 }

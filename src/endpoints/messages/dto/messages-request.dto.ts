@@ -17,7 +17,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { Satisfies } from '../../chat-completions/dto/content-validators';
+import { Satisfies } from '../../../common/validation/satisfies';
 import { contentProblem, type ContentBlock } from './message-blocks';
 
 /**

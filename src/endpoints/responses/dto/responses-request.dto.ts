@@ -15,8 +15,8 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { Type } from 'class-transformer';
-import { MAX_TOOLS } from '../../chat-completions/dto/chat-completion-request.dto';
-import { Satisfies } from '../../chat-completions/dto/content-validators';
+import { MAX_TOOLS } from '../../../core/chat-request';
+import { Satisfies } from '../../../common/validation/satisfies';
 import { inputProblem, type InputItem } from './response-items';
 
 export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
