@@ -28,7 +28,7 @@ export function toGeminiEmbeddingBody(
   };
 }
 
-/** `{embeddings: [{values}]}` -> OpenAI's list (floats; the embeddings service encodes base64 when asked). No usage: the gateway counts. */
+/** `{embeddings: [{values}]}` -> OpenAI's list (floats; the embeddings endpoint encodes base64 when asked). No usage: the gateway counts. */
 export function fromGeminiEmbeddings(body: unknown): EmbeddingResponse | undefined {
   const embeddings = (body as { embeddings?: Array<{ values?: unknown }> } | null)?.embeddings;
   if (!Array.isArray(embeddings) || !embeddings.every((e) => Array.isArray(e?.values))) return undefined;
