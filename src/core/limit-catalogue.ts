@@ -1,16 +1,5 @@
 // No imports and no decorators: the console's page (src/console/web) bundles this file too.
 
-export const LIMIT_NAMES = [
-  'concurrentRequests',
-  'requestsPerMinute',
-  'tokensPerMinute',
-  'tokensPerDay',
-  'tokensPerMonth',
-  'budgetPerDay',
-  'budgetPerMonth',
-] as const;
-export type LimitName = (typeof LIMIT_NAMES)[number];
-
 /**
  * The largest limit each unit takes: counters are numbers, exact only up to Number.MAX_SAFE_INTEGER (above it a
  * limit would compare wrongly, and 2^53 + 1 is not even stored as written). Budgets are counted in nano-units of
@@ -23,21 +12,20 @@ export const MAX_BUDGET = Math.floor(Number.MAX_SAFE_INTEGER / 1e3) / 1e6;
  * Every limit in one table: what it counts (`concurrency`: leases on the requests in flight, released when a
  * request is accounted and expired if its replica dies; `requests`, `tokens` and `cost` (nano-units of the billing
  * currency): counters), the fixed UTC window a counter counts in, the code of a refusal, its CLI flag, and its
- * label for people (the console). The limits service, the window function, the CLI and the console derive from
- * it, so a new limit is a row here (and its field in LimitSettings), nothing else.
+ * label for people (the console). The limit settings (config, admin API, their validation), the limits service, the
+ * window function, the CLI and the console derive from it, so a new limit is a row here, nothing else.
  */
 export type LimitUnit = 'concurrency' | 'requests' | 'tokens' | 'cost';
 
-export const LIMIT_CATALOGUE: Record<
-  LimitName,
-  {
-    unit: LimitUnit;
-    window?: 'minute' | 'day' | 'month';
-    refusal: 'rate_limit_exceeded' | 'quota_exceeded' | 'budget_exceeded';
-    flag: string;
-    label: string;
-  }
-> = {
+export interface LimitDefinition {
+  unit: LimitUnit;
+  window?: 'minute' | 'day' | 'month';
+  refusal: 'rate_limit_exceeded' | 'quota_exceeded' | 'budget_exceeded';
+  flag: string;
+  label: string;
+}
+
+const LIMIT_ROWS = {
   concurrentRequests: {
     unit: 'concurrency',
     refusal: 'rate_limit_exceeded',
@@ -86,7 +74,12 @@ export const LIMIT_CATALOGUE: Record<
     flag: '--budget-per-month',
     label: 'Budget / month',
   },
-};
+} satisfies Record<string, LimitDefinition>;
+
+export type LimitName = keyof typeof LIMIT_ROWS;
+export const LIMIT_CATALOGUE: Record<LimitName, LimitDefinition> = LIMIT_ROWS;
+/** The limits in the catalogue's order (the order the CLI, the console and the headers list them in). */
+export const LIMIT_NAMES = Object.keys(LIMIT_CATALOGUE) as LimitName[];
 
 /** What each limit counts (the catalogue's `unit`). */
 export const LIMIT_KINDS = Object.fromEntries(

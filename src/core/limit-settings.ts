@@ -1,31 +1,33 @@
 import 'reflect-metadata';
 import { IsInt, IsNumber, IsOptional, Max, Min } from 'class-validator';
-import { LIMIT_NAMES, MAX_BUDGET, MAX_COUNT_LIMIT } from './limit-catalogue';
+import { LIMIT_CATALOGUE, LIMIT_NAMES, MAX_BUDGET, MAX_COUNT_LIMIT, type LimitName } from './limit-catalogue';
 
 /**
- * The limits a team (and, narrower, a token) can have. Used by the config file
- * and by the admin API bodies, so both accept exactly the same shape.
- * Windows are fixed UTC windows: the current minute, day (00:00 UTC) and month.
+ * The limits a team (and, narrower, a token) can have: one optional field per row of the limit catalogue, validated
+ * by its unit (a count: a whole number from 1; money, in billing.currency: up to micro-unit precision). Used by the
+ * config file and by the admin API bodies, so both accept exactly the same shape. Windows are fixed UTC windows:
+ * the current minute, day (00:00 UTC) and month.
  */
-export class LimitSettings {
-  /** Requests in flight at once (streams included): one team cannot take all of a backend's connections. */
-  @IsOptional() @IsInt() @Min(1) @Max(MAX_COUNT_LIMIT) concurrentRequests?: number;
-  @IsOptional() @IsInt() @Min(1) @Max(MAX_COUNT_LIMIT) requestsPerMinute?: number;
-  @IsOptional() @IsInt() @Min(1) @Max(MAX_COUNT_LIMIT) tokensPerMinute?: number;
-  @IsOptional() @IsInt() @Min(1) @Max(MAX_COUNT_LIMIT) tokensPerDay?: number;
-  @IsOptional() @IsInt() @Min(1) @Max(MAX_COUNT_LIMIT) tokensPerMonth?: number;
-  /** Spend per UTC day, in billing.currency (micro-unit precision). */
-  @IsOptional()
-  @IsNumber({ maxDecimalPlaces: 6, allowNaN: false, allowInfinity: false })
-  @Min(0.000001)
-  @Max(MAX_BUDGET)
-  budgetPerDay?: number;
-  /** Spend per UTC month, in billing.currency. */
-  @IsOptional()
-  @IsNumber({ maxDecimalPlaces: 6, allowNaN: false, allowInfinity: false })
-  @Min(0.000001)
-  @Max(MAX_BUDGET)
-  budgetPerMonth?: number;
+/* eslint-disable @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type --
+   the class carries the validation rules, the interface its fields, both from the catalogue */
+export class LimitSettings {}
+export interface LimitSettings extends Partial<Record<LimitName, number>> {}
+/* eslint-enable @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type */
+
+// The class-validator rules a decorator on each field would register, applied from the catalogue's rows in the order
+// decorators apply (the last written first), so the messages come in the same order.
+for (const name of LIMIT_NAMES) {
+  const field = LimitSettings.prototype as object;
+  const rules =
+    LIMIT_CATALOGUE[name].unit === 'cost'
+      ? [
+          IsOptional(),
+          IsNumber({ maxDecimalPlaces: 6, allowNaN: false, allowInfinity: false }),
+          Min(0.000001),
+          Max(MAX_BUDGET),
+        ]
+      : [IsOptional(), IsInt(), Min(1), Max(MAX_COUNT_LIMIT)];
+  for (const rule of rules.reverse()) rule(field, name);
 }
 
 export type Limits = Pick<LimitSettings, keyof LimitSettings>;

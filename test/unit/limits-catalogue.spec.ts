@@ -1,3 +1,5 @@
+import { validateSync } from 'class-validator';
+import { LimitSettings } from '../../src/core/limit-settings';
 import { Writable } from 'node:stream';
 import type { Principal } from '../../src/auth/principal';
 import { AppLogger } from '../../src/common/logging/logger';
@@ -70,5 +72,33 @@ describe.each(['team', 'token'] as const)('every catalogue limit on a %s', (scop
     expect(estimated).toBe(unit === 'tokens' ? 1 : 0);
     expect(costed).toBe(unit === 'cost' ? 1 : 0);
     expect(admission.reservation !== undefined).toBe(unit === 'tokens' || unit === 'cost');
+  });
+});
+
+describe('the limit settings (config and admin API bodies) come from the catalogue', () => {
+  const problems = (value: Record<string, unknown>) =>
+    validateSync(Object.assign(new LimitSettings(), value)).map((e) => [
+      e.property,
+      Object.keys(e.constraints ?? {}),
+    ]);
+
+  it.each(LIMIT_NAMES)('%s is a field, validated by its unit', (name) => {
+    expect(problems({ [name]: 2 })).toEqual([]);
+    expect(problems({ [name]: 0 })).toEqual([[name, ['min']]]);
+    expect(problems({ [name]: 'x' })).toEqual([
+      [name, LIMIT_CATALOGUE[name].unit === 'cost' ? ['max', 'min', 'isNumber'] : ['max', 'min', 'isInt']],
+    ]);
+    // A count is whole; money goes to the micro-unit.
+    expect(problems({ [name]: 1.5 })).toEqual(
+      LIMIT_CATALOGUE[name].unit === 'cost' ? [] : [[name, ['isInt']]],
+    );
+    expect(problems({ [name]: 1.0000001 })).toEqual([
+      [name, [LIMIT_CATALOGUE[name].unit === 'cost' ? 'isNumber' : 'isInt']],
+    ]);
+  });
+
+  it('a name that is not in the catalogue is no field', () => {
+    expect(Object.keys(new LimitSettings())).toEqual([]);
+    expect(LIMIT_NAMES).toHaveLength(7);
   });
 });
