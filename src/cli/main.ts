@@ -12,6 +12,7 @@ import { AppLogger } from '../common/logging/logger';
 import { ConfigError, loadConfig } from '../config/config.loader';
 import { FAMILIES } from '../providers/families';
 import { cleanLimits, LIMIT_CATALOGUE, LIMIT_NAMES, type Limits } from '../core/limit-settings';
+import { isMoneyLimit } from '../core/limit-catalogue';
 import { UsageQueryService, type UsageGroupBy } from '../usage/usage-query.service';
 import type { LimitsPatch, MetadataPatch } from '../teams/team.store';
 import { BudgetReport } from '../limits/budget-report';
@@ -63,7 +64,7 @@ async function withServices(work: (services: Services) => Promise<unknown>): Pro
  */
 const limitOptions = (command: Command, { removable = false } = {}) => {
   for (const name of LIMIT_NAMES) {
-    const parse = LIMIT_CATALOGUE[name].unit === 'cost' ? positiveAmount : positiveInt;
+    const parse = isMoneyLimit(name) ? positiveAmount : positiveInt;
     const option = new Option(
       `${LIMIT_CATALOGUE[name].flag} <n>`,
       removable ? `${name} ("none" removes it)` : name,

@@ -85,3 +85,19 @@ export const LIMIT_NAMES = Object.keys(LIMIT_CATALOGUE) as LimitName[];
 export const LIMIT_KINDS = Object.fromEntries(
   LIMIT_NAMES.map((name) => [name, LIMIT_CATALOGUE[name].unit]),
 ) as Record<LimitName, LimitUnit>;
+
+/**
+ * Whether a unit's limits are money (a budget in billing.currency, to the micro-unit) or a count (whole numbers):
+ * how the settings validate them, the CLI parses them and the console shows them. A new unit is a row here.
+ */
+export const UNIT_IS_MONEY: Record<LimitUnit, boolean> = {
+  concurrency: false,
+  requests: false,
+  tokens: false,
+  cost: true,
+};
+
+/** Whether this limit is a budget (money) rather than a count. */
+export function isMoneyLimit(name: LimitName): boolean {
+  return UNIT_IS_MONEY[LIMIT_CATALOGUE[name].unit];
+}

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { IsInt, IsNumber, IsOptional, Max, Min } from 'class-validator';
-import { LIMIT_CATALOGUE, LIMIT_NAMES, MAX_BUDGET, MAX_COUNT_LIMIT, type LimitName } from './limit-catalogue';
+import { isMoneyLimit, LIMIT_NAMES, MAX_BUDGET, MAX_COUNT_LIMIT, type LimitName } from './limit-catalogue';
 
 /**
  * The limits a team (and, narrower, a token) can have: one optional field per row of the limit catalogue, validated
@@ -18,15 +18,14 @@ export interface LimitSettings extends Partial<Record<LimitName, number>> {}
 // decorators apply (the last written first), so the messages come in the same order.
 for (const name of LIMIT_NAMES) {
   const field = LimitSettings.prototype as object;
-  const rules =
-    LIMIT_CATALOGUE[name].unit === 'cost'
-      ? [
-          IsOptional(),
-          IsNumber({ maxDecimalPlaces: 6, allowNaN: false, allowInfinity: false }),
-          Min(0.000001),
-          Max(MAX_BUDGET),
-        ]
-      : [IsOptional(), IsInt(), Min(1), Max(MAX_COUNT_LIMIT)];
+  const rules = isMoneyLimit(name)
+    ? [
+        IsOptional(),
+        IsNumber({ maxDecimalPlaces: 6, allowNaN: false, allowInfinity: false }),
+        Min(0.000001),
+        Max(MAX_BUDGET),
+      ]
+    : [IsOptional(), IsInt(), Min(1), Max(MAX_COUNT_LIMIT)];
   for (const rule of rules.reverse()) rule(field, name);
 }
 

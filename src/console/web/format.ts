@@ -1,5 +1,5 @@
 // How the console writes numbers, money and limits. No DOM here: unit-tested on its own (test/unit/console-format.spec.ts).
-import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../core/limit-catalogue';
+import { isMoneyLimit, LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../core/limit-catalogue';
 
 const LOCALE = 'en-US';
 
@@ -70,7 +70,7 @@ export function limitLabel(name: string): string {
 
 /** A limit's value in its unit: budgets as money, the others as counts. */
 export function formatLimitValue(name: string, value: number, currency: string): string {
-  return (LIMIT_CATALOGUE as Record<string, { unit: string } | undefined>)[name]?.unit === 'cost'
+  return name in LIMIT_CATALOGUE && isMoneyLimit(name as LimitName)
     ? formatMoney(value, currency)
     : formatNumber(value);
 }
