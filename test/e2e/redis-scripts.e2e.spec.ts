@@ -13,6 +13,7 @@ import { counterField, type UsageRecord } from '../../src/usage/usage-record';
 import { RedisUsageRecords } from '../../src/usage/redis-usage-records.repository';
 import { UsageWriter, type PendingUsage, type WriteResult } from '../../src/usage/usage-writer';
 import { deletePrefix, REDIS_URL } from '../support/test-gateway';
+import { usageRecord } from '../support/usage-record-fixture';
 
 /**
  * The Lua scripts against a real Redis (127.0.0.1:6379), under a private key prefix: what makes a usage record
@@ -33,32 +34,7 @@ describe('Redis scripts', () => {
   });
 
   describe('recordUsage (through the usage writer)', () => {
-    const record = (id: string, team = 'scripts'): UsageRecord => ({
-      id,
-      at: '2026-11-21T10:00:00.000Z',
-      requestId: `q-${id}`,
-      team,
-      tokenId: '0123456789abcdef',
-      model: 'm',
-      modelLabel: 'm',
-      backend: 'b',
-      upstreamModel: 'u',
-      servedModel: 'm',
-      attempts: 1,
-      endpoint: 'chat.completions',
-      stream: false,
-      promptTokens: 10,
-      completionTokens: 5,
-      reasoningTokens: 0,
-      status: 200,
-      outcome: 'ok',
-      errorCode: '',
-      latencyMs: 1,
-      estimated: false,
-      cachedTokens: 0,
-      costNanos: 0,
-      costEstimated: false,
-    });
+    const record = (id: string, team = 'scripts'): UsageRecord => usageRecord(id, { team });
     const writer = () =>
       new UsageWriter(
         new RedisUsageRecords(redis, redis, keys, config),

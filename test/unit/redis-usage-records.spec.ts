@@ -3,6 +3,7 @@ import { buildConfig } from '../support/config';
 import { RedisKeys } from '../../src/redis/redis-keys';
 import { RedisUsageRecords } from '../../src/usage/redis-usage-records.repository';
 import { counterIncrements, recordFields, type UsageRecord } from '../../src/usage/usage-record';
+import { usageRecord } from '../support/usage-record-fixture';
 
 /**
  * The argument layout RedisUsageRecords sends its usage script (what the script reads from KEYS and ARGV:
@@ -21,32 +22,7 @@ class CapturingConnection {
 }
 
 const NOW = Date.UTC(2026, 10, 21, 10, 0, 0);
-const record: UsageRecord = {
-  id: 'r1',
-  at: '2026-11-21T10:00:00.000Z',
-  requestId: 'q-r1',
-  team: 'alpha',
-  tokenId: '0123456789abcdef',
-  model: 'm',
-  modelLabel: 'm',
-  backend: 'b',
-  upstreamModel: 'u',
-  servedModel: 'm',
-  attempts: 1,
-  endpoint: 'chat.completions',
-  stream: false,
-  promptTokens: 10,
-  completionTokens: 5,
-  reasoningTokens: 0,
-  status: 200,
-  outcome: 'ok',
-  errorCode: '',
-  latencyMs: 1,
-  estimated: false,
-  cachedTokens: 0,
-  costNanos: 0,
-  costEstimated: false,
-};
+const record: UsageRecord = usageRecord('r1');
 
 function setup() {
   const connection = new CapturingConnection();

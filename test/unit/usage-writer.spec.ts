@@ -6,6 +6,7 @@ import { counterField, type UsageRecord } from '../../src/usage/usage-record';
 import { UsageWriter, type PendingUsage, type WriteResult } from '../../src/usage/usage-writer';
 import { eventually } from '../support/eventually';
 import { InMemoryUsageRecords } from '../support/in-memory-usage-records';
+import { usageRecord } from '../support/usage-record-fixture';
 
 /**
  * The usage writer against the in-memory UsageRecords repository (no Redis; the Redis implementation runs the same
@@ -28,33 +29,7 @@ function setup(config: Record<string, unknown> = {}) {
   return { writer, store, metrics, lines, write, config: gatewayConfig };
 }
 
-const record = (id: string, over: Partial<UsageRecord> = {}): UsageRecord => ({
-  id,
-  at: '2026-11-21T10:00:00.000Z',
-  requestId: `q-${id}`,
-  team: 'alpha',
-  tokenId: '0123456789abcdef',
-  model: 'm',
-  modelLabel: 'm',
-  backend: 'b',
-  upstreamModel: 'u',
-  servedModel: 'm',
-  attempts: 1,
-  endpoint: 'chat.completions',
-  stream: false,
-  promptTokens: 10,
-  completionTokens: 5,
-  reasoningTokens: 0,
-  status: 200,
-  outcome: 'ok',
-  errorCode: '',
-  latencyMs: 1,
-  estimated: false,
-  cachedTokens: 0,
-  costNanos: 0,
-  costEstimated: false,
-  ...over,
-});
+const record = usageRecord;
 const plain = (id: string, over: Partial<UsageRecord> = {}) => ({
   record: record(id, over),
   settle: { keys: [], deltas: [] },
