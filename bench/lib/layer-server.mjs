@@ -48,7 +48,9 @@ if (layer === 'express') {
   const common = await import('@nestjs/common');
   const { Body, Controller, Injectable, Module, Post, Req, Res, UseGuards } = common;
   const withValidation = layer === 'validation' || layer === 'redis';
-  const { ChatCompletionRequestDto } = await import(join(dist, 'chat/dto/chat-completion-request.dto.js'));
+  const { ChatCompletionRequestDto } = await import(
+    join(dist, 'endpoints/chat-completions/dto/chat-completion-request.dto.js')
+  );
   const { GatewayValidationPipe } = await import(join(dist, 'common/validation/validation.pipe.js'));
 
   const parseJson = express.json({ limit: '16mb' });
