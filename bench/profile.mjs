@@ -63,10 +63,10 @@ const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
 const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'));
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const selfUs = new Map();
-// Boot (module loading, the tokenizer tables) is not a request's cost: count from the first sample in chat code.
+// Boot (module loading, the tokenizer tables) is not a request's cost: count from the first sample in the pipeline.
 let loaded = false;
 for (let i = 0; i < profile.samples.length; i++) {
-  loaded ||= byId.get(profile.samples[i]).callFrame.url.includes('/dist/chat/');
+  loaded ||= byId.get(profile.samples[i]).callFrame.url.includes('/dist/gateway/');
   if (loaded)
     selfUs.set(profile.samples[i], (selfUs.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
 }
@@ -180,7 +180,7 @@ let featureTotal = 0;
 let counting = false;
 for (let i = 0; i < profile.samples.length; i++) {
   const leaf = byId.get(profile.samples[i]);
-  counting ||= leaf.callFrame.url.includes('/dist/chat/');
+  counting ||= leaf.callFrame.url.includes('/dist/gateway/');
   const name = leaf.callFrame.functionName;
   if (!counting || name === '(idle)' || name === '(program)') continue;
   const us = profile.timeDeltas[i] ?? 0;
