@@ -7,6 +7,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
+import { seededRandom } from '../fuzz/body-mutator';
 
 export interface RecordedRequest {
   path: string;
@@ -18,20 +19,8 @@ export interface RecordedRequest {
   toolCallIds?: string[];
 }
 
-/**
- * A small seeded PRNG (mulberry32): a stand-in's ids and random choices come from it, so a run repeats exactly
- * (the same seed, the same ids in the same order). Not for anything secret.
- */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The fuzzer's seeded PRNG: a stand-in's ids and random choices come from it, so a run repeats exactly. */
+export { seededRandom };
 
 const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
