@@ -1,0 +1,102 @@
+import {
+  AuthenticationError,
+  AzureAuthorityHosts,
+  ClientSecretCredential,
+  getBearerTokenProvider,
+} from '@azure/identity';
+import { GatewayException } from '../../core/errors/gateway.exception';
+import type { BackendLog } from '../provider-family';
+import type { AzureBackendConfig, EntraConfig } from './azure.config';
+import { scrubAzure } from './azure-secrets';
+
+/** The scope of Azure OpenAI's (Cognitive Services') data plane. */
+export const AZURE_OPENAI_SCOPE = 'https://cognitiveservices.azure.com/.default';
+
+const KNOWN_AUTHORITIES = new Set<string>(Object.values(AzureAuthorityHosts));
+
+/** How a call to an azure backend proves who sends it: the headers Azure reads. */
+export type AzureAuth = (signal: AbortSignal) => Promise<Record<string, string>>;
+
+/** `api-key: <key>`, or an Entra ID bearer token; a backend with neither sends none (its models are unavailable). */
+export function azureAuth(backendId: string, config: AzureBackendConfig, log: BackendLog): AzureAuth {
+  if (config.entra) return entraAuth(backendId, config.entra, config, log);
+  const headers: Record<string, string> = config.apiKey ? { 'api-key': config.apiKey } : {};
+  return () => Promise.resolve(headers);
+}
+
+/**
+ * Tokens from Entra ID (client credentials: the app's id and secret). @azure/identity does the caching and the
+ * refreshing: its MSAL cache keeps the token, and getBearerTokenProvider's token cycler hands out the one it holds,
+ * starts a refresh (one at a time) two minutes before it expires and waits for one only in the last second, so
+ * requests almost never wait for Entra. A request never waits for a token past its own deadline or abort.
+ */
+function entraAuth(
+  backendId: string,
+  entra: EntraConfig,
+  config: AzureBackendConfig,
+  log: BackendLog,
+): AzureAuth {
+  const authorityHost = entra.authorityHost?.replace(/\/+$/, '');
+  const credential = new ClientSecretCredential(entra.tenantId, entra.clientId, entra.clientSecret, {
+    ...(authorityHost ? { authorityHost } : {}),
+    // Instance discovery asks Microsoft's public cloud about the authority, which a private authority (Azure
+    // Stack, a test's stand-in) is unknown to: only the known Azure clouds keep it.
+    disableInstanceDiscovery: authorityHost !== undefined && !KNOWN_AUTHORITIES.has(authorityHost),
+  });
+  const token = getBearerTokenProvider(credential, AZURE_OPENAI_SCOPE);
+  return async (signal) => {
+    try {
+      return { authorization: `Bearer ${await untilAborted(token(), signal)}` };
+    } catch (error) {
+      if (signal.aborted && error === signal.reason) throw error;
+      throw signInFailure(backendId, error, config, log);
+    }
+  };
+}
+
+/**
+ * Entra refusing the app (wrong secret, unknown client or tenant: its OAuth error, such as invalid_client) is the
+ * gateway's configuration, as a refused key is: upstream_auth_failed, the deployment's fault. Anything else (Entra
+ * unreachable) is upstream_unreachable. Either way the client's message names no credential; the log has Entra's
+ * reason, scrubbed.
+ */
+function signInFailure(
+  backendId: string,
+  error: unknown,
+  config: AzureBackendConfig,
+  log: BackendLog,
+): GatewayException {
+  const said = scrubAzure(error instanceof Error ? error.message : String(error), config);
+  if (error instanceof AuthenticationError) {
+    log(`Entra ID refused the backend's app registration (HTTP ${error.statusCode}): ${said}`, 'error');
+    return new GatewayException(
+      'upstream_auth_failed',
+      `Backend "${backendId}" could not sign in to Entra ID (${scrubAzure(error.errorResponse.error, config)}).`,
+      { deploymentFault: true, upstream: { status: error.statusCode, message: said } },
+    );
+  }
+  log(`could not get an Entra ID token: ${said}`, 'warn');
+  return new GatewayException(
+    'upstream_unreachable',
+    `Backend "${backendId}" could not get an Entra ID token.`,
+  );
+}
+
+/** The promise's outcome, or the signal's reason as soon as it aborts (the promise goes on for the next request). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error as Error);
+      },
+    );
+  });
+}
