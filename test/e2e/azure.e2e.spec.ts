@@ -47,6 +47,7 @@ describe('Azure OpenAI backends', () => {
           'az-async': { backend: 'az-key', upstreamModel: 'echo-async' },
           'az-filtered-prompt': { backend: 'az-entra', upstreamModel: 'filtered-prompt' },
           'az-filtered-answer': { backend: 'az-key', upstreamModel: 'filtered-answer' },
+          'az-filtered-answer-dated': { backend: 'az-dated', upstreamModel: 'filtered-answer' },
           'az-embed': { backend: 'az-entra', upstreamModel: 'embed', kind: 'embedding' },
           'az-embed-dated': { backend: 'az-dated', upstreamModel: 'embed', kind: 'embedding' },
           'az-throttled': { backend: 'az-key', upstreamModel: 'throttled' },
@@ -247,7 +248,8 @@ describe('Azure OpenAI backends', () => {
         .stream({ model: 'az-filtered-answer', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })
         .finalMessage();
       expect(streamed.stop_reason).toBe('refusal');
-      const response = await openai.responses.create({ model: 'az-filtered-answer', input: 'x' });
+      // (Translated from chat: on v1, Responses go to Azure natively and come back as Azure wrote them.)
+      const response = await openai.responses.create({ model: 'az-filtered-answer-dated', input: 'x' });
       expect(response.status).toBe('incomplete');
       expect(response.incomplete_details).toEqual({ reason: 'content_filter' });
     });
@@ -335,9 +337,9 @@ describe('Azure OpenAI backends', () => {
     });
     expect(records.find((r) => r.model === 'az-chat')).toMatchObject({
       outcome: 'ok',
-      promptTokens: 2,
-      completionTokens: 3,
-      totalTokens: 5,
+      prompt_tokens: 2,
+      completion_tokens: 3,
+      total_tokens: 5,
     });
   });
 });

@@ -67,12 +67,13 @@ function signInFailure(
   log: BackendLog,
 ): GatewayException {
   const said = scrubAzure(error instanceof Error ? error.message : String(error), config);
-  if (error instanceof AuthenticationError) {
-    log(`Entra ID refused the backend's app registration (HTTP ${error.statusCode}): ${said}`, 'error');
+  const refusal = entraRefusal(error);
+  if (refusal) {
+    log(`Entra ID refused the backend's app registration: ${said}`, 'error');
     return new GatewayException(
       'upstream_auth_failed',
-      `Backend "${backendId}" could not sign in to Entra ID (${scrubAzure(error.errorResponse.error, config)}).`,
-      { deploymentFault: true, upstream: { status: error.statusCode, message: said } },
+      `Backend "${backendId}" could not sign in to Entra ID (${scrubAzure(refusal, config)}).`,
+      { deploymentFault: true, upstream: { status: 401, message: said } },
     );
   }
   log(`could not get an Entra ID token: ${said}`, 'warn');
@@ -80,6 +81,17 @@ function signInFailure(
     'upstream_unreachable',
     `Backend "${backendId}" could not get an Entra ID token.`,
   );
+}
+
+/**
+ * Entra's OAuth error code when Entra answered and refused (invalid_client, unauthorized_client, invalid_tenant...):
+ * @azure/identity reports that as an AuthenticationRequiredError whose cause is MSAL's ServerError (or, on some
+ * paths, as its own AuthenticationError); an authority it cannot reach is a CredentialUnavailableError.
+ */
+function entraRefusal(error: unknown): string | undefined {
+  if (error instanceof AuthenticationError) return error.errorResponse.error;
+  const cause = (error as { cause?: { name?: unknown; errorCode?: unknown } } | undefined)?.cause;
+  return cause?.name === 'ServerError' && typeof cause.errorCode === 'string' ? cause.errorCode : undefined;
 }
 
 /** The promise's outcome, or the signal's reason as soon as it aborts (the promise goes on for the next request). */
