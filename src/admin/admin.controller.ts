@@ -5,6 +5,8 @@ import { AdminOnly } from '../auth/route-access.decorators';
 import { GatewayValidationPipe } from '../common/validation/validation.pipe';
 import { AccessAdminService } from './access-admin.service';
 import { BudgetReport } from '../limits/budget-report';
+import { PriceBook } from '../billing/price-book';
+import { GatewayException } from '../core/errors/gateway.exception';
 import {
   AuditQueryDto,
   CreateTeamDto,
@@ -25,6 +27,7 @@ export class AdminController {
     private readonly admin: AccessAdminService,
     private readonly audit: AuditLog,
     private readonly budgets: BudgetReport,
+    private readonly prices: PriceBook,
   ) {}
 
   @Post('teams')
@@ -123,6 +126,14 @@ export class AdminController {
   @HttpCode(200)
   async rotateToken(@Param('id') tokenId: string, @Body(strict) body: RotateTokenDto, @Req() req: Request) {
     return this.admin.rotateToken(actorOf(req), tokenId, body.gracePeriodSeconds ?? 0);
+  }
+
+  /** What a model costs on each of its deployments, and where each figure came from (config, price data, table). */
+  @Get('prices/:model')
+  getPrices(@Param('model') model: string) {
+    const prices = this.prices.explainModel(model);
+    if (!prices) throw new GatewayException('model_not_found', `The model "${model}" is not configured.`);
+    return prices;
   }
 
   @Get('audit')

@@ -17,9 +17,10 @@ export interface CostedTokens {
  * call (4 tokens at 0.02 per million) costs 80 nano-units, which micro-units would round to nothing every time.
  * Undefined when the price is unknown.
  */
-export function costInNanos(tokens: CostedTokens, price: Price | undefined): number | undefined {
+export function costInNanos(tokens: CostedTokens, priced: Price | undefined): number | undefined {
   if (tokens.prompt === 0 && tokens.completion === 0) return 0; // nothing was spent, whatever the price
-  if (!price) return undefined;
+  if (!priced) return undefined;
+  const price = ratesFor(tokens.prompt, priced);
   const cached = Math.min(tokens.cached, tokens.prompt);
   const reasoning = Math.min(tokens.reasoning, tokens.completion);
   const micros =
@@ -31,11 +32,21 @@ export function costInNanos(tokens: CostedTokens, price: Price | undefined): num
 }
 
 /** The worst case a request can cost (what a budget reserves): its prompt at the input price, its completion allowance at the dearest output price. */
-export function worstCaseNanos(promptTokens: number, completionTokens: number, price: Price): number {
+export function worstCaseNanos(promptTokens: number, completionTokens: number, priced: Price): number {
+  const price = ratesFor(promptTokens, priced);
   return Math.ceil(
     (promptTokens * price.input + completionTokens * Math.max(price.output, price.reasoning ?? 0)) *
       NANOS_PER_MICRO,
   );
+}
+
+/**
+ * The rates a request is billed at: a long-context tier (above N input tokens, as Anthropic and Google bill) applies
+ * to the whole request, as the vendors apply it.
+ */
+function ratesFor(promptTokens: number, price: Price): Price {
+  const tier = price.longContext;
+  return tier && promptTokens > tier.above ? { ...price, ...tier } : price;
 }
 
 const NANOS_PER_MICRO = 1000;

@@ -1,15 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional, type OnModuleInit } from '@nestjs/common';
+import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig, type PriceConfig } from '../config/config.schema';
+import { FAMILY_BY_TYPE } from '../providers/families';
+import type { Price } from './price';
+import { PriceData, type PriceDataEntry } from './price-data';
 
-/** A price per million tokens (in the billing currency): equal to micro-units of currency per token. */
-export interface Price {
-  input: number;
-  output: number;
-  cachedInput?: number;
-  reasoning?: number;
-}
+export type { Price };
 
 /** Where a request's tokens were spent: the configured model that answered and the deployment that served it. */
 export interface Served {
@@ -18,41 +16,204 @@ export interface Served {
   upstreamModel: string;
 }
 
+/** Where a price came from (the admin view's `source`). */
+export type PriceSource =
+  | { kind: 'deployment' }
+  | { kind: 'model' }
+  | { kind: 'price-data'; provider: string; model: string; data: string }
+  | { kind: 'table'; file: string; entry: string };
+
+/** A deployment's price with its source; `price: null` when unknown (then `lookedUp` says what was looked for). */
+export interface PriceExplained {
+  price: Price | null;
+  source: PriceSource | null;
+  deprecated: boolean;
+  lookedUp?: { provider?: string; model: string };
+}
+
+/** GET /admin/v1/prices/<model>: what each deployment of a model costs, and where the figure came from. */
+export interface ModelPrices {
+  object: 'model.prices';
+  model: string;
+  currency: string;
+  /** The price data in use: the package's bundled data and its version, or `billing.priceData` and its date. */
+  priceData: string;
+  deployments: Array<{ backend: string; upstreamModel: string } & PriceExplained>;
+}
+
+/** Dated price changes in the data take effect within this long of their date (a resolved price is kept this long). */
+const RESOLVED_FOR_MS = 60 * 60 * 1000;
+
 /**
- * Which price applies to a request: the answering deployment's own price, else its model's configured price,
- * else the shipped table's entry for the upstream model (what the vendor bills), else for the model's name.
+ * Which price applies to a request, first found:
+ * 1. the answering deployment's configured figures (`deployments[].price`), then its model's (`models.<name>.price`);
+ * 2. the price data (@pydantic/genai-prices, or `billing.priceData`): the entry for the deployment's upstream model
+ *    under its provider (the provider whose API is at the backend's base URL, else its family's `priceProvider`),
+ *    or the entry a `price: {provider, model}` names instead;
+ * 3. the shipped table (`billing.priceTable`: the local models' explicit 0), by upstream model, then model name.
  * None of these: the price is unknown, and so is the cost (null and flagged, never a silent 0).
+ * A price data entry is resolved once per (provider, model) and kept: matching costs 10-27 µs.
  */
 @Injectable()
-export class PriceBook {
+export class PriceBook implements OnModuleInit {
   private readonly table: Record<string, Price>;
+  private readonly data: PriceData;
+  private readonly resolved = new Map<string, { entry: PriceDataEntry | undefined; at: number }>();
+  private readonly providers = new Map<string, string | undefined>();
 
-  constructor(private readonly config: GatewayConfig) {
+  constructor(
+    private readonly config: GatewayConfig,
+    @Optional() private readonly logger?: AppLogger,
+  ) {
     this.table = loadTable(config.billing.priceTable, config.billing.currency);
+    this.data = new PriceData(config.billing.priceData);
   }
 
   get currency(): string {
     return this.config.billing.currency;
   }
 
+  /** Says where prices come from, and warns of every configured deployment whose model the data marks deprecated. */
+  onModuleInit(): void {
+    const log = this.logger?.pino;
+    if (!log) return;
+    log.info({ priceData: this.data.origin }, `prices: ${this.data.origin}`);
+    for (const [model, settings] of Object.entries(this.config.models)) {
+      const deployments = settings.deployments ?? [
+        { backend: settings.backend, upstreamModel: settings.upstreamModel },
+      ];
+      for (const deployment of deployments) {
+        const explained = this.explain({ model, ...deployment });
+        if (explained.deprecated && explained.source?.kind === 'price-data')
+          log.warn(
+            { model, backend: deployment.backend, upstreamModel: deployment.upstreamModel },
+            `model "${model}" (${deployment.upstreamModel} on backend "${deployment.backend}") is marked deprecated in the price data (${explained.source.provider}/${explained.source.model}): its vendor retires or has retired it`,
+          );
+      }
+    }
+  }
+
   priceOf(served: Served): Price | undefined {
-    const model = this.config.models[served.model];
-    const deployment = model?.deployments?.find(
-      (d) => d.backend === served.backend && d.upstreamModel === served.upstreamModel,
-    );
+    const { deployment, model } = this.configured(served);
     return (
-      plain(deployment?.price) ??
-      plain(model?.price) ??
+      figures(deployment) ??
+      figures(model) ??
+      this.fromData(served, deployment ?? model)?.price ??
       this.table[served.upstreamModel] ??
       this.table[served.model]
     );
   }
+
+  /** The same choice as priceOf, saying where the price came from (GET /admin/v1/prices/<model>). */
+  explain(served: Served): PriceExplained {
+    const { deployment, model } = this.configured(served);
+    const configured = figures(deployment) ?? figures(model);
+    if (configured)
+      return {
+        price: configured,
+        source: { kind: figures(deployment) ? 'deployment' : 'model' },
+        deprecated: false,
+      };
+    const reference = deployment ?? model;
+    const entry = this.fromData(served, reference);
+    if (entry)
+      return {
+        price: entry.price,
+        source: { kind: 'price-data', provider: entry.provider, model: entry.model, data: this.data.origin },
+        deprecated: entry.deprecated,
+      };
+    const key = this.table[served.upstreamModel] ? served.upstreamModel : served.model;
+    if (this.table[key])
+      return {
+        price: this.table[key],
+        source: { kind: 'table', file: this.config.billing.priceTable, entry: key },
+        deprecated: false,
+      };
+    return { price: null, source: null, deprecated: false, lookedUp: this.lookupKey(served, reference) };
+  }
+
+  /** Every deployment of a configured model with its price and where it came from; undefined for no such model. */
+  explainModel(name: string): ModelPrices | undefined {
+    const settings = this.config.models[name];
+    if (!settings) return undefined;
+    const deployments = settings.deployments ?? [
+      { backend: settings.backend, upstreamModel: settings.upstreamModel },
+    ];
+    return {
+      object: 'model.prices',
+      model: name,
+      currency: this.currency,
+      priceData: this.data.origin,
+      deployments: deployments.map(({ backend, upstreamModel }) => ({
+        backend,
+        upstreamModel,
+        ...this.explain({ model: name, backend, upstreamModel }),
+      })),
+    };
+  }
+
+  private configured(served: Served): { deployment?: PriceConfig; model?: PriceConfig } {
+    const model = this.config.models[served.model];
+    const deployment = model?.deployments?.find(
+      (d) => d.backend === served.backend && d.upstreamModel === served.upstreamModel,
+    );
+    return { deployment: deployment?.price, model: model?.price };
+  }
+
+  /** The price data's entry for the deployment, resolved once per (provider, model) and kept for a while. */
+  private fromData(served: Served, reference: PriceConfig | undefined): PriceDataEntry | undefined {
+    // The price data is in US dollars: in another billing currency its figures would mislead.
+    if (this.config.billing.currency !== 'USD') return undefined;
+    const { provider, model } = this.lookupKey(served, reference);
+    if (!provider) return undefined;
+    const key = `${provider}\u0000${model}`;
+    const now = Date.now();
+    const known = this.resolved.get(key);
+    if (known && now - known.at < RESOLVED_FOR_MS) return known.entry;
+    const entry = this.data.lookup(provider, model, new Date(now));
+    this.resolved.set(key, { entry, at: now });
+    return entry;
+  }
+
+  /** What the price data is asked for: a reference's provider and model, else the deployment's own. */
+  private lookupKey(
+    served: Served,
+    reference: PriceConfig | undefined,
+  ): { provider?: string; model: string } {
+    const named = reference && namesPriceData(reference) ? reference : undefined;
+    return {
+      provider: named?.provider ?? this.providerOf(served.backend),
+      model: named?.model ?? served.upstreamModel,
+    };
+  }
+
+  /** A backend's provider in the price data: whose API its base URL is, else what its family is priced under. */
+  private providerOf(backendId: string): string | undefined {
+    if (this.providers.has(backendId)) return this.providers.get(backendId);
+    const backend = this.config.backends[backendId];
+    const provider = backend
+      ? ((backend.baseUrl ? this.data.providerAt(backend.baseUrl) : undefined) ??
+        FAMILY_BY_TYPE.get(backend.type)?.priceProvider)
+      : undefined;
+    this.providers.set(backendId, provider);
+    return provider;
+  }
 }
 
-function plain(price: PriceConfig | undefined): Price | undefined {
-  return price
-    ? { input: price.input, output: price.output, cachedInput: price.cachedInput, reasoning: price.reasoning }
-    : undefined;
+/** A configured price's figures; a reference to the price data has none. */
+function figures(price: PriceConfig | undefined): Price | undefined {
+  if (!price || namesPriceData(price) || price.input === undefined || price.output === undefined)
+    return undefined;
+  return {
+    input: price.input,
+    output: price.output,
+    cachedInput: price.cachedInput,
+    reasoning: price.reasoning,
+  };
+}
+
+function namesPriceData(price: PriceConfig): boolean {
+  return price.provider !== undefined || price.model !== undefined;
 }
 
 /** The shipped table, when it is there and in the configured currency (a table in another currency would mislead). */

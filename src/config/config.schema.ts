@@ -234,15 +234,39 @@ export class EffortThresholdsConfig {
   @IsInt() @Min(1) high = 8192;
 }
 
-/** One deployment of a model: a backend and the model name there. */
-/** A model's price per million tokens, in `billing.currency`. */
+/**
+ * A model's or a deployment's price: its figures per million tokens in `billing.currency`, or which entry of the price
+ * data (@pydantic/genai-prices) prices it, when its upstream model id is not the priced one (an Azure deployment's
+ * name, a model bought through another provider): `provider` (default: the backend family's) and `model` (default:
+ * the upstream model).
+ */
 export class PriceConfig {
-  @IsNumber() @Min(0) input!: number;
-  @IsNumber() @Min(0) output!: number;
+  @ValidateIf((price: PriceConfig) => !price.isReference()) @IsNumber() @Min(0) input?: number;
+  @ValidateIf((price: PriceConfig) => !price.isReference()) @IsNumber() @Min(0) output?: number;
   /** Prompt tokens read from the vendor's cache (default: `input`). */
   @IsOptional() @IsNumber() @Min(0) cachedInput?: number;
   /** Reasoning tokens, when the vendor prices them apart from output (default: `output`). */
   @IsOptional() @IsNumber() @Min(0) reasoning?: number;
+  /** The price data's provider id to look the model up under (`openai`, `anthropic`, `google`, `azure`, `aws`...). */
+  @IsOptional() @IsString() @IsNotEmpty() provider?: string;
+  /** The model id to look up in the price data. */
+  @IsOptional() @IsString() @IsNotEmpty() model?: string;
+
+  /** Whether this names an entry of the price data rather than giving figures. */
+  isReference(): boolean {
+    return this.provider !== undefined || this.model !== undefined;
+  }
+
+  /** Figures and a reference together: which one applies must not be a guess (reported as `...price.figuresOrReference`). */
+  @ValidateIf(
+    (price: PriceConfig) =>
+      price.isReference() &&
+      [price.input, price.output, price.cachedInput, price.reasoning].some((value) => value !== undefined),
+  )
+  @IsIn([], { message: 'give either figures (input, output, ...) or provider/model, not both' })
+  protected get figuresOrReference(): string {
+    return 'both';
+  }
 }
 
 export class BillingConfig {
@@ -250,8 +274,14 @@ export class BillingConfig {
   @Matches(/^[A-Z]{3}$/, { message: 'must be an ISO 4217 code such as USD' }) currency = 'USD';
   /** The shipped price table (a source and date per entry); config prices override it; '' for none. */
   @IsString() priceTable = 'config/prices.json';
+  /**
+   * A price data file in @pydantic/genai-prices' format (its data.json: a list of providers), newer than the one the
+   * package bundles; '' (default) for the bundled data. The gateway never fetches prices itself.
+   */
+  @IsString() priceData = '';
 }
 
+/** One deployment of a model: a backend and the model name there. */
 export class DeploymentConfig {
   @IsString() @IsNotEmpty() backend!: string;
   @IsString() @IsNotEmpty() upstreamModel!: string;
@@ -319,7 +349,7 @@ export class ModelConfig {
   @IsOptional() @ValidateNested() @Type(() => ModelTimeoutsConfig) timeouts?: ModelTimeoutsConfig;
   /** `chat` (POST /v1/chat/completions) or `embedding` (POST /v1/embeddings); the other operation is a 400. */
   @IsIn(MODEL_KINDS as unknown as string[]) kind: ModelKind = 'chat';
-  /** Per million tokens in billing.currency; overrides the price table (config/prices.json). */
+  /** Its price (figures, or a price data entry), over the price data's entry for each deployment's upstream model. */
   @IsOptional() @ValidateNested() @Type(() => PriceConfig) price?: PriceConfig;
   @IsIn(THINKING_MODES as unknown as string[]) thinking: ThinkingMode = 'none';
   /** anthropic: `max_tokens` sent when the client sets none (Anthropic requires it). */

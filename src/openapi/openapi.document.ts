@@ -216,6 +216,24 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: 'get',
+    path: '/admin/v1/prices/{model}',
+    access: 'admin',
+    summary:
+      "What a configured model costs on each of its deployments (per million tokens, billing currency) and where each figure came from: the deployment's or model's configured price, the price data (@pydantic/genai-prices or billing.priceData: provider and model id), or the shipped table; null when unknown. Also whether the price data marks the model deprecated.",
+    ok: {
+      status: 200,
+      description: "The model's prices",
+      schema: object({
+        object: { const: 'model.prices' },
+        model: { type: 'string' },
+        currency: { type: 'string' },
+        priceData: { type: 'string' },
+        deployments: { type: 'array' },
+      }),
+    },
+  },
+  {
+    method: 'get',
     path: '/admin/v1/audit',
     access: 'admin',
     summary: 'The audit trail, newest first, paged.',

@@ -16,6 +16,12 @@ export type BackendLog = (message: string, level?: 'info' | 'warn' | 'error') =>
 export interface ProviderFamily<C extends BackendConfig = BackendConfig> extends BackendFamilyShape {
   /** Whether a backend of this family cannot answer without `apiKey` (unless `apiKeyRequired` says otherwise). */
   keyRequired(config: C): boolean;
+  /**
+   * The provider id the price data (@pydantic/genai-prices) prices this family's upstream models under (`openai`,
+   * `anthropic`, `google`, `azure`, `aws`), when the backend's base URL is not one the data knows; none: only
+   * configured prices apply (billing/price-book.ts).
+   */
+  readonly priceProvider?: string;
   modelProblem?(model: ModelConfig, backend: C, backendId: string): string | undefined;
   createAdapter(backendId: string, config: C): ProviderAdapter;
   createClient(backendId: string, config: C, log: BackendLog): BackendClient;

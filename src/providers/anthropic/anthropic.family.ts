@@ -7,6 +7,7 @@ import { AnthropicBackendConfig } from './anthropic.config';
 export const anthropicFamily: ProviderFamily<AnthropicBackendConfig> = {
   type: 'anthropic',
   config: AnthropicBackendConfig,
+  priceProvider: 'anthropic',
   embeddings: false,
   thinking: ['none', 'native'],
   keyRequired: () => true,

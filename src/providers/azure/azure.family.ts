@@ -7,6 +7,7 @@ import { AzureBackendConfig } from './azure.config';
 export const azureFamily: ProviderFamily<AzureBackendConfig> = {
   type: 'azure',
   config: AzureBackendConfig,
+  priceProvider: 'azure',
   embeddings: true,
   thinking: ['none', 'reasoning_effort'],
   // A key, or Entra ID instead of one.

@@ -7,6 +7,7 @@ import { BackendConfig } from '../../config/config.schema';
 export const geminiFamily: ProviderFamily = {
   type: 'gemini',
   config: BackendConfig, // no keys of its own
+  priceProvider: 'google',
   embeddings: true,
   thinking: ['none', 'native'],
   keyRequired: () => true,

@@ -7,6 +7,7 @@ import { OpenAIBackendConfig } from './openai.config';
 export const openaiFamily: ProviderFamily<OpenAIBackendConfig> = {
   type: 'openai',
   config: OpenAIBackendConfig,
+  priceProvider: 'openai',
   embeddings: true,
   thinking: ['none', 'reasoning_effort', 'chat_template_kwargs'],
   // Vendors are on https; a server on plain http is on a private network (Ollama, vLLM) and usually keyless.

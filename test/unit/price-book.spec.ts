@@ -1,0 +1,206 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { costInNanos } from '../../src/billing/cost';
+import { PriceBook } from '../../src/billing/price-book';
+import { PriceData } from '../../src/billing/price-data';
+import { AppLogger } from '../../src/common/logging/logger';
+import { buildConfig } from '../support/config';
+
+const BACKENDS = {
+  openai: { type: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: 'k' },
+  vllm: { type: 'openai', baseUrl: 'http://10.0.0.5:8000/v1' },
+  claude: { type: 'anthropic', baseUrl: 'https://api.anthropic.com/v1', apiKey: 'k' },
+  azure: { type: 'azure', baseUrl: 'https://contoso.openai.azure.com', apiKey: 'k' },
+  gemini: { type: 'gemini', baseUrl: 'https://generativelanguage.googleapis.com/v1beta', apiKey: 'k' },
+};
+
+function book(models: Record<string, unknown>, billing: Record<string, unknown> = {}, logger?: AppLogger) {
+  const config = buildConfig(
+    { admin: { apiKey: 'k' }, backends: BACKENDS, models, billing: { priceTable: '', ...billing } },
+    {},
+  );
+  return new PriceBook(config, logger);
+}
+
+describe('price book', () => {
+  it("prices a deployment from the price data under its backend's provider, saying so", () => {
+    const prices = book({ mini: { backend: 'openai', upstreamModel: 'gpt-4o-mini' } });
+    const served = { model: 'mini', backend: 'openai', upstreamModel: 'gpt-4o-mini' };
+    expect(prices.priceOf(served)).toEqual({ input: 0.15, output: 0.6, cachedInput: 0.075 });
+    expect(prices.explain(served)).toMatchObject({
+      source: {
+        kind: 'price-data',
+        provider: 'openai',
+        model: 'gpt-4o-mini',
+        data: expect.stringMatching(/^@pydantic\/genai-prices \S+ \(bundled data\)$/),
+      },
+      deprecated: false,
+    });
+  });
+
+  it("configured figures win: the deployment's over the model's over the data", () => {
+    const prices = book({
+      mini: {
+        deployments: [{ backend: 'openai', upstreamModel: 'gpt-4o-mini', price: { input: 1, output: 2 } }],
+        price: { input: 5, output: 6 },
+      },
+      other: { backend: 'openai', upstreamModel: 'gpt-4o-mini', price: { input: 5, output: 6 } },
+    });
+    expect(prices.priceOf({ model: 'mini', backend: 'openai', upstreamModel: 'gpt-4o-mini' })).toMatchObject({
+      input: 1,
+      output: 2,
+    });
+    expect(prices.explain({ model: 'mini', backend: 'openai', upstreamModel: 'gpt-4o-mini' }).source).toEqual(
+      { kind: 'deployment' },
+    );
+    expect(prices.priceOf({ model: 'other', backend: 'openai', upstreamModel: 'gpt-4o-mini' })).toMatchObject(
+      { input: 5, output: 6 },
+    );
+    expect(
+      prices.explain({ model: 'other', backend: 'openai', upstreamModel: 'gpt-4o-mini' }).source,
+    ).toEqual({ kind: 'model' });
+  });
+
+  it("an Azure deployment's name is unknown until its price names the priced model; another provider can be named", () => {
+    const prices = book({
+      plain: { backend: 'azure', upstreamModel: 'gpt4o-prod' },
+      named: { deployments: [{ backend: 'azure', upstreamModel: 'gpt4o-prod', price: { model: 'gpt-4o' } }] },
+      viaAws: {
+        backend: 'claude',
+        upstreamModel: 'claude-sonnet-4-5',
+        price: { provider: 'aws', model: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0' },
+      },
+    });
+    expect(prices.priceOf({ model: 'plain', backend: 'azure', upstreamModel: 'gpt4o-prod' })).toBeUndefined();
+    expect(prices.explain({ model: 'plain', backend: 'azure', upstreamModel: 'gpt4o-prod' })).toEqual({
+      price: null,
+      source: null,
+      deprecated: false,
+      lookedUp: { provider: 'azure', model: 'gpt4o-prod' },
+    });
+    expect(prices.priceOf({ model: 'named', backend: 'azure', upstreamModel: 'gpt4o-prod' })).toMatchObject({
+      input: 2.5,
+      output: 10,
+    });
+    expect(
+      prices.explain({ model: 'named', backend: 'azure', upstreamModel: 'gpt4o-prod' }).source,
+    ).toMatchObject({ provider: 'azure' });
+    const aws = prices.explain({ model: 'viaAws', backend: 'claude', upstreamModel: 'claude-sonnet-4-5' });
+    expect(aws.source).toMatchObject({ kind: 'price-data', provider: 'aws' });
+    expect(aws.price?.input).toBeGreaterThan(0);
+  });
+
+  it("a self-hosted OpenAI-compatible server is priced under the family's provider, and its own models stay unknown", () => {
+    const prices = book({ llama: { backend: 'vllm', upstreamModel: 'meta-llama/Llama-3.1-8B-Instruct' } });
+    expect(
+      prices.priceOf({ model: 'llama', backend: 'vllm', upstreamModel: 'meta-llama/Llama-3.1-8B-Instruct' }),
+    ).toBeUndefined();
+    expect(
+      prices.explain({ model: 'llama', backend: 'vllm', upstreamModel: 'meta-llama/Llama-3.1-8B-Instruct' })
+        .lookedUp,
+    ).toEqual({
+      provider: 'openai',
+      model: 'meta-llama/Llama-3.1-8B-Instruct',
+    });
+  });
+
+  it('a long-context tier applies to the whole request above its threshold', () => {
+    const prices = book({ sonnet: { backend: 'claude', upstreamModel: 'claude-sonnet-4-5' } });
+    const price = prices.priceOf({ model: 'sonnet', backend: 'claude', upstreamModel: 'claude-sonnet-4-5' })!;
+    expect(price).toMatchObject({ input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75 });
+    expect(price.longContext).toMatchObject({ above: 200_000, input: 6, output: 22.5 });
+    const cost = (prompt: number) =>
+      costInNanos({ prompt, cached: 0, completion: 1000, reasoning: 0 }, price);
+    expect(cost(200_000)).toBe((200_000 * 3 + 1000 * 15) * 1000);
+    expect(cost(200_001)).toBe((200_001 * 6 + 1000 * 22.5) * 1000);
+  });
+
+  it('resolves each (provider, model) once and keeps it', () => {
+    const lookup = jest.spyOn(PriceData.prototype, 'lookup');
+    try {
+      const prices = book({
+        a: { backend: 'openai', upstreamModel: 'gpt-4.1' },
+        b: { backend: 'openai', upstreamModel: 'gpt-4.1' },
+      });
+      for (let i = 0; i < 5; i++) {
+        prices.priceOf({ model: 'a', backend: 'openai', upstreamModel: 'gpt-4.1' });
+        prices.priceOf({ model: 'b', backend: 'openai', upstreamModel: 'gpt-4.1' });
+      }
+      expect(lookup).toHaveBeenCalledTimes(1);
+    } finally {
+      lookup.mockRestore();
+    }
+  });
+
+  it('uses a newer data file when billing.priceData names one (its provider found by base URL), and warns of deprecated models', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'price-data-'));
+    try {
+      const file = join(dir, 'data.json');
+      writeFileSync(
+        file,
+        JSON.stringify([
+          {
+            id: 'openai',
+            name: 'OpenAI',
+            api_pattern: 'https://api\\.openai\\.com',
+            models: [
+              {
+                id: 'gpt-4o-mini',
+                match: { equals: 'gpt-4o-mini' },
+                prices: { input_mtok: 9, output_mtok: 99 },
+                deprecated: true,
+              },
+            ],
+          },
+        ]),
+      );
+      const lines: string[] = [];
+      const logger = new AppLogger('info', { write: (line: string) => void lines.push(line) });
+      const prices = book(
+        { mini: { backend: 'openai', upstreamModel: 'gpt-4o-mini' } },
+        { priceData: file },
+        logger,
+      );
+      prices.onModuleInit();
+      const explained = prices.explain({ model: 'mini', backend: 'openai', upstreamModel: 'gpt-4o-mini' });
+      expect(explained).toMatchObject({
+        price: { input: 9, output: 99 },
+        source: {
+          kind: 'price-data',
+          provider: 'openai',
+          model: 'gpt-4o-mini',
+          data: expect.stringMatching(/data\.json \(dated \d{4}-\d{2}-\d{2}\)$/),
+        },
+        deprecated: true,
+      });
+      const logged = lines.map((line) => JSON.parse(line) as { level: number; msg: string });
+      expect(logged.some((line) => line.msg.includes('data.json (dated'))).toBe(true);
+      expect(logged.find((line) => line.level === 40)?.msg).toMatch(
+        /model "mini" \(gpt-4o-mini on backend "openai"\) is marked deprecated/,
+      );
+      expect(() => book({}, { priceData: join(dir, 'missing.json') })).toThrow();
+      writeFileSync(file, '{"not":"providers"}');
+      expect(() => book({}, { priceData: file })).toThrow(/not genai-prices data/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('prices nothing from the data in a billing currency other than its US dollars', () => {
+    const prices = book({ mini: { backend: 'openai', upstreamModel: 'gpt-4o-mini' } }, { currency: 'EUR' });
+    expect(
+      prices.priceOf({ model: 'mini', backend: 'openai', upstreamModel: 'gpt-4o-mini' }),
+    ).toBeUndefined();
+  });
+
+  it('config: a price is figures or a reference to the data, not both, and figures need input and output', () => {
+    const load = (price: unknown) => () => book({ m: { backend: 'openai', upstreamModel: 'x', price } });
+    expect(load({ provider: 'aws', model: 'amazon.nova-pro-v1:0' })).not.toThrow();
+    expect(load({ model: 'gpt-4o' })).not.toThrow();
+    expect(load({ model: 'gpt-4o', input: 1 })).toThrow(
+      /models\.m\.price\.figuresOrReference: give either figures/,
+    );
+    expect(load({ input: 1 })).toThrow(/models\.m\.price\.output/);
+  });
+});
