@@ -39,7 +39,7 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
             deployments: [{ backend: 'standin', upstreamModel: 'echo', price: { input: 1, output: 1 } }],
             price: { input: 50, output: 50 },
           },
-          // Priced by the shipped table (config/prices.json) through its upstream model name.
+          // Priced by the price data (@pydantic/genai-prices, under the openai family's provider) by its upstream model.
           'team-mini': { backend: 'standin', upstreamModel: 'gpt-4o-mini' },
           embedder: { backend: 'standin', upstreamModel: 'text-embedding-3-small', kind: 'embedding' },
           // 22250 per million output tokens: the stand-in's 4-token answer to "a b c" costs exactly 0.089.
@@ -118,7 +118,7 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     expect(reasoner.cost_estimated).toBe(true);
   });
 
-  it("an aborted request costs what it is accounted with, flagged estimated; a deployment price wins over its model's; the shipped table prices known models", async () => {
+  it("an aborted request costs what it is accounted with, flagged estimated; a deployment price wins over its model's; the price data prices known models", async () => {
     const { token } = await gw.teamToken('spend-more');
     const client = gw.openai(token);
     const controller = new AbortController();
@@ -163,7 +163,7 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
       .embeddings.create({ model: 'embedder', input: 'one two three four' });
     expect(result.usage.prompt_tokens).toBe(4);
     const [record] = await records('spend-embeddings', 1);
-    // text-embedding-3-small: 0.02 per million tokens (config/prices.json), so 4 tokens are 80 nano-units.
+    // text-embedding-3-small: 0.02 per million tokens (the price data), so 4 tokens are 80 nano-units.
     expect(record).toMatchObject({
       endpoint: 'embeddings',
       cost_nanos: 80,

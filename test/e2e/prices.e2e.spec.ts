@@ -1,0 +1,110 @@
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { eventually } from '../support/eventually';
+import { startTestGateway, type TestGateway } from '../support/test-gateway';
+
+/**
+ * Prices from the price data (@pydantic/genai-prices' bundled data) through the whole gateway: what the admin view
+ * says each deployment costs and where the figure came from, and the warning at start for a configured model the
+ * data marks deprecated. (How requests are costed from those prices: spend.e2e.spec.ts.)
+ */
+describe('prices', () => {
+  let openai: OpenAIUpstream;
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    openai = await new OpenAIUpstream().start();
+    gw = await startTestGateway({
+      upstreamUrl: openai.url,
+      config: {
+        routing: { probe: { timeoutMs: 0 } }, // the cloud backends below are never called
+        backends: {
+          azure: { type: 'azure', baseUrl: 'https://contoso.openai.azure.com', apiKey: 'k' },
+          google: {
+            type: 'gemini',
+            baseUrl: 'https://generativelanguage.googleapis.com/v1beta',
+            apiKey: 'k',
+          },
+        },
+        models: {
+          mini: { backend: 'standin', upstreamModel: 'gpt-4o-mini' },
+          fixed: { backend: 'standin', upstreamModel: 'gpt-4o-mini', price: { input: 1, output: 2 } },
+          'azure-gpt': {
+            deployments: [
+              { backend: 'azure', upstreamModel: 'gpt4o-prod', price: { model: 'gpt-4o' } },
+              { backend: 'azure', upstreamModel: 'gpt4o-eu' },
+            ],
+          },
+          'old-flash': { backend: 'google', upstreamModel: 'gemini-2.5-flash-preview' },
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await openai?.stop();
+  });
+
+  it('GET /admin/v1/prices/<model>: each deployment, its figures and their source', async () => {
+    const mini = await gw.admin('GET', '/admin/v1/prices/mini');
+    expect(mini.status).toBe(200);
+    expect(mini.body).toEqual({
+      object: 'model.prices',
+      model: 'mini',
+      currency: 'USD',
+      priceData: expect.stringMatching(/^@pydantic\/genai-prices \S+ \(bundled data\)$/),
+      deployments: [
+        {
+          backend: 'standin',
+          upstreamModel: 'gpt-4o-mini',
+          price: { input: 0.15, output: 0.6, cachedInput: 0.075 },
+          source: { kind: 'price-data', provider: 'openai', model: 'gpt-4o-mini', data: mini.body.priceData },
+          deprecated: false,
+        },
+      ],
+    });
+    const fixed = await gw.admin('GET', '/admin/v1/prices/fixed');
+    expect(fixed.body.deployments[0]).toMatchObject({
+      price: { input: 1, output: 2 },
+      source: { kind: 'model' },
+    });
+    const azure = await gw.admin('GET', '/admin/v1/prices/azure-gpt');
+    expect(azure.body.deployments).toEqual([
+      expect.objectContaining({
+        upstreamModel: 'gpt4o-prod',
+        price: expect.objectContaining({ input: 2.5, output: 10 }),
+        source: expect.objectContaining({ kind: 'price-data', provider: 'azure', model: 'gpt-4o' }),
+      }),
+      // A deployment's own name is not a priced model id: unknown, never 0, saying what was looked up.
+      expect.objectContaining({
+        upstreamModel: 'gpt4o-eu',
+        price: null,
+        source: null,
+        lookedUp: { provider: 'azure', model: 'gpt4o-eu' },
+      }),
+    ]);
+    const missing = await gw.admin('GET', '/admin/v1/prices/no-such-model');
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe('model_not_found');
+    const anonymous = await fetch(`${gw.url}/admin/v1/prices/mini`);
+    expect(anonymous.status).toBe(401);
+  });
+
+  it('warns at start of a configured model the price data marks deprecated, and the admin view says so', async () => {
+    const warning = await eventually(() => {
+      const found = gw.logs.find((line) => /is marked deprecated in the price data/.test(String(line.msg)));
+      expect(found).toBeDefined();
+      return found!;
+    });
+    expect(warning).toMatchObject({
+      level: 40,
+      model: 'old-flash',
+      upstreamModel: 'gemini-2.5-flash-preview',
+    });
+    expect(gw.logs.some((line) => /^prices: @pydantic\/genai-prices/.test(String(line.msg)))).toBe(true);
+    const view = await gw.admin('GET', '/admin/v1/prices/old-flash');
+    expect(view.body.deployments[0]).toMatchObject({
+      deprecated: true,
+      source: { kind: 'price-data', provider: 'google' },
+    });
+  });
+});
