@@ -113,6 +113,17 @@ function tier(figure: Figure, start: number): number {
   return price;
 }
 
+/** Price data text (the package's data.json format: a list of providers with models), or undefined if it is not. */
+export function parsePriceData(text: string): Provider[] | undefined {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return Array.isArray(data) && data.length > 0 && data.every(isProvider) ? data : undefined;
+}
+
 function isProvider(value: unknown): value is Provider {
   const provider = value as Partial<Provider> | null;
   return (

@@ -16,6 +16,7 @@ import { isMoneyLimit } from '../core/limit-catalogue';
 import { UsageQueryService, type UsageGroupBy } from '../usage/usage-query.service';
 import type { LimitsPatch, MetadataPatch } from '../teams/team.store';
 import { BudgetReport } from '../limits/budget-report';
+import { updatePriceData } from './prices-update';
 import { CliModule } from './cli.module';
 import { positiveAmount, positiveInt } from './flag-values';
 
@@ -297,6 +298,16 @@ export function buildProgram(): Command {
     )
     .option('--url <url>', "a gateway's address; needs SWITCHYARD_ADMIN_KEY")
     .action((o: { url?: string }) => deployments(o.url));
+  program
+    .command('prices')
+    .description('The price data (@pydantic/genai-prices format)')
+    .command('update')
+    .description(
+      'Fetch the newest price data into a file (then set billing.priceData to it); the gateway itself never fetches',
+    )
+    .option('--out <file>', 'where to write it', 'config/price-data.json')
+    .option('--url <url>', 'where to fetch it from (default: the genai-prices project)')
+    .action((o: { out: string; url?: string }) => updatePriceData(o.out, o.url));
   return program;
 }
 

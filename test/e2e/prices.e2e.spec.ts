@@ -1,3 +1,9 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli, writeConfig } from '../support/gateway-process';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { eventually } from '../support/eventually';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
@@ -105,6 +111,73 @@ describe('prices', () => {
     expect(view.body.deployments[0]).toMatchObject({
       deprecated: true,
       source: { kind: 'price-data', provider: 'google' },
+    });
+  });
+
+  describe('switchyard prices update (the built CLI)', () => {
+    const data = [
+      {
+        id: 'openai',
+        name: 'OpenAI',
+        api_pattern: 'https://api\\.openai\\.com',
+        models: [
+          {
+            id: 'gpt-4o-mini',
+            match: { equals: 'gpt-4o-mini' },
+            prices: { input_mtok: 0.2, output_mtok: 0.7 },
+          },
+        ],
+      },
+    ];
+    let server: Server;
+    let dir: string;
+    let base: string;
+
+    beforeAll(async () => {
+      server = createServer((req, res) => {
+        if (req.url === '/data.json')
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(data));
+        else if (req.url === '/broken.json')
+          res.writeHead(200, { 'content-type': 'text/html' }).end('<html>rate limited</html>');
+        else res.writeHead(404).end();
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      dir = mkdtempSync(join(tmpdir(), 'price-update-'));
+    });
+    afterAll(async () => {
+      await new Promise((resolve) => server.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('writes the fetched data to the file, and refuses what is not price data without touching the file', async () => {
+      const config = writeConfig('admin: { apiKey: k }\n');
+      const out = join(dir, 'price-data.json');
+      const fetched = await runCli(config, ['prices', 'update', '--url', `${base}/data.json`, '--out', out]);
+      expect(fetched.code).toBe(0);
+      expect(JSON.parse(fetched.stdout)).toEqual({
+        file: out,
+        from: `${base}/data.json`,
+        providers: 1,
+        models: 1,
+        next: `set billing.priceData: ${out} and restart the gateway to use it`,
+      });
+      expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual(data);
+      const broken = await runCli(config, ['prices', 'update', '--url', `${base}/broken.json`, '--out', out]);
+      expect(broken.code).toBe(1);
+      expect(broken.output).toContain('did not send genai-prices data');
+      expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual(data);
+      const missing = await runCli(config, [
+        'prices',
+        'update',
+        '--url',
+        `${base}/gone.json`,
+        '--out',
+        join(dir, 'other.json'),
+      ]);
+      expect(missing.code).toBe(1);
+      expect(missing.output).toContain('answered HTTP 404');
+      expect(existsSync(join(dir, 'other.json'))).toBe(false);
     });
   });
 });
