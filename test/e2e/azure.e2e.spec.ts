@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import OpenAI from 'openai';
 import { agentCli } from '../support/agent-clis';
 import { AZURE_API_KEY, AzureUpstream, ENTRA } from '../support/azure-upstream';
 import { eventually } from '../support/eventually';
+import { run, stopChild, waitForListening, writeConfig } from '../support/gateway-process';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 /**
@@ -429,5 +431,80 @@ describe('Codex to Azure OpenAI v1 Responses', () => {
     expect(turns[0].body).toMatchObject({ model: 'tool-caller', stream: true });
     for (const turn of turns) expect(turn.headers.authorization).toMatch(/^Bearer eyJ/);
     expect(azure.requests.length).toBe(turns.length);
+  });
+});
+
+/**
+ * The operator's way to trust an Entra authority behind a private CA (docs/backends.md): the built gateway, as a
+ * process, with NODE_EXTRA_CA_CERTS; without it the authority's certificate is refused (verification stays on).
+ * Needs `npm run build`.
+ */
+describe('Entra ID from the built gateway, trusting the authority through NODE_EXTRA_CA_CERTS', () => {
+  let azure: AzureUpstream;
+
+  beforeAll(async () => {
+    azure = await new AzureUpstream().start();
+  });
+  afterAll(async () => {
+    await azure?.stop();
+  });
+
+  const config = () =>
+    writeConfig(`
+server: { port: 0, host: 127.0.0.1 }
+redis: { url: "redis://127.0.0.1:6379", keyPrefix: "sy-azure-process-${randomBytes(4).toString('hex')}:" }
+admin: { apiKey: adm }
+backends:
+  az:
+    type: azure
+    baseUrl: "${azure.url}"
+    entra: { tenantId: ${ENTRA.tenantId}, clientId: ${ENTRA.clientId}, clientSecret: "\${AZURE_CLIENT_SECRET}", authorityHost: "${azure.authorityHost}" }
+models:
+  az-chat: { backend: az, upstreamModel: echo }
+teams:
+  process-team: { models: ["*"] }
+`);
+
+  async function ask(url: string): Promise<Response> {
+    const token = (await (
+      await fetch(`${url}/admin/v1/teams/process-team/tokens`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer adm' },
+      })
+    ).json()) as { token: string };
+    return fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'az-chat', messages: [{ role: 'user', content: 'from a process' }] }),
+    });
+  }
+
+  it('signs in and answers with the CA trusted; refuses the authority without it, naming no secret', async () => {
+    const trusted = run(config(), {
+      AZURE_CLIENT_SECRET: ENTRA.clientSecret,
+      NODE_EXTRA_CA_CERTS: azure.certificateFile,
+    });
+    try {
+      const answer = await ask(await waitForListening(trusted.output));
+      expect(answer.status).toBe(200);
+      expect(((await answer.json()) as OpenAI.ChatCompletion).choices[0].message.content).toBe(
+        'echo: from a process',
+      );
+      expect(azure.issued).toHaveLength(1);
+      expect(azure.last().headers.authorization).toBe(`Bearer ${azure.issued[0].token}`);
+    } finally {
+      await stopChild(trusted.child);
+    }
+    const untrusted = run(config(), { AZURE_CLIENT_SECRET: ENTRA.clientSecret });
+    try {
+      const answer = await ask(await waitForListening(untrusted.output));
+      expect(answer.status).toBe(502);
+      expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('upstream_unreachable');
+      expect(azure.issued).toHaveLength(1);
+      await eventually(() => expect(untrusted.output()).toMatch(/could not get an Entra ID token/));
+      expect(untrusted.output()).not.toContain(ENTRA.clientSecret);
+    } finally {
+      await stopChild(untrusted.child);
+    }
   });
 });

@@ -126,6 +126,11 @@ export class AzureUpstream extends StandInServer {
   /** The authority's certificate (PEM): a client must trust it. */
   certificate = '';
 
+  /** The certificate's file (for NODE_EXTRA_CA_CERTS), while the stand-in runs. */
+  get certificateFile(): string {
+    return join(this.certDir!, 'cert.pem');
+  }
+
   get authorityHost(): string {
     const { port } = this.authority!.address() as AddressInfo;
     return `https://localhost:${port}`;
