@@ -63,6 +63,7 @@ describe('Azure OpenAI backends', () => {
           'az-leaky-entra': { backend: 'az-entra', upstreamModel: 'leaky' },
           'az-short': { backend: 'az-short-tokens', upstreamModel: 'echo' },
           'az-wrong-secret': { backend: 'az-wrong-secret', upstreamModel: 'echo' },
+          'az-reasoner': { backend: 'az-key', upstreamModel: 'echo', thinking: 'reasoning_effort' },
         },
         routing: { retries: { backoffMs: 10, maxRetryAfterMs: 100 } },
         server: { metricsToken: 'azure-metrics-token' },
@@ -203,6 +204,37 @@ describe('Azure OpenAI backends', () => {
     const final = await stream.finalMessage();
     expect(final.content[0]).toMatchObject({ type: 'text', text: 'echo: streamed claude' });
     expect(final.usage).toMatchObject({ input_tokens: 2, output_tokens: 3 });
+  });
+
+  it('limits, stop sequences and thinking reach Azure as OpenAI parameters it accepts', async () => {
+    const cut = await openai.chat.completions.create({
+      model: 'az-dated',
+      max_completion_tokens: 2,
+      messages: [{ role: 'user', content: 'one two three four' }],
+    });
+    expect(cut.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: 'echo: one ' } });
+    const stopped = await anthropic.messages.create({
+      model: 'az-chat',
+      max_tokens: 50,
+      stop_sequences: ['three'],
+      messages: [{ role: 'user', content: 'one two three four' }],
+    });
+    expect(stopped.content[0]).toMatchObject({ text: 'echo: one two ' });
+    const before = azure.requests.length;
+    const thought = await anthropic.messages.create({
+      model: 'az-reasoner',
+      max_tokens: 20_000,
+      thinking: { type: 'enabled', budget_tokens: 10_000 },
+      messages: [{ role: 'user', content: 'think' }],
+    });
+    expect(thought.content.at(-1)).toMatchObject({ type: 'text', text: 'echo: think' });
+    // The request Azure got has no gateway field in it (its stand-in refuses unknown arguments, as Azure does).
+    expect(azure.requests[before].body).toMatchObject({
+      reasoning_effort: 'high',
+      max_completion_tokens: 20_000,
+    });
+    expect(azure.requests[before].body).not.toHaveProperty('max_tokens');
+    expect(azure.requests[before].body).not.toHaveProperty('thinking');
   });
 
   describe('content filter refusals reach each client in its own wire, never as a 502', () => {
