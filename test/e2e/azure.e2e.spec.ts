@@ -363,17 +363,24 @@ describe('Azure OpenAI backends', () => {
     azure.tokenLifetimeSeconds = 3599;
   });
 
-  it('usage is recorded for the Azure calls, tokens as Azure counted them', async () => {
-    const records = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=azure-team&limit=100');
-      expect(body.data.some((r: { model: string }) => r.model === 'az-chat')).toBe(true);
-      return body.data as Array<Record<string, unknown>>;
+  it('usage is recorded for an Azure call, tokens as Azure counted them', async () => {
+    const own = (await gw.teamToken('azure-usage')).token;
+    await gw.openai(own, { maxRetries: 0 }).chat.completions.create({
+      model: 'az-chat',
+      messages: [{ role: 'user', content: 'count these words' }],
     });
-    expect(records.find((r) => r.model === 'az-chat')).toMatchObject({
+    const record = await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=azure-usage&limit=10');
+      expect(body.data).toHaveLength(1);
+      return body.data[0] as Record<string, unknown>;
+    });
+    // The stand-in counts words: 3 in the prompt, "echo: count these words" is 4.
+    expect(record).toMatchObject({
+      model: 'az-chat',
       outcome: 'ok',
-      prompt_tokens: 2,
-      completion_tokens: 3,
-      total_tokens: 5,
+      prompt_tokens: 3,
+      completion_tokens: 4,
+      total_tokens: 7,
     });
   });
 });
