@@ -2,6 +2,7 @@ import { anthropicFamily } from './anthropic/anthropic.family';
 import { geminiFamily } from './gemini/gemini.family';
 import { localFamily } from './local/local.family';
 import { openaiFamily } from './openai/openai.family';
+import { vertexFamily } from './vertex/vertex.family';
 import type { ProviderFamily } from './provider-family';
 
 /**
@@ -9,7 +10,13 @@ import type { ProviderFamily } from './provider-family';
  * hand this list to the config loader (main.ts, cli/main.ts), which validates each backend with its family's config
  * class, so each family's `create*` gets its own config class.
  */
-export const FAMILIES: readonly ProviderFamily[] = [openaiFamily, anthropicFamily, geminiFamily, localFamily];
+export const FAMILIES: readonly ProviderFamily[] = [
+  openaiFamily,
+  anthropicFamily,
+  geminiFamily,
+  localFamily,
+  vertexFamily,
+];
 
 export const FAMILY_BY_TYPE: ReadonlyMap<string, ProviderFamily> = new Map(
   FAMILIES.map((family) => [family.type, family]),

@@ -1,0 +1,70 @@
+import { GatewayException } from '../../core/errors/gateway.exception';
+import type { UpstreamCall } from '../../core/upstream-call';
+import type { BackendLog } from '../provider-family';
+import { UpstreamClient, type BackendClient, type UpstreamResponse } from '../upstream-client';
+import { TokenError, type AccessTokens } from './vertex-credentials';
+import type { VertexBackendConfig } from './vertex.config';
+
+/**
+ * The pooled HTTP client of every other family, with Google's OAuth: each call carries `Authorization: Bearer
+ * <token>` from the backend's AccessTokens (fetched, kept and refreshed there). A token Vertex refuses (401) is
+ * dropped, so the next call fetches a new one.
+ */
+export class VertexClient implements BackendClient {
+  private readonly http: UpstreamClient;
+
+  constructor(
+    private readonly backendId: string,
+    config: VertexBackendConfig,
+    private readonly tokens: AccessTokens,
+    private readonly log: BackendLog,
+  ) {
+    this.http = new UpstreamClient(backendId, config);
+  }
+
+  async send(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
+    const token = await this.token();
+    signal.throwIfAborted();
+    const response = await this.http.send(
+      { ...call, headers: { ...call.headers, authorization: `Bearer ${token}` } },
+      signal,
+    );
+    if (response.status === 401) this.tokens.refused(token);
+    return response;
+  }
+
+  private async token(): Promise<string> {
+    try {
+      return await this.tokens.token();
+    } catch (error) {
+      const reason = error instanceof TokenError ? error.message : 'the token could not be had';
+      this.log(`no Google access token: ${reason}`, 'error');
+      if (error instanceof TokenError && error.kind === 'refused')
+        throw new GatewayException(
+          'upstream_auth_failed',
+          `Backend "${this.backendId}" could not get a Google access token.`,
+          { deploymentFault: true },
+        );
+      throw new GatewayException(
+        'upstream_unreachable',
+        `Backend "${this.backendId}" could not get a Google access token.`,
+      );
+    }
+  }
+
+  transportError(error: unknown): unknown {
+    return this.http.transportError(error);
+  }
+
+  inFlight(): number {
+    return this.http.inFlight();
+  }
+
+  probe(timeoutMs: number): Promise<string | undefined> {
+    return this.http.probe(timeoutMs);
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}
