@@ -28,7 +28,10 @@ describe('Vertex AI backends', () => {
   let wrongKeyPem: string;
 
   beforeAll(async () => {
-    [vertex, shortLived] = await Promise.all([new VertexUpstream(34).start(), new VertexUpstream(35).start()]);
+    [vertex, shortLived] = await Promise.all([
+      new VertexUpstream(34).start(),
+      new VertexUpstream(35).start(),
+    ]);
     shortLived.tokenLifetime = 2;
     dir = mkdtempSync(join(tmpdir(), 'vertex-e2e-'));
     const keyFile = vertex.writeKeyFile(dir);
@@ -174,7 +177,7 @@ describe('Vertex AI backends', () => {
       expect(call.body.stream).toBe(true);
     });
 
-    it('/v1/messages natively: the client\'s bytes, betas Vertex knows, thinking signatures intact over two turns', async () => {
+    it("/v1/messages natively: the client's bytes, betas Vertex knows, thinking signatures intact over two turns", async () => {
       const first = await anthropic.messages.create(
         {
           model: 'claude',
@@ -209,7 +212,7 @@ describe('Vertex AI backends', () => {
       expect(replay.body.messages[1].content[0]).toEqual(first.content[0]);
     });
 
-    it('count_tokens goes to Vertex\'s count-tokens model: an exact count', async () => {
+    it("count_tokens goes to Vertex's count-tokens model: an exact count", async () => {
       const { data, response } = await anthropic.messages
         .countTokens({ model: 'claude', messages: [{ role: 'user', content: 'count these four words' }] })
         .withResponse();
@@ -221,7 +224,7 @@ describe('Vertex AI backends', () => {
     });
   });
 
-  it('embeddings: :predict with one instance per input; usage is Vertex\'s token count', async () => {
+  it("embeddings: :predict with one instance per input; usage is Vertex's token count", async () => {
     const reply = await client.embeddings.create({ model: 'embed', input: ['one two three', 'four five'] });
     expect(reply.data.map((d) => d.embedding.length)).toEqual([8, 8]);
     expect(reply.usage).toEqual({ prompt_tokens: 5, total_tokens: 5 });
@@ -232,7 +235,10 @@ describe('Vertex AI backends', () => {
 
   it('the token is fetched once, kept, and replaced before it expires (a 2 s token: a second one is fetched)', async () => {
     const ask = () =>
-      client.chat.completions.create({ model: 'gemini-short', messages: [{ role: 'user', content: 'tick' }] });
+      client.chat.completions.create({
+        model: 'gemini-short',
+        messages: [{ role: 'user', content: 'tick' }],
+      });
     await Promise.all([ask(), ask()]);
     expect(shortLived.issued).toHaveLength(1); // two requests at once: one fetch
     const [first] = shortLived.issued;
@@ -253,7 +259,11 @@ describe('Vertex AI backends', () => {
       }),
     ).rejects.toMatchObject({ status: 429 });
     const { data, response } = await client.chat.completions
-      .create({ model: 'claude-failover', max_tokens: 50, messages: [{ role: 'user', content: 'fail over' }] })
+      .create({
+        model: 'claude-failover',
+        max_tokens: 50,
+        messages: [{ role: 'user', content: 'fail over' }],
+      })
       .withResponse();
     expect(data.choices[0].message.content).toBe('echo: fail over');
     expect(response.headers.get('x-switchyard-attempts')).toBe('2');
@@ -270,10 +280,15 @@ describe('Vertex AI backends', () => {
       body: JSON.stringify({ model: 'gemini-wrong-key', messages: [{ role: 'user', content: 'x' }] }),
     });
     expect(wrong.status).toBe(502);
-    expect(((await wrong.json()) as { error: unknown }).error).toMatchObject({ code: 'upstream_auth_failed' });
+    expect(((await wrong.json()) as { error: unknown }).error).toMatchObject({
+      code: 'upstream_auth_failed',
+    });
     expect(vertex.refusedGrants).toContain('invalid_grant: Invalid JWT Signature.');
     await expect(
-      client.chat.completions.create({ model: 'gemini-other-project', messages: [{ role: 'user', content: 'x' }] }),
+      client.chat.completions.create({
+        model: 'gemini-other-project',
+        messages: [{ role: 'user', content: 'x' }],
+      }),
     ).rejects.toMatchObject({ status: 502, code: 'upstream_auth_failed' });
   });
 

@@ -280,7 +280,8 @@ export class VertexUpstream extends StandInServer {
       );
     if (body.anthropic_version !== 'vertex-2023-10-16')
       return anthropicError(res, 400, "anthropic_version: Input should be 'vertex-2023-10-16'");
-    const { anthropic_version: _version, ...messages } = body;
+    const messages: Record<string, any> = { ...body };
+    delete messages.anthropic_version;
     const counting = route.model === 'count-tokens';
     if (
       counting

@@ -4,6 +4,11 @@ import { FAMILIES } from '../../src/providers/families';
 
 /** The registry's types, in its order (a new family is one line there, not an edit here). */
 const KNOWN_TYPES = FAMILIES.map((family) => family.type).join(', ');
+/** The registry's families that serve embeddings, as the loader lists them ("a, b and c"). */
+const EMBEDDING_TYPES = FAMILIES.filter((family) => family.embeddings)
+  .map((family) => family.type)
+  .join(', ')
+  .replace(/, (?=[^,]*$)/, ' and ');
 
 const minimal = { admin: { apiKey: 'k' } };
 
@@ -198,7 +203,7 @@ describe('config errors a newcomer makes', () => {
       }),
     ).toEqual([
       'models.chat.kind: backend "l" runs an embedding model (local.embedding: true); set kind: embedding',
-      'models.e.kind: anthropic backends do not serve embeddings (openai, gemini and local ones do)',
+      `models.e.kind: anthropic backends do not serve embeddings (${EMBEDDING_TYPES} ones do)`,
     ]);
   });
 

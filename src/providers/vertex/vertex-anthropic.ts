@@ -33,12 +33,11 @@ export function vertexMessagesBody(body: string | Buffer): { model: string; body
 }
 
 function rebuilt(bytes: Buffer): { model: string; body: Buffer } {
-  const {
-    model,
-    anthropic_version: _ignored,
-    ...rest
-  } = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
+  const rest = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
+  const model = rest.model;
   if (typeof model !== 'string') throw noModel();
+  delete rest.model;
+  delete rest.anthropic_version;
   return {
     model,
     body: Buffer.from(JSON.stringify({ anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest })),
@@ -51,7 +50,8 @@ function rebuilt(bytes: Buffer): { model: string; body: Buffer } {
  */
 export function vertexCountTokensBody(body: string | Buffer, model: string): string {
   const text = typeof body === 'string' ? body : body.toString('utf8');
-  const { anthropic_version: _ignored, ...rest } = JSON.parse(text) as Record<string, unknown>;
+  const rest = JSON.parse(text) as Record<string, unknown>;
+  delete rest.anthropic_version;
   return JSON.stringify({ anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest, model });
 }
 

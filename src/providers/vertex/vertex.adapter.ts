@@ -85,7 +85,8 @@ export class VertexAdapter implements ProviderAdapter {
         body: JSON.stringify(toGeminiBody(request, target)),
       };
     }
-    const { model: _inPath, ...body } = toAnthropicBody(request, target, stream);
+    const body = toAnthropicBody(request, target, stream);
+    delete body.model; // in the path
     return {
       path: vertexModelPath(this.config, 'anthropic', model, stream ? 'streamRawPredict' : 'rawPredict'),
       headers: this.headers(stream),

@@ -1,5 +1,5 @@
 import { Expose, Transform } from 'class-transformer';
-import { IsArray, IsOptional, IsString, Matches } from 'class-validator';
+import { IsArray, IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
 import { BackendConfig } from '../../config/config.schema';
 import { VERTEX_ANTHROPIC_BETAS, vertexBaseUrl } from './vertex-paths';
 
@@ -19,6 +19,8 @@ export class VertexBackendConfig extends BackendConfig {
   region!: string;
 
   // Exposed so the default is filled in when the key is absent (class-transformer then still visits it).
+  // With a region that is not a location there is no default: that region is the problem reported, not this.
+  @ValidateIf((backend: VertexBackendConfig) => backend.baseUrl !== undefined)
   @Expose()
   @Transform(({ value, obj }) => value ?? vertexBaseUrl((obj as { region?: unknown }).region))
   override baseUrl = '';
