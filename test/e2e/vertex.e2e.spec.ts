@@ -212,6 +212,30 @@ describe('Vertex AI backends', () => {
       expect(replay.body.messages[1].content[0]).toEqual(first.content[0]);
     });
 
+    it('Responses: translated to the Messages body on rawPredict, streamed and not', async () => {
+      const plain = await client.responses.create({
+        model: 'claude',
+        input: 'respond please',
+        max_output_tokens: 100,
+      });
+      expect(plain.output_text).toBe('echo: respond please');
+      expect(vertex.modelCalls('claude-echo').at(-1)!.path).toBe(
+        `${MODELS}/anthropic/models/claude-echo:rawPredict`,
+      );
+      const stream = await client.responses.create({
+        model: 'claude',
+        input: 'stream a response',
+        max_output_tokens: 100,
+        stream: true,
+      });
+      let text = '';
+      for await (const event of stream) if (event.type === 'response.output_text.delta') text += event.delta;
+      expect(text).toBe('echo: stream a response');
+      expect(vertex.modelCalls('claude-echo').at(-1)!.path).toBe(
+        `${MODELS}/anthropic/models/claude-echo:streamRawPredict`,
+      );
+    });
+
     it("count_tokens goes to Vertex's count-tokens model: an exact count", async () => {
       const { data, response } = await anthropic.messages
         .countTokens({ model: 'claude', messages: [{ role: 'user', content: 'count these four words' }] })
