@@ -69,6 +69,7 @@ describe('Vertex AI backends', () => {
           'gemini-wrong-key': { backend: 'vertex-wrong-key', upstreamModel: 'gemini-echo' },
           'gemini-other-project': { backend: 'vertex-other-project', upstreamModel: 'gemini-echo' },
           'claude-exhausted': { backend: 'vertex', upstreamModel: 'claude-exhausted' },
+          'gemini-leaky': { backend: 'vertex', upstreamModel: 'gemini-leak-token' },
           'claude-failover': {
             routing: 'priority',
             deployments: [
@@ -314,6 +315,17 @@ describe('Vertex AI backends', () => {
         messages: [{ role: 'user', content: 'x' }],
       }),
     ).rejects.toMatchObject({ status: 502, code: 'upstream_auth_failed' });
+  });
+
+  it('a token Vertex quotes back in an error never reaches the client', async () => {
+    const failure = await client.chat.completions
+      .create({ model: 'gemini-leaky', messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error as { status: number; message: string });
+    const sent = bearerOf(vertex.modelCalls('gemini-leak-token').at(-1)!);
+    expect(failure.status).toBe(400);
+    expect(failure.message).toContain('[redacted]');
+    expect(failure.message).not.toContain(sent);
+    expect(failure.message).not.toContain(sent.slice(8, 24));
   });
 
   it('no token, key or assertion appears in the logs', async () => {

@@ -45,7 +45,8 @@ const VERTEX_BETAS = new Set([
  *              `anthropic_version: "vertex-2023-10-16"`; `anthropic-beta` values Vertex does not know are a 400;
  *              answered by the Anthropic stand-in (claude-echo and friends). `count-tokens:rawPredict` counts
  *              (its body names the `model`).
- *   Any model named `*-exhausted`: Vertex's 429 RESOURCE_EXHAUSTED.
+ *   Any model named `*-exhausted`: Vertex's 429 RESOURCE_EXHAUSTED; `*-leak-token`: a 400 whose message quotes the
+ *   request's Authorization header (a vendor echoing a credential, for the scrubbing tests).
  */
 export class VertexUpstream extends StandInServer {
   readonly project = 'switchyard-test';
@@ -140,6 +141,13 @@ export class VertexUpstream extends StandInServer {
         429,
         'RESOURCE_EXHAUSTED',
         'Resource exhausted. Please try again later. Please refer to https://cloud.google.com/vertex-ai/generative-ai/docs/error-code-429 for more details.',
+      );
+    if (route.model.endsWith('-leak-token'))
+      return googleError(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        `Request with ${String(recorded.headers.authorization)} cannot use this model.`,
       );
     if (route.publisher === 'google') return this.google(route, recorded, req, res);
     if (route.publisher === 'anthropic') return this.anthropic(route, recorded, req, res);
