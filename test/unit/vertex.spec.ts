@@ -271,6 +271,72 @@ describe("Vertex: the service account's token exchange", () => {
   });
 });
 
+function gaxiosDefaults(): { fetchImplementation?: unknown } {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a dependency of google-auth-library, not ours
+  return (require('gaxios') as { instance: { defaults: { fetchImplementation?: unknown } } }).instance
+    .defaults;
+}
+
+describe('Vertex: Application Default Credentials through google-auth-library (the metadata server)', () => {
+  const saved = { ...process.env };
+  let server: Server;
+  const asked: Array<{ url: string; flavor?: string }> = [];
+
+  beforeAll(async () => {
+    // The GCE metadata server (cloud.google.com/compute/docs/metadata/querying-metadata): answers only requests
+    // with `Metadata-Flavor: Google`; the token route gives the default service account's token.
+    server = createServer((req, res) => {
+      asked.push({ url: req.url ?? '', flavor: req.headers['metadata-flavor'] as string | undefined });
+      if (req.headers['metadata-flavor'] !== 'Google') {
+        res.writeHead(403).end();
+        return;
+      }
+      const path = (req.url ?? '').split('?')[0];
+      if (path === '/computeMetadata/v1/project/project-id') {
+        res.writeHead(200, { 'content-type': 'application/text', 'metadata-flavor': 'Google' });
+        res.end('metadata-project');
+        return;
+      }
+      if (path !== '/computeMetadata/v1/instance/service-accounts/default/token') {
+        res.writeHead(404, { 'metadata-flavor': 'Google' }).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json', 'metadata-flavor': 'Google' });
+      res.end(JSON.stringify({ access_token: 'ya29.from-metadata', expires_in: 1800, token_type: 'Bearer' }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    // gaxios (google-auth-library's HTTP client) loads node-fetch with a dynamic import(), which Jest's module
+    // runtime cannot run (plain Node, the gateway's, can): here its shared instance is given Node's own fetch.
+    gaxiosDefaults().fetchImplementation = fetch;
+    const home = mkdtempSync(join(tmpdir(), 'vertex-adc-'));
+    delete process.env.GOOGLE_APPLICATION_CREDENTIALS;
+    Object.assign(process.env, {
+      HOME: home, // no gcloud credentials there
+      GCE_METADATA_HOST: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+      METADATA_SERVER_DETECTION: 'assume-present',
+    });
+  });
+  afterAll(async () => {
+    delete gaxiosDefaults().fetchImplementation;
+    rmSync(process.env.HOME!, { recursive: true, force: true });
+    process.env = saved;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it("without a key file, the token is the metadata server's, with its expiry", async () => {
+    const fetcher = tokenFetcherFor(undefined, process.env, 5000);
+    expect(fetcher).toBeInstanceOf(LibraryTokens);
+    const before = Date.now();
+    const token = await fetcher.fetch();
+    expect(token.token).toBe('ya29.from-metadata');
+    expect(token.expiresAt).toBeGreaterThanOrEqual(before + 1_800_000);
+    expect(token.expiresAt).toBeLessThanOrEqual(Date.now() + 1_800_000);
+    const call = asked.find((a) => a.url.includes('/service-accounts/default/token'))!;
+    expect(call.flavor).toBe('Google');
+    expect(decodeURIComponent(call.url)).toContain(CLOUD_PLATFORM_SCOPE);
+  });
+});
+
 describe('Vertex: AccessTokens', () => {
   function fake(lifetimeMs: number) {
     let clock = 1_000_000;
