@@ -70,6 +70,8 @@ describe('Vertex AI backends', () => {
           'gemini-other-project': { backend: 'vertex-other-project', upstreamModel: 'gemini-echo' },
           'claude-exhausted': { backend: 'vertex', upstreamModel: 'claude-exhausted' },
           'gemini-leaky': { backend: 'vertex', upstreamModel: 'gemini-leak-token' },
+          'gemini-midstream': { backend: 'vertex', upstreamModel: 'gemini-midstream' },
+          'claude-midstream': { backend: 'vertex', upstreamModel: 'claude-midstream' },
           'claude-failover': {
             routing: 'priority',
             deployments: [
@@ -315,6 +317,35 @@ describe('Vertex AI backends', () => {
         messages: [{ role: 'user', content: 'x' }],
       }),
     ).rejects.toMatchObject({ status: 502, code: 'upstream_auth_failed' });
+  });
+
+  it.each([
+    ['gemini-midstream', /overloaded/],
+    ['claude-midstream', /Overloaded/],
+  ])(
+    "%s: an error inside the stream ends it in-band, read by that publisher's mapper",
+    async (model, said) => {
+      const stream = await client.chat.completions.create({
+        model,
+        max_tokens: 50,
+        stream: true,
+        messages: [{ role: 'user', content: 'go on then' }],
+      });
+      let text = '';
+      const read = (async () => {
+        for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      })();
+      await expect(read).rejects.toThrow(said);
+      expect(text).toBe('echo: ');
+    },
+  );
+
+  it('/v1/models lists the Vertex models with their family', async () => {
+    const models = await client.models.list();
+    const listed = new Map(models.data.map((m) => [m.id, (m as unknown as { family: string }).family]));
+    expect(listed.get('gemini')).toBe('vertex');
+    expect(listed.get('claude')).toBe('vertex');
+    expect(listed.get('embed')).toBe('vertex');
   });
 
   it('a token Vertex quotes back in an error never reaches the client', async () => {
