@@ -349,9 +349,12 @@ describe('Vertex AI backends', () => {
   });
 
   it('a token Vertex quotes back in an error never reaches the client', async () => {
-    const failure = await client.chat.completions
+    const failure = (await client.chat.completions
       .create({ model: 'gemini-leaky', messages: [{ role: 'user', content: 'x' }] })
-      .catch((error: unknown) => error as { status: number; message: string });
+      .then(
+        () => ({ status: 200, message: 'answered' }),
+        (error: unknown) => error,
+      )) as { status: number; message: string };
     const sent = bearerOf(vertex.modelCalls('gemini-leak-token').at(-1)!);
     expect(failure.status).toBe(400);
     expect(failure.message).toContain('[redacted]');
