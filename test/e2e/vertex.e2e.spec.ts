@@ -6,6 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
 import { untilPast } from '../support/eventually';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { VertexUpstream } from '../support/vertex-upstream';
 
 const PROJECT = 'switchyard-test';
@@ -21,6 +22,7 @@ describe('Vertex AI backends', () => {
   jest.setTimeout(60_000);
   let vertex: VertexUpstream;
   let shortLived: VertexUpstream;
+  let anthropicApi: AnthropicUpstream;
   let gw: TestGateway;
   let dir: string;
   let client: OpenAI;
@@ -28,9 +30,10 @@ describe('Vertex AI backends', () => {
   let wrongKeyPem: string;
 
   beforeAll(async () => {
-    [vertex, shortLived] = await Promise.all([
+    [vertex, shortLived, anthropicApi] = await Promise.all([
       new VertexUpstream(34).start(),
       new VertexUpstream(35).start(),
+      new AnthropicUpstream(36).start(),
     ]);
     shortLived.tokenLifetime = 2;
     dir = mkdtempSync(join(tmpdir(), 'vertex-e2e-'));
@@ -59,6 +62,7 @@ describe('Vertex AI backends', () => {
           'vertex-short': backend(shortLived.url, shortKeyFile),
           'vertex-wrong-key': backend(vertex.url, wrongKeyFile),
           'vertex-other-project': backend(vertex.url, keyFile, { project: 'someone-else' }),
+          anthropic: { type: 'anthropic', baseUrl: anthropicApi.url, apiKey: '${TEST_UPSTREAM_KEY}' },
         },
         models: {
           gemini: { backend: 'vertex', upstreamModel: 'gemini-echo', thinking: 'native' },
@@ -72,6 +76,16 @@ describe('Vertex AI backends', () => {
           'gemini-leaky': { backend: 'vertex', upstreamModel: 'gemini-leak-token' },
           'gemini-midstream': { backend: 'vertex', upstreamModel: 'gemini-midstream' },
           'claude-midstream': { backend: 'vertex', upstreamModel: 'claude-midstream' },
+          // One Claude model on two clouds: Vertex first, Anthropic's own API when Vertex throttles.
+          'claude-two-clouds': {
+            routing: 'priority',
+            thinking: 'native',
+            deployments: [
+              // its own throttled model: the other tests' 429s must not open this deployment's circuit
+              { backend: 'vertex', upstreamModel: 'claude-cloud-exhausted', priority: 0 },
+              { backend: 'anthropic', upstreamModel: 'claude-echo', priority: 1 },
+            ],
+          },
           'claude-failover': {
             routing: 'priority',
             deployments: [
@@ -89,7 +103,7 @@ describe('Vertex AI backends', () => {
 
   afterAll(async () => {
     await gw?.close();
-    await Promise.all([vertex?.stop(), shortLived?.stop()]);
+    await Promise.all([vertex?.stop(), shortLived?.stop(), anthropicApi?.stop()]);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -298,6 +312,33 @@ describe('Vertex AI backends', () => {
     expect(metrics).toMatch(
       /switchyard_upstream_errors_total\{backend="vertex",reason="rate_limit_exceeded"\} [1-9]/,
     );
+  });
+
+  it('one Claude model on Vertex and Anthropic: a throttled Vertex hands the native request to Anthropic, each in its own shape', async () => {
+    const before = vertex.modelCalls('claude-cloud-exhausted').length;
+    const { data, response } = await anthropic.messages
+      .create(
+        {
+          model: 'claude-two-clouds',
+          max_tokens: 3000,
+          thinking: { type: 'enabled', budget_tokens: 1500 },
+          messages: [{ role: 'user', content: 'which cloud' }],
+        },
+        { headers: { 'anthropic-beta': 'claude-code-20250219' } },
+      )
+      .withResponse();
+    expect(data.content.find((b) => b.type === 'text')).toMatchObject({ text: 'echo: which cloud' });
+    expect(response.headers.get('x-switchyard-backend')).toBe('anthropic');
+    expect(response.headers.get('x-switchyard-attempts')).toBe('2');
+    const throttled = vertex.modelCalls('claude-cloud-exhausted');
+    expect(throttled.length).toBe(before + 1);
+    expect(throttled.at(-1)!.body).not.toHaveProperty('model');
+    expect(throttled.at(-1)!.headers['anthropic-beta']).toBeUndefined();
+    const answered = anthropicApi.last();
+    expect(answered.path).toBe('/v1/messages');
+    expect(answered.body).toMatchObject({ model: 'claude-echo', thinking: { type: 'enabled' } });
+    expect(answered.body).not.toHaveProperty('anthropic_version');
+    expect(answered.headers['anthropic-beta']).toBe('claude-code-20250219');
   });
 
   it('a key the token endpoint refuses, or a project the account may not use: 502, the deployment at fault', async () => {
