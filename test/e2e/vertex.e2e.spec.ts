@@ -35,7 +35,7 @@ describe('Vertex AI backends', () => {
       new VertexUpstream(35).start(),
       new AnthropicUpstream(36).start(),
     ]);
-    shortLived.tokenLifetime = 2;
+    shortLived.tokenLifetime = 3;
     dir = mkdtempSync(join(tmpdir(), 'vertex-e2e-'));
     const keyFile = vertex.writeKeyFile(dir);
     const shortDir = mkdtempSync(join(dir, 'short-'));
@@ -274,7 +274,7 @@ describe('Vertex AI backends', () => {
     expect(call.body).toEqual({ instances: [{ content: 'one two three' }, { content: 'four five' }] });
   });
 
-  it('the token is fetched once, kept, and replaced before it expires (a 2 s token: a second one is fetched)', async () => {
+  it('the token is fetched once, kept, and replaced before it expires (a 3 s token: a second one is fetched)', async () => {
     const ask = () =>
       client.chat.completions.create({
         model: 'gemini-short',
