@@ -63,6 +63,7 @@ describe('Vertex AI backends', () => {
           'vertex-wrong-key': backend(vertex.url, wrongKeyFile),
           'vertex-other-project': backend(vertex.url, keyFile, { project: 'someone-else' }),
           anthropic: { type: 'anthropic', baseUrl: anthropicApi.url, apiKey: '${TEST_UPSTREAM_KEY}' },
+          'vertex-no-key-file': backend(vertex.url, join(dir, 'never-written.json')),
         },
         models: {
           gemini: { backend: 'vertex', upstreamModel: 'gemini-echo', thinking: 'native' },
@@ -74,6 +75,7 @@ describe('Vertex AI backends', () => {
           'gemini-other-project': { backend: 'vertex-other-project', upstreamModel: 'gemini-echo' },
           'claude-exhausted': { backend: 'vertex', upstreamModel: 'claude-exhausted' },
           'gemini-leaky': { backend: 'vertex', upstreamModel: 'gemini-leak-token' },
+          'gemini-no-key-file': { backend: 'vertex-no-key-file', upstreamModel: 'gemini-echo' },
           'gemini-midstream': { backend: 'vertex', upstreamModel: 'gemini-midstream' },
           'claude-midstream': { backend: 'vertex', upstreamModel: 'claude-midstream' },
           // One Claude model on two clouds: Vertex first, Anthropic's own API when Vertex throttles.
@@ -387,6 +389,22 @@ describe('Vertex AI backends', () => {
     expect(listed.get('gemini')).toBe('vertex');
     expect(listed.get('claude')).toBe('vertex');
     expect(listed.get('embed')).toBe('vertex');
+  });
+
+  it('a credentials file that is not there: its models answer 403 model_unavailable, naming it, and are not listed', async () => {
+    const calls = vertex.requests.length;
+    await expect(
+      client.chat.completions.create({
+        model: 'gemini-no-key-file',
+        messages: [{ role: 'user', content: 'x' }],
+      }),
+    ).rejects.toMatchObject({
+      status: 403,
+      code: 'model_unavailable',
+      message: expect.stringContaining('never-written.json (credentialsFile) cannot be used (ENOENT)'),
+    });
+    expect(vertex.requests.length).toBe(calls);
+    expect((await client.models.list()).data.map((m) => m.id)).not.toContain('gemini-no-key-file');
   });
 
   it('a token Vertex quotes back in an error never reaches the client', async () => {

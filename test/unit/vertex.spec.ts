@@ -11,7 +11,7 @@ import {
   LibraryTokens,
   ServiceAccountTokens,
   TokenError,
-  tokenFetcherFor,
+  tokenSourceFor,
   type AccessToken,
   type TokenFetcher,
 } from '../../src/providers/vertex/vertex-credentials';
@@ -258,13 +258,42 @@ describe("Vertex: the service account's token exchange", () => {
         user,
         JSON.stringify({ type: 'authorized_user', client_id: 'c', client_secret: 's', refresh_token: 'r' }),
       );
-      expect(tokenFetcherFor(sa, {}, 1000)).toBeInstanceOf(ServiceAccountTokens);
-      expect(tokenFetcherFor(undefined, { GOOGLE_APPLICATION_CREDENTIALS: sa }, 1000)).toBeInstanceOf(
+      expect(tokenSourceFor(sa, {}, 1000).fetcher).toBeInstanceOf(ServiceAccountTokens);
+      expect(tokenSourceFor(undefined, { GOOGLE_APPLICATION_CREDENTIALS: sa }, 1000).fetcher).toBeInstanceOf(
         ServiceAccountTokens,
       );
-      expect((tokenFetcherFor(sa, {}, 1000) as ServiceAccountTokens).tokenUri).toBe(tokenUri);
-      expect(tokenFetcherFor(user, {}, 1000)).toBeInstanceOf(LibraryTokens);
-      expect(tokenFetcherFor(undefined, {}, 1000)).toBeInstanceOf(LibraryTokens);
+      expect((tokenSourceFor(sa, {}, 1000).fetcher as ServiceAccountTokens).tokenUri).toBe(tokenUri);
+      expect(tokenSourceFor(user, {}, 1000).fetcher).toBeInstanceOf(LibraryTokens);
+      expect(tokenSourceFor(undefined, {}, 1000).fetcher).toBeInstanceOf(LibraryTokens);
+      expect(tokenSourceFor(sa, {}, 1000).problem).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('Vertex: credentials that cannot work are said up front', () => {
+  it('a missing file, a file that is not JSON, a service-account key without an RSA key', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vertex-bad-'));
+    try {
+      const missing = join(dir, 'nowhere.json');
+      expect(tokenSourceFor(missing, {}, 1000).problem).toBe(
+        `the Google credentials file ${missing} (credentialsFile) cannot be used (ENOENT)`,
+      );
+      expect(tokenSourceFor(undefined, { GOOGLE_APPLICATION_CREDENTIALS: missing }, 1000).problem).toMatch(
+        /\(GOOGLE_APPLICATION_CREDENTIALS\) cannot be used \(ENOENT\)$/,
+      );
+      const garbled = join(dir, 'garbled.json');
+      writeFileSync(garbled, '{"type": "service_account", ');
+      expect(tokenSourceFor(garbled, {}, 1000).problem).toMatch(/cannot be used \(not JSON\)$/);
+      const keyless = join(dir, 'keyless.json');
+      writeFileSync(
+        keyless,
+        JSON.stringify({ type: 'service_account', client_email: 'a@b', private_key: 'secret-but-not-a-key' }),
+      );
+      const problem = tokenSourceFor(keyless, {}, 1000).problem;
+      expect(problem).toMatch(/holds no RSA private key$/);
+      expect(problem).not.toContain('secret-but-not-a-key');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -324,7 +353,7 @@ describe('Vertex: Application Default Credentials through google-auth-library (t
   });
 
   it("without a key file, the token is the metadata server's, with its expiry", async () => {
-    const fetcher = tokenFetcherFor(undefined, process.env, 5000);
+    const fetcher = tokenSourceFor(undefined, process.env, 5000).fetcher;
     expect(fetcher).toBeInstanceOf(LibraryTokens);
     const before = Date.now();
     const token = await fetcher.fetch();

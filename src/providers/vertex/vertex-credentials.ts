@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { GoogleAuth } from 'google-auth-library';
 import { importPKCS8, SignJWT } from 'jose';
@@ -143,35 +144,46 @@ export class LibraryTokens implements TokenFetcher {
   }
 }
 
+/** Where a backend's tokens come from, and why its credentials cannot work at all, when that shows up front. */
+export interface TokenSource {
+  fetcher: TokenFetcher;
+  /** The credentials file is missing, unreadable, not JSON, or a service-account key whose key is not RSA. */
+  problem?: string;
+}
+
 /**
  * The token source for a backend: a service-account key file (`credentialsFile`, else GOOGLE_APPLICATION_CREDENTIALS)
- * is exchanged here against its own token_uri; anything else goes to google-auth-library. A file that cannot be
- * read or parsed is the library's to report (it reads the same variable).
+ * is exchanged here against its own token_uri; any other credentials file, or none, goes to google-auth-library.
+ * A named file that cannot be used is said at once (the backend's models are then unavailable, naming it), rather
+ * than on every request.
  */
-export function tokenFetcherFor(
+export function tokenSourceFor(
   credentialsFile: string | undefined,
   env: NodeJS.ProcessEnv,
   timeoutMs: number,
-): TokenFetcher {
+): TokenSource {
   const file = credentialsFile || env.GOOGLE_APPLICATION_CREDENTIALS || undefined;
-  const key = file ? readServiceAccountKey(file) : undefined;
-  return key ? new ServiceAccountTokens(key, timeoutMs) : new LibraryTokens(credentialsFile || undefined);
-}
-
-function readServiceAccountKey(file: string): ServiceAccountKey | undefined {
-  let parsed: Partial<ServiceAccountKey> | undefined;
+  if (!file) return { fetcher: new LibraryTokens(undefined) };
+  const named = `the Google credentials file ${file} (${credentialsFile ? 'credentialsFile' : 'GOOGLE_APPLICATION_CREDENTIALS'})`;
+  const unusable = (problem: string): TokenSource => ({
+    fetcher: { fetch: () => Promise.reject(new TokenError('refused', problem)) },
+    problem,
+  });
+  let parsed: Partial<ServiceAccountKey> | null;
   try {
-    parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<ServiceAccountKey>;
-  } catch {
-    return undefined;
+    parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<ServiceAccountKey> | null;
+  } catch (error) {
+    return unusable(`${named} cannot be used (${(error as NodeJS.ErrnoException).code ?? 'not JSON'})`);
   }
-  if (
-    parsed?.type !== 'service_account' ||
-    typeof parsed.client_email !== 'string' ||
-    typeof parsed.private_key !== 'string'
-  )
-    return undefined;
-  return parsed as ServiceAccountKey;
+  if (parsed?.type !== 'service_account') return { fetcher: new LibraryTokens(credentialsFile || undefined) };
+  if (typeof parsed.client_email !== 'string' || typeof parsed.private_key !== 'string')
+    return unusable(`${named} is a service-account key without client_email or private_key`);
+  try {
+    if (createPrivateKey(parsed.private_key).asymmetricKeyType !== 'rsa') throw new Error('not RSA');
+  } catch {
+    return unusable(`${named} is a service-account key that holds no RSA private key`);
+  }
+  return { fetcher: new ServiceAccountTokens(parsed as ServiceAccountKey, timeoutMs) };
 }
 
 /**
@@ -187,6 +199,8 @@ export class AccessTokens {
   constructor(
     private readonly fetcher: TokenFetcher,
     private readonly now: () => number = Date.now,
+    /** Why no token can ever come (TokenSource.problem): the backend is unusable until its config is fixed. */
+    readonly problem?: string,
   ) {}
 
   async token(): Promise<string> {

@@ -52,6 +52,11 @@ export class VertexClient implements BackendClient {
     }
   }
 
+  /** A credentials file that cannot work (missing, not JSON, no RSA key): its models answer 403 model_unavailable. */
+  unusable(): string | undefined {
+    return this.tokens.problem;
+  }
+
   transportError(error: unknown): unknown {
     return this.http.transportError(error);
   }

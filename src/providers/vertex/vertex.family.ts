@@ -1,6 +1,6 @@
 import type { ModelConfig } from '../../config/config.schema';
 import type { ProviderFamily } from '../provider-family';
-import { AccessTokens, tokenFetcherFor } from './vertex-credentials';
+import { AccessTokens, tokenSourceFor } from './vertex-credentials';
 import { publisherOf, upstreamModelProblem } from './vertex-paths';
 import { VertexAdapter } from './vertex.adapter';
 import { VertexClient } from './vertex.client';
@@ -16,7 +16,8 @@ function tokensFor(config: VertexBackendConfig): AccessTokens {
   let tokens = TOKENS.get(config);
   if (!tokens) {
     const timeoutMs = Math.min(30_000, config.timeouts.firstByteMs);
-    tokens = new AccessTokens(tokenFetcherFor(config.credentialsFile, process.env, timeoutMs));
+    const { fetcher, problem } = tokenSourceFor(config.credentialsFile, process.env, timeoutMs);
+    tokens = new AccessTokens(fetcher, Date.now, problem);
     TOKENS.set(config, tokens);
   }
   return tokens;
