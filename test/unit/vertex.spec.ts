@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildConfig } from '../support/config';
+import { AccessTokens } from '../../src/providers/vertex/vertex-access-tokens';
 import {
-  AccessTokens,
   CLOUD_PLATFORM_SCOPE,
   LibraryTokens,
   ServiceAccountTokens,

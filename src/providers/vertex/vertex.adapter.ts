@@ -30,7 +30,7 @@ import {
   vertexCountTokensBody,
   vertexMessagesBody,
 } from './vertex-anthropic';
-import type { AccessTokens } from './vertex-credentials';
+import type { AccessTokens } from './vertex-access-tokens';
 import { publisherOf, vertexModelPath } from './vertex-paths';
 import type { VertexBackendConfig } from './vertex.config';
 import { fromVertexEmbeddings, toVertexEmbeddingBody } from './vertex.embeddings';

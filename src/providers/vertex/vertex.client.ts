@@ -2,7 +2,8 @@ import { GatewayException } from '../../core/errors/gateway.exception';
 import type { UpstreamCall } from '../../core/upstream-call';
 import type { BackendLog } from '../provider-family';
 import { UpstreamClient, type BackendClient, type UpstreamResponse } from '../upstream-client';
-import { TokenError, type AccessTokens } from './vertex-credentials';
+import type { AccessTokens } from './vertex-access-tokens';
+import { TokenError } from './vertex-credentials';
 import type { VertexBackendConfig } from './vertex.config';
 
 /**

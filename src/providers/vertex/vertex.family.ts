@@ -1,6 +1,7 @@
 import type { ModelConfig } from '../../config/config.schema';
 import type { ProviderFamily } from '../provider-family';
-import { AccessTokens, tokenSourceFor } from './vertex-credentials';
+import { AccessTokens } from './vertex-access-tokens';
+import { tokenSourceFor } from './vertex-credentials';
 import { publisherOf, upstreamModelProblem } from './vertex-paths';
 import { VertexAdapter } from './vertex.adapter';
 import { VertexClient } from './vertex.client';
