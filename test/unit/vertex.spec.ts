@@ -18,6 +18,7 @@ import {
 import { publisherOf, vertexModelPath } from '../../src/providers/vertex/vertex-paths';
 import { vertexBetas, vertexMessagesBody } from '../../src/providers/vertex/vertex-anthropic';
 import { VertexAdapter } from '../../src/providers/vertex/vertex.adapter';
+import { VertexClient } from '../../src/providers/vertex/vertex.client';
 import type { VertexBackendConfig } from '../../src/providers/vertex/vertex.config';
 import type { ChatRequest } from '../../src/core/chat-request';
 import type { ModelConfig } from '../../src/config/config.schema';
@@ -432,5 +433,31 @@ describe('Vertex: AccessTokens', () => {
     await f.release();
     expect(await b).toBe('t2');
     expect(f.tokens.secrets()).toEqual(['t2', 't1']);
+  });
+});
+
+describe('Vertex: the client', () => {
+  it('a request whose client leaves while the token is being fetched ends at once; the fetch serves the next', async () => {
+    const config = buildConfig(vertexBackend({ baseUrl: 'http://127.0.0.1:9' }), {}).backends
+      .v as VertexBackendConfig;
+    let release!: (token: AccessToken) => void;
+    let fetches = 0;
+    const tokens = new AccessTokens({
+      fetch: () => {
+        fetches++;
+        return new Promise<AccessToken>((resolve) => (release = resolve));
+      },
+    });
+    const client = new VertexClient('v', config, tokens, () => undefined);
+    const left = new AbortController();
+    const call = { path: '/x', headers: {}, body: '{}' };
+    const sent = client.send(call, left.signal);
+    left.abort(new Error('client left'));
+    await expect(sent).rejects.toThrow('client left');
+    const waiting = tokens.token();
+    release({ token: 'ya29.t', expiresAt: Date.now() + 3_600_000 });
+    expect(await waiting).toBe('ya29.t');
+    expect(fetches).toBe(1);
+    await client.close();
   });
 });

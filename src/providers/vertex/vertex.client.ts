@@ -24,8 +24,8 @@ export class VertexClient implements BackendClient {
   }
 
   async send(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
-    const token = await this.token();
-    signal.throwIfAborted();
+    // A request whose client leaves while the token is being fetched ends now; the fetch goes on for the others.
+    const token = await untilAborted(this.token(), signal);
     const response = await this.http.send(
       { ...call, headers: { ...call.headers, authorization: `Bearer ${token}` } },
       signal,
@@ -73,4 +73,14 @@ export class VertexClient implements BackendClient {
   close(): Promise<void> {
     return this.http.close();
   }
+}
+
+/** `work`'s result, or the signal's reason as soon as it aborts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
 }
