@@ -6,11 +6,11 @@ module.exports = {
   // Type checking is done once by `tsc --noEmit` (npm run lint); here we only transpile.
   transform: {
     '^.+\\.ts$': 'ts-jest',
-    // NestJS 12 ships ES modules only. Node loads them from our CommonJS build (require of ESM), but Jest's module
+    // NestJS 12 and jose 6 ship ES modules only. Node loads them from our CommonJS build (require of ESM), but Jest's module
     // runtime cannot, so Jest alone gets them transpiled to CommonJS (cached after the first run).
-    '^.+/node_modules/@nestjs/.+\\.js$': '<rootDir>/test/support/esm-to-cjs.mjs',
+    '^.+/node_modules/(@nestjs|jose)/.+\\.js$': '<rootDir>/test/support/esm-to-cjs.mjs',
   },
-  transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
+  transformIgnorePatterns: ['/node_modules/(?!@nestjs/|jose/)'],
   testTimeout: 30000,
   // Every exchange of a test gateway is checked against the vendors' published schemas (test/support/wire/).
   setupFilesAfterEnv: ['<rootDir>/test/support/wire/jest-setup.ts'],

@@ -3,6 +3,7 @@ import { azureFamily } from './azure/azure.family';
 import { geminiFamily } from './gemini/gemini.family';
 import { localFamily } from './local/local.family';
 import { openaiFamily } from './openai/openai.family';
+import { vertexFamily } from './vertex/vertex.family';
 import type { ProviderFamily } from './provider-family';
 
 /**
@@ -16,6 +17,7 @@ export const FAMILIES: readonly ProviderFamily[] = [
   geminiFamily,
   localFamily,
   azureFamily,
+  vertexFamily,
 ];
 
 export const FAMILY_BY_TYPE: ReadonlyMap<string, ProviderFamily> = new Map(

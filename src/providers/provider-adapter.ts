@@ -55,6 +55,11 @@ export interface ProviderAdapter {
   parseEmbeddingResponse?(body: unknown): EmbeddingResponse;
   /** The client APIs this family's backends speak themselves: requests in them pass through untranslated. */
   readonly nativeApis?: readonly NativeApi[];
+  /**
+   * Whether one upstream model takes `api` natively, when that differs by model (a cloud family serving Claude
+   * beside other models); absent: every model of the backend speaks its `nativeApis`. See `speaksNatively` below.
+   */
+  speaksNatively?(api: NativeApi, upstreamModel: string): boolean;
   /** The call for a request in one of `nativeApis`. */
   nativeCall?(request: NativeRequest): UpstreamCall;
   /** An upstream non-2xx answer -> the error the client gets. */
@@ -63,6 +68,11 @@ export interface ProviderAdapter {
     body: string,
     headers: Record<string, string | string[] | undefined>,
   ): GatewayException;
+}
+
+/** Whether a deployment (its backend's adapter, its upstream model) takes requests in `api` as they are. */
+export function speaksNatively(adapter: ProviderAdapter, api: NativeApi, upstreamModel: string): boolean {
+  return adapter.nativeApis?.includes(api) === true && (adapter.speaksNatively?.(api, upstreamModel) ?? true);
 }
 
 /** A configured backend: its id, its adapter and its pooled HTTP client. */

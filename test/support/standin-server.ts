@@ -89,6 +89,14 @@ export abstract class StandInServer {
     await new Promise<void>((resolve) => this.server?.close(() => resolve()));
   }
 
+  /**
+   * Answers a request as this stand-in does, for a stand-in that serves this vendor's API behind its own (Vertex
+   * AI's Claude and Gemini publishers).
+   */
+  answer(recorded: RecordedRequest, req: IncomingMessage, res: ServerResponse): Promise<void> | void {
+    return this.handle(recorded, req, res);
+  }
+
   last(): RecordedRequest {
     return this.requests[this.requests.length - 1];
   }
@@ -100,7 +108,8 @@ export abstract class StandInServer {
     const recorded: RecordedRequest = {
       path: req.url ?? '',
       headers: req.headers,
-      body: JSON.parse(text || '{}'),
+      // An OAuth token request (a form) is read from `text`; every other body must be JSON, as before.
+      body: isForm(req.headers['content-type']) ? {} : JSON.parse(text || '{}'),
       text,
     };
     this.requests.push(recorded);
@@ -114,6 +123,10 @@ export abstract class StandInServer {
       res.end('{"error":{"message":"stand-in crashed"}}');
     }
   }
+}
+
+function isForm(contentType: string | undefined): boolean {
+  return (contentType ?? '').startsWith('application/x-www-form-urlencoded');
 }
 
 export const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

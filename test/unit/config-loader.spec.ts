@@ -4,10 +4,11 @@ import { FAMILIES } from '../../src/providers/families';
 
 /** The registry's types, in its order (a new family is one line there, not an edit here). */
 const KNOWN_TYPES = FAMILIES.map((family) => family.type).join(', ');
-
-/** The registry's families that serve embeddings, as the loader lists them ("openai, gemini and local"). */
-const serving = FAMILIES.filter((family) => family.embeddings).map((family) => family.type);
-const EMBEDDING_TYPES = `${serving.slice(0, -1).join(', ')} and ${serving.at(-1)}`;
+/** The registry's families that serve embeddings, as the loader lists them ("a, b and c"). */
+const EMBEDDING_TYPES = FAMILIES.filter((family) => family.embeddings)
+  .map((family) => family.type)
+  .join(', ')
+  .replace(/, (?=[^,]*$)/, ' and ');
 
 const minimal = { admin: { apiKey: 'k' } };
 

@@ -3,10 +3,11 @@ import type { ContentBlock } from './dto/message-blocks';
 import type { MessagesPromptDto } from './dto/messages-request.dto';
 import { isGatewaySignature } from './translated-thinking';
 import { spliceJson, type JsonSource } from '../../core/json-splice';
+import { speaksNatively } from '../../providers/provider-adapter';
 
 /** The deployment takes Messages requests as they are (an Anthropic backend). */
 export function speaksMessages(deployment: Deployment): boolean {
-  return deployment.backend.adapter.nativeApis?.includes('messages') === true;
+  return speaksNatively(deployment.backend.adapter, 'messages', deployment.upstreamModel);
 }
 
 /**

@@ -1,0 +1,357 @@
+import { createPublicKey, generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AnthropicUpstream } from './anthropic-upstream';
+import { GeminiUpstream } from './gemini-upstream';
+import { StandInServer, type RecordedRequest } from './standin-server';
+
+const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+
+/**
+ * The `anthropic-beta` values this stand-in's Claude accepts, as Vertex's does (its 400 names the others). Written
+ * from Vertex's answers as published (e.g. anthropics/claude-code#12429: web-search on count-tokens; claude-code-*,
+ * effort-*, structured-outputs-* refused).
+ */
+const VERTEX_BETAS = new Set([
+  'interleaved-thinking-2025-05-14',
+  'context-1m-2025-08-07',
+  'context-management-2025-06-27',
+  'computer-use-2025-01-24',
+  'computer-use-2025-11-24',
+  'tool-search-tool-2025-10-19',
+  'web-search-2025-03-05',
+  'compact-2026-01-12',
+]);
+
+/**
+ * A stand-in Google Vertex AI, written from Google's docs, that is also the service account's OAuth token endpoint:
+ *
+ * - `POST /token` (the key file's `token_uri`): the JWT-bearer grant (RFC 7523; Google's "Using OAuth 2.0 for
+ *   Server to Server Applications", HTTP/REST): form `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer` and
+ *   `assertion=<JWT>`. The JWT is checked here by its own code (node:crypto, not the library that signed it):
+ *   RS256 over header.payload against the public half of the key pair made for the test, `iss` the account,
+ *   `aud` this token_uri, `scope` cloud-platform, `iat`/`exp` at most an hour apart and current. Answers
+ *   `{access_token, expires_in, token_type}`, or OAuth's 400 `{error, error_description}`.
+ * - `POST /v1/projects/<p>/locations/<r>/publishers/<pub>/models/<m>:<method>` with `Authorization: Bearer <token>`
+ *   (a token it issued, not expired, else Google's 401 UNAUTHENTICATED body); another project is 403
+ *   PERMISSION_DENIED. Publishers:
+ *   google     `generateContent`, `streamGenerateContent?alt=sse`: the Gemini stand-in's answers (gemini-upstream.ts:
+ *              gemini-echo and friends); `predict` for embeddings (`instances: [{content, task_type?, title?}]`,
+ *              `parameters: {outputDimensionality?, autoTruncate?}` -> `predictions[].embeddings.{values,
+ *              statistics.{token_count, truncated}}`, `metadata.billableCharacterCount`); unknown members 400.
+ *   anthropic  `rawPredict`, `streamRawPredict` (body `stream: true`): the Messages body without `model`, with
+ *              `anthropic_version: "vertex-2023-10-16"`; `anthropic-beta` values Vertex does not know are a 400;
+ *              answered by the Anthropic stand-in (claude-echo and friends). `count-tokens:rawPredict` counts
+ *              (its body names the `model`).
+ *   Any model named `*-exhausted`: Vertex's 429 RESOURCE_EXHAUSTED; `*-leak-token`: a 400 whose message quotes the
+ *   request's Authorization header (a vendor echoing a credential, for the scrubbing tests).
+ */
+export class VertexUpstream extends StandInServer {
+  readonly project = 'switchyard-test';
+  readonly clientEmail = 'gateway@switchyard-test.iam.gserviceaccount.com';
+  readonly privateKeyId = 'b3f1c2d4e5a6978812345678deadbeefcafe0001';
+  /** Seconds each issued token lives (a test sets it short to see a refresh). */
+  tokenLifetime = 3600;
+  /** Tokens issued, in order, with when each expires (ms). */
+  readonly issued: Array<{ token: string; expiresAt: number }> = [];
+  /** Answers the token endpoint refused, with why. */
+  readonly refusedGrants: string[] = [];
+  private readonly privateKeyPem: string;
+  private readonly publicKey: KeyObject;
+  private readonly claude = new AnthropicUpstream(this.seed);
+  private readonly gemini = new GeminiUpstream(this.seed);
+
+  constructor(seed = 34) {
+    super(seed);
+    const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    this.privateKeyPem = pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    this.publicKey = createPublicKey(pair.publicKey.export({ type: 'spki', format: 'pem' }));
+  }
+
+  get url(): string {
+    return this.origin;
+  }
+
+  get tokenUri(): string {
+    return `${this.origin}/token`;
+  }
+
+  /** A service-account key file as the Cloud console downloads it, its token_uri this server; returns its path. */
+  writeKeyFile(dir: string, privateKeyPem = this.privateKeyPem): string {
+    const path = join(dir, 'service-account.json');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        type: 'service_account',
+        project_id: this.project,
+        private_key_id: this.privateKeyId,
+        private_key: privateKeyPem,
+        client_email: this.clientEmail,
+        client_id: '109876543210987654321',
+        auth_uri: 'https://accounts.google.com/o/oauth2/auth',
+        token_uri: this.tokenUri,
+        auth_provider_x509_cert_url: 'https://www.googleapis.com/oauth2/v1/certs',
+        client_x509_cert_url: `https://www.googleapis.com/robot/v1/metadata/x509/${encodeURIComponent(this.clientEmail)}`,
+        universe_domain: 'googleapis.com',
+      }),
+    );
+    return path;
+  }
+
+  /** Calls that reached a model (not the token endpoint), optionally of one model. */
+  modelCalls(model?: string): RecordedRequest[] {
+    return this.requests.filter((r) => {
+      const route = modelRoute(r.path);
+      return route !== undefined && (model === undefined || route.model === model);
+    });
+  }
+
+  protected override modelOf(recorded: RecordedRequest): string {
+    return modelRoute(recorded.path)?.model ?? '';
+  }
+
+  protected async handle(
+    recorded: RecordedRequest,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
+    if (recorded.path === '/token') return this.token(recorded, res);
+    const route = modelRoute(recorded.path);
+    if (!route)
+      return googleError(res, 404, 'NOT_FOUND', `The requested URL ${recorded.path} was not found.`);
+    if (!this.authorised(recorded.headers.authorization))
+      return googleError(
+        res,
+        401,
+        'UNAUTHENTICATED',
+        'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.',
+      );
+    if (route.project !== this.project)
+      return googleError(
+        res,
+        403,
+        'PERMISSION_DENIED',
+        `Permission 'aiplatform.endpoints.predict' denied on resource '//aiplatform.googleapis.com/projects/${route.project}/locations/${route.location}/publishers/${route.publisher}/models/${route.model}' (or it may not exist).`,
+      );
+    if (route.model.endsWith('-exhausted'))
+      return googleError(
+        res,
+        429,
+        'RESOURCE_EXHAUSTED',
+        'Resource exhausted. Please try again later. Please refer to https://cloud.google.com/vertex-ai/generative-ai/docs/error-code-429 for more details.',
+      );
+    if (route.model.endsWith('-leak-token'))
+      return googleError(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        `Request with ${String(recorded.headers.authorization)} cannot use this model.`,
+      );
+    if (route.publisher === 'google') return this.google(route, recorded, req, res);
+    if (route.publisher === 'anthropic') return this.anthropic(route, recorded, req, res);
+    return googleError(
+      res,
+      404,
+      'NOT_FOUND',
+      `Publisher Model \`${route.publisher}/${route.model}\` not found.`,
+    );
+  }
+
+  /** The JWT-bearer grant, checked by this server's own code. */
+  private token({ text, headers }: RecordedRequest, res: ServerResponse): void {
+    const refuse = (error: string, description: string) => {
+      this.refusedGrants.push(`${error}: ${description}`);
+      res.writeHead(400, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ error, error_description: description }));
+    };
+    if (!String(headers['content-type']).startsWith('application/x-www-form-urlencoded'))
+      return refuse('invalid_request', 'Bad Request');
+    const form = new URLSearchParams(text);
+    if (form.get('grant_type') !== JWT_BEARER)
+      return refuse('unsupported_grant_type', `Invalid grant_type: ${form.get('grant_type') ?? ''}`);
+    const parts = (form.get('assertion') ?? '').split('.');
+    if (parts.length !== 3) return refuse('invalid_grant', 'Invalid JWT: Malformed');
+    let header: Record<string, unknown>;
+    let claims: Record<string, unknown>;
+    try {
+      header = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8'));
+      claims = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
+    } catch {
+      return refuse('invalid_grant', 'Invalid JWT: Malformed');
+    }
+    const signed = verify(
+      'RSA-SHA256',
+      Buffer.from(`${parts[0]}.${parts[1]}`),
+      this.publicKey,
+      Buffer.from(parts[2], 'base64url'),
+    );
+    if (header.alg !== 'RS256' || !signed) return refuse('invalid_grant', 'Invalid JWT Signature.');
+    if (claims.iss !== this.clientEmail) return refuse('invalid_grant', 'Invalid JWT: Invalid issuer.');
+    if (claims.aud !== this.tokenUri) return refuse('invalid_grant', 'Invalid JWT: Failed audience check.');
+    if (typeof claims.scope !== 'string' || !claims.scope.split(' ').includes(SCOPE))
+      return refuse('invalid_scope', 'Invalid OAuth scope or ID token audience provided.');
+    const now = Math.floor(Date.now() / 1000);
+    const { iat, exp } = claims as { iat?: unknown; exp?: unknown };
+    if (
+      typeof iat !== 'number' ||
+      typeof exp !== 'number' ||
+      exp - iat > 3600 ||
+      exp <= now ||
+      iat > now + 60
+    )
+      return refuse(
+        'invalid_grant',
+        'Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.',
+      );
+    const token = this.id('ya29.c.', 40);
+    this.issued.push({ token, expiresAt: Date.now() + this.tokenLifetime * 1000 });
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+    res.end(JSON.stringify({ access_token: token, expires_in: this.tokenLifetime, token_type: 'Bearer' }));
+  }
+
+  private authorised(header: string | undefined): boolean {
+    const token = /^Bearer (\S+)$/.exec(header ?? '')?.[1];
+    const issued = this.issued.find((t) => t.token === token);
+    return issued !== undefined && issued.expiresAt > Date.now();
+  }
+
+  private google(route: ModelRoute, recorded: RecordedRequest, req: IncomingMessage, res: ServerResponse) {
+    if (route.method === 'predict') return this.predict(recorded.body, res);
+    if (route.method !== 'generateContent' && route.method !== 'streamGenerateContent')
+      return googleError(res, 400, 'INVALID_ARGUMENT', `Method ${route.method} is not supported.`);
+    // The same GenerateContent wire as the Gemini API: its stand-in answers, under its own path and key.
+    return this.gemini.answer(
+      {
+        ...recorded,
+        path: `/v1beta/models/${route.model}:${route.method}${route.query}`,
+        headers: { ...recorded.headers, 'x-goog-api-key': 'upstream-secret-key' },
+      },
+      req,
+      res,
+    );
+  }
+
+  private predict(body: Record<string, any>, res: ServerResponse): void {
+    const extra = Object.keys(body).find((k) => k !== 'instances' && k !== 'parameters');
+    if (extra)
+      return googleError(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        `Invalid JSON payload received. Unknown name "${extra}": Cannot find field.`,
+      );
+    if (!Array.isArray(body.instances) || body.instances.length === 0)
+      return googleError(res, 400, 'INVALID_ARGUMENT', 'instances must be a non-empty list.');
+    for (const instance of body.instances) {
+      const unknown = Object.keys(instance ?? {}).find((k) => !['content', 'task_type', 'title'].includes(k));
+      if (unknown || typeof instance?.content !== 'string')
+        return googleError(
+          res,
+          400,
+          'INVALID_ARGUMENT',
+          `Invalid instance: ${unknown ?? 'content'} is not valid.`,
+        );
+    }
+    const size = body.parameters?.outputDimensionality ?? 8;
+    const predictions = body.instances.map(({ content }: { content: string }) => ({
+      embeddings: {
+        statistics: { truncated: false, token_count: content.split(/\s+/).filter(Boolean).length },
+        values: Array.from({ length: size }, (_, i) => {
+          let hash = 2166136261 ^ i;
+          for (let c = 0; c < content.length; c++) hash = Math.imul(hash ^ content.charCodeAt(c), 16777619);
+          return ((hash >>> 0) / 4294967295) * 2 - 1;
+        }),
+      },
+    }));
+    const billableCharacterCount = body.instances.reduce(
+      (n: number, i: { content: string }) => n + i.content.replace(/\s/g, '').length,
+      0,
+    );
+    res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
+    res.end(JSON.stringify({ predictions, metadata: { billableCharacterCount } }));
+  }
+
+  private anthropic(route: ModelRoute, recorded: RecordedRequest, req: IncomingMessage, res: ServerResponse) {
+    const { body, headers } = recorded;
+    const betas = String(headers['anthropic-beta'] ?? '')
+      .split(',')
+      .map((b) => b.trim())
+      .filter(Boolean);
+    const unexpected = betas.filter((b) => !VERTEX_BETAS.has(b));
+    if (unexpected.length)
+      return anthropicError(
+        res,
+        400,
+        `Unexpected value(s) ${unexpected.map((b) => `\`${b}\``).join(', ')} for the \`anthropic-beta\` header. Please consult our documentation at docs.anthropic.com or try again without the header.`,
+      );
+    if (body.anthropic_version !== 'vertex-2023-10-16')
+      return anthropicError(res, 400, "anthropic_version: Input should be 'vertex-2023-10-16'");
+    const messages: Record<string, any> = { ...body };
+    delete messages.anthropic_version;
+    const counting = route.model === 'count-tokens';
+    if (
+      counting
+        ? route.method !== 'rawPredict'
+        : route.method !== 'rawPredict' && route.method !== 'streamRawPredict'
+    )
+      return googleError(res, 400, 'INVALID_ARGUMENT', `Method ${route.method} is not supported.`);
+    if (!counting && 'model' in messages)
+      return anthropicError(res, 400, 'model: Extra inputs are not permitted');
+    if (route.method === 'streamRawPredict' && messages.stream !== true)
+      return anthropicError(res, 400, 'stream: streamRawPredict requires "stream": true');
+    if (route.method === 'rawPredict' && messages.stream === true)
+      return anthropicError(res, 400, 'stream: use streamRawPredict to stream');
+    // The Messages API behind it: Anthropic's stand-in answers, under its own path, key and version header.
+    const forwarded = counting ? messages : { model: route.model, ...messages };
+    return this.claude.answer(
+      {
+        ...recorded,
+        path: counting ? '/v1/messages/count_tokens' : '/v1/messages',
+        headers: { ...headers, 'x-api-key': 'upstream-secret-key', 'anthropic-version': '2023-06-01' },
+        body: forwarded,
+        text: JSON.stringify(forwarded),
+      },
+      req,
+      res,
+    );
+  }
+}
+
+interface ModelRoute {
+  project: string;
+  location: string;
+  publisher: string;
+  model: string;
+  method: string;
+  query: string;
+}
+
+function modelRoute(path: string): ModelRoute | undefined {
+  const match =
+    /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/([^/]+)\/models\/([^/:]+):([A-Za-z]+)(\?.*)?$/.exec(
+      path,
+    );
+  if (!match) return undefined;
+  const [, project, location, publisher, model, method, query] = match;
+  return { project, location, publisher, model: decodeURIComponent(model), method, query: query ?? '' };
+}
+
+/** Google's error body (google.rpc.Status as JSON). */
+function googleError(res: ServerResponse, code: number, status: string, message: string): void {
+  res.writeHead(code, { 'content-type': 'application/json; charset=UTF-8' });
+  res.end(JSON.stringify({ error: { code, message, status } }));
+}
+
+/** What Claude on Vertex answers for a request it refuses (Anthropic's body, Vertex's request id). */
+function anthropicError(res: ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(
+    JSON.stringify({
+      type: 'error',
+      error: { type: 'invalid_request_error', message },
+      request_id: 'req_vrtx_011CStandIn',
+    }),
+  );
+}
