@@ -4,6 +4,7 @@ import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { GeminiUpstream } from '../support/gemini-upstream';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageRecord } from '../support/usage';
 
 /**
  * The stand-ins behave as strictly as the vendors (they cut answers at max_tokens and stop sequences, refuse, call
@@ -75,6 +76,10 @@ describe('strict vendor stand-ins through every client API', () => {
           'gemini-midstream': on('gemini', 'gemini-midstream'),
           'anthropic-overloaded': on('anthropic', 'claude-overloaded'),
           'gemini-blocked': on('gemini', 'gemini-blocked'),
+          'openai-error-body': on('openai', 'error-body'),
+          'native-failer': { backend: 'openai-responses', upstreamModel: 'failer' },
+          'native-refuser': { backend: 'openai-responses', upstreamModel: 'refuser' },
+          'native-parallel': { backend: 'openai-responses', upstreamModel: 'parallel-caller' },
         },
       },
     });
@@ -537,6 +542,165 @@ describe('strict vendor stand-ins through every client API', () => {
         expect(error).toBeInstanceOf(OpenAI.APIError);
         expect(types).not.toContain('response.completed');
         expect(failed).toMatchObject({ status: 'failed', error: { code: expect.any(String) } });
+      });
+    });
+  });
+
+  describe('a 200 whose body is an error', () => {
+    /** A client of its own team, so the test can read back exactly its request's one usage record. */
+    async function clientsOf(team: string) {
+      const { token } = await gw.teamToken(team);
+      return {
+        chat: gw.openai(token),
+        messages: new Anthropic({ apiKey: token, baseURL: gw.url, maxRetries: 0 }),
+      };
+    }
+    const vendorSaid = 'Provider returned error';
+
+    it("an OpenAI-compatible backend's in-body error is OpenAI's error on chat completions, called once, one record", async () => {
+      const { chat: client } = await clientsOf('error-body-chat');
+      const question = 'in-body error on chat';
+      const error = await client.chat.completions
+        .create({ model: 'openai-error-body', messages: [{ role: 'user', content: question }] })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+      expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+        type: 'server_error',
+        code: 'upstream_error',
+        message: expect.stringContaining(vendorSaid),
+      });
+      expect(openai.calls({ model: 'error-body', containing: question })).toBe(1);
+      expect(await waitForUsageRecord(gw, 'error-body-chat')).toMatchObject({
+        outcome: 'error',
+        status: 502,
+        error_code: 'upstream_error',
+        backend: 'standin',
+        prompt_tokens: 0,
+        completion_tokens: 0,
+      });
+    });
+
+    it('streamed, as the first event, is an error on the chat completions stream, called once, one record', async () => {
+      const { chat: client } = await clientsOf('error-body-chat-stream');
+      const question = 'in-body error on a chat stream';
+      const error = await (async () => {
+        const chunks = await client.chat.completions.create({
+          model: 'openai-error-body',
+          stream: true,
+          messages: [{ role: 'user', content: question }],
+        });
+        for await (const chunk of chunks) void chunk;
+      })().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBeUndefined(); // in-band, after the 200
+      expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+        type: 'server_error',
+        code: 'upstream_error',
+        message: expect.stringContaining(vendorSaid),
+      });
+      expect(openai.calls({ model: 'error-body', containing: question })).toBe(1);
+      expect(await waitForUsageRecord(gw, 'error-body-chat-stream')).toMatchObject({
+        outcome: 'error',
+        status: 200,
+        stream: true,
+        error_code: 'upstream_error',
+        completion_tokens: 0,
+      });
+    });
+
+    it("is Anthropic's error on Messages (api_error, the vendor's words), one record", async () => {
+      const { messages: client } = await clientsOf('error-body-messages');
+      const question = 'in-body error on messages';
+      const error = await client.messages
+        .create({
+          model: 'openai-error-body',
+          max_tokens: 50,
+          messages: [{ role: 'user', content: question }],
+        })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Anthropic.InternalServerError);
+      expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(502);
+      expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+        type: 'error',
+        error: { type: 'api_error', message: expect.stringContaining(vendorSaid) },
+      });
+      expect(openai.calls({ model: 'error-body', containing: question })).toBe(1);
+      expect(await waitForUsageRecord(gw, 'error-body-messages')).toMatchObject({
+        outcome: 'error',
+        status: 502,
+        endpoint: 'messages',
+      });
+    });
+
+    it("is OpenAI's error on Responses (translated), one record", async () => {
+      const { chat: client } = await clientsOf('error-body-responses');
+      const question = 'in-body error on responses';
+      const error = await client.responses
+        .create({ model: 'openai-error-body', input: question })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+      expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+        code: 'upstream_error',
+        message: expect.stringContaining(vendorSaid),
+      });
+      expect(openai.calls({ model: 'error-body', containing: question })).toBe(1);
+      expect(await waitForUsageRecord(gw, 'error-body-responses')).toMatchObject({
+        outcome: 'error',
+        status: 502,
+      });
+    });
+
+    it("a Response OpenAI failed (200, status failed) is OpenAI's error with the vendor's code on Responses, one record", async () => {
+      const { chat: client } = await clientsOf('failed-response');
+      const question = 'a response that fails';
+      const error = await client.responses
+        .create({ model: 'native-failer', input: question })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+      expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+        code: 'server_error',
+        message: expect.stringContaining('The server had an error while processing your request.'),
+      });
+      expect(openai.calls({ path: '/v1/responses', model: 'failer', containing: question })).toBe(1);
+      expect(await waitForUsageRecord(gw, 'failed-response')).toMatchObject({
+        outcome: 'error',
+        status: 502,
+        error_code: 'server_error',
+        prompt_tokens: 0,
+        completion_tokens: 0,
+      });
+    });
+
+    it("streamed, the failed Response reaches a Responses client as response.failed with the vendor's code and words, one record", async () => {
+      const { chat: client } = await clientsOf('failed-response-stream');
+      const events = await client.responses.create({
+        model: 'native-failer',
+        input: 'a streamed response that fails',
+        stream: true,
+      });
+      const types: string[] = [];
+      let failed: OpenAI.Responses.Response | undefined;
+      await (async () => {
+        for await (const event of events) {
+          types.push(event.type);
+          if (event.type === 'response.failed') failed = event.response;
+        }
+      })().catch((e: unknown) => e);
+      expect(types).toEqual(['response.created', 'response.in_progress', 'response.failed']);
+      expect(failed).toMatchObject({
+        status: 'failed',
+        model: 'native-failer',
+        error: {
+          code: 'server_error',
+          message: expect.stringContaining('The server had an error while processing your request.'),
+        },
+      });
+      expect(await waitForUsageRecord(gw, 'failed-response-stream')).toMatchObject({
+        outcome: 'error',
+        status: 200,
+        error_code: 'server_error',
       });
     });
   });

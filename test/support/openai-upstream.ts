@@ -11,7 +11,8 @@ import { generate, requestedToolCall, StandInServer, type RecordedRequest } from
  *   `choices: []` while every other chunk carries `usage: null`, then `data: [DONE]`; every chunk (the usage
  *   chunk too) ends with an `obfuscation` padding string unless stream_options.include_obfuscation is false;
  * - errors: `{"error": {message, type, param, code}}` with the documented statuses;
- * - `POST /v1/responses`: OpenAI's Responses API (openai-responses.ts), for backends configured `responsesApi`.
+ * - `POST /v1/responses`: OpenAI's Responses API (openai-responses.ts), for backends configured `responsesApi`
+ *   (the models below that it knows: echo, tool-caller, parallel-caller, refuser, reasoner, failer, status-<code>).
  *
  * Answers honour `max_completion_tokens` / `max_tokens` (a token is a word: cut there, finish_reason `length`) and
  * `stop` (cut before the first stop sequence, finish_reason `stop`). Ids and random choices come from the seeded
@@ -24,6 +25,8 @@ import { generate, requestedToolCall, StandInServer, type RecordedRequest } from
  *   hang            sends headers (streaming) or nothing, then never finishes
  *   hang-headers    sends nothing at all, streaming or not (a backend still reading the prompt)
  *   malformed       answers 200 with a body that is not JSON (a broken proxy in front of the backend)
+ *   error-body      answers 200 with an error as its body, as OpenRouter documents for a failure after the model
+ *                   started (`{"error": {"code": 502, "message", "metadata"}}`; streamed: the first data event)
  *   flaky-<p>       like echo, but answers 500 to p percent of requests, at random
  *   toggle          like echo while `failing` is false, 500 while it is true (a deployment that dies and recovers)
  *   status-<code>   answers HTTP <code> with an OpenAI error body (429 adds Retry-After: 7)
@@ -85,7 +88,7 @@ export class OpenAIUpstream extends StandInServer {
           statusType(Number(status[1])),
           statusCode(Number(status[1])),
         );
-      return answerResponses(body, res, (prefix) => this.id(prefix));
+      return answerResponses(recorded, res, (prefix, length) => this.id(prefix, length));
     }
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions')
       return this.error(res, 404, 'Not found', 'invalid_request_error', null);
@@ -125,6 +128,17 @@ export class OpenAIUpstream extends StandInServer {
       return this.error(res, 500, 'Upstream says 500', 'server_error', null);
     if (model === 'malformed') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('<html>502 Bad Gateway</html>');
+      return;
+    }
+    if (model === 'error-body') {
+      // OpenRouter's documented failure once a model has started: HTTP 200, the error in the body (streamed: the
+      // first SSE data event), `code` the status it stands for.
+      const failure = JSON.stringify({
+        error: { code: 502, message: 'Provider returned error', metadata: { provider_name: 'standin' } },
+      });
+      if (body.stream)
+        res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`data: ${failure}\n\n`);
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(failure);
       return;
     }
     if (model === 'hang') {
