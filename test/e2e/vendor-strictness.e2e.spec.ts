@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { GeminiUpstream } from '../support/gemini-upstream';
 import { OpenAIUpstream } from '../support/openai-upstream';
+import { words } from '../support/standin-server';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 import { waitForUsageRecord } from '../support/usage';
 
@@ -543,6 +544,108 @@ describe('strict vendor stand-ins through every client API', () => {
         expect(types).not.toContain('response.completed');
         expect(failed).toMatchObject({ status: 'failed', error: { code: expect.any(String) } });
       });
+    });
+  });
+
+  describe("OpenAI's Responses API refusing and calling several tools (a backend that speaks it: passed through)", () => {
+    const refusal = "I'm sorry, I can't help with that.";
+    const tools = ['lookup', 'fetch'].map((name) => ({
+      type: 'function' as const,
+      name,
+      strict: false,
+      parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+    }));
+
+    it.each(STREAMED)(
+      'a refusal is a refusal content part, the response completed (stream: %s)',
+      async (stream) => {
+        const question = `refuse natively ${stream}`;
+        const answer = await viaResponses({ model: 'native-refuser', input: question }, stream);
+        expect(answer).toEqual({ text: '', refusal, status: 'completed', incomplete: null, calls: [] });
+        expect(openai.calls({ path: '/v1/responses', model: 'refuser', containing: question })).toBe(1);
+      },
+    );
+
+    it('streamed, the refusal arrives as it is written: response.refusal.delta events, then .done', async () => {
+      const events = await chat.responses.create({
+        model: 'native-refuser',
+        input: 'refuse in events',
+        stream: true,
+      });
+      let deltas = '';
+      const done: string[] = [];
+      for await (const event of events) {
+        if (event.type === 'response.refusal.delta') deltas += event.delta;
+        if (event.type === 'response.refusal.done') done.push(event.refusal);
+      }
+      expect(deltas).toBe(refusal);
+      expect(done).toEqual([refusal]);
+    });
+
+    it.each(STREAMED)(
+      'several function calls arrive with the call_ids the backend made, distinct, and are accounted from its usage (stream: %s)',
+      async (stream) => {
+        const team = `native-parallel-${stream}`;
+        const { token } = await gw.teamToken(team);
+        const client = gw.openai(token);
+        const question = `both tools natively ${stream}`;
+        let response: OpenAI.Responses.Response | undefined;
+        if (stream) {
+          for await (const event of await client.responses.create({
+            model: 'native-parallel',
+            input: question,
+            tools,
+            stream: true,
+          }))
+            if (event.type === 'response.completed') response = event.response;
+        } else response = await client.responses.create({ model: 'native-parallel', input: question, tools });
+        const calls = (response?.output ?? []).flatMap((item) =>
+          item.type === 'function_call' ? [item] : [],
+        );
+        const args = [1, 2].map((call) => ({ query: question, call }));
+        expect(calls.map((c) => ({ name: c.name, input: JSON.parse(c.arguments) as unknown }))).toEqual([
+          { name: 'lookup', input: args[0] },
+          { name: 'fetch', input: args[1] },
+        ]);
+        const sent = openai.requests.filter((r) => r.path === '/v1/responses' && r.text.includes(question));
+        expect(sent).toHaveLength(1);
+        const ids = calls.map((c) => c.call_id);
+        expect(ids).toEqual(sent[0].toolCallIds);
+        expect(new Set([...ids, ...calls.map((c) => c.id)]).size).toBe(4);
+        // The stand-in counts a word a token: the question in, each call's arguments out.
+        expect(await waitForUsageRecord(gw, team)).toMatchObject({
+          endpoint: 'responses',
+          outcome: 'ok',
+          estimated: false,
+          prompt_tokens: words(question),
+          completion_tokens: words(JSON.stringify(args[0])) + words(JSON.stringify(args[1])),
+        });
+      },
+    );
+
+    it("the next turn answers each call by its id, replayed from the gateway's store (the backend keeps nothing)", async () => {
+      const question = 'both tools then their results';
+      const first = await chat.responses.create({ model: 'native-parallel', input: question, tools });
+      const calls = first.output.flatMap((item) => (item.type === 'function_call' ? [item] : []));
+      expect(calls).toHaveLength(2);
+      const second = await chat.responses.create({
+        model: 'native-parallel',
+        previous_response_id: first.id,
+        tools,
+        input: calls.map((call, i) => ({
+          type: 'function_call_output' as const,
+          call_id: call.call_id,
+          output: `result ${i + 1}`,
+        })),
+      });
+      // The stand-in refuses an output whose call it was not shown: both calls went back with their ids.
+      expect(second.output_text).toBe('tool said: result 2');
+      const replayed = openai.requests.filter((r) => r.path === '/v1/responses' && r.text.includes(question));
+      expect(replayed).toHaveLength(2);
+      const input = replayed[1].body.input as Array<Record<string, unknown>>;
+      expect(input.filter((item) => item.type === 'function_call').map((item) => item.call_id)).toEqual(
+        replayed[0].toolCallIds,
+      );
     });
   });
 
