@@ -55,7 +55,7 @@ describe('model families through one OpenAI format', () => {
           'o-reasoner': { backend: 'standin', upstreamModel: 'echo', thinking: 'reasoning_effort' },
           qwen: {
             backend: 'standin',
-            upstreamModel: 'echo',
+            upstreamModel: 'vllm-echo', // a vLLM: it takes chat_template_kwargs, which OpenAI refuses
             thinking: 'chat_template_kwargs',
             budgetField: 'thinking_token_budget',
           },

@@ -902,7 +902,7 @@ describe('strict vendor stand-ins through every client API', () => {
       expect(anthropic.calls({ containing: question })).toBe(1);
     });
 
-    it.each(['anthropic', 'gemini'] as const)('Responses-only members never reach %s', async (family) => {
+    it.each(FAMILIES)('Responses-only members never reach %s', async (family) => {
       const question = `responses members ${family}`;
       const answer = await viaResponses(
         {
@@ -912,17 +912,89 @@ describe('strict vendor stand-ins through every client API', () => {
           store: false,
           include: ['reasoning.encrypted_content'],
           text: { format: { type: 'text' }, verbosity: 'low' },
+          reasoning: { effort: 'low', summary: 'auto' },
           truncation: 'disabled',
+          max_tool_calls: 3,
+          background: false,
+          service_tier: 'auto',
+          top_logprobs: 0,
           metadata: { purpose: 'test' },
           prompt_cache_key: 'k',
           safety_identifier: 's',
           parallel_tool_calls: true,
+          user: 'someone',
         },
         false,
       );
       expect(answer).toMatchObject({ text: `echo: ${question}`, status: 'completed' });
-      expect({ anthropic, gemini }[family].calls({ containing: question })).toBe(1);
+      expect({ openai, anthropic, gemini }[family].calls({ containing: question })).toBe(1);
     });
+
+    it.each(['openai', 'gemini'] as const)('Messages-only members never reach %s', async (family) => {
+      const question = `messages members ${family}`;
+      const answer = await viaMessages(
+        {
+          model: `${family}-echo`,
+          max_tokens: 100,
+          messages: [{ role: 'user', content: question }],
+          system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
+          metadata: { user_id: 'someone' },
+          stop_sequences: ['NEVER'],
+          temperature: 0.5,
+          top_k: 5,
+          top_p: 0.9,
+          service_tier: 'auto',
+          tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+          tools: [{ name: 'lookup', input_schema: { type: 'object' }, cache_control: { type: 'ephemeral' } }],
+          output_config: { effort: 'low' },
+          context_management: { edits: [] },
+        } as Anthropic.MessageCreateParamsNonStreaming,
+        false,
+      );
+      expect(answer.stopReason).toBe(family === 'gemini' ? 'tool_use' : 'end_turn');
+      expect({ openai, gemini }[family].calls({ containing: question })).toBe(1);
+    });
+
+    it.each(STREAMED)(
+      "the gateway's own chat member (thinking) never reaches OpenAI, which would refuse it (stream: %s)",
+      async (stream) => {
+        const question = `the gateway's thinking to openai ${stream}`;
+        const answer = await viaChat(
+          {
+            model: 'openai-echo',
+            messages: [{ role: 'user', content: question }],
+            thinking: { type: 'disabled' },
+          },
+          stream,
+        );
+        expect(answer).toMatchObject({ text: `echo: ${question}`, finish: 'stop' });
+        expect(openai.calls({ path: '/v1/chat/completions', containing: question })).toBe(1);
+      },
+    );
+
+    it.each(STREAMED)(
+      "a chat member OpenAI does not define goes to an OpenAI backend as the client sent it, and OpenAI's 400 comes back, called once (stream: %s)",
+      async (stream) => {
+        const question = `an unknown member to openai ${stream}`;
+        const error = await viaChat(
+          {
+            model: 'openai-echo',
+            messages: [{ role: 'user', content: question }],
+            an_extension_nobody_defines: true,
+            top_k: 3,
+          },
+          stream,
+        ).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+        expect((error as InstanceType<typeof OpenAI.APIError>).error).toEqual({
+          message: 'Unrecognized request arguments supplied: an_extension_nobody_defines, top_k',
+          type: 'invalid_request_error',
+          param: null,
+          code: null,
+        });
+        expect(openai.calls({ path: '/v1/chat/completions', containing: question })).toBe(1);
+      },
+    );
   });
 
   describe('upstream calls counted on the stand-ins', () => {

@@ -18,6 +18,10 @@ import { generate, requestedToolCall, StandInServer, type RecordedRequest } from
  * `stop` (cut before the first stop sequence, finish_reason `stop`). Ids and random choices come from the seeded
  * PRNG (StandInServer.random).
  *
+ * A chat body member OpenAI does not define is refused as OpenAI refuses it (400, "Unrecognized request argument
+ * supplied: <name>"), except by models named `vllm-<model>`, which behave as <model> but take any member, as
+ * vLLM does (it ignores what it does not know).
+ *
  * What it does is chosen by the *upstream model name*, so each test routes a gateway model
  * to the behaviour it needs:
  *   echo            answers "echo: <last user message>" in words (one word per chunk)
@@ -45,6 +49,51 @@ import { generate, requestedToolCall, StandInServer, type RecordedRequest } from
  *                   naming) and no reasoning_tokens in usage, as vLLM and llama.cpp report it
  */
 export type { RecordedRequest };
+
+/**
+ * The members of a chat completions body (ChatCompletionCreateParams, openai-node 6.49). OpenAI answers any other
+ * with 400 `invalid_request_error` "Unrecognized request argument supplied: <name>" (several: "arguments",
+ * comma-separated), as clients have met it for `thinking`, `enable_thinking`, `top_k`, `num_keep`.
+ */
+const CHAT_MEMBERS = new Set([
+  'messages',
+  'model',
+  'audio',
+  'frequency_penalty',
+  'function_call',
+  'functions',
+  'logit_bias',
+  'logprobs',
+  'max_completion_tokens',
+  'max_tokens',
+  'metadata',
+  'modalities',
+  'moderation',
+  'n',
+  'parallel_tool_calls',
+  'prediction',
+  'presence_penalty',
+  'prompt_cache_key',
+  'prompt_cache_options',
+  'prompt_cache_retention',
+  'reasoning_effort',
+  'response_format',
+  'safety_identifier',
+  'seed',
+  'service_tier',
+  'stop',
+  'store',
+  'stream',
+  'stream_options',
+  'temperature',
+  'tool_choice',
+  'tools',
+  'top_logprobs',
+  'top_p',
+  'user',
+  'verbosity',
+  'web_search_options',
+]);
 
 export class OpenAIUpstream extends StandInServer {
   /** Requests whose client (the gateway) went away before we finished. */
@@ -101,7 +150,18 @@ export class OpenAIUpstream extends StandInServer {
         'invalid_api_key',
       );
     }
-    const model = String(body.model);
+    // vLLM takes (and ignores, with a warning) members OpenAI does not define; OpenAI refuses them, all named.
+    const vllm = String(body.model).startsWith('vllm-');
+    const unknown = vllm ? [] : Object.keys(body).filter((name) => !CHAT_MEMBERS.has(name));
+    if (unknown.length)
+      return this.error(
+        res,
+        400,
+        `Unrecognized request argument${unknown.length > 1 ? 's' : ''} supplied: ${unknown.join(', ')}`,
+        'invalid_request_error',
+        null,
+      );
+    const model = String(body.model).replace(/^vllm-/, '');
     const status = /^status-(\d{3})$/.exec(model);
     if (status)
       return this.error(
