@@ -1,8 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { countTokens } from 'gpt-tokenizer'; // o200k_base, the gateway's tokenizer
 import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { eventually } from '../support/eventually';
 import { GeminiUpstream } from '../support/gemini-upstream';
-import { OpenAIUpstream } from '../support/openai-upstream';
+import { OpenAIUpstream, REASONING } from '../support/openai-upstream';
 import { words } from '../support/standin-server';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 import { waitForUsageRecord } from '../support/usage';
@@ -398,7 +399,9 @@ describe('Anthropic Messages API', () => {
       const signature = (message.content[0] as { signature: string }).signature;
       expect(signature).toMatch(/^switchyard:/);
       expect(message.content[1]).toMatchObject({ type: 'text', text: 'echo: ponder this' });
-      expect(message.usage.input_tokens).toBeGreaterThan(0);
+      // The stand-in's usage, carried over: "ponder this" in, its reasoning and answer words out.
+      const output = words(REASONING) + words('echo: ponder this');
+      expect(message.usage).toMatchObject({ input_tokens: 2, output_tokens: output });
 
       // The same conversation continued on an Anthropic model: the gateway's own signature must not reach it.
       const next = await client.messages.create({
@@ -421,8 +424,13 @@ describe('Anthropic Messages API', () => {
         model: 'gpt-reasoner',
         stream: true,
         outcome: 'ok',
+        prompt_tokens: 2,
+        completion_tokens: output,
+        total_tokens: 2 + output,
+        // The stand-in reports no reasoning_tokens: the gateway counted the reasoning it relayed (o200k_base).
+        reasoning_tokens: countTokens(REASONING),
+        estimated: true,
       });
-      expect(record.completion_tokens).toBeGreaterThan(0);
     });
 
     it('drops thinking for a model that cannot think (Claude Code asks every model) instead of refusing', async () => {

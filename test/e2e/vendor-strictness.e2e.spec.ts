@@ -914,7 +914,6 @@ describe('strict vendor stand-ins through every client API', () => {
           text: { format: { type: 'text' }, verbosity: 'low' },
           reasoning: { effort: 'low', summary: 'auto' },
           truncation: 'disabled',
-          max_tool_calls: 3,
           background: false,
           service_tier: 'auto',
           top_logprobs: 0,

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { generate, requestedToolCall, words, type RecordedRequest } from './standin-server';
+import { generate, REASONING, requestedToolCall, words, type RecordedRequest } from './standin-server';
 
 /**
  * OpenAI's Responses API as a stand-in serves it (`POST /v1/responses`), written from OpenAI's API reference
@@ -75,7 +75,7 @@ export function answerResponses(
     output.push({
       id: 'rs_standin1',
       type: 'reasoning',
-      summary: [{ type: 'summary_text', text: 'Thinking it over.' }],
+      summary: [{ type: 'summary_text', text: REASONING }],
       ...(include.includes('reasoning.encrypted_content')
         ? { encrypted_content: 'enc-standin-reasoning' }
         : {}),

@@ -1,6 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerResponses } from './openai-responses';
-import { generate, requestedToolCall, StandInServer, type RecordedRequest } from './standin-server';
+import {
+  generate,
+  REASONING,
+  requestedToolCall,
+  StandInServer,
+  standInEmbedding,
+  words,
+  type RecordedRequest,
+} from './standin-server';
 
 /**
  * A stand-in OpenAI-compatible upstream that follows OpenAI's documented wire format
@@ -45,10 +53,13 @@ import { generate, requestedToolCall, StandInServer, type RecordedRequest } from
  *   filtered        the echo's first word, then finish_reason `content_filter` (an answer the content filter stopped)
  *   parallel-caller with `tools` offered: one call per tool (the first twice when only one is offered), each with
  *                   its own id, streamed one call after another as OpenAI does; after a tool result: as tool-caller
- *   reasoner        like echo, with reasoning text in `message.reasoning` / `delta.reasoning` first (vLLM >= 0.17
- *                   naming) and no reasoning_tokens in usage, as vLLM and llama.cpp report it
+ *   reasoner        like echo, with reasoning text (REASONING) in `message.reasoning` / `delta.reasoning` first
+ *                   (vLLM >= 0.17 naming), its words in completion_tokens and no reasoning_tokens in usage, as vLLM
+ *                   and llama.cpp report it
  */
 export type { RecordedRequest };
+
+export { REASONING, standInEmbedding };
 
 /**
  * The members of a chat completions body (ChatCompletionCreateParams, openai-node 6.49). OpenAI answers any other
@@ -267,7 +278,10 @@ export class OpenAIUpstream extends StandInServer {
         (n, m) => n + String(typeof m.content === 'string' ? m.content : '').split(/\s+/).length,
         0,
       ),
-      completion_tokens: refusal ? refusal.split(' ').length : emitted.length,
+      // Reasoning is generated output: vLLM counts it in completion_tokens (reporting no reasoning_tokens).
+      completion_tokens:
+        (refusal ? refusal.split(' ').length : emitted.length) +
+        (model === 'reasoner' ? words(REASONING) : 0),
       total_tokens: 0,
     };
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
@@ -289,7 +303,7 @@ export class OpenAIUpstream extends StandInServer {
                 role: 'assistant',
                 content: refusal ? null : emitted.join(''),
                 refusal,
-                ...(model === 'reasoner' ? { reasoning: 'Thinking it over.' } : {}),
+                ...(model === 'reasoner' ? { reasoning: REASONING } : {}),
               },
               logprobs: null,
               finish_reason: finishReason,
@@ -331,7 +345,7 @@ export class OpenAIUpstream extends StandInServer {
     for (const word of refusal?.split(/(?<= )/) ?? [])
       send([{ index: 0, delta: { refusal: word }, logprobs: null, finish_reason: null }]);
     if (model === 'reasoner')
-      for (const word of ['Thinking ', 'it ', 'over.'])
+      for (const word of REASONING.split(/(?<= )/))
         send([{ index: 0, delta: { reasoning: word }, logprobs: null, finish_reason: null }]);
     for (let i = 0; i < emitted.length; i++) {
       if (res.destroyed) return;
@@ -463,11 +477,7 @@ export class OpenAIUpstream extends StandInServer {
       const text = typeof input === 'string' ? input : JSON.stringify(input);
       tokens +=
         typeof input === 'string' ? input.split(/\s+/).filter(Boolean).length : (input as unknown[]).length;
-      const vector = Array.from({ length: dimensions }, (_, i) => {
-        let hash = 2166136261 ^ i;
-        for (let c = 0; c < text.length; c++) hash = Math.imul(hash ^ text.charCodeAt(c), 16777619);
-        return ((hash >>> 0) / 4294967295) * 2 - 1;
-      });
+      const vector = standInEmbedding(text, dimensions);
       const embedding =
         body.encoding_format === 'base64'
           ? Buffer.from(new Float32Array(vector).buffer).toString('base64')
