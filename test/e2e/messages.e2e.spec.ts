@@ -290,7 +290,12 @@ describe('Anthropic Messages API', () => {
       expect(message.id).toMatch(/^msg_/);
       expect(message.content).toHaveLength(1);
       expect(message.content[0].type).toBe('text');
-      expect(message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0)).toBeGreaterThan(0);
+      // The stand-in's words: the system text without Claude Code's billing header, and the user's text part.
+      expect(message.usage).toMatchObject({
+        input_tokens: words('You are terse.') + words('what is this'),
+        cache_read_input_tokens: 0,
+        output_tokens: words('echo: what is this'),
+      });
       const sent = openai.last().body;
       expect(sent).toMatchObject({ model: 'echo', max_tokens: 50, stop: ['END'], temperature: 0.5 });
       expect(sent.messages[0]).toEqual({ role: 'system', content: 'You are terse.' });

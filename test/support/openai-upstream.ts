@@ -274,8 +274,13 @@ export class OpenAIUpstream extends StandInServer {
     const finishReason =
       model === 'filtered' ? 'content_filter' : made.ended === 'max_tokens' ? 'length' : 'stop';
     const usage = {
+      // A message's words (of its text parts, when its content is parts).
       prompt_tokens: messages.reduce(
-        (n, m) => n + String(typeof m.content === 'string' ? m.content : '').split(/\s+/).length,
+        (n, m) =>
+          n +
+          (Array.isArray(m.content)
+            ? words((m.content as Array<{ text?: unknown }>).map((part) => String(part.text ?? '')).join(' '))
+            : String(typeof m.content === 'string' ? m.content : '').split(/\s+/).length),
         0,
       ),
       // Reasoning is generated output: vLLM counts it in completion_tokens (reporting no reasoning_tokens).
