@@ -92,6 +92,23 @@ describe('OpenAI adapter', () => {
     expect(() => mapper.map({ data: 'not json', event: undefined, id: undefined })).toThrow(
       /malformed stream event/,
     );
+    // An error event naming its status (OpenRouter's, vLLM's numeric code) is the error that status stands for.
+    const inBand = (data: string) => {
+      try {
+        adapter.chunkMapper().map({ data, event: undefined, id: undefined });
+      } catch (thrown) {
+        return thrown as GatewayException;
+      }
+      throw new Error('no error thrown');
+    };
+    expect(inBand('{"error":{"code":503,"message":"busy"}}')).toMatchObject({
+      code: 'upstream_unavailable',
+      status: 503,
+    });
+    expect(inBand('{"error":{"message":"boom","type":"server_error","code":"server_error"}}')).toMatchObject({
+      code: 'upstream_error',
+      message: 'Backend "b" failed with HTTP 500: boom',
+    });
   });
 
   it('offers the upstream text for reuse only when it is one line and the chunk was not changed', () => {
