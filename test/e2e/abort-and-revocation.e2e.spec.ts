@@ -152,6 +152,7 @@ describe('tokens and revocation', () => {
     // The secret is nowhere in Redis.
     const secret = token.slice(-43);
     const keys = await replicaA.redis.keys(`${replicaA.prefix}*`);
+    expect(keys).toContain(`${replicaA.prefix}token:{${id}}`); // the search covers the token's own record
     for (const key of keys) {
       const type = await replicaA.redis.type(key);
       const dump =

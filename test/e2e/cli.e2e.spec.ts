@@ -123,7 +123,7 @@ describe('switchyard CLI', () => {
       tokensDeleted: 2,
     });
     const bad = await runCli(config, ['teams', 'create', 'x', '--rpm', 'lots']);
-    expect(bad.code).not.toBe(0);
+    expect(bad.code).toBe(1);
     expect(bad.output).toMatch(/not a positive integer/);
   });
 

@@ -1,7 +1,7 @@
 import { countTokens } from 'gpt-tokenizer'; // its default encoding is o200k_base
 import OpenAI from 'openai';
 import { GeminiUpstream } from '../support/gemini-upstream';
-import { OpenAIUpstream } from '../support/openai-upstream';
+import { OpenAIUpstream, standInEmbedding } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 import { waitForUsageRecord, waitForUsageRecords } from '../support/usage';
 
@@ -48,9 +48,12 @@ describe('embeddings', () => {
     expect(result.object).toBe('list');
     expect(result.model).toBe('embedder');
     expect(result.data.map((d) => d.index)).toEqual([0, 1, 2]);
-    for (const item of result.data) expect(item.embedding).toHaveLength(8);
-    expect(result.data[0].embedding).toEqual(result.data[2].embedding);
-    expect(result.data[0].embedding).not.toEqual(result.data[1].embedding);
+    // The stand-in's vectors (8 dimensions), as float32 went over the wire in base64 and the SDK decoded them.
+    const float32 = (text: string) => Array.from(new Float32Array(standInEmbedding(text, 8)));
+    expect(result.data.map((d) => d.embedding)).toEqual(
+      ['the cat sat', 'a dog ran far', 'the cat sat'].map(float32),
+    );
+    // The stand-in counts a word a token: 3 + 4 + 3.
     expect(result.usage).toEqual({ prompt_tokens: 10, total_tokens: 10 });
     expect(upstream.last().body).toMatchObject({
       model: 'text-embedding-3-small',
@@ -65,7 +68,7 @@ describe('embeddings', () => {
       encoding_format: 'float',
       dimensions: 4,
     });
-    expect(floats.data[0].embedding).toHaveLength(4);
+    expect(floats.data[0].embedding).toEqual(standInEmbedding('hello world', 4));
     const tokens = await client.embeddings.create({
       model: 'embedder',
       input: [
@@ -74,7 +77,11 @@ describe('embeddings', () => {
       ],
       encoding_format: 'float',
     });
-    expect(tokens.data).toHaveLength(2);
+    // A token array is embedded from its JSON and counted a token an element: 3 + 2.
+    expect(tokens.data.map((d) => d.embedding)).toEqual([
+      standInEmbedding('[1,2,3]', 8),
+      standInEmbedding('[4,5]', 8),
+    ]);
     expect(tokens.usage.prompt_tokens).toBe(5);
   });
 
@@ -127,9 +134,9 @@ describe('embeddings', () => {
         model: 'gemini-embedder',
         input: ['red fox', 'blue whale', 'red fox'],
       });
-      expect(base64.data.map((d) => d.embedding.length)).toEqual([6, 6, 6]); // the SDK decodes base64 into floats
-      expect(base64.data[0].embedding).toEqual(base64.data[2].embedding);
-      expect(base64.data[0].embedding).not.toEqual(base64.data[1].embedding);
+      // Gemini's floats (6 dimensions), which the gateway sent as float32 in base64 and the SDK decoded.
+      const float32 = (text: string) => Array.from(new Float32Array(standInEmbedding(text, 6)));
+      expect(base64.data.map((d) => d.embedding)).toEqual(['red fox', 'blue whale', 'red fox'].map(float32));
       expect(gemini.last().body).toEqual({
         requests: ['red fox', 'blue whale', 'red fox'].map((text) => ({
           model: 'models/gemini-embedding-001',
@@ -142,8 +149,7 @@ describe('embeddings', () => {
         encoding_format: 'float',
         dimensions: 3,
       });
-      expect(floats.data[0].embedding).toHaveLength(3);
-      expect(floats.data[0].embedding[0]).toBeCloseTo(base64.data[0].embedding[0], 5);
+      expect(floats.data[0].embedding).toEqual(standInEmbedding('red fox', 3));
       // Gemini reports no count: the gateway's o200k_base estimate of the text.
       expect(floats.usage.prompt_tokens).toBe(countTokens('red fox'));
       const records = await waitForUsageRecords(gw, 'gemini-embedders', 2);

@@ -1,8 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { countTokens } from 'gpt-tokenizer'; // o200k_base, the gateway's tokenizer
 import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { eventually } from '../support/eventually';
 import { GeminiUpstream } from '../support/gemini-upstream';
-import { OpenAIUpstream } from '../support/openai-upstream';
+import { OpenAIUpstream, REASONING } from '../support/openai-upstream';
 import { words } from '../support/standin-server';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 import { waitForUsageRecord } from '../support/usage';
@@ -289,7 +290,12 @@ describe('Anthropic Messages API', () => {
       expect(message.id).toMatch(/^msg_/);
       expect(message.content).toHaveLength(1);
       expect(message.content[0].type).toBe('text');
-      expect(message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0)).toBeGreaterThan(0);
+      // The stand-in's words: the system text without Claude Code's billing header, and the user's text part.
+      expect(message.usage).toMatchObject({
+        input_tokens: words('You are terse.') + words('what is this'),
+        cache_read_input_tokens: 0,
+        output_tokens: words('echo: what is this'),
+      });
       const sent = openai.last().body;
       expect(sent).toMatchObject({ model: 'echo', max_tokens: 50, stop: ['END'], temperature: 0.5 });
       expect(sent.messages[0]).toEqual({ role: 'system', content: 'You are terse.' });
@@ -398,7 +404,9 @@ describe('Anthropic Messages API', () => {
       const signature = (message.content[0] as { signature: string }).signature;
       expect(signature).toMatch(/^switchyard:/);
       expect(message.content[1]).toMatchObject({ type: 'text', text: 'echo: ponder this' });
-      expect(message.usage.input_tokens).toBeGreaterThan(0);
+      // The stand-in's usage, carried over: "ponder this" in, its reasoning and answer words out.
+      const output = words(REASONING) + words('echo: ponder this');
+      expect(message.usage).toMatchObject({ input_tokens: 2, output_tokens: output });
 
       // The same conversation continued on an Anthropic model: the gateway's own signature must not reach it.
       const next = await client.messages.create({
@@ -421,8 +429,13 @@ describe('Anthropic Messages API', () => {
         model: 'gpt-reasoner',
         stream: true,
         outcome: 'ok',
+        prompt_tokens: 2,
+        completion_tokens: output,
+        total_tokens: 2 + output,
+        // The stand-in reports no reasoning_tokens: the gateway counted the reasoning it relayed (o200k_base).
+        reasoning_tokens: countTokens(REASONING),
+        estimated: true,
       });
-      expect(record.completion_tokens).toBeGreaterThan(0);
     });
 
     it('drops thinking for a model that cannot think (Claude Code asks every model) instead of refusing', async () => {

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { eventually } from '../support/eventually';
-import { OpenAIUpstream } from '../support/openai-upstream';
+import { OpenAIUpstream, REASONING } from '../support/openai-upstream';
+import { words } from '../support/standin-server';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 import { waitForUsageRecord, waitForUsageRecords } from '../support/usage';
 
@@ -86,12 +87,13 @@ describe('OpenAI Responses API', () => {
         content: [{ type: 'output_text', text: 'echo: hello there', annotations: [], logprobs: [] }],
       },
     ]);
+    // The stand-in's words: "Be brief." and "hello there" in, "echo: hello there" out.
     expect(response.usage).toMatchObject({
-      input_tokens: expect.any(Number),
+      input_tokens: 4,
       output_tokens: 3,
       output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 7,
     });
-    expect(response.usage!.total_tokens).toBe(response.usage!.input_tokens + response.usage!.output_tokens);
     expect(openai.last().body).toMatchObject({
       model: 'echo',
       messages: [
@@ -231,7 +233,7 @@ describe('OpenAI Responses API', () => {
       'response.output_item.done',
       'response.completed',
     ]);
-    expect(final.usage!.output_tokens).toBeGreaterThan(0);
+    expect(final.usage).toMatchObject({ input_tokens: 3, output_tokens: 4, total_tokens: 7 });
     // Stored before response.completed went out.
     expect((await client.responses.retrieve(final.id)).output_text).toBe('echo: one two three');
   });
@@ -408,7 +410,14 @@ describe('OpenAI Responses API', () => {
     const { token } = await gw.teamToken('responses-usage');
     await gw.openai(token).responses.create({ model: 'echo', input: 'count me' });
     const record = await waitForUsageRecord(gw, 'responses-usage');
-    expect(record).toMatchObject({ endpoint: 'responses', model: 'echo', outcome: 'ok', estimated: false });
+    expect(record).toMatchObject({
+      endpoint: 'responses',
+      model: 'echo',
+      outcome: 'ok',
+      estimated: false,
+      prompt_tokens: 2,
+      completion_tokens: 3,
+    });
     for (const body of [
       { model: 'echo' },
       { model: 'echo', input: [{ type: 'computer_call', id: 'x' }] },
@@ -507,8 +516,9 @@ describe('OpenAI Responses API', () => {
       expect(records[1]).toMatchObject({
         endpoint: 'responses',
         model: 'native-reasoner',
-        prompt_tokens: first.usage!.input_tokens,
-        completion_tokens: first.usage!.output_tokens,
+        // The Responses stand-in's words: "think" in; its reasoning summary and "echo: think" out.
+        prompt_tokens: 1,
+        completion_tokens: words(REASONING) + words('echo: think'),
         reasoning_tokens: 3,
         estimated: false,
       });

@@ -1,7 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { countTokens } from 'gpt-tokenizer'; // o200k_base, the gateway's tokenizer
 import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { eventually } from '../support/eventually';
-import { OpenAIUpstream } from '../support/openai-upstream';
+import { OpenAIUpstream, REASONING } from '../support/openai-upstream';
+import { words } from '../support/standin-server';
 import { runCli, writeConfig } from '../support/gateway-process';
 import { REDIS_URL } from '../support/test-gateway';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
@@ -105,12 +107,19 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
     expect(claude.cost_nanos).toBe(
       nanos({ uncached: 4, cached: 4, completion: 3 }, { uncached: 3, cached: 0.3, completion: 15 }),
     );
-    expect(reasoner.reasoning_tokens).toBeGreaterThan(0);
-    // Reasoning is part of the completion: priced at its own price, never more of it than the completion holds.
-    const reasoning = Math.min(reasoner.reasoning_tokens, reasoner.completion_tokens);
+    // The reasoner stand-in (vLLM-like) reports "think" as 1 prompt token and its reasoning and answer words as the
+    // completion, but no reasoning_tokens: the gateway counts the reasoning text itself (o200k_base).
+    const reasoning = countTokens(REASONING);
+    const completion = words(REASONING) + words('echo: think');
+    expect(reasoner).toMatchObject({
+      prompt_tokens: 1,
+      completion_tokens: completion,
+      reasoning_tokens: reasoning,
+    });
+    // Reasoning is part of the completion: priced at its own price, the rest at the output price.
     expect(reasoner.cost_nanos).toBe(
       nanos(
-        { prompt: reasoner.prompt_tokens, answer: reasoner.completion_tokens - reasoning, reasoning },
+        { prompt: 1, answer: completion - reasoning, reasoning },
         { prompt: 1, answer: 4, reasoning: 10 },
       ),
     );
@@ -121,6 +130,8 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
   it("an aborted request costs what it is accounted with, flagged estimated; a deployment price wins over its model's; the price data prices known models", async () => {
     const { token } = await gw.teamToken('spend-more');
     const client = gw.openai(token);
+    // Words 300 ms apart: the client leaves long before a second word could be relayed.
+    openai.delayMs = 300;
     const controller = new AbortController();
     const stream = await client.chat.completions.create(
       { model: 'priced-slow', messages: [{ role: 'user', content: 'a b c d e f g h' }], stream: true },
@@ -144,13 +155,18 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
       'per-deployment': deployment,
       'priced-slow': aborted,
     } = await recordsByModel('spend-more', 3);
-    expect(aborted).toMatchObject({ outcome: 'aborted', estimated: true, cost_estimated: true });
-    expect(aborted.cost_nanos).toBe(
-      nanos(
-        { prompt: aborted.prompt_tokens, completion: aborted.completion_tokens },
-        { prompt: 2, completion: 8 },
-      ),
-    );
+    // Accounted by the gateway's tokenizer (o200k_base): OpenAI's chat format for the prompt (3 priming, then per
+    // message 3 + role + content) and the one word relayed before the client left.
+    const prompt = 3 + 3 + countTokens('user') + countTokens('a b c d e f g h');
+    const relayed = countTokens('echo: ');
+    expect(aborted).toMatchObject({
+      outcome: 'aborted',
+      estimated: true,
+      cost_estimated: true,
+      prompt_tokens: prompt,
+      completion_tokens: relayed,
+    });
+    expect(aborted.cost_nanos).toBe(nanos({ prompt, completion: relayed }, { prompt: 2, completion: 8 }));
     // "x y": 2 prompt and 3 answer words at the deployment's 1 and 1; "x y z": 3 and 4 at gpt-4o-mini's 0.15 and 0.6.
     expect(deployment.cost_nanos).toBe(nanos({ prompt: 2, completion: 3 }, { prompt: 1, completion: 1 }));
     expect(mini.cost_nanos).toBe(nanos({ prompt: 3, completion: 4 }, { prompt: 0.15, completion: 0.6 }));

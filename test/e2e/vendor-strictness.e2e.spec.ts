@@ -3,7 +3,9 @@ import OpenAI from 'openai';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { GeminiUpstream } from '../support/gemini-upstream';
 import { OpenAIUpstream } from '../support/openai-upstream';
+import { words } from '../support/standin-server';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageRecord } from '../support/usage';
 
 /**
  * The stand-ins behave as strictly as the vendors (they cut answers at max_tokens and stop sequences, refuse, call
@@ -75,6 +77,10 @@ describe('strict vendor stand-ins through every client API', () => {
           'gemini-midstream': on('gemini', 'gemini-midstream'),
           'anthropic-overloaded': on('anthropic', 'claude-overloaded'),
           'gemini-blocked': on('gemini', 'gemini-blocked'),
+          'openai-error-body': on('openai', 'error-body'),
+          'native-failer': { backend: 'openai-responses', upstreamModel: 'failer' },
+          'native-refuser': { backend: 'openai-responses', upstreamModel: 'refuser' },
+          'native-parallel': { backend: 'openai-responses', upstreamModel: 'parallel-caller' },
         },
       },
     });
@@ -541,6 +547,267 @@ describe('strict vendor stand-ins through every client API', () => {
     });
   });
 
+  describe("OpenAI's Responses API refusing and calling several tools (a backend that speaks it: passed through)", () => {
+    const refusal = "I'm sorry, I can't help with that.";
+    const tools = ['lookup', 'fetch'].map((name) => ({
+      type: 'function' as const,
+      name,
+      strict: false,
+      parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+    }));
+
+    it.each(STREAMED)(
+      'a refusal is a refusal content part, the response completed (stream: %s)',
+      async (stream) => {
+        const question = `refuse natively ${stream}`;
+        const answer = await viaResponses({ model: 'native-refuser', input: question }, stream);
+        expect(answer).toEqual({ text: '', refusal, status: 'completed', incomplete: null, calls: [] });
+        expect(openai.calls({ path: '/v1/responses', model: 'refuser', containing: question })).toBe(1);
+      },
+    );
+
+    it('streamed, the refusal arrives as it is written: response.refusal.delta events, then .done', async () => {
+      const events = await chat.responses.create({
+        model: 'native-refuser',
+        input: 'refuse in events',
+        stream: true,
+      });
+      let deltas = '';
+      const done: string[] = [];
+      for await (const event of events) {
+        if (event.type === 'response.refusal.delta') deltas += event.delta;
+        if (event.type === 'response.refusal.done') done.push(event.refusal);
+      }
+      expect(deltas).toBe(refusal);
+      expect(done).toEqual([refusal]);
+    });
+
+    it.each(STREAMED)(
+      'several function calls arrive with the call_ids the backend made, distinct, and are accounted from its usage (stream: %s)',
+      async (stream) => {
+        const team = `native-parallel-${stream}`;
+        const { token } = await gw.teamToken(team);
+        const client = gw.openai(token);
+        const question = `both tools natively ${stream}`;
+        let response: OpenAI.Responses.Response | undefined;
+        if (stream) {
+          for await (const event of await client.responses.create({
+            model: 'native-parallel',
+            input: question,
+            tools,
+            stream: true,
+          }))
+            if (event.type === 'response.completed') response = event.response;
+        } else response = await client.responses.create({ model: 'native-parallel', input: question, tools });
+        const calls = (response?.output ?? []).flatMap((item) =>
+          item.type === 'function_call' ? [item] : [],
+        );
+        const args = [1, 2].map((call) => ({ query: question, call }));
+        expect(calls.map((c) => ({ name: c.name, input: JSON.parse(c.arguments) as unknown }))).toEqual([
+          { name: 'lookup', input: args[0] },
+          { name: 'fetch', input: args[1] },
+        ]);
+        const sent = openai.requests.filter((r) => r.path === '/v1/responses' && r.text.includes(question));
+        expect(sent).toHaveLength(1);
+        const ids = calls.map((c) => c.call_id);
+        expect(ids).toEqual(sent[0].toolCallIds);
+        expect(new Set([...ids, ...calls.map((c) => c.id)]).size).toBe(4);
+        // The stand-in counts a word a token: the question in, each call's arguments out.
+        expect(await waitForUsageRecord(gw, team)).toMatchObject({
+          endpoint: 'responses',
+          outcome: 'ok',
+          estimated: false,
+          prompt_tokens: words(question),
+          completion_tokens: words(JSON.stringify(args[0])) + words(JSON.stringify(args[1])),
+        });
+      },
+    );
+
+    it("the next turn answers each call by its id, replayed from the gateway's store (the backend keeps nothing)", async () => {
+      const question = 'both tools then their results';
+      const first = await chat.responses.create({ model: 'native-parallel', input: question, tools });
+      const calls = first.output.flatMap((item) => (item.type === 'function_call' ? [item] : []));
+      expect(calls).toHaveLength(2);
+      const second = await chat.responses.create({
+        model: 'native-parallel',
+        previous_response_id: first.id,
+        tools,
+        input: calls.map((call, i) => ({
+          type: 'function_call_output' as const,
+          call_id: call.call_id,
+          output: `result ${i + 1}`,
+        })),
+      });
+      // The stand-in refuses an output whose call it was not shown: both calls went back with their ids.
+      expect(second.output_text).toBe('tool said: result 2');
+      const replayed = openai.requests.filter((r) => r.path === '/v1/responses' && r.text.includes(question));
+      expect(replayed).toHaveLength(2);
+      const input = replayed[1].body.input as Array<Record<string, unknown>>;
+      expect(input.filter((item) => item.type === 'function_call').map((item) => item.call_id)).toEqual(
+        replayed[0].toolCallIds,
+      );
+    });
+  });
+
+  describe('a 200 whose body is an error', () => {
+    /** A client of its own team, so the test can read back exactly its request's one usage record. */
+    async function clientsOf(team: string) {
+      const { token } = await gw.teamToken(team);
+      return {
+        chat: gw.openai(token),
+        messages: new Anthropic({ apiKey: token, baseURL: gw.url, maxRetries: 0 }),
+      };
+    }
+    const vendorSaid = 'Provider returned error';
+
+    it("an OpenAI-compatible backend's in-body error is OpenAI's error on chat completions, called once, one record", async () => {
+      const { chat: client } = await clientsOf('error-body-chat');
+      const question = 'in-body error on chat';
+      const error = await client.chat.completions
+        .create({ model: 'openai-error-body', messages: [{ role: 'user', content: question }] })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+      expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+        type: 'server_error',
+        code: 'upstream_error',
+        message: expect.stringContaining(vendorSaid),
+      });
+      expect(openai.calls({ model: 'error-body', containing: question })).toBe(1);
+      expect(await waitForUsageRecord(gw, 'error-body-chat')).toMatchObject({
+        outcome: 'error',
+        status: 502,
+        error_code: 'upstream_error',
+        backend: 'standin',
+        prompt_tokens: 0,
+        completion_tokens: 0,
+      });
+    });
+
+    it('streamed, as the first event, is an error on the chat completions stream, called once, one record', async () => {
+      const { chat: client } = await clientsOf('error-body-chat-stream');
+      const question = 'in-body error on a chat stream';
+      const error = await (async () => {
+        const chunks = await client.chat.completions.create({
+          model: 'openai-error-body',
+          stream: true,
+          messages: [{ role: 'user', content: question }],
+        });
+        for await (const chunk of chunks) void chunk;
+      })().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBeUndefined(); // in-band, after the 200
+      expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+        type: 'server_error',
+        code: 'upstream_error',
+        message: expect.stringContaining(vendorSaid),
+      });
+      expect(openai.calls({ model: 'error-body', containing: question })).toBe(1);
+      expect(await waitForUsageRecord(gw, 'error-body-chat-stream')).toMatchObject({
+        outcome: 'error',
+        status: 200,
+        stream: true,
+        error_code: 'upstream_error',
+        completion_tokens: 0,
+      });
+    });
+
+    it("is Anthropic's error on Messages (api_error, the vendor's words), one record", async () => {
+      const { messages: client } = await clientsOf('error-body-messages');
+      const question = 'in-body error on messages';
+      const error = await client.messages
+        .create({
+          model: 'openai-error-body',
+          max_tokens: 50,
+          messages: [{ role: 'user', content: question }],
+        })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Anthropic.InternalServerError);
+      expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(502);
+      expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+        type: 'error',
+        error: { type: 'api_error', message: expect.stringContaining(vendorSaid) },
+      });
+      expect(openai.calls({ model: 'error-body', containing: question })).toBe(1);
+      expect(await waitForUsageRecord(gw, 'error-body-messages')).toMatchObject({
+        outcome: 'error',
+        status: 502,
+        endpoint: 'messages',
+      });
+    });
+
+    it("is OpenAI's error on Responses (translated), one record", async () => {
+      const { chat: client } = await clientsOf('error-body-responses');
+      const question = 'in-body error on responses';
+      const error = await client.responses
+        .create({ model: 'openai-error-body', input: question })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+      expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+        code: 'upstream_error',
+        message: expect.stringContaining(vendorSaid),
+      });
+      expect(openai.calls({ model: 'error-body', containing: question })).toBe(1);
+      expect(await waitForUsageRecord(gw, 'error-body-responses')).toMatchObject({
+        outcome: 'error',
+        status: 502,
+      });
+    });
+
+    it("a Response OpenAI failed (200, status failed) is OpenAI's error with the vendor's code on Responses, one record", async () => {
+      const { chat: client } = await clientsOf('failed-response');
+      const question = 'a response that fails';
+      const error = await client.responses
+        .create({ model: 'native-failer', input: question })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+      expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+        code: 'server_error',
+        message: expect.stringContaining('The server had an error while processing your request.'),
+      });
+      expect(openai.calls({ path: '/v1/responses', model: 'failer', containing: question })).toBe(1);
+      expect(await waitForUsageRecord(gw, 'failed-response')).toMatchObject({
+        outcome: 'error',
+        status: 502,
+        error_code: 'server_error',
+        prompt_tokens: 0,
+        completion_tokens: 0,
+      });
+    });
+
+    it("streamed, the failed Response reaches a Responses client as response.failed with the vendor's code and words, one record", async () => {
+      const { chat: client } = await clientsOf('failed-response-stream');
+      const events = await client.responses.create({
+        model: 'native-failer',
+        input: 'a streamed response that fails',
+        stream: true,
+      });
+      const types: string[] = [];
+      let failed: OpenAI.Responses.Response | undefined;
+      await (async () => {
+        for await (const event of events) {
+          types.push(event.type);
+          if (event.type === 'response.failed') failed = event.response;
+        }
+      })().catch((e: unknown) => e);
+      expect(types).toEqual(['response.created', 'response.in_progress', 'response.failed']);
+      expect(failed).toMatchObject({
+        status: 'failed',
+        model: 'native-failer',
+        error: {
+          code: 'server_error',
+          message: expect.stringContaining('The server had an error while processing your request.'),
+        },
+      });
+      expect(await waitForUsageRecord(gw, 'failed-response-stream')).toMatchObject({
+        outcome: 'error',
+        status: 200,
+        error_code: 'server_error',
+      });
+    });
+  });
+
   describe('members a vendor does not define', () => {
     // What OpenAI's strict tools and Claude Code's tools carry: JSON Schema beyond Gemini's `parameters` subset.
     const jsonSchema = {
@@ -635,7 +902,7 @@ describe('strict vendor stand-ins through every client API', () => {
       expect(anthropic.calls({ containing: question })).toBe(1);
     });
 
-    it.each(['anthropic', 'gemini'] as const)('Responses-only members never reach %s', async (family) => {
+    it.each(FAMILIES)('Responses-only members never reach %s', async (family) => {
       const question = `responses members ${family}`;
       const answer = await viaResponses(
         {
@@ -645,17 +912,88 @@ describe('strict vendor stand-ins through every client API', () => {
           store: false,
           include: ['reasoning.encrypted_content'],
           text: { format: { type: 'text' }, verbosity: 'low' },
+          reasoning: { effort: 'low', summary: 'auto' },
           truncation: 'disabled',
+          background: false,
+          service_tier: 'auto',
+          top_logprobs: 0,
           metadata: { purpose: 'test' },
           prompt_cache_key: 'k',
           safety_identifier: 's',
           parallel_tool_calls: true,
+          user: 'someone',
         },
         false,
       );
       expect(answer).toMatchObject({ text: `echo: ${question}`, status: 'completed' });
-      expect({ anthropic, gemini }[family].calls({ containing: question })).toBe(1);
+      expect({ openai, anthropic, gemini }[family].calls({ containing: question })).toBe(1);
     });
+
+    it.each(['openai', 'gemini'] as const)('Messages-only members never reach %s', async (family) => {
+      const question = `messages members ${family}`;
+      const answer = await viaMessages(
+        {
+          model: `${family}-echo`,
+          max_tokens: 100,
+          messages: [{ role: 'user', content: question }],
+          system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
+          metadata: { user_id: 'someone' },
+          stop_sequences: ['NEVER'],
+          temperature: 0.5,
+          top_k: 5,
+          top_p: 0.9,
+          service_tier: 'auto',
+          tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+          tools: [{ name: 'lookup', input_schema: { type: 'object' }, cache_control: { type: 'ephemeral' } }],
+          output_config: { effort: 'low' },
+          context_management: { edits: [] },
+        } as Anthropic.MessageCreateParamsNonStreaming,
+        false,
+      );
+      expect(answer.stopReason).toBe(family === 'gemini' ? 'tool_use' : 'end_turn');
+      expect({ openai, gemini }[family].calls({ containing: question })).toBe(1);
+    });
+
+    it.each(STREAMED)(
+      "the gateway's own chat member (thinking) never reaches OpenAI, which would refuse it (stream: %s)",
+      async (stream) => {
+        const question = `the gateway's thinking to openai ${stream}`;
+        const answer = await viaChat(
+          {
+            model: 'openai-echo',
+            messages: [{ role: 'user', content: question }],
+            thinking: { type: 'disabled' },
+          },
+          stream,
+        );
+        expect(answer).toMatchObject({ text: `echo: ${question}`, finish: 'stop' });
+        expect(openai.calls({ path: '/v1/chat/completions', containing: question })).toBe(1);
+      },
+    );
+
+    it.each(STREAMED)(
+      "a chat member OpenAI does not define goes to an OpenAI backend as the client sent it, and OpenAI's 400 comes back, called once (stream: %s)",
+      async (stream) => {
+        const question = `an unknown member to openai ${stream}`;
+        const error = await viaChat(
+          {
+            model: 'openai-echo',
+            messages: [{ role: 'user', content: question }],
+            an_extension_nobody_defines: true,
+            top_k: 3,
+          },
+          stream,
+        ).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+        expect((error as InstanceType<typeof OpenAI.APIError>).error).toEqual({
+          message: 'Unrecognized request arguments supplied: an_extension_nobody_defines, top_k',
+          type: 'invalid_request_error',
+          param: null,
+          code: null,
+        });
+        expect(openai.calls({ path: '/v1/chat/completions', containing: question })).toBe(1);
+      },
+    );
   });
 
   describe('upstream calls counted on the stand-ins', () => {

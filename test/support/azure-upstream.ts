@@ -377,7 +377,7 @@ export class AzureUpstream extends StandInServer {
         null,
       );
     if (operation === 'embeddings') return this.embeddings(recorded.body, res);
-    if (operation === 'responses') return answerResponses(recorded.body, res, (prefix) => this.id(prefix));
+    if (operation === 'responses') return answerResponses(recorded, res, (prefix) => this.id(prefix));
     return this.chat(recorded.body, deployment, res);
   }
 

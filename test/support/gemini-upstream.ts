@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { unknownGeminiField } from './gemini-request-fields';
-import { generate, StandInServer, words, type RecordedRequest } from './standin-server';
+import { generate, StandInServer, standInEmbedding, words, type RecordedRequest } from './standin-server';
 
 /**
  * A stand-in Gemini (Generative Language API v1beta), written from Google's docs:
@@ -76,12 +76,7 @@ export class GeminiUpstream extends StandInServer {
     const embeddings = body.requests.map(
       (request: { content: { parts: Array<{ text: string }> }; outputDimensionality?: number }) => {
         const text = request.content.parts.map((part) => part.text).join('');
-        const values = Array.from({ length: request.outputDimensionality ?? 6 }, (_, i) => {
-          let hash = 2166136261 ^ i;
-          for (let c = 0; c < text.length; c++) hash = Math.imul(hash ^ text.charCodeAt(c), 16777619);
-          return ((hash >>> 0) / 4294967295) * 2 - 1;
-        });
-        return { values };
+        return { values: standInEmbedding(text, request.outputDimensionality ?? 6) };
       },
     );
     res.writeHead(200, { 'content-type': 'application/json' });

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { generate, requestedToolCall, words } from './standin-server';
+import { generate, REASONING, requestedToolCall, words, type RecordedRequest } from './standin-server';
 
 /**
  * OpenAI's Responses API as a stand-in serves it (`POST /v1/responses`), written from OpenAI's API reference
@@ -10,15 +10,23 @@ import { generate, requestedToolCall, words } from './standin-server';
  *
  * By model: `echo` answers "echo: <last user text>"; `tool-caller` calls the tool the user asked for
  * (`call <Tool> with <JSON>`) or the first function tool with {query}, and after a function_call_output answers
- * "tool said: <output>"; `reasoner` reasons first (a summary; encrypted when `include` asks). A text answer
- * longer than `max_output_tokens` (a token is a word) is cut there: the message `incomplete`, the response
- * `incomplete` with `incomplete_details.reason: max_output_tokens` (streamed: `response.incomplete` last).
+ * "tool said: <output>"; `reasoner` reasons first (a summary; encrypted when `include` asks); `refuser` refuses
+ * as OpenAI's models do (a message whose one content part is `refusal`, streamed as response.refusal.delta/.done;
+ * the response `completed`); `parallel-caller` with function tools offered calls each (the first twice when only
+ * one is offered), every call its own item id and call_id, one output item after another as OpenAI streams them,
+ * then after function_call_output items answers as `tool-caller`; `failer` fails after accepting the request, as
+ * the Response object allows: HTTP 200 with `status: failed` and `error: {code, message}`, no output (streamed:
+ * response.created, response.in_progress, then response.failed). A text answer longer than `max_output_tokens`
+ * (a token is a word) is cut there: the message `incomplete`, the response `incomplete` with
+ * `incomplete_details.reason: max_output_tokens` (streamed: `response.incomplete` last). Ids of calls made are
+ * kept on the recorded request (`toolCallIds`), for tests that follow them through.
  */
 export function answerResponses(
-  body: Record<string, any>,
+  recorded: RecordedRequest,
   res: ServerResponse,
-  newId: (prefix: string) => string,
+  newId: (prefix: string, length?: number) => string,
 ): void {
+  const body = recorded.body;
   if (typeof body.model !== 'string') return fail(res, 400, "Missing required parameter: 'model'.", 'model');
   if (body.previous_response_id)
     return fail(
@@ -67,14 +75,34 @@ export function answerResponses(
     output.push({
       id: 'rs_standin1',
       type: 'reasoning',
-      summary: [{ type: 'summary_text', text: 'Thinking it over.' }],
+      summary: [{ type: 'summary_text', text: REASONING }],
       ...(include.includes('reasoning.encrypted_content')
         ? { encrypted_content: 'enc-standin-reasoning' }
         : {}),
     });
   }
-  if (body.model === 'tool-caller' && last?.type === 'function_call_output') {
+  const callsTools = body.model === 'tool-caller' || body.model === 'parallel-caller';
+  if (callsTools && last?.type === 'function_call_output') {
     output.push(message(`tool said: ${textOf(last.output)}`));
+  } else if (body.model === 'parallel-caller' && functionTools.length) {
+    const called: Array<{ name: string }> =
+      functionTools.length > 1 ? functionTools : [functionTools[0], functionTools[0]];
+    for (const [i, tool] of called.entries())
+      output.push({
+        id: newId('fc_'),
+        type: 'function_call',
+        status: 'completed',
+        call_id: newId('call_'),
+        name: tool.name,
+        arguments: JSON.stringify({ query: userText, call: i + 1 }),
+      });
+  } else if (body.model === 'refuser') {
+    output.push({
+      ...message(''),
+      content: [{ type: 'refusal', refusal: "I'm sorry, I can't help with that." }],
+    });
+  } else if (body.model === 'failer') {
+    // Nothing generated: the failure is in `error`.
   } else if (body.model === 'tool-caller' && functionTools.length) {
     const asked = requestedToolCall(userText);
     output.push({
@@ -90,6 +118,8 @@ export function answerResponses(
     output.push(message(made.text, made.ended === 'max_tokens' ? 'incomplete' : 'completed'));
   }
   const cut = output.some((item) => item.status === 'incomplete');
+  const failed = body.model === 'failer';
+  recorded.toolCallIds = output.filter((item) => item.type === 'function_call').map((item) => item.call_id);
 
   const inputTokens =
     items.reduce(
@@ -102,7 +132,7 @@ export function answerResponses(
       n +
       words(
         i.type === 'message'
-          ? i.content[0].text
+          ? (i.content[0].text ?? i.content[0].refusal)
           : i.type === 'function_call'
             ? i.arguments
             : i.summary[0].text,
@@ -113,8 +143,10 @@ export function answerResponses(
     id: newId('resp_'),
     object: 'response',
     created_at: Math.floor(Date.now() / 1000),
-    status: cut ? 'incomplete' : 'completed',
-    error: null,
+    status: failed ? 'failed' : cut ? 'incomplete' : 'completed',
+    error: failed
+      ? { code: 'server_error', message: 'The server had an error while processing your request.' }
+      : null,
     incomplete_details: cut ? { reason: 'max_output_tokens' } : null,
     instructions: body.instructions ?? null,
     model: `${body.model}-2026-01-01`,
@@ -132,9 +164,11 @@ export function answerResponses(
       output_tokens: outputTokens,
       output_tokens_details: { reasoning_tokens: body.model === 'reasoner' ? 3 : 0 },
       total_tokens: inputTokens + outputTokens,
-    },
+    } as Record<string, unknown> | undefined,
     metadata: body.metadata ?? {},
   };
+  // The schema's usage is an object, never null: a response that failed before generating anything has none.
+  if (failed) delete response.usage;
   if (!body.stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(response));
@@ -180,6 +214,21 @@ export function answerResponses(
       send('response.function_call_arguments.delta', { ...where, delta: item.arguments.slice(0, 4) });
       send('response.function_call_arguments.delta', { ...where, delta: item.arguments.slice(4) });
       send('response.function_call_arguments.done', { ...where, name: item.name, arguments: item.arguments });
+    } else if (item.content[0].type === 'refusal') {
+      const refusal: string = item.content[0].refusal;
+      send('response.output_item.added', {
+        output_index: index,
+        item: { ...item, status: 'in_progress', content: [] },
+      });
+      send('response.content_part.added', {
+        ...where,
+        content_index: 0,
+        part: { type: 'refusal', refusal: '' },
+      });
+      for (const word of refusal.split(/(?<= )/))
+        send('response.refusal.delta', { ...where, content_index: 0, delta: word });
+      send('response.refusal.done', { ...where, content_index: 0, refusal });
+      send('response.content_part.done', { ...where, content_index: 0, part: item.content[0] });
     } else {
       const text: string = item.content[0].text;
       send('response.output_item.added', {
@@ -198,7 +247,7 @@ export function answerResponses(
     }
     send('response.output_item.done', { output_index: index, item });
   });
-  send(cut ? 'response.incomplete' : 'response.completed', { response });
+  send(failed ? 'response.failed' : cut ? 'response.incomplete' : 'response.completed', { response });
   res.end();
 }
 

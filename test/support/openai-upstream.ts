@@ -1,6 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerResponses } from './openai-responses';
-import { generate, requestedToolCall, StandInServer, type RecordedRequest } from './standin-server';
+import {
+  generate,
+  REASONING,
+  requestedToolCall,
+  StandInServer,
+  standInEmbedding,
+  words,
+  type RecordedRequest,
+} from './standin-server';
 
 /**
  * A stand-in OpenAI-compatible upstream that follows OpenAI's documented wire format
@@ -11,11 +19,16 @@ import { generate, requestedToolCall, StandInServer, type RecordedRequest } from
  *   `choices: []` while every other chunk carries `usage: null`, then `data: [DONE]`; every chunk (the usage
  *   chunk too) ends with an `obfuscation` padding string unless stream_options.include_obfuscation is false;
  * - errors: `{"error": {message, type, param, code}}` with the documented statuses;
- * - `POST /v1/responses`: OpenAI's Responses API (openai-responses.ts), for backends configured `responsesApi`.
+ * - `POST /v1/responses`: OpenAI's Responses API (openai-responses.ts), for backends configured `responsesApi`
+ *   (the models below that it knows: echo, tool-caller, parallel-caller, refuser, reasoner, failer, status-<code>).
  *
  * Answers honour `max_completion_tokens` / `max_tokens` (a token is a word: cut there, finish_reason `length`) and
  * `stop` (cut before the first stop sequence, finish_reason `stop`). Ids and random choices come from the seeded
  * PRNG (StandInServer.random).
+ *
+ * A chat body member OpenAI does not define is refused as OpenAI refuses it (400, "Unrecognized request argument
+ * supplied: <name>"), except by models named `vllm-<model>`, which behave as <model> but take any member, as
+ * vLLM does (it ignores what it does not know).
  *
  * What it does is chosen by the *upstream model name*, so each test routes a gateway model
  * to the behaviour it needs:
@@ -24,6 +37,8 @@ import { generate, requestedToolCall, StandInServer, type RecordedRequest } from
  *   hang            sends headers (streaming) or nothing, then never finishes
  *   hang-headers    sends nothing at all, streaming or not (a backend still reading the prompt)
  *   malformed       answers 200 with a body that is not JSON (a broken proxy in front of the backend)
+ *   error-body      answers 200 with an error as its body, as OpenRouter documents for a failure after the model
+ *                   started (`{"error": {"code": 502, "message", "metadata"}}`; streamed: the first data event)
  *   flaky-<p>       like echo, but answers 500 to p percent of requests, at random
  *   toggle          like echo while `failing` is false, 500 while it is true (a deployment that dies and recovers)
  *   status-<code>   answers HTTP <code> with an OpenAI error body (429 adds Retry-After: 7)
@@ -38,10 +53,58 @@ import { generate, requestedToolCall, StandInServer, type RecordedRequest } from
  *   filtered        the echo's first word, then finish_reason `content_filter` (an answer the content filter stopped)
  *   parallel-caller with `tools` offered: one call per tool (the first twice when only one is offered), each with
  *                   its own id, streamed one call after another as OpenAI does; after a tool result: as tool-caller
- *   reasoner        like echo, with reasoning text in `message.reasoning` / `delta.reasoning` first (vLLM >= 0.17
- *                   naming) and no reasoning_tokens in usage, as vLLM and llama.cpp report it
+ *   reasoner        like echo, with reasoning text (REASONING) in `message.reasoning` / `delta.reasoning` first
+ *                   (vLLM >= 0.17 naming), its words in completion_tokens and no reasoning_tokens in usage, as vLLM
+ *                   and llama.cpp report it
  */
 export type { RecordedRequest };
+
+export { REASONING, standInEmbedding };
+
+/**
+ * The members of a chat completions body (ChatCompletionCreateParams, openai-node 6.49). OpenAI answers any other
+ * with 400 `invalid_request_error` "Unrecognized request argument supplied: <name>" (several: "arguments",
+ * comma-separated), as clients have met it for `thinking`, `enable_thinking`, `top_k`, `num_keep`.
+ */
+const CHAT_MEMBERS = new Set([
+  'messages',
+  'model',
+  'audio',
+  'frequency_penalty',
+  'function_call',
+  'functions',
+  'logit_bias',
+  'logprobs',
+  'max_completion_tokens',
+  'max_tokens',
+  'metadata',
+  'modalities',
+  'moderation',
+  'n',
+  'parallel_tool_calls',
+  'prediction',
+  'presence_penalty',
+  'prompt_cache_key',
+  'prompt_cache_options',
+  'prompt_cache_retention',
+  'reasoning_effort',
+  'response_format',
+  'safety_identifier',
+  'seed',
+  'service_tier',
+  'stop',
+  'store',
+  'stream',
+  'stream_options',
+  'temperature',
+  'tool_choice',
+  'tools',
+  'top_logprobs',
+  'top_p',
+  'user',
+  'verbosity',
+  'web_search_options',
+]);
 
 export class OpenAIUpstream extends StandInServer {
   /** Requests whose client (the gateway) went away before we finished. */
@@ -85,7 +148,7 @@ export class OpenAIUpstream extends StandInServer {
           statusType(Number(status[1])),
           statusCode(Number(status[1])),
         );
-      return answerResponses(body, res, (prefix) => this.id(prefix));
+      return answerResponses(recorded, res, (prefix, length) => this.id(prefix, length));
     }
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions')
       return this.error(res, 404, 'Not found', 'invalid_request_error', null);
@@ -98,7 +161,18 @@ export class OpenAIUpstream extends StandInServer {
         'invalid_api_key',
       );
     }
-    const model = String(body.model);
+    // vLLM takes (and ignores, with a warning) members OpenAI does not define; OpenAI refuses them, all named.
+    const vllm = String(body.model).startsWith('vllm-');
+    const unknown = vllm ? [] : Object.keys(body).filter((name) => !CHAT_MEMBERS.has(name));
+    if (unknown.length)
+      return this.error(
+        res,
+        400,
+        `Unrecognized request argument${unknown.length > 1 ? 's' : ''} supplied: ${unknown.join(', ')}`,
+        'invalid_request_error',
+        null,
+      );
+    const model = String(body.model).replace(/^vllm-/, '');
     const status = /^status-(\d{3})$/.exec(model);
     if (status)
       return this.error(
@@ -125,6 +199,17 @@ export class OpenAIUpstream extends StandInServer {
       return this.error(res, 500, 'Upstream says 500', 'server_error', null);
     if (model === 'malformed') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('<html>502 Bad Gateway</html>');
+      return;
+    }
+    if (model === 'error-body') {
+      // OpenRouter's documented failure once a model has started: HTTP 200, the error in the body (streamed: the
+      // first SSE data event), `code` the status it stands for.
+      const failure = JSON.stringify({
+        error: { code: 502, message: 'Provider returned error', metadata: { provider_name: 'standin' } },
+      });
+      if (body.stream)
+        res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`data: ${failure}\n\n`);
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(failure);
       return;
     }
     if (model === 'hang') {
@@ -189,11 +274,19 @@ export class OpenAIUpstream extends StandInServer {
     const finishReason =
       model === 'filtered' ? 'content_filter' : made.ended === 'max_tokens' ? 'length' : 'stop';
     const usage = {
+      // A message's words (of its text parts, when its content is parts).
       prompt_tokens: messages.reduce(
-        (n, m) => n + String(typeof m.content === 'string' ? m.content : '').split(/\s+/).length,
+        (n, m) =>
+          n +
+          (Array.isArray(m.content)
+            ? words((m.content as Array<{ text?: unknown }>).map((part) => String(part.text ?? '')).join(' '))
+            : String(typeof m.content === 'string' ? m.content : '').split(/\s+/).length),
         0,
       ),
-      completion_tokens: refusal ? refusal.split(' ').length : emitted.length,
+      // Reasoning is generated output: vLLM counts it in completion_tokens (reporting no reasoning_tokens).
+      completion_tokens:
+        (refusal ? refusal.split(' ').length : emitted.length) +
+        (model === 'reasoner' ? words(REASONING) : 0),
       total_tokens: 0,
     };
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
@@ -215,7 +308,7 @@ export class OpenAIUpstream extends StandInServer {
                 role: 'assistant',
                 content: refusal ? null : emitted.join(''),
                 refusal,
-                ...(model === 'reasoner' ? { reasoning: 'Thinking it over.' } : {}),
+                ...(model === 'reasoner' ? { reasoning: REASONING } : {}),
               },
               logprobs: null,
               finish_reason: finishReason,
@@ -257,7 +350,7 @@ export class OpenAIUpstream extends StandInServer {
     for (const word of refusal?.split(/(?<= )/) ?? [])
       send([{ index: 0, delta: { refusal: word }, logprobs: null, finish_reason: null }]);
     if (model === 'reasoner')
-      for (const word of ['Thinking ', 'it ', 'over.'])
+      for (const word of REASONING.split(/(?<= )/))
         send([{ index: 0, delta: { reasoning: word }, logprobs: null, finish_reason: null }]);
     for (let i = 0; i < emitted.length; i++) {
       if (res.destroyed) return;
@@ -389,11 +482,7 @@ export class OpenAIUpstream extends StandInServer {
       const text = typeof input === 'string' ? input : JSON.stringify(input);
       tokens +=
         typeof input === 'string' ? input.split(/\s+/).filter(Boolean).length : (input as unknown[]).length;
-      const vector = Array.from({ length: dimensions }, (_, i) => {
-        let hash = 2166136261 ^ i;
-        for (let c = 0; c < text.length; c++) hash = Math.imul(hash ^ text.charCodeAt(c), 16777619);
-        return ((hash >>> 0) / 4294967295) * 2 - 1;
-      });
+      const vector = standInEmbedding(text, dimensions);
       const embedding =
         body.encoding_format === 'base64'
           ? Buffer.from(new Float32Array(vector).buffer).toString('base64')

@@ -129,6 +129,21 @@ function isForm(contentType: string | undefined): boolean {
   return (contentType ?? '').startsWith('application/x-www-form-urlencoded');
 }
 
+/**
+ * A stand-in's embedding of a text (OpenAI's: the JSON of a token array): each dimension an FNV-1a hash of the text and the
+ * dimension's index, scaled to [-1, 1]. Equal texts give equal vectors, and a test can work out what to expect.
+ */
+export function standInEmbedding(text: string, dimensions: number): number[] {
+  return Array.from({ length: dimensions }, (_, i) => {
+    let hash = 2166136261 ^ i;
+    for (let c = 0; c < text.length; c++) hash = Math.imul(hash ^ text.charCodeAt(c), 16777619);
+    return ((hash >>> 0) / 4294967295) * 2 - 1;
+  });
+}
+
+/** What the `reasoner` models (chat completions and Responses) reason before they answer. */
+export const REASONING = 'Thinking it over.';
+
 export const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
 

@@ -81,6 +81,7 @@ describe.each(Object.keys(adapters))('%s adapter against documented fixtures', (
   });
 
   it.each(all.filter(([, f]) => f.cases))('errors %s', (_file, fixture) => {
+    expect(fixture.cases.length).toBeGreaterThan(0);
     for (const c of fixture.cases) {
       const error = adapter.mapError(c.status, JSON.stringify(c.body), c.headers ?? {});
       expect({ status: error.status }).toEqual({ status: c.expect.status });

@@ -43,7 +43,16 @@ describe('console formatting', () => {
   });
 
   it('names every limit of the catalogue for people, and writes budgets as money', () => {
-    for (const name of LIMIT_NAMES) expect(limitLabel(name)).not.toBe(name);
+    expect(Object.fromEntries(LIMIT_NAMES.map((name) => [name, limitLabel(name)]))).toEqual({
+      concurrentRequests: 'Concurrent requests',
+      requestsPerMinute: 'Requests / minute',
+      tokensPerMinute: 'Tokens / minute',
+      tokensPerDay: 'Tokens / day',
+      tokensPerMonth: 'Tokens / month',
+      budgetPerDay: 'Budget / day',
+      budgetPerMonth: 'Budget / month',
+    });
+    expect(limitLabel('notALimit')).toBe('notALimit');
     expect(describeLimits({ budgetPerDay: 5, tokensPerDay: 100_000, requestsPerMinute: 60 }, 'USD')).toEqual([
       'Requests / minute: 60',
       'Tokens / day: 100,000',

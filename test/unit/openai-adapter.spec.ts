@@ -92,6 +92,23 @@ describe('OpenAI adapter', () => {
     expect(() => mapper.map({ data: 'not json', event: undefined, id: undefined })).toThrow(
       /malformed stream event/,
     );
+    // An error event naming its status (OpenRouter's, vLLM's numeric code) is the error that status stands for.
+    const inBand = (data: string) => {
+      try {
+        adapter.chunkMapper().map({ data, event: undefined, id: undefined });
+      } catch (thrown) {
+        return thrown as GatewayException;
+      }
+      throw new Error('no error thrown');
+    };
+    expect(inBand('{"error":{"code":503,"message":"busy"}}')).toMatchObject({
+      code: 'upstream_unavailable',
+      status: 503,
+    });
+    expect(inBand('{"error":{"message":"boom","type":"server_error","code":"server_error"}}')).toMatchObject({
+      code: 'upstream_error',
+      message: 'Backend "b" failed with HTTP 500: boom',
+    });
   });
 
   it('offers the upstream text for reuse only when it is one line and the chunk was not changed', () => {
@@ -132,5 +149,56 @@ describe('OpenAI adapter', () => {
       'flat bad',
     );
     expect(adapter.mapError(500, '<html>oops</html>', {}).status).toBe(502);
+  });
+
+  it("turns an error in a 200's body into the upstream error its code stands for, scrubbed of the key", () => {
+    const inBody = (error: Record<string, unknown>) => {
+      try {
+        adapter.parseResponse({ error });
+      } catch (thrown) {
+        return thrown as GatewayException;
+      }
+      throw new Error('no error thrown');
+    };
+    const failed = inBody({ code: 502, message: 'Provider returned error for sk-up' });
+    expect(failed).toMatchObject({ code: 'upstream_error', status: 502 });
+    expect(failed.message).toBe('Backend "b" failed with HTTP 502: Provider returned error for [redacted]');
+    expect(inBody({ code: 503, message: 'busy' })).toMatchObject({
+      code: 'upstream_unavailable',
+      status: 503,
+    });
+    // A code that is not a status (OpenAI names types): a server error.
+    expect(inBody({ code: 'server_error', message: 'oops' })).toMatchObject({
+      code: 'upstream_error',
+      status: 502,
+      message: 'Backend "b" failed with HTTP 500: oops',
+    });
+  });
+
+  it('turns a Response that failed (200, status failed) into an upstream error with its code, never a completion', () => {
+    const native = new OpenAIAdapter(
+      'r',
+      Object.assign(new BackendConfig(), { ...backend, responsesApi: true }),
+    );
+    const response = {
+      id: 'resp_1',
+      status: 'failed',
+      output: [],
+      error: { code: 'server_error', message: 'Failed while using key sk-up.' },
+    };
+    expect(() => native.parseResponse(response, 'responses')).toThrow(GatewayException);
+    try {
+      native.parseResponse(response, 'responses');
+    } catch (thrown) {
+      expect(thrown).toMatchObject({ code: 'upstream_error', status: 502, wireCode: 'server_error' });
+      expect((thrown as GatewayException).message).toBe(
+        'Backend "r" failed the response (server_error): Failed while using key [redacted].',
+      );
+    }
+    expect(
+      native.parseResponse({ ...response, status: 'completed', error: null }, 'responses'),
+    ).toMatchObject({
+      choices: [{ finish_reason: 'stop' }],
+    });
   });
 });

@@ -54,7 +54,8 @@ describe('usage records', () => {
       endpoint: 'chat.completions',
     });
     const messages = counterField('prompt', 'tok', 'a|b', 'messages');
-    expect(messages).not.toBe('prompt|tok|a|b');
+    // The endpoint after a unit separator, which no model name or endpoint holds.
+    expect(messages).toBe('prompt|tok|a|b\u001fmessages');
     expect(parseCounterField(messages)).toEqual({
       metric: 'prompt',
       tokenId: 'tok',

@@ -16,7 +16,7 @@ import type {
 import { normalizeUsage, type ChatCompletion, type ChatCompletionChunk } from '../../core/openai-types';
 import { effortFor, normalizeReasoningField, requestedThinking } from '../shared/reasoning';
 import { parseErrorBody, parseStreamEvent } from '../../core/json';
-import { backendSecrets, mapUpstreamError } from '../upstream-errors';
+import { backendSecrets, mapUpstreamError, scrubError } from '../upstream-errors';
 import type { SseEvent } from '../../core/sse';
 import type { UpstreamBody } from '../upstream-client';
 import { decodeSse, type SseMapper } from '../shared/sse-decoder';
@@ -81,8 +81,19 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   parseResponse(body: unknown, native?: NativeApi): ChatCompletion {
-    if (native === 'responses') return completionFromResponse(body, this.backendId);
-    const reply = body as Partial<ChatCompletion> | null;
+    if (native === 'responses') {
+      try {
+        return completionFromResponse(body, this.backendId);
+      } catch (error) {
+        // A failed Response carries the vendor's words, which may quote the backend's key.
+        throw error instanceof GatewayException ? scrubError(error, backendSecrets(this.config)) : error;
+      }
+    }
+    const reply = body as (Partial<ChatCompletion> & { error?: unknown }) | null;
+    if (reply && typeof reply === 'object' && !Array.isArray(reply.choices) && isObject(reply.error)) {
+      // An error in a 200's body (OpenRouter does this once the model has started): an upstream error.
+      throw this.errorFromBody(inBandStatus(reply.error), reply, {});
+    }
     if (!reply || typeof reply !== 'object' || !Array.isArray(reply.choices)) {
       throw new GatewayException(
         'upstream_error',
@@ -156,7 +167,7 @@ export class OpenAIAdapter implements ProviderAdapter {
         const delta = template?.read(event.data);
         if (delta) return new ContentDeltaStep(event.data, delta, this.backendId);
         const chunk = parseStreamEvent<ChatCompletionChunk & { error?: unknown }>(event.data, this.backendId);
-        if (chunk.error) throw this.errorFromBody(500, chunk, {});
+        if (chunk.error) throw this.errorFromBody(inBandStatus(chunk.error), chunk, {});
         const renamesReasoning =
           chunk.choices?.some((choice) => typeof choice?.delta?.reasoning === 'string') === true;
         // Reusable as is unless it was sent over several `data:` lines (joined with \n, which would break our framing).
@@ -246,4 +257,17 @@ function applyThinking(body: Record<string, unknown>, request: ChatRequest, targ
     body.chat_template_kwargs = { ...kwargs, enable_thinking: thinking !== false };
     if (typeof thinking === 'number' && target.model.budgetField) body[target.model.budgetField] = thinking;
   }
+}
+
+/**
+ * The HTTP status an error sent after a 200 stands for: its numeric `code` (OpenRouter's, vLLM's), else a server
+ * error (OpenAI's in-band errors name a type, not a status).
+ */
+function inBandStatus(error: unknown): number {
+  const code = isObject(error) ? error.code : undefined;
+  return typeof code === 'number' && code >= 400 && code <= 599 ? code : 500;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -58,6 +58,10 @@ export function completionFromResponse(body: unknown, backendId: string): ChatCo
   if (!response || typeof response !== 'object' || !Array.isArray(response.output)) {
     throw new GatewayException('upstream_error', `Backend "${backendId}" sent a malformed response object.`);
   }
+  // A 200 whose Response failed (the schema allows it, and agent SDKs have mistaken it for an empty answer): an
+  // upstream error, in the client's own shape, never a completion with nothing in it.
+  if (response.status === 'failed')
+    throw failure(backendId, response.error?.code ?? undefined, response.error?.message ?? undefined);
   let text = '';
   let reasoning = '';
   const toolCalls: unknown[] = [];
