@@ -1,4 +1,5 @@
 import { anthropicFamily } from './anthropic/anthropic.family';
+import { bedrockFamily } from './bedrock/bedrock.family';
 import { geminiFamily } from './gemini/gemini.family';
 import { localFamily } from './local/local.family';
 import { openaiFamily } from './openai/openai.family';
@@ -9,7 +10,13 @@ import type { ProviderFamily } from './provider-family';
  * hand this list to the config loader (main.ts, cli/main.ts), which validates each backend with its family's config
  * class, so each family's `create*` gets its own config class.
  */
-export const FAMILIES: readonly ProviderFamily[] = [openaiFamily, anthropicFamily, geminiFamily, localFamily];
+export const FAMILIES: readonly ProviderFamily[] = [
+  openaiFamily,
+  anthropicFamily,
+  geminiFamily,
+  localFamily,
+  bedrockFamily,
+];
 
 export const FAMILY_BY_TYPE: ReadonlyMap<string, ProviderFamily> = new Map(
   FAMILIES.map((family) => [family.type, family]),

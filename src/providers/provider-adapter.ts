@@ -55,6 +55,11 @@ export interface ProviderAdapter {
   parseEmbeddingResponse?(body: unknown): EmbeddingResponse;
   /** The client APIs this family's backends speak themselves: requests in them pass through untranslated. */
   readonly nativeApis?: readonly NativeApi[];
+  /**
+   * Whether a model of this backend speaks `api` itself, for a family whose models differ (Bedrock: Claude speaks
+   * Messages, Llama does not); every model of the backend does when absent.
+   */
+  speaksNatively?(api: NativeApi, upstreamModel: string): boolean;
   /** The call for a request in one of `nativeApis`. */
   nativeCall?(request: NativeRequest): UpstreamCall;
   /** An upstream non-2xx answer -> the error the client gets. */

@@ -4,9 +4,13 @@ import type { MessagesPromptDto } from './dto/messages-request.dto';
 import { isGatewaySignature } from './translated-thinking';
 import { spliceJson, type JsonSource } from '../../core/json-splice';
 
-/** The deployment takes Messages requests as they are (an Anthropic backend). */
+/** The deployment takes Messages requests as they are (an Anthropic backend, or Claude on a cloud's). */
 export function speaksMessages(deployment: Deployment): boolean {
-  return deployment.backend.adapter.nativeApis?.includes('messages') === true;
+  const adapter = deployment.backend.adapter;
+  return (
+    adapter.nativeApis?.includes('messages') === true &&
+    adapter.speaksNatively?.('messages', deployment.upstreamModel) !== false
+  );
 }
 
 /**
