@@ -11,7 +11,8 @@ import {
 } from '../upstream-client';
 import { bedrockBaseUrl, type BedrockBackendConfig } from './bedrock.config';
 import { credentialsOf, type BedrockCredentials } from './bedrock-credentials';
-import { COUNT_TOKENS_SUFFIX } from './bedrock-paths';
+import { completeMessage } from './anthropic-shape';
+import { COUNT_TOKENS_SUFFIX, INVOKE_SUFFIX } from './bedrock-paths';
 
 /**
  * Bedrock Runtime over the gateway's pooled HTTP client: each call is signed with SigV4 for service `bedrock` in the
@@ -51,7 +52,10 @@ export class BedrockClient implements BackendClient {
   async send(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
     const headers = await this.authorised(call);
     const response = await this.http.send({ ...call, headers }, signal);
-    return call.path.endsWith(COUNT_TOKENS_SUFFIX) ? this.countAnswer(response) : response;
+    if (call.path.endsWith(COUNT_TOKENS_SUFFIX)) return this.countAnswer(response);
+    if (call.path.endsWith(INVOKE_SUFFIX) && response.status >= 200 && response.status < 300)
+      return completedInvokeAnswer(response);
+    return response;
   }
 
   /** The call's headers with its authorisation: a Bearer API key, or a SigV4 signature over what is sent. */
@@ -117,9 +121,29 @@ export class BedrockClient implements BackendClient {
   }
 }
 
+/**
+ * InvokeModel's 2xx answer: a Claude Message completed to Anthropic's published shape (anthropic-shape.ts), which
+ * the adapter reads as chat and a native Messages client gets as its answer; anything else (embeddings) as it came.
+ */
+async function completedInvokeAnswer(response: UpstreamResponse): Promise<UpstreamResponse> {
+  const text = await response.body.text();
+  let answer: unknown;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    return { ...response, body: textBody(text) }; // the adapter reports the malformed answer
+  }
+  const message = answer as Record<string, unknown> | null;
+  if (message?.type === 'message') completeMessage(message);
+  return { ...response, body: jsonBody(answer) };
+}
+
 /** A body the client made itself (an answer it rewrote). */
 export function jsonBody(value: unknown): UpstreamBody {
-  const text = JSON.stringify(value);
+  return textBody(JSON.stringify(value));
+}
+
+function textBody(text: string): UpstreamBody {
   return {
     json: () => Promise.resolve(JSON.parse(text) as unknown),
     text: () => Promise.resolve(text),

@@ -5,6 +5,7 @@ export type BedrockOperation =
   'invoke' | 'invoke-with-response-stream' | 'converse' | 'converse-stream' | 'count-tokens';
 
 export const COUNT_TOKENS_SUFFIX = '/count-tokens';
+export const INVOKE_SUFFIX = '/invoke';
 
 /**
  * `/model/<id>/<operation>`: the model id, inference profile id (`us.anthropic...`, `global....`) or ARN escaped as

@@ -2,6 +2,7 @@ import { GatewayException } from '../../core/errors/gateway.exception';
 import type { SseEvent } from '../../core/sse';
 import type { StreamStep } from '../stream-events';
 import type { SseMapper } from '../shared/sse-decoder';
+import { completeEvent, mayBeIncomplete } from './anthropic-shape';
 import { EventStreamFrames, type EventFrame } from './event-stream';
 
 /** How the family reads one streamed answer's frames: the mapper for its events, and its in-band errors. */
@@ -45,8 +46,8 @@ export async function* decodeBedrockStream(
         const event = eventOf(frame, reading);
         if (!event) continue;
         mapper ??= event.chunk ? reading.anthropic : reading.converse();
-        const step = mapper.map(event.sse);
-        step.upstream = event.sse;
+        const step = mapper.map(event.sent);
+        step.upstream = event.forClient;
         steps.push(step);
         if (step.done) {
           done = true;
@@ -70,7 +71,7 @@ export async function* decodeBedrockStream(
 function eventOf(
   frame: EventFrame,
   reading: BedrockStreamReading,
-): { sse: SseEvent; chunk: boolean } | undefined {
+): { sent: SseEvent; forClient: SseEvent; chunk: boolean } | undefined {
   const kind = frame.headers[':message-type'];
   if (kind === 'exception') {
     throw reading.exception(frame.headers[':exception-type'] ?? 'exception', messageOf(frame.payload));
@@ -79,23 +80,29 @@ function eventOf(
     throw reading.exception(frame.headers[':error-code'] ?? 'error', frame.headers[':error-message']);
   }
   if (kind !== 'event') return undefined;
-  if (frame.headers[':event-type'] === 'chunk') return { sse: chunkEvent(frame), chunk: true };
-  return { sse: converseEvent(frame), chunk: false };
+  if (frame.headers[':event-type'] === 'chunk') return { ...chunkEvent(frame), chunk: true };
+  const sse = converseEvent(frame);
+  return { sent: sse, forClient: sse, chunk: false };
 }
 
-/** `{"bytes":"<base64>"}` -> the Anthropic stream event it carries, named by its `type`, as an SSE event. */
-function chunkEvent(frame: EventFrame): SseEvent {
+/**
+ * `{"bytes":"<base64>"}` -> the Anthropic stream event it carries, named by its `type`: as Bedrock sent it, for the
+ * accounting, and as an Anthropic client is sent it (Bedrock's own `amazon-bedrock-invocationMetrics` on
+ * message_stop left out, the members Anthropic's API has and Bedrock leaves out added: anthropic-shape.ts).
+ */
+function chunkEvent(frame: EventFrame): { sent: SseEvent; forClient: SseEvent } {
   const { bytes } = JSON.parse(Buffer.from(frame.payload).toString('utf8')) as { bytes?: unknown };
   if (typeof bytes !== 'string') throw new SyntaxError('a chunk without bytes');
-  let data = Buffer.from(bytes, 'base64').toString('utf8');
-  const event = JSON.parse(data) as { type?: unknown; 'amazon-bedrock-invocationMetrics'?: unknown };
+  const data = Buffer.from(bytes, 'base64').toString('utf8');
+  const event = JSON.parse(data) as Record<string, unknown>;
   if (typeof event.type !== 'string') throw new SyntaxError('a chunk whose event has no type');
-  // Bedrock's own metrics ride on message_stop; an Anthropic client's event has no such member.
+  const sent = { event: event.type, data };
   if ('amazon-bedrock-invocationMetrics' in event) {
     delete event['amazon-bedrock-invocationMetrics'];
-    data = JSON.stringify(event);
+    return { sent, forClient: { event: event.type, data: JSON.stringify(event) } };
   }
-  return { event: event.type, data };
+  if (!mayBeIncomplete(event.type)) return { sent, forClient: sent };
+  return { sent, forClient: { event: event.type, data: JSON.stringify(completeEvent(event)) } };
 }
 
 function converseEvent(frame: EventFrame): SseEvent {
