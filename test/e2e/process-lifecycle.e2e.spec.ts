@@ -32,12 +32,12 @@ describe('the gateway process', () => {
     [
       'an unknown backend type',
       'admin: { apiKey: k }\nbackends:\n  b: { type: soap, baseUrl: "http://x" }\n',
-      /backends\.b\.type: unknown backend type "soap" \(known types: openai, anthropic, gemini, local\)/,
+      /backends\.b\.type: unknown backend type "soap" \(known types: openai, anthropic, gemini, local(, [a-z]+)*\)/,
     ],
     [
       'a typo in the type of a backend a model uses',
       'admin: { apiKey: k }\nbackends:\n  b: { type: openia, baseUrl: "http://x" }\nmodels:\n  m: { backend: b, upstreamModel: x }\n',
-      /backends\.b\.type: unknown backend type "openia" \(known types: openai, anthropic, gemini, local\)/,
+      /backends\.b\.type: unknown backend type "openia" \(known types: openai, anthropic, gemini, local(, [a-z]+)*\)/,
     ],
   ])('refuses to start with %s, naming the key, in one line', async (_what, yaml, message) => {
     const { output, exit } = run(writeConfig(yaml));
