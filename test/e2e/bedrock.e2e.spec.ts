@@ -201,6 +201,33 @@ describe('AWS Bedrock family', () => {
     expect(finish).toBe('tool_calls');
   });
 
+  it('serves the Responses API and thinking through the translation, and lists the models as bedrock', async () => {
+    const response = await client.responses.create({ model: 'claude', input: 'respond please' });
+    expect(response.output_text).toBe('echo: respond please');
+    const converse = await client.responses.create({
+      model: 'llama',
+      input: 'converse please',
+      stream: true,
+    });
+    let text = '';
+    for await (const event of converse) if (event.type === 'response.output_text.delta') text += event.delta;
+    expect(text).toBe('echo: converse please');
+
+    const thought = await client.chat.completions.create({
+      model: 'claude',
+      messages: [{ role: 'user', content: 'deep question' }],
+      max_tokens: 1500,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+    } as never);
+    expect((thought.choices[0].message as { reasoning_content?: string }).reasoning_content).toBe(
+      'Let me think about deep question.',
+    );
+    expect(lastTo('invoke').body.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
+
+    const models = await client.models.list();
+    expect(models.data.find((m) => m.id === 'llama')).toMatchObject({ family: 'bedrock' });
+  });
+
   it('passes /v1/messages through natively: betas filtered into anthropic_beta, thinking signatures intact', async () => {
     const first = await anthropic.messages.create(
       {
