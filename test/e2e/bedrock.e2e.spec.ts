@@ -10,6 +10,8 @@ const AWS_KEY = {
 };
 const CLAUDE = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 const LLAMA = 'meta.llama3-1-70b-instruct-v1:0';
+/** The stand-in's vector for a text (bedrock-upstream.ts). */
+const titanVector = (text: string) => Array.from({ length: 8 }, (_, i) => ((text.length + i) % 7) / 7);
 const weather = [
   {
     type: 'function' as const,
@@ -346,8 +348,24 @@ describe('AWS Bedrock family', () => {
     const cohere = await client.embeddings.create({ model: 'cohere', input: ['a b', 'c d e'] });
     expect(cohere.data.map((d) => d.index)).toEqual([0, 1]);
     expect(lastTo('invoke').body).toEqual({ texts: ['a b', 'c d e'], input_type: 'search_document' });
+    // Titan embeds one text per call: several inputs are several signed calls, answered together in order.
+    const before = bedrock.calls({ model: 'amazon.titan-embed-text-v2:0' });
+    const batch = await client.embeddings.create({
+      model: 'titan',
+      input: ['one', 'two words', 'three more words', 'four', 'five and six'],
+      dimensions: 256,
+    });
+    expect(bedrock.calls({ model: 'amazon.titan-embed-text-v2:0' })).toBe(before + 5);
+    expect(batch.data.map((d) => d.index)).toEqual([0, 1, 2, 3, 4]);
+    // (the SDK asks for base64, so the floats come back as float32)
+    batch.data[2].embedding.forEach((value, i) =>
+      expect(value).toBeCloseTo(titanVector('three more words')[i], 6),
+    );
+    expect(batch.data[2].embedding).not.toEqual(batch.data[3].embedding);
+    expect(batch.usage).toMatchObject({ prompt_tokens: 1 + 2 + 3 + 1 + 3 });
+    expect(lastTo('invoke').body).toMatchObject({ dimensions: 256 });
     const refused = await client.embeddings
-      .create({ model: 'titan', input: ['one', 'two'] })
+      .create({ model: 'titan', input: [[1, 2, 3]] })
       .catch((error: unknown) => error as { status: number });
     expect(refused).toMatchObject({ status: 400 });
   });

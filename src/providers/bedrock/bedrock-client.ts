@@ -13,6 +13,7 @@ import { bedrockBaseUrl, type BedrockBackendConfig } from './bedrock.config';
 import { credentialsOf, type BedrockCredentials } from './bedrock-credentials';
 import { completeMessage } from './anthropic-shape';
 import { COUNT_TOKENS_SUFFIX, INVOKE_SUFFIX } from './bedrock-paths';
+import { isTitanBatch, sendTitanBatch } from './titan-batch';
 
 /**
  * Bedrock Runtime over the gateway's pooled HTTP client: each call is signed with SigV4 for service `bedrock` in the
@@ -50,6 +51,12 @@ export class BedrockClient implements BackendClient {
   }
 
   async send(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
+    if (call.path.endsWith(INVOKE_SUFFIX) && isTitanBatch(call.body))
+      return sendTitanBatch(call.body, (body) => this.sendOne({ ...call, body }, signal));
+    return this.sendOne(call, signal);
+  }
+
+  private async sendOne(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
     const headers = await this.authorised(call);
     const response = await this.http.send({ ...call, headers }, signal);
     if (call.path.endsWith(COUNT_TOKENS_SUFFIX)) return this.countAnswer(response);

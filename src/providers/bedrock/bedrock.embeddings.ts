@@ -11,11 +11,13 @@ export function isCohereEmbed(upstreamModel: string): boolean {
 
 /**
  * OpenAI embeddings -> InvokeModel's body for a Bedrock embedding model. Titan Text Embeddings v2 takes one
- * `inputText` per call (`dimensions` passes through: 256, 512 or 1024); Cohere Embed takes up to 96 `texts` with an
- * `input_type`. Both embed text only, so token arrays are a 400 before any call, as is more than one input for
- * Titan.
+ * `inputText` per call (`dimensions` passes through: 256, 512 or 1024), so several inputs are several calls; Cohere
+ * Embed takes up to 96 `texts` with an `input_type`. Both embed text only: token arrays are a 400 before any call.
  */
-export function embeddingBody(request: EmbeddingRequest, upstreamModel: string): Record<string, unknown> {
+export function embeddingBody(
+  request: EmbeddingRequest,
+  upstreamModel: string,
+): Record<string, unknown> | Array<Record<string, unknown>> {
   const input = request.input;
   if (typeof input !== 'string' && !input.every((item) => typeof item === 'string')) {
     throw constraint(
@@ -29,20 +31,16 @@ export function embeddingBody(request: EmbeddingRequest, upstreamModel: string):
       throw constraint('Cohere Embed on Bedrock takes at most 96 inputs per request.', 'input');
     return { texts, input_type: COHERE_INPUT_TYPE };
   }
-  if (texts.length !== 1) {
-    throw constraint(
-      'Titan Text Embeddings embeds one text per request: send `input` as a single string.',
-      'input',
-    );
-  }
-  const body: Record<string, unknown> = { inputText: texts[0] };
-  if (typeof request.dimensions === 'number') body.dimensions = request.dimensions;
-  return body;
+  const dimensions = typeof request.dimensions === 'number' ? { dimensions: request.dimensions } : {};
+  const bodies = texts.map((inputText) => ({ inputText, ...dimensions }));
+  // One text per Titan call: several go as an array the client sends one by one (titan-batch.ts).
+  return bodies.length === 1 ? bodies[0] : bodies;
 }
 
 /**
  * Titan's `{embedding, inputTextTokenCount}` or Cohere's `{embeddings}` (a list of vectors, or `{float: [...]}`
- * when embedding types were asked for) -> OpenAI's list. Titan counts its input; Cohere's count is the gateway's.
+ * when embedding types were asked for) -> OpenAI's list. Titan counts its input (a batch: the sum); Cohere's count
+ * is the gateway's.
  */
 export function embeddingsOf(body: unknown): EmbeddingResponse | undefined {
   const answer = body as {
@@ -65,9 +63,13 @@ export function embeddingsOf(body: unknown): EmbeddingResponse | undefined {
     ? embeddings
     : (embeddings as { float?: unknown } | undefined)?.float;
   if (!Array.isArray(vectors) || !vectors.every((vector) => Array.isArray(vector))) return undefined;
-  return {
+  const reply: EmbeddingResponse = {
     object: 'list',
     data: vectors.map((vector, index) => ({ object: 'embedding', index, embedding: vector as number[] })),
     model: '',
   };
+  // A Titan batch (titan-batch.ts) carries its calls' summed count.
+  if (typeof answer?.inputTextTokenCount === 'number')
+    reply.usage = { prompt_tokens: answer.inputTextTokenCount, total_tokens: answer.inputTextTokenCount };
+  return reply;
 }
