@@ -31,6 +31,8 @@ const weather = [
  */
 describe('AWS Bedrock family', () => {
   let bedrock: BedrockUpstream;
+  /** A Bedrock that knows the key id with another secret (a rotated key): every signature mismatches. */
+  let rotated: BedrockUpstream;
   let gw: TestGateway;
   let client: ReturnType<TestGateway['openai']>;
   let anthropic: Anthropic;
@@ -38,6 +40,9 @@ describe('AWS Bedrock family', () => {
 
   beforeAll(async () => {
     bedrock = await new BedrockUpstream({ keys: [AWS_KEY], apiKey: 'bedrock-api-key-0123456789' }).start();
+    rotated = await new BedrockUpstream({
+      keys: [{ ...AWS_KEY, secretAccessKey: 'rotated/Secret+Key/0123456789abcdefghij' }],
+    }).start();
     process.env.AWS_ACCESS_KEY_ID = AWS_KEY.accessKeyId;
     process.env.AWS_SECRET_ACCESS_KEY = AWS_KEY.secretAccessKey;
     process.env.AWS_SESSION_TOKEN = AWS_KEY.sessionToken;
@@ -50,6 +55,7 @@ describe('AWS Bedrock family', () => {
           'aws-west': { ...backend, region: 'us-east-1' },
           'aws-wrong-region': { ...backend, region: 'eu-west-1' },
           'aws-key': { ...backend, apiKey: 'bedrock-api-key-0123456789' },
+          'aws-rotated': { ...backend, baseUrl: rotated.url },
         },
         models: {
           claude: { backend: 'aws', upstreamModel: CLAUDE, thinking: 'native', maxTokens: 2048 },
@@ -65,6 +71,7 @@ describe('AWS Bedrock family', () => {
           'llama-midstream': { backend: 'aws', upstreamModel: 'meta.llama-midstream-v1:0' },
           'claude-wrong-region': { backend: 'aws-wrong-region', upstreamModel: CLAUDE },
           'claude-by-key': { backend: 'aws-key', upstreamModel: CLAUDE },
+          'claude-rotated': { backend: 'aws-rotated', upstreamModel: CLAUDE },
           titan: { backend: 'aws', upstreamModel: 'amazon.titan-embed-text-v2:0', kind: 'embedding' },
           cohere: { backend: 'aws', upstreamModel: 'cohere.embed-english-v3', kind: 'embedding' },
         },
@@ -77,6 +84,7 @@ describe('AWS Bedrock family', () => {
   afterAll(async () => {
     await gw?.close();
     await bedrock?.stop();
+    await rotated?.stop();
     process.env = saved;
   });
 
@@ -328,6 +336,21 @@ describe('AWS Bedrock family', () => {
     const log = gw.rawLogs.join('\n');
     expect(log).not.toContain(AWS_KEY.secretAccessKey);
     expect(log).not.toContain(AWS_KEY.sessionToken);
+  });
+
+  it("keeps the credentials Bedrock's signature error echoes out of the answer and the logs", async () => {
+    const failed = await client.chat.completions
+      .create({ model: 'claude-rotated', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((error: unknown) => error as { status: number; error: unknown });
+    expect(failed).toMatchObject({ status: 502 });
+    expect(rotated.calls()).toBe(1); // the deployment's fault: not called again
+    const logged = gw.rawLogs.filter((line) => line.includes('aws-rotated')).join('\n');
+    // Bedrock's 403 repeats the canonical request, x-amz-security-token included: logged scrubbed.
+    expect(logged).toContain('The Canonical String for this request should have been');
+    for (const secret of [AWS_KEY.sessionToken, AWS_KEY.secretAccessKey]) {
+      expect(JSON.stringify(failed)).not.toContain(secret);
+      expect(gw.rawLogs.join('\n')).not.toContain(secret);
+    }
   });
 
   it('sends a Bedrock API key as a Bearer token instead of signing', async () => {

@@ -141,6 +141,12 @@ export function verifySigV4(options: {
   );
   const expected = createHmac('sha256', signingKey).update(stringToSign).digest();
   if (!timingSafeEqual(expected, Buffer.from(signature, 'hex')))
-    return { ok: false, status: 403, errorType: 'InvalidSignatureException', message: SIGNATURE_MISMATCH };
+    // As AWS answers a mismatch: what it computed follows the message (the session token's header included).
+    return {
+      ok: false,
+      status: 403,
+      errorType: 'InvalidSignatureException',
+      message: `${SIGNATURE_MISMATCH}\n\nThe Canonical String for this request should have been\n'${canonicalRequest}'\n\nThe String-to-Sign should have been\n'${stringToSign}'\n`,
+    };
   return { ok: true, accessKeyId };
 }
