@@ -322,6 +322,26 @@ describe('Claude on Bedrock', () => {
     });
   });
 
+  it("sends a native Messages body's members as the client's own bytes (escapes and spacing kept)", () => {
+    const messages = `[ {"role":"user","content":"caf\\u00e9 ${'x'.repeat(20_000)}"} ]`;
+    const client = `{"model":"us.anthropic.claude-v1:0","max_tokens":10,"stream":true,"metadata":{"user_id":"u"},"messages":${messages}}`;
+    const call = adapter.nativeCall({
+      api: 'messages',
+      body: Buffer.from(client),
+      stream: true,
+      clientHeaders: { 'anthropic-beta': 'claude-code-20250219,context-1m-2025-08-07' },
+    });
+    expect(call.path).toBe('/model/us.anthropic.claude-v1%3A0/invoke-with-response-stream');
+    const sent = call.body.toString();
+    expect(sent).toContain(`"messages":${messages}`);
+    expect(JSON.parse(sent)).toEqual({
+      anthropic_version: 'bedrock-2023-05-31',
+      anthropic_beta: ['context-1m-2025-08-07'],
+      max_tokens: 10,
+      messages: JSON.parse(messages),
+    });
+  });
+
   it('knows its models by the anthropic publisher, inference profiles and ARNs included, or by the backend list', () => {
     for (const id of [
       'anthropic.claude-sonnet-4-5-20250929-v1:0',

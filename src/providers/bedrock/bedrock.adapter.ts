@@ -3,6 +3,7 @@ import type { EmbeddingRequest, EmbeddingResponse } from '../../core/embedding-r
 import { GatewayException } from '../../core/errors/gateway.exception';
 import type { ChatCompletion } from '../../core/openai-types';
 import { randomId } from '../../core/random-id';
+import { spliceJson } from '../../core/json-splice';
 import { validateForAnthropic } from '../anthropic/anthropic.request';
 import { finishReasonOf, messageOf, usageOf } from '../anthropic/anthropic.response';
 import { AnthropicStreamMapper } from '../anthropic/anthropic.stream';
@@ -80,22 +81,23 @@ export class BedrockAdapter implements ProviderAdapter {
    * `anthropic_beta`, only the flags Bedrock accepts.
    */
   nativeCall(request: NativeRequest): UpstreamCall {
-    const body = JSON.parse(
-      typeof request.body === 'string' ? request.body : request.body.toString('utf8'),
-    ) as Record<string, unknown>;
-    const model = String(body.model);
+    const bytes = typeof request.body === 'string' ? Buffer.from(request.body) : request.body;
+    const parsed = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
+    const model = String(parsed.model);
     const betas = bedrockBetas(request.clientHeaders['anthropic-beta']);
     if (request.api === 'messages.count_tokens') {
       return {
         path: modelPath(model, 'count-tokens'),
         headers: headers(false),
-        body: countTokensBody(body, betas),
+        body: countTokensBody(parsed, betas),
       };
     }
+    // The members kept go as the client's own bytes (a big body is not serialised again: core/json-splice.ts).
+    const body = invokeBody(parsed, betas);
     return {
       path: modelPath(model, request.stream ? 'invoke-with-response-stream' : 'invoke'),
       headers: headers(request.stream),
-      body: JSON.stringify(invokeBody(body, betas)),
+      body: spliceJson({ bytes, parsed }, body) ?? JSON.stringify(body),
     };
   }
 
