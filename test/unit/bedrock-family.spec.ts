@@ -446,3 +446,32 @@ describe("the stand-in's own SigV4 check against the AWS SDK's signer", () => {
     expect(new EventStreamFrames().push(frame)[0]).toMatchObject({ headers: { ':event-type': 'x' } });
   });
 });
+
+describe('the bedrock adapter scrubs its backend keys', () => {
+  const API_KEY = 'bdrk9f8e7d6c5b4a39281706zz';
+  const keyed = new BedrockAdapter(
+    'aws',
+    Object.assign(new BedrockBackendConfig(), { ...config, apiKey: API_KEY }),
+  );
+  const said = `The key ${API_KEY} is not allowed here`;
+  const leaks = (error: GatewayException) =>
+    JSON.stringify({ body: error.toBody(), upstream: error.upstream, headers: error.headers });
+
+  it.each([400, 403, 429, 500])('from an HTTP %i answer', (status) => {
+    const error = keyed.mapError(status, JSON.stringify({ message: said }), {
+      'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/',
+    });
+    expect(leaks(error)).not.toContain(API_KEY);
+    expect(error.upstream?.message).toBe('ValidationException: The key [redacted] is not allowed here');
+  });
+
+  it('from an exception frame in a stream', async () => {
+    const { error } = await decodeAll(keyed, bodyOf([exceptionFrame('validationException', said)]), {
+      request,
+    });
+    expect(leaks(error as GatewayException)).not.toContain(API_KEY);
+    expect((error as GatewayException).upstream?.message).toBe(
+      'validationException: The key [redacted] is not allowed here',
+    );
+  });
+});
