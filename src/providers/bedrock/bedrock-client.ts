@@ -3,7 +3,9 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import type { UpstreamCall } from '../../core/upstream-call';
 import type { BackendLog } from '../provider-family';
+import { parseErrorBody } from '../../core/json';
 import {
+  replyError,
   UpstreamClient,
   type BackendClient,
   type UpstreamBody,
@@ -59,9 +61,14 @@ export class BedrockClient implements BackendClient {
   private async sendOne(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
     const headers = await this.authorised(call);
     const response = await this.http.send({ ...call, headers }, signal);
-    if (call.path.endsWith(COUNT_TOKENS_SUFFIX)) return this.countAnswer(response);
-    if (call.path.endsWith(INVOKE_SUFFIX) && response.status >= 200 && response.status < 300)
-      return completedInvokeAnswer(response);
+    try {
+      if (call.path.endsWith(COUNT_TOKENS_SUFFIX)) return await this.countAnswer(response);
+      if (call.path.endsWith(INVOKE_SUFFIX) && response.status >= 200 && response.status < 300)
+        return await completedInvokeAnswer(response);
+    } catch (error) {
+      // Reading an answer the backend had started to send (cut, stalled, not JSON).
+      throw replyError(this.backendId, error);
+    }
     return response;
   }
 
@@ -103,7 +110,7 @@ export class BedrockClient implements BackendClient {
     const text = await response.body.text();
     let tokens: unknown;
     if (response.status >= 200 && response.status < 300) {
-      tokens = (JSON.parse(text) as { inputTokens?: unknown } | null)?.inputTokens;
+      tokens = (parseErrorBody(text) as { inputTokens?: unknown } | undefined)?.inputTokens;
     } else {
       this.log(`CountTokens failed with HTTP ${response.status}: counted by the gateway instead`, 'warn');
     }
