@@ -64,19 +64,6 @@ const INVOKE_MEMBERS = new Set([
   'context_management',
 ]);
 
-const CONVERSE_MEMBERS = new Set([
-  'messages',
-  'system',
-  'inferenceConfig',
-  'toolConfig',
-  'guardrailConfig',
-  'additionalModelRequestFields',
-  'additionalModelResponseFieldPaths',
-  'promptVariables',
-  'requestMetadata',
-  'performanceConfig',
-]);
-
 const PADDING = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
 export interface BedrockUpstreamOptions {
@@ -363,9 +350,7 @@ export class BedrockUpstream extends StandInServer {
   // Converse.
 
   private converseProblem(body: Record<string, any>): string | undefined {
-    const extra = Object.keys(body).find((name) => !CONVERSE_MEMBERS.has(name));
-    if (extra)
-      return `1 validation error detected: Value at '${extra}' failed to satisfy constraint: unknown member`;
+    // Converse is a JSON API whose unknown members are ignored, not refused (unlike InvokeModel's Claude schema).
     if (!Array.isArray(body.messages) || body.messages.length === 0)
       return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
     if (body.messages[0].role !== 'user')
@@ -382,13 +367,6 @@ export class BedrockUpstream extends StandInServer {
           return 'The toolConfig field must be defined when using toolUse and toolResult content blocks.';
       }
     }
-    if (
-      body.inferenceConfig &&
-      Object.keys(body.inferenceConfig).some(
-        (k) => !['maxTokens', 'temperature', 'topP', 'stopSequences'].includes(k),
-      )
-    )
-      return 'inferenceConfig: unknown member';
     return undefined;
   }
 
