@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { BedrockUpstream } from '../support/bedrock-upstream';
+import { eventually } from '../support/eventually';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 import { waitForUsageRecord } from '../support/usage';
 
@@ -67,6 +68,7 @@ describe('AWS Bedrock family', () => {
               { backend: 'aws-west', upstreamModel: CLAUDE, priority: 1 },
             ],
           },
+          'claude-throttled': { backend: 'aws', upstreamModel: 'us.anthropic.claude-throttled-v1:0' },
           'claude-midstream': { backend: 'aws', upstreamModel: 'anthropic.claude-midstream-v1:0' },
           'llama-midstream': { backend: 'aws', upstreamModel: 'meta.llama-midstream-v1:0' },
           'claude-wrong-region': { backend: 'aws-wrong-region', upstreamModel: CLAUDE },
@@ -308,6 +310,17 @@ describe('AWS Bedrock family', () => {
     expect(bedrock.calls({ model: 'us.anthropic.claude-throttled-v1:0' })).toBe(before + 1);
     const record = await waitForUsageRecord(gw, 'bedrock-failover');
     expect(record).toMatchObject({ model: 'claude-failover', outcome: 'ok' });
+
+    // With no other deployment, the client gets the 429 (the SDKs retry it), counted like any backend's 429.
+    const refused = await client.chat.completions
+      .create({ model: 'claude-throttled', messages: [{ role: 'user', content: 'again' }] })
+      .catch((error: unknown) => error as { status: number; error: { code: string } });
+    expect(refused).toMatchObject({ status: 429, error: { code: 'rate_limit_exceeded' } });
+    await eventually(async () =>
+      expect(await (await fetch(`${gw.url}/metrics`)).text()).toMatch(
+        /switchyard_upstream_errors_total\{backend="aws",reason="rate_limit_exceeded"\} [1-9]/,
+      ),
+    );
   });
 
   it('turns a mid-stream exception frame into an in-band error', async () => {
