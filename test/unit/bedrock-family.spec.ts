@@ -11,6 +11,8 @@ import { toConverseBody } from '../../src/providers/bedrock/converse.request';
 import { eventFrame, eventStreamFrame, exceptionFrame } from '../support/aws-event-stream';
 import { SIGNATURE_MISMATCH, verifySigV4 } from '../support/aws-sigv4-check';
 import { bodyOf, decodeAll } from '../support/stream-decoding';
+import { buildConfig } from '../support/config';
+import { bedrockBaseUrl } from '../../src/providers/bedrock/bedrock.config';
 
 const config = Object.assign(new BedrockBackendConfig(), {
   type: 'bedrock',
@@ -473,5 +475,24 @@ describe('the bedrock adapter scrubs its backend keys', () => {
     expect((error as GatewayException).upstream?.message).toBe(
       'validationException: The key [redacted] is not allowed here',
     );
+  });
+});
+
+describe('a bedrock backend in the config', () => {
+  const load = (backend: Record<string, unknown>) =>
+    buildConfig({ admin: { apiKey: 'k' }, backends: { aws: { type: 'bedrock', ...backend } } });
+
+  it("needs a region; its base URL defaults to the region's Bedrock Runtime endpoint", () => {
+    const aws = load({ region: 'eu-central-1' }).backends.aws as BedrockBackendConfig;
+    expect(bedrockBaseUrl(aws)).toBe('https://bedrock-runtime.eu-central-1.amazonaws.com');
+    const vpc = load({
+      region: 'us-gov-west-1',
+      baseUrl: 'https://vpce-1.bedrock-runtime.us-gov-west-1.vpce.amazonaws.com',
+    });
+    expect(bedrockBaseUrl(vpc.backends.aws as BedrockBackendConfig)).toMatch(/^https:\/\/vpce-1\./);
+    expect(() => load({})).toThrow(/backends\.aws\.region: must be set to an AWS region such as us-east-1/);
+    expect(() => load({ region: 'US East' })).toThrow(/backends\.aws\.region/);
+    expect(() => load({ region: 'us-east-1', baseUrl: 'not a url' })).toThrow(/backends\.aws\.baseUrl/);
+    expect(() => load({ region: 'us-east-1', anthropicVersion: '2023-06-01' })).toThrow(/anthropicVersion/);
   });
 });

@@ -8,8 +8,8 @@ import { BackendConfig } from '../../config/config.schema';
  */
 export class BedrockBackendConfig extends BackendConfig {
   /** The AWS region whose Bedrock Runtime is called (`us-east-1`); also the SigV4 signing region. */
-  @IsString()
-  @Matches(/^[a-z]{2}(-gov)?-[a-z]+-\d+$/, { message: 'must be an AWS region such as us-east-1' })
+  @IsString({ message: 'must be set to an AWS region such as us-east-1' })
+  @Matches(/^[a-z]{2,4}(-[a-z]+)+-\d+$/, { message: 'must be an AWS region such as us-east-1' })
   region!: string;
 
   // Replaces the common rule (class-validator keeps a subclass's condition for the same property over its parent's).
