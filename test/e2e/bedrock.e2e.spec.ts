@@ -338,6 +338,16 @@ describe('AWS Bedrock family', () => {
       ).rejects.toThrow(model === 'claude-midstream' ? /modelStreamErrorException/ : /rate limiting/);
       expect(text).toBe('echo: ');
     }
+    // A Messages client gets it as Anthropic's in-band `error` event, after the text before it.
+    const stream = anthropic.messages.stream({
+      model: 'claude-midstream',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'several words here' }],
+    });
+    let text = '';
+    stream.on('text', (delta) => (text += delta));
+    await expect(stream.finalMessage()).rejects.toThrow(/modelStreamErrorException/);
+    expect(text).toBe('echo: ');
   });
 
   it('is refused with Bedrock 403 when the signature is wrong (another region), as the gateway own 502', async () => {
