@@ -94,6 +94,13 @@ function chunkEvent(frame: EventFrame): { sent: SseEvent; forClient: SseEvent } 
   const { bytes } = JSON.parse(Buffer.from(frame.payload).toString('utf8')) as { bytes?: unknown };
   if (typeof bytes !== 'string') throw new SyntaxError('a chunk without bytes');
   const data = Buffer.from(bytes, 'base64').toString('utf8');
+  // Bedrock writes the event's `type` first: a content delta (most events) is named without parsing it here (the
+  // mapper parses it once); the few events that may change are parsed.
+  const type = LEADING_TYPE.exec(data)?.[1];
+  if (type !== undefined && type !== 'message_stop' && !mayBeIncomplete(type)) {
+    const sent = { event: type, data };
+    return { sent, forClient: sent };
+  }
   const event = JSON.parse(data) as Record<string, unknown>;
   if (typeof event.type !== 'string') throw new SyntaxError('a chunk whose event has no type');
   const sent = { event: event.type, data };
@@ -104,6 +111,8 @@ function chunkEvent(frame: EventFrame): { sent: SseEvent; forClient: SseEvent } 
   if (!mayBeIncomplete(event.type)) return { sent, forClient: sent };
   return { sent, forClient: { event: event.type, data: JSON.stringify(completeEvent(event)) } };
 }
+
+const LEADING_TYPE = /^\{"type":"([a-z_]+)"/;
 
 function converseEvent(frame: EventFrame): SseEvent {
   return { event: frame.headers[':event-type'], data: Buffer.from(frame.payload).toString('utf8') };
