@@ -1,5 +1,6 @@
 import { anthropicFamily } from './anthropic/anthropic.family';
 import { azureFamily } from './azure/azure.family';
+import { bedrockFamily } from './bedrock/bedrock.family';
 import { geminiFamily } from './gemini/gemini.family';
 import { localFamily } from './local/local.family';
 import { openaiFamily } from './openai/openai.family';
@@ -18,6 +19,7 @@ export const FAMILIES: readonly ProviderFamily[] = [
   localFamily,
   azureFamily,
   vertexFamily,
+  bedrockFamily,
 ];
 
 export const FAMILY_BY_TYPE: ReadonlyMap<string, ProviderFamily> = new Map(

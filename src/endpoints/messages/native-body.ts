@@ -5,7 +5,7 @@ import { isGatewaySignature } from './translated-thinking';
 import { spliceJson, type JsonSource } from '../../core/json-splice';
 import { speaksNatively } from '../../providers/provider-adapter';
 
-/** The deployment takes Messages requests as they are (an Anthropic backend). */
+/** The deployment takes Messages requests as they are (an Anthropic backend, or Claude on a cloud's). */
 export function speaksMessages(deployment: Deployment): boolean {
   return speaksNatively(deployment.backend.adapter, 'messages', deployment.upstreamModel);
 }

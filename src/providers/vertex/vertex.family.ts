@@ -34,6 +34,8 @@ function upstreamIdsOn(model: ModelConfig, backendId: string): string[] {
 export const vertexFamily: ProviderFamily<VertexBackendConfig> = {
   type: 'vertex',
   config: VertexBackendConfig,
+  // Google's entries in the price data price Vertex's Gemini and Claude ids (`claude-sonnet-4-5@20250929` included).
+  priceProvider: 'google',
   embeddings: true,
   thinking: ['none', 'native'],
   keyRequired: () => false, // OAuth tokens from Application Default Credentials, not a key

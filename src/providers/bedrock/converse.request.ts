@@ -1,0 +1,137 @@
+import type { ChatRequest } from '../../core/chat-request';
+import type { CallTarget } from '../provider-adapter';
+import { constraint, requestedMaxTokens } from '../shared/reasoning';
+import {
+  functionTools,
+  mergeSameRole,
+  parseArguments,
+  parseDataUrl,
+  partsOf,
+  textOf,
+  toolChoiceOf,
+  type ImagePart,
+  type OpenAIMessage,
+} from '../../core/message-parts';
+
+type Block = Record<string, unknown>;
+interface Turn {
+  role: 'user' | 'assistant';
+  blocks: Block[];
+}
+
+/** Converse's image formats (ImageBlock.format), by media type. */
+const IMAGE_FORMATS: Record<string, string> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpeg',
+  'image/jpg': 'jpeg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
+
+/** What Converse cannot take from a chat request, refused before any call (Bedrock would answer a 400 anyway). */
+export function validateForConverse(request: ChatRequest): void {
+  if ((request.n ?? 1) > 1) throw constraint('Bedrock Converse returns one choice: `n` must be 1.', 'n');
+  for (const message of request.messages as unknown as OpenAIMessage[]) {
+    for (const part of partsOf(message.content)) {
+      if (part.type !== 'image_url') continue;
+      const inline = parseDataUrl((part as ImagePart).image_url.url);
+      if (!inline || !IMAGE_FORMATS[inline.mediaType])
+        throw constraint(
+          'Bedrock Converse takes images inline only (a data: URL of a PNG, JPEG, GIF or WebP image).',
+          'messages',
+        );
+    }
+  }
+}
+
+/**
+ * OpenAI chat request -> Converse's body (`POST /model/<id>/converse[-stream]`): system and developer messages
+ * become `system` text blocks, turns alternate (same-role turns merged), tool calls and results become
+ * `toolUse`/`toolResult` blocks, sampling goes in `inferenceConfig`, tools in `toolConfig`. Converse has no
+ * `tool_choice: "none"`: its tools are then left out, unless the conversation already holds tool blocks (Converse
+ * requires `toolConfig` with them), where they stay offered.
+ */
+export function toConverseBody(request: ChatRequest, target: CallTarget): Record<string, unknown> {
+  const messages = request.messages as unknown as OpenAIMessage[];
+  const system = messages
+    .filter((m) => m.role === 'system' || m.role === 'developer')
+    .map((m) => textOf(m.content))
+    .filter(Boolean)
+    .map((text) => ({ text }));
+  const turns = mergeSameRole<Turn, Block>(
+    messages.filter((m) => m.role !== 'system' && m.role !== 'developer').map(toTurn),
+  );
+  const body: Record<string, unknown> = {
+    messages: turns.map(({ role, blocks }) => ({ role, content: blocks })),
+  };
+  if (system.length) body.system = system;
+
+  const inference: Record<string, unknown> = {
+    maxTokens: requestedMaxTokens(request) ?? target.model.maxTokens,
+  };
+  if (typeof request.temperature === 'number') inference.temperature = request.temperature;
+  if (typeof request.top_p === 'number') inference.topP = request.top_p;
+  if (request.stop) inference.stopSequences = Array.isArray(request.stop) ? request.stop : [request.stop];
+  body.inferenceConfig = inference;
+
+  const tools = functionTools(request.tools);
+  const choice = toolChoiceOf(request.tool_choice);
+  const holdsToolBlocks = turns.some((turn) => turn.blocks.some((b) => 'toolUse' in b || 'toolResult' in b));
+  if (tools.length && (choice?.mode !== 'none' || holdsToolBlocks)) {
+    const toolConfig: Record<string, unknown> = {
+      tools: tools.map((tool) => ({
+        toolSpec: {
+          name: tool.name,
+          ...(tool.description ? { description: tool.description } : {}),
+          inputSchema: { json: tool.parameters ?? { type: 'object', properties: {} } },
+        },
+      })),
+    };
+    if (choice?.mode === 'auto') toolConfig.toolChoice = { auto: {} };
+    else if (choice?.mode === 'required') toolConfig.toolChoice = { any: {} };
+    else if (choice?.mode === 'function') toolConfig.toolChoice = { tool: { name: choice.name } };
+    body.toolConfig = toolConfig;
+  }
+  return body;
+}
+
+function toTurn(message: OpenAIMessage): Turn {
+  if (message.role === 'tool') {
+    return {
+      role: 'user',
+      blocks: [
+        {
+          toolResult: {
+            toolUseId: message.tool_call_id,
+            content: [{ text: textOf(message.content) }],
+          },
+        },
+      ],
+    };
+  }
+  if (message.role === 'assistant') {
+    const blocks: Block[] = [];
+    const text = textOf(message.content);
+    if (text) blocks.push({ text });
+    for (const call of message.tool_calls ?? []) {
+      blocks.push({
+        toolUse: {
+          toolUseId: call.id,
+          name: call.function.name,
+          input: parseArguments(call.function.arguments),
+        },
+      });
+    }
+    return { role: 'assistant', blocks };
+  }
+  const blocks: Block[] = [];
+  for (const part of partsOf(message.content)) {
+    if (part.type === 'text' && (part as { text: string }).text)
+      blocks.push({ text: (part as { text: string }).text });
+    else if (part.type === 'image_url') {
+      const inline = parseDataUrl((part as ImagePart).image_url.url)!; // checked by validateForConverse
+      blocks.push({ image: { format: IMAGE_FORMATS[inline.mediaType], source: { bytes: inline.data } } });
+    }
+  }
+  return { role: 'user', blocks };
+}
