@@ -2,15 +2,19 @@
 // Where the bytes of a held stream go: heap snapshots of a fresh Switchyard holding N streams and N/2 streams,
 // grouped by what the objects are (constructor, closure, string kind, V8-internal kind), and the difference
 // divided by the N/2 streams that separate them: the live heap one more held stream costs, by kind.
-//   node bench/held-heap.mjs [--streams N] [--top K]     (after npm run build; needs Redis)
+//   node bench/held-heap.mjs [--streams N] [--top K] [--prompt-kb P] [--main <a build's dist/main.js>]
+//   (after npm run build; needs Redis)
 // Each snapshot is taken (V8 collects fully first, so only live objects count) once every stream has had its
 // first bytes, with the streams long enough (60 one-a-second chunks) to still be flowing when the snapshot ends.
-// HELD_NODE_ARGS adds flags to the gateway's node (as bench/held-streams.mjs). Prints a markdown table.
+// With --prompt-kb, each request carries an agent's conversation of about P KB (bench/lib/conversation.mjs) instead of
+// one short line: what a held stream keeps of its request. HELD_NODE_ARGS adds flags to the gateway's node (as
+// bench/held-streams.mjs). Prints markdown tables.
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rssMb, start, stopAll } from './lib/processes.mjs';
+import { conversation } from './lib/conversation.mjs';
 import { startBenchSwitchyard } from './lib/switchyard.mjs';
 
 const root = join(import.meta.dirname, '..');
@@ -18,6 +22,8 @@ const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
 const streams = option('--streams', 2000);
 const top = option('--top', 25);
+const promptKb = option('--prompt-kb', 0);
+const main = args.includes('--main') ? args[args.indexOf('--main') + 1] : join(root, 'dist/main.js');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Holds `count` streams through a fresh gateway and returns its heap snapshot, grouped by kind. */
@@ -25,7 +31,7 @@ async function snapshotHolding(count) {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-heap-'));
   const upstream = await start(join(root, 'bench/standin-upstream.mjs'), { CHUNKS: '60', GAP_MS: '1000' });
   const gateway = await startBenchSwitchyard({
-    main: join(root, 'dist/main.js'),
+    main,
     upstreamUrl: upstream.url,
     dir,
     maxConnections: count + 64,
@@ -37,11 +43,7 @@ async function snapshotHolding(count) {
   });
   const { hostname, port } = new URL(gateway.url);
   const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
-  const body = JSON.stringify({
-    model: 'bench',
-    stream: true,
-    messages: [{ role: 'user', content: 'Work on this for a while.' }],
-  });
+  const body = JSON.stringify({ model: 'bench', stream: true, messages: conversation(promptKb) });
   let flowing = 0;
   const requests = [];
   const open = () =>
