@@ -9,23 +9,29 @@
 // when the change is a dependency upgrade: a commit's worktree shares this checkout's node_modules).
 // With --node <path> instead of a commit, this checkout's build under that Node against the same build under the Node
 // running this script (e.g. Node 20 against 24: `node scripts/with-node.cjs node bench/ab.mjs --node /usr/bin/node`).
+// With --flags "<node flags>" instead of a commit, this checkout's build started with those flags instead of the
+// production ones (bench/lib/switchyard.mjs) against it started as production does, e.g. `--flags ""` for Node's
+// defaults, `--flags "--max-semi-space-size=8"` for another young generation. Prints peak RSS per round too.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { cpuMs, start, stopAll } from './lib/processes.mjs';
-import { startBenchSwitchyard } from './lib/switchyard.mjs';
+import { cpuMs, rssMb, start, stopAll } from './lib/processes.mjs';
+import { PRODUCTION_NODE_ARGS, startBenchSwitchyard } from './lib/switchyard.mjs';
 
 const root = join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
 const otherNode = args.includes('--node') ? args[args.indexOf('--node') + 1] : undefined;
 const otherBuild = args.includes('--build') ? args[args.indexOf('--build') + 1] : undefined;
-const base = otherNode || otherBuild ? undefined : args[0];
-if (!otherNode && !otherBuild && (!base || base.startsWith('--')))
+const otherFlags = args.includes('--flags')
+  ? args[args.indexOf('--flags') + 1].split(' ').filter(Boolean)
+  : undefined;
+const base = otherNode || otherBuild || otherFlags ? undefined : args[0];
+if (!otherNode && !otherBuild && !otherFlags && (!base || base.startsWith('--')))
   throw new Error(
-    'usage: node bench/ab.mjs <commit>|--build <dir>|--node <path> [--rounds N] [--duration S]',
+    'usage: node bench/ab.mjs <commit>|--build <dir>|--node <path>|--flags "<node flags>" [--rounds N] [--duration S]',
   );
 const rounds = option('--rounds', 6);
 const duration = option('--duration', 8);
@@ -49,39 +55,54 @@ if (base) {
 const nodeVersion = (node) => execFileSync(node, ['-p', 'process.version'], { encoding: 'utf8' }).trim();
 
 const upstream = await start(join(root, 'bench/standin-upstream.mjs'), {});
-// [name, the build's main, the Node that runs it]; the floor is the same proxy in both modes.
-const targets = otherNode
+// [name, the build's main, the Node that runs it, its flags]; the floor is the same proxy in every mode.
+const targets = otherFlags
   ? [
-      [`Node ${nodeVersion(otherNode)}`, join(root, 'dist/main.js'), otherNode],
-      [`Node ${process.version}`, join(root, 'dist/main.js'), process.execPath],
+      [`flags "${otherFlags.join(' ')}"`, join(root, 'dist/main.js'), undefined, otherFlags],
+      [
+        `production flags "${PRODUCTION_NODE_ARGS.join(' ')}"`,
+        join(root, 'dist/main.js'),
+        undefined,
+        PRODUCTION_NODE_ARGS,
+      ],
       ['floor', undefined],
     ]
-  : [
-      [base ?? otherBuild, join(other, 'dist/main.js')],
-      ['this checkout', join(root, 'dist/main.js')],
-      ['floor', undefined],
-    ];
+  : otherNode
+    ? [
+        [`Node ${nodeVersion(otherNode)}`, join(root, 'dist/main.js'), otherNode],
+        [`Node ${process.version}`, join(root, 'dist/main.js'), process.execPath],
+        ['floor', undefined],
+      ]
+    : [
+        [base ?? otherBuild, join(other, 'dist/main.js')],
+        ['this checkout', join(root, 'dist/main.js')],
+        ['floor', undefined],
+      ];
 const scenarios = [
   ['plain', false, 'bench'],
   ['20-chunk streams', true, 'bench'],
   ['200-chunk streams', true, 'bench-200'],
 ];
 
-async function launch(main, node) {
+async function launch(main, node, productionArgs) {
   if (!main)
     return {
       ...(await start(join(root, 'bench/floor-proxy.mjs'), { UPSTREAM: upstream.url, TOKEN: 'ab' })),
       token: 'ab',
     };
-  return startBenchSwitchyard({ main, node, upstreamUrl: upstream.url, dir });
+  return startBenchSwitchyard({ main, node, productionArgs, upstreamUrl: upstream.url, dir });
 }
 
 const results = new Map();
+/** Peak RSS of each target over each round (all three scenarios). */
+const peaks = new Map();
 try {
   for (let round = 0; round < rounds; round++) {
     // Alternate the order, so neither build always runs first after the floor.
-    for (const [name, main, node] of round % 2 ? [...targets].reverse() : targets) {
-      const server = await launch(main, node);
+    for (const [name, main, node, flags] of round % 2 ? [...targets].reverse() : targets) {
+      const server = await launch(main, node, flags);
+      let peakMb = 0;
+      const sampler = setInterval(() => (peakMb = Math.max(peakMb, rssMb(server.pid))), 200);
       for (const [scenario, stream, model] of scenarios) {
         const load = {
           url: `${server.url}/v1/chat/completions`,
@@ -100,6 +121,8 @@ try {
           ((cpuMs(server.pid) - before) / result.requests.total) * 1000,
         ]);
       }
+      clearInterval(sampler);
+      peaks.set(name, [...(peaks.get(name) ?? []), peakMb]);
       server.child.kill('SIGTERM');
       await new Promise((resolve) => server.child.once('exit', resolve));
     }
@@ -132,4 +155,11 @@ const perChunk = [...new Set([...results.keys()].map((key) => key.split(' | ')[1
   };
 });
 console.table(perChunk);
+console.table(
+  [...peaks].map(([target, mb]) => ({
+    target,
+    'peak RSS MB, each round': mb.map((x) => x.toFixed(0)).join(' / '),
+    median: median(mb).toFixed(0),
+  })),
+);
 process.exit(0);

@@ -17,6 +17,7 @@ import { bigPrompt } from './lib/big-prompt.mjs';
 import { heldStreams, reportHeldStreams } from './held-streams.mjs';
 import { cpuMs, freePort, pct, rssMb, start, startCommand, startPeer, stopAll } from './lib/processes.mjs';
 import { redisPid, startRedisCluster } from './lib/redis-cluster.mjs';
+import { PRODUCTION_NODE_ARGS } from './lib/switchyard.mjs';
 
 const root = join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -219,7 +220,11 @@ teams:
 }
 
 const startSwitchyard = (configPath) =>
-  start(join(root, 'dist/main.js'), { SWITCHYARD_CONFIG: configPath }, /"url":"(http:[^"]+)"/);
+  start(
+    [...PRODUCTION_NODE_ARGS, join(root, 'dist/main.js')],
+    { SWITCHYARD_CONFIG: configPath },
+    /"url":"(http:[^"]+)"/,
+  );
 
 /** Upstream, floor and Switchyard (one, and a second replica on the same Redis prefix). */
 async function startCore(dir) {

@@ -1,17 +1,20 @@
 #!/usr/bin/env node
 // Many agent streams held open at once through one Switchyard: what a stream costs in memory and CPU, and whether
 // the replica still answers while it holds them.
-//   npm run bench:streams [-- --streams N] [--seconds S]     (after npm run build; needs Redis)
+//   npm run bench:streams [-- --streams N] [--seconds S] [--prompt-kb P] [--main <a build's dist/main.js>]
+//   (after npm run build; needs Redis)
 // N streams (default 2000) of S seconds each (default 30: one chunk a second, as an agent's long turn) are opened
 // 200 every 100 ms; the gateway's RSS and CPU are sampled each second and /health/live is timed every 200 ms while they
 // run (reported apart: while they are being opened, and once all flow). Bytes per stream = (peak RSS while all are open - RSS after warm-up) / N. Prints a table; writes
-// bench/results/held-streams.{json,md}. The gateway holds two sockets a stream (client and upstream), so a
+// bench/results/held-streams.{json,md}. --prompt-kb P sends each stream an agent's conversation of about P KB instead of
+// one short line (bench/lib/conversation.mjs). The gateway holds two sockets a stream (client and upstream), so a
 // process's open-file limit (ulimit -n) bounds N at about half of it.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuMs, pct, rssMb, start, stopAll } from './lib/processes.mjs';
+import { conversation } from './lib/conversation.mjs';
 import { startBenchSwitchyard } from './lib/switchyard.mjs';
 
 const root = join(import.meta.dirname, '..');
@@ -19,14 +22,19 @@ const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
 
 /** Holds `streams` streams of `seconds` chunks through a fresh Switchyard; resolves with the measurements. */
-export async function heldStreams({ streams = 2000, seconds = 30 } = {}) {
+export async function heldStreams({
+  streams = 2000,
+  seconds = 30,
+  promptKb = 0,
+  main = join(root, 'dist/main.js'),
+} = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-held-'));
   const upstream = await start(join(root, 'bench/standin-upstream.mjs'), {
     CHUNKS: String(seconds),
     GAP_MS: '1000',
   });
   const gateway = await startBenchSwitchyard({
-    main: join(root, 'dist/main.js'),
+    main,
     upstreamUrl: upstream.url,
     dir,
     maxConnections: streams + 64,
@@ -62,11 +70,7 @@ export async function heldStreams({ streams = 2000, seconds = 30 } = {}) {
       req.on('error', (error) => resolve({ status: 0, bytes: 0, error: error.code ?? error.message }));
       req.end(body);
     });
-  const body = JSON.stringify({
-    model: 'bench',
-    stream: true,
-    messages: [{ role: 'user', content: 'Work on this for a while.' }],
-  });
+  const body = JSON.stringify({ model: 'bench', stream: true, messages: conversation(promptKb) });
 
   // Warm up (code paths compiled, pools made), then settle: the idle footprint the streams are measured against.
   await Promise.all(Array.from({ length: 20 }, () => open('/v1/chat/completions', body)));
@@ -110,6 +114,7 @@ export async function heldStreams({ streams = 2000, seconds = 30 } = {}) {
   return {
     streams,
     seconds,
+    promptKb,
     completed,
     failures,
     failed: streams - completed,
@@ -134,7 +139,7 @@ export function heldStreamsTable(r) {
   return [
     '| streams held | completed | RSS idle → peak (MB) | KB / stream | core share | CPU µs / stream-second | /health/live held: p50 / p99 / max (ms) | opening: max (ms) |',
     '|---|---|---|---|---|---|---|---|',
-    `| ${r.streams} × ${r.seconds} s | ${r.completed} | ${f(r.idleMb, 0)} → ${f(r.peakMb, 0)} | ${f(r.kbPerStream)} | ${f(r.coreShare * 100, 0)} % | ${f(r.cpuUsPerStreamSecond)} | ${f(r.healthP50Ms)} / ${f(r.healthP99Ms)} / ${f(r.healthMaxMs)} | ${f(r.healthWhileOpeningMaxMs)} |`,
+    `| ${r.streams} × ${r.seconds} s${r.promptKb ? `, ${r.promptKb} KB prompts` : ''} | ${r.completed} | ${f(r.idleMb, 0)} → ${f(r.peakMb, 0)} | ${f(r.kbPerStream)} | ${f(r.coreShare * 100, 0)} % | ${f(r.cpuUsPerStreamSecond)} | ${f(r.healthP50Ms)} / ${f(r.healthP99Ms)} / ${f(r.healthMaxMs)} | ${f(r.healthWhileOpeningMaxMs)} |`,
   ];
 }
 
@@ -149,7 +154,12 @@ export function reportHeldStreams(result) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  heldStreams({ streams: option('--streams', 2000), seconds: option('--seconds', 30) })
+  heldStreams({
+    streams: option('--streams', 2000),
+    seconds: option('--seconds', 30),
+    promptKb: option('--prompt-kb', 0),
+    main: args.includes('--main') ? args[args.indexOf('--main') + 1] : undefined,
+  })
     .then(reportHeldStreams)
     .catch((error) => {
       console.error(error);

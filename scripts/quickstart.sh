@@ -52,7 +52,7 @@ fi
 export SWITCHYARD_ADMIN_KEY
 PORT="${PORT:-8080}"
 export PORT
-node dist/main.js &
+node --max-semi-space-size=16 dist/main.js &
 gateway=$!
 trap 'kill -TERM $gateway 2>/dev/null; wait $gateway' INT TERM
 for _ in $(seq 1 200); do

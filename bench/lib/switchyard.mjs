@@ -7,8 +7,16 @@ import { request } from 'undici';
 import { startCommand } from './processes.mjs';
 
 /**
- * Starts `main` (a build's dist/main.js) under `node` (default: the Node running the bench) with `nodeArgs` before it
- * (e.g. --cpu-prof), its config written to `dir`;
+ * The V8 flags the gateway is started with in production (package.json `start`, the Dockerfile's CMD, the k8s
+ * Deployment's args; test/unit/container-files.spec.ts keeps them equal), so the benchmarks measure what runs:
+ * the young generation capped at 2 x 16 MB (docs/performance.md, memory under load).
+ */
+export const PRODUCTION_NODE_ARGS = ['--max-semi-space-size=16'];
+
+/**
+ * Starts `main` (a build's dist/main.js) under `node` (default: the Node running the bench) with the production flags
+ * (`productionArgs`, default PRODUCTION_NODE_ARGS) and `nodeArgs` after them (e.g. --cpu-prof; a later V8 flag wins),
+ * its config written to `dir`;
  * resolves with the process (pid, url, child) and `token`. `upstreamModel` picks the stand-in's answer for model
  * `bench` (bench-200: 200-chunk streams); model `bench-200` always streams 200 chunks.
  */
@@ -18,6 +26,7 @@ export async function startBenchSwitchyard({
   dir,
   upstreamModel = 'bench',
   nodeArgs = [],
+  productionArgs = PRODUCTION_NODE_ARGS,
   maxConnections = 256,
   node = process.execPath,
 }) {
@@ -38,7 +47,7 @@ teams:
   );
   const server = await startCommand(
     node,
-    [...nodeArgs, main],
+    [...productionArgs, ...nodeArgs, main],
     { SWITCHYARD_CONFIG: config },
     /"url":"(http:[^"]+)"/,
   );

@@ -21,7 +21,15 @@ import { StreamRelay } from '../streaming/stream-relay.service';
 import { TokenCounter } from '../usage/token-counter';
 import { promptTexts, reservationEstimate, type PromptTexts } from '../usage/token-estimator';
 import { chatRuleBreak, checkChatRules, requestFor } from './chat-rules';
-import type { Answer, ChatServed, CountServed, EmbeddingServed, EndpointSpec, Served } from './endpoint-spec';
+import type {
+  Answer,
+  ChatServed,
+  ClientCall,
+  CountServed,
+  EmbeddingServed,
+  EndpointSpec,
+  Served,
+} from './endpoint-spec';
 import type { Exchange, TokenCounts } from './exchange';
 import { RequestAdmission } from './request-admission';
 import { UpstreamCaller, type CallSequence, type Candidate } from './upstream-caller';
@@ -84,12 +92,13 @@ export class Pipeline {
     signal: AbortSignal,
   ): Promise<void> {
     const exchange = req.exchange;
-    const opened = spec.open(body, {
+    const client: ClientCall = {
       caller: exchange.caller,
       headers: req.headers,
       source: spec.keepsClientBytes ? clientSource(req) : undefined,
       response: res,
-    });
+    };
+    const opened = spec.open(body, client);
     // Awaited only when it is a promise: an await of a plain value still costs a turn of the microtask queue.
     const served = opened instanceof Promise ? await opened : opened;
     if (served.kind === 'count') return this.count(served, exchange, res, signal);
@@ -98,9 +107,16 @@ export class Pipeline {
     try {
       if (served.kind === 'embedding')
         writeJson(res, await this.embed(served, route, exchange, res, total.signal));
-      else if (served.request.stream === true) await this.stream(served, route, exchange, res, total.signal);
+      else if (served.request.stream === true)
+        await this.stream(served, route, exchange, res, total.signal, () =>
+          forgetClientBytes(req, client, served),
+        );
       else {
-        const reply = served.reply(await this.complete(served, route, exchange, res, total.signal));
+        const reply = served.reply(
+          await this.complete(served, route, exchange, res, total.signal, () =>
+            forgetClientBytes(req, client, served),
+          ),
+        );
         writeJson(res, reply instanceof Promise ? await reply : reply);
       }
     } finally {
@@ -300,13 +316,17 @@ export class Pipeline {
 
   // The answer, by kind.
 
-  /** Non-streaming: the answer as an OpenAI chat.completion (and the upstream's body, for a native call). */
+  /**
+   * Non-streaming: the answer as an OpenAI chat.completion (and the upstream's body, for a native call).
+   * `answered` runs once a deployment has answered: no other call will be built for this request.
+   */
   private async complete(
     served: ChatServed,
     route: Route,
     exchange: Exchange,
     res: ServerResponse,
     signal: AbortSignal,
+    answered: () => void,
   ): Promise<Answer> {
     const { request, wire } = served;
     const prompt = memo(() => promptTexts(request.messages, request.tools));
@@ -317,11 +337,12 @@ export class Pipeline {
     let backend = route.backend; // the answering deployment's, once known
     let replied = false; // the backend answered: later failures are its reply's, not reaching it
     try {
-      const answered = await call.result;
-      backend = this.answeredBy(answered, exchange, res);
-      native = wire.native?.accepts(answered.candidate.deployment) === true;
+      const reply = await call.result;
+      backend = this.answeredBy(reply, exchange, res);
+      answered();
+      native = wire.native?.accepts(reply.candidate.deployment) === true;
       replied = true;
-      body = await answered.response.body.json();
+      body = await reply.response.body.json();
       exchange.callEnded();
       completion = backend.adapter.parseResponse(body, native ? wire.native?.api : undefined);
       if (!Array.isArray(completion?.choices)) throw new TypeError('no choices in the reply');
@@ -360,13 +381,17 @@ export class Pipeline {
     return { completion, upstreamBody: body, native, backendId: backend.id };
   }
 
-  /** Streaming: relays to `res`; errors before the first byte are thrown as normal HTTP errors. */
+  /**
+   * Streaming: relays to `res`; errors before the first byte are thrown as normal HTTP errors. `answered` runs once
+   * a deployment has answered: no other call will be built for this request.
+   */
   private async stream(
     served: ChatServed,
     route: Route,
     exchange: Exchange,
     res: ServerResponse,
     signal: AbortSignal,
+    answeredFirst: () => void,
   ): Promise<void> {
     const { request, wire } = served;
     const prompt = memo(() => promptTexts(request.messages, request.tools));
@@ -382,6 +407,7 @@ export class Pipeline {
       throw this.failure(exchange, signal, error);
     }
     const backend = this.answeredBy(answered, exchange, res);
+    answeredFirst();
     const deployment = answered.candidate.deployment;
     const native = wire.native?.accepts(deployment) === true;
     const encoder = wire.streamEncoder(deployment, native);
@@ -507,6 +533,17 @@ export class Pipeline {
     ]);
     return { prompt: promptTokens, completion: completionTokens, reasoning: 0, estimated: true };
   }
+}
+
+/**
+ * Once a deployment has answered, the client's body bytes (kept for pass-through families to copy from) are no
+ * longer needed: nothing else is sent for this request. Dropped, they are not held for the life of a stream beside
+ * the parsed body (an agent's conversation is often hundreds of KB; docs/performance.md, held streams).
+ */
+function forgetClientBytes(req: Request, client: ClientCall, served: ChatServed): void {
+  req.rawBody = undefined;
+  client.source = undefined;
+  served.wire.source = undefined;
 }
 
 /** The gateway's own reason for aborting (the shutdown's deadline, the total timeout), if that is why the signal fired. */

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { Pool, errors as undiciErrors } from 'undici';
 import type { BackendConfig } from '../config/config.schema';
 import { GatewayException } from '../core/errors/gateway.exception';
@@ -73,11 +74,12 @@ export class UpstreamClient implements BackendClient {
   async send(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
     const release = await this.slots.acquire(signal);
     try {
+      const { headers, body } = requestBody(call);
       const response = await this.pool.request({
         method: 'POST',
         path: this.basePath + call.path,
-        headers: call.headers,
-        body: call.body,
+        headers,
+        body,
         signal,
         ...(call.timeouts?.firstByteMs !== undefined ? { headersTimeout: call.timeouts.firstByteMs } : {}),
         ...(call.timeouts?.idleMs !== undefined ? { bodyTimeout: call.timeouts.idleMs } : {}),
@@ -119,6 +121,44 @@ export class UpstreamClient implements BackendClient {
   close(): Promise<void> {
     return this.pool.close();
   }
+}
+
+/** Request bodies at least this large are not held by undici while the answer lasts (`requestBody`). */
+export const UNHELD_BODY_BYTES = 16 * 1024;
+
+/**
+ * The body as undici is given it. undici keeps a request's body (its Request and the request handler) until the
+ * response ends, which for a stream is its whole life: an agent's 200 KB conversation held per open stream, beside
+ * the copy of it the gateway parsed (docs/performance.md, held streams). A large body is handed over as a stream
+ * that gives its bytes once, with its Content-Length, so they can be collected once written; the wire is the same. Small bodies stay a Buffer or string: undici's one-write path is cheaper, and holding them costs little.
+ */
+function requestBody(call: UpstreamCall): {
+  headers: Record<string, string>;
+  body: string | Buffer | Readable;
+} {
+  const bytes = typeof call.body === 'string' ? undefined : call.body;
+  const size = bytes ? bytes.length : call.body.length * 3; // UTF-16 units -> at most 3 UTF-8 bytes each
+  if (size < UNHELD_BODY_BYTES) return { headers: call.headers, body: call.body };
+  const encoded = bytes ?? Buffer.from(call.body as string);
+  if (encoded.length < UNHELD_BODY_BYTES) return { headers: call.headers, body: encoded };
+  return {
+    headers: { ...call.headers, 'content-length': String(encoded.length) },
+    body: givenOnce(encoded),
+  };
+}
+
+/**
+ * A stream of `bytes` that forgets them as it hands them over: once read, they are referenced only by whoever
+ * read them (the socket, until written), even while the stream itself lives on with the request.
+ */
+function givenOnce(bytes: Buffer): Readable {
+  let unread: Buffer | undefined = bytes;
+  return new Readable({
+    read() {
+      this.push(unread ?? null);
+      unread = undefined;
+    },
+  });
 }
 
 /**

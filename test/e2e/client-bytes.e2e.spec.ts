@@ -53,6 +53,10 @@ describe('Big chat bodies reach the backend as the client wrote them', () => {
     expect(seen.text).toContain(`"messages": ${messages}`);
     expect(seen.text).toContain('"seed" : 7.0');
     expect(seen.body).toEqual({ model: 'echo', messages: JSON.parse(messages), seed: 7, user: 'u-1' });
+    // A big body is handed to undici as a stream it cannot keep (upstream-client.ts): on the wire it is still one
+    // body of a declared length, as a vendor expects, never chunked.
+    expect(seen.headers['content-length']).toBe(String(Buffer.byteLength(seen.text)));
+    expect(seen.headers['transfer-encoding']).toBeUndefined();
   });
 
   it('writes anew what it changes: stream options on a stream, max_tokens renamed for a reasoning_effort model', async () => {

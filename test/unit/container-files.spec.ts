@@ -80,3 +80,33 @@ describe('the container build', () => {
     expect(dockerfile).toMatch(/^COPY --from=local-runtime .*\/app\/runtimes\/local /m);
   });
 });
+
+describe('the gateway start', () => {
+  /** The node flags before dist/main.js in a command line (argv array or shell words). */
+  const flagsBefore = (argv: string[]) => argv.slice(argv.indexOf('node') + 1, argv.indexOf('dist/main.js'));
+  const production = ['--max-semi-space-size=16'];
+
+  it('starts the gateway with the same V8 flags everywhere it is started for real, and the benchmarks do too', () => {
+    const cmd = /^CMD (\[.*\])$/m.exec(dockerfile)?.[1];
+    expect(flagsBefore(JSON.parse(cmd ?? '[]') as string[])).toEqual(production);
+    const k8s = parse(read('deploy/k8s/deployment.yaml')) as {
+      spec: { template: { spec: { containers: Array<{ name: string; args: string[] }> } } };
+    };
+    const gateway = k8s.spec.template.spec.containers.find((c) => c.name === 'gateway');
+    expect(flagsBefore(gateway?.args ?? [])).toEqual(production);
+    const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+    for (const name of ['start', 'start:dev']) {
+      const words = scripts[name].split(/[\s"]+/).filter(Boolean);
+      const last = words.lastIndexOf('dist/main.js');
+      expect({ name, flags: flagsBefore(words.slice(words.lastIndexOf('node', last))) }).toEqual({
+        name,
+        flags: production,
+      });
+    }
+    const quickstart = /^node (.*)dist\/main\.js &$/m.exec(read('scripts/quickstart.sh'))?.[1];
+    expect(quickstart?.trim().split(/\s+/)).toEqual(production);
+    // The benchmarks measure the gateway as it runs in production (bench/lib/switchyard.mjs).
+    const bench = /export const PRODUCTION_NODE_ARGS = (\[.*\]);/.exec(read('bench/lib/switchyard.mjs'))?.[1];
+    expect(JSON.parse((bench ?? '[]').replace(/'/g, '"'))).toEqual(production);
+  });
+});
