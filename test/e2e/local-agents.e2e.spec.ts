@@ -117,6 +117,7 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
     // The user's turn was answered with a complete call (not cut at the completion limit, not an error), so the CLI
     // had a call to run; then the CLI sent its result back in a second request.
     expect(requests.length).toBeGreaterThanOrEqual(1);
+    expect(requests[0].forceCall).toBe(true);
     expect(endings.get(requests[0].id)).toMatchObject({ type: 'done', finishReason: 'tool_calls' });
     expect(requests.length).toBeGreaterThanOrEqual(2);
     const [first, second] = requests;
@@ -287,9 +288,10 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
     console.log(
       `Codex on the local model: exit ${result.code} in ${Date.now() - started} ms, ${requests.length} requests`,
     );
-    if (requests.length !== 2 || endings.get(requests[0].id)?.type !== 'done')
+    const ending = requests[0] && endings.get(requests[0].id);
+    if (requests.length !== 2 || ending?.type !== 'done' || ending.finishReason !== 'tool_calls')
       console.log(
-        `  Codex said: ${result.stdout.slice(-1500)}\n${result.stderr.slice(-1500)}\n  worker: ${exchangesOf(requests)}`,
+        `  Codex said: ${result.stdout.slice(-1500)}\n${result.stderr.slice(-1500)}\n  worker: ${exchangesOf(generated.slice(before))}`,
       );
     const { first, second, call } = turnOf(requests);
     console.log(
