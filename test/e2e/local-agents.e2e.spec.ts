@@ -58,7 +58,8 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
   let home: string;
   let generated: GenerateRequest[];
   /** How the worker ended each request (by id): `done` with its finish reason, or `error`/`aborted`. */
-  let endings: Map<number, FromWorker>;
+  let endings: Map<number, FromWorker & { ms: number }>;
+  const postedAt = new Map<number, number>();
   let client: { post(message: ToWorker): void; onMessage(message: FromWorker): void };
   let post: (typeof client)['post'];
   let onMessage: (typeof client)['onMessage'];
@@ -92,12 +93,15 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
     post = client.post;
     onMessage = client.onMessage;
     client.post = (message) => {
-      if (message.type === 'generate') generated.push(message);
+      if (message.type === 'generate') {
+        generated.push(message);
+        postedAt.set(message.id, Date.now());
+      }
       post.call(client, message);
     };
     client.onMessage = (message) => {
       if ('id' in message && ['done', 'error', 'aborted'].includes(message.type))
-        endings.set(message.id, message);
+        endings.set(message.id, { ...message, ms: Date.now() - (postedAt.get(message.id) ?? NaN) });
       onMessage.call(client, message);
     };
   });
@@ -279,14 +283,16 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
       ],
       {
         cwd,
-        timeout: 600_000,
+        // Measured: the turn took 191-398 s on a loaded 2-core machine (Codex's ~5k-token prompt read at one thread);
+        // killed at 600 s it would leave one request behind. The bound is the test's own (900 s) less a minute.
+        timeout: 840_000,
         env: { PATH: process.env.PATH, HOME: cwd, CODEX_HOME: codexHome, GATEWAY_TOKEN: token },
       },
     );
     // Codex's turn requests (its tools offered), whatever else reached the worker meanwhile.
     const requests = generated.slice(before).filter((r) => r.functions?.exec_command !== undefined);
     console.log(
-      `Codex on the local model: exit ${result.code} in ${Date.now() - started} ms, ${requests.length} requests`,
+      `Codex on the local model: exit ${result.code} in ${Date.now() - started} ms, ${requests.length} requests (${requests.map((r) => endings.get(r.id)?.ms).join(', ')} ms)`,
     );
     const ending = requests[0] && endings.get(requests[0].id);
     if (requests.length !== 2 || ending?.type !== 'done' || ending.finishReason !== 'tool_calls')
