@@ -380,26 +380,39 @@ describe('local model backend (real model)', () => {
   });
 
   it('usage accounting and metrics agree for the local model', async () => {
-    const usage = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage?team=local&model=smollm2');
-      expect(body.total.requests).toBeGreaterThanOrEqual(12);
-      return body.total;
+    // A team of its own and two requests of its own (one streamed), so the figures are exactly theirs.
+    const { token: own } = await gw.teamToken('local-metrics');
+    const mine = gw.openai(own);
+    const plain = await mine.chat.completions.create(ask('Say hello.', { max_tokens: 8 }));
+    const stream = await mine.chat.completions.create({
+      ...ask('Say hi.', { max_tokens: 8 }),
+      stream: true,
+      stream_options: { include_usage: true },
     });
-    const text = await (await fetch(`${gw.url}/metrics`)).text();
-    const sum = (type: string) =>
-      text
-        .split('\n')
-        .filter(
-          (l) =>
-            l.startsWith('switchyard_tokens_total{') &&
-            l.includes('team="local"') &&
-            l.includes('model="smollm2"') &&
-            l.includes(`type="${type}"`),
-        )
-        .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
-    expect({ prompt: sum('prompt'), completion: sum('completion') }).toEqual({
-      prompt: usage.prompt_tokens,
-      completion: usage.completion_tokens,
+    let streamed: { prompt_tokens: number; completion_tokens: number } | undefined;
+    for await (const chunk of stream) if (chunk.usage) streamed = chunk.usage;
+    // What the client was told, summed: the usage API and the metrics must say the same.
+    const told = {
+      prompt: plain.usage!.prompt_tokens + streamed!.prompt_tokens,
+      completion: plain.usage!.completion_tokens + streamed!.completion_tokens,
+    };
+    const { total: usage } = await waitForUsageSummary(gw, 'team=local-metrics&model=smollm2', 2);
+    expect({ prompt: usage.prompt_tokens, completion: usage.completion_tokens }).toEqual(told);
+    // The metrics move with the same records; polled, as /metrics and the usage store are written apart.
+    await eventually(async () => {
+      const text = await (await fetch(`${gw.url}/metrics`)).text();
+      const sum = (type: string) =>
+        text
+          .split('\n')
+          .filter(
+            (l) =>
+              l.startsWith('switchyard_tokens_total{') &&
+              l.includes('team="local-metrics"') &&
+              l.includes('model="smollm2"') &&
+              l.includes(`type="${type}"`),
+          )
+          .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+      expect({ prompt: sum('prompt'), completion: sum('completion') }).toEqual(told);
     });
   });
 
