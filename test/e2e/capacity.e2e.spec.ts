@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { BACKENDS, type Backend } from '../../src/providers/provider-adapter';
 import { InflightLeases } from '../../src/usage/inflight-leases';
 import { eventually } from '../support/eventually';
 import { run, waitForListening, writeConfig } from '../support/gateway-process';
@@ -45,14 +46,17 @@ describe('backend capacity and per-team concurrency', () => {
     expect((refused as InstanceType<typeof OpenAI.APIError>).code).toBe('upstream_busy');
     expect((refused as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).toBe('1');
 
-    // A stream ending frees its connection for the next request.
+    // A stream ending frees its connection for the next request: polled on the backend's count of connections in
+    // use (a read), then the request is sent once.
+    const standin = (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('standin')!.client;
+    expect(standin.inFlight!()).toBe(2);
     controllers[0].abort();
-    await eventually(async () =>
-      expect(
-        (await other.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }))
-          .choices[0].message.content,
-      ).toBe('echo: hi'),
-    );
+    await eventually(() => expect(standin.inFlight!()).toBe(1));
+    const served = await other.chat.completions.create({
+      model: 'echo',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(served.choices[0].message.content).toBe('echo: hi');
     controllers[1].abort();
   });
 
@@ -215,15 +219,7 @@ describe('a live replica serving a request longer than its lease', () => {
       for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
       // Several leases long (1 s each), so the sweeper has looked at its entry more than once.
       expect(Date.now() - started).toBeGreaterThan(3000);
-      const records = await eventually(
-        async () => {
-          const { body } = await sweeper.admin('GET', '/admin/v1/usage/records?team=longhaul&limit=10');
-          expect(body.data).toHaveLength(1);
-          return body.data as any[];
-        },
-        10_000,
-        100,
-      );
+      const records = await waitForUsageRecords(sweeper, 'longhaul', 1, { timeoutMs: 10_000, everyMs: 100 });
       expect(records[0]).toMatchObject({ model: 'slow', outcome: 'ok', estimated: false });
       expect(records[0].error_code ?? '').toBe('');
       expect(records[0].completion_tokens).toBe(text.trim().split(/\s+/).length);

@@ -207,7 +207,10 @@ describe('POST /v1/chat/completions (relay)', () => {
     const total = Date.now() - started;
     upstream.delayMs = 50;
     expect(total).toBeGreaterThan(1200); // 4 words x 400 ms
-    expect(firstAt).toBeLessThan(300);
+    // The first chunk came while the upstream still had words to send: relayed, it arrives the stand-in's four
+    // 400 ms waits before the end (buffered, at the end); 800 ms is half of that. Measured against the stream's own
+    // end rather than a fixed bound from the start, so a loaded machine that slows both does not matter.
+    expect(total - firstAt).toBeGreaterThan(800);
   });
 
   it('sends the stream headers at once while the upstream has not produced a first event', async () => {
@@ -223,7 +226,9 @@ describe('POST /v1/chat/completions (relay)', () => {
     controller.abort();
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
-    expect(headersAfter).toBeLessThan(500);
+    // The upstream never sends an event, so without the gateway sending its headers at once none would ever come:
+    // any bound is decisive, and 10 s holds on a loaded machine (speed itself is for bench/).
+    expect(headersAfter).toBeLessThan(10_000);
   });
 
   it('lists only the models the team may use', async () => {

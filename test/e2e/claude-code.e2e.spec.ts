@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { agentCli } from '../support/agent-clis';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
-import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageRecords } from '../support/usage';
 
 const run = promisify(execFile);
 const CLAUDE = agentCli('claude');
@@ -92,11 +92,10 @@ describe('Claude Code through the gateway', () => {
       type: 'thinking',
       signature: expect.stringMatching(/^sig-/),
     });
-    const records = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=claude-code-native&limit=10');
-      expect(body.data.length).toBeGreaterThanOrEqual(2);
-      return body.data;
-    });
+    // One record per request Claude Code made, counted where the backend received them.
+    const calls = anthropic.requests.filter((r) => r.path === '/v1/messages');
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    const records = await waitForUsageRecords(gw, 'claude-code-native', calls.length);
     // Counts are the backend's (only the reasoning share of the output is the gateway's estimate).
     for (const record of records)
       expect(record).toMatchObject({
@@ -122,11 +121,8 @@ describe('Claude Code through the gateway', () => {
     expect(
       withResult.body.messages.find((m: { role: string }) => m.role === 'assistant').tool_calls[0].function,
     ).toMatchObject({ name: 'Read' });
-    const records = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=claude-code-translated&limit=10');
-      expect(body.data.length).toBeGreaterThanOrEqual(2);
-      return body.data;
-    });
+    expect(chatRequests.length).toBeGreaterThanOrEqual(2);
+    const records = await waitForUsageRecords(gw, 'claude-code-translated', chatRequests.length);
     for (const record of records)
       expect(record).toMatchObject({ endpoint: 'messages', model: 'team-coder', outcome: 'ok' });
   });

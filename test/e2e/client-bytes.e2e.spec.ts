@@ -1,7 +1,7 @@
 import { countTokens } from 'gpt-tokenizer'; // o200k_base, as the gateway's estimate
-import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageRecord } from '../support/usage';
 
 /**
  * A big chat body goes to an OpenAI-compatible backend as the bytes the client sent, with only the members the
@@ -183,7 +183,8 @@ describe('Streamed content deltas reach the client as the backend wrote them', (
   });
 
   it('the OpenAI SDK reads the same stream with usage asked for, and the record has the backend’s counts', async () => {
-    const stream = await gw.openai(token).chat.completions.create({
+    const { token: own } = await gw.teamToken('deltas-usage'); // its own team: the one record is this request's
+    const stream = await gw.openai(own).chat.completions.create({
       model: 'alias',
       stream: true,
       stream_options: { include_usage: true },
@@ -199,12 +200,9 @@ describe('Streamed content deltas reach the client as the backend wrote them', (
     expect(text).toBe(`echo: ${prompt}`);
     const words = `echo: ${prompt}`.split(/(?<= )/).length;
     expect(usage?.completion_tokens).toBe(words);
-    const record = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=deltas&limit=1');
-      expect(body.data[0]?.stream).toBe(true);
-      return body.data[0];
-    });
+    const record = await waitForUsageRecord(gw, 'deltas-usage');
     expect(record).toMatchObject({
+      stream: true,
       model: 'alias',
       outcome: 'ok',
       estimated: false,
@@ -214,9 +212,10 @@ describe('Streamed content deltas reach the client as the backend wrote them', (
 
   it('a stream the client leaves after several deltas is billed from exactly the text it was sent', async () => {
     upstream.delayMs = 150;
+    const { token: own } = await gw.teamToken('deltas-left');
     const controller = new AbortController();
     const stream = await gw
-      .openai(token)
+      .openai(own)
       .chat.completions.create(
         { model: 'slow-alias', stream: true, messages: [{ role: 'user', content: prompt }] },
         { signal: controller.signal },
@@ -229,14 +228,11 @@ describe('Streamed content deltas reach the client as the backend wrote them', (
     }
     controller.abort();
     expect(received.length).toBeGreaterThan('echo: '.length);
-    const record = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=deltas&limit=1');
-      expect(body.data[0]?.outcome).toBe('aborted');
-      return body.data[0];
-    });
+    const record = await waitForUsageRecord(gw, 'deltas-left');
     // The estimate counts what was relayed: the five deltas after the first came from the template.
     expect(record).toMatchObject({
       model: 'slow-alias',
+      outcome: 'aborted',
       estimated: true,
       completion_tokens: countTokens(received),
     });

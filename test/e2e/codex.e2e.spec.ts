@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentCli } from '../support/agent-clis';
-import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageRecords } from '../support/usage';
 
 /** Runs a command with stdin closed (Codex reads a prompt from stdin when it is a pipe) and collects its output. */
 function run(
@@ -129,11 +129,8 @@ describe('Codex through the gateway', () => {
     expect(replay.find((m: { role: string }) => m.role === 'tool').content).toContain(
       'the vault code is 9021',
     );
-    const records = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=codex-translated&limit=10');
-      expect(body.data.length).toBeGreaterThanOrEqual(2);
-      return body.data;
-    });
+    // One record per request Codex made, counted where the backend received them.
+    const records = await waitForUsageRecords(gw, 'codex-translated', turns.length);
     for (const record of records)
       expect(record).toMatchObject({ endpoint: 'responses', model: 'team-codex', outcome: 'ok' });
   });
@@ -160,11 +157,7 @@ describe('Codex through the gateway', () => {
       .at(-1)!
       .body.input.find((item: { type?: string }) => item.type === 'function_call_output');
     expect(JSON.stringify(result.output)).toContain('the vault code is 9021');
-    const records = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=codex-native&limit=10');
-      expect(body.data.length).toBeGreaterThanOrEqual(2);
-      return body.data;
-    });
+    const records = await waitForUsageRecords(gw, 'codex-native', turns.length);
     for (const record of records)
       expect(record).toMatchObject({
         endpoint: 'responses',

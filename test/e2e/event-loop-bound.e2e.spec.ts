@@ -6,6 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { Agent } from 'undici';
 import type { RunningProcess } from '../support/gateway-process';
 import { startStandinGatewayProcess, type StandinGatewayProcess } from '../support/standin-gateway-process';
+import { eventually } from '../support/eventually';
 
 /** The bound every body within server.maxBodyBytes must keep (issue 32): no run of the event loop over 50 ms. */
 const MAX_BLOCK_MS = 50;
@@ -95,8 +96,7 @@ describe('no body within server.maxBodyBytes blocks the event loop', () => {
       },
     );
     liveProber.stdout!.on('data', (d) => (liveOutput += d));
-    for (let i = 0; i < 400 && !liveOutput.includes('liveProbeReady'); i++)
-      await new Promise((r) => setTimeout(r, 25));
+    await eventually(() => expect(liveOutput).toContain('liveProbeReady'), 10_000);
     // Each route once with an ordinary body first: what is measured is the bodies, not first-call set-up.
     for (const [path, body] of warmUps()) await send(path, Buffer.from(JSON.stringify(body)));
   });
@@ -147,15 +147,8 @@ describe('no body within server.maxBodyBytes blocks the event loop', () => {
 
   /** The probe's report since the previous one (kill -USR2, then its line on stderr). */
   async function probeReport(): Promise<ProbeReport> {
-    const seen = gateway.output().split('"eventLoopProbe"').length;
-    gateway.child.kill('SIGUSR2');
-    for (let i = 0; i < 2000 && gateway.output().split('"eventLoopProbe"').length === seen; i++)
-      await new Promise((r) => setTimeout(r, 5));
-    const lines = gateway
-      .output()
-      .split('\n')
-      .filter((line) => line.includes('"eventLoopProbe"'));
-    return (JSON.parse(lines.at(-1)!) as { eventLoopProbe: ProbeReport }).eventLoopProbe;
+    return (await nextReport(gateway.output, () => gateway.child.kill('SIGUSR2'), 'eventLoopProbe'))
+      .eventLoopProbe as ProbeReport;
   }
 
   /**
@@ -193,15 +186,39 @@ describe('no body within server.maxBodyBytes blocks the event loop', () => {
 
   /** The live prober's answers since its previous report (test/support/live-probe.mjs). */
   async function liveReport(): Promise<LiveReport> {
-    const count = () => liveOutput.split('"liveProbe"').length;
-    const seen = count();
-    liveProber!.kill('SIGUSR2');
-    for (let i = 0; i < 2000 && count() === seen; i++) await new Promise((r) => setTimeout(r, 5));
-    const line = liveOutput
-      .split('\n')
-      .filter((l) => l.includes('"liveProbe"'))
-      .at(-1)!;
-    return (JSON.parse(line) as { liveProbe: LiveReport }).liveProbe;
+    return (
+      await nextReport(
+        () => liveOutput,
+        () => liveProber!.kill('SIGUSR2'),
+        'liveProbe',
+      )
+    ).liveProbe as LiveReport;
+  }
+
+  /**
+   * Asks a probe for its report (`ask`, a signal) and waits for the new line keyed `key` in its output: a whole
+   * line (one that parses), one more than before, so an earlier report is never read again.
+   */
+  async function nextReport(
+    output: () => string,
+    ask: () => void,
+    key: string,
+  ): Promise<Record<string, unknown>> {
+    const reports = () =>
+      output()
+        .split('\n')
+        .filter((line) => line.includes(`"${key}"`));
+    const seen = reports().length;
+    ask();
+    return eventually(
+      () => {
+        const lines = reports();
+        expect(lines).toHaveLength(seen + 1);
+        return JSON.parse(lines.at(-1)!) as Record<string, unknown>;
+      },
+      10_000,
+      5,
+    );
   }
 
   /** GET /health/live every 20 ms until stopped; resolves with the slowest answer's latency. */
@@ -239,7 +256,9 @@ describe('no body within server.maxBodyBytes blocks the event loop', () => {
     await probeReport(); // starts the phase's period
     const probe = liveProbe();
     const answer = await send(path, body, headers);
-    // What the request set going after its answer (usage records, stored responses) belongs to it too.
+    // What the request set going after its answer (usage records, stored responses) belongs to it too: the phase's
+    // measurement period runs on for 200 ms. A window of observation, not a wait for a condition (it ends the same
+    // whether or not anything happens in it).
     await new Promise((r) => setTimeout(r, 200));
     const probeMs = await probe.stop();
     const report = await probeReport();
@@ -556,6 +575,7 @@ describe('no body within server.maxBodyBytes blocks the event loop', () => {
       await probeReport();
       await liveReport();
       const statuses = await sendTogether(requests);
+      // The round's measurement period runs on for 200 ms after the answers (see phase()).
       await new Promise((r) => setTimeout(r, 200));
       const report = await probeReport();
       live.push({ name, ...(await liveReport()) });

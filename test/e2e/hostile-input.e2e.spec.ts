@@ -159,8 +159,9 @@ describe('hostile input', () => {
     await poll;
     expect(record).toMatchObject({ outcome: 'aborted', estimated: true });
     expect(record.prompt_tokens).toBeGreaterThan(200_000 / 256);
-    // Before: the tokenizer ran on the event loop, quadratic in the run, and health waited 28 s.
-    expect(worstHealthMs).toBeLessThan(1000);
+    // Before: the tokenizer ran on the event loop, quadratic in the run, and health waited 28 s. 5 s tells the two
+    // apart and holds on a loaded 2-core machine, where a health check alone can take a second.
+    expect(worstHealthMs).toBeLessThan(5000);
   });
 
   it('headers over Node’s limit get a 431 and a malformed request line a 400, both in OpenAI’s shape', async () => {

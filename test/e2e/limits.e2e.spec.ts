@@ -1,3 +1,4 @@
+import { untilPast } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 import { waitForLimitCounter } from '../support/limit-counters';
@@ -13,10 +14,13 @@ const ask = (content: string, max_tokens?: number) => ({
   ...(max_tokens ? { max_tokens } : {}),
 });
 
-/** Fixed windows: keep a per-minute test inside one minute. */
+/**
+ * Fixed windows: keep a per-minute test inside one minute. Within the minute's last 5 s, waits for the clock to pass
+ * the next minute's start (+0.5 s): the window is the clock's, so the clock is the condition.
+ */
 async function awayFromMinuteEdge(): Promise<void> {
   const intoMinute = Date.now() % 60_000;
-  if (intoMinute > 55_000) await new Promise((r) => setTimeout(r, 60_500 - intoMinute));
+  if (intoMinute > 55_000) await untilPast(Date.now() - intoMinute + 60_500);
 }
 
 describe('quotas and rate limits', () => {

@@ -1,18 +1,20 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BACKENDS, type Backend } from '../../src/providers/provider-adapter';
 import type {
+  FromWorker,
   GenerateRequest,
   FunctionCallItem,
   HistoryItem,
+  ToWorker,
 } from '../../src/providers/local/local-protocol';
 import { agentCli } from '../support/agent-clis';
-import { eventually } from '../support/eventually';
 import { ensureLocalModel, localBackend } from '../support/local-model';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageRecords } from '../support/usage';
 
 const CLAUDE = agentCli('claude');
 const CODEX = agentCli('codex');
@@ -55,8 +57,12 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
   let gw: TestGateway;
   let home: string;
   let generated: GenerateRequest[];
-  let worker: ChildProcess;
-  let send: ChildProcess['send'];
+  /** How the worker ended each request (by id): `done` with its finish reason, or `error`/`aborted`. */
+  let endings: Map<number, FromWorker & { ms: number }>;
+  const postedAt = new Map<number, number>();
+  let client: { post(message: ToWorker): void; onMessage(message: FromWorker): void };
+  let post: (typeof client)['post'];
+  let onMessage: (typeof client)['onMessage'];
 
   beforeAll(async () => {
     ensureLocalModel();
@@ -78,22 +84,29 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
       },
     });
     home = mkdtempSync(join(tmpdir(), 'local-agents-'));
-    // Every request the worker gets, as it got it: the history, the functions offered, whether a call was forced.
-    const client = (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('local')!.client as unknown as {
-      worker: ChildProcess;
-      whenReady(): Promise<void>;
-    };
-    await client.whenReady();
-    worker = client.worker;
+    // Every request the worker gets, as it got it (the history, the functions offered, whether a call was forced),
+    // and how it ended. Taken at the client's own post/onMessage, so a worker restarted mid-test is still seen.
+    client = (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('local')!
+      .client as unknown as typeof client;
     generated = [];
-    send = worker.send;
-    worker.send = ((message: GenerateRequest, ...rest: unknown[]) => {
-      if (message.type === 'generate') generated.push(message);
-      return (send as (...args: unknown[]) => boolean).call(worker, message, ...rest);
-    }) as ChildProcess['send'];
+    endings = new Map();
+    post = client.post;
+    onMessage = client.onMessage;
+    client.post = (message) => {
+      if (message.type === 'generate') {
+        generated.push(message);
+        postedAt.set(message.id, Date.now());
+      }
+      post.call(client, message);
+    };
+    client.onMessage = (message) => {
+      if ('id' in message && ['done', 'error', 'aborted'].includes(message.type))
+        endings.set(message.id, { ...message, ms: Date.now() - (postedAt.get(message.id) ?? NaN) });
+      onMessage.call(client, message);
+    };
   });
   afterAll(async () => {
-    if (worker) worker.send = send;
+    if (client) Object.assign(client, { post, onMessage });
     await gw?.close();
     await upstream?.stop();
     rmSync(home, { recursive: true, force: true });
@@ -105,6 +118,11 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
     second: GenerateRequest;
     call: FunctionCallItem;
   } {
+    // The user's turn was answered with a complete call (not cut at the completion limit, not an error), so the CLI
+    // had a call to run; then the CLI sent its result back in a second request.
+    expect(requests.length).toBeGreaterThanOrEqual(1);
+    expect(requests[0].forceCall).toBe(true);
+    expect(endings.get(requests[0].id)).toMatchObject({ type: 'done', finishReason: 'tool_calls' });
     expect(requests.length).toBeGreaterThanOrEqual(2);
     const [first, second] = requests;
     const answer = second.history.at(-1) as Extract<HistoryItem, { type: 'model' }>;
@@ -114,12 +132,18 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
     return { first, second, call };
   }
 
-  async function recordsOf(team: string, count: number): Promise<Array<Record<string, unknown>>> {
-    return eventually(async () => {
-      const { body } = await gw.admin('GET', `/admin/v1/usage/records?team=${team}&limit=20`);
-      expect(body.data.length).toBeGreaterThanOrEqual(count);
-      return body.data;
-    });
+  /** What the worker was asked and how each request ended, for a failure's message. */
+  function exchangesOf(requests: GenerateRequest[]): string {
+    return requests
+      .map((r) =>
+        JSON.stringify({
+          force: r.forceCall,
+          answer: r.answerOnly,
+          ending: endings.get(r.id),
+          last: r.history.at(-1),
+        }).slice(0, 400),
+      )
+      .join('\n  ');
   }
 
   it('Claude Code: the model calls Read, Claude Code reads the file and sends the result, the model answers', async () => {
@@ -170,15 +194,7 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
         .filter((line) => line.type === 'access' && line.team === 'agents-claude')
         .map((line) => `${line.status} ${JSON.stringify(line.tokens)} ${JSON.stringify(line.error ?? '')}`);
       console.log(
-        `  Claude Code said: ${result.stdout.slice(-800)}\n${result.stderr.slice(-800)}\n  access: ${lines.slice(0, 6).join('\n  ')}\n  requests: ${requests
-          .slice(0, 4)
-          .map((r) =>
-            JSON.stringify({ force: r.forceCall, answer: r.answerOnly, last: r.history.at(-1) }).slice(
-              0,
-              300,
-            ),
-          )
-          .join('\n  ')}`,
+        `  Claude Code said: ${result.stdout.slice(-800)}\n${result.stderr.slice(-800)}\n  access: ${lines.slice(0, 6).join('\n  ')}\n  worker: ${exchangesOf(requests.slice(0, 4))}`,
       );
     }
     expect(result.code).toBe(0);
@@ -210,7 +226,8 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
     expect(requests.length).toBeLessThanOrEqual(5);
     expect(result.stdout.trim().length).toBeGreaterThan(0);
     console.log(`  Claude Code printed: ${JSON.stringify(result.stdout.trim().slice(-300))}`);
-    const records = await recordsOf('agents-claude', requests.length);
+    // One record per request the worker answered, exactly.
+    const records = await waitForUsageRecords(gw, 'agents-claude', requests.length);
     for (const record of records)
       expect(record).toMatchObject({
         endpoint: 'messages',
@@ -238,11 +255,19 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
         'enabled = false',
         '[features]',
         'goals = false',
+        // Not needed here, and its schema is prompt the small model would read for nothing.
+        'view_image = false',
         '[model_providers.gateway]',
         'name = "Gateway"',
         `base_url = "${gw.url}/v1"`,
         'env_key = "GATEWAY_TOKEN"',
         'wire_api = "responses"',
+        // Reading Codex's ~5k-token prompt can take minutes on a loaded 2-core machine, past Codex's 300 s default
+        // wait for the next SSE event; Codex would then retry the turn, and the retry would reach the worker as a
+        // second forced call. So Codex waits as long as this test does, and never retries: one turn, one request.
+        'stream_idle_timeout_ms = 900000',
+        'stream_max_retries = 0',
+        'request_max_retries = 0',
         '',
       ].join('\n'),
     );
@@ -258,16 +283,22 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
       ],
       {
         cwd,
-        timeout: 600_000,
+        // Measured: the turn took 191-398 s on a loaded 2-core machine (Codex's ~5k-token prompt read at one thread);
+        // killed at 600 s it would leave one request behind. The bound is the test's own (900 s) less a minute.
+        timeout: 840_000,
         env: { PATH: process.env.PATH, HOME: cwd, CODEX_HOME: codexHome, GATEWAY_TOKEN: token },
       },
     );
-    const requests = generated.slice(before);
+    // Codex's turn requests (its tools offered), whatever else reached the worker meanwhile.
+    const requests = generated.slice(before).filter((r) => r.functions?.exec_command !== undefined);
     console.log(
-      `Codex on the local model: exit ${result.code} in ${Date.now() - started} ms, ${requests.length} requests`,
+      `Codex on the local model: exit ${result.code} in ${Date.now() - started} ms, ${requests.length} requests (${requests.map((r) => endings.get(r.id)?.ms).join(', ')} ms)`,
     );
-    if (requests.length < 2)
-      console.log(`  Codex said: ${result.stdout.slice(-1500)}\n${result.stderr.slice(-1500)}`);
+    const ending = requests[0] && endings.get(requests[0].id);
+    if (requests.length !== 2 || ending?.type !== 'done' || ending.finishReason !== 'tool_calls')
+      console.log(
+        `  Codex said: ${result.stdout.slice(-1500)}\n${result.stderr.slice(-1500)}\n  worker: ${exchangesOf(generated.slice(before))}`,
+      );
     const { first, second, call } = turnOf(requests);
     console.log(
       `  the model called ${call?.name}(${JSON.stringify(call?.params)}) -> ${JSON.stringify(String(call?.result).slice(0, 160))}`,
@@ -288,7 +319,7 @@ describe('Claude Code and Codex on the local model (real CLIs, real model)', () 
     console.log(
       `  Codex printed: ${JSON.stringify(result.stdout.trim().slice(-300))} / ${JSON.stringify(result.stderr.trim().slice(-300))}`,
     );
-    const records = await recordsOf('agents-codex', 2);
+    const records = await waitForUsageRecords(gw, 'agents-codex', 2);
     for (const record of records)
       expect(record).toMatchObject({
         endpoint: 'responses',

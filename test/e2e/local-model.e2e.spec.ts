@@ -13,6 +13,7 @@ import {
 } from '../support/local-model';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageRecord, waitForUsageSummary } from '../support/usage';
 
 /** The real default model (SmolLM2-135M-Instruct GGUF) through the gateway, in its worker process. */
 describe('local model backend (real model)', () => {
@@ -50,6 +51,14 @@ describe('local model backend (real model)', () => {
 
   const localClient = () =>
     (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('local')!.client as LocalModelClient;
+  /** The most text the worker has sent back so far for any request in flight (the client's pending replies). */
+  const generatedChars = () =>
+    Math.max(
+      0,
+      ...[...(localClient() as any).pending.values()].map(
+        (p: { reply?: { text: string } }) => p.reply?.text.length ?? 0,
+      ),
+    );
 
   it('answers non-streaming, with usage counted by the model tokenizer on the rendered prompt', async () => {
     const messages = [{ role: 'user' as const, content: 'What is the capital of France?' }];
@@ -227,23 +236,10 @@ describe('local model backend (real model)', () => {
       )
       .catch((e: unknown) => e);
     // Abort once the worker has generated some of the answer.
-    await eventually(
-      () =>
-        expect(
-          [...(localClient() as any).pending.values()].some(
-            (p: { reply: { text: string } }) => p.reply.text.length > 20,
-          ),
-        ).toBe(true),
-      30_000,
-      10,
-    );
+    await eventually(() => expect(generatedChars()).toBeGreaterThan(20), 30_000, 10);
     controller.abort();
     await pending;
-    const record = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=local-leavers&limit=1');
-      expect(body.data).toHaveLength(1);
-      return body.data[0];
-    }, 10_000);
+    const record = await waitForUsageRecord(gw, 'local-leavers', { timeoutMs: 10_000 });
     expect(record).toMatchObject({ outcome: 'aborted', estimated: false });
     expect(record.prompt_tokens).toBeGreaterThan(10);
     expect(record.completion_tokens).toBeGreaterThan(0);
@@ -321,11 +317,9 @@ describe('local model backend (real model)', () => {
     } finally {
       worker.send = send;
     }
-    await eventually(async () => {
-      const usage = (await gw.admin('GET', '/admin/v1/usage?team=local-quota')).body.total;
-      expect(usage).toMatchObject({ requests: 2, requests_ok: 1, requests_rejected: 1 });
-      expect(usage.completion_tokens).toBeLessThanOrEqual(4); // nothing of the refused request was counted
-    });
+    const { total: usage } = await waitForUsageSummary(gw, 'team=local-quota', 2);
+    expect(usage).toMatchObject({ requests: 2, requests_ok: 1, requests_rejected: 1 });
+    expect(usage.completion_tokens).toBeLessThanOrEqual(4); // nothing of the refused request was counted
   });
 
   it('chat ids are random, unique across restarts and replicas (a per-process counter repeated chatcmpl-local-1 on every boot)', async () => {
@@ -367,45 +361,58 @@ describe('local model backend (real model)', () => {
       '/v1/chat/completions',
       ask('Write a long poem.', { max_tokens: 300 }),
     );
-    await new Promise((r) => setTimeout(r, 300));
+    // Killed mid-generation: once the worker has written some of the answer.
+    await eventually(() => expect(generatedChars()).toBeGreaterThan(0), 30_000, 10);
     const pid = localClient().workerPid!;
+    const readyLines = () => gw.logs.filter((line) => /local model ready/.test(String(line.msg))).length;
+    const readyBefore = readyLines();
     process.kill(pid, 'SIGKILL');
     const failed = await pending;
     expect(failed.status).toBe(503);
     expect(failed.body.error).toMatchObject({ code: 'upstream_unavailable' });
     expect(failed.body.error.message).toMatch(/crashed/);
-    await eventually(
-      async () => {
-        expect(localClient().workerPid).not.toBe(pid);
-        const again = await client.chat.completions.create(ask('Say hello.', { max_tokens: 8 }));
-        expect(again.choices[0].message.content!.length).toBeGreaterThan(0);
-      },
-      60_000,
-      500,
-    );
+    // Restarted: a new worker reports ready (polled on the log, a read); then one request is answered.
+    await eventually(() => expect(readyLines()).toBe(readyBefore + 1), 60_000, 200);
+    expect(localClient().workerPid).toEqual(expect.any(Number));
+    expect(localClient().workerPid).not.toBe(pid);
+    const again = await client.chat.completions.create(ask('Say hello.', { max_tokens: 8 }));
+    expect(again.choices[0].message.content!.length).toBeGreaterThan(0);
   });
 
   it('usage accounting and metrics agree for the local model', async () => {
-    const usage = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage?team=local&model=smollm2');
-      expect(body.total.requests).toBeGreaterThanOrEqual(12);
-      return body.total;
+    // A team of its own and two requests of its own (one streamed), so the figures are exactly theirs.
+    const { token: own } = await gw.teamToken('local-metrics');
+    const mine = gw.openai(own);
+    const plain = await mine.chat.completions.create(ask('Say hello.', { max_tokens: 8 }));
+    const stream = await mine.chat.completions.create({
+      ...ask('Say hi.', { max_tokens: 8 }),
+      stream: true,
+      stream_options: { include_usage: true },
     });
-    const text = await (await fetch(`${gw.url}/metrics`)).text();
-    const sum = (type: string) =>
-      text
-        .split('\n')
-        .filter(
-          (l) =>
-            l.startsWith('switchyard_tokens_total{') &&
-            l.includes('team="local"') &&
-            l.includes('model="smollm2"') &&
-            l.includes(`type="${type}"`),
-        )
-        .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
-    expect({ prompt: sum('prompt'), completion: sum('completion') }).toEqual({
-      prompt: usage.prompt_tokens,
-      completion: usage.completion_tokens,
+    let streamed: { prompt_tokens: number; completion_tokens: number } | undefined;
+    for await (const chunk of stream) if (chunk.usage) streamed = chunk.usage;
+    // What the client was told, summed: the usage API and the metrics must say the same.
+    const told = {
+      prompt: plain.usage!.prompt_tokens + streamed!.prompt_tokens,
+      completion: plain.usage!.completion_tokens + streamed!.completion_tokens,
+    };
+    const { total: usage } = await waitForUsageSummary(gw, 'team=local-metrics&model=smollm2', 2);
+    expect({ prompt: usage.prompt_tokens, completion: usage.completion_tokens }).toEqual(told);
+    // The metrics move with the same records; polled, as /metrics and the usage store are written apart.
+    await eventually(async () => {
+      const text = await (await fetch(`${gw.url}/metrics`)).text();
+      const sum = (type: string) =>
+        text
+          .split('\n')
+          .filter(
+            (l) =>
+              l.startsWith('switchyard_tokens_total{') &&
+              l.includes('team="local-metrics"') &&
+              l.includes('model="smollm2"') &&
+              l.includes(`type="${type}"`),
+          )
+          .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+      expect({ prompt: sum('prompt'), completion: sum('completion') }).toEqual(told);
     });
   });
 
@@ -423,6 +430,8 @@ describe('local model backend (real model)', () => {
       expect(res.status).toBe(403);
       expect(res.body.error).toMatchObject({ code: 'model_unavailable' });
       expect(res.body.error.message).toMatch(/npm run model:fetch/);
+      // A window in which nothing may happen: a restart loop would log within it (the first restart is due after
+      // 0.5 s, the second after 1 s more), so this sleep is the observation itself, not a wait for a condition.
       await new Promise((r) => setTimeout(r, 1500));
       expect(broken.logs.filter((l) => String(l.msg).includes('restarting'))).toHaveLength(0);
     } finally {
@@ -541,10 +550,7 @@ describe('local model backend with a thought section in its template (real model
   });
 
   it('records the reasoning tokens in usage accounting', async () => {
-    await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage?team=thinkers&model=thinker');
-      expect(body.total.requests).toBe(4);
-      expect(body.total.reasoning_tokens).toBeGreaterThan(0);
-    });
+    const { total } = await waitForUsageSummary(gw, 'team=thinkers&model=thinker', 4);
+    expect(total.reasoning_tokens).toBeGreaterThan(0);
   });
 });

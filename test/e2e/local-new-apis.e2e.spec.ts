@@ -1,8 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { eventually } from '../support/eventually';
 import { EMBEDDING_MODEL, ensureEmbeddingModel, localBackend } from '../support/local-model';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageRecord } from '../support/usage';
 
 /**
  * The default config's offline models through the newer APIs: Anthropic's Messages API and OpenAI's Responses API
@@ -52,7 +52,9 @@ describe('local models through Messages, Responses and embeddings (real models)'
 
   describe('Messages to the local chat model (translated)', () => {
     it('answers a Message with the model tokenizer counts, accounted as messages', async () => {
-      const message = await anthropic.messages.create(
+      // A team of its own, so the one record it polls for is this request's.
+      const { token: own } = await gw.teamToken('local-new-apis-message');
+      const message = await new Anthropic({ apiKey: own, baseURL: gw.url, maxRetries: 0 }).messages.create(
         // temperature left the SDK's types (deprecated on the newest Claude models) but is still an API field.
         {
           model: 'smollm2',
@@ -67,11 +69,7 @@ describe('local models through Messages, Responses and embeddings (real models)'
       expect(['end_turn', 'max_tokens']).toContain(message.stop_reason);
       expect(message.usage.input_tokens).toBeGreaterThan(10);
       expect(message.usage.output_tokens).toBeGreaterThan(0);
-      const record = await eventually(async () => {
-        const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=local-new-apis&limit=5');
-        expect(body.data.length).toBeGreaterThan(0);
-        return body.data[0];
-      });
+      const record = await waitForUsageRecord(gw, 'local-new-apis-message');
       expect(record).toMatchObject({
         endpoint: 'messages',
         model: 'smollm2',
@@ -152,11 +150,7 @@ describe('local models through Messages, Responses and embeddings (real models)'
       expect(cosine(vectors[0], vectors[2])).toBeLessThan(0.2);
       // The model's own WordPiece tokens: "a man is eating food ." is 6, the four inputs 6 + 9 + 6 + 6.
       expect(result.usage).toEqual({ prompt_tokens: 27, total_tokens: 27 });
-      const record = await eventually(async () => {
-        const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=local-embedders&limit=5');
-        expect(body.data).toHaveLength(1);
-        return body.data[0];
-      });
+      const record = await waitForUsageRecord(gw, 'local-embedders');
       expect(record).toMatchObject({
         endpoint: 'embeddings',
         model: 'minilm',

@@ -1,8 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { eventually } from '../support/eventually';
 import { ensureLocalModel, localBackend, referenceTokens } from '../support/local-model';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageSummary } from '../support/usage';
 
 /**
  * Tool calling on the real default model (SmolLM2-135M-Instruct) through node-llama-cpp's function calling: forced
@@ -387,10 +387,40 @@ describe('local model tool calling (real model)', () => {
   });
 
   it('accounts every tool request like any other', async () => {
-    await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage?team=local-tools');
-      expect(body.total.requests_ok).toBeGreaterThanOrEqual(11);
-      expect(body.total.total_tokens).toBe(body.total.prompt_tokens + body.total.completion_tokens);
+    // Its own team and requests (a forced call, then its result going back), so the figures are exactly theirs.
+    const mine = gw.openai((await gw.teamToken('local-tools-accounted')).token);
+    const called = await mine.chat.completions.create({
+      model: 'smollm2',
+      messages: ask('What is the weather in Paris?'),
+      tools,
+      tool_choice: 'required',
+      temperature: 0,
+    });
+    const call = called.choices[0].message.tool_calls![0] as { id: string; function: { name: string } };
+    expect(called.choices[0].finish_reason).toBe('tool_calls');
+    const answered = await mine.chat.completions.create({
+      model: 'smollm2',
+      messages: [
+        ...ask('What is the weather in Paris?'),
+        { role: 'assistant', content: null, tool_calls: called.choices[0].message.tool_calls },
+        { role: 'tool', tool_call_id: call.id, content: 'Sunny, 21 degrees.' },
+      ],
+      tools,
+      temperature: 0,
+      max_tokens: 16,
+    });
+    const told = [called, answered].reduce(
+      (sum, { usage }) => ({
+        prompt_tokens: sum.prompt_tokens + usage!.prompt_tokens,
+        completion_tokens: sum.completion_tokens + usage!.completion_tokens,
+      }),
+      { prompt_tokens: 0, completion_tokens: 0 },
+    );
+    const { total } = await waitForUsageSummary(gw, 'team=local-tools-accounted', 2);
+    expect(total).toMatchObject({
+      requests_ok: 2,
+      ...told,
+      total_tokens: told.prompt_tokens + told.completion_tokens,
     });
   });
 });

@@ -5,7 +5,7 @@ import { GeminiUpstream } from '../support/gemini-upstream';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { words } from '../support/standin-server';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
-import { waitForUsageRecord, waitForUsageSummary } from '../support/usage';
+import { waitForUsageRecord, waitForUsageRecords, waitForUsageSummary } from '../support/usage';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgo=';
 const weather = [
@@ -178,7 +178,9 @@ describe('model families through one OpenAI format', () => {
     });
 
     it('thinking: reasoning_content, thinking_blocks with signature, reasoning_tokens counted; never mixed into content', async () => {
-      const completion: any = await client.chat.completions.create({
+      // A team of its own, so its usage records are these two requests'.
+      const thinker = gw.openai((await gw.teamToken('families-thinking')).token);
+      const completion: any = await thinker.chat.completions.create({
         model: 'claude',
         messages: [{ role: 'user', content: 'why' }],
         thinking: { type: 'enabled', budget_tokens: 1024 },
@@ -200,7 +202,7 @@ describe('model families through one OpenAI format', () => {
       expect(completion.usage.completion_tokens_details.reasoning_tokens).toBe(thinkingTokens);
 
       const s = await collect(
-        <any>await client.chat.completions.create({
+        <any>await thinker.chat.completions.create({
           model: 'claude',
           stream: true,
           stream_options: { include_usage: true },
@@ -213,15 +215,13 @@ describe('model families through one OpenAI format', () => {
       expect(s.thinkingBlocks).toEqual(message.thinking_blocks);
       expect(s.usage.completion_tokens_details.reasoning_tokens).toBe(thinkingTokens);
       // Anthropic did not count thinking separately, so the gateway did, and says so in the usage record.
-      const record = await eventually(async () => {
-        const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=families&limit=1');
-        expect(body.data[0].model).toBe('claude');
-        return body.data[0];
-      });
-      expect(record).toMatchObject({
-        estimated: true,
-        reasoning_tokens: thinkingTokens,
-      });
+      const records = await waitForUsageRecords(gw, 'families-thinking', 2);
+      for (const record of records)
+        expect(record).toMatchObject({
+          model: 'claude',
+          estimated: true,
+          reasoning_tokens: thinkingTokens,
+        });
     });
 
     it('checks Anthropic thinking rules before any call: budget >= 1024, budget < max_tokens, temperature 1 only', async () => {

@@ -111,7 +111,8 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
           max_tokens: 20,
           messages: [{ role: 'user', content: `spend ${round}` }],
         });
-      await new Promise((r) => setTimeout(r, 700));
+      // Each round in a scrape of its own, so rate() and increase() have several samples to work with.
+      await prometheus.scrapedAfter(Date.now());
     }
 
     // Prometheus has scraped the final numbers when its token totals match the usage API's.
@@ -137,8 +138,8 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
     );
     expect(await prometheus.targetsHealth()).toEqual(['up']);
 
-    // rate() needs two samples of a series: let one more scrape land after the last request.
-    await new Promise((r) => setTimeout(r, 1500));
+    // rate() needs two samples of a series: one more scrape after the one that had the final numbers.
+    await prometheus.scrapedAfter(Date.now());
     const dashboard = JSON.parse(
       readFileSync(join(root, 'deploy/grafana/dashboards/switchyard.json'), 'utf8'),
     );

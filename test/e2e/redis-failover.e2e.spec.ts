@@ -2,6 +2,7 @@ import { eventually } from '../support/eventually';
 import { PrivateRedisCluster } from '../support/redis-cluster';
 import type { TestGateway } from '../support/test-gateway';
 import { servesThroughFailover, twoReplicasOn } from '../support/topology-checks';
+import { waitForUsageSummary } from '../support/usage';
 
 /**
  * A Redis Cluster master is killed (SIGKILL) in the middle of load from two replicas: requests keep being served,
@@ -39,12 +40,7 @@ describe('a Redis Cluster failover under load', () => {
     } finally {
       cluster.freeze(replica, false);
     }
-    await eventually(
-      async () =>
-        expect((await gw.admin('GET', `/admin/v1/usage?team=${team}`)).body.total?.requests).toBe(1),
-      5000,
-      100,
-    );
+    await waitForUsageSummary(gw, `team=${team}`, 1, { timeoutMs: 5000, everyMs: 100 });
   });
 
   it('keeps answering through a master crash, with one record per request once its replica is promoted', async () => {

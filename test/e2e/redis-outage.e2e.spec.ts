@@ -2,6 +2,7 @@ import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { PrivateRedis } from '../support/redis-server';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { waitForUsageSummary } from '../support/usage';
 
 /** A metric's value from the gateway's /metrics text. */
 async function metric(gw: TestGateway, name: string): Promise<number> {
@@ -105,16 +106,10 @@ describe('Redis stopped and restarted mid-run', () => {
       100,
     );
     expect(await metric(open, 'switchyard_usage_dropped_records_total')).toBe(0);
-    const usage = await eventually(
-      async () => {
-        const { status, body } = await open.admin('GET', '/admin/v1/usage?team=outage');
-        expect(status).toBe(200);
-        expect(body.total.requests).toBe(4 + during + 1);
-        return body.total;
-      },
-      5000,
-      100,
-    );
+    const { total: usage } = await waitForUsageSummary(open, 'team=outage', 4 + during + 1, {
+      timeoutMs: 5000,
+      everyMs: 100,
+    });
     expect(usage).toMatchObject({
       requests_ok: 4 + during + 1,
       prompt_tokens: 3 * 2 + 1 + during * 2 + 3,
@@ -168,12 +163,16 @@ describe('Redis stopped and restarted mid-run', () => {
       expect(refused.status).toBe(503);
       expect(refused.body.error).toMatchObject({ code: 'limits_unavailable', type: 'server_error' });
       await redis.start();
+      // Serving again once its command connection is back: polled on its log (a read), then asked once.
       await eventually(
-        async () =>
-          expect((await failClosed.asTeam(token, 'POST', '/v1/chat/completions', ask('x'))).status).toBe(200),
+        () =>
+          expect(
+            failClosed.logs.filter((l) => l.msg === 'redis connection restored').map((l) => l.connection),
+          ).toContain('commands'),
         10_000,
         100,
       );
+      expect((await failClosed.asTeam(token, 'POST', '/v1/chat/completions', ask('x'))).status).toBe(200);
     } finally {
       await failClosed.gateway.shutdown(200);
       failClosed.redis.disconnect();

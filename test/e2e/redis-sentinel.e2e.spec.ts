@@ -1,4 +1,3 @@
-import { eventually } from '../support/eventually';
 import { PrivateRedisSentinel } from '../support/redis-sentinel';
 import {
   accountsEachTeamExactly,
@@ -6,6 +5,7 @@ import {
   servesThroughFailover,
   twoReplicasOn,
 } from '../support/topology-checks';
+import { waitForUsageSummary } from '../support/usage';
 
 /**
  * The gateway on a Sentinel-managed Redis (a master, a replica, three sentinels, started by the test): the same
@@ -53,12 +53,7 @@ describe('on Redis Sentinel', () => {
       await gw
         .openai(token)
         .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] });
-      await eventually(
-        async () =>
-          expect((await gw.admin('GET', '/admin/v1/usage?team=after-failover')).body.total.requests).toBe(i),
-        5000,
-        10,
-      );
+      await waitForUsageSummary(gw, 'team=after-failover', i, { timeoutMs: 5000, everyMs: 10 });
     }
     const landedMs = Date.now() - started;
     expect(await metric()).toBeGreaterThan(before);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import OpenAI from 'openai';
 import { windowOf } from '../../src/limits/limit-windows';
-import { eventually } from '../support/eventually';
+import { eventually, untilPast } from '../support/eventually';
 import { run, waitForListening, writeConfig, type RunningProcess } from '../support/gateway-process';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { deletePrefix, REDIS_URL } from '../support/test-gateway';
@@ -11,7 +11,6 @@ const ADMIN = 'paused-admin-key';
 const LEASE_SECONDS = 1;
 /** Survivors count an estimate in their metrics after 10 leases (usage/inflight-leases.ts). */
 const ESTIMATE_WAIT_MS = 10 * LEASE_SECONDS * 1000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The sum of a metric's series for a team on one gateway (`match`: more label text a series must hold). */
 async function metricSum(url: string, team: string, name: string, match = ''): Promise<number> {
@@ -219,8 +218,10 @@ models:
     await eventually(exact, 10_000, 200);
     expect(await replacedCount('real')).toBe(20);
 
-    // Past the survivor's wait, its sweeps find every estimate replaced and count none of them: still exact.
-    await sleep(sweptAt + ESTIMATE_WAIT_MS + 3000 - Date.now());
+    // Past the survivor's wait, its sweeps find every estimate replaced and count none of them: still exact. A window
+    // in which nothing may change (the survivor is another process: its sweep cannot be called from here), so the
+    // test waits for the clock: the wait's end plus three sweeps (one a lease).
+    await untilPast(sweptAt + ESTIMATE_WAIT_MS + 3 * LEASE_SECONDS * 1000);
     await exact();
     expect(survivor.output()).toContain('settling a request whose replica stopped renewing its lease');
     expect(paused.output()).toContain('its own record replaced the estimate');

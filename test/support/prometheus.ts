@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port';
 import { stopChild } from './gateway-process';
+import { eventually } from './eventually';
 
 const CACHE = join(__dirname, '../../.cache/prometheus');
 
@@ -87,6 +88,25 @@ export class PrometheusServer {
     };
     if (body.status !== 'success') throw new Error(`${expr}: ${body.error}`);
     return body.data.result;
+  }
+
+  /**
+   * Waits until Prometheus has scraped the gateway after `instant` (epoch ms; the same machine's clock): what the
+   * gateway exposed before that instant is then in Prometheus. Read from the target's `lastScrape`, which
+   * Prometheus sets when a scrape is done.
+   */
+  async scrapedAfter(instant: number, timeoutMs = 15_000): Promise<void> {
+    await eventually(
+      async () => {
+        const body = (await (await fetch(`${this.url}/api/v1/targets`)).json()) as {
+          data: { activeTargets: Array<{ lastScrape: string }> };
+        };
+        expect(body.data.activeTargets).toHaveLength(1);
+        expect(Date.parse(body.data.activeTargets[0].lastScrape)).toBeGreaterThan(instant);
+      },
+      timeoutMs,
+      100,
+    );
   }
 
   async targetsHealth(): Promise<string[]> {
