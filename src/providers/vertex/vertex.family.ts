@@ -34,6 +34,9 @@ function upstreamIdsOn(model: ModelConfig, backendId: string): string[] {
 export const vertexFamily: ProviderFamily<VertexBackendConfig> = {
   type: 'vertex',
   config: VertexBackendConfig,
+  // Google's prices in the data cover Vertex's Gemini and Claude ids; needed where baseUrl is not Google's own
+  // host (a Private Service Connect endpoint, a proxy), which the data cannot recognise.
+  priceProvider: 'google',
   embeddings: true,
   thinking: ['none', 'native'],
   keyRequired: () => false, // OAuth tokens from Application Default Credentials, not a key
