@@ -202,7 +202,11 @@ describe('price book', () => {
       expect(logged.find((line) => line.level === 40)?.msg).toMatch(
         /model "mini" \(gpt-4o-mini on backend "openai"\) is marked deprecated/,
       );
-      expect(() => book({}, { priceData: join(dir, 'missing.json') })).toThrow();
+      expect(() => book({}, { priceData: join(dir, 'missing.json') })).toThrow(
+        /^billing\.priceData: cannot read .*missing\.json as genai-prices data \(ENOENT\)$/,
+      );
+      writeFileSync(file, 'not json');
+      expect(() => book({}, { priceData: file })).toThrow(/^billing\.priceData: .* \(not JSON\)$/);
       writeFileSync(file, '{"not":"providers"}');
       expect(() => book({}, { priceData: file })).toThrow(/not genai-prices data/);
     } finally {
