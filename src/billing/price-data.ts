@@ -36,7 +36,9 @@ export class PriceData {
     } catch (error) {
       // Said as the key to fix, like the config's own problems (a bare "ENOENT" names neither key nor file's role).
       const why = (error as NodeJS.ErrnoException).code ?? 'not JSON';
-      throw new Error(`billing.priceData: cannot read ${file} as genai-prices data (${why})`);
+      throw new Error(`billing.priceData: cannot read ${file} as genai-prices data (${why})`, {
+        cause: error,
+      });
     }
     if (!Array.isArray(data) || !data.every(isProvider))
       throw new Error(
