@@ -30,7 +30,16 @@ export class PriceData {
       return;
     }
     const path = resolve(file);
-    const data = JSON.parse(readFileSync(path, 'utf8')) as unknown;
+    let data: unknown;
+    try {
+      data = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (error) {
+      // Said as the key to fix, like the config's own problems (a bare "ENOENT" names neither key nor file's role).
+      const why = (error as NodeJS.ErrnoException).code ?? 'not JSON';
+      throw new Error(`billing.priceData: cannot read ${file} as genai-prices data (${why})`, {
+        cause: error,
+      });
+    }
     if (!Array.isArray(data) || !data.every(isProvider))
       throw new Error(
         `billing.priceData: ${file} is not genai-prices data (a list of providers with models)`,

@@ -16,12 +16,16 @@ function buildBackends(config: GatewayConfig, logger: AppLogger): Map<string, Ba
         { backend: id },
         `${unavailable}: its models are not listed and answer 403 model_unavailable`,
       );
-    backends.set(id, {
-      id,
-      adapter: family.createAdapter(id, backendConfig),
-      client: family.createClient(id, backendConfig, log),
-      unavailable,
-    });
+    const client = family.createClient(id, backendConfig, log);
+    // A client that knows up front it can never answer (a vertex credentials file that is missing or unusable) is
+    // said at start like a missing key, not only in readiness and in each request's 403.
+    const unusable = unavailable ? undefined : client.unusable?.();
+    if (unusable)
+      logger.pino.warn(
+        { backend: id },
+        `${unusable}: its models are not listed and answer 403 model_unavailable`,
+      );
+    backends.set(id, { id, adapter: family.createAdapter(id, backendConfig), client, unavailable });
   }
   return backends;
 }

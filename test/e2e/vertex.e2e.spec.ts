@@ -405,6 +405,10 @@ describe('Vertex AI backends', () => {
     });
     expect(vertex.requests.length).toBe(calls);
     expect((await client.models.list()).data.map((m) => m.id)).not.toContain('gemini-no-key-file');
+    // Said at start too, like a missing key, for an operator reading the log rather than a client's 403.
+    expect(gw.rawLogs.join('\n')).toMatch(
+      /never-written\.json \(credentialsFile\) cannot be used \(ENOENT\): its models are not listed and answer 403/,
+    );
   });
 
   it('a token Vertex quotes back in an error never reaches the client', async () => {

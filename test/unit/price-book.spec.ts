@@ -13,6 +13,14 @@ const BACKENDS = {
   claude: { type: 'anthropic', baseUrl: 'https://api.anthropic.com/v1', apiKey: 'k' },
   azure: { type: 'azure', baseUrl: 'https://contoso.openai.azure.com', apiKey: 'k' },
   gemini: { type: 'gemini', baseUrl: 'https://generativelanguage.googleapis.com/v1beta', apiKey: 'k' },
+  vertex: { type: 'vertex', project: 'p', region: 'us-east5' },
+  // A Private Service Connect endpoint: a base URL the price data does not know.
+  'vertex-psc': {
+    type: 'vertex',
+    project: 'p',
+    region: 'us-east5',
+    baseUrl: 'https://vertex.internal.example',
+  },
 };
 
 function book(models: Record<string, unknown>, billing: Record<string, unknown> = {}, logger?: AppLogger) {
@@ -60,6 +68,21 @@ describe('price book', () => {
     expect(
       prices.explain({ model: 'other', backend: 'openai', upstreamModel: 'gpt-4o-mini' }).source,
     ).toEqual({ kind: 'model' });
+  });
+
+  it("prices Vertex's versioned ids under Google's prices, at the region's endpoint or a private one", () => {
+    const prices = book({
+      claude: { backend: 'vertex', upstreamModel: 'claude-sonnet-4-5@20250929' },
+      flash: { backend: 'vertex-psc', upstreamModel: 'gemini-2.5-flash' },
+    });
+    for (const served of [
+      { model: 'claude', backend: 'vertex', upstreamModel: 'claude-sonnet-4-5@20250929' },
+      { model: 'flash', backend: 'vertex-psc', upstreamModel: 'gemini-2.5-flash' },
+    ])
+      expect(prices.explain(served).source).toMatchObject({ kind: 'price-data', provider: 'google' });
+    expect(
+      prices.priceOf({ model: 'claude', backend: 'vertex', upstreamModel: 'claude-sonnet-4-5@20250929' }),
+    ).toMatchObject({ input: 3, output: 15 });
   });
 
   it("an Azure deployment's name is unknown until its price names the priced model; another provider can be named", () => {
@@ -179,7 +202,11 @@ describe('price book', () => {
       expect(logged.find((line) => line.level === 40)?.msg).toMatch(
         /model "mini" \(gpt-4o-mini on backend "openai"\) is marked deprecated/,
       );
-      expect(() => book({}, { priceData: join(dir, 'missing.json') })).toThrow();
+      expect(() => book({}, { priceData: join(dir, 'missing.json') })).toThrow(
+        /^billing\.priceData: cannot read .*missing\.json as genai-prices data \(ENOENT\)$/,
+      );
+      writeFileSync(file, 'not json');
+      expect(() => book({}, { priceData: file })).toThrow(/^billing\.priceData: .* \(not JSON\)$/);
       writeFileSync(file, '{"not":"providers"}');
       expect(() => book({}, { priceData: file })).toThrow(/not genai-prices data/);
     } finally {

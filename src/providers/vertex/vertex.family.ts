@@ -34,7 +34,8 @@ function upstreamIdsOn(model: ModelConfig, backendId: string): string[] {
 export const vertexFamily: ProviderFamily<VertexBackendConfig> = {
   type: 'vertex',
   config: VertexBackendConfig,
-  // Google's entries in the price data price Vertex's Gemini and Claude ids (`claude-sonnet-4-5@20250929` included).
+  // Google's prices in the data cover Vertex's Gemini and Claude ids; needed where baseUrl is not Google's own
+  // host (a Private Service Connect endpoint, a proxy), which the data cannot recognise.
   priceProvider: 'google',
   embeddings: true,
   thinking: ['none', 'native'],
