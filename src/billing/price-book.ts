@@ -5,6 +5,7 @@ import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig, type PriceConfig } from '../config/config.schema';
 import { FAMILY_BY_TYPE } from '../providers/families';
 import type { Price } from './price';
+import { retirementOf, type RetirementNotice } from './model-retirements';
 import { PriceData, type PriceDataEntry } from './price-data';
 
 export type { Price };
@@ -27,7 +28,10 @@ export type PriceSource =
 export interface PriceExplained {
   price: Price | null;
   source: PriceSource | null;
+  /** The price data marks the model deprecated. */
   deprecated: boolean;
+  /** Its vendor's known retirement date (src/billing/model-retirements.ts), when there is one. */
+  retirement?: RetirementNotice;
   lookedUp?: { provider?: string; model: string };
 }
 
@@ -73,7 +77,10 @@ export class PriceBook implements OnModuleInit {
     return this.config.billing.currency;
   }
 
-  /** Says where prices come from, and warns of every configured deployment whose model the data marks deprecated. */
+  /**
+   * Says where prices come from, and warns of every configured deployment whose model the price data marks
+   * deprecated or whose vendor retires it (retired, or within RETIREMENT_WARNING_DAYS).
+   */
   onModuleInit(): void {
     const log = this.logger?.pino;
     if (!log) return;
@@ -84,10 +91,23 @@ export class PriceBook implements OnModuleInit {
       ];
       for (const deployment of deployments) {
         const explained = this.explain({ model, ...deployment });
+        const fields = { model, backend: deployment.backend, upstreamModel: deployment.upstreamModel };
+        const what = `model "${model}" (${deployment.upstreamModel} on backend "${deployment.backend}")`;
         if (explained.deprecated && explained.source?.kind === 'price-data')
           log.warn(
-            { model, backend: deployment.backend, upstreamModel: deployment.upstreamModel },
-            `model "${model}" (${deployment.upstreamModel} on backend "${deployment.backend}") is marked deprecated in the price data (${explained.source.provider}/${explained.source.model}): its vendor retires or has retired it`,
+            fields,
+            `${what} is marked deprecated in the price data (${explained.source.provider}/${explained.source.model}): its vendor retires or has retired it`,
+          );
+        const retirement = explained.retirement;
+        if (retirement?.status === 'retired')
+          log.warn(
+            { ...fields, retirement },
+            `${what} was retired by its vendor on ${retirement.date}: its requests fail (${retirement.source})`,
+          );
+        else if (retirement?.status === 'retiring')
+          log.warn(
+            { ...fields, retirement },
+            `${what} is retiring: its vendor shuts it down on ${retirement.date} (${retirement.source})`,
           );
       }
     }
@@ -104,8 +124,18 @@ export class PriceBook implements OnModuleInit {
     );
   }
 
-  /** The same choice as priceOf, saying where the price came from (GET /admin/v1/prices/<model>). */
+  /**
+   * The same choice as priceOf, saying where the price came from (GET /admin/v1/prices/<model>), and the model's
+   * known retirement at its vendor, whatever priced it.
+   */
   explain(served: Served): PriceExplained {
+    const explained = this.explainPrice(served);
+    const family = this.config.backends[served.backend]?.type;
+    const retirement = family ? retirementOf(family, served.upstreamModel, new Date()) : undefined;
+    return retirement ? { ...explained, retirement } : explained;
+  }
+
+  private explainPrice(served: Served): PriceExplained {
     const { deployment, model } = this.configured(served);
     const configured = figures(deployment) ?? figures(model);
     if (configured)

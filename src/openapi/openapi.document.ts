@@ -219,7 +219,7 @@ export const OPERATIONS: Operation[] = [
     path: '/admin/v1/prices/{model}',
     access: 'admin',
     summary:
-      "What a configured model costs on each of its deployments (per million tokens, billing currency) and where each figure came from: the deployment's or model's configured price, the price data (@pydantic/genai-prices or billing.priceData: provider and model id), or the shipped table; null when unknown. Also whether the price data marks the model deprecated.",
+      "What a configured model costs on each of its deployments (per million tokens, billing currency) and where each figure came from: the deployment's or model's configured price, the price data (@pydantic/genai-prices or billing.priceData: provider and model id), or the shipped table; null when unknown. Also whether the price data marks the model deprecated, and its vendor's known retirement date (retired, retiring or scheduled) when there is one.",
     ok: {
       status: 200,
       description: "The model's prices",
