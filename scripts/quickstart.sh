@@ -89,7 +89,7 @@ Team "demo" token (also in .cache/quickstart-token): $token
     -d '{"model":"minilm","input":["red fox","blue whale"]}'
 
   Claude Code (Anthropic's Messages API; start the gateway with ANTHROPIC_API_KEY set for its anthropic backend):
-  ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT ANTHROPIC_API_KEY=$token claude --model claude-sonnet-4-5
+  ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT ANTHROPIC_API_KEY=$token claude --model claude-sonnet-5-5
 
   Admin console: http://127.0.0.1:$PORT/console (sign in with the admin key in .cache/quickstart-admin-key)
 

@@ -48,18 +48,18 @@ const LANGCHAIN = { '@langchain/openai': '1.6.0', '@langchain/core': '1.4.0' };
 /** The model names the docs use, each routed to a stand-in that answers in its vendor's wire format. */
 const MODELS: Record<string, unknown> = {
   smollm2: { backend: 'standin', upstreamModel: 'echo' },
-  'gpt-4o': { backend: 'standin', upstreamModel: 'echo' },
-  'gpt-4o-mini': { backend: 'standin', upstreamModel: 'echo' },
+  'gpt-6-luna': { backend: 'standin', upstreamModel: 'echo' },
+  'gpt-6-sol': { backend: 'standin', upstreamModel: 'echo' },
   'gpt-5.1-codex': { backend: 'standin', upstreamModel: 'echo' },
-  'claude-sonnet-4-5': { backend: 'claude', upstreamModel: 'claude-echo', thinking: 'native' },
+  'claude-sonnet-5-5': { backend: 'claude', upstreamModel: 'claude-echo', thinking: 'native' },
   'text-embedding-3-small': { backend: 'standin', upstreamModel: 'embed', kind: 'embedding' },
   minilm: { backend: 'standin', upstreamModel: 'embed', kind: 'embedding' },
 };
 
 const CLAUDE_CODE_ENV = {
   // Claude Code's background calls (titles, summaries) go to the model the snippet names, which the gateway routes.
-  ANTHROPIC_SMALL_FAST_MODEL: 'claude-sonnet-4-5',
-  ANTHROPIC_DEFAULT_HAIKU_MODEL: 'claude-sonnet-4-5',
+  ANTHROPIC_SMALL_FAST_MODEL: 'claude-sonnet-5-5',
+  ANTHROPIC_DEFAULT_HAIKU_MODEL: 'claude-sonnet-5-5',
   DISABLE_TELEMETRY: '1',
   DISABLE_ERROR_REPORTING: '1',
   DISABLE_AUTOUPDATER: '1',

@@ -11,7 +11,7 @@ import { startTestGateway, type TestGateway } from '../support/test-gateway';
 /**
  * Prices from the price data (@pydantic/genai-prices' bundled data) through the whole gateway: what the admin view
  * says each deployment costs and where the figure came from, and the warning at start for a configured model the
- * data marks deprecated. (How requests are costed from those prices: spend.e2e.spec.ts.)
+ * data marks deprecated or its vendor is known to retire. (How requests are costed from those prices: spend.e2e.spec.ts.)
  */
 describe('prices', () => {
   let openai: OpenAIUpstream;
@@ -65,6 +65,12 @@ describe('prices', () => {
           price: { input: 0.15, output: 0.6, cachedInput: 0.075 },
           source: { kind: 'price-data', provider: 'openai', model: 'gpt-4o-mini', data: mini.body.priceData },
           deprecated: false,
+          // Not in the price data's flags, but in the table of known retirement dates (OpenAI: 2027-01-14).
+          retirement: {
+            status: expect.stringMatching(/^(retiring|retired)$/),
+            date: '2027-01-14',
+            source: 'https://developers.openai.com/api/docs/deprecations',
+          },
         },
       ],
     });
@@ -112,6 +118,27 @@ describe('prices', () => {
       deprecated: true,
       source: { kind: 'price-data', provider: 'google' },
     });
+    expect(view.body.deployments[0]).not.toHaveProperty('retirement');
+  });
+
+  it('warns at start of a configured model its vendor retires, from the table of known retirement dates', async () => {
+    // gpt-4o-mini: OpenAI shuts it down on 2027-01-14, which the bundled price data does not mark.
+    const warnings = await eventually(() => {
+      const found = gw.logs.filter(
+        (line) => line.upstreamModel === 'gpt-4o-mini' && /retir/.test(String(line.msg)),
+      );
+      expect(found.map((line) => line.model).sort()).toEqual(['fixed', 'mini']);
+      return found;
+    });
+    for (const warning of warnings)
+      expect(warning).toMatchObject({
+        level: 40,
+        backend: 'standin',
+        retirement: { date: '2027-01-14' },
+        msg: expect.stringMatching(
+          /(is retiring: its vendor shuts it down on|was retired by its vendor on) 2027-01-14/,
+        ),
+      });
   });
 
   describe('switchyard prices update (the built CLI)', () => {

@@ -5,7 +5,7 @@ import {
   retirementOf,
 } from '../../src/billing/model-retirements';
 import { AppLogger } from '../../src/common/logging/logger';
-import { buildConfig } from '../support/config';
+import { buildConfig, loadConfig } from '../support/config';
 
 const TABLE = [
   {
@@ -113,5 +113,34 @@ describe('known model retirements', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+
+  it('the shipped config names vendor models that are neither retired nor retiring, and priced', () => {
+    const config = loadConfig({ SWITCHYARD_CONFIG: 'config/switchyard.yaml', SWITCHYARD_ADMIN_KEY: 'x' });
+    const prices = new PriceBook(config);
+    const vendorFamilies = ['openai', 'anthropic', 'gemini'];
+    const checked: string[] = [];
+    for (const [name, model] of Object.entries(config.models)) {
+      const backend = config.backends[model.backend!];
+      // The Ollama backend is an OpenAI-compatible server on this machine, not OpenAI's API.
+      if (!vendorFamilies.includes(backend.type) || !/^https:\/\//.test(backend.baseUrl ?? '')) continue;
+      const explained = prices.explain({
+        model: name,
+        backend: model.backend!,
+        upstreamModel: model.upstreamModel!,
+      });
+      expect({
+        name,
+        retirement: explained.retirement?.status ?? 'none',
+        deprecated: explained.deprecated,
+      }).toEqual({
+        name,
+        retirement: expect.not.stringMatching(/^(retired|retiring)$/),
+        deprecated: false,
+      });
+      expect({ name, priced: explained.price !== null }).toEqual({ name, priced: true });
+      checked.push(name);
+    }
+    expect(checked.length).toBeGreaterThanOrEqual(6);
   });
 });
