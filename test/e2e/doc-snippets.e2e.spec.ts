@@ -51,7 +51,8 @@ const MODELS: Record<string, unknown> = {
   'gpt-6-luna': { backend: 'standin', upstreamModel: 'echo' },
   'gpt-6-sol': { backend: 'standin', upstreamModel: 'echo' },
   'gpt-5.1-codex': { backend: 'standin', upstreamModel: 'echo' },
-  'claude-sonnet-5-5': { backend: 'claude', upstreamModel: 'claude-echo', thinking: 'native' },
+  // Its own id upstream: Claude Code sends this model mid-conversation system turns, which the stand-in takes from it.
+  'claude-sonnet-5-5': { backend: 'claude', upstreamModel: 'claude-sonnet-5-5', thinking: 'native' },
   'text-embedding-3-small': { backend: 'standin', upstreamModel: 'embed', kind: 'embedding' },
   minilm: { backend: 'standin', upstreamModel: 'embed', kind: 'embedding' },
 };

@@ -31,9 +31,25 @@ import {
  *   claude-midstream    streams one text delta, then an in-stream `error` event
  *   claude-refuser      starts the echo and stops after its first word with stop_reason `refusal` (Anthropic's
  *                       classifiers stopping an answer: what was written stays, the answer ends there)
+ *   claude-sonnet-5-5 (and any model from Claude Opus 4.8 on) as claude-echo, and accepts a mid-conversation
+ *                       `role: "system"` turn right after a user turn, as those models do
  *   claude-parallel     with tools offered: one tool_use block per tool (at least two: the first tool twice when
  *                       only one is offered), each with its own id, stop_reason `tool_use`; then as claude-echo
  */
+
+/**
+ * Mid-conversation system turns: models from Claude Opus 4.8 on accept a `role: "system"` message right after a user
+ * turn (Claude Code sends one to them); earlier models, and the behaviour-named stand-in models above, refuse any.
+ */
+const MID_CONVERSATION_SYSTEM = /^claude-(?:opus-4-8|(?:opus|sonnet|haiku|fable|mythos)-5)/;
+
+function systemTurnsAccepted(model: unknown, messages: Array<{ role: string }>): boolean {
+  return messages.every(
+    (message, i) =>
+      message.role !== 'system' ||
+      (typeof model === 'string' && MID_CONVERSATION_SYSTEM.test(model) && messages[i - 1]?.role === 'user'),
+  );
+}
 
 /** The members of a Messages request body (MessageCreateParams, @anthropic-ai/sdk 1.12, beta members included). */
 const MESSAGES_MEMBERS = new Set([
@@ -138,7 +154,7 @@ export class AnthropicUpstream extends StandInServer {
     // Anthropic's own words for an empty conversation (a chat body with only a system message translates to one).
     if (body.messages.length === 0)
       return error(res, 400, 'invalid_request_error', 'messages: at least one message is required');
-    if (body.messages.some((m: { role: string }) => m.role === 'system'))
+    if (!systemTurnsAccepted(body.model, body.messages))
       return error(res, 400, 'invalid_request_error', 'messages: Unexpected role "system"');
     const thinking = body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive';
     if (
