@@ -26,6 +26,7 @@ describe('backend health', () => {
   let gw: TestGateway;
   let client: OpenAI;
   let offlinePort: number;
+  let revivedPort: number;
   let revived: Server | undefined;
 
   const listed = async () => (await client.models.list()).data.map((model) => model.id);
@@ -40,7 +41,7 @@ describe('backend health', () => {
 
   beforeAll(async () => {
     [good, leaky] = await Promise.all([new OpenAIUpstream().start(), new LeakyUpstream().start()]);
-    offlinePort = await freePort();
+    [offlinePort, revivedPort] = [await freePort(), await freePort()];
     gw = await startTestGateway({
       upstreamUrl: good.url,
       config: {
@@ -50,12 +51,21 @@ describe('backend health', () => {
           good: { type: 'openai', baseUrl: good.url, apiKey: '${TEST_UPSTREAM_KEY}' },
           // The vendor refuses this key, echoing it masked in its message.
           'bad-key': { type: 'openai', baseUrl: leaky.url('openai'), apiKey: WRONG_KEY },
-          // Nothing listens here at start-up (an Ollama that is not running).
+          // The same refusal on backends of their own, for the tests that read what a refusal leaves (logs,
+          // readiness): a refused key opens its deployment's circuit at once, so on `bad-key` the test that runs
+          // first would leave the others nothing to call, and the result would depend on the order.
+          'bad-key-logged': { type: 'openai', baseUrl: leaky.url('openai'), apiKey: WRONG_KEY },
+          'bad-key-ready': { type: 'openai', baseUrl: leaky.url('openai'), apiKey: WRONG_KEY },
+          // Nothing listens here at start-up (an Ollama that is not running). It stays down.
           ollama: { type: 'openai', baseUrl: `http://127.0.0.1:${offlinePort}/v1` },
+          // Down at start-up too, and brought up by the re-probe test only.
+          'ollama-revived': { type: 'openai', baseUrl: `http://127.0.0.1:${revivedPort}/v1` },
           'no-file': { type: 'local', local: { modelPath: '/nonexistent/model.gguf', threads: 1 } },
         },
         models: {
           'only-bad-key': { backend: 'bad-key', upstreamModel: 'leak.masked.401' },
+          'logged-bad-key': { backend: 'bad-key-logged', upstreamModel: 'leak.masked.401' },
+          'ready-bad-key': { backend: 'bad-key-ready', upstreamModel: 'leak.masked.401' },
           'bad-key-then-good': {
             routing: 'priority',
             deployments: [
@@ -64,6 +74,7 @@ describe('backend health', () => {
             ],
           },
           'llama3.2': { backend: 'ollama', upstreamModel: 'llama3.2' },
+          'llama-revived': { backend: 'ollama-revived', upstreamModel: 'llama3.2' },
           'ollama-or-good': {
             routing: 'priority',
             deployments: [
@@ -119,10 +130,17 @@ describe('backend health', () => {
     });
 
     it("is logged at error with the vendor's message, the key scrubbed from it", async () => {
-      const lines = gw.logs.filter((l) => l.level === ERROR && l.deployment === 'bad-key/leak.masked.401');
-      expect(lines.length).toBeGreaterThanOrEqual(1);
+      const error = await client.chat.completions.create(ask('logged-bad-key')).catch((e: unknown) => e);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+      const lines = await eventually(() => {
+        const found = gw.logs.filter(
+          (l) => l.level === ERROR && l.deployment === 'bad-key-logged/leak.masked.401',
+        );
+        expect(found).toHaveLength(1);
+        return found;
+      });
       expect(lines[0]).toMatchObject({
-        backend: 'bad-key',
+        backend: 'bad-key-logged',
         error: 'upstream_auth_failed',
         upstreamStatus: 401,
         reason: expect.stringMatching(/^Incorrect API key provided: \[redacted\]/),
@@ -136,10 +154,13 @@ describe('backend health', () => {
     });
 
     it('readiness stays 200 but says the backend refused the credentials', async () => {
+      expect((await ready()).body.backends['bad-key-ready']).toEqual({ usable: true });
+      const error = await client.chat.completions.create(ask('ready-bad-key')).catch((e: unknown) => e);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
       const { status, body } = await ready();
       expect(status).toBe(200);
       expect(body.status).toBe('degraded');
-      expect(body.backends['bad-key']).toEqual({
+      expect(body.backends['bad-key-ready']).toEqual({
         usable: false,
         reason: expect.stringMatching(
           /refused the gateway's credentials: Incorrect API key provided: \[redacted\]/,
@@ -189,15 +210,17 @@ describe('backend health', () => {
     });
 
     it('is listed again once a re-probe reaches it', async () => {
+      // Its own backend: bringing `ollama` up would change what the other tests of this block see.
+      expect(await listed()).not.toContain('llama-revived');
       revived = createServer((socket) => socket.destroy());
-      await new Promise<void>((resolve) => revived!.listen(offlinePort, '127.0.0.1', resolve));
-      await eventually(async () => expect(await listed()).toContain('llama3.2'), 10_000, 100);
-      expect((await deployments()).find((d) => d.model === 'llama3.2')).toMatchObject({
+      await new Promise<void>((resolve) => revived!.listen(revivedPort, '127.0.0.1', resolve));
+      await eventually(async () => expect(await listed()).toContain('llama-revived'), 10_000, 100);
+      expect((await deployments()).find((d) => d.model === 'llama-revived')).toMatchObject({
         model_listed: true,
         down: null,
         model_hidden_because: null,
       });
-      expect((await ready()).body.backends.ollama).toEqual({ usable: true });
+      expect((await ready()).body.backends['ollama-revived']).toEqual({ usable: true });
     });
   });
 

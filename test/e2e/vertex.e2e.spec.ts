@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
-import { untilPast } from '../support/eventually';
+import { eventually, untilPast } from '../support/eventually';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { VertexUpstream } from '../support/vertex-upstream';
@@ -61,6 +61,8 @@ describe('Vertex AI backends', () => {
           vertex: backend(vertex.url, keyFile),
           'vertex-short': backend(shortLived.url, shortKeyFile),
           'vertex-wrong-key': backend(vertex.url, wrongKeyFile),
+          // The same refused key on a backend of its own, for the logs test to cause its own refusal.
+          'vertex-wrong-key-logged': backend(vertex.url, wrongKeyFile),
           'vertex-other-project': backend(vertex.url, keyFile, { project: 'someone-else' }),
           anthropic: { type: 'anthropic', baseUrl: anthropicApi.url, apiKey: '${TEST_UPSTREAM_KEY}' },
           'vertex-no-key-file': backend(vertex.url, join(dir, 'never-written.json')),
@@ -72,6 +74,7 @@ describe('Vertex AI backends', () => {
           embed: { backend: 'vertex', upstreamModel: 'text-embedding-005', kind: 'embedding' },
           'gemini-short': { backend: 'vertex-short', upstreamModel: 'gemini-echo' },
           'gemini-wrong-key': { backend: 'vertex-wrong-key', upstreamModel: 'gemini-echo' },
+          'gemini-wrong-key-logged': { backend: 'vertex-wrong-key-logged', upstreamModel: 'gemini-echo' },
           'gemini-other-project': { backend: 'vertex-other-project', upstreamModel: 'gemini-echo' },
           'claude-exhausted': { backend: 'vertex', upstreamModel: 'claude-exhausted' },
           'gemini-leaky': { backend: 'vertex', upstreamModel: 'gemini-leak-token' },
@@ -426,9 +429,23 @@ describe('Vertex AI backends', () => {
   });
 
   it('no token, key or assertion appears in the logs', async () => {
-    const logs = gw.rawLogs.join('\n');
-    expect(logs).toContain('Invalid JWT Signature'); // the refusal is logged, in OAuth's words
-    for (const { token } of [...vertex.issued, ...shortLived.issued]) expect(logs).not.toContain(token);
+    // Its own traffic, so what it looks for is there whichever tests ran before: tokens issued on both token
+    // endpoints, and a refused key.
+    const ask = (model: string) =>
+      client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] });
+    await ask('gemini');
+    await ask('gemini-short');
+    await expect(ask('gemini-wrong-key-logged')).rejects.toMatchObject({ status: 502 });
+    // the refusal is logged, in OAuth's words
+    const logs = await eventually(() => {
+      const all = gw.rawLogs.join('\n');
+      expect(all).toContain('Invalid JWT Signature');
+      return all;
+    });
+    const tokens = [...vertex.issued, ...shortLived.issued].map(({ token }) => token);
+    expect(vertex.issued.length).toBeGreaterThan(0);
+    expect(shortLived.issued.length).toBeGreaterThan(0);
+    for (const token of tokens) expect(logs).not.toContain(token);
     const keyBody = (pem: string) => pem.split('\n')[5];
     expect(logs).not.toContain(keyBody(wrongKeyPem));
     expect(logs).not.toMatch(/eyJ[A-Za-z0-9_-]{20,}\./); // a JWT
