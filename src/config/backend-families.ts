@@ -15,8 +15,28 @@ export interface BackendFamilyShape {
   readonly thinking: readonly ThinkingMode[];
   /** Whether its models may be `kind: embedding`. */
   readonly embeddings: boolean;
-  /** Why `model` cannot be served by this backend as configured (a family's own rule), naming the key; or undefined. */
-  modelProblem?(model: ModelConfig, backend: BackendConfig, backendId: string): string | undefined;
+  /** Why `deployment` of `model` cannot be served by this backend as configured (a family's own rule), or undefined. */
+  modelProblem?(
+    model: ModelConfig,
+    backend: BackendConfig,
+    deployment: ModelDeployment,
+  ): ModelProblem | undefined;
+}
+
+/** One of a model's deployments: the backend's id and the model's id there (the shorthand's pair, or a list entry). */
+export interface ModelDeployment {
+  backend: string;
+  upstreamModel: string;
+}
+
+/**
+ * A family's objection to a deployment and the key it is about, which the loader prints with the model's path:
+ * `kind` (the model's), or `upstreamModel` (the deployment's: `models.<name>.upstreamModel`, or
+ * `models.<name>.deployments[i].upstreamModel`).
+ */
+export interface ModelProblem {
+  key: 'kind' | 'upstreamModel';
+  message: string;
 }
 
 export type BackendFamilies = readonly BackendFamilyShape[];

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
-import type { BackendFamilies, BackendFamilyShape } from './backend-families';
+import type { BackendFamilies, BackendFamilyShape, ModelProblem } from './backend-families';
 import { BackendConfig, GatewayConfig, ModelConfig, TeamSeedConfig } from './config.schema';
 
 /** A config problem, always naming the key, so the operator can fix it without reading code. */
@@ -201,7 +201,7 @@ export function buildConfig(
       (model.backend ? [{ backend: model.backend, upstreamModel: model.upstreamModel }] : []);
     if (model.deployments !== undefined && deployments.length === 0)
       problems.push(`models.${name}.deployments: must list at least one deployment`);
-    let problem: string | undefined;
+    let problem: ModelProblem | undefined;
     deployments.forEach((deployment, i) => {
       const where = model.deployments ? `models.${name}.deployments[${i}].backend` : `models.${name}.backend`;
       const backend = config.backends[deployment.backend];
@@ -218,8 +218,15 @@ export function buildConfig(
         problems.push(
           `models.${name}.kind: ${backend.type} backends do not serve embeddings (${list} ones do)`,
         );
-      } else if ((problem = family.modelProblem?.(model, backend, deployment.backend))) {
-        problems.push(`models.${name}.kind: ${problem}`);
+      } else if ((problem = family.modelProblem?.(model, backend, deployment))) {
+        // A problem with the deployment's model id names that id's key, the shorthand's or the list entry's.
+        const key =
+          problem.key === 'kind'
+            ? `models.${name}.kind`
+            : model.deployments
+              ? `models.${name}.deployments[${i}].upstreamModel`
+              : `models.${name}.upstreamModel`;
+        problems.push(`${key}: ${problem.message}`);
       } else if (!family.thinking.includes(model.thinking)) {
         problems.push(
           `models.${name}.thinking: "${model.thinking}" does not apply to ${backend.type} backends (use ${family.thinking.join(' or ')})`,

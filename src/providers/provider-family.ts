@@ -1,4 +1,4 @@
-import type { BackendFamilyShape } from '../config/backend-families';
+import type { BackendFamilyShape, ModelDeployment, ModelProblem } from '../config/backend-families';
 import type { BackendConfig, ModelConfig } from '../config/config.schema';
 import type { ProviderAdapter } from './provider-adapter';
 import type { BackendClient } from './upstream-client';
@@ -22,7 +22,7 @@ export interface ProviderFamily<C extends BackendConfig = BackendConfig> extends
    * configured prices apply (billing/price-book.ts).
    */
   readonly priceProvider?: string;
-  modelProblem?(model: ModelConfig, backend: C, backendId: string): string | undefined;
+  modelProblem?(model: ModelConfig, backend: C, deployment: ModelDeployment): ModelProblem | undefined;
   createAdapter(backendId: string, config: C): ProviderAdapter;
   createClient(backendId: string, config: C, log: BackendLog): BackendClient;
 }

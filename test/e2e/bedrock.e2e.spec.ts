@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { BEDROCK_BETAS } from '../../src/providers/bedrock/bedrock-anthropic';
 import { BedrockUpstream } from '../support/bedrock-upstream';
 import { eventually } from '../support/eventually';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
@@ -238,6 +239,15 @@ describe('AWS Bedrock family', () => {
 
     const models = await client.models.list();
     expect(models.data.find((m) => m.id === 'llama')).toMatchObject({ family: 'bedrock' });
+  });
+
+  it('every beta the gateway passes is one Bedrock accepts (the stand-in keeps its own list)', async () => {
+    const reply = await anthropic.messages.create(
+      { model: 'claude', max_tokens: 100, messages: [{ role: 'user', content: 'all the betas' }] },
+      { headers: { 'anthropic-beta': [...BEDROCK_BETAS].join(',') } },
+    );
+    expect(reply.type).toBe('message');
+    expect([...lastTo('invoke').body.anthropic_beta].sort()).toEqual([...BEDROCK_BETAS].sort());
   });
 
   it('passes /v1/messages through natively: betas filtered into anthropic_beta, thinking signatures intact', async () => {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
+import { VERTEX_ANTHROPIC_BETAS } from '../../src/providers/vertex/vertex-paths';
 import { eventually, untilPast } from '../support/eventually';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
@@ -197,6 +198,16 @@ describe('Vertex AI backends', () => {
       const call = vertex.modelCalls('claude-echo').at(-1)!;
       expect(call.path).toBe(`${MODELS}/anthropic/models/claude-echo:streamRawPredict`);
       expect(call.body.stream).toBe(true);
+    });
+
+    it('every beta the backend passes by default is one Vertex accepts (the stand-in keeps its own list)', async () => {
+      const reply = await anthropic.messages.create(
+        { model: 'claude', max_tokens: 100, messages: [{ role: 'user', content: 'all the betas' }] },
+        { headers: { 'anthropic-beta': VERTEX_ANTHROPIC_BETAS.join(',') } },
+      );
+      expect(reply.type).toBe('message');
+      const sent = String(vertex.modelCalls('claude-echo').at(-1)!.headers['anthropic-beta']).split(',');
+      expect(sent.sort()).toEqual([...VERTEX_ANTHROPIC_BETAS].sort());
     });
 
     it("/v1/messages natively: the client's bytes, betas Vertex knows, thinking signatures intact over two turns", async () => {

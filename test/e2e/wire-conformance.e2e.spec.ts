@@ -1,25 +1,60 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FAMILIES } from '../../src/providers/families';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
+import { AZURE_API_KEY, AzureUpstream } from '../support/azure-upstream';
+import { BedrockUpstream } from '../support/bedrock-upstream';
 import { GeminiUpstream } from '../support/gemini-upstream';
 import { OpenAIUpstream } from '../support/openai-upstream';
+import { VertexUpstream } from '../support/vertex-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 /**
  * Every endpoint on every vendor family, through the official SDKs, so that the vendor-schema checks every test
  * gateway makes (test/support/wire/) see each kind of answer: plain and streamed, text, tool calls and reasoning,
- * stored responses, counts, embeddings, models and errors. The last test fails if an endpoint and family pair
- * was not checked at all. (The local family's answers are checked in local-model and local-new-apis, which run
- * the real model.)
+ * stored responses, counts, embeddings, models and errors. The family list comes from the registry
+ * (src/providers/families.ts): a family this test does not drive fails it. The last test fails if an endpoint and
+ * family pair was not checked at all. (The local family's answers are checked in local-model and local-new-apis,
+ * which run the real model.)
  */
+const AWS_KEY = {
+  accessKeyId: 'AKIASTANDINWIRE00001',
+  secretAccessKey: 'standin/Wire+Conformance/Key0123456789ab',
+};
+/** The families whose answers the real model makes (checked elsewhere, see above). */
+const CHECKED_ELSEWHERE = new Set(['local']);
+
 describe("the wire against the vendors' published schemas, every endpoint and family", () => {
   let openaiUp: OpenAIUpstream;
   let anthropicUp: AnthropicUpstream;
   let geminiUp: GeminiUpstream;
+  let azureUp: AzureUpstream;
+  let vertexUp: VertexUpstream;
+  let bedrockUp: BedrockUpstream;
+  let keyDir: string;
   let gw: TestGateway;
   let openai: OpenAI;
   let anthropic: Anthropic;
-  const families = { openai: 'gpt', anthropic: 'claude', gemini: 'gemini' } as const;
+  const savedEnv = { ...process.env };
+  /** Each family's models driven through every endpoint (a family with two upstream APIs names both). */
+  const models: Record<string, string[]> = {
+    openai: ['gpt'],
+    anthropic: ['claude'],
+    gemini: ['gemini'],
+    azure: ['az'],
+    vertex: ['vertex-gemini', 'vertex-claude'],
+    bedrock: ['bedrock-claude', 'bedrock-llama'],
+  };
+  const families = Object.entries(models).flatMap(([family, names]) =>
+    names.map((model) => [`${family} (${model})`, model]),
+  );
+  /** Models whose thinking is OpenAI's reasoning_effort: asked through a reasoning sibling, not `thinking`. */
+  const reasoningSibling: Record<string, string> = { gpt: 'gpt-reasoner', az: 'az-reasoner' };
+  /** Models that cannot think (Converse models configured without `thinking`): asked plainly. */
+  const withoutThinking = new Set(['bedrock-llama']);
   const chatTool = [
     {
       type: 'function' as const,
@@ -48,11 +83,19 @@ describe("the wire against the vendors' published schemas, every endpoint and fa
   ];
 
   beforeAll(async () => {
-    [openaiUp, anthropicUp, geminiUp] = await Promise.all([
+    [openaiUp, anthropicUp, geminiUp, azureUp, vertexUp, bedrockUp] = await Promise.all([
       new OpenAIUpstream().start(),
       new AnthropicUpstream().start(),
       new GeminiUpstream().start(),
+      new AzureUpstream().start(),
+      new VertexUpstream().start(),
+      new BedrockUpstream({ keys: [AWS_KEY] }).start(),
     ]);
+    keyDir = mkdtempSync(join(tmpdir(), 'wire-vertex-'));
+    // Bedrock's credentials come from the AWS default chain, which reads the environment.
+    process.env.AWS_ACCESS_KEY_ID = AWS_KEY.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = AWS_KEY.secretAccessKey;
+    delete process.env.AWS_SESSION_TOKEN;
     gw = await startTestGateway({
       upstreamUrl: openaiUp.url,
       config: {
@@ -65,6 +108,15 @@ describe("the wire against the vendors' published schemas, every endpoint and fa
             apiKey: '${TEST_UPSTREAM_KEY}',
             responsesApi: true,
           },
+          az: { type: 'azure', baseUrl: azureUp.url, apiKey: AZURE_API_KEY },
+          vertex: {
+            type: 'vertex',
+            project: vertexUp.project,
+            region: 'us-east5',
+            baseUrl: vertexUp.url,
+            credentialsFile: vertexUp.writeKeyFile(keyDir),
+          },
+          aws: { type: 'bedrock', region: 'us-east-1', baseUrl: bedrockUp.url },
         },
         models: {
           gpt: { backend: 'standin', upstreamModel: 'tool-caller' },
@@ -80,6 +132,29 @@ describe("the wire against the vendors' published schemas, every endpoint and fa
           },
           embedder: { backend: 'standin', upstreamModel: 'text-embedding-3-small', kind: 'embedding' },
           'gemini-embedder': { backend: 'google', upstreamModel: 'gemini-embedding-001', kind: 'embedding' },
+          az: { backend: 'az', upstreamModel: 'tool-caller' },
+          'az-reasoner': { backend: 'az', upstreamModel: 'echo', thinking: 'reasoning_effort' },
+          'az-embedder': { backend: 'az', upstreamModel: 'embed', kind: 'embedding' },
+          'vertex-gemini': { backend: 'vertex', upstreamModel: 'gemini-echo', thinking: 'native' },
+          'vertex-claude': {
+            backend: 'vertex',
+            upstreamModel: 'claude-echo',
+            thinking: 'native',
+            maxTokens: 4096,
+          },
+          'vertex-embedder': { backend: 'vertex', upstreamModel: 'text-embedding-005', kind: 'embedding' },
+          'bedrock-claude': {
+            backend: 'aws',
+            upstreamModel: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0',
+            thinking: 'native',
+            maxTokens: 4096,
+          },
+          'bedrock-llama': { backend: 'aws', upstreamModel: 'meta.llama3-1-70b-instruct-v1:0' },
+          'bedrock-embedder': {
+            backend: 'aws',
+            upstreamModel: 'amazon.titan-embed-text-v2:0',
+            kind: 'embedding',
+          },
         },
       },
     });
@@ -88,19 +163,35 @@ describe("the wire against the vendors' published schemas, every endpoint and fa
     anthropic = new Anthropic({ apiKey: token, baseURL: gw.url, maxRetries: 0 });
   });
   afterAll(async () => {
-    await gw.close();
-    await Promise.all([openaiUp.stop(), anthropicUp.stop(), geminiUp.stop()]);
+    await gw?.close();
+    await Promise.all([
+      openaiUp?.stop(),
+      anthropicUp?.stop(),
+      geminiUp?.stop(),
+      azureUp?.stop(),
+      vertexUp?.stop(),
+      bedrockUp?.stop(),
+    ]);
+    if (keyDir) rmSync(keyDir, { recursive: true, force: true });
+    process.env = savedEnv;
+  });
+
+  it('drives every family in the registry', () => {
+    const registered = FAMILIES.map((family) => family.type).filter((type) => !CHECKED_ELSEWHERE.has(type));
+    expect(registered.filter((type) => !(type in models))).toEqual([]);
   });
 
   const drain = async (stream: AsyncIterable<unknown>) => {
     for await (const _ of stream) void _;
   };
 
-  it.each(Object.entries(families))(
+  it.each(families)(
     'chat completions, %s: text, tool calls and reasoning, plain and streamed',
     async (_family, model) => {
-      const thinking = model === 'gpt' ? {} : { thinking: { type: 'enabled', budget_tokens: 2048 } };
-      const reasoning = model === 'gpt' ? { model: 'gpt-reasoner' } : {};
+      const sibling = reasoningSibling[model];
+      const thinking =
+        sibling || withoutThinking.has(model) ? {} : { thinking: { type: 'enabled', budget_tokens: 2048 } };
+      const reasoning = sibling ? { model: sibling } : {};
       await openai.chat.completions.create({
         model,
         messages: [{ role: 'user', content: 'hello' }],
@@ -136,7 +227,7 @@ describe("the wire against the vendors' published schemas, every endpoint and fa
     },
   );
 
-  it.each([...Object.entries(families), ['openai (native Responses)', 'gpt-native']])(
+  it.each([...families, ['openai (native Responses)', 'gpt-native']])(
     'responses, %s: created plain and streamed, retrieved, input items listed, deleted',
     async (_family, model) => {
       const first = await openai.responses.create({ model, input: 'Lima', tools: responsesTool });
@@ -164,7 +255,7 @@ describe("the wire against the vendors' published schemas, every endpoint and fa
     },
   );
 
-  it.each(Object.entries(families))(
+  it.each(families)(
     'messages, %s: text, tool use and thinking, plain and streamed; count_tokens',
     async (_family, model) => {
       await anthropic.messages.create({
@@ -203,7 +294,13 @@ describe("the wire against the vendors' published schemas, every endpoint and fa
   );
 
   it('embeddings (floats and base64), the model list and one model', async () => {
-    for (const model of ['embedder', 'gemini-embedder']) {
+    for (const model of [
+      'embedder',
+      'gemini-embedder',
+      'az-embedder',
+      'vertex-embedder',
+      'bedrock-embedder',
+    ]) {
       await openai.embeddings.create({ model, input: ['one', 'two'] }); // the SDK asks for base64
       await openai.embeddings.create({ model, input: 'three', encoding_format: 'float' });
     }
@@ -261,10 +358,9 @@ describe("the wire against the vendors' published schemas, every endpoint and fa
     const seen = new Set(gw.wire.checked.map((exchange) => `${exchange.kind} ${exchange.family}`));
     const expected = [
       ...['chat', 'chat.stream', 'responses', 'responses.stream', 'messages', 'messages.stream'].flatMap(
-        (kind) => Object.keys(families).map((family) => `${kind} ${family}`),
+        (kind) => Object.keys(models).map((family) => `${kind} ${family}`),
       ),
-      'embeddings openai',
-      'embeddings gemini',
+      ...['openai', 'gemini', 'azure', 'vertex', 'bedrock'].map((family) => `embeddings ${family}`),
       'count_tokens -',
       'models.list -',
       'models.retrieve -',

@@ -31,20 +31,27 @@ import {
  * then an exception frame. A replayed thinking block whose signature this stand-in did not make is a 400.
  */
 
-/** The betas this stand-in's Bedrock knows (the gateway's allow-list must stay inside it). */
+/**
+ * The `anthropic_beta` flags this stand-in's Bedrock knows (any other: "invalid beta flag"), written from AWS's
+ * "Anthropic Claude Messages API" request page (its `anthropic_beta` list: computer-use-2025-01-24,
+ * token-efficient-tools-2025-02-19, interleaved-thinking-2025-05-14, output-128k-2025-02-19,
+ * dev-full-thinking-2025-05-14, context-1m-2025-08-07, context-management-2025-06-27, effort-2025-11-24,
+ * tool-search-tool-2025-10-19, tool-examples-2025-10-29) and AWS's computer-use page for Claude 3.5 Sonnet v2
+ * (computer-use-2024-10-22); not from the gateway's list, which a test checks against this one. Anthropic's server
+ * tools (web search) are not offered on Bedrock, so their betas are not here.
+ */
 const KNOWN_BETAS = new Set([
   'computer-use-2024-10-22',
   'computer-use-2025-01-24',
-  'computer-use-2025-11-24',
   'context-1m-2025-08-07',
   'context-management-2025-06-27',
-  'fine-grained-tool-streaming-2025-05-14',
+  'dev-full-thinking-2025-05-14',
+  'effort-2025-11-24',
   'interleaved-thinking-2025-05-14',
   'output-128k-2025-02-19',
   'token-efficient-tools-2025-02-19',
   'tool-examples-2025-10-29',
   'tool-search-tool-2025-10-19',
-  'web-search-2025-03-05',
 ]);
 
 /** The members of Bedrock's Anthropic Messages body. */

@@ -11,18 +11,29 @@ const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 /**
  * The `anthropic-beta` values this stand-in's Claude accepts, as Vertex's does (its 400 names the others). Written
- * from Vertex's answers as published (e.g. anthropics/claude-code#12429: web-search on count-tokens; claude-code-*,
- * effort-*, structured-outputs-* refused).
+ * here from what Google and public reports say Vertex takes, not from the gateway's list (which a test checks
+ * against this one), each with where it comes from:
+ *   - computer-use-2025-01-24, computer-use-2025-11-24: Google's "Claude computer use" page for Vertex, and the
+ *     tool versions Anthropic's computer-use page names for them;
+ *   - context-1m-2025-08-07: Google's Claude Sonnet 4 / 4.5 model pages (the 1M context window is a beta header);
+ *   - context-management-2025-06-27, compact-2026-01-12: sent as the header to rawPredict and accepted
+ *     (BerriAI/litellm#22321, curl against Vertex);
+ *   - interleaved-thinking-2025-05-14: Anthropic's extended-thinking page (interleaved thinking on Vertex);
+ *   - tool-search-tool-2025-10-19: the tool-search beta's Vertex and Bedrock name (advanced-tool-use-2025-11-20 is
+ *     Anthropic's API's only);
+ *   - web-search-2025-03-05: Google's "Claude web search" page (ax-llm/ax#457).
+ * Refused as published: code-execution-2025-05-22 (pydantic/pydantic-ai#2512), structured-outputs-2025-11-13
+ * (vercel/ai#10981), claude-code-20250219, effort-2025-11-24 (anthropics/claude-code#12429).
  */
 const VERTEX_BETAS = new Set([
-  'interleaved-thinking-2025-05-14',
-  'context-1m-2025-08-07',
-  'context-management-2025-06-27',
+  'compact-2026-01-12',
   'computer-use-2025-01-24',
   'computer-use-2025-11-24',
+  'context-1m-2025-08-07',
+  'context-management-2025-06-27',
+  'interleaved-thinking-2025-05-14',
   'tool-search-tool-2025-10-19',
   'web-search-2025-03-05',
-  'compact-2026-01-12',
 ]);
 
 /**

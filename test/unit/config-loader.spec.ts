@@ -207,6 +207,42 @@ describe('config errors a newcomer makes', () => {
     ]);
   });
 
+  it("a family's objection to a deployment's model id names that id's key, not kind", () => {
+    const vertex = { type: 'vertex', project: 'p', region: 'us-east5', baseUrl: 'http://127.0.0.1:9' };
+    expect(
+      problemsOf({
+        admin: { apiKey: 'k' },
+        backends: { v: vertex },
+        models: {
+          odd: { backend: 'v', upstreamModel: 'meta/llama-3' },
+          embed: { backend: 'v', upstreamModel: 'anthropic/claude-echo', kind: 'embedding' },
+          listed: {
+            deployments: [
+              { backend: 'v', upstreamModel: 'gemini-2.5-pro' },
+              { backend: 'v', upstreamModel: 'google/' },
+            ],
+          },
+        },
+      }),
+    ).toEqual([
+      'models.odd.upstreamModel: "meta/llama-3" is not a Vertex model id ("<id>", "google/<id>" or "anthropic/<id>")',
+      `models.embed.upstreamModel: "anthropic/claude-echo" is a Claude model; Vertex embeddings are Google's text embedding models`,
+      'models.listed.deployments[1].upstreamModel: "google/" is not a Vertex model id ("<id>", "google/<id>" or "anthropic/<id>")',
+    ]);
+  });
+
+  it('a vertex backend given an apiKey is refused with a line that says what it signs in with', () => {
+    expect(
+      problemsOf({
+        admin: { apiKey: 'k' },
+        backends: { v: { type: 'vertex', project: 'p', region: 'us-east5', apiKey: 'AIza-not-used' } },
+      }),
+    ).toEqual([
+      'backends.v.apiKey: vertex backends take no apiKey: they sign in with Google credentials (credentialsFile, ' +
+        'GOOGLE_APPLICATION_CREDENTIALS or Application Default Credentials); remove it',
+    ]);
+  });
+
   it('refuses a limit above Number.MAX_SAFE_INTEGER (a budget above what nano-units can hold), naming the key', () => {
     const seeded = (limits: Record<string, number>) => ({ ...minimal, teams: { t1: { limits } } });
     expect(

@@ -9,6 +9,7 @@ import { AccessTokens } from '../../src/providers/vertex/vertex-access-tokens';
 import {
   CLOUD_PLATFORM_SCOPE,
   LibraryTokens,
+  libraryWords,
   ServiceAccountTokens,
   TokenError,
   tokenSourceFor,
@@ -364,6 +365,58 @@ describe('Vertex: Application Default Credentials through google-auth-library (t
     const call = asked.find((a) => a.url.includes('/service-accounts/default/token'))!;
     expect(call.flavor).toBe('Google');
     expect(decodeURIComponent(call.url)).toContain(CLOUD_PLATFORM_SCOPE);
+  });
+});
+
+describe('Vertex: no Application Default Credentials anywhere', () => {
+  const saved = { ...process.env };
+  let home: string;
+
+  beforeAll(() => {
+    home = mkdtempSync(join(tmpdir(), 'vertex-no-adc-'));
+    delete process.env.GOOGLE_APPLICATION_CREDENTIALS;
+    delete process.env.CLOUDSDK_CONFIG;
+    // No gcloud login in HOME, and not on Google Cloud (no metadata server to ask).
+    Object.assign(process.env, { HOME: home, METADATA_SERVER_DETECTION: 'none' });
+  });
+  afterAll(() => {
+    rmSync(home, { recursive: true, force: true });
+    process.env = saved;
+  });
+
+  it("is refused (the operator's to fix, not retried), with the library's own words", async () => {
+    const fetcher = tokenSourceFor(undefined, process.env, 5000).fetcher;
+    const failure = await fetcher.fetch().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(TokenError);
+    expect(failure).toMatchObject({ kind: 'refused' });
+    expect((failure as TokenError).message).toMatch(
+      /^Application Default Credentials found none: Could not load the default credentials\. /,
+    );
+  });
+
+  it('the client answers 502 upstream_auth_failed, a fault of the deployment, and logs why', async () => {
+    const config = buildConfig(vertexBackend({ baseUrl: 'http://127.0.0.1:9' }), {}).backends
+      .v as VertexBackendConfig;
+    const logged: string[] = [];
+    const tokens = new AccessTokens(tokenSourceFor(undefined, process.env, 5000).fetcher);
+    const client = new VertexClient('v', config, tokens, (line) => logged.push(line));
+    const sent = client.send({ path: '/x', headers: {}, body: '{}' }, new AbortController().signal);
+    await expect(sent).rejects.toMatchObject({ code: 'upstream_auth_failed', deploymentFault: true });
+    expect(logged.join('\n')).toContain('Could not load the default credentials');
+    await client.close();
+  });
+
+  it("keeps a token or a key the library's message quotes out of the log", () => {
+    expect(
+      libraryWords(
+        new Error(
+          'request failed: Authorization: Bearer ya29.secret-token {"assertion": "eyJhbGci.eyJpc3Mi.sig"}',
+        ),
+      ),
+    ).toBe('request failed: Authorization: Bearer [redacted] {"assertion": [redacted]}');
   });
 });
 

@@ -1,5 +1,6 @@
 import type { GatewayException } from '../../core/errors/gateway.exception';
 import type { SseEvent } from '../../core/sse';
+import { speaksNatively } from '../../providers/provider-adapter';
 import type { Deployment } from '../../routing/model-router.service';
 import type { StreamEncoder, StreamEnd } from '../../streaming/stream-encoder';
 import { itemsOf, type InputItem } from './dto/response-items';
@@ -12,9 +13,12 @@ export interface SealableEncoder extends StreamEncoder {
   final?: Record<string, unknown>;
 }
 
-/** The deployment serves the Responses API itself (an openai backend with `responsesApi: true`). */
+/**
+ * The deployment serves the Responses API itself (an openai backend with `responsesApi: true`, Azure's v1): its
+ * backend's adapter lists it and, where that differs by model, takes it for this upstream model.
+ */
 export function speaksResponses(deployment: Deployment): boolean {
-  return deployment.backend.adapter.nativeApis?.includes('responses') === true;
+  return speaksNatively(deployment.backend.adapter, 'responses', deployment.upstreamModel);
 }
 
 /**

@@ -6,6 +6,7 @@ import {
 } from '@azure/identity';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import type { BackendLog } from '../provider-family';
+import { untilAborted } from '../shared/until-aborted';
 import type { AzureBackendConfig, EntraConfig } from './azure.config';
 import { scrubAzure } from './azure-secrets';
 
@@ -92,23 +93,4 @@ function entraRefusal(error: unknown): string | undefined {
   if (error instanceof AuthenticationError) return error.errorResponse.error;
   const cause = (error as { cause?: { name?: unknown; errorCode?: unknown } } | undefined)?.cause;
   return cause?.name === 'ServerError' && typeof cause.errorCode === 'string' ? cause.errorCode : undefined;
-}
-
-/** The promise's outcome, or the signal's reason as soon as it aborts (the promise goes on for the next request). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error as Error);
-      },
-    );
-  });
 }

@@ -9,23 +9,22 @@ export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
  * The Anthropic betas Bedrock accepts in `anthropic_beta`. Bedrock refuses the whole request on a flag it does not
  * know ("invalid beta flag"), and Anthropic-API clients (Claude Code) send several it does not have
  * (`claude-code-20250219`, `effort-2025-11-24`, `thinking-token-count-...`, `prompt-caching-...`, `files-api-...`), so
- * only these pass. Sources: the betas Envoy AI Gateway forwards to Bedrock
- * (`internal/translator/anthropic_awsanthropic.go`), checked against Anthropic's per-provider beta tables (tool
- * search is `tool-search-tool-2025-10-19` on Bedrock and Vertex). docs/backends.md lists them.
+ * only these pass: the flags AWS's "Anthropic Claude Messages API" request page lists for `anthropic_beta` (tool
+ * search is `tool-search-tool-2025-10-19` on Bedrock and Vertex) and computer-use-2024-10-22 from its computer-use
+ * page. Flags that page does not list (web search, whose server tool Bedrock does not run; fine-grained tool
+ * streaming; computer-use-2025-11-24) are left out, since one unknown flag fails the whole request.
+ * docs/backends.md lists them.
  */
 export const BEDROCK_BETAS: ReadonlySet<string> = new Set([
   'computer-use-2024-10-22',
   'computer-use-2025-01-24',
-  'computer-use-2025-11-24',
   'context-1m-2025-08-07',
   'context-management-2025-06-27',
-  'fine-grained-tool-streaming-2025-05-14',
   'interleaved-thinking-2025-05-14',
   'output-128k-2025-02-19',
   'token-efficient-tools-2025-02-19',
   'tool-examples-2025-10-29',
   'tool-search-tool-2025-10-19',
-  'web-search-2025-03-05',
 ]);
 
 /** Anthropic API betas whose Bedrock flag has another name. */

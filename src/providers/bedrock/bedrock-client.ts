@@ -4,13 +4,8 @@ import { GatewayException } from '../../core/errors/gateway.exception';
 import type { UpstreamCall } from '../../core/upstream-call';
 import type { BackendLog } from '../provider-family';
 import { parseErrorBody } from '../../core/json';
-import {
-  replyError,
-  UpstreamClient,
-  type BackendClient,
-  type UpstreamBody,
-  type UpstreamResponse,
-} from '../upstream-client';
+import { AuthorisedClient, type Authorised } from '../shared/authorised-client';
+import { replyError, type UpstreamBody, type UpstreamResponse } from '../upstream-client';
 import { bedrockBaseUrl, type BedrockBackendConfig } from './bedrock.config';
 import { credentialsOf, type BedrockCredentials } from './bedrock-credentials';
 import { completeMessage } from './anthropic-shape';
@@ -23,8 +18,7 @@ import { isTitanBatch, sendTitanBatch } from './titan-batch';
  * key as a Bearer token. Signing covers the host, the date, the session token and the body's hash; the pooled
  * client sends exactly what was signed.
  */
-export class BedrockClient implements BackendClient {
-  private readonly http: UpstreamClient;
+export class BedrockClient extends AuthorisedClient {
   private readonly host: string;
   private readonly basePath: string;
   private readonly signer?: SignatureV4;
@@ -35,11 +29,10 @@ export class BedrockClient implements BackendClient {
     private readonly config: BedrockBackendConfig,
     private readonly log: BackendLog,
   ) {
-    const baseUrl = bedrockBaseUrl(config);
-    const url = new URL(baseUrl);
+    super(backendId, { ...config, baseUrl: bedrockBaseUrl(config) } as BedrockBackendConfig);
+    const url = new URL(bedrockBaseUrl(config));
     this.host = url.host;
     this.basePath = url.pathname.replace(/\/+$/, '');
-    this.http = new UpstreamClient(backendId, { ...config, baseUrl } as BedrockBackendConfig);
     this.credentials = credentialsOf(config);
     if (!config.apiKey) {
       this.signer = new SignatureV4({
@@ -52,15 +45,14 @@ export class BedrockClient implements BackendClient {
     }
   }
 
-  async send(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
+  override async send(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
     if (call.path.endsWith(INVOKE_SUFFIX) && isTitanBatch(call.body))
       return sendTitanBatch(call.body, (body) => this.sendOne({ ...call, body }, signal));
     return this.sendOne(call, signal);
   }
 
   private async sendOne(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
-    const headers = await this.authorised(call);
-    const response = await this.http.send({ ...call, headers }, signal);
+    const response = await super.send(call, signal);
     try {
       if (call.path.endsWith(COUNT_TOKENS_SUFFIX)) return await this.countAnswer(response);
       if (call.path.endsWith(INVOKE_SUFFIX) && response.status >= 200 && response.status < 300)
@@ -73,9 +65,9 @@ export class BedrockClient implements BackendClient {
   }
 
   /** The call's headers with its authorisation: a Bearer API key, or a SigV4 signature over what is sent. */
-  private async authorised(call: UpstreamCall): Promise<Record<string, string>> {
+  protected async authorise(call: UpstreamCall): Promise<Authorised> {
     const headers: Record<string, string> = { ...this.config.headers, ...call.headers, host: this.host };
-    if (!this.signer) return { ...headers, authorization: `Bearer ${this.config.apiKey}` };
+    if (!this.signer) return { headers: { ...headers, authorization: `Bearer ${this.config.apiKey}` } };
     const signed = await this.signer.sign({
       method: 'POST',
       protocol: 'https:',
@@ -85,7 +77,7 @@ export class BedrockClient implements BackendClient {
       headers,
       body: call.body,
     });
-    return signed.headers;
+    return { headers: signed.headers };
   }
 
   private async resolveCredentials() {
@@ -116,22 +108,6 @@ export class BedrockClient implements BackendClient {
     }
     const json = typeof tokens === 'number' ? { input_tokens: tokens } : {};
     return { status: 200, headers: { 'content-type': 'application/json' }, body: jsonBody(json) };
-  }
-
-  transportError(error: unknown): unknown {
-    return this.http.transportError(error);
-  }
-
-  inFlight(): number {
-    return this.http.inFlight();
-  }
-
-  probe(timeoutMs: number): Promise<string | undefined> {
-    return this.http.probe(timeoutMs);
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
   }
 }
 

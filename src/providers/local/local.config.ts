@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsString, Max, Min, ValidateNested } from 'class-validator';
+import type { ModelDeployment, ModelProblem } from '../../config/backend-families';
 import { BackendConfig, type ModelConfig } from '../../config/config.schema';
 import { AUTO_TOOL_CHOICES, type AutoToolChoice } from './local-protocol';
 
@@ -54,10 +55,12 @@ export class LocalFamilyConfig extends BackendConfig {
 export function localModelProblem(
   model: ModelConfig,
   backend: LocalFamilyConfig,
-  id: string,
-): string | undefined {
+  { backend: id }: ModelDeployment,
+): ModelProblem | undefined {
   if ((model.kind === 'embedding') === backend.local.embedding) return undefined;
-  return model.kind === 'embedding'
-    ? `backend "${id}" runs a chat model; an embedding model needs a local backend with local.embedding: true`
-    : `backend "${id}" runs an embedding model (local.embedding: true); set kind: embedding`;
+  const message =
+    model.kind === 'embedding'
+      ? `backend "${id}" runs a chat model; an embedding model needs a local backend with local.embedding: true`
+      : `backend "${id}" runs an embedding model (local.embedding: true); set kind: embedding`;
+  return { key: 'kind', message };
 }

@@ -2,6 +2,7 @@ import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { GoogleAuth } from 'google-auth-library';
 import { importPKCS8, SignJWT } from 'jose';
+import { scrub } from '../upstream-errors';
 
 /** The OAuth scope Vertex AI's API takes. */
 export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
@@ -134,14 +135,42 @@ export class LibraryTokens implements TokenFetcher {
       const expiry = client.credentials.expiry_date;
       return { token, expiresAt: typeof expiry === 'number' ? expiry : Date.now() + 5 * 60_000 };
     } catch (error) {
-      // The library's messages can quote request options; only its class of failure is kept.
-      const name = error instanceof Error ? error.name : 'Error';
+      // No credentials anywhere (no file, no gcloud login, not on Google Cloud) will not pass by itself: the
+      // operator has to provide some, as for a refused key. Anything else (the metadata server or an STS
+      // endpoint failing) may pass.
+      const said = libraryWords(error);
+      const none = said.startsWith(NO_ADC_FOUND);
       throw new TokenError(
-        'unreachable',
-        `Application Default Credentials gave no token (${name}; see https://cloud.google.com/docs/authentication/application-default-credentials)`,
+        none ? 'refused' : 'unreachable',
+        `Application Default Credentials ${none ? 'found none' : 'gave no token'}: ${said} (see ${ADC_DOCS})`,
       );
     }
   }
+}
+
+/** google-auth-library's words when it finds no credentials at all (GoogleAuthExceptionMessages.NO_ADC_FOUND). */
+const NO_ADC_FOUND = 'Could not load the default credentials';
+const ADC_DOCS = 'https://cloud.google.com/docs/authentication/application-default-credentials';
+
+/**
+ * google-auth-library's message, safe to log: its messages can quote a request (an Authorization header, a token
+ * or an assertion in a body), so anything token-shaped is cut out, and it is kept to one short line.
+ */
+export function libraryWords(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const scrubbed = scrub(message, [])
+    .replace(/\b(Bearer|Basic)\s+\S+/gi, '$1 [redacted]')
+    .replace(/\bya29\.[\w.-]+/g, '[redacted]')
+    .replace(/\beyJ[\w-]*\.[\w-]*\.?[\w-]*/g, '[redacted]')
+    .replace(
+      /("?(?:access_token|refresh_token|id_token|assertion|client_secret|private_key)"?\s*[:=]\s*)("[^"]*"|\S+)/gi,
+      '$1[redacted]',
+    )
+    .replace(/\s+/g, ' ')
+    .trim();
+  return scrubbed.length > 300
+    ? `${scrubbed.slice(0, 297)}...`
+    : scrubbed || (error as Error)?.name || 'Error';
 }
 
 /** Where a backend's tokens come from, and why its credentials cannot work at all, when that shows up front. */

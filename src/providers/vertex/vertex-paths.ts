@@ -33,8 +33,8 @@ export function publisherOf(upstreamModel: string): { publisher: VertexPublisher
 export function upstreamModelProblem(upstreamModel: string): string | undefined {
   const slash = upstreamModel.indexOf('/');
   if (slash >= 0 && !/^(anthropic|google)\/[^/]+$/.test(upstreamModel))
-    return `upstreamModel "${upstreamModel}": a Vertex model is "<id>", "google/<id>" or "anthropic/<id>"`;
-  if (!publisherOf(upstreamModel).model) return `upstreamModel "${upstreamModel}" names no model`;
+    return `"${upstreamModel}" is not a Vertex model id ("<id>", "google/<id>" or "anthropic/<id>")`;
+  if (!publisherOf(upstreamModel).model) return `"${upstreamModel}" names no model`;
   return undefined;
 }
 

@@ -1,7 +1,8 @@
 import { GatewayException } from '../../core/errors/gateway.exception';
 import type { UpstreamCall } from '../../core/upstream-call';
 import type { BackendLog } from '../provider-family';
-import { UpstreamClient, type BackendClient, type UpstreamResponse } from '../upstream-client';
+import { AuthorisedClient, type Authorised } from '../shared/authorised-client';
+import { untilAborted } from '../shared/until-aborted';
 import type { AccessTokens } from './vertex-access-tokens';
 import { TokenError } from './vertex-credentials';
 import type { VertexBackendConfig } from './vertex.config';
@@ -11,27 +12,25 @@ import type { VertexBackendConfig } from './vertex.config';
  * <token>` from the backend's AccessTokens (fetched, kept and refreshed there). A token Vertex refuses (401) is
  * dropped, so the next call fetches a new one.
  */
-export class VertexClient implements BackendClient {
-  private readonly http: UpstreamClient;
-
+export class VertexClient extends AuthorisedClient {
   constructor(
     private readonly backendId: string,
     config: VertexBackendConfig,
     private readonly tokens: AccessTokens,
     private readonly log: BackendLog,
   ) {
-    this.http = new UpstreamClient(backendId, config);
+    super(backendId, config);
   }
 
-  async send(call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
+  protected async authorise(call: UpstreamCall, signal: AbortSignal): Promise<Authorised> {
     // A request whose client leaves while the token is being fetched ends now; the fetch goes on for the others.
     const token = await untilAborted(this.token(), signal);
-    const response = await this.http.send(
-      { ...call, headers: { ...call.headers, authorization: `Bearer ${token}` } },
-      signal,
-    );
-    if (response.status === 401) this.tokens.refused(token);
-    return response;
+    return {
+      headers: { ...call.headers, authorization: `Bearer ${token}` },
+      answered: (response) => {
+        if (response.status === 401) this.tokens.refused(token);
+      },
+    };
   }
 
   private async token(): Promise<string> {
@@ -57,30 +56,4 @@ export class VertexClient implements BackendClient {
   unusable(): string | undefined {
     return this.tokens.problem;
   }
-
-  transportError(error: unknown): unknown {
-    return this.http.transportError(error);
-  }
-
-  inFlight(): number {
-    return this.http.inFlight();
-  }
-
-  probe(timeoutMs: number): Promise<string | undefined> {
-    return this.http.probe(timeoutMs);
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
-  }
-}
-
-/** `work`'s result, or the signal's reason as soon as it aborts. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', abort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
-  });
 }

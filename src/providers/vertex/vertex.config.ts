@@ -1,5 +1,5 @@
 import { Expose, Transform } from 'class-transformer';
-import { IsArray, IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
+import { IsArray, IsIn, IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
 import { BackendConfig } from '../../config/config.schema';
 import { VERTEX_ANTHROPIC_BETAS, vertexBaseUrl } from './vertex-paths';
 
@@ -31,6 +31,18 @@ export class VertexBackendConfig extends BackendConfig {
    * metadata server on Google Cloud).
    */
   @IsOptional() @IsString() credentialsFile?: string;
+
+  /**
+   * Refused: Vertex takes Google's OAuth tokens, not a key, and a key that is quietly ignored would have the operator
+   * believe it is used (a Vertex "API key" in express mode works for Gemini only, which the gateway does not offer).
+   */
+  @ValidateIf((backend: VertexBackendConfig) => backend.apiKey !== undefined)
+  @IsIn([], {
+    message:
+      'vertex backends take no apiKey: they sign in with Google credentials (credentialsFile, ' +
+      'GOOGLE_APPLICATION_CREDENTIALS or Application Default Credentials); remove it',
+  })
+  declare apiKey?: string;
 
   /**
    * The `anthropic-beta` values passed on to Claude models (Vertex refuses the whole request for a value it does

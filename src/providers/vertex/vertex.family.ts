@@ -1,4 +1,3 @@
-import type { ModelConfig } from '../../config/config.schema';
 import type { ProviderFamily } from '../provider-family';
 import { AccessTokens } from './vertex-access-tokens';
 import { tokenSourceFor } from './vertex-credentials';
@@ -24,12 +23,6 @@ function tokensFor(config: VertexBackendConfig): AccessTokens {
   return tokens;
 }
 
-/** The upstream ids of a model's deployments on one backend. */
-function upstreamIdsOn(model: ModelConfig, backendId: string): string[] {
-  const deployments = model.deployments ?? [{ backend: model.backend, upstreamModel: model.upstreamModel }];
-  return deployments.filter((d) => d.backend === backendId).map((d) => d.upstreamModel);
-}
-
 /** Google Vertex AI: Gemini and Claude models, and Google's text embeddings, with Google's OAuth. */
 export const vertexFamily: ProviderFamily<VertexBackendConfig> = {
   type: 'vertex',
@@ -40,13 +33,14 @@ export const vertexFamily: ProviderFamily<VertexBackendConfig> = {
   embeddings: true,
   thinking: ['none', 'native'],
   keyRequired: () => false, // OAuth tokens from Application Default Credentials, not a key
-  modelProblem(model, _backend, backendId) {
-    for (const id of upstreamIdsOn(model, backendId)) {
-      const problem = upstreamModelProblem(id);
-      if (problem) return problem;
-      if (model.kind === 'embedding' && publisherOf(id).publisher === 'anthropic')
-        return `"${id}" is a Claude model; Vertex embeddings are Google's text embedding models`;
-    }
+  modelProblem(model, _backend, { upstreamModel: id }) {
+    const problem = upstreamModelProblem(id);
+    if (problem) return { key: 'upstreamModel', message: problem };
+    if (model.kind === 'embedding' && publisherOf(id).publisher === 'anthropic')
+      return {
+        key: 'upstreamModel',
+        message: `"${id}" is a Claude model; Vertex embeddings are Google's text embedding models`,
+      };
     return undefined;
   },
   createAdapter: (id, config) => new VertexAdapter(id, config, tokensFor(config)),
