@@ -43,6 +43,8 @@ describe('model families through one OpenAI format', () => {
         models: {
           claude: { backend: 'claude', upstreamModel: 'claude-echo', thinking: 'native', maxTokens: 2048 },
           'claude-plain': { backend: 'claude', upstreamModel: 'claude-echo' },
+          // The shipped default: a model that takes only adaptive thinking.
+          'claude-sonnet-5-5': { backend: 'claude', upstreamModel: 'claude-sonnet-5-5', thinking: 'native' },
           'claude-overloaded': { backend: 'claude', upstreamModel: 'claude-overloaded' },
           'claude-midstream': { backend: 'claude', upstreamModel: 'claude-midstream' },
           gemini: {
@@ -274,6 +276,75 @@ describe('model families through one OpenAI format', () => {
         thinking: { type: 'disabled' },
       } as any);
       expect(anthropic.last().body.thinking).toEqual({ type: 'disabled' });
+    });
+
+    it('a model that takes only adaptive thinking: reasoning_effort and Responses effort become adaptive + output_config.effort', async () => {
+      const completion = await client.chat.completions.create({
+        model: 'claude-sonnet-5-5',
+        messages: [{ role: 'user', content: 'why' }],
+        reasoning_effort: 'high',
+      });
+      expect(anthropic.last().body).toMatchObject({
+        model: 'claude-sonnet-5-5',
+        thinking: { type: 'adaptive' },
+        output_config: { effort: 'high' },
+      });
+      const message: any = completion.choices[0].message;
+      expect(message.content).toBe('echo: why');
+      expect(message.reasoning_content).toBe('Let me think about why.');
+      expect(completion.usage?.total_tokens).toBe(
+        completion.usage!.prompt_tokens + completion.usage!.completion_tokens,
+      );
+
+      const s = await collect(
+        await client.chat.completions.create({
+          model: 'claude-sonnet-5-5',
+          stream: true,
+          messages: [{ role: 'user', content: 'why' }],
+          reasoning_effort: 'minimal',
+        }),
+      );
+      expect(anthropic.last().body.output_config).toEqual({ effort: 'low' });
+      expect(s.reasoning).toBe('Let me think about why.');
+      expect(s.content).toBe('echo: why');
+
+      // Responses: reasoning.effort reaches the model as its effort (by way of the gateway's budget).
+      const response = await client.responses.create({
+        model: 'claude-sonnet-5-5',
+        input: 'why',
+        reasoning: { effort: 'medium' },
+      });
+      expect(anthropic.last().body).toMatchObject({
+        thinking: { type: 'adaptive' },
+        output_config: { effort: 'medium' },
+      });
+      expect(response.output_text).toBe('echo: why');
+
+      // reasoning_effort "none" turns thinking off.
+      await client.chat.completions.create({
+        model: 'claude-sonnet-5-5',
+        messages: [{ role: 'user', content: 'x' }],
+        reasoning_effort: 'none',
+      });
+      expect(anthropic.last().body.thinking).toEqual({ type: 'disabled' });
+
+      // Its sampling rules are checked before any call, in OpenAI's error shape.
+      const before = anthropic.requests.length;
+      for (const [extra, param] of [
+        [{ temperature: 0.5 }, 'temperature'],
+        [{ top_k: 40 }, 'top_k'],
+        [{ reasoning_effort: 'extreme' }, 'reasoning_effort'],
+      ] as const) {
+        const error: any = await client.chat.completions
+          .create({ model: 'claude-sonnet-5-5', messages: [{ role: 'user', content: 'x' }], ...extra } as any)
+          .catch((e) => e);
+        expect({ status: error.status, type: error.type, param: error.param }).toEqual({
+          status: 400,
+          type: 'invalid_request_error',
+          param,
+        });
+      }
+      expect(anthropic.requests.length).toBe(before);
     });
 
     it('tools both ways, and multi-turn tool use with thinking sends the thinking blocks back unchanged', async () => {

@@ -32,7 +32,8 @@ import {
  *   claude-refuser      starts the echo and stops after its first word with stop_reason `refusal` (Anthropic's
  *                       classifiers stopping an answer: what was written stays, the answer ends there)
  *   claude-sonnet-5-5 (and any model from Claude Opus 4.8 on) as claude-echo, and accepts a mid-conversation
- *                       `role: "system"` turn right after a user turn, as those models do
+ *                       `role: "system"` turn right after a user turn, as those models do; like every model from
+ *                       Opus 4.7 on it refuses manual thinking budgets (adaptive thinking only) and sampling changes
  *   claude-parallel     with tools offered: one tool_use block per tool (at least two: the first tool twice when
  *                       only one is offered), each with its own id, stop_reason `tool_use`; then as claude-echo
  */
@@ -49,6 +50,32 @@ function systemTurnsAccepted(model: unknown, messages: Array<{ role: string }>):
       message.role !== 'system' ||
       (typeof model === 'string' && MID_CONVERSATION_SYSTEM.test(model) && messages[i - 1]?.role === 'user'),
   );
+}
+
+/**
+ * Models that take only adaptive thinking (Opus 4.7/4.8, the 5 generation, Fable/Mythos): a manual
+ * `{type: "enabled", budget_tokens}` is a 400, as are a temperature other than 1, top_p below 0.99 and any top_k
+ * ("models released after Claude Opus 4.6"); Fable and Mythos cannot turn thinking off. Older models take
+ * `adaptive` too (from Opus 4.6), and every model checks `output_config.effort` against Anthropic's values.
+ */
+const ADAPTIVE_ONLY = /^claude-(?:opus-4-[78]|(?:opus|sonnet|haiku)-5|fable|mythos)/;
+const EFFORTS = new Set(['low', 'medium', 'high', 'xhigh', 'max']);
+
+function adaptiveOnlyProblem(body: Record<string, any>): string | null {
+  const effort = body.output_config?.effort;
+  if (effort !== undefined && !EFFORTS.has(effort))
+    return `output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'`;
+  if (typeof body.model !== 'string' || !ADAPTIVE_ONLY.test(body.model)) return null;
+  if (body.thinking?.type === 'enabled')
+    return `"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.`;
+  if (body.thinking?.type === 'disabled' && /^claude-(?:fable|mythos)/.test(body.model))
+    return `"thinking.type.disabled" is not supported for this model.`;
+  if (body.temperature !== undefined && body.temperature !== 1)
+    return 'temperature: this model only supports temperature 1.0';
+  if (body.top_p !== undefined && body.top_p < 0.99)
+    return 'top_p: this model only supports top_p values of 0.99 or higher';
+  if (body.top_k !== undefined) return 'top_k: this model does not support top_k';
+  return null;
 }
 
 /** The members of a Messages request body (MessageCreateParams, @anthropic-ai/sdk 1.12, beta members included). */
@@ -156,6 +183,8 @@ export class AnthropicUpstream extends StandInServer {
       return error(res, 400, 'invalid_request_error', 'messages: at least one message is required');
     if (!systemTurnsAccepted(body.model, body.messages))
       return error(res, 400, 'invalid_request_error', 'messages: Unexpected role "system"');
+    const adaptiveProblem = adaptiveOnlyProblem(body);
+    if (adaptiveProblem) return error(res, 400, 'invalid_request_error', adaptiveProblem);
     const thinking = body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive';
     if (
       body.thinking?.type === 'enabled' &&

@@ -2,6 +2,10 @@ import { BackendConfig } from '../../src/config/config.schema';
 import { AnthropicAdapter } from '../../src/providers/anthropic/anthropic.adapter';
 import { AnthropicStreamMapper, statusOfErrorType } from '../../src/providers/anthropic/anthropic.stream';
 import { messageOf } from '../../src/providers/anthropic/anthropic.response';
+import { toAnthropicBody, validateForAnthropic } from '../../src/providers/anthropic/anthropic.request';
+import { needsAdaptiveThinking } from '../../src/providers/anthropic/anthropic-models';
+import type { ChatRequest } from '../../src/core/chat-request';
+import { ModelConfig } from '../../src/config/config.schema';
 import type { ChatCompletionChunk } from '../../src/core/openai-types';
 
 /**
@@ -377,6 +381,144 @@ describe('Anthropic Message -> OpenAI chat.completion', () => {
     });
     expect(() => adapter.parseResponse({ id: 'msg_1' })).toThrow(
       expect.objectContaining({ code: 'upstream_error' }),
+    );
+  });
+});
+
+describe('OpenAI chat -> Anthropic thinking, by model (wire-formats.md D.2)', () => {
+  const target = (upstreamModel: string) => ({
+    upstreamModel,
+    model: Object.assign(new ModelConfig(), { backend: 'claude', upstreamModel, thinking: 'native' }),
+  });
+  const chat = (extra: Partial<ChatRequest> & Record<string, unknown>): ChatRequest => ({
+    model: 'm',
+    messages: [{ role: 'user', content: 'Why?' }],
+    ...extra,
+  });
+  /** The body's thinking members, after the validation the adapter runs first. */
+  const thinkingOf = (upstreamModel: string, extra: Partial<ChatRequest> & Record<string, unknown>) => {
+    validateForAnthropic(chat(extra), target(upstreamModel));
+    const body = toAnthropicBody(chat(extra), target(upstreamModel), false);
+    return { thinking: body.thinking, output_config: body.output_config };
+  };
+  const refusal = (upstreamModel: string, extra: Partial<ChatRequest> & Record<string, unknown>) => {
+    try {
+      validateForAnthropic(chat(extra), target(upstreamModel));
+    } catch (error) {
+      return error as { status: number; param: string };
+    }
+    throw new Error('not refused');
+  };
+
+  it('matches the adaptive-only models in their Anthropic, Bedrock and Vertex spellings, and no older model', () => {
+    for (const id of [
+      'claude-sonnet-5-5',
+      'claude-sonnet-5-5@20260301',
+      'us.anthropic.claude-sonnet-5-5-20260301-v1:0',
+      'anthropic.claude-opus-4-8-v1:0',
+      'global.anthropic.claude-opus-4-7',
+      'claude-opus-4-7-20260115',
+      'claude-opus-5',
+      'claude-fable-5',
+      'claude-mythos-preview',
+    ])
+      expect([id, needsAdaptiveThinking(id)]).toEqual([id, true]);
+    for (const id of [
+      'claude-sonnet-4-5',
+      'claude-opus-4-6',
+      'claude-sonnet-4-6@20260101',
+      'us.anthropic.claude-sonnet-4-5-20250929-v1:0',
+      'claude-opus-4-1@20250805',
+      'claude-3-7-sonnet-20250219',
+      'claude-echo',
+    ])
+      expect([id, needsAdaptiveThinking(id)]).toEqual([id, false]);
+  });
+
+  it('an adaptive-only model: reasoning_effort and budgets become adaptive thinking with output_config.effort', () => {
+    const adaptive = (effort: string) => ({ thinking: { type: 'adaptive' }, output_config: { effort } });
+    for (const [value, effort] of [
+      ['minimal', 'low'],
+      ['low', 'low'],
+      ['medium', 'medium'],
+      ['high', 'high'],
+      ['xhigh', 'xhigh'],
+      ['max', 'max'],
+    ])
+      expect(thinkingOf('claude-sonnet-5-5', { reasoning_effort: value })).toEqual(adaptive(effort));
+    // A budget becomes the nearest effort; the budget rules (>= 1024, < max_tokens) are not asked for.
+    for (const [budget, effort] of [
+      [500, 'low'],
+      [2048, 'low'],
+      [8192, 'medium'],
+      [16384, 'high'],
+      [32768, 'high'],
+    ] as const)
+      expect(
+        thinkingOf('us.anthropic.claude-sonnet-5-5-20260301-v1:0', {
+          thinking: { type: 'enabled', budget_tokens: budget },
+        }),
+      ).toEqual(adaptive(effort));
+    // The gateway's thinking option wins over reasoning_effort.
+    expect(
+      thinkingOf('claude-opus-4-8', {
+        thinking: { type: 'enabled', budget_tokens: 2048 },
+        reasoning_effort: 'high',
+      }),
+    ).toEqual(adaptive('low'));
+    // Off: disabled, except where the model cannot stop thinking (nothing sent); nothing asked: nothing sent.
+    expect(thinkingOf('claude-sonnet-5-5', { reasoning_effort: 'none' })).toEqual({
+      thinking: { type: 'disabled' },
+      output_config: undefined,
+    });
+    expect(thinkingOf('claude-sonnet-5-5@20260301', { thinking: { type: 'disabled' } }).thinking).toEqual({
+      type: 'disabled',
+    });
+    expect(thinkingOf('claude-fable-5', { reasoning_effort: 'none' })).toEqual({
+      thinking: undefined,
+      output_config: undefined,
+    });
+    expect(thinkingOf('claude-sonnet-5-5', {})).toEqual({ thinking: undefined, output_config: undefined });
+  });
+
+  it('an adaptive-only model refuses, before any call, temperature other than 1, low top_p, top_k, unknown efforts', () => {
+    expect(refusal('claude-sonnet-5-5', { temperature: 0.5 })).toMatchObject({
+      status: 400,
+      param: 'temperature',
+    });
+    expect(refusal('claude-sonnet-5-5', { top_p: 0.9 })).toMatchObject({ status: 400, param: 'top_p' });
+    expect(refusal('claude-opus-4-7', { top_k: 40 })).toMatchObject({ status: 400, param: 'top_k' });
+    expect(refusal('claude-sonnet-5-5', { reasoning_effort: 'extreme' })).toMatchObject({
+      status: 400,
+      param: 'reasoning_effort',
+    });
+    expect(
+      refusal('claude-sonnet-5-5', {
+        reasoning_effort: 'low',
+        tools: [{ type: 'function', function: { name: 'f' } }],
+        tool_choice: 'required',
+      }),
+    ).toMatchObject({ status: 400, param: 'tool_choice' });
+    expect(thinkingOf('claude-sonnet-5-5', { temperature: 1, top_p: 0.99 }).thinking).toBeUndefined();
+  });
+
+  it('an older model keeps manual budgets and their rules; reasoning_effort is not read', () => {
+    expect(thinkingOf('claude-sonnet-4-5', { thinking: { type: 'enabled', budget_tokens: 2048 } })).toEqual({
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      output_config: undefined,
+    });
+    expect(thinkingOf('claude-sonnet-4-5', { thinking: { type: 'disabled' } }).thinking).toEqual({
+      type: 'disabled',
+    });
+    expect(thinkingOf('claude-sonnet-4-5', { reasoning_effort: 'high', temperature: 0.2 })).toEqual({
+      thinking: undefined,
+      output_config: undefined,
+    });
+    expect(refusal('claude-sonnet-4-5', { thinking: { type: 'enabled', budget_tokens: 500 } })).toMatchObject(
+      {
+        status: 400,
+        param: 'thinking.budget_tokens',
+      },
     );
   });
 });

@@ -2,6 +2,14 @@ import type { ChatRequest } from '../../core/chat-request';
 import type { CallTarget } from '../provider-adapter';
 import { constraint, requestedMaxTokens, requestedThinking } from '../shared/reasoning';
 import {
+  canDisableThinking,
+  effortOfBudget,
+  effortOfReasoningEffort,
+  needsAdaptiveThinking,
+  REASONING_EFFORTS,
+  type AnthropicEffort,
+} from './anthropic-models';
+import {
   functionTools,
   mergeSameRole,
   parseArguments,
@@ -22,6 +30,7 @@ interface Turn {
 /** Anthropic's documented thinking rules, checked before any call so the client gets a clear 400. */
 export function validateForAnthropic(request: ChatRequest, target: CallTarget): void {
   if ((request.n ?? 1) > 1) throw constraint('Anthropic models return one choice: `n` must be 1.', 'n');
+  if (needsAdaptiveThinking(target.upstreamModel)) return validateForAdaptiveModel(request, target);
   const budget = requestedThinking(request);
   if (typeof budget !== 'number') return;
   if (target.model.thinking !== 'native') return; // the shared check already refused it
@@ -43,6 +52,29 @@ export function validateForAnthropic(request: ChatRequest, target: CallTarget): 
   if (typeof request.top_p === 'number' && request.top_p < 0.95) {
     throw constraint('Anthropic allows top_p only between 0.95 and 1 with thinking enabled.', 'top_p');
   }
+  refuseForcedToolUse(request);
+}
+
+/**
+ * Models that take only adaptive thinking (anthropic-models.ts): no budget rules (a budget becomes an effort), but
+ * their sampling rules hold whether or not the client asks for reasoning: temperature 1 only, top_p >= 0.99, no
+ * top_k; and no forced tool use while they think.
+ */
+function validateForAdaptiveModel(request: ChatRequest, target: CallTarget): void {
+  const model = target.upstreamModel;
+  if (request.temperature !== undefined && request.temperature !== null && request.temperature !== 1)
+    throw constraint(`Anthropic allows only temperature 1 (or none) on ${model}.`, 'temperature');
+  if (typeof request.top_p === 'number' && request.top_p < 0.99)
+    throw constraint(`Anthropic allows top_p only between 0.99 and 1 on ${model}.`, 'top_p');
+  if (request.top_k !== undefined && request.top_k !== null)
+    throw constraint(`Anthropic does not allow top_k on ${model}.`, 'top_k');
+  if (target.model.thinking !== 'native') return;
+  const plan = adaptivePlan(request, model);
+  if (plan?.type === 'adaptive' || (plan === undefined && !canDisableThinking(model)))
+    refuseForcedToolUse(request);
+}
+
+function refuseForcedToolUse(request: ChatRequest): void {
   const choice = toolChoiceOf(request.tool_choice);
   if (choice?.mode === 'required' || choice?.mode === 'function') {
     throw constraint(
@@ -50,6 +82,33 @@ export function validateForAnthropic(request: ChatRequest, target: CallTarget): 
       'tool_choice',
     );
   }
+}
+
+type AdaptivePlan = { type: 'adaptive'; effort: AnthropicEffort } | { type: 'disabled' };
+
+/**
+ * What an adaptive-only model is sent for the client's reasoning request: the gateway's `thinking` option when
+ * present (a budget becomes the nearest effort), else OpenAI's `reasoning_effort`; `disabled` where reasoning is
+ * off, except on models that cannot stop thinking (nothing is sent: they think anyway). An unknown
+ * `reasoning_effort` is a 400.
+ */
+function adaptivePlan(request: ChatRequest, model: string): AdaptivePlan | undefined {
+  const budget = requestedThinking(request);
+  let wanted: AnthropicEffort | 'off' | undefined;
+  if (typeof budget === 'number') wanted = effortOfBudget(budget);
+  else if (budget === false) wanted = 'off';
+  else if (request.reasoning_effort !== undefined && request.reasoning_effort !== null) {
+    const value = request.reasoning_effort;
+    wanted = typeof value === 'string' ? effortOfReasoningEffort(value) : undefined;
+    if (wanted === undefined)
+      throw constraint(
+        `reasoning_effort must be one of ${REASONING_EFFORTS.map((e) => `'${e}'`).join(', ')}.`,
+        'reasoning_effort',
+      );
+  }
+  if (wanted === undefined) return undefined;
+  if (wanted === 'off') return canDisableThinking(model) ? { type: 'disabled' } : undefined;
+  return { type: 'adaptive', effort: wanted };
 }
 
 /** OpenAI chat request -> Anthropic Messages request body. */
@@ -96,11 +155,23 @@ export function toAnthropicBody(
   else if (tools.length && request.parallel_tool_calls === false)
     body.tool_choice = { type: 'auto', ...noParallel };
 
-  const budget = requestedThinking(request);
-  if (target.model.thinking === 'native' && typeof budget === 'number')
-    body.thinking = { type: 'enabled', budget_tokens: budget };
-  else if (target.model.thinking === 'native' && budget === false) body.thinking = { type: 'disabled' };
+  if (target.model.thinking === 'native') applyThinking(body, request, target.upstreamModel);
   return body;
+}
+
+/** `thinking` (and `output_config.effort`) by the model: adaptive-only models get an effort, older ones a budget. */
+function applyThinking(body: Record<string, unknown>, request: ChatRequest, model: string): void {
+  if (needsAdaptiveThinking(model)) {
+    const plan = adaptivePlan(request, model);
+    if (plan?.type === 'adaptive') {
+      body.thinking = { type: 'adaptive' };
+      body.output_config = { effort: plan.effort };
+    } else if (plan?.type === 'disabled') body.thinking = { type: 'disabled' };
+    return;
+  }
+  const budget = requestedThinking(request);
+  if (typeof budget === 'number') body.thinking = { type: 'enabled', budget_tokens: budget };
+  else if (budget === false) body.thinking = { type: 'disabled' };
 }
 
 function toTurn(message: OpenAIMessage): Turn {
