@@ -22,7 +22,7 @@ export interface StandinGatewayProcess {
 
 /**
  * For the suites that load the gateway as production runs it (the event-loop bound, the mutation fuzzer): the built
- * gateway (dist/main.js) in a process of its own, access log off, over an OpenAI-compatible stand-in (`echo`,
+ * gateway (dist/main.js) in a process of its own, access log off, over an OpenAI-compatible stand-in (`echo`, `vllm-echo` taking any member as vLLM does,
  * `slow`, `embed`) and an Anthropic one (`claude-echo`) and a Gemini one (`gemini-echo`, `gemini-embed`), with the team `team` (every model, a daily quota of 10^11
  * tokens, 100 requests at once) and a token for it. `env` goes to the process (NODE_OPTIONS for a probe...).
  */
@@ -48,6 +48,7 @@ backends:
   google: { type: gemini, baseUrl: "${gemini.url}", apiKey: upstream-secret-key }
 models:
   echo: { backend: standin, upstreamModel: echo }
+  vllm-echo: { backend: standin, upstreamModel: vllm-echo } # a vLLM-like server: takes members OpenAI would refuse
   slow: { backend: standin, upstreamModel: slow }
   claude-echo: { backend: claude, upstreamModel: claude-echo }
   gemini-echo: { backend: google, upstreamModel: gemini-echo }
