@@ -1,5 +1,4 @@
 import type { ChatRequest } from '../../core/chat-request';
-import { randomId } from '../../core/random-id';
 import type { AnthropicBackendConfig } from './anthropic.config';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import type {
@@ -14,7 +13,7 @@ import type { ChatCompletion } from '../../core/openai-types';
 import { parseErrorBody } from '../../core/json';
 import { backendSecrets, mapUpstreamError } from '../upstream-errors';
 import { toAnthropicBody, validateForAnthropic } from './anthropic.request';
-import { finishReasonOf, messageOf, usageOf } from './anthropic.response';
+import { completionOfMessage } from './anthropic.response';
 import { AnthropicStreamMapper } from './anthropic.stream';
 import type { UpstreamBody } from '../upstream-client';
 import { decodeSse } from '../shared/sse-decoder';
@@ -70,31 +69,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   parseResponse(body: unknown): ChatCompletion {
-    const message = body as {
-      id?: string;
-      model?: string;
-      content?: unknown;
-      stop_reason?: unknown;
-      usage?: object;
-    } | null;
-    if (!message || typeof message !== 'object' || !Array.isArray(message.content)) {
-      throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed message.`);
-    }
-    return {
-      id: typeof message.id === 'string' ? message.id : randomId('msg_', 24),
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model: String(message.model ?? ''),
-      choices: [
-        {
-          index: 0,
-          message: messageOf(message.content as never[]),
-          finish_reason: finishReasonOf(message.stop_reason) ?? 'stop',
-          logprobs: null,
-        },
-      ],
-      usage: usageOf(message.usage ?? {}),
-    };
+    return completionOfMessage(body, this.backendId);
   }
 
   /** Messages' SSE events, for a chat request and a native Messages call alike (the same events either way). */

@@ -1,4 +1,6 @@
-import type { Usage } from '../../core/openai-types';
+import { GatewayException } from '../../core/errors/gateway.exception';
+import type { ChatCompletion, Usage } from '../../core/openai-types';
+import { randomId } from '../../core/random-id';
 
 /** Anthropic `stop_reason` -> OpenAI `finish_reason` (the "Model families" table in docs/backends.md). */
 const FINISH_REASONS: Record<string, string> = {
@@ -80,4 +82,33 @@ export function messageOf(content: Block[]): Record<string, unknown> {
   if (thinkingBlocks.length) message.thinking_blocks = thinkingBlocks;
   if (toolCalls.length) message.tool_calls = toolCalls;
   return message;
+}
+
+/** A Messages answer (Anthropic's, or Claude's on a cloud) as a chat completion; malformed: a 502 naming the backend. */
+export function completionOfMessage(body: unknown, backendId: string): ChatCompletion {
+  const message = body as {
+    id?: string;
+    model?: string;
+    content?: unknown;
+    stop_reason?: unknown;
+    usage?: object;
+  } | null;
+  if (!message || typeof message !== 'object' || !Array.isArray(message.content)) {
+    throw new GatewayException('upstream_error', `Backend "${backendId}" sent a malformed message.`);
+  }
+  return {
+    id: typeof message.id === 'string' ? message.id : randomId('msg_', 24),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: String(message.model ?? ''),
+    choices: [
+      {
+        index: 0,
+        message: messageOf(message.content as never[]),
+        finish_reason: finishReasonOf(message.stop_reason) ?? 'stop',
+        logprobs: null,
+      },
+    ],
+    usage: usageOf(message.usage ?? {}),
+  };
 }

@@ -2,10 +2,9 @@ import type { ChatRequest } from '../../core/chat-request';
 import type { EmbeddingRequest, EmbeddingResponse } from '../../core/embedding-request';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import type { ChatCompletion } from '../../core/openai-types';
-import { randomId } from '../../core/random-id';
 import { spliceJson } from '../../core/json-splice';
 import { validateForAnthropic } from '../anthropic/anthropic.request';
-import { finishReasonOf, messageOf, usageOf } from '../anthropic/anthropic.response';
+import { completionOfMessage } from '../anthropic/anthropic.response';
 import { AnthropicStreamMapper } from '../anthropic/anthropic.stream';
 import type {
   CallTarget,
@@ -103,31 +102,7 @@ export class BedrockAdapter implements ProviderAdapter {
 
   parseResponse(body: unknown): ChatCompletion {
     if (isConverseAnswer(body)) return converseCompletion(body as Parameters<typeof converseCompletion>[0]);
-    const message = body as {
-      id?: string;
-      model?: string;
-      content?: unknown;
-      stop_reason?: unknown;
-      usage?: object;
-    } | null;
-    if (!message || typeof message !== 'object' || !Array.isArray(message.content)) {
-      throw new GatewayException('upstream_error', `Backend "${this.backendId}" sent a malformed message.`);
-    }
-    return {
-      id: typeof message.id === 'string' ? message.id : randomId('msg_', 24),
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model: String(message.model ?? ''),
-      choices: [
-        {
-          index: 0,
-          message: messageOf(message.content as never[]),
-          finish_reason: finishReasonOf(message.stop_reason) ?? 'stop',
-          logprobs: null,
-        },
-      ],
-      usage: usageOf(message.usage ?? {}),
-    };
+    return completionOfMessage(body, this.backendId);
   }
 
   /** Event-stream frames: InvokeModel's `chunk`s (Anthropic events) or ConverseStream's events, told by the frame. */
