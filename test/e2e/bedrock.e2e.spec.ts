@@ -62,6 +62,11 @@ describe('AWS Bedrock family', () => {
         models: {
           claude: { backend: 'aws', upstreamModel: CLAUDE, thinking: 'native', maxTokens: 2048 },
           llama: { backend: 'aws', upstreamModel: LLAMA },
+          'sonnet-5': {
+            backend: 'aws',
+            upstreamModel: 'us.anthropic.claude-sonnet-5-v1:0',
+            thinking: 'native',
+          },
           'claude-failover': {
             routing: 'priority',
             deployments: [
@@ -123,6 +128,18 @@ describe('AWS Bedrock family', () => {
     // input 2 words + 2 cache writes + 4 cache reads
     expect(answer.usage).toMatchObject({ prompt_tokens: 8, completion_tokens: 3, total_tokens: 11 });
     expect(answer.usage?.prompt_tokens_details?.cached_tokens).toBe(4);
+  });
+
+  it('asks the newest Claude models for adaptive thinking with output_config.effort, as Bedrock documents', async () => {
+    const answer = await client.chat.completions.create({
+      model: 'sonnet-5',
+      reasoning_effort: 'high',
+      messages: [{ role: 'user', content: 'think adaptively' }],
+    });
+    expect(answer.choices[0].message.content).toContain('think adaptively');
+    const body = lastTo('invoke').body;
+    expect(body.thinking).toEqual({ type: 'adaptive' });
+    expect(body.output_config).toEqual({ effort: 'high' });
   });
 
   it('streams InvokeModel chunks decoded from frames split inside preludes and CRCs', async () => {

@@ -69,6 +69,8 @@ const INVOKE_MEMBERS = new Set([
   'tool_choice',
   'thinking',
   'context_management',
+  // docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-adaptive-thinking.html: effort only.
+  'output_config',
 ]);
 
 const PADDING = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
@@ -159,6 +161,14 @@ export class BedrockUpstream extends StandInServer {
   private invokeProblem(body: Record<string, any>): string | undefined {
     const extra = Object.keys(body).filter((name) => !INVOKE_MEMBERS.has(name));
     const problems = extra.map((name) => `#: extraneous key [${name}] is not permitted`);
+    const config = body.output_config;
+    if (config !== undefined) {
+      const keys = typeof config === 'object' && config !== null ? Object.keys(config) : ['(not an object)'];
+      for (const key of keys.filter((name) => name !== 'effort'))
+        problems.push(`#/output_config: extraneous key [${key}] is not permitted`);
+      if (!['low', 'medium', 'high', 'xhigh', 'max'].includes(config?.effort))
+        problems.push('#/output_config/effort: is not a valid enum value');
+    }
     if (body.anthropic_version !== 'bedrock-2023-05-31')
       problems.unshift('#: required key [anthropic_version] not found');
     if (!Array.isArray(body.messages)) problems.unshift('#: required key [messages] not found');
@@ -179,6 +189,15 @@ export class BedrockUpstream extends StandInServer {
     if (problem) return awsError(res, 400, 'ValidationException', problem);
     for (const beta of body.anthropic_beta ?? [])
       if (!KNOWN_BETAS.has(beta)) return awsError(res, 400, 'ValidationException', 'invalid beta flag');
+    // AWS's adaptive-thinking page: these models take only `adaptive` (with output_config.effort); a manual budget
+    // (`enabled`) is a 400.
+    if (/claude-(sonnet-5|opus-5|opus-4-7|mythos|fable)/.test(model) && body.thinking?.type === 'enabled')
+      return awsError(
+        res,
+        400,
+        'ValidationException',
+        'thinking.type.enabled is not supported for this model. Use thinking.type.adaptive and output_config.effort to control thinking behavior.',
+      );
     for (const message of body.messages)
       for (const block of Array.isArray(message.content) ? message.content : [])
         if (block.type === 'thinking' && !String(block.signature).startsWith('sig-'))

@@ -303,7 +303,7 @@ describe('Claude on Bedrock', () => {
     for (const beta of BEDROCK_BETAS) expect(bedrockBetas(beta)).toEqual([beta]);
   });
 
-  it('builds the InvokeModel body: no model or stream, anthropic_version, Anthropic-only members left out', () => {
+  it('builds the InvokeModel body: no model or stream, anthropic_version, Anthropic-only members left out, effort kept', () => {
     const thinking = { type: 'thinking', thinking: 'x', signature: 'sig-AbC/+=' };
     const body = invokeBody(
       {
@@ -311,7 +311,7 @@ describe('Claude on Bedrock', () => {
         stream: true,
         max_tokens: 10,
         metadata: { user_id: 'u' },
-        output_config: { effort: 'high' },
+        output_config: { effort: 'high', format: { type: 'json_schema' } },
         messages: [{ role: 'assistant', content: [thinking] }],
       },
       ['context-1m-2025-08-07'],
@@ -320,6 +320,8 @@ describe('Claude on Bedrock', () => {
       anthropic_version: 'bedrock-2023-05-31',
       anthropic_beta: ['context-1m-2025-08-07'],
       max_tokens: 10,
+      // Bedrock documents output_config.effort (adaptive thinking's depth), nothing else of it.
+      output_config: { effort: 'high' },
       messages: [{ role: 'assistant', content: [thinking] }],
     });
   });

@@ -34,8 +34,10 @@ const BETA_ALIASES: Readonly<Record<string, string>> = {
 
 /**
  * The body members Bedrock's Messages schema takes; it refuses any other ("extraneous key [x] is not permitted"),
- * so Anthropic-API-only members a client sends (`metadata`, `output_config`, `service_tier`, `container`,
- * `mcp_servers`, `speed`...) are left out, as are `model` (in the path) and `stream` (the operation).
+ * so Anthropic-API-only members a client sends (`metadata`, `service_tier`, `container`, `mcp_servers`, `speed`...)
+ * are left out, as are `model` (in the path) and `stream` (the operation). `output_config` passes with its `effort`
+ * alone: AWS's adaptive-thinking page documents `output_config.effort` on InvokeModel (the depth of adaptive thinking,
+ * the only control the newest Claude models take), and nothing else of it.
  */
 const BEDROCK_BODY_MEMBERS: ReadonlySet<string> = new Set([
   'max_tokens',
@@ -72,6 +74,8 @@ export function invokeBody(messagesBody: Record<string, unknown>, betas: string[
   if (betas.length) body.anthropic_beta = betas;
   for (const [name, value] of Object.entries(messagesBody))
     if (BEDROCK_BODY_MEMBERS.has(name)) body[name] = value;
+  const effort = (messagesBody.output_config as { effort?: unknown } | null | undefined)?.effort;
+  if (typeof effort === 'string') body.output_config = { effort };
   return body;
 }
 
