@@ -22,6 +22,17 @@ describe('costInNanos', () => {
     );
   });
 
+  it('a long-context tier prices the whole request once its prompt is above the threshold, not at it', () => {
+    const tiered = { input: 3, output: 15, longContext: { above: 1000, input: 6, output: 22.5 } };
+    // at the threshold: 1000*3 + 10*15 = 3150 micro
+    expect(costInNanos(tokens({ prompt: 1000, completion: 10 }), tiered)).toBe(3_150_000);
+    // one above: every token at the tier, 1001*6 + 10*22.5 = 6231 micro
+    expect(costInNanos(tokens({ prompt: 1001, completion: 10 }), tiered)).toBe(6_231_000);
+    // the reservation takes the tier the same way: 1001*6 + 100*22.5 = 8256 micro
+    expect(worstCaseNanos(1001, 100, tiered)).toBe(8_256_000);
+    expect(worstCaseNanos(1000, 100, tiered)).toBe(4_500_000);
+  });
+
   it('prices missing a cached or reasoning price fall back to input and output', () => {
     const plain = { input: 2, output: 8 };
     // (1000 prompt) * 2 + (500 completion) * 8 = 6000 micro, however many are cached or reasoning
