@@ -14,6 +14,12 @@ const BACKENDS = {
   azure: { type: 'azure', baseUrl: 'https://contoso.openai.azure.com', apiKey: 'k' },
   gemini: { type: 'gemini', baseUrl: 'https://generativelanguage.googleapis.com/v1beta', apiKey: 'k' },
   vertex: { type: 'vertex', project: 'p', region: 'us-east5' },
+  // A VPC endpoint: a base URL the price data does not know, priced under the family's provider (aws).
+  bedrock: {
+    type: 'bedrock',
+    region: 'us-east-1',
+    baseUrl: 'https://vpce-0abc.bedrock-runtime.us-east-1.vpce.amazonaws.com',
+  },
   // A Private Service Connect endpoint: a base URL the price data does not know.
   'vertex-psc': {
     type: 'vertex',
@@ -83,6 +89,24 @@ describe('price book', () => {
     expect(
       prices.priceOf({ model: 'claude', backend: 'vertex', upstreamModel: 'claude-sonnet-4-5@20250929' }),
     ).toMatchObject({ input: 3, output: 15 });
+  });
+
+  it("prices Bedrock's model ids and cross-region inference profiles under AWS's prices", () => {
+    const prices = book({
+      profile: { backend: 'bedrock', upstreamModel: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0' },
+      llama: { backend: 'bedrock', upstreamModel: 'meta.llama3-1-70b-instruct-v1:0' },
+    });
+    const profile = {
+      model: 'profile',
+      backend: 'bedrock',
+      upstreamModel: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0',
+    };
+    const llama = { model: 'llama', backend: 'bedrock', upstreamModel: 'meta.llama3-1-70b-instruct-v1:0' };
+    for (const served of [profile, llama])
+      expect(prices.explain(served).source).toMatchObject({ kind: 'price-data', provider: 'aws' });
+    // AWS's regional price for Claude Sonnet 4.5 (the data's `regional.` entry) and Llama 3.1 70B.
+    expect(prices.priceOf(profile)).toMatchObject({ input: 3.3, output: 16.5 });
+    expect(prices.priceOf(llama)).toMatchObject({ input: 0.72, output: 0.72 });
   });
 
   it("an Azure deployment's name is unknown until its price names the priced model; another provider can be named", () => {
