@@ -1,9 +1,4 @@
-import {
-  AuthenticationError,
-  AzureAuthorityHosts,
-  ClientSecretCredential,
-  getBearerTokenProvider,
-} from '@azure/identity';
+import type * as AzureIdentity from '@azure/identity';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import type { BackendLog } from '../provider-family';
 import { untilAborted } from '../shared/until-aborted';
@@ -12,8 +7,6 @@ import { scrubAzure } from './azure-secrets';
 
 /** The scope of Azure OpenAI's (Cognitive Services') data plane. */
 export const AZURE_OPENAI_SCOPE = 'https://cognitiveservices.azure.com/.default';
-
-const KNOWN_AUTHORITIES = new Set<string>(Object.values(AzureAuthorityHosts));
 
 /** How a call to an azure backend proves who sends it: the headers Azure reads. */
 export type AzureAuth = (signal: AbortSignal) => Promise<Record<string, string>>;
@@ -30,6 +23,9 @@ export function azureAuth(backendId: string, config: AzureBackendConfig, log: Ba
  * refreshing: its MSAL cache keeps the token, and getBearerTokenProvider's token cycler hands out the one it holds,
  * starts a refresh (one at a time) two minutes before it expires and waits for one only in the last second, so
  * requests almost never wait for Entra. A request never waits for a token past its own deadline or abort.
+ *
+ * The library (~270 modules, ~30 MB resident) is loaded when a backend signs in with Entra, not by every
+ * gateway at boot (docs/performance.md, the process at rest).
  */
 function entraAuth(
   backendId: string,
@@ -37,22 +33,30 @@ function entraAuth(
   config: AzureBackendConfig,
   log: BackendLog,
 ): AzureAuth {
-  const authorityHost = entra.authorityHost?.replace(/\/+$/, '');
-  const credential = new ClientSecretCredential(entra.tenantId, entra.clientId, entra.clientSecret, {
-    ...(authorityHost ? { authorityHost } : {}),
-    // Instance discovery asks Microsoft's public cloud about the authority, which a private authority (Azure
-    // Stack, a test's stand-in) is unknown to: only the known Azure clouds keep it.
-    disableInstanceDiscovery: authorityHost !== undefined && !KNOWN_AUTHORITIES.has(authorityHost),
-  });
-  const token = getBearerTokenProvider(credential, AZURE_OPENAI_SCOPE);
+  const identity = import('@azure/identity');
+  const tokens = identity.then((library) => entraTokens(library, entra));
+  tokens.catch(() => undefined); // a failed load is each request's error below, not an unhandled rejection
   return async (signal) => {
     try {
+      const token = await tokens;
       return { authorization: `Bearer ${await untilAborted(token(), signal)}` };
     } catch (error) {
       if (signal.aborted && error === signal.reason) throw error;
-      throw signInFailure(backendId, error, config, log);
+      throw signInFailure(backendId, error, config, log, await identity.catch(() => undefined));
     }
   };
+}
+
+function entraTokens(library: typeof AzureIdentity, entra: EntraConfig): () => Promise<string> {
+  const authorityHost = entra.authorityHost?.replace(/\/+$/, '');
+  const knownAuthorities = new Set<string>(Object.values(library.AzureAuthorityHosts));
+  const credential = new library.ClientSecretCredential(entra.tenantId, entra.clientId, entra.clientSecret, {
+    ...(authorityHost ? { authorityHost } : {}),
+    // Instance discovery asks Microsoft's public cloud about the authority, which a private authority (Azure
+    // Stack, a test's stand-in) is unknown to: only the known Azure clouds keep it.
+    disableInstanceDiscovery: authorityHost !== undefined && !knownAuthorities.has(authorityHost),
+  });
+  return library.getBearerTokenProvider(credential, AZURE_OPENAI_SCOPE);
 }
 
 /**
@@ -66,9 +70,10 @@ function signInFailure(
   error: unknown,
   config: AzureBackendConfig,
   log: BackendLog,
+  library: typeof AzureIdentity | undefined,
 ): GatewayException {
   const said = scrubAzure(error instanceof Error ? error.message : String(error), config);
-  const refusal = entraRefusal(error);
+  const refusal = entraRefusal(error, library);
   if (refusal) {
     log(`Entra ID refused the backend's app registration: ${said}`, 'error');
     return new GatewayException(
@@ -89,8 +94,8 @@ function signInFailure(
  * @azure/identity reports that as an AuthenticationRequiredError whose cause is MSAL's ServerError (or, on some
  * paths, as its own AuthenticationError); an authority it cannot reach is a CredentialUnavailableError.
  */
-function entraRefusal(error: unknown): string | undefined {
-  if (error instanceof AuthenticationError) return error.errorResponse.error;
+function entraRefusal(error: unknown, library: typeof AzureIdentity | undefined): string | undefined {
+  if (library && error instanceof library.AuthenticationError) return error.errorResponse.error;
   const cause = (error as { cause?: { name?: unknown; errorCode?: unknown } } | undefined)?.cause;
   return cause?.name === 'ServerError' && typeof cause.errorCode === 'string' ? cause.errorCode : undefined;
 }

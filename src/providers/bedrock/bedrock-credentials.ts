@@ -1,4 +1,3 @@
-import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import { backendSecrets } from '../upstream-errors';
 import type { BedrockBackendConfig } from './bedrock.config';
@@ -10,15 +9,17 @@ import type { BedrockBackendConfig } from './bedrock.config';
  * echoes the canonical request, session token included); they are never logged.
  */
 export class BedrockCredentials {
-  private readonly provider: AwsCredentialIdentityProvider;
+  private provider?: Promise<AwsCredentialIdentityProvider>;
   private last?: AwsCredentialIdentity;
 
-  constructor(private readonly config: BedrockBackendConfig) {
-    this.provider = fromNodeProviderChain();
-  }
+  constructor(private readonly config: BedrockBackendConfig) {}
 
   async current(): Promise<AwsCredentialIdentity> {
-    this.last = await this.provider();
+    // The SDK's chain is loaded by the first signed call, not at boot (docs/performance.md, the process at rest).
+    this.provider ??= import('@aws-sdk/credential-providers').then(({ fromNodeProviderChain }) =>
+      fromNodeProviderChain(),
+    );
+    this.last = await (await this.provider)();
     return this.last;
   }
 

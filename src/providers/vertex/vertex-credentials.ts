@@ -1,7 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { GoogleAuth } from 'google-auth-library';
-import { importPKCS8, SignJWT } from 'jose';
+import type { GoogleAuth } from 'google-auth-library';
+import type { importPKCS8 } from 'jose';
 import { scrub } from '../upstream-errors';
 
 /** The OAuth scope Vertex AI's API takes. */
@@ -65,6 +65,8 @@ export class ServiceAccountTokens implements TokenFetcher {
 
   /** The signed assertion (exported for the unit tests). */
   async assertion(now = Math.floor(Date.now() / 1000)): Promise<string> {
+    // jose is loaded by the first backend that signs, not at boot (docs/performance.md, the process at rest).
+    const { importPKCS8, SignJWT } = await import('jose');
     this.signingKey ??= importPKCS8(this.key.private_key, 'RS256').catch(() => {
       this.signingKey = undefined;
       throw new TokenError('refused', 'the service-account key file holds no usable RSA private key');
@@ -121,14 +123,21 @@ export class ServiceAccountTokens implements TokenFetcher {
  * impersonation. The library keeps and refreshes its own token; this reads it and when it expires.
  */
 export class LibraryTokens implements TokenFetcher {
-  private readonly auth: GoogleAuth;
+  private auth?: GoogleAuth;
 
-  constructor(keyFilename: string | undefined) {
-    this.auth = new GoogleAuth({ scopes: [CLOUD_PLATFORM_SCOPE], ...(keyFilename ? { keyFilename } : {}) });
-  }
+  constructor(private readonly keyFilename: string | undefined) {}
 
   async fetch(): Promise<AccessToken> {
     try {
+      // The library (~70 modules, ~20 MB resident) is loaded by the first token asked of it, not at boot.
+      if (!this.auth) {
+        const { GoogleAuth } = await import('google-auth-library');
+        const keyFilename = this.keyFilename;
+        this.auth ??= new GoogleAuth({
+          scopes: [CLOUD_PLATFORM_SCOPE],
+          ...(keyFilename ? { keyFilename } : {}),
+        });
+      }
       const client = await this.auth.getClient();
       const { token } = await client.getAccessToken();
       if (!token) throw new Error('no token');
