@@ -16,11 +16,11 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { IsStringMap } from '../common/validation/is-string-map';
+import { ID_PATTERN } from '../core/ids';
 import { LimitSettings } from '../core/limit-settings';
 import { STREAM_ID_PATTERN } from '../redis/stream-page';
 import { MAX_METADATA_KEYS, type LimitsPatch, type MetadataPatch } from '../teams/team.store';
 
-export const ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const ID_MESSAGE = 'must be 1-63 chars of a-z, 0-9, "_" or "-", starting with a letter or digit';
 
 /** Like IsStringMap, with null for a label to remove. */

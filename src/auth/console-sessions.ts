@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { parse as parseCookies } from 'cookie';
 import type { Request } from 'express';
+import type { Person, Role } from '../access/roles';
 import { GatewayConfig } from '../config/config.schema';
 import { hashToken } from './token-format';
 import { CONSOLE_SESSION_RECORDS, type ConsoleSessionRecords } from './console-session-records.repository';
@@ -20,10 +21,14 @@ export const CONSOLE_COOKIE = 'sy_console';
 export const CSRF_HEADER = 'x-csrf-token';
 
 export interface ConsoleSession {
-  /** Who signed in (the name they gave): the audit trail's actor is `console:<actor>`. */
+  /** Who signed in (the name they gave, or the person's email or subject): the audit trail's actor is `console:<actor>`. */
   actor: string;
   csrf: string;
   expiresAt: string;
+  /** The person, for a sign-in through the identity provider; absent for an admin-key sign-in. */
+  person?: Person;
+  /** What the session may do; absent for an admin-key sign-in, which may do everything (BREAK_GLASS_ROLES). */
+  roles?: Role[];
 }
 
 /**
@@ -42,12 +47,17 @@ export class ConsoleSessions {
     return this.config.console.sessionTtlSeconds;
   }
 
-  async open(actor: string): Promise<{ id: string; session: ConsoleSession }> {
+  /** A new session: an admin-key sign-in (`actor` only), or a person's with the roles they signed in with. */
+  async open(
+    actor: string,
+    identity?: { person: Person; roles: Role[] },
+  ): Promise<{ id: string; session: ConsoleSession }> {
     const id = randomBytes(32).toString('base64url');
     const session: ConsoleSession = {
       actor,
       csrf: randomBytes(32).toString('base64url'),
       expiresAt: new Date(Date.now() + this.ttlSeconds * 1000).toISOString(),
+      ...(identity ? { person: identity.person, roles: identity.roles } : {}),
     };
     await this.sessions.save(hashToken(id), JSON.stringify(session), this.ttlSeconds);
     return { id, session };
