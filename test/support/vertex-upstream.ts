@@ -229,7 +229,7 @@ export class VertexUpstream extends StandInServer {
   }
 
   private google(route: ModelRoute, recorded: RecordedRequest, req: IncomingMessage, res: ServerResponse) {
-    if (route.method === 'predict') return this.predict(recorded.body, res);
+    if (route.method === 'predict') return this.predict(route.model, recorded.body, res);
     if (route.method !== 'generateContent' && route.method !== 'streamGenerateContent')
       return googleError(res, 400, 'INVALID_ARGUMENT', `Method ${route.method} is not supported.`);
     // The same GenerateContent wire as the Gemini API: its stand-in answers, under its own path and key.
@@ -244,7 +244,7 @@ export class VertexUpstream extends StandInServer {
     );
   }
 
-  private predict(body: Record<string, any>, res: ServerResponse): void {
+  private predict(model: string, body: Record<string, any>, res: ServerResponse): void {
     const extra = Object.keys(body).find((k) => k !== 'instances' && k !== 'parameters');
     if (extra)
       return googleError(
@@ -255,6 +255,14 @@ export class VertexUpstream extends StandInServer {
       );
     if (!Array.isArray(body.instances) || body.instances.length === 0)
       return googleError(res, 400, 'INVALID_ARGUMENT', 'instances must be a non-empty list.');
+    const cap = model.startsWith('gemini-embedding') ? 1 : 250;
+    if (body.instances.length > cap)
+      return googleError(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        `Unable to submit request because it included too many instances. Reduce the number of instances and try again. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/text-embeddings: Unable to submit request because batchSize must be ${cap === 1 ? '1' : `at most ${cap}`} but the entered value was ${body.instances.length}. Update the batchSize value and try again.`,
+      );
     for (const instance of body.instances) {
       const unknown = Object.keys(instance ?? {}).find((k) => !['content', 'task_type', 'title'].includes(k));
       if (unknown || typeof instance?.content !== 'string')
@@ -265,15 +273,19 @@ export class VertexUpstream extends StandInServer {
           `Invalid instance: ${unknown ?? 'content'} is not valid.`,
         );
     }
+    const tokens = body.instances.reduce((n: number, i: { content: string }) => n + wordsOf(i.content), 0);
+    if (tokens > 20_000)
+      return googleError(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        `The input token count (${tokens}) exceeds the maximum number of tokens allowed (20000).`,
+      );
     const size = body.parameters?.outputDimensionality ?? 8;
     const predictions = body.instances.map(({ content }: { content: string }) => ({
       embeddings: {
-        statistics: { truncated: false, token_count: content.split(/\s+/).filter(Boolean).length },
-        values: Array.from({ length: size }, (_, i) => {
-          let hash = 2166136261 ^ i;
-          for (let c = 0; c < content.length; c++) hash = Math.imul(hash ^ content.charCodeAt(c), 16777619);
-          return ((hash >>> 0) / 4294967295) * 2 - 1;
-        }),
+        statistics: { truncated: false, token_count: wordsOf(content) },
+        values: vertexVector(content, size),
       },
     }));
     const billableCharacterCount = body.instances.reduce(
@@ -328,6 +340,20 @@ export class VertexUpstream extends StandInServer {
       res,
     );
   }
+}
+
+/** The stand-in's token count of a text: its words. */
+function wordsOf(content: string): number {
+  return content.split(/\s+/).filter(Boolean).length;
+}
+
+/** The vector this stand-in answers for a text (a hash of it), for tests to check which input a vector is of. */
+export function vertexVector(content: string, size = 8): number[] {
+  return Array.from({ length: size }, (_, i) => {
+    let hash = 2166136261 ^ i;
+    for (let c = 0; c < content.length; c++) hash = Math.imul(hash ^ content.charCodeAt(c), 16777619);
+    return ((hash >>> 0) / 4294967295) * 2 - 1;
+  });
 }
 
 interface ModelRoute {

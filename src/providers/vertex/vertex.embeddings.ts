@@ -2,9 +2,51 @@ import type { EmbeddingRequest, EmbeddingResponse } from '../../core/embedding-r
 import { constraint } from '../shared/reasoning';
 
 /**
+ * How many instances Vertex takes in one `:predict` of a text embedding model. Google's "Get text embeddings" page
+ * (https://cloud.google.com/vertex-ai/generative-ai/docs/embeddings/get-text-embeddings, "Supported models" and
+ * "API limits"): "gemini-embedding-001 supports one instance per request"; for the others "for each request, you're
+ * limited to 250 input texts", and "the API has a maximum input token limit of 20,000" (a 400 beyond it). Vertex
+ * answers 400 INVALID_ARGUMENT to a request with more ("Unable to submit request because it included too many
+ * instances ... batchSize must be 1 but the entered value was 56", quoted in RooCodeInc/Roo-Code#5123).
+ */
+export function instancesPerCall(model: string): number {
+  return model.startsWith('gemini-embedding') ? 1 : 250;
+}
+
+const PREDICT_PATH = /\/publishers\/google\/models\/([^/:?]+):predict$/;
+
+/**
+ * The bodies a `:predict` call goes as when it carries more instances than its model takes at once: the instances
+ * in order, `instancesPerCall` to a body, each with the request's `parameters`. Undefined when it goes as it is.
+ * (The 20,000-token cap is Vertex's to enforce: the gateway cannot count Vertex's tokens, and its 400 passes on.)
+ */
+export function predictParts(path: string, body: string | Buffer): string[] | undefined {
+  const model = PREDICT_PATH.exec(path)?.[1];
+  if (!model) return undefined;
+  const cap = instancesPerCall(decodeURIComponent(model));
+  const request = JSON.parse(body.toString()) as { instances?: unknown; parameters?: unknown };
+  if (!Array.isArray(request.instances) || request.instances.length <= cap) return undefined;
+  const parts: string[] = [];
+  for (let at = 0; at < request.instances.length; at += cap)
+    parts.push(JSON.stringify({ ...request, instances: request.instances.slice(at, at + cap) }));
+  return parts;
+}
+
+/** The parts' answers as one, as if Vertex had embedded every instance in one call: predictions in order. */
+export function joinedPredictions(answers: unknown[]): { predictions: unknown[] } {
+  return {
+    predictions: answers.flatMap((answer) => {
+      const predictions = (answer as { predictions?: unknown } | null)?.predictions;
+      // A part without its predictions makes the whole answer malformed (parseEmbeddingResponse says so).
+      return Array.isArray(predictions) ? predictions : [null];
+    }),
+  };
+}
+
+/**
  * OpenAI embeddings -> Vertex's `publishers/google/models/<m>:predict` for text embedding models: one instance
  * `{content}` per input, `dimensions` as `parameters.outputDimensionality`. Text only: token arrays are a 400
- * before any call. (Vertex caps the instances per call by model, gemini-embedding-001 at one: its 400 passes on.)
+ * before any call. More instances than the model takes in one call are split by the client (`predictParts`).
  */
 export function toVertexEmbeddingBody(request: EmbeddingRequest): Record<string, unknown> {
   const input = request.input;
