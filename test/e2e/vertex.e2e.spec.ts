@@ -322,16 +322,42 @@ describe('Vertex AI backends', () => {
       expect(reply.usage).toEqual({ prompt_tokens: 1800, total_tokens: 1800 });
     });
 
-    it('one part Vertex refuses (over its 20,000-token cap) fails the whole request with its 400', async () => {
-      const long = Array.from({ length: 500 }, () => 'word').join(' ');
-      const input = [...Array.from({ length: 250 }, (_, i) => `short ${i}`), ...Array(50).fill(long)];
+    it('inputs over 20,000 tokens together go in calls under the cap (counted at a byte a token at most)', async () => {
       const before = vertex.modelCalls('text-embedding-005').length;
-      const failed = await client.embeddings.create({ model: 'embed', input }).catch((e: unknown) => e);
-      expect(failed).toMatchObject({
-        status: 400,
-        error: { type: 'INVALID_ARGUMENT', message: expect.stringContaining('allowed (20000)') },
-      });
-      expect(vertex.modelCalls('text-embedding-005').length - before).toBe(2);
+      // 100 texts of 300 words: 30,000 tokens as the stand-in counts them, over Vertex's cap in one call.
+      const input = Array.from({ length: 100 }, (_, i) => `${i} ${'word '.repeat(299)}`);
+      const reply = await client.embeddings.create({ model: 'embed', input });
+      const calls = vertex.modelCalls('text-embedding-005').slice(before);
+      const bytesOf = (call: (typeof calls)[number]) =>
+        call.body.instances.reduce(
+          (n: number, i: { content: string }) => n + Buffer.byteLength(i.content),
+          0,
+        );
+      expect(calls.length).toBeGreaterThan(1);
+      for (const call of calls) expect(bytesOf(call)).toBeLessThanOrEqual(20_000);
+      expect(calls.reduce((n, call) => n + call.body.instances.length, 0)).toBe(100);
+      expect(reply.data.map((d) => d.embedding)).toEqual(input.map((text) => asSent(vertexVector(text))));
+      expect(reply.usage).toEqual({ prompt_tokens: 30_000, total_tokens: 30_000 });
+    });
+
+    it("one call Vertex refuses (its quota spent after the first) fails the whole request with Vertex's error", async () => {
+      const before = vertex.modelCalls('gemini-embedding-001').length;
+      vertex.predictQuota = 1;
+      try {
+        const failed = await client.embeddings
+          .create({ model: 'embed-gemini', input: ['first', 'second', 'third'] }, { maxRetries: 0 })
+          .catch((e: unknown) => e);
+        expect(failed).toMatchObject({
+          status: 429,
+          error: { type: 'RESOURCE_EXHAUSTED', message: expect.stringContaining('Quota exceeded') },
+        });
+      } finally {
+        vertex.predictQuota = undefined;
+      }
+      const calls = vertex.modelCalls('gemini-embedding-001').slice(before);
+      // The three parts at once, each of them again for every retry the gateway made on the 429.
+      expect(calls.length % 3).toBe(0);
+      expect(calls.length).toBeGreaterThanOrEqual(3);
     });
   });
 

@@ -72,7 +72,7 @@ const VERTEX_BETAS = new Set([
  *              `anthropic_version: "vertex-2023-10-16"`; `anthropic-beta` values Vertex does not know are a 400;
  *              answered by the Anthropic stand-in (claude-echo and friends). `count-tokens:rawPredict` counts
  *              (its body names the `model`).
- *   Any model named `*-exhausted`: Vertex's 429 RESOURCE_EXHAUSTED; `*-leak-token`: a 400 whose message quotes the
+ *   Any model named `*-exhausted`, and any `predict` past `predictQuota`: Vertex's 429 RESOURCE_EXHAUSTED; `*-leak-token`: a 400 whose message quotes the
  *   request's Authorization header (a vendor echoing a credential, for the scrubbing tests).
  */
 export class VertexUpstream extends StandInServer {
@@ -81,6 +81,8 @@ export class VertexUpstream extends StandInServer {
   readonly privateKeyId = 'b3f1c2d4e5a6978812345678deadbeefcafe0001';
   /** Seconds each issued token lives (a test sets it short to see a refresh). */
   tokenLifetime = 3600;
+  /** `:predict` calls the project's quota still answers before 429 RESOURCE_EXHAUSTED (undefined: no limit). */
+  predictQuota?: number;
   /** Tokens issued, in order, with when each expires (ms). */
   readonly issued: Array<{ token: string; expiresAt: number }> = [];
   /** Answers the token endpoint refused, with why. */
@@ -324,6 +326,13 @@ export class VertexUpstream extends StandInServer {
   }
 
   private google(route: ModelRoute, recorded: RecordedRequest, req: IncomingMessage, res: ServerResponse) {
+    if (route.method === 'predict' && this.predictQuota !== undefined && this.predictQuota-- <= 0)
+      return googleError(
+        res,
+        429,
+        'RESOURCE_EXHAUSTED',
+        `Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model with base model: ${route.model}. Please submit a quota increase request. https://cloud.google.com/vertex-ai/docs/generative-ai/quotas-genai.`,
+      );
     if (route.method === 'predict') return this.predict(route.model, recorded.body, res);
     if (route.method !== 'generateContent' && route.method !== 'streamGenerateContent')
       return googleError(res, 400, 'INVALID_ARGUMENT', `Method ${route.method} is not supported.`);

@@ -5,7 +5,8 @@ import { constraint } from '../shared/reasoning';
  * How many instances Vertex takes in one `:predict` of a text embedding model. Google's "Get text embeddings" page
  * (https://cloud.google.com/vertex-ai/generative-ai/docs/embeddings/get-text-embeddings, "Supported models" and
  * "API limits"): "gemini-embedding-001 supports one instance per request"; for the others "for each request, you're
- * limited to 250 input texts", and "the API has a maximum input token limit of 20,000" (a 400 beyond it). Vertex
+ * limited to 250 input texts", and "the API has a maximum input token limit of 20,000" (a 400 beyond it: see
+ * TOKENS_PER_CALL). Vertex
  * answers 400 INVALID_ARGUMENT to a request with more ("Unable to submit request because it included too many
  * instances ... batchSize must be 1 but the entered value was 56", quoted in RooCodeInc/Roo-Code#5123).
  */
@@ -13,23 +14,50 @@ export function instancesPerCall(model: string): number {
   return model.startsWith('gemini-embedding') ? 1 : 250;
 }
 
+/** Vertex's cap on the input tokens of one `:predict` (the same "API limits"). */
+export const TOKENS_PER_CALL = 20_000;
+
+/**
+ * At least as many tokens as Vertex counts for a text, without its tokenizer: every token covers at least one byte of
+ * the UTF-8 text (a SentencePiece vocabulary falls back to single bytes at worst), and a few are added for the text's
+ * own markers. English runs about four bytes a token, so a call holds about a quarter of what Vertex would take: more
+ * calls than needed, never a 400 for the cap.
+ */
+function tokensAtMost(instance: unknown): number {
+  const content = (instance as { content?: unknown } | null)?.content;
+  return (typeof content === 'string' ? Buffer.byteLength(content, 'utf8') : 0) + 2;
+}
+
 const PREDICT_PATH = /\/publishers\/google\/models\/([^/:?]+):predict$/;
 
 /**
- * The bodies a `:predict` call goes as when it carries more instances than its model takes at once: the instances
- * in order, `instancesPerCall` to a body, each with the request's `parameters`. Undefined when it goes as it is.
- * (The 20,000-token cap is Vertex's to enforce: the gateway cannot count Vertex's tokens, and its 400 passes on.)
+ * The bodies a `:predict` call goes as when one call could not take all its instances: in order, each body with at
+ * most `instancesPerCall` instances and at most TOKENS_PER_CALL tokens by `tokensAtMost` (an instance over that on
+ * its own goes alone, for Vertex to truncate or refuse), each with the request's `parameters`. Undefined when it
+ * goes as it is.
  */
 export function predictParts(path: string, body: string | Buffer): string[] | undefined {
   const model = PREDICT_PATH.exec(path)?.[1];
   if (!model) return undefined;
   const cap = instancesPerCall(decodeURIComponent(model));
   const request = JSON.parse(body.toString()) as { instances?: unknown; parameters?: unknown };
-  if (!Array.isArray(request.instances) || request.instances.length <= cap) return undefined;
-  const parts: string[] = [];
-  for (let at = 0; at < request.instances.length; at += cap)
-    parts.push(JSON.stringify({ ...request, instances: request.instances.slice(at, at + cap) }));
-  return parts;
+  if (!Array.isArray(request.instances)) return undefined;
+  const parts: unknown[][] = [];
+  let part: unknown[] = [];
+  let tokens = 0;
+  for (const instance of request.instances) {
+    const more = tokensAtMost(instance);
+    if (part.length > 0 && (part.length === cap || tokens + more > TOKENS_PER_CALL)) {
+      parts.push(part);
+      part = [];
+      tokens = 0;
+    }
+    part.push(instance);
+    tokens += more;
+  }
+  if (parts.length === 0) return undefined;
+  parts.push(part);
+  return parts.map((instances) => JSON.stringify({ ...request, instances }));
 }
 
 /** The parts' answers as one, as if Vertex had embedded every instance in one call: predictions in order. */
