@@ -8,7 +8,7 @@ import { VERTEX_ANTHROPIC_BETAS } from '../../src/providers/vertex/vertex-paths'
 import { eventually, untilPast } from '../support/eventually';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
-import { VertexUpstream } from '../support/vertex-upstream';
+import { VertexUpstream, vertexVector } from '../support/vertex-upstream';
 
 const PROJECT = 'switchyard-test';
 const MODELS = `/v1/projects/${PROJECT}/locations/us-east5/publishers`;
@@ -73,6 +73,7 @@ describe('Vertex AI backends', () => {
           claude: { backend: 'vertex', upstreamModel: 'claude-echo', thinking: 'native' },
           'claude-named': { backend: 'vertex', upstreamModel: 'anthropic/claude-echo' },
           embed: { backend: 'vertex', upstreamModel: 'text-embedding-005', kind: 'embedding' },
+          'embed-gemini': { backend: 'vertex', upstreamModel: 'gemini-embedding-001', kind: 'embedding' },
           'gemini-short': { backend: 'vertex-short', upstreamModel: 'gemini-echo' },
           'gemini-wrong-key': { backend: 'vertex-wrong-key', upstreamModel: 'gemini-echo' },
           'gemini-wrong-key-logged': { backend: 'vertex-wrong-key-logged', upstreamModel: 'gemini-echo' },
@@ -288,6 +289,76 @@ describe('Vertex AI backends', () => {
     const call = vertex.modelCalls('text-embedding-005').at(-1)!;
     expect(call.path).toBe(`${MODELS}/google/models/text-embedding-005:predict`);
     expect(call.body).toEqual({ instances: [{ content: 'one two three' }, { content: 'four five' }] });
+  });
+
+  describe('embeddings split to the instances a call of the model takes', () => {
+    // The openai SDK asks for base64: float32, so each value as float32 rounds it.
+    const asSent = (vector: number[]) => vector.map(Math.fround);
+
+    it('gemini-embedding-001 (one instance a call): three inputs are three calls, answered in order', async () => {
+      const before = vertex.modelCalls('gemini-embedding-001').length;
+      const input = ['alpha', 'beta gamma', 'delta epsilon zeta'];
+      const reply = await client.embeddings.create({ model: 'embed-gemini', input });
+      const calls = vertex.modelCalls('gemini-embedding-001').slice(before);
+      expect(calls).toHaveLength(3);
+      expect(calls.map((c) => c.body.instances)).toEqual(
+        expect.arrayContaining(input.map((content) => [{ content }])),
+      );
+      expect(reply.data.map((d) => d.index)).toEqual([0, 1, 2]);
+      expect(reply.data.map((d) => d.embedding)).toEqual(input.map((text) => asSent(vertexVector(text))));
+      expect(reply.usage).toEqual({ prompt_tokens: 6, total_tokens: 6 });
+    });
+
+    it('text-embedding-005 (250 a call): 600 inputs are calls of 250, 250 and 100, in order, usage summed', async () => {
+      const before = vertex.modelCalls('text-embedding-005').length;
+      const input = Array.from({ length: 600 }, (_, i) => `text number ${i}`);
+      const reply = await client.embeddings.create({ model: 'embed', input, dimensions: 4 });
+      const calls = vertex.modelCalls('text-embedding-005').slice(before);
+      expect(calls.map((c) => c.body.instances.length).sort((a, b) => b - a)).toEqual([250, 250, 100]);
+      for (const call of calls) expect(call.body.parameters).toEqual({ outputDimensionality: 4 });
+      expect(reply.data).toHaveLength(600);
+      expect(reply.data.map((d) => d.index)).toEqual(input.map((_, i) => i));
+      expect(reply.data.map((d) => d.embedding)).toEqual(input.map((text) => asSent(vertexVector(text, 4))));
+      expect(reply.usage).toEqual({ prompt_tokens: 1800, total_tokens: 1800 });
+    });
+
+    it('inputs over 20,000 tokens together go in calls under the cap (counted at a byte a token at most)', async () => {
+      const before = vertex.modelCalls('text-embedding-005').length;
+      // 100 texts of 300 words: 30,000 tokens as the stand-in counts them, over Vertex's cap in one call.
+      const input = Array.from({ length: 100 }, (_, i) => `${i} ${'word '.repeat(299)}`);
+      const reply = await client.embeddings.create({ model: 'embed', input });
+      const calls = vertex.modelCalls('text-embedding-005').slice(before);
+      const bytesOf = (call: (typeof calls)[number]) =>
+        call.body.instances.reduce(
+          (n: number, i: { content: string }) => n + Buffer.byteLength(i.content),
+          0,
+        );
+      expect(calls.length).toBeGreaterThan(1);
+      for (const call of calls) expect(bytesOf(call)).toBeLessThanOrEqual(20_000);
+      expect(calls.reduce((n, call) => n + call.body.instances.length, 0)).toBe(100);
+      expect(reply.data.map((d) => d.embedding)).toEqual(input.map((text) => asSent(vertexVector(text))));
+      expect(reply.usage).toEqual({ prompt_tokens: 30_000, total_tokens: 30_000 });
+    });
+
+    it("one call Vertex refuses (its quota spent after the first) fails the whole request with Vertex's error", async () => {
+      const before = vertex.modelCalls('gemini-embedding-001').length;
+      vertex.predictQuota = 1;
+      try {
+        const failed = await client.embeddings
+          .create({ model: 'embed-gemini', input: ['first', 'second', 'third'] }, { maxRetries: 0 })
+          .catch((e: unknown) => e);
+        expect(failed).toMatchObject({
+          status: 429,
+          error: { type: 'RESOURCE_EXHAUSTED', message: expect.stringContaining('Quota exceeded') },
+        });
+      } finally {
+        vertex.predictQuota = undefined;
+      }
+      const calls = vertex.modelCalls('gemini-embedding-001').slice(before);
+      // The three parts at once, each of them again for every retry the gateway made on the 429.
+      expect(calls.length % 3).toBe(0);
+      expect(calls.length).toBeGreaterThanOrEqual(3);
+    });
   });
 
   it('the token is fetched once, kept, and replaced before it expires (a 3 s token: a second one is fetched)', async () => {

@@ -8,6 +8,15 @@ import { StandInServer, type RecordedRequest } from './standin-server';
 
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+/** The subject token types Google's STS takes (its token reference: OIDC ID tokens, SAML, AWS requests). */
+const SUBJECT_TOKEN_TYPES = new Set([
+  'urn:ietf:params:oauth:token-type:jwt',
+  'urn:ietf:params:oauth:token-type:id_token',
+  'urn:ietf:params:oauth:token-type:saml2',
+  'urn:ietf:params:aws:token-type:aws4_request',
+]);
 
 /**
  * The `anthropic-beta` values this stand-in's Claude accepts, as Vertex's does (its 400 names the others). Written
@@ -45,6 +54,13 @@ const VERTEX_BETAS = new Set([
  *   RS256 over header.payload against the public half of the key pair made for the test, `iss` the account,
  *   `aud` this token_uri, `scope` cloud-platform, `iat`/`exp` at most an hour apart and current. Answers
  *   `{access_token, expires_in, token_type}`, or OAuth's 400 `{error, error_description}`.
+ * - `POST /v1/token` (an `external_account` file's `token_url`): Google's Security Token Service token exchange
+ *   (RFC 8693; STS's `v1/token` reference), for workload identity federation: form `grant_type=urn:ietf:params:oauth:
+ *   grant-type:token-exchange`, `requested_token_type=urn:ietf:params:oauth:token-type:access_token`,
+ *   `subject_token_type`, `subject_token`, `audience` (the pool provider), `scope`. The subject token must be one
+ *   `trustSubjectToken` registered for that audience (the identity provider's token, checked here by equality: the
+ *   stand-in is also that provider); answers `{access_token, issued_token_type, token_type, expires_in}`, or
+ *   OAuth's 400 `{error, error_description}`. The token it issues is accepted by the model routes like any other.
  * - `POST /v1/projects/<p>/locations/<r>/publishers/<pub>/models/<m>:<method>` with `Authorization: Bearer <token>`
  *   (a token it issued, not expired, else Google's 401 UNAUTHENTICATED body); another project is 403
  *   PERMISSION_DENIED. Publishers:
@@ -56,7 +72,7 @@ const VERTEX_BETAS = new Set([
  *              `anthropic_version: "vertex-2023-10-16"`; `anthropic-beta` values Vertex does not know are a 400;
  *              answered by the Anthropic stand-in (claude-echo and friends). `count-tokens:rawPredict` counts
  *              (its body names the `model`).
- *   Any model named `*-exhausted`: Vertex's 429 RESOURCE_EXHAUSTED; `*-leak-token`: a 400 whose message quotes the
+ *   Any model named `*-exhausted`, and any `predict` past `predictQuota`: Vertex's 429 RESOURCE_EXHAUSTED; `*-leak-token`: a 400 whose message quotes the
  *   request's Authorization header (a vendor echoing a credential, for the scrubbing tests).
  */
 export class VertexUpstream extends StandInServer {
@@ -65,10 +81,16 @@ export class VertexUpstream extends StandInServer {
   readonly privateKeyId = 'b3f1c2d4e5a6978812345678deadbeefcafe0001';
   /** Seconds each issued token lives (a test sets it short to see a refresh). */
   tokenLifetime = 3600;
+  /** `:predict` calls the project's quota still answers before 429 RESOURCE_EXHAUSTED (undefined: no limit). */
+  predictQuota?: number;
   /** Tokens issued, in order, with when each expires (ms). */
   readonly issued: Array<{ token: string; expiresAt: number }> = [];
   /** Answers the token endpoint refused, with why. */
   readonly refusedGrants: string[] = [];
+  /** The token exchanges STS granted: the audience and the subject token each came with. */
+  readonly exchanges: Array<{ audience: string; subjectToken: string; token: string }> = [];
+  /** Subject tokens STS trusts, by the workload identity pool provider (audience) they are for. */
+  private readonly trusted = new Map<string, Set<string>>();
   private readonly privateKeyPem: string;
   private readonly publicKey: KeyObject;
   private readonly claude = new AnthropicUpstream(this.seed);
@@ -111,6 +133,38 @@ export class VertexUpstream extends StandInServer {
     return path;
   }
 
+  /** STS's token endpoint, an `external_account` file's `token_url`. */
+  get stsTokenUrl(): string {
+    return `${this.origin}/v1/token`;
+  }
+
+  /** Makes STS take `subjectToken` for `audience` (as a pool provider trusts its identity provider's tokens). */
+  trustSubjectToken(audience: string, subjectToken: string): void {
+    const tokens = this.trusted.get(audience) ?? new Set<string>();
+    tokens.add(subjectToken);
+    this.trusted.set(audience, tokens);
+  }
+
+  /**
+   * An `external_account` credentials file as `gcloud iam workload-identity-pools create-cred-config` writes it for
+   * a file-sourced subject token (no service-account impersonation), its token_url this server; returns its path.
+   */
+  writeExternalAccountFile(dir: string, audience: string, subjectTokenFile: string): string {
+    const path = join(dir, 'external-account.json');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        universe_domain: 'googleapis.com',
+        type: 'external_account',
+        audience,
+        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+        token_url: this.stsTokenUrl,
+        credential_source: { file: subjectTokenFile, format: { type: 'text' } },
+      }),
+    );
+    return path;
+  }
+
   /** Calls that reached a model (not the token endpoint), optionally of one model. */
   modelCalls(model?: string): RecordedRequest[] {
     return this.requests.filter((r) => {
@@ -129,6 +183,7 @@ export class VertexUpstream extends StandInServer {
     res: ServerResponse,
   ): Promise<void> {
     if (recorded.path === '/token') return this.token(recorded, res);
+    if (recorded.path === '/v1/token') return this.exchange(recorded, res);
     const route = modelRoute(recorded.path);
     if (!route)
       return googleError(res, 404, 'NOT_FOUND', `The requested URL ${recorded.path} was not found.`);
@@ -222,6 +277,48 @@ export class VertexUpstream extends StandInServer {
     res.end(JSON.stringify({ access_token: token, expires_in: this.tokenLifetime, token_type: 'Bearer' }));
   }
 
+  /** STS's token exchange, checked by this server's own code. */
+  private exchange({ text, headers }: RecordedRequest, res: ServerResponse): void {
+    const refuse = (error: string, description: string) => {
+      this.refusedGrants.push(`${error}: ${description}`);
+      res.writeHead(400, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ error, error_description: description }));
+    };
+    if (!String(headers['content-type']).startsWith('application/x-www-form-urlencoded'))
+      return refuse('invalid_request', 'Bad Request');
+    const form = new URLSearchParams(text);
+    if (form.get('grant_type') !== TOKEN_EXCHANGE)
+      return refuse('invalid_request', `Invalid value for "grant_type": ${form.get('grant_type') ?? ''}`);
+    if (form.get('requested_token_type') !== ACCESS_TOKEN_TYPE)
+      return refuse('invalid_request', 'Invalid value for "requested_token_type".');
+    if (!SUBJECT_TOKEN_TYPES.has(form.get('subject_token_type') ?? ''))
+      return refuse('invalid_request', 'Invalid value for "subject_token_type".');
+    const audience = form.get('audience') ?? '';
+    const trusted = this.trusted.get(audience);
+    if (!trusted)
+      return refuse(
+        'invalid_target',
+        'The target service indicated by the "audience" parameters is invalid.',
+      );
+    const subjectToken = form.get('subject_token') ?? '';
+    if (!trusted.has(subjectToken))
+      return refuse('invalid_grant', 'The provided subject token is not valid for this pool provider.');
+    if (!(form.get('scope') ?? '').split(' ').includes(SCOPE))
+      return refuse('invalid_scope', 'Invalid OAuth scope.');
+    const token = this.id('ya29.d.', 40);
+    this.issued.push({ token, expiresAt: Date.now() + this.tokenLifetime * 1000 });
+    this.exchanges.push({ audience, subjectToken, token });
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+    res.end(
+      JSON.stringify({
+        access_token: token,
+        issued_token_type: ACCESS_TOKEN_TYPE,
+        token_type: 'Bearer',
+        expires_in: this.tokenLifetime,
+      }),
+    );
+  }
+
   private authorised(header: string | undefined): boolean {
     const token = /^Bearer (\S+)$/.exec(header ?? '')?.[1];
     const issued = this.issued.find((t) => t.token === token);
@@ -229,7 +326,14 @@ export class VertexUpstream extends StandInServer {
   }
 
   private google(route: ModelRoute, recorded: RecordedRequest, req: IncomingMessage, res: ServerResponse) {
-    if (route.method === 'predict') return this.predict(recorded.body, res);
+    if (route.method === 'predict' && this.predictQuota !== undefined && this.predictQuota-- <= 0)
+      return googleError(
+        res,
+        429,
+        'RESOURCE_EXHAUSTED',
+        `Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model with base model: ${route.model}. Please submit a quota increase request. https://cloud.google.com/vertex-ai/docs/generative-ai/quotas-genai.`,
+      );
+    if (route.method === 'predict') return this.predict(route.model, recorded.body, res);
     if (route.method !== 'generateContent' && route.method !== 'streamGenerateContent')
       return googleError(res, 400, 'INVALID_ARGUMENT', `Method ${route.method} is not supported.`);
     // The same GenerateContent wire as the Gemini API: its stand-in answers, under its own path and key.
@@ -244,7 +348,7 @@ export class VertexUpstream extends StandInServer {
     );
   }
 
-  private predict(body: Record<string, any>, res: ServerResponse): void {
+  private predict(model: string, body: Record<string, any>, res: ServerResponse): void {
     const extra = Object.keys(body).find((k) => k !== 'instances' && k !== 'parameters');
     if (extra)
       return googleError(
@@ -255,6 +359,14 @@ export class VertexUpstream extends StandInServer {
       );
     if (!Array.isArray(body.instances) || body.instances.length === 0)
       return googleError(res, 400, 'INVALID_ARGUMENT', 'instances must be a non-empty list.');
+    const cap = model.startsWith('gemini-embedding') ? 1 : 250;
+    if (body.instances.length > cap)
+      return googleError(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        `Unable to submit request because it included too many instances. Reduce the number of instances and try again. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/text-embeddings: Unable to submit request because batchSize must be ${cap === 1 ? '1' : `at most ${cap}`} but the entered value was ${body.instances.length}. Update the batchSize value and try again.`,
+      );
     for (const instance of body.instances) {
       const unknown = Object.keys(instance ?? {}).find((k) => !['content', 'task_type', 'title'].includes(k));
       if (unknown || typeof instance?.content !== 'string')
@@ -265,15 +377,19 @@ export class VertexUpstream extends StandInServer {
           `Invalid instance: ${unknown ?? 'content'} is not valid.`,
         );
     }
+    const tokens = body.instances.reduce((n: number, i: { content: string }) => n + wordsOf(i.content), 0);
+    if (tokens > 20_000)
+      return googleError(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        `The input token count (${tokens}) exceeds the maximum number of tokens allowed (20000).`,
+      );
     const size = body.parameters?.outputDimensionality ?? 8;
     const predictions = body.instances.map(({ content }: { content: string }) => ({
       embeddings: {
-        statistics: { truncated: false, token_count: content.split(/\s+/).filter(Boolean).length },
-        values: Array.from({ length: size }, (_, i) => {
-          let hash = 2166136261 ^ i;
-          for (let c = 0; c < content.length; c++) hash = Math.imul(hash ^ content.charCodeAt(c), 16777619);
-          return ((hash >>> 0) / 4294967295) * 2 - 1;
-        }),
+        statistics: { truncated: false, token_count: wordsOf(content) },
+        values: vertexVector(content, size),
       },
     }));
     const billableCharacterCount = body.instances.reduce(
@@ -328,6 +444,20 @@ export class VertexUpstream extends StandInServer {
       res,
     );
   }
+}
+
+/** The stand-in's token count of a text: its words. */
+function wordsOf(content: string): number {
+  return content.split(/\s+/).filter(Boolean).length;
+}
+
+/** The vector this stand-in answers for a text (a hash of it), for tests to check which input a vector is of. */
+export function vertexVector(content: string, size = 8): number[] {
+  return Array.from({ length: size }, (_, i) => {
+    let hash = 2166136261 ^ i;
+    for (let c = 0; c < content.length; c++) hash = Math.imul(hash ^ content.charCodeAt(c), 16777619);
+    return ((hash >>> 0) / 4294967295) * 2 - 1;
+  });
 }
 
 interface ModelRoute {

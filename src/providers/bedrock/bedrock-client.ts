@@ -5,6 +5,7 @@ import type { UpstreamCall } from '../../core/upstream-call';
 import type { BackendLog } from '../provider-family';
 import { parseErrorBody } from '../../core/json';
 import { AuthorisedClient, type Authorised } from '../shared/authorised-client';
+import { textBody } from '../shared/split-calls';
 import { replyError, type UpstreamBody, type UpstreamResponse } from '../upstream-client';
 import { bedrockBaseUrl, type BedrockBackendConfig } from './bedrock.config';
 import { credentialsOf, type BedrockCredentials } from './bedrock-credentials';
@@ -131,14 +132,4 @@ async function completedInvokeAnswer(response: UpstreamResponse): Promise<Upstre
 /** A body the client made itself (an answer it rewrote). */
 export function jsonBody(value: unknown): UpstreamBody {
   return textBody(JSON.stringify(value));
-}
-
-function textBody(text: string): UpstreamBody {
-  return {
-    json: () => Promise.resolve(JSON.parse(text) as unknown),
-    text: () => Promise.resolve(text),
-    async *[Symbol.asyncIterator]() {
-      yield Buffer.from(text);
-    },
-  };
 }

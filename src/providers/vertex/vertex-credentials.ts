@@ -145,12 +145,15 @@ export class LibraryTokens implements TokenFetcher {
       return { token, expiresAt: typeof expiry === 'number' ? expiry : Date.now() + 5 * 60_000 };
     } catch (error) {
       // No credentials anywhere (no file, no gcloud login, not on Google Cloud) will not pass by itself: the
-      // operator has to provide some, as for a refused key. Anything else (the metadata server or an STS
-      // endpoint failing) may pass.
+      // operator has to provide some, as for a refused key; nor will a token endpoint's 4xx (STS refusing a
+      // workload's subject token or audience: invalid_grant, invalid_target). Anything else (the metadata server
+      // or an STS endpoint failing, a 429) may pass.
       const said = libraryWords(error);
       const none = said.startsWith(NO_ADC_FOUND);
+      const status = (error as { response?: { status?: unknown } } | null)?.response?.status;
+      const refused = typeof status === 'number' && status >= 400 && status < 500 && status !== 429;
       throw new TokenError(
-        none ? 'refused' : 'unreachable',
+        none || refused ? 'refused' : 'unreachable',
         `Application Default Credentials ${none ? 'found none' : 'gave no token'}: ${said} (see ${ADC_DOCS})`,
       );
     }
