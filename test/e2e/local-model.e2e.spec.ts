@@ -262,6 +262,42 @@ describe('local model backend (real model)', () => {
     expect(record.completion_tokens).toBeLessThan(400);
   });
 
+  it('a request the worker finished before the abort reached it is accounted with the answer the worker sent', async () => {
+    const { token: late } = await gw.teamToken('local-late-leavers');
+    const controller = new AbortController();
+    const worker = (localClient() as any).worker as ChildProcess;
+    const send = worker.send;
+    const swallowed: unknown[] = [];
+    // The client leaves as soon as its request reaches the worker, and the abort is held back, as when the worker
+    // sends its last token while the abort is on its way: the worker's answer is all the gateway will hear.
+    worker.send = ((message: any, ...rest: any[]) => {
+      if (message.type === 'abort') {
+        swallowed.push(message);
+        return true;
+      }
+      if (message.type === 'generate') setImmediate(() => controller.abort());
+      return (send as any).call(worker, message, ...rest);
+    }) as typeof worker.send;
+    try {
+      const left = await gw
+        .openai(late)
+        .chat.completions.create(
+          ask('Write a very long story about a dragon, with many chapters.', { max_tokens: 16 }),
+          { signal: controller.signal },
+        )
+        .catch((e: unknown) => e);
+      expect(left).toBeInstanceOf(Error);
+      // An answer dropped instead of counted shows as an estimate, written when the client stops waiting for the
+      // worker (30 s): the poll's bound is a failure's patience, it returns with the record.
+      const record = await waitForUsageRecord(gw, 'local-late-leavers', { timeoutMs: 60_000 });
+      expect(swallowed).toHaveLength(1);
+      expect(record).toMatchObject({ outcome: 'aborted', estimated: false, completion_tokens: 16 });
+      expect(record.prompt_tokens).toBeGreaterThan(10);
+    } finally {
+      worker.send = send;
+    }
+  });
+
   it('a full queue answers 429 with Retry-After; a client abort stops its generation in the worker; 4 concurrent streams all complete', async () => {
     // The four that fill the queue come from a team of their own, so their records are exactly theirs.
     const filler = gw.openai((await gw.teamToken('local-fillers')).token);
