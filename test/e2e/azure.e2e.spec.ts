@@ -8,6 +8,7 @@ import OpenAI from 'openai';
 import { agentCli } from '../support/agent-clis';
 import { AZURE_API_KEY, AzureUpstream, ENTRA } from '../support/azure-upstream';
 import { eventually } from '../support/eventually';
+import { waitForUsageRecord } from '../support/usage';
 import { run, stopChild, waitForListening, writeConfig } from '../support/gateway-process';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
@@ -375,11 +376,7 @@ describe('Azure OpenAI backends', () => {
       model: 'az-chat',
       messages: [{ role: 'user', content: 'count these words' }],
     });
-    const record = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=azure-usage&limit=10');
-      expect(body.data).toHaveLength(1);
-      return body.data[0] as Record<string, unknown>;
-    });
+    const record = await waitForUsageRecord(gw, 'azure-usage');
     // The stand-in counts words: 3 in the prompt, "echo: count these words" is 4.
     expect(record).toMatchObject({
       model: 'az-chat',

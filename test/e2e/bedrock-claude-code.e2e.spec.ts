@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { agentCli } from '../support/agent-clis';
 import { BedrockUpstream } from '../support/bedrock-upstream';
-import { eventually } from '../support/eventually';
+import { waitForUsageRecords } from '../support/usage';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 const run = promisify(execFile);
@@ -99,11 +99,8 @@ describe('Claude Code through the gateway to Bedrock', () => {
       type: 'thinking',
       signature: expect.stringMatching(/^sig-/),
     });
-    const records = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=claude-code-bedrock&limit=10');
-      expect(body.data.length).toBeGreaterThanOrEqual(2);
-      return body.data;
-    });
+    // One record per turn the stand-in answered, each a Messages request.
+    const records = await waitForUsageRecords(gw, 'claude-code-bedrock', turns.length);
     for (const record of records)
       expect(record).toMatchObject({ endpoint: 'messages', model: 'claude-sonnet-4-5', outcome: 'ok' });
   });

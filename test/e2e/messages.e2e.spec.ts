@@ -1,12 +1,11 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { countTokens } from 'gpt-tokenizer'; // o200k_base, the gateway's tokenizer
 import { AnthropicUpstream } from '../support/anthropic-upstream';
-import { eventually } from '../support/eventually';
 import { GeminiUpstream } from '../support/gemini-upstream';
 import { OpenAIUpstream, REASONING } from '../support/openai-upstream';
 import { words } from '../support/standin-server';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
-import { waitForUsageRecord } from '../support/usage';
+import { waitForOwnUsageSummary, waitForUsageRecord } from '../support/usage';
 
 /**
  * POST /v1/messages and /v1/messages/count_tokens with the official @anthropic-ai/sdk: natively to an Anthropic
@@ -594,11 +593,7 @@ describe('Anthropic Messages API', () => {
       messages: [{ role: 'user', content: 'six' }],
     });
     await gw.openai(own).embeddings.create({ model: 'embedder', input: 'seven eight nine ten' });
-    const usage = await eventually(async () => {
-      const { body } = await gw.asTeam(own, 'GET', '/v1/usage?groupBy=endpoint');
-      expect(body.total.requests).toBe(4);
-      return body;
-    });
+    const usage = await waitForOwnUsageSummary(gw, own, 'groupBy=endpoint', 4);
     expect(
       usage.data.map((row: { endpoint: string; requests: number }) => [row.endpoint, row.requests]),
     ).toEqual([

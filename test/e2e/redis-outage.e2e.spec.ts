@@ -44,6 +44,16 @@ describe('Redis stopped and restarted mid-run', () => {
   });
 
   it('keeps serving, buffers usage in memory, and writes every record once Redis is back', async () => {
+    // Both replicas on Redis (the other test stops and restarts it too, and may have run first), and the log lines
+    // read below are this test's own.
+    for (const gw of [open, closed])
+      await eventually(
+        async () => expect((await fetch(`${gw.url}/health/ready`)).status).toBe(200),
+        10_000,
+        100,
+      );
+    const openLogs = open.logs.length;
+    const closedLogs = closed.logs.length;
     await open.admin('POST', '/admin/v1/teams', {
       id: 'outage',
       limits: { tokensPerDay: 1_000_000, requestsPerMinute: 10_000 },
@@ -121,12 +131,13 @@ describe('Redis stopped and restarted mid-run', () => {
     expect(new Set(records.map((r: any) => r.request_id)).size).toBe(records.length);
     // The outage was logged as one structured line per connection when it began and one when it ended, not a
     // line per reconnect attempt (ioredis retries every few hundred ms).
-    const lost = open.logs.filter((l) => l.msg === 'redis connection lost; reconnecting');
+    const lost = open.logs.slice(openLogs).filter((l) => l.msg === 'redis connection lost; reconnecting');
     expect(lost.map((l) => l.connection).sort()).toEqual(['commands', 'subscriber', 'usage']);
     expect(lost[0]).toMatchObject({ level: 40, redis: redis.url, reason: expect.any(String) });
     await eventually(() =>
       expect(
         open.logs
+          .slice(openLogs)
           .filter((l) => l.msg === 'redis connection restored')
           .map((l) => l.connection)
           .sort(),
@@ -136,7 +147,10 @@ describe('Redis stopped and restarted mid-run', () => {
     // replica's reconnecting says nothing of this one's).
     await eventually(() =>
       expect(
-        closed.logs.filter((l) => l.msg === 'redis connection restored').map((l) => l.connection),
+        closed.logs
+          .slice(closedLogs)
+          .filter((l) => l.msg === 'redis connection restored')
+          .map((l) => l.connection),
       ).toContain('commands'),
     );
     const after = await closed.asTeam(token, 'POST', '/v1/chat/completions', ask('after'));
@@ -155,7 +169,12 @@ describe('Redis stopped and restarted mid-run', () => {
       },
     });
     try {
-      const token = (await failClosed.admin('POST', '/admin/v1/teams/outage/tokens', {})).body.token;
+      // A limited team of its own (it used the first test's, and failed when it ran first).
+      await failClosed.admin('POST', '/admin/v1/teams', {
+        id: 'outage-closed',
+        limits: { tokensPerDay: 1_000_000, requestsPerMinute: 10_000 },
+      });
+      const token = (await failClosed.admin('POST', '/admin/v1/teams/outage-closed/tokens', {})).body.token;
       expect((await failClosed.asTeam(token, 'POST', '/v1/chat/completions', ask('x'))).status).toBe(200);
       await redis.stop();
       await eventually(async () => expect((await fetch(`${failClosed.url}/health/ready`)).status).toBe(503));

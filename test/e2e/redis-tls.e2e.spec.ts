@@ -6,7 +6,7 @@ import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
 import { run, stopChild, waitForListening, writeConfig } from '../support/gateway-process';
 import { OpenAIUpstream } from '../support/openai-upstream';
-import { waitForUsageSummary } from '../support/usage';
+import { adminApiAt, waitForUsageSummary } from '../support/usage';
 
 /**
  * Redis over TLS with a password, as a managed Redis is usually reached: a private redis-server with a
@@ -153,11 +153,7 @@ teams:
         body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'over tls' }] }),
       });
       expect(answer.status).toBe(200);
-      const admin = async (method: string, path: string) => {
-        const response = await fetch(`${url}${path}`, { method, headers: { authorization: 'Bearer adm' } });
-        return { status: response.status, body: await response.json() };
-      };
-      await waitForUsageSummary({ admin }, 'team=secure', 1, { timeoutMs: 5000 });
+      await waitForUsageSummary(adminApiAt(url, 'adm'), 'team=secure', 1);
       expect(gw.output()).not.toContain(password);
     } finally {
       await stopChild(gw.child);

@@ -6,6 +6,7 @@ import { eventually, untilPast } from '../support/eventually';
 import { run, waitForListening, writeConfig, type RunningProcess } from '../support/gateway-process';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { deletePrefix, REDIS_URL } from '../support/test-gateway';
+import { adminApiAt, waitForUsageRecords } from '../support/usage';
 
 const ADMIN = 'paused-admin-key';
 const LEASE_SECONDS = 1;
@@ -103,15 +104,10 @@ models:
     const iterators = streams.map((stream) => stream[Symbol.asyncIterator]());
     await Promise.all(iterators.map((iterator) => iterator.next())); // each has started relaying
     paused.child.kill('SIGSTOP');
-    const estimates = await eventually(
-      async () => {
-        const data = await records(team);
-        expect(data).toHaveLength(20);
-        return data;
-      },
-      20_000,
-      100,
-    );
+    const estimates = await waitForUsageRecords(adminApiAt(urls.survivor, ADMIN), team, 20, {
+      timeoutMs: 20_000,
+      everyMs: 100,
+    });
     for (const record of estimates)
       expect(record).toMatchObject({
         outcome: 'error',

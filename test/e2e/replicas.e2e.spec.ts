@@ -5,6 +5,7 @@ import { eventually, untilPast } from '../support/eventually';
 import { run, waitForListening, writeConfig, type RunningProcess } from '../support/gateway-process';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { deletePrefix, REDIS_URL } from '../support/test-gateway';
+import { adminApiAt, waitForUsageSummary } from '../support/usage';
 
 const ADMIN = 'replica-admin-key';
 
@@ -138,11 +139,7 @@ models:
     expect(refused.every((r) => r.body.error.code === 'quota_exceeded')).toBe(true);
     // Admission was all-or-nothing: at least as many as the quota holds at full reservation got in.
     expect(admitted).toBeGreaterThanOrEqual(Math.floor(limit / reservation));
-    const usage = await eventually(async () => {
-      const u = await admin(urls[0], 'GET', '/admin/v1/usage?team=crowd');
-      expect(u.total.requests).toBe(200);
-      return u.total;
-    });
+    const { total: usage } = await waitForUsageSummary(adminApiAt(urls[0], ADMIN), 'team=crowd', 200);
     expect(usage.requests_ok).toBe(admitted);
     expect(usage.requests_rejected).toBe(refused.length);
     expect(usage.total_tokens).toBe(admitted * 9);
@@ -181,11 +178,7 @@ models:
       /budgetPerDay of team "spenders" reached \(0\.\d+ USD of 0\.15 USD spent, this request may cost up to 0\.\d+ USD\); it resets at /,
     );
     expect(admitted).toBeGreaterThanOrEqual(Math.floor(150_000_000 / worstCase));
-    const usage = await eventually(async () => {
-      const u = await admin(urls[0], 'GET', '/admin/v1/usage?team=spenders');
-      expect(u.total.requests).toBe(200);
-      return u.total;
-    });
+    const { total: usage } = await waitForUsageSummary(adminApiAt(urls[0], ADMIN), 'team=spenders', 200);
     expect(usage.cost_nanos).toBe(admitted * spent);
     // Each request spent less than it reserved, so the documented overshoot bound is 0: never above the budget.
     expect(usage.cost_nanos).toBeLessThanOrEqual(150_000_000);

@@ -2,6 +2,12 @@ import { countTokens } from 'gpt-tokenizer'; // o200k_base, the gateway's tokeni
 import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import {
+  waitForOwnUsageSummary,
+  waitForUsageRecord,
+  waitForUsageRecords,
+  waitForUsageSummary,
+} from '../support/usage';
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -81,17 +87,12 @@ describe('usage accounting (Redis is the store of record)', () => {
     ).rejects.toMatchObject({ status: 429 });
 
     const expectedOk = { prompt: 1 + 2 + 3 + 2 + 2, completion: 2 + 3 + 4 + 3 + 3 };
-    const byToken = await eventually(async () => {
-      const { body } = await gw.admin(
-        'GET',
-        `/admin/v1/usage?team=mixed&groupBy=token&from=${today()}&to=${today()}`,
-      );
-      expect(body.total.requests).toBe(11);
-      return body;
-    });
-    const records = (await gw.admin('GET', '/admin/v1/usage/records?team=mixed&limit=100')).body
-      .data as any[];
-    expect(records).toHaveLength(11);
+    const byToken = await waitForUsageSummary(
+      gw,
+      `team=mixed&groupBy=token&from=${today()}&to=${today()}`,
+      11,
+    );
+    const records = await waitForUsageRecords(gw, 'mixed', 11);
     const byOutcome = (outcome: string) => records.filter((r) => r.outcome === outcome);
     expect(byOutcome('ok')).toHaveLength(5);
     expect(byOutcome('aborted')).toHaveLength(1);
@@ -204,14 +205,9 @@ describe('usage accounting (Redis is the store of record)', () => {
     await gw
       .openai(mine.token)
       .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'a b' }] });
-    const own = await eventually(async () => {
-      const res = await gw.asTeam(mine.token, 'GET', '/v1/usage?groupBy=model');
-      expect(res.body.total.requests).toBe(1);
-      return res;
-    });
-    expect(own.status).toBe(200);
-    expect(own.body).toMatchObject({ object: 'usage', team: 'reader', group_by: 'model', to: today() });
-    expect(own.body.data).toEqual([
+    const own = await waitForOwnUsageSummary(gw, mine.token, 'groupBy=model', 1);
+    expect(own).toMatchObject({ object: 'usage', team: 'reader', group_by: 'model', to: today() });
+    expect(own.data).toEqual([
       expect.objectContaining({
         team: 'reader',
         model: 'echo',
@@ -227,13 +223,13 @@ describe('usage accounting (Redis is the store of record)', () => {
     expect((await gw.admin('GET', '/admin/v1/usage?from=2026-13-01')).status).toBe(400);
     expect((await gw.admin('GET', '/admin/v1/usage?from=2026-01-02&to=2026-01-01')).status).toBe(400);
     expect((await gw.admin('GET', '/admin/v1/usage?groupBy=week')).body.error.param).toBe('groupBy');
-    // Without a team filter the admin sees every team (this test's two, whatever other tests ran before it).
-    await eventually(async () => {
-      const all = (await gw.admin('GET', '/admin/v1/usage?groupBy=model')).body.data.map(
-        (row: any) => row.team,
-      );
-      expect(all).toEqual(expect.arrayContaining(['reader', 'other']));
-    });
+    // Without a team filter the admin sees every team (this test's two, whatever other tests ran before it), once
+    // the other team's request is recorded too.
+    await waitForUsageSummary(gw, 'team=other', 1);
+    const all = (await gw.admin('GET', '/admin/v1/usage?groupBy=model')).body.data.map(
+      (row: any) => row.team,
+    );
+    expect(all).toEqual(expect.arrayContaining(['reader', 'other']));
   });
 
   it('records are kept in a per-team Redis Stream trimmed by retention', async () => {
@@ -241,9 +237,8 @@ describe('usage accounting (Redis is the store of record)', () => {
     await gw
       .openai(token)
       .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'z' }] });
-    await eventually(async () =>
-      expect(await gw.redis.xlen(`${gw.prefix}usage:{stream-check}:records`)).toBe(1),
-    );
+    await waitForUsageRecord(gw, 'stream-check');
+    expect(await gw.redis.xlen(`${gw.prefix}usage:{stream-check}:records`)).toBe(1);
     // An entry older than usage.recordRetentionDays (90) is trimmed by the next write (XADD MINID).
     const key = `${gw.prefix}usage:{stream-check}:records`;
     const oldId = `${Date.now() - 91 * 86_400_000}-0`;
@@ -284,11 +279,7 @@ describe('usage accounting (Redis is the store of record)', () => {
     expect((await chat({ model: 'echo', messages: [{ role: 'wizard', content: 'x' }] })).status).toBe(400);
     expect((await chat({ messages: hi })).status).toBe(400);
 
-    const records = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=asked&limit=100');
-      expect(body.data).toHaveLength(8);
-      return body.data as any[];
-    });
+    const records = await waitForUsageRecords(gw, 'asked', 8);
     expect(records.map((r) => [r.status, r.model]).sort()).toEqual(
       [
         [200, 'echo'],

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { agentCli } from '../support/agent-clis';
-import { eventually } from '../support/eventually';
+import { waitForUsageRecords } from '../support/usage';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 import { VertexUpstream } from '../support/vertex-upstream';
 
@@ -96,11 +96,8 @@ describe('Claude Code through the gateway to Vertex AI', () => {
       type: 'thinking',
       signature: expect.stringMatching(/^sig-/),
     });
-    const records = await eventually(async () => {
-      const { body } = await gw.admin('GET', '/admin/v1/usage/records?team=claude-code-vertex&limit=10');
-      expect(body.data.length).toBeGreaterThanOrEqual(2);
-      return body.data;
-    });
+    // One record per turn the stand-in answered, each a Messages request.
+    const records = await waitForUsageRecords(gw, 'claude-code-vertex', turns.length);
     for (const record of records)
       expect(record).toMatchObject({
         endpoint: 'messages',

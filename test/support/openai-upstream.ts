@@ -333,9 +333,10 @@ export class OpenAIUpstream extends StandInServer {
       model: `${model}-2024-08-06`,
       system_fingerprint: 'fp_standin',
     };
-    const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    const send = (choices: unknown[], extra: Record<string, unknown> = {}, flushed?: () => void) =>
       res.write(
         `data: ${JSON.stringify({ ...base, choices, ...(includeUsage ? { usage: null } : {}), ...extra, ...(padded ? { obfuscation: this.obfuscation() } : {}) })}\n\n`,
+        flushed,
       );
     const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
@@ -355,7 +356,13 @@ export class OpenAIUpstream extends StandInServer {
     for (let i = 0; i < emitted.length; i++) {
       if (res.destroyed) return;
       if (model === 'slow') await wait(this.delayMs);
-      send([{ index: 0, delta: { content: emitted[i] }, logprobs: null, finish_reason: null }]);
+      const flushed = new Promise<void>((resolve) =>
+        send(
+          [{ index: 0, delta: { content: emitted[i] }, logprobs: null, finish_reason: null }],
+          {},
+          resolve,
+        ),
+      );
       if (i === 1 && model === 'midstream-error') {
         res.end(
           `data: ${JSON.stringify({ error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: 'server_error' } })}\n\n`,
@@ -363,7 +370,7 @@ export class OpenAIUpstream extends StandInServer {
         return;
       }
       if (i === 1 && model === 'cut') {
-        await wait(30); // let what was written reach the wire, then drop the connection
+        await flushed; // what was written reached the socket (the write's callback): then the connection drops
         res.destroy();
         return;
       }

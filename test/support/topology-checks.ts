@@ -2,6 +2,7 @@ import { eventually } from './eventually';
 import { loadUntil, type LoadTally } from './load';
 import { OpenAIUpstream } from './openai-upstream';
 import { startTestGateway, type TestGateway } from './test-gateway';
+import { waitForUsageRecords, waitForUsageSummary } from './usage';
 
 /**
  * The checks every Redis topology must pass (one server, Cluster, Sentinel), run against two gateway replicas
@@ -37,12 +38,23 @@ export function twoReplicasOn(
   return () => gateways;
 }
 
-const usageOf = async (gw: TestGateway, team: string) =>
-  (await gw.admin('GET', `/admin/v1/usage?team=${team}`)).body.total;
+/**
+ * Every replica reaches Redis (its readiness, a read): after a failover a replica's connections follow the new
+ * master in their own time, and a token it never saw cannot be checked until then.
+ */
+async function everyReplicaOnRedis(gateways: TestGateway[]): Promise<void> {
+  for (const g of gateways)
+    await eventually(
+      async () => expect((await fetch(`${g.url}/health/ready`)).status).toBe(200),
+      30_000,
+      100,
+    );
+}
 
 /** Five requests per team, alternating replicas: exact counters and one record per request. */
 export async function accountsEachTeamExactly(gateways: TestGateway[], teams: string[]): Promise<void> {
   const [gw] = gateways;
+  await everyReplicaOnRedis(gateways);
   for (const team of teams) {
     const { token } = await gw.teamToken(team);
     for (let i = 0; i < 5; i++) {
@@ -52,21 +64,17 @@ export async function accountsEachTeamExactly(gateways: TestGateway[], teams: st
     }
   }
   for (const team of teams) {
-    const total = await eventually(async () => {
-      const t = await usageOf(gw, team);
-      expect(t.requests).toBe(5);
-      return t;
-    }, 10_000);
+    const { total } = await waitForUsageSummary(gw, `team=${team}`, 5);
     // "one two" is 2 prompt words; "echo: one two" 3 completion words, per the stand-in.
     expect(total).toMatchObject({ requests_ok: 5, prompt_tokens: 10, completion_tokens: 15 });
-    const records = (await gw.admin('GET', `/admin/v1/usage/records?team=${team}&limit=50`)).body.data;
-    expect(records).toHaveLength(5);
+    await waitForUsageRecords(gw, team, 5);
   }
 }
 
 /** A 3-per-minute limit holds across the replicas; a token revoked on one is refused on the other. */
 export async function limitsAndRevocationHold(gateways: TestGateway[]): Promise<void> {
   const [gw, other] = gateways;
+  await everyReplicaOnRedis(gateways);
   const status = (g: TestGateway, token: string) =>
     g
       .openai(token, { maxRetries: 0 })
@@ -134,15 +142,10 @@ export async function servesThroughFailover(
   );
 
   const expected = tally.answered + gateways.length; // and the warm-up requests
-  const total = await eventually(
-    async () => {
-      const t = await usageOf(gw, team);
-      expect(t?.requests).toBe(expected);
-      return t;
-    },
-    30_000,
-    200,
-  );
+  const { total } = await waitForUsageSummary(gw, `team=${team}`, expected, {
+    timeoutMs: 30_000,
+    everyMs: 200,
+  });
   const records = (await gw.admin('GET', `/admin/v1/usage/records?team=${team}&limit=1000`)).body
     .data as Array<{ id: string }>;
   console.log(

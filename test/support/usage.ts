@@ -5,7 +5,21 @@ export interface AdminApi {
   admin(method: string, path: string): Promise<{ status: number; body: any }>;
 }
 
+/** A gateway running as a process of its own, at `url`: its admin API for these helpers. */
+export function adminApiAt(url: string, adminKey: string): AdminApi {
+  return {
+    async admin(method: string, path: string) {
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${adminKey}` },
+      });
+      return { status: response.status, body: await response.json() };
+    },
+  };
+}
+
 export interface PollOptions {
+  /** A failure's patience: the poll returns as soon as the records are there. */
   timeoutMs?: number;
   everyMs?: number;
 }
@@ -19,7 +33,7 @@ export async function waitForUsageRecords(
   gw: AdminApi,
   team: string,
   count: number,
-  { timeoutMs = 3000, everyMs = 25 }: PollOptions = {},
+  { timeoutMs = 10_000, everyMs = 25 }: PollOptions = {},
 ): Promise<any[]> {
   return eventually(
     async () => {
@@ -51,11 +65,30 @@ export async function waitForUsageSummary(
   gw: AdminApi,
   query: string,
   requests: number,
-  { timeoutMs = 3000, everyMs = 25 }: PollOptions = {},
+  options: PollOptions = {},
+): Promise<{ total: any; data: any[] }> {
+  return summaryOf(() => gw.admin('GET', `/admin/v1/usage?${query}`), requests, options);
+}
+
+/** waitForUsageSummary as the team of `token` reads its own usage: `GET /v1/usage?<query>`. */
+export async function waitForOwnUsageSummary(
+  gw: { asTeam(token: string, method: string, path: string): Promise<{ status: number; body: any }> },
+  token: string,
+  query: string,
+  requests: number,
+  options: PollOptions = {},
+): Promise<{ total: any; data: any[] }> {
+  return summaryOf(() => gw.asTeam(token, 'GET', `/v1/usage?${query}`), requests, options);
+}
+
+async function summaryOf(
+  read: () => Promise<{ status: number; body: any }>,
+  requests: number,
+  { timeoutMs = 10_000, everyMs = 25 }: PollOptions,
 ): Promise<{ total: any; data: any[] }> {
   return eventually(
     async () => {
-      const { status, body } = await gw.admin('GET', `/admin/v1/usage?${query}`);
+      const { status, body } = await read();
       expect(status).toBe(200);
       expect(body.total?.requests).toBe(requests);
       return body;

@@ -23,8 +23,13 @@ interface Pending {
   embeddingModel?: string;
 }
 
-/** How long an abandoned request waits for the worker's report of what it spent before it is let go. */
-const ABORT_REPORT_MS = 2000;
+/**
+ * How long an abandoned request waits for the worker's report of what it spent before it is let go (and accounted
+ * with an estimate). Only a worker that is alive and never answers reaches it (one that exits settles its requests
+ * at once), so it is long: the report follows the token being evaluated when the abort arrives, and on a loaded
+ * 2-core machine that token alone can take seconds (2 s was too short there, and records became estimates).
+ */
+const ABORT_REPORT_MS = 30_000;
 
 /** The compiled worker (under ts-jest this file is .ts, so use the build's copy). */
 function workerScript(): string {
@@ -306,6 +311,21 @@ export class LocalModelClient implements BackendClient {
         completion_tokens: message.completionTokens,
         reasoning_tokens: message.reasoningTokens,
       });
+      return;
+    }
+    // The worker ended a request before the client's abort reached it: no `aborted` report will follow (the worker no
+    // longer runs it), and its answer says what was spent.
+    if (this.abandoned.has(message.id) && (message.type === 'done' || message.type === 'error')) {
+      this.settleAbort(
+        message.id,
+        message.type === 'done'
+          ? {
+              prompt_tokens: message.promptTokens,
+              completion_tokens: message.completionTokens,
+              reasoning_tokens: message.reasoningTokens,
+            }
+          : undefined,
+      );
       return;
     }
     const pending = this.pending.get(message.id);
