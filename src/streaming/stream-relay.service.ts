@@ -11,8 +11,9 @@ import type { SseEvent } from '../core/sse';
 import { backendSecrets, scrubError } from '../providers/upstream-errors';
 import { TokenCounter } from '../usage/token-counter';
 import { AbortedWithUsage, isAbort, replyError } from '../providers/upstream-client';
-import { openSse, writeSseComment } from '../core/sse-writer';
+import { openSse } from '../core/sse-writer';
 import type { StreamEncoder } from './stream-encoder';
+import { KeepAlives } from './keep-alives';
 
 export interface RelayRequest {
   res: Response;
@@ -51,12 +52,17 @@ export interface RelayOutcome {
  */
 @Injectable()
 export class StreamRelay {
+  /** Every open stream's keep-alive comments, from one timer. */
+  readonly keepAlives: KeepAlives;
+
   constructor(
     private readonly config: GatewayConfig,
     private readonly logger: AppLogger,
     private readonly metrics: MetricsService,
     private readonly counter: TokenCounter,
-  ) {}
+  ) {
+    this.keepAlives = new KeepAlives(config.server.sseKeepAliveMs);
+  }
 
   /**
    * Pumps the upstream stream to the client until it completes, fails or the client
@@ -67,10 +73,9 @@ export class StreamRelay {
     const { res, encoder, signal } = request;
     const outcome: RelayOutcome = { completed: false, aborted: false, relayedText: [], reasoningText: [] };
     let sawFinish = false;
-    let lastWrite = Date.now();
     openSse(res);
     this.metrics.openStreams.inc();
-    const keepAlive = this.startKeepAlive(res, () => lastWrite);
+    const keepAlive = this.keepAlives.watch(res);
     let ended = false; // the upstream's end marker ([DONE], message_stop) was seen
     const batches = request.events[Symbol.asyncIterator]();
     /** Accounts one mapped step's chunks (usage, text, first token); true when one of them finished a choice. */
@@ -124,7 +129,7 @@ export class StreamRelay {
           if (ended) res.cork();
           if (out) full = !res.write(out);
         }
-        lastWrite = Date.now();
+        keepAlive.wrote();
         if (full && !ended) await drained(res);
       }
       // What follows the end marker is drained in the background, not abandoned: leaving an iterator early
@@ -148,7 +153,7 @@ export class StreamRelay {
           backendSecrets(this.config.backends[request.backendId] ?? {}),
         );
     } finally {
-      if (keepAlive) clearInterval(keepAlive);
+      keepAlive.stop();
       this.metrics.openStreams.dec();
     }
     return outcome;
@@ -159,16 +164,6 @@ export class StreamRelay {
     if (res.writableEnded) return;
     const tail = outcome.completed ? encoder.end(outcome) : outcome.error ? encoder.error(outcome.error) : '';
     endCorked(res, tail);
-  }
-
-  private startKeepAlive(res: Response, lastWrite: () => number): NodeJS.Timeout | undefined {
-    const every = this.config.server.sseKeepAliveMs;
-    if (!every) return undefined;
-    const timer = setInterval(() => {
-      if (!res.writableEnded && Date.now() - lastWrite() >= every) writeSseComment(res, 'keep-alive');
-    }, every);
-    timer.unref();
-    return timer;
   }
 }
 
