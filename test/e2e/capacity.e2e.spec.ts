@@ -7,11 +7,20 @@ import { OpenAIUpstream } from '../support/openai-upstream';
 import { REDIS_URL, startTestGateway, type TestGateway } from '../support/test-gateway';
 import { waitForUsageRecords } from '../support/usage';
 
-const hangingStream = async (client: OpenAI, signal: AbortSignal) =>
-  client.chat.completions.create(
-    { model: 'hang', stream: true, messages: [{ role: 'user', content: 'wait' }] },
-    { signal },
-  );
+/**
+ * A stream that holds its request open until `end`. The SDK's Stream must stay referenced meanwhile: a fetch
+ * Response that becomes garbage with its body unread has that body cancelled by undici (a FinalizationRegistry),
+ * which closes the connection, so the gateway sees the client leave and frees the request's slots at the next
+ * collection (seen under load: the backend's two connections were free again before the third request).
+ */
+const hangingStream = async (client: OpenAI) => {
+  const stream = await client.chat.completions.create({
+    model: 'hang',
+    stream: true,
+    messages: [{ role: 'user', content: 'wait' }],
+  });
+  return { end: () => stream.controller.abort() };
+};
 
 /** One team cannot take a backend's capacity from everyone else, and no request waits without bound for it. */
 describe('backend capacity and per-team concurrency', () => {
@@ -33,8 +42,10 @@ describe('backend capacity and per-team concurrency', () => {
   it('with every connection to a backend held by streams, a new request gets 503 upstream_busy with Retry-After, not a silent queue', async () => {
     const hog = gw.openai((await gw.teamToken('hog')).token);
     const other = gw.openai((await gw.teamToken('bystander')).token);
-    const controllers = [new AbortController(), new AbortController()];
-    await Promise.all(controllers.map((c) => hangingStream(hog, c.signal)));
+    const streams = await Promise.all([hangingStream(hog), hangingStream(hog)]);
+    // Both streams hold their connection (a stream's headers reach the client only once the backend's have come).
+    const standin = (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('standin')!.client;
+    expect(standin.inFlight!()).toBe(2);
 
     const started = Date.now();
     const refused = await other.chat.completions
@@ -48,24 +59,22 @@ describe('backend capacity and per-team concurrency', () => {
 
     // A stream ending frees its connection for the next request: polled on the backend's count of connections in
     // use (a read), then the request is sent once.
-    const standin = (gw.gateway.app.get(BACKENDS) as Map<string, Backend>).get('standin')!.client;
     expect(standin.inFlight!()).toBe(2);
-    controllers[0].abort();
+    streams[0].end();
     await eventually(() => expect(standin.inFlight!()).toBe(1));
     const served = await other.chat.completions.create({
       model: 'echo',
       messages: [{ role: 'user', content: 'hi' }],
     });
     expect(served.choices[0].message.content).toBe('echo: hi');
-    controllers[1].abort();
+    streams[1].end();
   });
 
   it('a team with concurrentRequests gets 429 past it, and its slot back when a request ends', async () => {
     await gw.admin('POST', '/admin/v1/teams', { id: 'narrow', limits: { concurrentRequests: 1 } });
     const token = (await gw.admin('POST', '/admin/v1/teams/narrow/tokens', {})).body.token;
     const client = gw.openai(token);
-    const controller = new AbortController();
-    await hangingStream(client, controller.signal);
+    const held = await hangingStream(client);
     const refused = await gw.asTeam(token, 'POST', '/v1/chat/completions', {
       model: 'echo',
       messages: [{ role: 'user', content: 'x' }],
@@ -78,7 +87,7 @@ describe('backend capacity and per-team concurrency', () => {
     // The slot is the request's lease in the team's concurrency set: polled until it is gone, then asked once.
     const slots = `${gw.prefix}conc:{narrow}:team`;
     expect(await gw.redis.zcard(slots)).toBe(1);
-    controller.abort();
+    held.end();
     // (1.3-1.8 s after the abort on a loaded 2-core machine, so more patience than eventually's default 3 s.)
     await eventually(async () => expect(await gw.redis.zcard(slots)).toBe(0), 10_000);
     const again = await gw.asTeam(token, 'POST', '/v1/chat/completions', {
