@@ -8,6 +8,7 @@ import { toGatewayException } from '../core/errors/error-response';
 import type { Usage } from '../core/openai-types';
 import { AppLogger } from '../common/logging/logger';
 import { clientSource } from '../common/http/client-source';
+import { isPacedBody, nextTurn } from '../common/http/json-shape';
 import { requestAbortSignal } from '../common/http/request-abort';
 import { writeJson } from '../common/http/write-json';
 import { InFlightTracker } from '../lifecycle/in-flight.tracker';
@@ -104,16 +105,17 @@ export class Pipeline {
     if (served.kind === 'count') return this.count(served, exchange, res, signal);
     const route = this.route(served, exchange);
     const total = this.caller.deadline(route, signal);
+    const paced = isPacedBody(body);
     try {
       if (served.kind === 'embedding')
-        writeJson(res, await this.embed(served, route, exchange, res, total.signal));
+        writeJson(res, await this.embed(served, route, exchange, res, total.signal, paced));
       else if (served.request.stream === true)
-        await this.stream(served, route, exchange, res, total.signal, () =>
+        await this.stream(served, route, exchange, res, total.signal, paced, () =>
           forgetClientBytes(req, client, served),
         );
       else {
         const reply = served.reply(
-          await this.complete(served, route, exchange, res, total.signal, () =>
+          await this.complete(served, route, exchange, res, total.signal, paced, () =>
             forgetClientBytes(req, client, served),
           ),
         );
@@ -144,7 +146,7 @@ export class Pipeline {
    * whose client `cancelsAtNoCost` (a local model) is started before the admission, so its prompt evaluation
    * overlaps the admission's Redis round trip (measured in bench/local-model.mjs); nothing it produces reaches the
    * client before the admission, and a refusal cancels it. A vendor is always admitted first: it may bill a prompt
-   * it has received.
+   * it has received. `paced` (a big body, json-shape.ts isPacedBody): each call is built on a turn of its own.
    */
   private async admitAndStart(
     served: Called,
@@ -153,6 +155,7 @@ export class Pipeline {
     res: ServerResponse,
     prompt: () => PromptTexts,
     signal: AbortSignal,
+    paced: boolean,
   ): Promise<{ result: Promise<Answered> }> {
     const calls = this.caller.calls(route, signal, exchange.requestId);
     this.excludeWhatItCannotTake(served, route, calls);
@@ -160,11 +163,11 @@ export class Pipeline {
     if (!first.deployment.backend.client.cancelsAtNoCost) {
       await this.admit(served, route, exchange, res, prompt);
       exchange.callStarted();
-      return { result: this.callUntilAnswered(served, calls, exchange, signal) };
+      return { result: this.callUntilAnswered(served, calls, exchange, signal, paced) };
     }
     const refused = new AbortController();
     exchange.callStarted();
-    const started = this.send(served, first, AbortSignal.any([signal, refused.signal]));
+    const started = this.sendOnItsTurn(served, first, AbortSignal.any([signal, refused.signal]), paced);
     started.catch(() => undefined); // awaited by callUntilAnswered once admitted; moot if the admission refuses
     try {
       await this.admit(served, route, exchange, res, prompt);
@@ -173,7 +176,7 @@ export class Pipeline {
       exchange.callWithdrawn();
       throw error;
     }
-    return { result: this.callUntilAnswered(served, calls, exchange, signal, started) };
+    return { result: this.callUntilAnswered(served, calls, exchange, signal, paced, started) };
   }
 
   /** The candidates of the plan this request cannot go to, with why (a fallback's vendor rules, no embeddings). */
@@ -198,6 +201,7 @@ export class Pipeline {
     calls: CallSequence,
     exchange: Exchange,
     signal: AbortSignal,
+    paced: boolean,
     started?: Promise<UpstreamResponse>,
   ): Promise<Answered> {
     try {
@@ -206,7 +210,7 @@ export class Pipeline {
           if (calls.mustWait) await calls.backoff(); // a retry of a deployment already called
           const response = await (started && calls.isFirst(candidate)
             ? started
-            : this.send(served, candidate, signal));
+            : this.sendOnItsTurn(served, candidate, signal, paced));
           calls.answered(candidate);
           return { response, candidate, calls: calls.calls };
         } catch (error) {
@@ -262,6 +266,22 @@ export class Pipeline {
       if (error instanceof GatewayException && error.status === 429) exchange.refused();
       throw error;
     }
+  }
+
+  /**
+   * `send`, for a big body on a turn of the event loop of its own (json-shape.ts nextTurn): building the call
+   * serialises or splices the whole body, ~1 ms per MB, and the calls of concurrent requests become due together
+   * (their admissions' replies come in one read from Redis; failures of one backend together), so unpaced they
+   * would run back to back in one turn.
+   */
+  private async sendOnItsTurn(
+    served: Called,
+    candidate: Candidate,
+    signal: AbortSignal,
+    paced: boolean,
+  ): Promise<UpstreamResponse> {
+    if (paced) await nextTurn();
+    return this.send(served, candidate, signal);
   }
 
   /** One call to one candidate: the endpoint's native request, or the family's translation of the canonical one. */
@@ -326,11 +346,12 @@ export class Pipeline {
     exchange: Exchange,
     res: ServerResponse,
     signal: AbortSignal,
+    paced: boolean,
     answered: () => void,
   ): Promise<Answer> {
     const { request, wire } = served;
     const prompt = memo(() => promptTexts(request.messages, request.tools));
-    const call = await this.admitAndStart(served, route, exchange, res, prompt, signal);
+    const call = await this.admitAndStart(served, route, exchange, res, prompt, signal, paced);
     let body: unknown;
     let native: boolean;
     let completion: Answer['completion'];
@@ -391,11 +412,12 @@ export class Pipeline {
     exchange: Exchange,
     res: ServerResponse,
     signal: AbortSignal,
+    paced: boolean,
     answeredFirst: () => void,
   ): Promise<void> {
     const { request, wire } = served;
     const prompt = memo(() => promptTexts(request.messages, request.tools));
-    const call = await this.admitAndStart(served, route, exchange, res, prompt, signal);
+    const call = await this.admitAndStart(served, route, exchange, res, prompt, signal, paced);
     let answered: Answered;
     try {
       answered = await call.result;
@@ -453,9 +475,10 @@ export class Pipeline {
     exchange: Exchange,
     res: ServerResponse,
     signal: AbortSignal,
+    paced: boolean,
   ): Promise<unknown> {
     const prompt = () => served.prompt;
-    const call = await this.admitAndStart(served, route, exchange, res, prompt, signal);
+    const call = await this.admitAndStart(served, route, exchange, res, prompt, signal, paced);
     let backend = route.backend;
     let replied = false;
     try {

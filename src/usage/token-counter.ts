@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { nextTurn } from '../common/http/json-shape';
 import { AppLogger } from '../common/logging/logger';
 import type { CountJob } from './token-counter.worker';
 import { bytesEstimate, type PromptTexts } from './token-estimator';
@@ -21,6 +22,9 @@ const IDLE_STOP_MS = 60_000;
  * (docs/performance.md, memory under load). What it allocates while counting is short-lived.
  */
 const WORKER_YOUNG_GENERATION_MB = 4;
+
+/** Texts of this many characters or more are handed to the worker on a turn of their own (`inWorker`). */
+const LONG_TEXTS_CHARS = 1024 * 1024;
 
 /**
  * Exact token counts, always in a worker thread, started when a count is needed and stopped when idle.
@@ -79,7 +83,10 @@ export class TokenCounter implements OnApplicationShutdown {
     return this.worker?.terminate();
   }
 
-  private inWorker(texts: readonly string[]): Promise<number | undefined> {
+  private async inWorker(texts: readonly string[]): Promise<number | undefined> {
+    // Handing texts to the worker copies them (structured clone), ~1 ms per MB: a long prompt's copy waits for a
+    // turn of its own, so the counts of concurrent big prompts do not add up in one turn (json-shape.ts nextTurn).
+    if (totalLength(texts) >= LONG_TEXTS_CHARS) await nextTurn();
     const worker = this.ensureWorker();
     clearTimeout(this.idleTimer);
     const id = this.nextId++;
@@ -126,4 +133,10 @@ export class TokenCounter implements OnApplicationShutdown {
     }, this.idleStopMs);
     this.idleTimer.unref();
   }
+}
+
+function totalLength(texts: readonly string[]): number {
+  let length = 0;
+  for (const text of texts) length += text.length;
+  return length;
 }

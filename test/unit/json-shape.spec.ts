@@ -1,5 +1,14 @@
 import { closingQuote } from '../../src/core/json-bytes';
-import { JsonShapeScanner, MAX_BODY_DEPTH, nextTurn } from '../../src/common/http/json-shape';
+import {
+  bodyValues,
+  isPacedBody,
+  JsonShapeScanner,
+  MAX_BODY_DEPTH,
+  nextTurn,
+  noteBodyShape,
+  PACED_BODY_BYTES,
+  PACED_BODY_VALUES,
+} from '../../src/common/http/json-shape';
 import { seededRandom } from '../fuzz/chat-body-mutator';
 import { randomJson, writeJsonLikeClients } from '../fuzz/random-json';
 
@@ -135,6 +144,28 @@ describe('nextTurn: the heavy steps of concurrent bodies take turns', () => {
     expect(ran.map(([step]) => step)).toEqual([0, 1, 2, 3, 10, 11, 12, 13]);
     const turns = ran.map(([, at]) => at);
     expect(new Set(turns).size).toBe(turns.length); // never two in one turn
+  });
+});
+
+describe('isPacedBody: which bodies take turns', () => {
+  const shaped = (values: number, bytes: number) => {
+    const body = {};
+    noteBodyShape(body, { values, bytes });
+    return body;
+  };
+
+  it('paces a body of many values, or of many bytes however few values (one long prompt)', () => {
+    expect(isPacedBody(shaped(PACED_BODY_VALUES, 1000))).toBe(true);
+    expect(isPacedBody(shaped(PACED_BODY_VALUES - 1, 1000))).toBe(false);
+    expect(isPacedBody(shaped(5, PACED_BODY_BYTES))).toBe(true);
+    expect(isPacedBody(shaped(5, PACED_BODY_BYTES - 1))).toBe(false);
+    expect(bodyValues(shaped(7, PACED_BODY_BYTES))).toBe(7);
+  });
+
+  it('does not pace what the body reader did not read', () => {
+    expect(isPacedBody({ model: 'x' })).toBe(false);
+    expect(isPacedBody(undefined)).toBe(false);
+    expect(bodyValues({})).toBe(0);
   });
 });
 

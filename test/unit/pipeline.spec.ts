@@ -10,6 +10,7 @@ import { GatewayException } from '../../src/core/errors/gateway.exception';
 import type { ChatCompletion } from '../../src/core/openai-types';
 import type { EndpointSpec } from '../../src/gateway/endpoint-spec';
 import { Exchange } from '../../src/gateway/exchange';
+import { noteBodyShape, PACED_BODY_BYTES } from '../../src/common/http/json-shape';
 import { Pipeline } from '../../src/gateway/pipeline';
 import type { RequestAdmission } from '../../src/gateway/request-admission';
 import { UpstreamCaller } from '../../src/gateway/upstream-caller';
@@ -97,7 +98,17 @@ class FakeResponse extends EventEmitter {
   }
 }
 
-function setup(options: { cancelsAtNoCost?: string[]; refuse?: boolean; fallback?: string[] } = {}) {
+function setup(
+  options: {
+    cancelsAtNoCost?: string[];
+    refuse?: boolean;
+    fallback?: string[];
+    /** Admissions answer once this resolves (all at once: one read from Redis answering several). */
+    admitAfter?: Promise<void>;
+    /** Runs as an upstream call is built. */
+    onBuild?: () => void;
+  } = {},
+) {
   const config = buildConfig(
     {
       admin: { apiKey: 'k' },
@@ -121,7 +132,10 @@ function setup(options: { cancelsAtNoCost?: string[]; refuse?: boolean; fallback
       backends.set(id, {
         id,
         adapter: {
-          buildRequest: (): UpstreamCall => ({ path: '/chat', headers: {}, body: '{}' }),
+          buildRequest: (): UpstreamCall => {
+            options.onBuild?.();
+            return { path: '/chat', headers: {}, body: '{}' };
+          },
           parseResponse: (body: unknown) => body as ChatCompletion,
           decodeStream: () => ({}) as never, // the relay stand-in reads no events
           mapError: () => serverError(),
@@ -185,6 +199,7 @@ function setup(options: { cancelsAtNoCost?: string[]; refuse?: boolean; fallback
   const admission = {
     admit: jest.fn(async () => {
       order.push('admit');
+      if (options.admitAfter) await options.admitAfter;
       if (options.refuse) throw new GatewayException('rate_limit_exceeded', 'over quota');
       return { reservation: undefined, concurrencyKeys: [] };
     }),
@@ -431,4 +446,42 @@ describe('Pipeline', () => {
     expect(t.order).toEqual([]);
     expect(t.calls).toEqual([]);
   });
+
+  it('builds the upstream call of each big body on a turn of its own, though their admissions answer together', async () => {
+    // Four 15 MB one-string prompts: few values, many bytes. Their admissions' replies come in one read from Redis;
+    // each call's build splices or serialises the whole body (~1 ms a MB), so unpaced they ran back to back.
+    const big = () => {
+      const body = { model: 'model' };
+      noteBodyShape(body, { values: 5, bytes: 15 * PACED_BODY_BYTES });
+      return body;
+    };
+    expect(await buildTurns([big(), big(), big(), big()])).toEqual([1, 1, 1, 1]); // one build a turn
+    // Small bodies go straight through: their builds run in the turn their admissions answered (what the fake
+    // admission makes happen: so the count above is the pacing's, not the fake's).
+    expect(await buildTurns([0, 1, 2, 3].map(() => ({ model: 'model' })))).toEqual([4]);
+  });
 });
+
+/** How many upstream calls were built in each turn of the event loop that built any, when `bodies` come at once. */
+async function buildTurns(bodies: Array<{ model: string }>): Promise<number[]> {
+  let turn = 0;
+  let counting = true;
+  const count = () => {
+    turn++;
+    if (counting) setImmediate(count);
+  };
+  setImmediate(count);
+  let admissionsAnswer!: () => void;
+  const builtIn = new Map<number, number>();
+  const t = setup({
+    admitAfter: new Promise((resolve) => (admissionsAnswer = resolve)),
+    onBuild: () => builtIn.set(turn, (builtIn.get(turn) ?? 0) + 1),
+  });
+  t.routeTo(['a']);
+  const served = bodies.map((body) => t.serve(t.chatSpec, body));
+  await new Promise((resolve) => setImmediate(resolve)); // every request waits on its admission
+  admissionsAnswer();
+  await Promise.all(served.map((request) => request.done));
+  counting = false;
+  return [...builtIn.values()];
+}

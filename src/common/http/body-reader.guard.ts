@@ -6,7 +6,7 @@ import { GatewayException } from '../../core/errors/gateway.exception';
 import { toGatewayException } from '../../core/errors/error-response';
 import { AppLogger } from '../logging/logger';
 import { endpointAt } from '../../endpoints/endpoints';
-import { noteBodyValues } from './json-shape';
+import { noteBodyShape } from './json-shape';
 import { isPlainJson, parseJsonBytes, readPlainJson, type ParsedJsonBody } from './plain-json-body';
 import { heapGrowth } from '../../lifecycle/heap-growth';
 
@@ -51,7 +51,7 @@ export class BodyReaderGuard implements CanActivate {
       ? await readPlainJson(req, this.config.server.maxBodyBytes, () => this.tooLarge())
       : await this.readWithBodyParser(req, http.getResponse<Response>());
     req.body = body;
-    noteBodyValues(body, values);
+    noteBodyShape(body, { values, bytes: bytes.length });
     heapGrowth.noteBody(bytes.length);
     // Bytes in another charset (UTF-16...) are not what an upstream reads as JSON: those bodies are re-serialised.
     if (forwardsClientBytes(req.path) && (plain || charsetOf(req) === 'utf-8')) req.rawBody = bytes;

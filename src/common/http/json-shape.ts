@@ -245,9 +245,25 @@ export class JsonShapeScanner {
  */
 export const PACED_BODY_VALUES = 10_000;
 
-/** True for a body big enough that its steps take turns of their own (PACED_BODY_VALUES). */
+/**
+ * From this many bytes a body's steps take turns of their own too, however few values it holds: a long prompt
+ * costs by the byte (its decode and parse, the estimate over its text at admission, the upstream body built or
+ * spliced from it), a few milliseconds per MB each under load. A 15 MB one-string prompt has a handful of values,
+ * and four of them at once, unpaced, ran their admissions' estimates and their upstream bodies back to back in the
+ * turn that read the admissions' replies from Redis (111 ms measured, test/e2e/event-loop-bound.e2e.spec.ts).
+ */
+export const PACED_BODY_BYTES = 1024 * 1024;
+
+/** What the body reader measured of a parsed body: the values it holds (objects, arrays, strings) and its bytes. */
+export interface BodyShape {
+  values: number;
+  bytes: number;
+}
+
+/** True for a body big enough that its steps take turns of their own (PACED_BODY_VALUES, PACED_BODY_BYTES). */
 export function isPacedBody(body: unknown): boolean {
-  return bodyValues(body) >= PACED_BODY_VALUES;
+  const shape = shapeOf(body);
+  return shape !== undefined && (shape.values >= PACED_BODY_VALUES || shape.bytes >= PACED_BODY_BYTES);
 }
 
 /**
@@ -258,7 +274,7 @@ export function isPacedBody(body: unknown): boolean {
  * that became due in the same turn ran in the same turn: four 15 MB prompts whose bodies ended together were
  * parsed back to back, 4 x ~20 ms in one turn (80 ms measured, test/e2e/event-loop-bound.e2e.spec.ts). Through the
  * queue the steps of concurrent bodies take turns, first come first served, and between two of them the loop
- * answers everything else that is due. Small bodies never wait here (PACED_BODY_VALUES).
+ * answers everything else that is due. Small bodies never wait here (isPacedBody).
  */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => {
@@ -277,14 +293,18 @@ function letOneThrough(): void {
   next?.();
 }
 
-const valuesByBody = new WeakMap<object, number>();
+const shapesByBody = new WeakMap<object, BodyShape>();
 
-/** Remembers how many values (objects, arrays, strings) a parsed body held: validation reads it to pace itself. */
-export function noteBodyValues(body: unknown, values: number): void {
-  if (typeof body === 'object' && body !== null) valuesByBody.set(body, values);
+/** Remembers what a parsed body measured: validation, the handlers and the pipeline read it to pace themselves. */
+export function noteBodyShape(body: unknown, shape: BodyShape): void {
+  if (typeof body === 'object' && body !== null) shapesByBody.set(body, shape);
 }
 
 /** How many values the body reader counted in this parsed body; 0 for a value it did not read. */
 export function bodyValues(body: unknown): number {
-  return (typeof body === 'object' && body !== null && valuesByBody.get(body)) || 0;
+  return shapeOf(body)?.values ?? 0;
+}
+
+function shapeOf(body: unknown): BodyShape | undefined {
+  return typeof body === 'object' && body !== null ? shapesByBody.get(body) : undefined;
 }
