@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PERMISSIONS, type Permission } from '../../src/access/permissions';
 import type { Role } from '../../src/access/roles';
 import { signedIn, type SignedIn } from '../support/admin-actors';
@@ -72,6 +74,34 @@ describe('admin API: every route against every role', () => {
         (PERMISSIONS[op.permission!.name].grantedTo as readonly string[]).includes('org-viewer'),
     );
     expect(viewerChanges.map((op) => `${op.method} ${op.path}`)).toEqual([]);
+  });
+
+  it("declares on each route the permission docs/api.md gives it, and where the route's team is", () => {
+    const doc = readFileSync(join(__dirname, '../../docs/api.md'), 'utf8');
+    const documented = [
+      ...doc.matchAll(
+        /^\| `((?:GET|POST|PUT|PATCH|DELETE) \/admin\/v1\/[^`]*)` \| `([a-z]+:[a-z]+)` \|([^|]*)\|$/gm,
+      ),
+    ]
+      .map(([, route, permission, team]) => `${route} ${permission} ${team.trim()}`.trim())
+      .sort();
+    const where = (p: XPermission) =>
+      p.team
+        ? `\`{${p.team}}\``
+        : p.token
+          ? "the token's"
+          : p.teamQuery
+            ? `\`?${p.teamQuery}=\``
+            : PERMISSIONS[p.name].scope === 'team'
+              ? "lists the caller's"
+              : '';
+    const declared = operations
+      .map(({ method, path, permission }) =>
+        `${method} ${path} ${permission!.name} ${where(permission!)}`.trim(),
+      )
+      .sort();
+    // Query routes document what they do without the parameter too (`?team=`, else lists the caller's).
+    expect(documented.map((line) => line.replace(/, else lists the caller's$/, ''))).toEqual(declared);
   });
 
   /**
