@@ -4,7 +4,8 @@ import { PERMISSIONS, type Permission } from '../../src/access/permissions';
 import type { Role } from '../../src/access/roles';
 import { signedIn, type SignedIn } from '../support/admin-actors';
 import { OpenAIUpstream } from '../support/openai-upstream';
-import { startTestGateway, type TestGateway } from '../support/test-gateway';
+import { hashToken } from '../../src/auth/token-format';
+import { ADMIN_KEY, startTestGateway, type TestGateway } from '../support/test-gateway';
 
 /** What openapi.json says an admin route requires (x-permission, from its @Requires). */
 interface XPermission {
@@ -31,19 +32,23 @@ const ROLES: Record<string, Role[]> = {
  * refused with 403 permission_denied exactly when the permission table (src/access/permissions.ts) says so, and
  * otherwise gets past the guard (any answer but 401, 403 and 5xx). Changes are sent with a body or query that
  * fails validation, which runs after the guard, so an allowed call changes nothing (the few routes that take
- * neither change team A reversibly: disable, enable, revoke).
+ * neither change team A reversibly: disable, enable, revoke). No answer shows a secret to anyone.
  */
 describe('admin API: every route against every role', () => {
   let upstream: OpenAIUpstream;
   let gw: TestGateway;
   let operations: Array<{ method: string; path: string; permission: XPermission | undefined }>;
   let tokenId: string;
+  /** What no admin read may show anyone: the admin key, a backend's key, a token's secret or its stored hash. */
+  let secrets: string[];
   const actors: Record<string, SignedIn> = {};
 
   beforeAll(async () => {
     upstream = await new OpenAIUpstream().start();
     gw = await startTestGateway({ upstreamUrl: upstream.url });
-    tokenId = (await gw.teamToken(A)).id;
+    const issued = await gw.teamToken(A);
+    tokenId = issued.id;
+    secrets = [ADMIN_KEY, 'upstream-secret-key', issued.token, hashToken(issued.token)];
     await gw.teamToken(B);
     for (const [name, roles] of Object.entries(ROLES))
       actors[name] = await signedIn(gw, { subject: `matrix-${name.replace(/\W+/g, '-')}` }, roles);
@@ -146,6 +151,9 @@ describe('admin API: every route against every role', () => {
         wrong.push(
           `${method} ${path}: expected ${allowed ? 'allowed' : 'refused'}, got ${response.status} ${JSON.stringify(response.body)}`,
         );
+      for (const secret of secrets)
+        if (JSON.stringify(response.body ?? '').includes(secret))
+          wrong.push(`${method} ${path} shows a secret`);
       if (refused) expect(response.body.error).toMatchObject({ type: 'invalid_request_error', param: null });
     }
     expect(wrong).toEqual([]);
