@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { BREAK_GLASS_ROLES, type AdminActor, type Role } from '../access/roles';
 import { TEAM_MEMBER_RECORDS, type TeamMemberRecords } from '../access/team-member-records.repository';
+import { GatewayException } from '../core/errors/gateway.exception';
 import type { ConsoleSession } from './console-sessions';
 
 declare module 'express-serve-static-core' {
@@ -30,7 +31,17 @@ export class AdminActors {
   async ofSession(session: ConsoleSession): Promise<AdminActor> {
     if (!session.person)
       return { via: 'console', roles: session.roles ?? BREAK_GLASS_ROLES, label: session.actor };
-    const granted = await this.members.ofSubject(session.person.subject);
+    const granted = await this.members.ofSubject(session.person.subject).catch((cause: unknown) => {
+      // Without its memberships a person's roles are unknown: neither more nor fewer may be assumed.
+      throw new GatewayException(
+        'auth_unavailable',
+        "The person's memberships cannot be read; try again shortly.",
+        {
+          headers: { 'retry-after': '1' },
+          cause,
+        },
+      );
+    });
     const roles: Role[] = [
       ...(session.roles ?? BREAK_GLASS_ROLES),
       ...granted.map((membership) => ({ kind: membership.role, team: membership.team })),

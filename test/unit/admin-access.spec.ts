@@ -137,6 +137,15 @@ describe('AdminActors: who calls', () => {
       roles: BREAK_GLASS_ROLES,
     });
   });
+  it("answers 503 auth_unavailable when a person's memberships cannot be read", async () => {
+    const members = new InMemoryTeamMemberRecords();
+    members.ofSubject = () => Promise.reject(new Error('Connection is closed.'));
+    const session = { actor: 'ana', csrf: 'x', expiresAt: '', person, roles: [] };
+    expect(await refusal(new AdminActors(members).ofSession(session))).toEqual({
+      status: 503,
+      code: 'auth_unavailable',
+    });
+  });
 });
 
 describe('AuthGuard: an admin route called from a console session', () => {
