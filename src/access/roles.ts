@@ -30,6 +30,11 @@ export interface AdminActor {
   /** Absent for the admin key and an admin-key console sign-in (nobody the identity provider knows). */
   person?: Person;
   roles: readonly Role[];
+  /**
+   * The name the caller gave, a label and not an identity: an admin-key console sign-in's name, or
+   * `X-Switchyard-Actor` sent with the admin key. The audit trail shows it where there is no person.
+   */
+  label?: string;
 }
 
 /** The admin key, and a console session opened with it, can do everything. */

@@ -5,6 +5,7 @@ import { TokenStore, type NewToken, type TokenInfo } from '../auth/token.store';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { compileModelGlobs } from '../routing/model-glob';
 import { TeamStore, type Team, type TeamChanges } from '../teams/team.store';
+import { TeamMembersService } from './team-members.service';
 
 /**
  * Every admin change goes through here, from the HTTP API and the CLI alike: it
@@ -18,6 +19,7 @@ export class AccessAdminService {
     readonly tokens: TokenStore,
     private readonly credentials: CredentialCache,
     private readonly audit: AuditLog,
+    private readonly members: TeamMembersService,
   ) {}
 
   async createTeam(by: Actor, id: string, changes: TeamChanges): Promise<Team> {
@@ -60,6 +62,7 @@ export class AccessAdminService {
     }
     await this.tokens.removeMany(tokenIds);
     await this.teams.remove(id);
+    await this.members.removeTeam(id);
     await this.credentials.invalidateEverywhere({ teamId: id });
     await this.audit.write(by, 'team.delete', `team/${id}`, { force, tokensDeleted: tokenIds.length });
     return { id, object: 'team', deleted: true, tokensDeleted: tokenIds.length };

@@ -4,9 +4,13 @@ import { REDIS } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import { pageEnd } from '../redis/stream-page';
 
-/** Who made an admin change: `admin-api` (with the caller's address) or `cli:<user>@<host>`. */
+/**
+ * Who made an admin change: `admin-api[:<label>]` (with the caller's address), `console:<name>` or
+ * `cli:<user>@<host>`; and the person (their identity provider's subject and email) when a person made it.
+ */
 export interface Actor {
   actor: string;
+  person?: { subject: string; email?: string };
   ip?: string;
   requestId?: string;
 }
@@ -15,6 +19,7 @@ export interface AuditEntry {
   id: string;
   at: string;
   actor: string;
+  person: { subject: string; email: string | null } | null;
   ip: string | null;
   requestId: string | null;
   action: string;
@@ -49,6 +54,8 @@ export class AuditLog {
       new Date().toISOString(),
       'actor',
       by.actor,
+      'person',
+      by.person ? JSON.stringify({ subject: by.person.subject, email: by.person.email ?? null }) : '',
       'ip',
       by.ip ?? '',
       'requestId',
@@ -68,6 +75,8 @@ export class AuditLog {
     before?: string;
     action?: string;
     target?: string;
+    /** Only entries about these teams (target `team/<id>` or under it): what a team-admin may read. */
+    teams?: readonly string[];
   }): Promise<AuditEntry[]> {
     const out: AuditEntry[] = [];
     const first = pageEnd(filter.before || undefined);
@@ -80,8 +89,8 @@ export class AuditLog {
       for (const [id, flat] of batch) {
         const entry = toEntry(id, flat);
         if (filter.action && entry.action !== filter.action) continue;
-        if (filter.target && entry.target !== filter.target && !entry.target.startsWith(`${filter.target}/`))
-          continue;
+        if (filter.target && !isUnder(entry.target, filter.target)) continue;
+        if (filter.teams && !filter.teams.some((team) => isUnder(entry.target, `team/${team}`))) continue;
         out.push(entry);
         if (out.length === filter.limit) break;
       }
@@ -91,6 +100,11 @@ export class AuditLog {
   }
 }
 
+/** `team/a` is under `team/a`, and so is `team/a/token/x`; `team/ab` is not. */
+function isUnder(target: string, root: string): boolean {
+  return target === root || target.startsWith(`${root}/`);
+}
+
 function toEntry(id: string, flat: string[]): AuditEntry {
   const fields: Record<string, string> = {};
   for (let i = 0; i < flat.length; i += 2) fields[flat[i]] = flat[i + 1];
@@ -98,6 +112,7 @@ function toEntry(id: string, flat: string[]): AuditEntry {
     id,
     at: fields.at,
     actor: fields.actor,
+    person: fields.person ? (JSON.parse(fields.person) as AuditEntry['person']) : null,
     ip: fields.ip || null,
     requestId: fields.requestId || null,
     action: fields.action,

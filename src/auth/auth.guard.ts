@@ -1,8 +1,12 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
+import { AdminAccess } from '../access/admin-access';
+import { REQUIRES, type Requirement } from '../access/requires.decorator';
+import type { AdminActor } from '../access/roles';
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../core/errors/gateway.exception';
+import { AdminActors } from './admin-actors';
 import { AdminKeyThrottle } from './admin-key-throttle';
 import { CredentialCache } from './credential.cache';
 import { ROUTE_ACCESS, type RouteAccess } from './route-access.decorators';
@@ -11,7 +15,8 @@ import { carriesCsrfToken, ConsoleSessions, sessionIdOf } from './console-sessio
 
 /**
  * The global guard. Default deny: a route without a marker needs a team token;
- * `@Public()` and `@AdminOnly()` are the only ways to say otherwise.
+ * `@Public()` and `@AdminOnly()` are the only ways to say otherwise. An admin call is then held to its route's
+ * @Requires by the caller's roles (access/admin-access.ts), and its actor is put on the request for the audit.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -22,6 +27,8 @@ export class AuthGuard implements CanActivate {
     private readonly credentials: CredentialCache,
     private readonly consoleSessions: ConsoleSessions,
     private readonly adminKeys: AdminKeyThrottle,
+    private readonly actors: AdminActors,
+    private readonly access: AdminAccess,
     config: GatewayConfig,
   ) {
     this.consoleEnabled = config.console.enabled;
@@ -41,12 +48,12 @@ export class AuthGuard implements CanActivate {
     const token =
       bearerToken(req.headers.authorization) ?? (typeof apiKey === 'string' && apiKey ? apiKey : null);
     if (!token && access === 'admin' && this.consoleEnabled && sessionIdOf(req))
-      return this.consoleSignedIn(req);
+      return this.permitted(await this.consoleSignedIn(req), context, req);
     if (!token) throw new GatewayException('invalid_api_key', missingCredential(access, req));
     if (access === 'admin') {
       // Wrong keys are counted per client address and throttled, with the console's sign-in (admin-key-throttle.ts).
       await this.adminKeys.verify(token, req.ip, 'admin_api');
-      return true;
+      return this.permitted(this.actors.ofAdminKey(req), context, req);
     }
     req.exchange.authenticated(await this.credentials.authenticate(token));
     return true;
@@ -57,7 +64,7 @@ export class AuthGuard implements CanActivate {
    * (anything but GET/HEAD) the session's CSRF token in X-CSRF-Token. The cookie is SameSite=Strict already;
    * the token is the second lock, for browsers or proxies that do not honour it.
    */
-  private async consoleSignedIn(req: Request): Promise<boolean> {
+  private async consoleSignedIn(req: Request): Promise<AdminActor> {
     const session = await this.consoleSessions.of(req);
     if (!session)
       throw new GatewayException(
@@ -70,7 +77,16 @@ export class AuthGuard implements CanActivate {
         "A console change must carry the session's X-CSRF-Token header.",
       );
     }
-    req.consoleActor = session.actor;
+    return this.actors.ofSession(session);
+  }
+
+  /** The route's @Requires, held against the actor's roles (403 permission_denied). */
+  private async permitted(actor: AdminActor, context: ExecutionContext, req: Request): Promise<boolean> {
+    const requirement = this.reflector.get<Requirement | undefined>(REQUIRES, context.getHandler());
+    // Never undefined on a running gateway (declared-routes.ts refuses to start without it); denied if it were.
+    if (!requirement) throw new GatewayException('permission_denied', 'This route declares no permission.');
+    await this.access.check(actor, requirement, req);
+    req.adminActor = actor;
     return true;
   }
 }

@@ -1,4 +1,9 @@
 import { Global, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { AdminAccess } from '../access/admin-access';
+import { DeclaredRoutes } from '../access/declared-routes';
+import { RedisTeamMemberRecords } from '../access/redis-team-member-records.repository';
+import { TEAM_MEMBER_RECORDS } from '../access/team-member-records.repository';
 import type Redis from 'ioredis';
 import { AppLogger } from '../common/logging/logger';
 import { REDIS } from '../redis/redis.module';
@@ -9,6 +14,7 @@ import {
   ADMIN_KEY_FAILURE_WINDOW_SECONDS,
   AdminKeyThrottle,
 } from './admin-key-throttle';
+import { AdminActors } from './admin-actors';
 import { AuthGuard } from './auth.guard';
 import { ConsoleSessions } from './console-sessions';
 import { CredentialCache } from './credential.cache';
@@ -21,8 +27,12 @@ import { RedisConsoleSessionRecords } from './redis-console-session-records.repo
 
 @Global()
 @Module({
-  imports: [TeamsModule],
+  imports: [TeamsModule, DiscoveryModule],
   providers: [
+    { provide: TEAM_MEMBER_RECORDS, useClass: RedisTeamMemberRecords },
+    AdminActors,
+    AdminAccess,
+    DeclaredRoutes,
     { provide: TOKEN_RECORDS, useClass: RedisTokenRecords },
     { provide: CONSOLE_SESSION_RECORDS, useClass: RedisConsoleSessionRecords },
     CredentialCache,
@@ -42,6 +52,14 @@ import { RedisConsoleSessionRecords } from './redis-console-session-records.repo
         ),
     },
   ],
-  exports: [CredentialCache, TokenStore, AuthGuard, ConsoleSessions, AdminKeyThrottle],
+  exports: [
+    CredentialCache,
+    TokenStore,
+    AuthGuard,
+    ConsoleSessions,
+    AdminKeyThrottle,
+    TEAM_MEMBER_RECORDS,
+    DeclaredRoutes,
+  ],
 })
 export class AuthModule {}

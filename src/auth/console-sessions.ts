@@ -7,13 +7,6 @@ import { GatewayConfig } from '../config/config.schema';
 import { hashToken } from './token-format';
 import { CONSOLE_SESSION_RECORDS, type ConsoleSessionRecords } from './console-session-records.repository';
 
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** Set by the AuthGuard when the admin API is called from a console session: who signed in. */
-    consoleActor?: string;
-  }
-}
-
 /** The cookie that carries a console sign-in. HttpOnly: the page's scripts never see it. */
 export const CONSOLE_COOKIE = 'sy_console';
 

@@ -1,6 +1,9 @@
 import '../admin/admin.dto';
+import '../admin/team-members.dto';
 import '../usage/usage.dto';
 import '../console/console.dto';
+import type { DeclaredRoute } from '../access/declared-routes';
+import { PERMISSIONS } from '../access/permissions';
 import { ERROR_CODES } from '../core/errors/error-codes';
 import { dtoSchemas, type SchemaObject } from './dto-schemas';
 import { ENDPOINTS } from '../endpoints/endpoints';
@@ -186,6 +189,36 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: 'get',
+    path: '/admin/v1/teams/{team}/members',
+    access: 'admin',
+    summary: "The team's granted memberships (roles from the identity provider's groups are not listed).",
+    ok: { status: 200, description: 'Members', schema: list(ref('TeamMember')) },
+  },
+  {
+    method: 'get',
+    path: '/admin/v1/teams/{team}/members/{subject}',
+    access: 'admin',
+    summary: "One person's granted membership of the team (404 member_not_found without one).",
+    ok: { status: 200, description: 'The membership', schema: ref('TeamMember') },
+  },
+  {
+    method: 'put',
+    path: '/admin/v1/teams/{team}/members/{subject}',
+    access: 'admin',
+    summary:
+      "Grant (or change) a person's role in the team, by their identity provider's subject: team-admin or team-member. It applies from the person's next request.",
+    body: 'PutMemberDto',
+    ok: { status: 200, description: 'The membership', schema: ref('TeamMember') },
+  },
+  {
+    method: 'delete',
+    path: '/admin/v1/teams/{team}/members/{subject}',
+    access: 'admin',
+    summary: "Take a granted membership away (from the person's next request).",
+    ok: { status: 200, description: 'Deleted', schema: object({ deleted: { const: true } }) },
+  },
+  {
+    method: 'get',
     path: '/admin/v1/tokens/{id}',
     access: 'admin',
     summary: 'One token (no secret).',
@@ -285,7 +318,11 @@ const ERROR_SCHEMA: SchemaObject = object(
 );
 
 /** The OpenAPI 3.1 document of the whole HTTP API, served at GET /openapi.json. */
-export function buildOpenApiDocument(version: string): Record<string, unknown> {
+export function buildOpenApiDocument(
+  version: string,
+  adminRoutes: readonly DeclaredRoute[] = [],
+): Record<string, unknown> {
+  const requirements = new Map(adminRoutes.map(({ route, requirement }) => [route, requirement]));
   const dtos = dtoSchemas();
   const paths: Record<string, Record<string, unknown>> = {};
   for (const operation of OPERATIONS) {
@@ -310,6 +347,7 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
     paths[operation.path][operation.method] = {
       operationId: `${operation.method}${operation.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
       summary: operation.summary,
+      ...permissionOf(requirements.get(`${operation.method.toUpperCase()} ${operation.path}`)),
       security:
         operation.speaks === 'anthropic'
           ? [...SECURITY[operation.access], { anthropicApiKey: [] }]
@@ -400,6 +438,17 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
           },
           ['actor', 'csrf_token', 'expires_at'],
         ),
+        TeamMember: object(
+          {
+            object: { const: 'team.member' },
+            team: { type: 'string' },
+            subject: { type: 'string' },
+            role: { enum: ['team-admin', 'team-member'] },
+            grantedAt: { type: 'string' },
+            grantedBy: { type: 'string' },
+          },
+          ['team', 'subject', 'role'],
+        ),
         Token: object(
           {
             id: { type: 'string' },
@@ -412,6 +461,17 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
       },
     },
   };
+}
+
+/**
+ * `x-permission` on an admin route: the permission its @Requires names, the roles that grant it
+ * (access/permissions.ts) and where the route's team is (a path or query parameter, a token id's team; none for
+ * an org permission or a list that shows the caller's teams only).
+ */
+function permissionOf(requirement: DeclaredRoute['requirement'] | undefined): Record<string, unknown> {
+  if (!requirement) return {};
+  const { scope, grantedTo } = PERMISSIONS[requirement.permission];
+  return { 'x-permission': { name: requirement.permission, scope, grantedTo, ...requirement.target } };
 }
 
 function queryParameters(schema: SchemaObject | undefined): unknown[] {

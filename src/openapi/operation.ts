@@ -4,7 +4,7 @@ import type { SchemaObject } from './dto-schemas';
 export type Access = 'team' | 'admin' | 'metrics' | 'public';
 
 export interface Operation {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI form: /admin/v1/teams/{team} */
   path: string;
   access: Access;

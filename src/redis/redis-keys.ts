@@ -62,6 +62,14 @@ export class RedisKeys {
   consoleSession(sessionDigest: string): string {
     return `${this.prefix}console:session:${sessionDigest}`;
   }
+  /** A team's granted memberships: HASH subject -> {role, grantedAt, grantedBy} (access/). */
+  teamMembers(teamId: string): string {
+    return `${this.prefix}team:{${teamId}}:members`;
+  }
+  /** The same memberships by person: HASH team -> {role, grantedAt, grantedBy}, read by the auth guard. */
+  personTeams(subject: string): string {
+    return `${this.prefix}person:{${subject}}:teams`;
+  }
   /** Wrong admin keys from one client address (an IPv6 /64) in its current window: admin API and console sign-in. */
   adminKeyFailures(address: string): string {
     return `${this.prefix}auth:admin-key-failures:${address}`;

@@ -1,4 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
+import { Requires } from '../access/requires.decorator';
 import { AdminOnly } from '../auth/route-access.decorators';
 import { BackendHealth } from './backend-health';
 import { CircuitBreakers } from './circuit-breakers';
@@ -19,6 +20,7 @@ export class DeploymentsController {
   ) {}
 
   @Get()
+  @Requires('deployments:read')
   list() {
     return {
       object: 'list',

@@ -11,6 +11,8 @@ export type UsageGroupBy = 'day' | 'model' | 'token' | 'endpoint';
 export interface UsageQuery {
   /** One team, or every team when absent. */
   team?: string;
+  /** Without `team`: only these teams instead of every team (what the caller may read). */
+  within?: readonly string[];
   model?: string;
   /** Inclusive UTC days, yyyy-mm-dd. */
   from: string;
@@ -92,7 +94,11 @@ export class UsageQueryService {
   }
 
   private async sum(query: UsageQuery, days: string[]): Promise<{ data: UsageRow[]; total: UsageTotals }> {
-    const teamIds = query.team ? [query.team] : (await this.teams.list()).map((team) => team.id);
+    const teamIds = query.team
+      ? [query.team]
+      : query.within
+        ? [...query.within]
+        : (await this.teams.list()).map((team) => team.id);
     const results = (await this.store.dayCounters(teamIds, days)).flat();
 
     const rows = new Map<string, UsageRow>();

@@ -1,5 +1,7 @@
 import { Controller, Get, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
+import { visibleTeams } from '../access/admin-access';
+import { Requires } from '../access/requires.decorator';
 import { AdminOnly } from '../auth/route-access.decorators';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { GatewayValidationPipe } from '../common/validation/validation.pipe';
@@ -30,18 +32,24 @@ async function summaryView(usage: UsageQueryService, query: UsageQuery) {
   };
 }
 
-/** GET /admin/v1/usage: any team's (or every team's) counters. */
+/**
+ * GET /admin/v1/usage: any team's counters, or every team's the caller may read (a team-admin or team-member:
+ * their teams' only, without `team=`; another team's with it is 403).
+ */
 @AdminOnly()
 @Controller('admin/v1/usage')
 export class AdminUsageController {
   constructor(private readonly usage: UsageQueryService) {}
 
   @Get()
-  async summary(@Query(strict) dto: UsageQueryDto) {
-    return summaryView(this.usage, toQuery(dto));
+  @Requires('usage:read', { teamQuery: 'team' })
+  async summary(@Query(strict) dto: UsageQueryDto, @Req() req: Request) {
+    const visible = visibleTeams(req, 'usage:read');
+    return summaryView(this.usage, { ...toQuery(dto), ...(visible === 'all' ? {} : { within: visible }) });
   }
 
   @Get('records')
+  @Requires('usage:read', { teamQuery: 'team' })
   async records(@Query(strict) dto: UsageRecordsQueryDto) {
     return { object: 'list', data: await this.usage.records(dto.team, dto.limit ?? 100, dto.before) };
   }

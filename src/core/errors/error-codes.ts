@@ -5,6 +5,7 @@
 export const ERROR_CODES = {
   invalid_api_key: { status: 401, type: 'invalid_request_error' },
   token_expired: { status: 401, type: 'invalid_request_error' },
+  /** A team token asked for another team's usage; an admin API caller's roles do not allow the route (access/). */
   permission_denied: { status: 403, type: 'invalid_request_error' },
   /** A console change (admin API call with the session cookie) without the session's X-CSRF-Token. */
   csrf_token_invalid: { status: 403, type: 'invalid_request_error' },
@@ -21,6 +22,8 @@ export const ERROR_CODES = {
   not_found: { status: 404, type: 'invalid_request_error' },
   team_not_found: { status: 404, type: 'invalid_request_error' },
   token_not_found: { status: 404, type: 'invalid_request_error' },
+  /** No membership granted to that subject in that team (roles from the identity provider are not memberships). */
+  member_not_found: { status: 404, type: 'invalid_request_error' },
   /** A stored Responses API response that is not there: never stored, expired, deleted, or another team's. */
   response_not_found: { status: 404, type: 'invalid_request_error' },
   /** `previous_response_id` names no response this team can continue (same cases as response_not_found). */

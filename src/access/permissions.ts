@@ -1,0 +1,102 @@
+import type { Role } from './roles';
+
+type RoleKind = Role['kind'];
+
+/**
+ * What each role may do on the admin API: one row per permission, the roles that grant it, and whether it is
+ * the organisation's (`org`: only org roles can hold it) or a team's (`team`: an org role holds it on every
+ * team, a team role on its own team only). Every /admin/v1 route names the one permission it needs
+ * (@Requires, requires.decorator.ts); the permission table in docs/api.md is this table (a unit test keeps them
+ * equal).
+ *
+ * Decided: team-member reads its team's usage and spend and nothing else (not even the team's settings).
+ * Ceilings do not exist yet, so `teams:narrow` is how a team-admin changes its team: models and limits may only
+ * get narrower than the team's current ones (admin/team-narrowing.ts), never wider; widening takes an org-admin.
+ */
+export const PERMISSIONS = {
+  'teams:create': { scope: 'org', grantedTo: ['org-admin'], what: 'create a team' },
+  'teams:read': {
+    scope: 'team',
+    grantedTo: ['org-admin', 'org-viewer', 'team-admin'],
+    what: "see a team's settings (models, limits, labels)",
+  },
+  'teams:write': {
+    scope: 'team',
+    grantedTo: ['org-admin'],
+    what: 'change any of a team: widen its models and limits, labels, disable, enable, delete',
+  },
+  'teams:narrow': {
+    scope: 'team',
+    grantedTo: ['org-admin', 'team-admin'],
+    what: "narrow a team's models and limits (never widen them)",
+  },
+  'tokens:read': {
+    scope: 'team',
+    grantedTo: ['org-admin', 'org-viewer', 'team-admin'],
+    what: "list and see a team's tokens (never a secret)",
+  },
+  'tokens:write': {
+    scope: 'team',
+    grantedTo: ['org-admin', 'team-admin'],
+    what: "issue, rotate and revoke a team's tokens (an issued or rotated secret is in that answer only)",
+  },
+  'members:read': {
+    scope: 'team',
+    grantedTo: ['org-admin', 'org-viewer', 'team-admin'],
+    what: "list and see a team's granted memberships",
+  },
+  'members:write': {
+    scope: 'team',
+    grantedTo: ['org-admin', 'team-admin'],
+    what: 'grant and take away team-admin and team-member of a team',
+  },
+  'usage:read': {
+    scope: 'team',
+    grantedTo: ['org-admin', 'org-viewer', 'team-admin', 'team-member'],
+    what: "read a team's usage counters and records (tokens and cost)",
+  },
+  'spend:read': {
+    scope: 'team',
+    grantedTo: ['org-admin', 'org-viewer', 'team-admin', 'team-member'],
+    what: "read a team's budgets and what is spent of them",
+  },
+  'audit:read': {
+    scope: 'team',
+    grantedTo: ['org-admin', 'org-viewer', 'team-admin'],
+    what: "read the audit trail (a team's entries: those whose target is the team or under it)",
+  },
+  'deployments:read': {
+    scope: 'org',
+    grantedTo: ['org-admin', 'org-viewer'],
+    what: "see every deployment's health",
+  },
+  'prices:read': { scope: 'org', grantedTo: ['org-admin', 'org-viewer'], what: "see a model's prices" },
+} as const satisfies Record<string, { scope: 'org' | 'team'; grantedTo: readonly RoleKind[]; what: string }>;
+
+export type Permission = keyof typeof PERMISSIONS;
+
+const grantedTo = (permission: Permission): readonly RoleKind[] => PERMISSIONS[permission].grantedTo;
+
+/** The roles hold `permission` on every team (or, for an org permission, at all). */
+export function grantsEverywhere(roles: readonly Role[], permission: Permission): boolean {
+  return roles.some((role) => !('team' in role) && grantedTo(permission).includes(role.kind));
+}
+
+/** The roles hold `permission` on `team`: everywhere, or by a team role of that team. */
+export function grantsOn(roles: readonly Role[], permission: Permission, team: string): boolean {
+  if (grantsEverywhere(roles, permission)) return true;
+  if (PERMISSIONS[permission].scope === 'org') return false;
+  return roles.some(
+    (role) => 'team' in role && role.team === team && grantedTo(permission).includes(role.kind),
+  );
+}
+
+/** Where the roles hold `permission`: every team, or these teams (maybe none). */
+export function teamsGranted(roles: readonly Role[], permission: Permission): 'all' | string[] {
+  if (grantsEverywhere(roles, permission)) return 'all';
+  if (PERMISSIONS[permission].scope === 'org') return [];
+  const teams = roles.flatMap((role) =>
+    'team' in role && grantedTo(permission).includes(role.kind) ? [role.team] : [],
+  );
+  return [...new Set(teams)].sort();
+}

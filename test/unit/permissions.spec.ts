@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  grantsEverywhere,
+  grantsOn,
+  PERMISSIONS,
+  teamsGranted,
+  type Permission,
+} from '../../src/access/permissions';
+import { ROLE_KINDS, type Role } from '../../src/access/roles';
+
+const ALL = Object.keys(PERMISSIONS) as Permission[];
+const held = (roles: Role[], team: string) => ALL.filter((p) => grantsOn(roles, p, team));
+
+describe('the permission table (src/access/permissions.ts)', () => {
+  it('gives org-admin everything, everywhere', () => {
+    expect(ALL.filter((p) => !grantsEverywhere([{ kind: 'org-admin' }], p))).toEqual([]);
+  });
+
+  it('gives org-viewer every read and no change', () => {
+    const viewer = ALL.filter((p) => grantsEverywhere([{ kind: 'org-viewer' }], p));
+    expect(viewer).toEqual(ALL.filter((p) => p.endsWith(':read')));
+  });
+
+  it("gives a team-admin their team's tokens, members, narrowing, usage, spend and audit, on that team only", () => {
+    const admin: Role[] = [{ kind: 'team-admin', team: 'a' }];
+    expect(held(admin, 'a').sort()).toEqual(
+      [
+        'audit:read',
+        'members:read',
+        'members:write',
+        'spend:read',
+        'teams:narrow',
+        'teams:read',
+        'tokens:read',
+        'tokens:write',
+        'usage:read',
+      ].sort(),
+    );
+    expect(held(admin, 'b')).toEqual([]);
+    expect(ALL.filter((p) => grantsEverywhere(admin, p))).toEqual([]);
+  });
+
+  it("gives a team-member their team's usage and spend, nothing else", () => {
+    expect(held([{ kind: 'team-member', team: 'a' }], 'a')).toEqual(['usage:read', 'spend:read']);
+  });
+
+  it('never lets a team role hold an org permission, and merges roles', () => {
+    for (const p of ALL.filter((p) => PERMISSIONS[p].scope === 'org'))
+      expect(PERMISSIONS[p].grantedTo.filter((kind) => kind.startsWith('team-'))).toEqual([]);
+    const roles: Role[] = [
+      { kind: 'team-member', team: 'b' },
+      { kind: 'team-admin', team: 'a' },
+      { kind: 'team-member', team: 'a' },
+    ];
+    expect(teamsGranted(roles, 'usage:read')).toEqual(['a', 'b']);
+    expect(teamsGranted(roles, 'tokens:write')).toEqual(['a']);
+    expect(teamsGranted(roles, 'deployments:read')).toEqual([]);
+    expect(teamsGranted([{ kind: 'org-viewer' }], 'usage:read')).toBe('all');
+    expect(grantsOn([], 'usage:read', 'a')).toBe(false);
+  });
+
+  it('is the table docs/api.md shows', () => {
+    const doc = readFileSync(join(__dirname, '../../docs/api.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('### Roles and permissions'));
+    const rows = [...section.matchAll(/^\| `([a-z]+:[a-z]+)` \| (org|team) \| ([^|]+) \|/gm)].map(
+      ([, name, scope, roles]) => ({ name, scope, roles: roles.trim() }),
+    );
+    expect(rows).toEqual(
+      ALL.map((name) => ({
+        name,
+        scope: PERMISSIONS[name].scope,
+        roles: ROLE_KINDS.filter((kind) => (PERMISSIONS[name].grantedTo as readonly string[]).includes(kind))
+          .map((kind) => `\`${kind}\``)
+          .join(', '),
+      })),
+    );
+  });
+});
