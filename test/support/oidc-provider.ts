@@ -17,6 +17,15 @@ export interface TestUser {
  */
 export const PROVIDER_HOST = '127.0.0.2';
 
+/** A port free on PROVIDER_HOST now (the gateway is configured with the issuer before the provider starts). */
+export async function freeProviderPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, PROVIDER_HOST, resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
 export const CLIENT_ID = 'switchyard-console';
 export const CLIENT_SECRET = 'test-client-secret-0123456789';
 
@@ -64,7 +73,18 @@ export class TestOidcProvider {
 
   private provider(redirectUri: string): Provider {
     const users = this.users;
+    // Its in-memory store is what a test wants; the warning that it is not for production is not.
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => void (/in-memory adapter/.test(String(args[0])) || warn(...args));
     const provider = new Provider(this.issuer, {
+      ttl: {
+        AccessToken: 600,
+        AuthorizationCode: 60,
+        IdToken: 600,
+        Interaction: 600,
+        Session: 3600,
+        Grant: 3600,
+      },
       clients: [
         {
           client_id: CLIENT_ID,
@@ -78,6 +98,8 @@ export class TestOidcProvider {
       jwks: { keys: [this.privateJwk!] },
       cookies: { keys: ['test-cookie-key-0123456789abcdef'] },
       features: { devInteractions: { enabled: false } },
+      // Offered for other clients, as a lax provider may: the console must still accept only RS256 from this one.
+      enabledJWA: { idTokenSigningAlgValues: ['RS256', 'HS256'] },
       pkce: { required: () => true },
       // The person's claims in the ID token itself (as Keycloak's, Entra's, Okta's mappers put them there).
       conformIdTokenClaims: false,
@@ -93,6 +115,7 @@ export class TestOidcProvider {
           : undefined;
       },
     });
+    console.warn = warn;
     provider.use(async (ctx, next) => {
       await next();
       const body = ctx.body as { id_token?: string } | undefined;

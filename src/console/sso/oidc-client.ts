@@ -8,6 +8,9 @@ import { GatewayException } from '../../core/errors/gateway.exception';
 import type { IdTokenClaims } from './group-roles';
 import type { SsoFlow } from './sso-flows';
 
+/** The log line of every refused SSO sign-in (with its reason). */
+export const SIGN_IN_REFUSED = 'console sign-in through the identity provider refused';
+
 /** Asymmetric signatures only: an ID token signed with HMAC (keyed with anything public) or `none` is refused. */
 const SIGNATURE_ALGS = [
   'RS256',
@@ -142,17 +145,16 @@ export class OidcClient implements OnApplicationBootstrap {
   }
 }
 
-/** What went wrong, for the log: the library's message and code, never a token. */
+/** What went wrong, for the log: the library's messages and codes down the chain of causes, never a token. */
 function reasonOf(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const code = (error as { code?: unknown }).code;
-  const oauthError = (error as { error?: unknown }).error;
-  return [
-    error.name,
-    typeof code === 'string' ? code : '',
-    typeof oauthError === 'string' ? oauthError : '',
-    error.message,
-  ]
-    .filter(Boolean)
-    .join(': ');
+  const parts: string[] = [];
+  for (let at: unknown = error, depth = 0; at !== undefined && depth < 4; depth++) {
+    if (!(at instanceof Error)) break; // the library's details (claims, a response): not for the log
+    const { code, error: oauthError } = at as { code?: unknown; error?: unknown };
+    parts.push(
+      [at.name, code, oauthError, at.message].filter((part) => typeof part === 'string' && part).join(': '),
+    );
+    at = at.cause;
+  }
+  return parts.join(' <- ');
 }

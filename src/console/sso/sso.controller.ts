@@ -3,13 +3,14 @@ import { parse as parseCookies } from 'cookie';
 import type { Request, Response } from 'express';
 import * as client from 'openid-client';
 import { AuditLog } from '../../audit/audit.log';
+import { AppLogger } from '../../common/logging/logger';
 import { ConsoleSessions } from '../../auth/console-sessions';
 import { Public } from '../../auth/route-access.decorators';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import { formatRole } from '../../access/roles';
 import { setSessionCookie } from '../console-session-cookie';
 import { personOf, rolesOf } from './group-roles';
-import { OidcClient } from './oidc-client';
+import { OidcClient, SIGN_IN_REFUSED } from './oidc-client';
 import { SSO_FLOW_TTL_SECONDS, SsoFlows } from './sso-flows';
 import { refuse } from './refusal-page';
 
@@ -31,6 +32,7 @@ export class SsoController {
     private readonly flows: SsoFlows,
     private readonly sessions: ConsoleSessions,
     private readonly audit: AuditLog,
+    private readonly logger: AppLogger,
   ) {}
 
   /** Sends the browser to the provider; `return` is where the console goes afterwards (a path under /console/). */
@@ -78,21 +80,31 @@ export class SsoController {
         path: FLOW_COOKIE_PATH,
       });
       const flow = id ? await this.flows.take(id) : null;
-      if (!flow)
+      if (!flow) {
+        this.logger.pino.warn(
+          { reason: id ? 'the flow is unknown: expired or used already' : 'no flow cookie' },
+          SIGN_IN_REFUSED,
+        );
         throw new GatewayException(
           'sso_failed',
           'This sign-in expired, was finished already, or was started in another browser; sign in again.',
         );
+      }
       const callbackUrl = new URL(flow.redirectUrl);
       callbackUrl.search = new URL(req.originalUrl, 'http://callback').search;
       const claims = await this.oidc.signedIn(callbackUrl, flow);
       const person = personOf(claims);
       const roles = rolesOf(claims, oidc);
-      if (roles.length === 0)
+      if (roles.length === 0) {
+        this.logger.pino.warn(
+          { reason: `no role for ${person.subject}: no group in auth.oidc.groupRoles` },
+          SIGN_IN_REFUSED,
+        );
         throw new GatewayException(
           'permission_denied',
           `${person.email ?? person.subject} has no role in this console: none of their groups (the ID token's "${oidc.groupsClaim}" claim) is in auth.oidc.groupRoles.`,
         );
+      }
       const { id: sessionId, session } = await this.sessions.open(person.email ?? person.subject, {
         person,
         roles,
