@@ -1,42 +1,9 @@
 import { decodeJwt, decodeProtectedHeader, exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { createPublicKey } from 'node:crypto';
 import { OpenAIUpstream } from '../support/openai-upstream';
-import {
-  CLIENT_ID,
-  CLIENT_SECRET,
-  freeProviderPort,
-  PROVIDER_HOST,
-  TestOidcProvider,
-  type TestUser,
-} from '../support/oidc-provider';
-import { CookieJar, throughProvider } from '../support/sso-flow';
+import { CLIENT_ID, freeProviderPort, PROVIDER_HOST, TestOidcProvider } from '../support/oidc-provider';
+import { CookieJar, oidcConfig, SSO_USERS, throughProvider } from '../support/sso-flow';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
-
-export const SSO_USERS: TestUser[] = [
-  { login: 'alice', email: 'alice@example.com', name: 'Alice <b>Admin</b>', groups: ['switchyard-admins'] },
-  {
-    login: 'carol',
-    email: 'carol@example.com',
-    name: 'Carol',
-    groups: ['team-a-leads', 'switchyard-viewers'],
-  },
-  { login: 'bob', email: 'bob@example.com', name: 'Bob', groups: ['sales'] },
-];
-
-export const GROUP_ROLES = {
-  'switchyard-admins': 'org-admin',
-  'switchyard-viewers': 'org-viewer',
-  'team-a-leads': 'team-admin:team-a',
-};
-
-/** auth.oidc for a provider at `issuer`. */
-export const oidcConfig = (issuer: string) => ({
-  issuer,
-  clientId: CLIENT_ID,
-  clientSecret: CLIENT_SECRET,
-  scopes: ['openid', 'email', 'profile', 'groups'],
-  groupRoles: GROUP_ROLES,
-});
 
 /**
  * Console sign-in through a real OpenID Provider (oidc-provider, in process), at the HTTP level with redirects

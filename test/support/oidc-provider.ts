@@ -151,7 +151,7 @@ function loginPage(res: ServerResponse, uid: string): void {
   res
     .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
     .end(
-      `<!doctype html><title>Test provider</title><form method="post" action="/interaction/${uid}/login">` +
+      `<!doctype html><title>Test provider</title><link rel="icon" href="data:,"><form method="post" action="/interaction/${uid}/login">` +
         `<label>Username <input name="login"></label><button type="submit">Log in</button></form>`,
     );
 }

@@ -1,3 +1,33 @@
+import { CLIENT_ID, CLIENT_SECRET, type TestUser } from './oidc-provider';
+
+/** The test provider's people: an org-admin (a name to escape), a team-admin who is also an org-viewer, nobody. */
+export const SSO_USERS: TestUser[] = [
+  { login: 'alice', email: 'alice@example.com', name: 'Alice <b>Admin</b>', groups: ['switchyard-admins'] },
+  {
+    login: 'carol',
+    email: 'carol@example.com',
+    name: 'Carol',
+    groups: ['team-a-leads', 'switchyard-viewers'],
+  },
+  { login: 'bob', email: 'bob@example.com', name: 'Bob', groups: ['sales'] },
+];
+
+/** auth.oidc.groupRoles of the SSO tests. */
+export const GROUP_ROLES = {
+  'switchyard-admins': 'org-admin',
+  'switchyard-viewers': 'org-viewer',
+  'team-a-leads': 'team-admin:team-a',
+};
+
+/** auth.oidc for a provider at `issuer`. */
+export const oidcConfig = (issuer: string) => ({
+  issuer,
+  clientId: CLIENT_ID,
+  clientSecret: CLIENT_SECRET,
+  scopes: ['openid', 'email', 'profile', 'groups'],
+  groupRoles: GROUP_ROLES,
+});
+
 /** Cookies of one site, as a browser keeps them (name -> value; a cleared cookie is gone). */
 export class CookieJar {
   readonly cookies = new Map<string, string>();

@@ -29,7 +29,7 @@ export function refuse(req: Request, res: Response, error: unknown): void {
     .setHeader('cache-control', 'no-store')
     .type('html')
     .send(
-      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in refused</title></head>` +
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in refused</title><link rel="icon" href="data:,"></head>` +
         `<body><h1>Sign-in refused</h1><p role="alert">${escapeHtml(error.message)}</p>` +
         `<p><a href="/console/">Back to the console</a></p></body></html>\n`,
     );
