@@ -1,4 +1,4 @@
-import { rolesOf } from '../../src/console/sso/group-roles';
+import { personOf, rolesOf } from '../../src/console/sso/group-roles';
 import { buildConfig } from '../support/config';
 
 const minimal = { admin: { apiKey: 'k' } };
@@ -82,5 +82,15 @@ describe('auth.oidc and console.adminKeySignIn', () => {
     expect(rolesOf({ sub: 's', groups: ['a'] }, config)).toEqual([]);
     // A group named like an Object.prototype member is just a group.
     expect(rolesOf({ sub: 's', roles: ['constructor', 'toString'] }, config)).toEqual([]);
+  });
+
+  it('names the person by subject, email and name; an email the provider has not verified is left out', () => {
+    expect(personOf({ sub: 's', email: 'a@example.com', name: 'A', email_verified: true })).toEqual({
+      subject: 's',
+      email: 'a@example.com',
+      name: 'A',
+    });
+    expect(personOf({ sub: 's', email: 'a@example.com', email_verified: false })).toEqual({ subject: 's' });
+    expect(personOf({ sub: 's', email: 3, name: '' })).toEqual({ subject: 's' });
   });
 });

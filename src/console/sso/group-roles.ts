@@ -4,12 +4,16 @@ import type { OidcConfig } from '../../config/config.schema';
 /** The ID token's claims this sign-in reads. */
 export type IdTokenClaims = Record<string, unknown> & { sub: string };
 
-/** The person as the ID token names them. */
+/**
+ * The person as the ID token names them. An email the provider says it has not verified is left out: the session
+ * and the audit trail would otherwise name someone by an address they only typed.
+ */
 export function personOf(claims: IdTokenClaims): Person {
   const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
+  const email = claims.email_verified === false ? undefined : text(claims.email);
   return {
     subject: claims.sub,
-    ...(text(claims.email) ? { email: text(claims.email) } : {}),
+    ...(email ? { email } : {}),
     ...(text(claims.name) ? { name: text(claims.name) } : {}),
   };
 }
