@@ -1,5 +1,6 @@
 import { decodeJwt, decodeProtectedHeader, exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { createPublicKey } from 'node:crypto';
+import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { CLIENT_ID, freeProviderPort, PROVIDER_HOST, TestOidcProvider } from '../support/oidc-provider';
 import { CookieJar, oidcConfig, SSO_USERS, throughProvider } from '../support/sso-flow';
@@ -21,11 +22,15 @@ describe('console sign-in through the identity provider (SSO)', () => {
   beforeAll(async () => {
     upstream = await new OpenAIUpstream().start();
     const port = await freeProviderPort();
-    // The gateway boots before its provider answers: discovery must not hold boot up, and is tried again later.
+    // The gateway boots before its provider answers: discovery fails without holding boot up, and the first sign-in
+    // tries it again.
     gw = await startTestGateway({
       upstreamUrl: upstream.url,
       config: { auth: { oidc: oidcConfig(`http://${PROVIDER_HOST}:${port}`) } },
     });
+    await eventually(() =>
+      expect(gw.logs.map((line) => line.msg)).toContain('OpenID Connect discovery failed'),
+    );
     provider = await new TestOidcProvider(SSO_USERS).start(`${gw.url}/console/api/sso/callback`, port);
   });
   afterAll(async () => {
