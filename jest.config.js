@@ -8,9 +8,10 @@ module.exports = {
     '^.+\\.ts$': 'ts-jest',
     // NestJS 12 and jose 6 ship ES modules only. Node loads them from our CommonJS build (require of ESM), but Jest's module
     // runtime cannot, so Jest alone gets them transpiled to CommonJS (cached after the first run).
-    '^.+/node_modules/(@nestjs|jose)/.+\\.js$': '<rootDir>/test/support/esm-to-cjs.mjs',
+    '^.+/node_modules/(@nestjs|jose|openid-client|oauth4webapi|oidc-provider)/.+\\.js$':
+      '<rootDir>/test/support/esm-to-cjs.mjs',
   },
-  transformIgnorePatterns: ['/node_modules/(?!@nestjs/|jose/)'],
+  transformIgnorePatterns: ['/node_modules/(?!@nestjs/|jose/|openid-client/|oauth4webapi/|oidc-provider/)'],
   testTimeout: 30000,
   // Every exchange of a test gateway is checked against the vendors' published schemas (test/support/wire/).
   setupFilesAfterEnv: ['<rootDir>/test/support/wire/jest-setup.ts'],

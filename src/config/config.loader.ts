@@ -3,7 +3,8 @@ import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
 import type { BackendFamilies, BackendFamilyShape, ModelProblem } from './backend-families';
-import { BackendConfig, GatewayConfig, ModelConfig, TeamSeedConfig } from './config.schema';
+import { parseRole } from '../access/roles';
+import { BackendConfig, GatewayConfig, ModelConfig, OidcConfig, TeamSeedConfig } from './config.schema';
 
 /** A config problem, always naming the key, so the operator can fix it without reading code. */
 export class ConfigError extends Error {
@@ -243,6 +244,7 @@ export function buildConfig(
         problems.push(`models.${name}.fallbacks: a model cannot fall back to itself`);
     }
   }
+  if (config.auth.oidc) problems.push(...oidcProblems(config.auth.oidc));
   // PORT set but empty (`PORT=` in an env file, `${PORT}` in compose with nothing behind it) is read as unset:
   // Number('') is 0, which would quietly listen on a random port. Only digits are a port (Number() also reads
   // "0x50", "1e3" and "+80").
@@ -254,6 +256,32 @@ export function buildConfig(
   }
   if (problems.length) throw new ConfigError(onePerUnsetVariable(problems.map((p) => p.replace(/^\./, ''))));
   return config;
+}
+
+/** What the validators cannot say about auth.oidc: roles spelled right, `openid` asked, TLS to the provider. */
+function oidcProblems(oidc: OidcConfig): string[] {
+  const problems: string[] = [];
+  // Keys of the wrong type have been reported by the validators already.
+  const groupRoles = oidc.groupRoles && typeof oidc.groupRoles === 'object' ? oidc.groupRoles : {};
+  for (const [group, role] of Object.entries(groupRoles))
+    if (typeof role !== 'string' || !parseRole(role))
+      problems.push(
+        `auth.oidc.groupRoles.${group}: ${JSON.stringify(role)} is not a role (org-admin, org-viewer, team-admin:<team>, team-member:<team>)`,
+      );
+  if (Array.isArray(oidc.scopes) && !oidc.scopes.includes('openid'))
+    problems.push('auth.oidc.scopes: must include "openid"');
+  // Plain HTTP only to a provider on this machine (a test's, a local Dex): elsewhere the code and tokens need TLS.
+  for (const key of ['issuer', 'redirectUrl'] as const) {
+    const url = URL.parse(String(oidc[key] ?? ''));
+    if (url?.protocol === 'http:' && !isLoopback(url.hostname))
+      problems.push(`auth.oidc.${key}: must be https (plain http only to localhost)`);
+  }
+  return problems;
+}
+
+/** localhost, 127.0.0.0/8 or [::1]. */
+export function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
 }
 
 /** A key whose environment variable is not set is reported as that, not again as empty. */

@@ -117,12 +117,40 @@ export class RedisConfig {
 export const AUTH_OUTAGE_MODES = ['reject', 'last-known'] as const;
 export type AuthOutageMode = (typeof AUTH_OUTAGE_MODES)[number];
 
+/**
+ * Console sign-in through the organisation's OpenID Connect provider (docs/sso.md). Discovery from `issuer`; roles
+ * from the ID token's `groupsClaim` through `groupRoles` (each value a role as access/roles.ts spells it, checked
+ * by the loader so the error names the group).
+ */
+export class OidcConfig {
+  /** The provider's issuer URL (its `/.well-known/openid-configuration` is read from there). */
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) issuer!: string;
+  @IsString()
+  @IsNotEmpty({ message: 'must be set (the client id registered at the provider)' })
+  clientId!: string;
+  @IsString()
+  @IsNotEmpty({ message: 'must be set (the client secret registered at the provider)' })
+  clientSecret!: string;
+  /** Asked of the provider; `openid` must be among them (the loader checks). */
+  @IsArray() @IsString({ each: true }) scopes: string[] = ['openid', 'email', 'profile'];
+  /** Registered at the provider; default: `<the console's origin>/console/api/sso/callback`. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  redirectUrl?: string;
+  /** The ID token claim that lists the person's groups (a list of strings, or one string). */
+  @IsString() @IsNotEmpty() groupsClaim = 'groups';
+  /** Group -> role (`org-admin`, `org-viewer`, `team-admin:<team>`, `team-member:<team>`). */
+  @IsObject() groupRoles: Record<string, string> = {};
+}
+
 export class AuthConfig {
   /**
    * When the token store is unreachable: `reject` answers 503; `last-known` accepts the
    * tokens this replica last saw as valid (revocations during the outage are missed).
    */
   @IsIn(AUTH_OUTAGE_MODES as unknown as string[]) onOutage: AuthOutageMode = 'reject';
+  /** Console sign-in through the organisation's identity provider; absent: admin-key sign-in only. */
+  @IsOptional() @ValidateNested() @Type(() => OidcConfig) oidc?: OidcConfig;
 }
 
 export class UsageConfig {
@@ -161,6 +189,8 @@ export class ConsoleConfig {
   @IsBoolean() enabled = true;
   /** A console sign-in lasts this long (its session cookie's Max-Age and its Redis TTL). */
   @IsInt() @Min(60) @Max(7 * 86_400) sessionTtlSeconds = 8 * 3600;
+  /** The admin-key sign-in (break-glass); `false` leaves only the sign-in through auth.oidc. */
+  @IsBoolean() adminKeySignIn = true;
 }
 
 export class LogConfig {

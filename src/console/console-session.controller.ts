@@ -2,16 +2,13 @@ import { Body, Controller, Delete, Get, HttpCode, Post, Req, Res } from '@nestjs
 import type { Request, Response } from 'express';
 import { AuditLog } from '../audit/audit.log';
 import { AdminKeyThrottle } from '../auth/admin-key-throttle';
-import {
-  carriesCsrfToken,
-  CONSOLE_COOKIE,
-  ConsoleSessions,
-  type ConsoleSession,
-} from '../auth/console-sessions';
+import { carriesCsrfToken, CONSOLE_COOKIE, ConsoleSessions } from '../auth/console-sessions';
+import { GatewayConfig } from '../config/config.schema';
 import { Public } from '../auth/route-access.decorators';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { GatewayValidationPipe } from '../common/validation/validation.pipe';
 import { ConsoleSignInDto } from './console.dto';
+import { sessionView, setSessionCookie } from './console-session-cookie';
 
 const strict = new GatewayValidationPipe({ strict: true });
 
@@ -26,7 +23,20 @@ export class ConsoleSessionController {
     private readonly sessions: ConsoleSessions,
     private readonly audit: AuditLog,
     private readonly adminKeys: AdminKeyThrottle,
-  ) {}
+    config: GatewayConfig,
+  ) {
+    this.adminKeySignIn = config.console.adminKeySignIn;
+    this.sso = config.auth.oidc !== undefined;
+  }
+
+  private readonly adminKeySignIn: boolean;
+  private readonly sso: boolean;
+
+  /** How one may sign in here, for the sign-in page: the admin key (unless turned off), SSO (when configured). */
+  @Get('options')
+  options() {
+    return { object: 'console.sign_in_options', admin_key: this.adminKeySignIn, sso: this.sso };
+  }
 
   /**
    * Exchanges the admin key for a session cookie; answers the CSRF token the page must send with changes. Wrong
@@ -39,16 +49,14 @@ export class ConsoleSessionController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ) {
+    if (!this.adminKeySignIn)
+      throw new GatewayException(
+        'permission_denied',
+        'The admin-key sign-in is turned off (console.adminKeySignIn); sign in with SSO.',
+      );
     await this.adminKeys.verify(body.adminKey, req.ip, 'console_sign_in');
     const { id, session } = await this.sessions.open(body.name);
-    res.cookie(CONSOLE_COOKIE, id, {
-      httpOnly: true,
-      sameSite: 'strict',
-      secure: req.secure,
-      path: '/',
-      maxAge: this.sessions.ttlSeconds * 1000,
-    });
-    res.setHeader('cache-control', 'no-store');
+    setSessionCookie(req, res, id, this.sessions.ttlSeconds);
     await this.audit.write(
       { actor: `console:${session.actor}`, ip: req.ip, requestId: req.exchange.requestId },
       'console.sign_in',
@@ -84,13 +92,4 @@ export class ConsoleSessionController {
       );
     return { signed_out: true };
   }
-}
-
-function sessionView(session: ConsoleSession) {
-  return {
-    object: 'console.session',
-    actor: session.actor,
-    csrf_token: session.csrf,
-    expires_at: session.expiresAt,
-  };
 }

@@ -9,7 +9,7 @@ export const CONSOLE_ASSETS = join(__dirname, '../../dist/console-web');
  * Strict by construction: the page loads only its own script and stylesheet and talks only to this origin; no
  * inline script or style (uPlot and Preact set styles through the DOM, which CSP allows); never framed.
  */
-const SECURITY_HEADERS: Record<string, string> = {
+export const SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',

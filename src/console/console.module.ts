@@ -1,7 +1,17 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { ConsoleSessionController } from './console-session.controller';
+import { OidcClient } from './sso/oidc-client';
+import { SsoController } from './sso/sso.controller';
+import { SsoFlows } from './sso/sso-flows';
 
-/** The admin web console: its sign-in API here, its page served by installConsole (console-static.ts). */
-@Module({ imports: [AuditModule], controllers: [ConsoleSessionController] })
+/**
+ * The admin web console: its sign-in API here (the admin key, and SSO through auth.oidc in sso/), its page served
+ * by installConsole (console-static.ts).
+ */
+@Module({
+  imports: [AuditModule],
+  controllers: [ConsoleSessionController, SsoController],
+  providers: [OidcClient, SsoFlows],
+})
 export class ConsoleModule {}

@@ -97,6 +97,34 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: 'get',
+    path: '/console/api/session/options',
+    access: 'public',
+    summary:
+      'How one may sign in to the console: the admin key (unless console.adminKeySignIn is false), SSO (auth.oidc).',
+    ok: {
+      status: 200,
+      description: 'The sign-in options',
+      schema: object({ admin_key: { type: 'boolean' }, sso: { type: 'boolean' } }, ['admin_key', 'sso']),
+    },
+  },
+  {
+    method: 'get',
+    path: '/console/api/sso/start',
+    access: 'public',
+    summary:
+      'Console sign-in through the identity provider (auth.oidc): a redirect to the provider (authorization code with PKCE, state and nonce); `return` is a path under /console/ to land on. 404 without auth.oidc.',
+    ok: { status: 302, description: "Redirect to the provider's authorization endpoint" },
+  },
+  {
+    method: 'get',
+    path: '/console/api/sso/callback',
+    access: 'public',
+    summary:
+      "The provider's answer: the code exchanged and the ID token checked; a console session cookie and a redirect to the console, or 401 sso_failed / 403 permission_denied (no role) without a session.",
+    ok: { status: 302, description: 'Redirect to the console, signed in' },
+  },
+  {
+    method: 'get',
     path: '/openapi.json',
     access: 'public',
     summary: 'This document.',
@@ -433,6 +461,20 @@ export function buildOpenApiDocument(
           {
             object: { const: 'console.session' },
             actor: { type: 'string' },
+            person: {
+              type: ['object', 'null'],
+              description: 'The person signed in through SSO (null for an admin-key sign-in).',
+              properties: {
+                subject: { type: 'string' },
+                email: { type: 'string' },
+                name: { type: 'string' },
+              },
+            },
+            roles: {
+              type: 'array',
+              items: { type: 'string' },
+              description: 'e.g. org-admin, team-admin:<team>',
+            },
             csrf_token: { type: 'string' },
             expires_at: { type: 'string' },
           },

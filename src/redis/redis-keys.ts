@@ -70,6 +70,10 @@ export class RedisKeys {
   personTeams(subject: string): string {
     return `${this.prefix}person:{${subject}}:teams`;
   }
+  /** A console sign-in through the identity provider under way (its PKCE verifier, state, nonce), by its cookie's SHA-256. */
+  ssoFlow(flowDigest: string): string {
+    return `${this.prefix}console:sso-flow:${flowDigest}`;
+  }
   /** Wrong admin keys from one client address (an IPv6 /64) in its current window: admin API and console sign-in. */
   adminKeyFailures(address: string): string {
     return `${this.prefix}auth:admin-key-failures:${address}`;

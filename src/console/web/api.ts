@@ -3,6 +3,10 @@
 
 export interface Session {
   actor: string;
+  /** The person signed in through SSO; null for an admin-key sign-in. */
+  person: { subject: string; email?: string; name?: string } | null;
+  /** `org-admin`, `org-viewer`, `team-admin:<team>`, `team-member:<team>`. */
+  roles: string[];
   csrf_token: string;
   expires_at: string;
 }
@@ -14,6 +18,12 @@ export class ApiError extends Error {
   ) {
     super(message);
   }
+}
+
+/** How one may sign in (GET /console/api/session/options). */
+export interface SignInOptions {
+  admin_key: boolean;
+  sso: boolean;
 }
 
 let csrf = '';

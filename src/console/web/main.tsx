@@ -70,7 +70,11 @@ function App() {
           {link('#/audit', 'Audit trail', section === 'audit')}
         </nav>
         <span class="who">
-          {session.actor}{' '}
+          <span class="person" title={session.person?.subject}>
+            {session.person?.name ?? session.actor}
+            {session.person?.email && session.person.name ? ` (${session.person.email})` : ''}
+          </span>{' '}
+          <span class="roles">{session.roles.join(', ')}</span>{' '}
           <button type="button" onClick={signOut}>
             Sign out
           </button>

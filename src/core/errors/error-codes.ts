@@ -9,6 +9,11 @@ export const ERROR_CODES = {
   permission_denied: { status: 403, type: 'invalid_request_error' },
   /** A console change (admin API call with the session cookie) without the session's X-CSRF-Token. */
   csrf_token_invalid: { status: 403, type: 'invalid_request_error' },
+  /**
+   * A console sign-in through the identity provider that could not be verified (state, code or ID token refused,
+   * the flow expired or was used already): no session is opened.
+   */
+  sso_failed: { status: 401, type: 'invalid_request_error' },
   model_not_allowed: { status: 403, type: 'invalid_request_error' },
   /**
    * The model is configured but cannot be served as configured (its backend needs an API key and has none): only
@@ -52,6 +57,8 @@ export const ERROR_CODES = {
   /** Every connection to the backend is in use and none freed within timeouts.connectionWaitMs (Retry-After). */
   upstream_busy: { status: 503, type: 'server_error' },
   upstream_timeout: { status: 504, type: 'server_error' },
+  /** The identity provider (auth.oidc.issuer) did not answer, or not as OpenID Connect: try again later. */
+  sso_unavailable: { status: 503, type: 'server_error' },
   auth_unavailable: { status: 503, type: 'server_error' },
   limits_unavailable: { status: 503, type: 'server_error' },
   store_unavailable: { status: 503, type: 'server_error' },
