@@ -133,6 +133,48 @@ describe('console sign-in through the identity provider (SSO)', () => {
     expect((result.session.body as { roles: string[] }).roles).toEqual(['team-admin:team-a', 'org-viewer']);
   });
 
+  it('holds a person signed in through SSO to their roles on the admin API, and names them in the audit trail', async () => {
+    await gw.admin('POST', '/admin/v1/teams', { id: 'team-a' });
+    await gw.admin('POST', '/admin/v1/teams', { id: 'team-b' });
+    // carol: team-admin of team-a and org-viewer, from her groups.
+    const { gateway, callback } = await throughProvider(gw.url, 'carol');
+    const result = await finish(gateway, callback);
+    const csrf = (result.session.body as { csrf_token: string }).csrf_token;
+    const call = (method: string, path: string, body?: unknown) =>
+      fetch(`${gw.url}${path}`, {
+        method,
+        headers: {
+          cookie: gateway.header(),
+          'x-csrf-token': csrf,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const codeOf = async (response: Response) => [
+      response.status,
+      ((await response.json()) as { error?: { code?: string } }).error?.code,
+    ];
+
+    expect((await call('GET', '/admin/v1/teams/team-b')).status).toBe(200); // org-viewer reads every team
+    expect(await codeOf(await call('POST', '/admin/v1/teams', { id: 'team-c' }))).toEqual([
+      403,
+      'permission_denied',
+    ]);
+    expect(await codeOf(await call('POST', '/admin/v1/teams/team-b/tokens', {}))).toEqual([
+      403,
+      'permission_denied',
+    ]);
+    const issued = await call('POST', '/admin/v1/teams/team-a/tokens', { name: 'carols-ci' });
+    expect(issued.status).toBe(201);
+    const audit = await gw.admin('GET', '/admin/v1/audit?target=team/team-a');
+    expect(
+      audit.body.data.find((entry: { action: string }) => entry.action === 'token.create'),
+    ).toMatchObject({
+      actor: 'console:carol@example.com',
+      person: { subject: 'carol', email: 'carol@example.com' },
+    });
+  });
+
   it('refuses a person none of whose groups has a role: 403, no session', async () => {
     const { gateway, callback } = await throughProvider(gw.url, 'bob');
     const result = await finish(gateway, callback);
