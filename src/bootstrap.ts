@@ -38,6 +38,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
   installHttpFront(app.getHttpAdapter().getInstance(), config, logger, inFlight);
   if (config.console.enabled) installConsole(app.getHttpAdapter().getInstance());
   answerClientErrorsInOpenAIShape(app.getHttpServer() as Server);
+  (app.getHttpServer() as Server).keepAliveTimeout = config.server.keepAliveTimeoutMs;
   await app.listen(config.server.port, config.server.host);
   const address = app.getHttpServer().address() as { address: string; port: number; family: string };
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -50,6 +50,12 @@ export class ServerConfig {
   @IsInt() @Min(0) shutdownGraceMs = 30_000;
   /** An SSE comment is sent on a stream that has been silent this long (0 turns it off). */
   @IsInt() @Min(0) sseKeepAliveMs = 15_000;
+  /**
+   * How long an idle client connection is kept open for its next request. Longer than the idle timeouts of the load
+   * balancers and proxies in front (AWS ALB and nginx: 60 s), so the gateway never closes a connection at the moment
+   * one of them reuses it, which its client would see as a reset or a 502 (Node's default is 5 s).
+   */
+  @IsInt() @Min(1000) keepAliveTimeoutMs = 65_000;
   /** When set, GET /metrics needs `Authorization: Bearer <metricsToken>`. */
   @IsOptional() @IsString() metricsToken?: string;
 }

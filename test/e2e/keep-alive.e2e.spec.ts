@@ -1,3 +1,4 @@
+import { Agent, request as httpRequest } from 'node:http';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
@@ -32,4 +33,25 @@ describe('stream keep-alives', () => {
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe('echo: a b');
   });
+
+  it('keeps an idle client connection open past Node’s 5 s default, for the proxy in front to reuse', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const get = () =>
+      new Promise<{ keepAlive: string | string[] | undefined; reused: boolean }>((resolve, reject) => {
+        const req = httpRequest(`${gw.url}/health/live`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ keepAlive: res.headers['keep-alive'], reused: req.reusedSocket }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      expect(await get()).toEqual({ keepAlive: 'timeout=65', reused: false });
+      // An observation window, not a wait for state: the connection must still be open after Node's default.
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      expect(await get()).toEqual({ keepAlive: 'timeout=65', reused: true });
+    } finally {
+      agent.destroy();
+    }
+  }, 30_000);
 });
