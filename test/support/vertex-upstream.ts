@@ -225,16 +225,20 @@ export class VertexUpstream extends StandInServer {
     );
   }
 
-  /** The JWT-bearer grant, checked by this server's own code. */
-  private token({ text, headers }: RecordedRequest, res: ServerResponse): void {
-    const refuse = (error: string, description: string) => {
+  /** An OAuth error answer (RFC 6749 5.2), remembered for the tests. */
+  private oauthRefusal(res: ServerResponse): (error: string, description: string) => void {
+    return (error, description) => {
       this.refusedGrants.push(`${error}: ${description}`);
       res.writeHead(400, { 'content-type': 'application/json; charset=utf-8' });
       res.end(JSON.stringify({ error, error_description: description }));
     };
-    if (!String(headers['content-type']).startsWith('application/x-www-form-urlencoded'))
-      return refuse('invalid_request', 'Bad Request');
-    const form = new URLSearchParams(text);
+  }
+
+  /** The JWT-bearer grant, checked by this server's own code. */
+  private token({ text, headers }: RecordedRequest, res: ServerResponse): void {
+    const refuse = this.oauthRefusal(res);
+    const form = formOf(text, headers);
+    if (!form) return refuse('invalid_request', 'Bad Request');
     if (form.get('grant_type') !== JWT_BEARER)
       return refuse('unsupported_grant_type', `Invalid grant_type: ${form.get('grant_type') ?? ''}`);
     const parts = (form.get('assertion') ?? '').split('.');
@@ -279,14 +283,9 @@ export class VertexUpstream extends StandInServer {
 
   /** STS's token exchange, checked by this server's own code. */
   private exchange({ text, headers }: RecordedRequest, res: ServerResponse): void {
-    const refuse = (error: string, description: string) => {
-      this.refusedGrants.push(`${error}: ${description}`);
-      res.writeHead(400, { 'content-type': 'application/json; charset=utf-8' });
-      res.end(JSON.stringify({ error, error_description: description }));
-    };
-    if (!String(headers['content-type']).startsWith('application/x-www-form-urlencoded'))
-      return refuse('invalid_request', 'Bad Request');
-    const form = new URLSearchParams(text);
+    const refuse = this.oauthRefusal(res);
+    const form = formOf(text, headers);
+    if (!form) return refuse('invalid_request', 'Bad Request');
     if (form.get('grant_type') !== TOKEN_EXCHANGE)
       return refuse('invalid_request', `Invalid value for "grant_type": ${form.get('grant_type') ?? ''}`);
     if (form.get('requested_token_type') !== ACCESS_TOKEN_TYPE)
@@ -495,4 +494,11 @@ function anthropicError(res: ServerResponse, status: number, message: string): v
       request_id: 'req_vrtx_011CStandIn',
     }),
   );
+}
+
+/** A form-encoded body's fields, or undefined when the request is not form-encoded. */
+function formOf(text: string, headers: RecordedRequest['headers']): URLSearchParams | undefined {
+  return String(headers['content-type']).startsWith('application/x-www-form-urlencoded')
+    ? new URLSearchParams(text)
+    : undefined;
 }

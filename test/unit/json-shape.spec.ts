@@ -1,4 +1,5 @@
 import { closingQuote } from '../../src/core/json-bytes';
+import { countTurns } from '../support/event-loop-turns';
 import {
   bodyValues,
   isPacedBody,
@@ -122,25 +123,18 @@ describe('JsonShapeScanner (the body reader counts a body before it is parsed)',
 
 describe('nextTurn: the heavy steps of concurrent bodies take turns', () => {
   it('lets one waiting step through per turn of the event loop, first come first served', async () => {
-    // A counter bumped once per turn (an immediate that asks for the next turn's immediate).
-    let turn = 0;
-    let counting = true;
-    const count = () => {
-      turn++;
-      if (counting) setImmediate(count);
-    };
-    setImmediate(count);
+    const loop = countTurns(); // bumped once per turn of the event loop
     const ran: Array<[step: number, turn: number]> = [];
     // Four bodies whose steps became due in the same turn (their ends read together), each with two steps.
     await Promise.all(
       [0, 1, 2, 3].map(async (body) => {
         await nextTurn();
-        ran.push([body, turn]);
+        ran.push([body, loop.now]);
         await nextTurn();
-        ran.push([body + 10, turn]);
+        ran.push([body + 10, loop.now]);
       }),
     );
-    counting = false;
+    loop.stop();
     expect(ran.map(([step]) => step)).toEqual([0, 1, 2, 3, 10, 11, 12, 13]);
     const turns = ran.map(([, at]) => at);
     expect(new Set(turns).size).toBe(turns.length); // never two in one turn

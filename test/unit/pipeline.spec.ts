@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { countTurns } from '../support/event-loop-turns';
 import type { Request, Response } from 'express';
 import type { Principal } from '../../src/auth/principal';
 import type { PriceBook } from '../../src/billing/price-book';
@@ -464,24 +465,18 @@ describe('Pipeline', () => {
 
 /** How many upstream calls were built in each turn of the event loop that built any, when `bodies` come at once. */
 async function buildTurns(bodies: Array<{ model: string }>): Promise<number[]> {
-  let turn = 0;
-  let counting = true;
-  const count = () => {
-    turn++;
-    if (counting) setImmediate(count);
-  };
-  setImmediate(count);
+  const turns = countTurns(); // bumped once per turn of the event loop
   let admissionsAnswer!: () => void;
   const builtIn = new Map<number, number>();
   const t = setup({
     admitAfter: new Promise((resolve) => (admissionsAnswer = resolve)),
-    onBuild: () => builtIn.set(turn, (builtIn.get(turn) ?? 0) + 1),
+    onBuild: () => builtIn.set(turns.now, (builtIn.get(turns.now) ?? 0) + 1),
   });
   t.routeTo(['a']);
   const served = bodies.map((body) => t.serve(t.chatSpec, body));
   await new Promise((resolve) => setImmediate(resolve)); // every request waits on its admission
   admissionsAnswer();
   await Promise.all(served.map((request) => request.done));
-  counting = false;
+  turns.stop();
   return [...builtIn.values()];
 }
