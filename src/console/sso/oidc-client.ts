@@ -1,5 +1,5 @@
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import * as client from 'openid-client';
+import type * as OpenIdClient from 'openid-client';
 import { AppLogger } from '../../common/logging/logger';
 import type { OidcConfig } from '../../config/config.schema';
 import { GatewayConfig } from '../../config/config.schema';
@@ -33,7 +33,9 @@ const SIGNATURE_ALGS = [
 @Injectable()
 export class OidcClient implements OnApplicationBootstrap {
   private readonly oidc?: OidcConfig;
-  private discovered?: Promise<client.Configuration>;
+  private discovered?: Promise<OpenIdClient.Configuration>;
+  /** openid-client (with jose) is loaded when SSO is configured, not by every gateway at boot. */
+  private library?: Promise<typeof OpenIdClient>;
 
   constructor(
     config: GatewayConfig,
@@ -50,9 +52,20 @@ export class OidcClient implements OnApplicationBootstrap {
     if (this.oidc) this.configuration().catch(() => undefined); // logged there; the next sign-in tries again
   }
 
+  /** A new flow's secrets: the PKCE code verifier, the state and the nonce. */
+  async flowSecrets(): Promise<Pick<SsoFlow, 'codeVerifier' | 'state' | 'nonce'>> {
+    const client = await this.client();
+    return {
+      codeVerifier: client.randomPKCECodeVerifier(),
+      state: client.randomState(),
+      nonce: client.randomNonce(),
+    };
+  }
+
   /** The provider's authorization URL for a new flow, with PKCE (S256), state and nonce. */
   async authorizationUrl(flow: SsoFlow): Promise<URL> {
     const config = await this.configuration();
+    const client = await this.client();
     return client.buildAuthorizationUrl(config, {
       redirect_uri: flow.redirectUrl,
       scope: this.oidc!.scopes.join(' '),
@@ -69,6 +82,7 @@ export class OidcClient implements OnApplicationBootstrap {
    */
   async signedIn(callbackUrl: URL, flow: SsoFlow): Promise<IdTokenClaims> {
     const config = await this.configuration();
+    const client = await this.client();
     try {
       const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
         pkceCodeVerifier: flow.codeVerifier,
@@ -84,7 +98,11 @@ export class OidcClient implements OnApplicationBootstrap {
     }
   }
 
-  private configuration(): Promise<client.Configuration> {
+  private client(): Promise<typeof OpenIdClient> {
+    return (this.library ??= import('openid-client'));
+  }
+
+  private configuration(): Promise<OpenIdClient.Configuration> {
     this.discovered ??= this.discover().catch((error: unknown) => {
       this.discovered = undefined;
       this.logger.pino.warn(
@@ -99,7 +117,8 @@ export class OidcClient implements OnApplicationBootstrap {
     return this.discovered;
   }
 
-  private async discover(): Promise<client.Configuration> {
+  private async discover(): Promise<OpenIdClient.Configuration> {
+    const client = await this.client();
     const oidc = this.oidc!;
     const issuer = new URL(oidc.issuer);
     // Plain http only to a provider on this machine (the loader refuses it elsewhere).

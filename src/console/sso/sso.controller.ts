@@ -1,7 +1,6 @@
 import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import { parse as parseCookies } from 'cookie';
 import type { Request, Response } from 'express';
-import * as client from 'openid-client';
 import { AuditLog } from '../../audit/audit.log';
 import { AppLogger } from '../../common/logging/logger';
 import { ConsoleSessions } from '../../auth/console-sessions';
@@ -41,9 +40,7 @@ export class SsoController {
     try {
       if (!this.oidc.configured) throw notConfigured();
       const flow = {
-        codeVerifier: client.randomPKCECodeVerifier(),
-        state: client.randomState(),
-        nonce: client.randomNonce(),
+        ...(await this.oidc.flowSecrets()),
         returnTo: consolePath(returnTo),
         redirectUrl:
           this.oidc.configured.redirectUrl ?? `${req.protocol}://${req.get('host')}${CALLBACK_PATH}`,
