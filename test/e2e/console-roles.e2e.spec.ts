@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { LIMIT_CATALOGUE } from '../../src/core/limit-catalogue';
 import { launchChromium } from '../support/browser';
-import { expectNoSecretIn, openConsoleBrowser, type ConsoleBrowser } from '../support/console-browser';
+import { expectNoSecretIn, openConsoleBrowser, shot, type ConsoleBrowser } from '../support/console-browser';
 import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { freeProviderPort, PROVIDER_HOST, TestOidcProvider } from '../support/oidc-provider';
@@ -127,6 +127,7 @@ describe('the console by role', () => {
     await row.getByText('<i>frank</i>').waitFor();
     expect(await page.locator('[data-testid=members] i').count()).toBe(0);
     expect(await row.locator('td').nth(1).textContent()).toBe('team-admin');
+    await shot(page, 'team-members');
     expect((await gw.admin('GET', '/admin/v1/teams/team-b/members')).body.data).toContainEqual(
       expect.objectContaining({ subject: '<i>frank</i>', role: 'team-admin' }),
     );
@@ -216,5 +217,6 @@ describe('the console by role', () => {
     expect(await controls(page)).toEqual({ buttons: [], forms: 0, summaries: [] });
     expect(await page.getByRole('heading', { name: 'Tokens' }).count()).toBe(0);
     expect(await page.getByRole('heading', { name: 'Members' }).count()).toBe(0);
+    await shot(page, 'team-as-member');
   });
 });

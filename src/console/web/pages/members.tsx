@@ -46,12 +46,7 @@ export function Members({ team, canChange }: { team: string; canChange: boolean 
       <h2>Members</h2>
       {canChange && (
         <form class="inline" onSubmit={grant} aria-label="Grant a membership">
-          <input
-            name="subject"
-            required
-            placeholder="Subject (the identity provider's sub)"
-            aria-label="Subject"
-          />
+          <input name="subject" required placeholder="Subject (the ID token's sub)" aria-label="Subject" />
           <select name="role" aria-label="Role">
             <option value="team-member">team-member</option>
             <option value="team-admin">team-admin</option>
