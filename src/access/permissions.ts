@@ -7,7 +7,8 @@ type RoleKind = Role['kind'];
  * the organisation's (`org`: only org roles can hold it) or a team's (`team`: an org role holds it on every
  * team, a team role on its own team only). Every /admin/v1 route names the one permission it needs
  * (@Requires, requires.decorator.ts); the permission table in docs/api.md is this table (a unit test keeps them
- * equal).
+ * equal). The console's page imports this file at build time (src/console/web/access.ts) to show each person
+ * what their roles allow: it and what it imports stay free of packages (test/unit/console-access.spec.ts).
  *
  * Decided: team-member reads its team's usage and spend and nothing else (not even the team's settings).
  * Ceilings do not exist yet, so `teams:narrow` is how a team-admin changes its team: models and limits may only

@@ -60,6 +60,7 @@ import { RedisConsoleSessionRecords } from './redis-console-session-records.repo
     AdminKeyThrottle,
     TEAM_MEMBER_RECORDS,
     DeclaredRoutes,
+    AdminActors,
   ],
 })
 export class AuthModule {}

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AuditLog } from '../audit/audit.log';
+import { AdminActors } from '../auth/admin-actors';
 import { AdminKeyThrottle } from '../auth/admin-key-throttle';
 import { carriesCsrfToken, CONSOLE_COOKIE, ConsoleSessions } from '../auth/console-sessions';
 import { GatewayConfig } from '../config/config.schema';
@@ -23,6 +24,7 @@ export class ConsoleSessionController {
     private readonly sessions: ConsoleSessions,
     private readonly audit: AuditLog,
     private readonly adminKeys: AdminKeyThrottle,
+    private readonly actors: AdminActors,
     config: GatewayConfig,
   ) {
     this.adminKeySignIn = config.console.adminKeySignIn;
@@ -65,13 +67,18 @@ export class ConsoleSessionController {
     return sessionView(session);
   }
 
-  /** Who is signed in (and the CSRF token again, for a reloaded page); 401 without a live session. */
+  /**
+   * Who is signed in (and the CSRF token again, for a reloaded page); 401 without a live session. The roles are
+   * those the admin API holds the session to now (a person's granted memberships too, read as every admin call
+   * reads them), so the page shows what they allow.
+   */
   @Get()
   async current(@Req() req: Request, @Res({ passthrough: true }) res: Response) {
     const session = await this.sessions.of(req);
     if (!session) throw new GatewayException('invalid_api_key', 'Not signed in.');
+    const { roles } = await this.actors.ofSession(session);
     res.setHeader('cache-control', 'no-store');
-    return sessionView(session);
+    return sessionView(session, roles);
   }
 
   @Delete()

@@ -1,6 +1,9 @@
 import { CLIENT_ID, CLIENT_SECRET, type TestUser } from './oidc-provider';
 
-/** The test provider's people: an org-admin (a name to escape), a team-admin who is also an org-viewer, nobody. */
+/**
+ * The test provider's people: an org-admin (a name to escape), a team-admin who is also an org-viewer, nobody;
+ * and one of each role alone: an org-viewer, a team-admin of team-a, a team-member of team-a.
+ */
 export const SSO_USERS: TestUser[] = [
   { login: 'alice', email: 'alice@example.com', name: 'Alice <b>Admin</b>', groups: ['switchyard-admins'] },
   {
@@ -10,6 +13,9 @@ export const SSO_USERS: TestUser[] = [
     groups: ['team-a-leads', 'switchyard-viewers'],
   },
   { login: 'bob', email: 'bob@example.com', name: 'Bob', groups: ['sales'] },
+  { login: 'vera', email: 'vera@example.com', name: 'Vera', groups: ['switchyard-viewers'] },
+  { login: 'dave', email: 'dave@example.com', name: 'Dave', groups: ['team-a-leads'] },
+  { login: 'erin', email: 'erin@example.com', name: 'Erin', groups: ['team-a-people'] },
 ];
 
 /** auth.oidc.groupRoles of the SSO tests. */
@@ -17,6 +23,7 @@ export const GROUP_ROLES = {
   'switchyard-admins': 'org-admin',
   'switchyard-viewers': 'org-viewer',
   'team-a-leads': 'team-admin:team-a',
+  'team-a-people': 'team-member:team-a',
 };
 
 /** auth.oidc for a provider at `issuer`. */

@@ -1,5 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { mayAnywhere, useRoles } from './access';
 import { api, ApiError, useSession, type Session } from './api';
 import { AuditPage } from './pages/audit';
 import { ModelsPage } from './pages/models';
@@ -32,6 +33,7 @@ function App() {
   }, []);
   const signedIn = (s: Session | null) => {
     useSession(s);
+    useRoles(s?.roles ?? []);
     setSession(s);
   };
   if (session === undefined) return <p class="loading">Loading…</p>;
@@ -66,8 +68,8 @@ function App() {
         <nav>
           {link('#/', 'Overview', !section)}
           {link('#/teams', 'Teams', section === 'teams')}
-          {link('#/models', 'Models', section === 'models')}
-          {link('#/audit', 'Audit trail', section === 'audit')}
+          {mayAnywhere('deployments:read') && link('#/models', 'Models', section === 'models')}
+          {mayAnywhere('audit:read') && link('#/audit', 'Audit trail', section === 'audit')}
         </nav>
         <span class="who">
           <span class="person" title={session.person?.subject}>

@@ -1,11 +1,13 @@
 import { useState } from 'preact/hooks';
 import { LIMIT_CATALOGUE, LIMIT_NAMES, type LimitName } from '../../../core/limit-catalogue';
+import { may } from '../access';
 import { api, daysAgo, monthStart, utcDay, type Usage } from '../api';
 import { DailyChart, daysBetween } from '../chart';
 import { formatCost, formatLimitValue, formatMoney, formatNumber, limitLabel, spendOf } from '../format';
 import { LIMIT_FIELDS, limitChanges, listOf, metadataChanges, type Limits } from '../limits-form';
 import { Meter } from '../meter';
 import { useLoad } from '../use-load';
+import { Members } from './members';
 import { Tokens } from './tokens';
 
 interface Team {
@@ -20,12 +22,18 @@ interface Budget {
   budgets: Array<{ budget: string; limit: number; spent: number; used_ratio: number; resets_at: string }>;
 }
 
-/** One team: its settings, its tokens, its usage and spend by day and model, and how full its limits are. */
-export function TeamPage({ team: id }: { team: string }) {
-  const path = `/admin/v1/teams/${encodeURIComponent(id)}`;
-  const team = useLoad(() => api<Team>('GET', path), [id]);
+/**
+ * One team, as far as the person may see it: who may read its settings gets its settings, tokens, members, usage
+ * and limits; who may only read its usage and spend (a team-member) gets those.
+ */
+export function TeamPage({ team }: { team: string }) {
+  return may('teams:read', team) ? <TeamSettings team={team} /> : <TeamUsageOnly team={team} />;
+}
+
+/** The team's usage by day and model, and its budget (GET .../budget): what every role of the team may read. */
+function useTeamUsage(id: string) {
   const today = utcDay();
-  const usage = useLoad(
+  return useLoad(
     () =>
       Promise.all([
         api<Usage>(
@@ -36,10 +44,36 @@ export function TeamPage({ team: id }: { team: string }) {
           'GET',
           `/admin/v1/usage?team=${encodeURIComponent(id)}&from=${daysAgo(29)}&to=${today}&groupBy=model`,
         ),
-        api<Budget>('GET', `${path}/budget`),
+        api<Budget>('GET', `/admin/v1/teams/${encodeURIComponent(id)}/budget`),
       ]),
     [id, today],
   );
+}
+
+/** A team's usage and spend alone; its budgets (from the budget read) are the limits shown. */
+function TeamUsageOnly({ team: id }: { team: string }) {
+  const usage = useTeamUsage(id);
+  const budgets = Object.fromEntries(
+    (usage.data?.[2].budgets ?? []).map((b) => [b.budget, b.limit]),
+  ) as Limits;
+  return (
+    <section>
+      <p>
+        <a href="#/teams">Teams</a> /
+      </p>
+      <h1>{id}</h1>
+      {usage.data && <TeamUsage usage={usage.data} limits={budgets} />}
+      {usage.error && <p class="error">{usage.error}</p>}
+      {!usage.data && !usage.error && <p class="loading">Loading…</p>}
+    </section>
+  );
+}
+
+/** The team's settings (with what the person may change of them), tokens, members, usage and limits. */
+function TeamSettings({ team: id }: { team: string }) {
+  const path = `/admin/v1/teams/${encodeURIComponent(id)}`;
+  const team = useLoad(() => api<Team>('GET', path), [id]);
+  const usage = useTeamUsage(id);
   const [deleted, setDeleted] = useState(false);
   const [error, setError] = useState('');
   if (deleted)
@@ -79,18 +113,22 @@ export function TeamPage({ team: id }: { team: string }) {
         {t.id} {t.disabled ? <span class="badge off">disabled</span> : <span class="badge on">active</span>}
       </h1>
       <div class="actions">
-        {t.disabled ? (
-          <button type="button" onClick={() => act('POST', '/enable')}>
-            Enable
-          </button>
-        ) : (
-          <button type="button" onClick={() => act('POST', '/disable')}>
-            Disable
-          </button>
+        {may('teams:write', id) && (
+          <>
+            {t.disabled ? (
+              <button type="button" onClick={() => act('POST', '/enable')}>
+                Enable
+              </button>
+            ) : (
+              <button type="button" onClick={() => act('POST', '/disable')}>
+                Disable
+              </button>
+            )}
+            <button type="button" class="danger" onClick={remove}>
+              Delete team
+            </button>
+          </>
         )}
-        <button type="button" class="danger" onClick={remove}>
-          Delete team
-        </button>
         {error && (
           <p class="error" role="alert">
             {error}
@@ -109,8 +147,13 @@ export function TeamPage({ team: id }: { team: string }) {
       )}
       {usage.data && <TeamUsage usage={usage.data} limits={t.limits ?? {}} />}
       {usage.error && <p class="error">{usage.error}</p>}
-      <Tokens team={id} />
-      <EditTeam team={t} onSaved={reload} />
+      {may('tokens:read', id) && <Tokens team={id} canChange={may('tokens:write', id)} />}
+      {may('members:read', id) && <Members team={id} canChange={may('members:write', id)} />}
+      {may('teams:write', id) ? (
+        <EditTeam team={t} onSaved={reload} />
+      ) : (
+        may('teams:narrow', id) && <EditTeam team={t} onSaved={reload} narrowOnly />
+      )}
     </section>
   );
 }
@@ -271,7 +314,15 @@ function LimitsList({
  * for a field emptied, which removes that limit); in `metadata` only the labels changed (`null` for one removed).
  * Nothing changed, nothing is sent. It is filled again from the saved team after each save.
  */
-function EditTeam({ team, onSaved }: { team: Team; onSaved: () => void }) {
+function EditTeam({
+  team,
+  onSaved,
+  narrowOnly = false,
+}: {
+  team: Team;
+  onSaved: () => void;
+  narrowOnly?: boolean;
+}) {
   const [message, setMessage] = useState('');
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -286,10 +337,13 @@ function EditTeam({ team, onSaved }: { team: Team; onSaved: () => void }) {
       if (models.join('\n') !== team.models.join('\n')) changes.models = models;
       const limits = limitChanges(fields, team.limits ?? {});
       if (limits) changes.limits = limits;
-      const metadata = metadataChanges(
-        team.metadata ?? {},
-        JSON.parse(String(fields.get('metadata') || '{}')) as Record<string, string>,
-      );
+      // Labels are the organisation's: a narrowing form has no field for them, and sends none.
+      const metadata = narrowOnly
+        ? undefined
+        : metadataChanges(
+            team.metadata ?? {},
+            JSON.parse(String(fields.get('metadata') || '{}')) as Record<string, string>,
+          );
       if (metadata) changes.metadata = metadata;
       if (Object.keys(changes).length === 0) return setMessage('Nothing changed.');
       await api('PATCH', `/admin/v1/teams/${encodeURIComponent(team.id)}`, changes);
@@ -301,7 +355,13 @@ function EditTeam({ team, onSaved }: { team: Team; onSaved: () => void }) {
   };
   return (
     <details class="create">
-      <summary>Edit models, limits and metadata</summary>
+      <summary>{narrowOnly ? 'Narrow models and limits' : 'Edit models, limits and metadata'}</summary>
+      {narrowOnly && (
+        <p class="muted note">
+          As a team-admin you may narrow this team's models and lower or add limits; widening them takes an
+          org-admin (the gateway refuses it and says why).
+        </p>
+      )}
       {/* Keyed by the settings as saved: a reload that changed them fills the form again, and is what the next
           save is compared with (enabling or disabling the team leaves an edit in progress alone). */}
       <form
@@ -324,10 +384,12 @@ function EditTeam({ team, onSaved }: { team: Team; onSaved: () => void }) {
             />
           </label>
         ))}
-        <label class="wide">
-          Metadata (JSON object of strings){' '}
-          <textarea name="metadata" defaultValue={JSON.stringify(team.metadata ?? {}, null, 1)} />
-        </label>
+        {!narrowOnly && (
+          <label class="wide">
+            Metadata (JSON object of strings){' '}
+            <textarea name="metadata" defaultValue={JSON.stringify(team.metadata ?? {}, null, 1)} />
+          </label>
+        )}
         <button type="submit">Save</button>
       </form>
       {message && <p role="status">{message}</p>}

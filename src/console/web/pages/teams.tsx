@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { may, mayAnywhere, teamsWhere } from '../access';
 import { api, utcDay } from '../api';
 import { describeLimits, formatNumber } from '../format';
 import { LIMIT_FIELDS, limitsOf, listOf, type Limits } from '../limits-form';
@@ -19,10 +20,40 @@ interface TeamPage {
 }
 
 /**
- * Teams, a page at a time (the admin API pages by id), with a search, a create form, and for each team its limits
- * and how full its own day's token quota and budgets are (a team without a quota shows its count alone).
+ * The teams the person may see. Who may read teams' settings gets the full list; who may only read usage and
+ * spend (a team-member) gets their teams' names, each a link to its usage.
  */
 export function TeamsPage() {
+  return mayAnywhere('teams:read') ? <TeamList /> : <MyTeams />;
+}
+
+/** A team-member's teams, from their roles (the admin API lists teams only to those who may read them). */
+function MyTeams() {
+  const teams = teamsWhere('usage:read');
+  return (
+    <section>
+      <h1>Teams</h1>
+      <ul class="my-teams" data-testid="my-teams">
+        {teams === 'all' || teams.length === 0 ? (
+          <li class="muted">No teams.</li>
+        ) : (
+          teams.map((team) => (
+            <li key={team}>
+              <a href={`#/teams/${encodeURIComponent(team)}`}>{team}</a>
+            </li>
+          ))
+        )}
+      </ul>
+    </section>
+  );
+}
+
+/**
+ * Teams, a page at a time (the admin API pages by id and shows a team-scoped person only their teams), with a
+ * search, a create form (for who may create), and for each team its limits and how full its own day's token quota
+ * and budgets are (a team without a quota shows its count alone).
+ */
+function TeamList() {
   const [search, setSearch] = useState('');
   const [pages, setPages] = useState<string[]>(['']); // the `after` of each page seen, for Previous
   const after = pages[pages.length - 1];
@@ -68,7 +99,7 @@ export function TeamsPage() {
   return (
     <section>
       <h1>Teams</h1>
-      <CreateTeam onCreated={() => teams.reload()} />
+      {may('teams:create') && <CreateTeam onCreated={() => teams.reload()} />}
       <input
         class="search"
         type="search"

@@ -12,8 +12,11 @@ interface Token {
   expiresAt: string | null;
 }
 
-/** A team's tokens: issue (the secret shown once, with a copy button), revoke, rotate with a grace period. */
-export function Tokens({ team }: { team: string }) {
+/**
+ * A team's tokens: issue (the secret shown once, with a copy button), revoke, rotate with a grace period; a list
+ * without those for who may only read them (`canChange` false).
+ */
+export function Tokens({ team, canChange }: { team: string; canChange: boolean }) {
   const tokens = useLoad(
     () => api<{ data: Token[] }>('GET', `/admin/v1/teams/${encodeURIComponent(team)}/tokens`),
     [team],
@@ -80,17 +83,19 @@ export function Tokens({ team }: { team: string }) {
           </button>
         </div>
       )}
-      <form class="inline" onSubmit={issue}>
-        <input name="name" placeholder="Token name" maxLength={128} aria-label="Token name" />
-        <input
-          name="days"
-          type="number"
-          min="0"
-          placeholder="Expires in days (optional)"
-          aria-label="Expires in days"
-        />
-        <button type="submit">Issue token</button>
-      </form>
+      {canChange && (
+        <form class="inline" onSubmit={issue}>
+          <input name="name" placeholder="Token name" maxLength={128} aria-label="Token name" />
+          <input
+            name="days"
+            type="number"
+            min="0"
+            placeholder="Expires in days (optional)"
+            aria-label="Expires in days"
+          />
+          <button type="submit">Issue token</button>
+        </form>
+      )}
       {message && <p class="error">{message}</p>}
       {rotating && (
         <RotateDialog
@@ -133,7 +138,7 @@ export function Tokens({ team }: { team: string }) {
                 <td class="nowrap">{t.lastUsedAt?.slice(0, 16).replace('T', ' ') ?? '-'}</td>
                 <td class="nowrap">{t.expiresAt?.slice(0, 16).replace('T', ' ') ?? '-'}</td>
                 <td class="nowrap">
-                  {t.status === 'active' && (
+                  {canChange && t.status === 'active' && (
                     <>
                       <button type="button" onClick={() => setRotating(t.id)}>
                         Rotate

@@ -1,0 +1,222 @@
+import type { Browser, Page } from 'playwright-core';
+import { LIMIT_CATALOGUE } from '../../src/core/limit-catalogue';
+import { launchChromium } from '../support/browser';
+import { expectNoSecretIn, openConsoleBrowser, shot, type ConsoleBrowser } from '../support/console-browser';
+import { eventually } from '../support/eventually';
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { freeProviderPort, PROVIDER_HOST, TestOidcProvider } from '../support/oidc-provider';
+import { oidcConfig, SSO_USERS } from '../support/sso-flow';
+import { ADMIN_KEY, startTestGateway, type TestGateway } from '../support/test-gateway';
+
+/**
+ * The console shows each person what their roles allow (signed in through SSO, in Debian's Chromium): an
+ * org-admin every button, an org-viewer everything read-only, a team-admin of team-a their team only with its
+ * tokens, members and narrowing, a team-member their teams' usage and spend alone. Each check waits for the page
+ * to have loaded what it shows before counting what it must not show. Hiding is a convenience: the admin API
+ * refuses on its own (admin-roles.e2e), and a refusal's message is what the page shows.
+ */
+describe('the console by role', () => {
+  jest.setTimeout(120_000);
+  let upstream: OpenAIUpstream;
+  let gw: TestGateway;
+  let provider: TestOidcProvider;
+  let browser: Browser;
+  const opened: ConsoleBrowser[] = [];
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    upstream = await new OpenAIUpstream().start();
+    const port = await freeProviderPort();
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: {
+        auth: { oidc: oidcConfig(`http://${PROVIDER_HOST}:${port}`) },
+        // A priced model: team-a has a budget, and a budget refuses a model without a price.
+        models: { priced: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } } },
+      },
+    });
+    provider = await new TestOidcProvider(SSO_USERS).start(`${gw.url}/console/api/sso/callback`, port);
+    // team-a: a token, one request of usage, a daily token quota and budget; team-b: a token and a granted member.
+    await gw.admin('POST', '/admin/v1/teams', {
+      id: 'team-a',
+      limits: { tokensPerDay: 100_000, budgetPerDay: 5 },
+    });
+    const a = await gw.teamToken('team-a');
+    await gw.teamToken('team-b');
+    await gw.openai(a.token).chat.completions.create({
+      model: 'priced',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'hello' }],
+    });
+    await eventually(async () => {
+      const today = new Date().toISOString().slice(0, 10);
+      const usage = await gw.admin(
+        'GET',
+        `/admin/v1/usage?team=team-a&from=${today}&to=${today}&groupBy=model`,
+      );
+      expect(usage.body.data).toHaveLength(1);
+    }, 10_000);
+    // erin is team-member of team-a by her groups; granted team-member of team-b here.
+    expect(
+      (await gw.admin('PUT', '/admin/v1/teams/team-b/members/erin', { role: 'team-member' })).status,
+    ).toBe(200);
+  }, 900_000); // installing Chromium from Debian's packages, on a machine without it
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.close();
+    await provider?.stop();
+    await upstream?.stop();
+  });
+  afterEach(async () => {
+    for (const session of opened.splice(0)) {
+      const reads = await Promise.all(session.reads);
+      await session.context.close();
+      expect(session.errors).toEqual([]);
+      expectNoSecretIn(reads, { adminKey: ADMIN_KEY, upstreamKey: 'upstream-secret-key' });
+    }
+  });
+
+  /** A browser of the test's own, signed in through the provider as `login`, on the console's `hash`. */
+  const signedIn = async (login: string, hash: string): Promise<Page> => {
+    const session = await openConsoleBrowser(browser, gw.url);
+    opened.push(session);
+    const { page } = session;
+    await page.goto(`${gw.url}/console/${hash}`);
+    await page.getByRole('link', { name: 'Sign in with SSO' }).click();
+    await page.waitForURL((url) => url.host.startsWith(PROVIDER_HOST));
+    await page.getByLabel('Username').fill(login);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(`${gw.url}/console/${hash}`);
+    await page.locator('header .who .roles').waitFor();
+    return page;
+  };
+  const nav = async (page: Page) => page.locator('header nav a').allTextContents();
+  /** Every button and form in the page's main part, by text (buttons) and count (forms). */
+  const controls = async (page: Page) => ({
+    buttons: (await page.locator('main button').allTextContents()).map((text) => text.trim()),
+    forms: await page.locator('main form').count(),
+    summaries: await page.locator('main summary').allTextContents(),
+  });
+  /** A team's page once its usage, tokens and members (those the person may read) are shown. */
+  const teamPageLoaded = async (page: Page, { tokens = true, members = true } = {}) => {
+    await page.getByTestId('usage-by-model').waitFor();
+    if (tokens) await page.locator('[data-testid=tokens] tbody tr').first().waitFor();
+    if (members) await page.locator('[data-testid=members] tbody tr').first().waitFor();
+  };
+
+  it('shows an org-admin every section and every button, and grants and revokes a membership', async () => {
+    const page = await signedIn('alice', '#/teams');
+    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Models', 'Audit trail']);
+    await page.getByRole('link', { name: 'team-b' }).waitFor();
+    expect((await controls(page)).summaries).toContain('Create a team');
+
+    await page.getByRole('link', { name: 'team-b' }).click();
+    await teamPageLoaded(page);
+    expect(await controls(page)).toEqual({
+      buttons: ['Disable', 'Delete team', 'Issue token', 'Rotate', 'Revoke', 'Grant', 'Revoke', 'Save'],
+      forms: 3,
+      summaries: ['Edit models, limits and metadata'],
+    });
+    expect(await page.getByLabel('Metadata (JSON object of strings)').count()).toBe(1);
+
+    // A subject is shown as text, never as markup.
+    await page.getByLabel('Subject').fill('<i>frank</i>');
+    await page.getByLabel('Role').selectOption('team-admin');
+    await page.getByRole('button', { name: 'Grant' }).click();
+    const row = page.locator('[data-testid=members] tr[data-member="<i>frank</i>"]');
+    await row.getByText('<i>frank</i>').waitFor();
+    expect(await page.locator('[data-testid=members] i').count()).toBe(0);
+    expect(await row.locator('td').nth(1).textContent()).toBe('team-admin');
+    await shot(page, 'team-members');
+    expect((await gw.admin('GET', '/admin/v1/teams/team-b/members')).body.data).toContainEqual(
+      expect.objectContaining({ subject: '<i>frank</i>', role: 'team-admin' }),
+    );
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await row.waitFor({ state: 'detached' });
+    expect(
+      (await gw.admin('GET', '/admin/v1/teams/team-b/members')).body.data.map(
+        (m: { subject: string }) => m.subject,
+      ),
+    ).toEqual(['erin']);
+  });
+
+  it('shows an org-viewer every team read-only: no button, no form', async () => {
+    const page = await signedIn('vera', '#/teams');
+    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Models', 'Audit trail']);
+    await page.getByRole('link', { name: 'team-a' }).waitFor();
+    await page.getByRole('link', { name: 'team-b' }).waitFor();
+    expect((await controls(page)).summaries).toEqual([]);
+
+    await page.getByRole('link', { name: 'team-b' }).click();
+    await teamPageLoaded(page);
+    // The tokens and members are listed, with nothing to change them by.
+    await page.locator('[data-testid=members] tr[data-member=erin]').waitFor();
+    expect(await controls(page)).toEqual({ buttons: [], forms: 0, summaries: [] });
+  });
+
+  it('shows a team-admin their team only, where they issue a token and may only narrow', async () => {
+    const page = await signedIn('dave', '#/teams');
+    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Audit trail']);
+    await page.getByRole('link', { name: 'team-a' }).waitFor();
+    expect(await page.locator('table.teams tbody tr').count()).toBe(1);
+    expect((await controls(page)).summaries).toEqual([]);
+
+    await page.getByRole('link', { name: 'team-a' }).click();
+    await teamPageLoaded(page, { members: false });
+    await page.getByText('No memberships granted here.').waitFor();
+    expect(await controls(page)).toEqual({
+      buttons: ['Issue token', 'Rotate', 'Revoke', 'Grant', 'Save'],
+      forms: 3,
+      summaries: ['Narrow models and limits'],
+    });
+    expect(await page.getByLabel('Metadata (JSON object of strings)').count()).toBe(0);
+
+    await page.getByLabel('Token name').fill('daves-ci');
+    await page.getByRole('button', { name: 'Issue token' }).click();
+    await page.getByTestId('token-secret').waitFor();
+    await page.locator('[data-testid=tokens] tr', { hasText: 'daves-ci' }).waitFor();
+
+    // Widening is the server's to refuse; the page shows its message.
+    await page.getByText('Narrow models and limits').click();
+    await page
+      .getByRole('spinbutton', { name: LIMIT_CATALOGUE.tokensPerDay.label, exact: true })
+      .fill('200000');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page
+      .getByRole('status')
+      .getByText(/^A team-admin may only narrow their team's models and limits: 200000 is above/)
+      .waitFor();
+    await page
+      .getByRole('spinbutton', { name: LIMIT_CATALOGUE.tokensPerDay.label, exact: true })
+      .fill('50000');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').getByText('Saved.').waitFor();
+    expect((await gw.admin('GET', '/admin/v1/teams/team-a')).body.limits.tokensPerDay).toBe(50_000);
+
+    // Another team's page is refused by the API, and says so.
+    await page.goto(`${gw.url}/console/#/teams/team-b`);
+    await page.getByText(/do not allow usage:read on team "team-b"/).waitFor();
+  });
+
+  it("shows a team-member their teams' usage and spend alone, granted teams too", async () => {
+    const page = await signedIn('erin', '#/teams');
+    expect(await nav(page)).toEqual(['Overview', 'Teams']);
+    // team-a by her groups, team-b granted in the admin API: the session's roles carry both.
+    expect(await page.locator('header .who .roles').textContent()).toBe(
+      'team-member:team-a, team-member:team-b',
+    );
+    expect(await page.getByTestId('my-teams').getByRole('link').allTextContents()).toEqual([
+      'team-a',
+      'team-b',
+    ]);
+
+    await page.getByRole('link', { name: 'team-a' }).click();
+    await page.getByTestId('usage-by-model').getByRole('cell', { name: 'priced' }).waitFor();
+    // The budget is shown with what is spent of it (from the budget read: the team's settings are not hers).
+    await page.getByTestId('limits').getByText(LIMIT_CATALOGUE.budgetPerDay.label).first().waitFor();
+    expect(await controls(page)).toEqual({ buttons: [], forms: 0, summaries: [] });
+    expect(await page.getByRole('heading', { name: 'Tokens' }).count()).toBe(0);
+    expect(await page.getByRole('heading', { name: 'Members' }).count()).toBe(0);
+    await shot(page, 'team-as-member');
+  });
+});
