@@ -109,7 +109,7 @@ function missingCredential(access: 'admin' | 'team', req: Request): string {
     // x-api-key is not read here (team tokens only), so it is not offered.
     return req.headers.authorization
       ? 'The Authorization header must be "Bearer <admin key>".'
-      : 'Missing admin key: send "Authorization: Bearer <admin key or personal admin token>".';
+      : 'Missing admin key: send "Authorization: Bearer <admin key>" (or your personal admin token in its place).';
   return req.headers.authorization
     ? 'The Authorization header must be "Bearer <token>".'
     : 'Missing bearer token: send "Authorization: Bearer <token>" (or "x-api-key: <token>").';
