@@ -119,7 +119,7 @@ export class PersonalTokens {
   async authenticate(presented: string): Promise<PersonalTokenHolder | null> {
     const id = personalTokenIdOf(presented);
     if (!id) return null;
-    const fields = await this.records.read(id);
+    const fields = await this.records.read(id).catch(unavailable);
     if (!fields.id || !sameHash(hashToken(presented), fields.hash)) return null;
     const now = Date.now();
     if (fields.status === 'revoked')
@@ -130,8 +130,9 @@ export class PersonalTokens {
         'This personal admin token has expired; sign in to the console and create a new one.',
       );
     if (!fields.lastUsedAt || Date.parse(fields.lastUsedAt) + LAST_USED_EVERY_MS <= now)
-      await this.records.writeIfExists(id, { lastUsedAt: new Date(now).toISOString() });
-    const stored = await this.records.signIn(fields.subject);
+      // Off the call's path: a lost write only makes lastUsedAt older.
+      void this.records.writeIfExists(id, { lastUsedAt: new Date(now).toISOString() }).catch(() => false);
+    const stored = await this.records.signIn(fields.subject).catch(unavailable);
     const signIn = stored ? (JSON.parse(stored) as SignIn) : undefined;
     return {
       tokenId: id,
@@ -139,4 +140,12 @@ export class PersonalTokens {
       signInRoles: (signIn?.roles ?? []).flatMap((text) => parseRole(text) ?? []),
     };
   }
+}
+
+/** The token store unreachable (Redis down): 503 with Retry-After, never a 500, and no token let through. */
+function unavailable(cause: unknown): never {
+  throw new GatewayException('auth_unavailable', 'The token store is unreachable; try again shortly.', {
+    headers: { 'retry-after': '1' },
+    cause,
+  });
 }

@@ -85,6 +85,19 @@ describe('personal admin tokens: the check of a presented token', () => {
   });
 });
 
+describe('personal admin tokens: the token store unreachable', () => {
+  it('answers 503 auth_unavailable, never a 500 and never a pass', async () => {
+    const records = new InMemoryPersonalTokenRecords();
+    const tokens = new PersonalTokens(records);
+    const issued = await tokens.issue(ana, 'laptop', 1);
+    records.read = () => Promise.reject(new Error('Connection is closed.'));
+    expect(await outcome(tokens.authenticate(issued.token))).toMatchObject({
+      status: 503,
+      code: 'auth_unavailable',
+    });
+  });
+});
+
 describe('personal admin tokens: whom they act as', () => {
   it('merges the memberships granted now, and refuses a person left with no role', async () => {
     const members = new InMemoryTeamMemberRecords();
