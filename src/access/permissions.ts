@@ -5,7 +5,8 @@ type RoleKind = Role['kind'];
 /**
  * What each role may do on the admin API: one row per permission, the roles that grant it, and whether it is
  * the organisation's (`org`: only org roles can hold it) or a team's (`team`: an org role holds it on every
- * team, a team role on its own team only). Every /admin/v1 route names the one permission it needs
+ * team, a team role on its own team only), or the caller's own (`person`: every role holds it, and it reaches
+ * only the caller's own things, such as their personal tokens). Every /admin/v1 route names the one permission it needs
  * (@Requires, requires.decorator.ts); the permission table in docs/api.md is this table (a unit test keeps them
  * equal). The console's page imports this file at build time (src/console/web/access.ts) to show each person
  * what their roles allow: it and what it imports stay free of packages (test/unit/console-access.spec.ts).
@@ -72,7 +73,21 @@ export const PERMISSIONS = {
     what: "see every deployment's health",
   },
   'prices:read': { scope: 'org', grantedTo: ['org-admin', 'org-viewer'], what: "see a model's prices" },
-} as const satisfies Record<string, { scope: 'org' | 'team'; grantedTo: readonly RoleKind[]; what: string }>;
+  'self:tokens': {
+    scope: 'person',
+    grantedTo: ['org-admin', 'org-viewer', 'team-admin', 'team-member'],
+    what: 'see who you are; issue, list and revoke your own personal admin tokens (a person only)',
+  },
+  'people:read': {
+    scope: 'org',
+    grantedTo: ['org-admin', 'org-viewer'],
+    what: "list anyone's personal admin tokens (never a secret)",
+  },
+  'people:write': { scope: 'org', grantedTo: ['org-admin'], what: "revoke anyone's personal admin tokens" },
+} as const satisfies Record<
+  string,
+  { scope: 'org' | 'team' | 'person'; grantedTo: readonly RoleKind[]; what: string }
+>;
 
 export type Permission = keyof typeof PERMISSIONS;
 
@@ -80,13 +95,14 @@ const grantedTo = (permission: Permission): readonly RoleKind[] => PERMISSIONS[p
 
 /** The roles hold `permission` on every team (or, for an org permission, at all). */
 export function grantsEverywhere(roles: readonly Role[], permission: Permission): boolean {
-  return roles.some((role) => !('team' in role) && grantedTo(permission).includes(role.kind));
+  const anyRole = PERMISSIONS[permission].scope === 'person';
+  return roles.some((role) => (anyRole || !('team' in role)) && grantedTo(permission).includes(role.kind));
 }
 
 /** The roles hold `permission` on `team`: everywhere, or by a team role of that team. */
 export function grantsOn(roles: readonly Role[], permission: Permission, team: string): boolean {
   if (grantsEverywhere(roles, permission)) return true;
-  if (PERMISSIONS[permission].scope === 'org') return false;
+  if (PERMISSIONS[permission].scope !== 'team') return false;
   return roles.some(
     (role) => 'team' in role && role.team === team && grantedTo(permission).includes(role.kind),
   );
@@ -95,7 +111,7 @@ export function grantsOn(roles: readonly Role[], permission: Permission, team: s
 /** Where the roles hold `permission`: every team, or these teams (maybe none). */
 export function teamsGranted(roles: readonly Role[], permission: Permission): 'all' | string[] {
   if (grantsEverywhere(roles, permission)) return 'all';
-  if (PERMISSIONS[permission].scope === 'org') return [];
+  if (PERMISSIONS[permission].scope !== 'team') return [];
   const teams = roles.flatMap((role) =>
     'team' in role && grantedTo(permission).includes(role.kind) ? [role.team] : [],
   );

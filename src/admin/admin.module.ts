@@ -4,13 +4,15 @@ import { TeamsModule } from '../teams/teams.module';
 import { LimitsModule } from '../limits/limits.module';
 import { AccessAdminService } from './access-admin.service';
 import { AdminController } from './admin.controller';
+import { PersonalTokensController } from './personal-tokens.controller';
+import { PersonalTokensAdminService } from './personal-tokens-admin.service';
 import { TeamMembersController } from './team-members.controller';
 import { TeamMembersService } from './team-members.service';
 
 @Module({
   imports: [TeamsModule, AuditModule, LimitsModule],
-  controllers: [AdminController, TeamMembersController],
-  providers: [AccessAdminService, TeamMembersService],
+  controllers: [AdminController, TeamMembersController, PersonalTokensController],
+  providers: [AccessAdminService, TeamMembersService, PersonalTokensAdminService],
   exports: [AccessAdminService],
 })
 export class AdminModule {}

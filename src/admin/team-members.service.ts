@@ -27,7 +27,7 @@ export class TeamMembersService {
   }
 
   async require(team: string, subject: string): Promise<Membership> {
-    const found = await this.records.find(team, checked(subject));
+    const found = await this.records.find(team, checkedSubject(subject));
     if (!found) throw notFound(team, subject);
     return found;
   }
@@ -36,7 +36,7 @@ export class TeamMembersService {
     await this.teams.require(team);
     const membership = {
       team,
-      subject: checked(subject),
+      subject: checkedSubject(subject),
       role,
       grantedAt: new Date().toISOString(),
       grantedBy: by.actor,
@@ -47,7 +47,7 @@ export class TeamMembersService {
   }
 
   async revoke(by: Actor, team: string, subject: string): Promise<void> {
-    if (!(await this.records.remove(team, checked(subject)))) throw notFound(team, subject);
+    if (!(await this.records.remove(team, checkedSubject(subject)))) throw notFound(team, subject);
     await this.audit.write(by, 'member.revoke', `team/${team}/member/${subject}`);
   }
 
@@ -57,7 +57,7 @@ export class TeamMembersService {
   }
 }
 
-function checked(subject: string): string {
+export function checkedSubject(subject: string): string {
   if (!SUBJECT.test(subject))
     throw new GatewayException(
       'invalid_request',

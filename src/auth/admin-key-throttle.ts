@@ -8,8 +8,11 @@ import { throttledAddress } from './client-address';
 import type { FailureCounts } from './failure-counts';
 import { matchesDigest, secretDigest } from './token-format';
 
-/** Where an admin key was presented: the admin API (a bearer token) or the console's sign-in form. */
-export type AdminKeySurface = 'admin_api' | 'console_sign_in';
+/**
+ * Where a credential was presented: the admin key on the admin API (a bearer token) or the console's sign-in
+ * form, or a personal admin token (`sy_admin_...`) on the admin API.
+ */
+export type AdminKeySurface = 'admin_api' | 'console_sign_in' | 'personal_token';
 
 /** Wrong admin keys allowed per client address per window; the next attempt is refused until the window ends. */
 export const ADMIN_KEY_FAILURES_ALLOWED = 5;
@@ -24,8 +27,15 @@ export const ADMIN_KEY_FAILURE_COUNTS = Symbol('ADMIN_KEY_FAILURE_COUNTS');
  */
 const WRONG_KEY: Record<AdminKeySurface, string> = {
   admin_api:
-    'That is not the admin key. The admin API takes only the admin key, as "Authorization: Bearer <admin key>"; team tokens are not accepted here.',
+    'That is not the admin key. The admin API takes the admin key or a personal admin token, as "Authorization: Bearer <key>"; team tokens are not accepted here.',
   console_sign_in: 'The admin key is not valid.',
+  personal_token: 'That is not a valid personal admin token.',
+};
+
+const WRONG_LOG: Record<AdminKeySurface, string> = {
+  admin_api: 'wrong admin key',
+  console_sign_in: 'wrong admin key',
+  personal_token: 'wrong personal admin token',
 };
 
 /** Once an address is blocked, one warn line per this many more wrong keys: the metric counts every one. */
@@ -67,15 +77,38 @@ export class AdminKeyThrottle {
    * a wrong key, 429 `rate_limit_exceeded` from a blocked address. The key itself is never logged.
    */
   async verify(presented: string, clientIp: string | undefined, surface: AdminKeySurface): Promise<void> {
+    await this.judge(matchesDigest(presented, this.adminKeyDigest) || null, clientIp, surface);
+  }
+
+  /** Whether `presented` is the admin key (no count): a key that happens to look like a personal token stays one. */
+  isAdminKey(presented: string): boolean {
+    return matchesDigest(presented, this.adminKeyDigest);
+  }
+
+  /**
+   * The same count for a personal admin token: `check` answers its holder, or null for a wrong token (unknown,
+   * or a wrong secret), which is counted like a wrong admin key; from a blocked address even a right one is
+   * refused 429. What `check` throws (a revoked or expired token's own 401) goes through uncounted.
+   */
+  async verifyPersonalToken<T>(check: () => Promise<T | null>, clientIp: string | undefined): Promise<T> {
+    return this.judge(await check(), clientIp, 'personal_token');
+  }
+
+  /** A right credential (`matched`) is let through unless its address is blocked; a wrong one is counted. */
+  private async judge<T>(
+    matched: T | null,
+    clientIp: string | undefined,
+    surface: AdminKeySurface,
+  ): Promise<T> {
     const address = throttledAddress(clientIp);
     const where = {
       clientIp: clientIp ?? null,
       ...(address !== clientIp ? { countedAs: address } : {}),
       surface,
     };
-    if (matchesDigest(presented, this.adminKeyDigest)) {
+    if (matched) {
       const { failures, resetInSeconds } = await this.counts.read(address);
-      if (failures < ADMIN_KEY_FAILURES_ALLOWED) return;
+      if (failures < ADMIN_KEY_FAILURES_ALLOWED) return matched;
       this.logRightKeyRefused(address, where, failures, resetInSeconds);
       throw refusal(resetInSeconds);
     }
@@ -85,7 +118,7 @@ export class AdminKeyThrottle {
     if (failures <= ADMIN_KEY_FAILURES_ALLOWED + 1 || failures % LOG_EVERY_WHILE_BLOCKED === 0) {
       const blocking =
         failures >= ADMIN_KEY_FAILURES_ALLOWED ? { blockedForSeconds: Math.max(1, resetInSeconds) } : {};
-      this.log.warn({ ...where, failures, ...blocking }, 'wrong admin key');
+      this.log.warn({ ...where, failures, ...blocking }, WRONG_LOG[surface]);
     }
     if (blocked) throw refusal(resetInSeconds);
     throw new GatewayException('invalid_api_key', WRONG_KEY[surface]);
@@ -112,7 +145,7 @@ function refusal(resetInSeconds: number): GatewayException {
   const retryAfter = Math.max(1, resetInSeconds);
   return new GatewayException(
     'rate_limit_exceeded',
-    `Too many wrong admin keys from this address; try again in ${retryAfter} s.`,
+    `Too many wrong admin keys or tokens from this address; try again in ${retryAfter} s.`,
     {
       headers: { 'retry-after': String(retryAfter) },
     },

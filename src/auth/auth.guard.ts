@@ -9,13 +9,16 @@ import { GatewayException } from '../core/errors/gateway.exception';
 import { AdminActors } from './admin-actors';
 import { AdminKeyThrottle } from './admin-key-throttle';
 import { CredentialCache } from './credential.cache';
+import { PERSONAL_TOKEN_PREFIX } from './personal-token-format';
+import { PersonalTokens } from './personal-tokens';
 import { ROUTE_ACCESS, type RouteAccess } from './route-access.decorators';
 import { bearerToken } from './token-format';
 import { carriesCsrfToken, ConsoleSessions, sessionIdOf } from './console-sessions';
 
 /**
  * The global guard. Default deny: a route without a marker needs a team token;
- * `@Public()` and `@AdminOnly()` are the only ways to say otherwise. An admin call is then held to its route's
+ * `@Public()` and `@AdminOnly()` are the only ways to say otherwise. An admin route takes the admin key, a
+ * person's personal admin token (`sy_admin_...`, auth/personal-tokens.ts) or a console session. An admin call is then held to its route's
  * @Requires by the caller's roles (access/admin-access.ts), and its actor is put on the request for the audit.
  */
 @Injectable()
@@ -29,6 +32,7 @@ export class AuthGuard implements CanActivate {
     private readonly adminKeys: AdminKeyThrottle,
     private readonly actors: AdminActors,
     private readonly access: AdminAccess,
+    private readonly personalTokens: PersonalTokens,
     config: GatewayConfig,
   ) {
     this.consoleEnabled = config.console.enabled;
@@ -50,6 +54,14 @@ export class AuthGuard implements CanActivate {
     if (!token && access === 'admin' && this.consoleEnabled && sessionIdOf(req))
       return this.permitted(await this.consoleSignedIn(req), context, req);
     if (!token) throw new GatewayException('invalid_api_key', missingCredential(access, req));
+    if (access === 'admin' && token.startsWith(PERSONAL_TOKEN_PREFIX) && !this.adminKeys.isAdminKey(token)) {
+      // A person's own token, counted with wrong admin keys when wrong (the same guesser, the same lockout).
+      const holder = await this.adminKeys.verifyPersonalToken(
+        () => this.personalTokens.authenticate(token),
+        req.ip,
+      );
+      return this.permitted(await this.actors.ofPersonalToken(holder), context, req);
+    }
     if (access === 'admin') {
       // Wrong keys are counted per client address and throttled, with the console's sign-in (admin-key-throttle.ts).
       await this.adminKeys.verify(token, req.ip, 'admin_api');
@@ -97,7 +109,7 @@ function missingCredential(access: 'admin' | 'team', req: Request): string {
     // x-api-key is not read here (team tokens only), so it is not offered.
     return req.headers.authorization
       ? 'The Authorization header must be "Bearer <admin key>".'
-      : 'Missing admin key: send "Authorization: Bearer <admin key>".';
+      : 'Missing admin key: send "Authorization: Bearer <admin key>" (or your personal admin token in its place).';
   return req.headers.authorization
     ? 'The Authorization header must be "Bearer <token>".'
     : 'Missing bearer token: send "Authorization: Bearer <token>" (or "x-api-key: <token>").';

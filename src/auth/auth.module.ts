@@ -20,6 +20,9 @@ import { ConsoleSessions } from './console-sessions';
 import { CredentialCache } from './credential.cache';
 import { FallingBackFailureCounts, MemoryFailureCounts, RedisFailureCounts } from './failure-counts';
 import { TokenStore } from './token.store';
+import { PersonalTokens } from './personal-tokens';
+import { PERSONAL_TOKEN_RECORDS } from './personal-token-records.repository';
+import { RedisPersonalTokenRecords } from './redis-personal-token-records.repository';
 import { TOKEN_RECORDS } from './token-records.repository';
 import { RedisTokenRecords } from './redis-token-records.repository';
 import { CONSOLE_SESSION_RECORDS } from './console-session-records.repository';
@@ -35,6 +38,8 @@ import { RedisConsoleSessionRecords } from './redis-console-session-records.repo
     DeclaredRoutes,
     { provide: TOKEN_RECORDS, useClass: RedisTokenRecords },
     { provide: CONSOLE_SESSION_RECORDS, useClass: RedisConsoleSessionRecords },
+    { provide: PERSONAL_TOKEN_RECORDS, useClass: RedisPersonalTokenRecords },
+    PersonalTokens,
     CredentialCache,
     TokenStore,
     AuthGuard,
@@ -53,6 +58,8 @@ import { RedisConsoleSessionRecords } from './redis-console-session-records.repo
     },
   ],
   exports: [
+    { provide: PERSONAL_TOKEN_RECORDS, useClass: RedisPersonalTokenRecords },
+    PersonalTokens,
     CredentialCache,
     TokenStore,
     AuthGuard,

@@ -7,7 +7,7 @@ import { RedisKeys } from '../redis/redis-keys';
 import type { TokenFields, TokenRecords } from './token-records.repository';
 
 /** KEYS[1] hash; ARGV field/value pairs. Writes only if the hash exists (never resurrects a deleted record). */
-const HSET_IF_EXISTS = new LuaScript<number>(
+export const HSET_IF_EXISTS = new LuaScript<number>(
   'hsetIfExists',
   `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end

@@ -1,5 +1,6 @@
 import '../admin/admin.dto';
 import '../admin/team-members.dto';
+import '../admin/personal-tokens.dto';
 import '../usage/usage.dto';
 import '../console/console.dto';
 import type { DeclaredRoute } from '../access/declared-routes';
@@ -247,6 +248,51 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: 'get',
+    path: '/admin/v1/me',
+    access: 'admin',
+    summary:
+      'Who the caller is: by which credential (via), the person (null for the admin key) and their roles.',
+    ok: { status: 200, description: 'The caller', schema: ref('AdminActor') },
+  },
+  {
+    method: 'post',
+    path: '/admin/v1/me/tokens',
+    access: 'admin',
+    summary:
+      'Issue a personal admin token (sy_admin_...) for the calling person, acting with their roles; its secret is in this response only. 403 permission_denied for the admin key (no person).',
+    body: 'CreatePersonalTokenDto',
+    ok: { status: 201, description: 'The token, with its secret', schema: ref('AdminToken') },
+  },
+  {
+    method: 'get',
+    path: '/admin/v1/me/tokens',
+    access: 'admin',
+    summary: "The calling person's personal admin tokens (no secrets).",
+    ok: { status: 200, description: 'Tokens', schema: list(ref('AdminToken')) },
+  },
+  {
+    method: 'delete',
+    path: '/admin/v1/me/tokens/{id}',
+    access: 'admin',
+    summary: "Revoke one of the calling person's personal admin tokens (401 from then on).",
+    ok: { status: 200, description: 'The token', schema: ref('AdminToken') },
+  },
+  {
+    method: 'get',
+    path: '/admin/v1/people/{subject}/tokens',
+    access: 'admin',
+    summary: "A person's personal admin tokens, by their identity provider's subject (no secrets).",
+    ok: { status: 200, description: 'Tokens', schema: list(ref('AdminToken')) },
+  },
+  {
+    method: 'delete',
+    path: '/admin/v1/people/{subject}/tokens/{id}',
+    access: 'admin',
+    summary: "Revoke a person's personal admin token.",
+    ok: { status: 200, description: 'The token', schema: ref('AdminToken') },
+  },
+  {
+    method: 'get',
     path: '/admin/v1/tokens/{id}',
     access: 'admin',
     summary: 'One token (no secret).',
@@ -422,7 +468,11 @@ export function buildOpenApiDocument(
           name: 'x-api-key',
           description: "A team token where Anthropic's clients put their key.",
         },
-        adminKey: { type: 'http', scheme: 'bearer', description: 'The admin key (admin.apiKey).' },
+        adminKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The admin key (admin.apiKey), or a personal admin token (sy_admin_...).',
+        },
         metricsToken: {
           type: 'http',
           scheme: 'bearer',
@@ -479,6 +529,31 @@ export function buildOpenApiDocument(
             expires_at: { type: 'string' },
           },
           ['actor', 'csrf_token', 'expires_at'],
+        ),
+        AdminActor: object(
+          {
+            object: { const: 'admin.actor' },
+            via: { enum: ['admin-key', 'console', 'personal-token'] },
+            person: { type: ['object', 'null'] },
+            roles: { type: 'array', items: { type: 'string' } },
+          },
+          ['via', 'roles'],
+        ),
+        AdminToken: object(
+          {
+            object: { const: 'admin_token' },
+            id: { type: 'string' },
+            subject: { type: 'string' },
+            name: { type: 'string' },
+            prefix: { type: 'string' },
+            status: { enum: ['active', 'revoked', 'expired'] },
+            createdAt: { type: 'string' },
+            expiresAt: { type: 'string' },
+            lastUsedAt: { type: ['string', 'null'] },
+            revokedAt: { type: ['string', 'null'] },
+            token: { type: 'string', description: 'sy_admin_<id>_<secret>: only when issued.' },
+          },
+          ['id', 'subject', 'status'],
         ),
         TeamMember: object(
           {

@@ -70,6 +70,18 @@ export class RedisKeys {
   personTeams(subject: string): string {
     return `${this.prefix}person:{${subject}}:teams`;
   }
+  /** A personal admin token's record (auth/personal-tokens.ts), by its public id. */
+  personalToken(tokenId: string): string {
+    return `${this.prefix}admin-token:{${tokenId}}`;
+  }
+  /** A person's personal admin tokens: SET of token ids. */
+  personTokens(subject: string): string {
+    return `${this.prefix}person:{${subject}}:admin-tokens`;
+  }
+  /** A person's last sign-in through the identity provider (the person, their roles then), read by their tokens. */
+  personSignIn(subject: string): string {
+    return `${this.prefix}person:{${subject}}:sign-in`;
+  }
   /** A console sign-in through the identity provider under way (its PKCE verifier, state, nonce), by its cookie's SHA-256. */
   ssoFlow(flowDigest: string): string {
     return `${this.prefix}console:sso-flow:${flowDigest}`;

@@ -72,7 +72,9 @@ describe('wrong admin keys are throttled per client address', () => {
     expect(retryAfter).toBeLessThanOrEqual(300);
     expect(await refused.json()).toEqual({
       error: {
-        message: expect.stringMatching(/Too many wrong admin keys from this address; try again in \d+ s\./),
+        message: expect.stringMatching(
+          /Too many wrong admin keys or tokens from this address; try again in \d+ s\./,
+        ),
         type: 'rate_limit_exceeded',
         param: null,
         code: 'rate_limit_exceeded',

@@ -175,6 +175,7 @@ describe('AuthGuard: an admin route called from a console session', () => {
     {} as never,
     new AdminActors(new InMemoryTeamMemberRecords()),
     new AdminAccess(tokens),
+    {} as never,
     config,
   );
   const call = async (roles: Role[], handler: () => void, team: string) => {

@@ -10,16 +10,30 @@ import {
 import { ROLE_KINDS, type Role } from '../../src/access/roles';
 
 const ALL = Object.keys(PERMISSIONS) as Permission[];
-const held = (roles: Role[], team: string) => ALL.filter((p) => grantsOn(roles, p, team));
+/** The permissions held on a team (a person's own, held by every role, left out). */
+const held = (roles: Role[], team: string) =>
+  ALL.filter((p) => PERMISSIONS[p].scope !== 'person' && grantsOn(roles, p, team));
 
 describe('the permission table (src/access/permissions.ts)', () => {
   it('gives org-admin everything, everywhere', () => {
     expect(ALL.filter((p) => !grantsEverywhere([{ kind: 'org-admin' }], p))).toEqual([]);
   });
 
-  it('gives org-viewer every read and no change', () => {
+  it('gives org-viewer every read and no change (but their own personal tokens)', () => {
     const viewer = ALL.filter((p) => grantsEverywhere([{ kind: 'org-viewer' }], p));
-    expect(viewer).toEqual(ALL.filter((p) => p.endsWith(':read')));
+    expect(viewer).toEqual(ALL.filter((p) => p.endsWith(':read') || p === 'self:tokens'));
+  });
+
+  it('gives every role, and nothing but a role, their own personal tokens', () => {
+    expect(ALL.filter((p) => PERMISSIONS[p].scope === 'person')).toEqual(['self:tokens']);
+    for (const role of [
+      { kind: 'org-admin' },
+      { kind: 'org-viewer' },
+      { kind: 'team-admin', team: 'a' },
+      { kind: 'team-member', team: 'a' },
+    ] as Role[])
+      expect(grantsEverywhere([role], 'self:tokens')).toBe(true);
+    expect(grantsEverywhere([], 'self:tokens')).toBe(false);
   });
 
   it("gives a team-admin their team's tokens, members, narrowing, usage, spend and audit, on that team only", () => {
@@ -38,7 +52,7 @@ describe('the permission table (src/access/permissions.ts)', () => {
       ].sort(),
     );
     expect(held(admin, 'b')).toEqual([]);
-    expect(ALL.filter((p) => grantsEverywhere(admin, p))).toEqual([]);
+    expect(ALL.filter((p) => grantsEverywhere(admin, p))).toEqual(['self:tokens']);
   });
 
   it("gives a team-member their team's usage and spend, nothing else", () => {
@@ -63,7 +77,7 @@ describe('the permission table (src/access/permissions.ts)', () => {
   it('is the table docs/api.md shows', () => {
     const doc = readFileSync(join(__dirname, '../../docs/api.md'), 'utf8');
     const section = doc.slice(doc.indexOf('### Roles and permissions'));
-    const rows = [...section.matchAll(/^\| `([a-z]+:[a-z]+)` \| (org|team) \| ([^|]+) \|/gm)].map(
+    const rows = [...section.matchAll(/^\| `([a-z]+:[a-z]+)` \| (org|team|person) \| ([^|]+) \|/gm)].map(
       ([, name, scope, roles]) => ({ name, scope, roles: roles.trim() }),
     );
     expect(rows).toEqual(

@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { AuditLog } from '../../audit/audit.log';
 import { AppLogger } from '../../common/logging/logger';
 import { ConsoleSessions } from '../../auth/console-sessions';
+import { PersonalTokens } from '../../auth/personal-tokens';
 import { Public } from '../../auth/route-access.decorators';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import { formatRole } from '../../access/roles';
@@ -30,6 +31,7 @@ export class SsoController {
     private readonly oidc: OidcClient,
     private readonly flows: SsoFlows,
     private readonly sessions: ConsoleSessions,
+    private readonly personalTokens: PersonalTokens,
     private readonly audit: AuditLog,
     private readonly logger: AppLogger,
   ) {}
@@ -92,6 +94,9 @@ export class SsoController {
       const claims = await this.oidc.signedIn(callbackUrl, flow);
       const person = personOf(claims);
       const roles = rolesOf(claims, oidc);
+      // What this sign-in says of the person is what their personal tokens act with from now on: a group taken
+      // away in the provider reaches their tokens here, a sign-in refused for having no role included.
+      await this.personalTokens.rememberSignIn(person, roles);
       if (roles.length === 0) {
         this.logger.pino.warn(
           { reason: `no role for ${person.subject}: no group in auth.oidc.groupRoles` },
