@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
+import { inFlight } from '../support/load';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 import { waitForUsageRecord, waitForUsageSummary } from '../support/usage';
@@ -52,7 +53,7 @@ describe('resilient routing', () => {
         },
         backends: {
           first: { type: 'openai', baseUrl: first.url, apiKey: '${TEST_UPSTREAM_KEY}' },
-          // A short first-byte timeout on a backend of its own: on `first` it would also cut the 800 concurrent
+          // A short first-byte timeout on a backend of its own: on `first` it would also cut the 800
           // requests of the weights test on a loaded machine (retried elsewhere, they skew the split).
           'first-hangs': {
             type: 'openai',
@@ -340,8 +341,8 @@ describe('resilient routing', () => {
 
   it('weights hold: 3:1 across 800 requests is 75% +- 5%', async () => {
     const before = calls(first, 'echo');
-    const answers = await Promise.all(
-      Array.from({ length: 800 }, () => client.chat.completions.create(ask('weighted')).withResponse()),
+    const answers = await inFlight(800, 64, () =>
+      client.chat.completions.create(ask('weighted')).withResponse(),
     );
     const onFirst = answers.filter((a) => a.response.headers.get('x-switchyard-backend') === 'first').length;
     expect(onFirst / 800).toBeGreaterThan(0.7);
@@ -352,18 +353,19 @@ describe('resilient routing', () => {
   it('a fault mix: one of two deployments fails 30% of requests at random; >= 99.9% of 1,000 requests succeed, each billed once', async () => {
     const { token: mixToken } = await gw.teamToken('fault-mix');
     const mix = gw.openai(mixToken);
-    const results = await Promise.all(
-      Array.from({ length: 1000 }, () =>
-        mix.chat.completions.create(ask('flaky')).then(
-          () => true,
-          () => false,
-        ),
+    const results = await inFlight(1000, 64, () =>
+      mix.chat.completions.create(ask('flaky')).then(
+        () => 'ok',
+        (e: unknown) =>
+          e instanceof OpenAI.APIError ? `${e.status} ${e.code ?? ''}: ${e.message}` : String(e),
       ),
     );
-    expect(results.filter(Boolean).length).toBeGreaterThanOrEqual(999);
+    const failures = results.filter((r) => r !== 'ok');
+    // At most one of 1,000 may fail (>= 99.9 %); more, and the answers they got are the failure's message.
+    expect(failures.length <= 1 ? [] : failures).toEqual([]);
     const { total: usage } = await waitForUsageSummary(gw, 'team=fault-mix', 1000, { timeoutMs: 10_000 });
     // Billed once per request, for the attempt that answered: 2 prompt + 3 completion tokens each.
     expect(usage.prompt_tokens).toBe(2 * usage.requests_ok);
     expect(usage.completion_tokens).toBe(3 * usage.requests_ok);
-  });
+  }, 120_000);
 });

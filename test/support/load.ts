@@ -44,3 +44,23 @@ export async function loadUntil(
     await Promise.all(workers);
   }
 }
+
+/**
+ * `count` calls of `make`, at most `limit` in flight at once, results in call order. For tests that need many
+ * requests but not a connection storm: a thousand connections opened in the same instant overflow the listen
+ * queue of a loaded machine and get resets that have nothing to do with what the test checks (that is the
+ * benchmarks' and the capacity test's business).
+ */
+export async function inFlight<T>(
+  count: number,
+  limit: number,
+  make: (index: number) => Promise<T>,
+): Promise<T[]> {
+  const results = new Array<T>(count);
+  let next = 0;
+  const worker = async () => {
+    for (let index = next++; index < count; index = next++) results[index] = await make(index);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
+  return results;
+}
