@@ -3,8 +3,12 @@ import type { INestApplication } from '@nestjs/common';
 import type { InFlightTracker } from './in-flight.tracker';
 import type { AppLogger } from '../common/logging/logger';
 
-/** How long requests cut at the deadline get to write their error event and be accounted. */
-const CUT_FLUSH_MS = 2000;
+/**
+ * How long requests cut at the deadline get to write their error event and be accounted before every connection is
+ * closed (which drops what a socket had not sent yet). On a loaded 2-core replica 2 s was sometimes too short: a
+ * client then saw its stream cut without the error. 4 s still fits the 5 s the Kubernetes manifests leave to exit.
+ */
+const CUT_FLUSH_MS = 4000;
 
 /**
  * SIGTERM: keep listening so health checks see the drain (ready answers 503) and new requests get a

@@ -52,6 +52,9 @@ export class TokenCounter implements OnApplicationShutdown {
     return this.worker?.threadId;
   }
 
+  /** Workers started so far (for tests: a worker may already be stopped again by the time a test looks). */
+  workersStarted = 0;
+
   /** The exact count of a prompt (its fixed format tokens plus its texts). */
   async prompt(prompt: PromptTexts): Promise<number> {
     return prompt.fixed + (await this.texts(prompt.texts));
@@ -98,6 +101,7 @@ export class TokenCounter implements OnApplicationShutdown {
 
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
+    this.workersStarted++;
     const worker = new Worker(workerScript(), {
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });
