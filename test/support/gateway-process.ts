@@ -36,8 +36,12 @@ export function run(
   return { child, output: () => output, exit };
 }
 
-export async function waitForListening(output: () => string): Promise<string> {
-  for (let i = 0; i < 400; i++) {
+/**
+ * The URL the gateway process logs once it listens. Waits up to 25 s (inside jest's 30 s): a cold start (~1,400
+ * modules loaded) took over 10 s on a loaded 2-core CI machine.
+ */
+export async function waitForListening(output: () => string, timeoutMs = 25_000): Promise<string> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline;) {
     const match = /"url":"(http:\/\/[^"]+)"/.exec(output());
     if (match) return match[1];
     await new Promise((r) => setTimeout(r, 25));
