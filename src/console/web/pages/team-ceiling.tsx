@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { describeLimits } from '../format';
+import { LIMIT_NAMES } from '../../../core/limit-catalogue';
+import { formatLimitValue, limitLabel } from '../format';
 import { LIMIT_FIELDS, limitChanges, listOf, type Limits } from '../limits-form';
 
 /** A team's ceiling as the admin API shows it (null: none). */
@@ -25,9 +26,16 @@ export function CeilingView({ ceiling, currency }: { ceiling: Ceiling; currency:
             <span>{ceiling.models ? ceiling.models.join(', ') : 'the current ones (no bound set)'}</span>
           </li>
           {ceiling.limits ? (
-            describeLimits(ceiling.limits, currency).map((line) => <li key={line}>{line}</li>)
+            LIMIT_NAMES.filter((name) => ceiling.limits![name] !== undefined).map((name) => (
+              <li key={name} data-limit={name}>
+                <span class="limit-name">{limitLabel(name)}</span>{' '}
+                <span>{formatLimitValue(name, ceiling.limits![name]!, currency)}</span>
+              </li>
+            ))
           ) : (
-            <li class="muted">Limits: the current ones (no bound set)</li>
+            <li>
+              <span class="limit-name">Limits</span> <span>the current ones (no bound set)</span>
+            </li>
           )}
         </ul>
       )}
