@@ -1,3 +1,4 @@
+import { GatewayException } from '../core/errors/gateway.exception';
 import { cleanLimits, LIMIT_NAMES, type LimitName, type Limits } from '../core/limit-settings';
 import { compileModelGlobs } from '../routing/model-glob';
 import { mergePatch } from './merge-patch';
@@ -100,4 +101,36 @@ export function clampToCeiling(
   const clampedLimits: Limits = { ...limits };
   for (const { name, bound } of limitsOutside(ceiling?.limits ?? {}, limits)) clampedLimits[name] = bound;
   return { models: clampedModels, limits: cleanLimits(clampedLimits) };
+}
+
+/**
+ * The models and limits an org-admin's write names (`named`: the team's resulting models if the write names them,
+ * its resulting limits if it names any, and which) are within `ceiling`, else 400 naming the field. What a write
+ * does not name is clamped instead (clampToCeiling).
+ */
+export function assertNamedWithinCeiling(
+  id: string,
+  ceiling: TeamCeiling | null,
+  named: { models?: string[]; limits?: Limits; limitsNamed: 'all' | string[] },
+): void {
+  const refuse = (param: string, what: string): never => {
+    throw new GatewayException(
+      'invalid_request',
+      `Team "${id}"'s ceiling does not allow ${what}; raise the ceiling (ceiling.${param}) in the same change, or give less.`,
+      { param, wireCode: null },
+    );
+  };
+  if (named.models && ceiling?.models) {
+    const outside = modelsOutside(ceiling.models, named.models);
+    if (outside.length > 0)
+      refuse('models', `${outside.map((m) => `\`${m}\``).join(', ')} (within ${ceiling.models.join(', ')})`);
+  }
+  if (!named.limits) return;
+  for (const { name, value, bound } of limitsOutside(ceiling?.limits ?? {}, named.limits)) {
+    if (named.limitsNamed !== 'all' && !named.limitsNamed.includes(name)) continue; // not named: clamped
+    refuse(
+      `limits.${name}`,
+      value === undefined ? `${name} removed (at most ${bound})` : `${name} ${value} (at most ${bound})`,
+    );
+  }
 }

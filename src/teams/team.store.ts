@@ -4,10 +4,9 @@ import { GatewayException } from '../core/errors/gateway.exception';
 import { cleanLimits, type Limits } from '../core/limit-settings';
 import { mergePatch } from './merge-patch';
 import {
+  assertNamedWithinCeiling,
   clampToCeiling,
-  limitsOutside,
   mergeCeiling,
-  modelsOutside,
   type CeilingPatch,
   type TeamCeiling,
 } from './team-ceiling';
@@ -96,7 +95,11 @@ function mergedFields(
       changes.limits as Record<string, number | null> | null | undefined,
     ),
   );
-  assertNamedWithinCeiling(team.id, ceiling, changes, models, limits);
+  assertNamedWithinCeiling(team.id, ceiling, {
+    models: changes.models && models,
+    limits: changes.limits === undefined ? undefined : limits,
+    limitsNamed: changes.limits === null ? 'all' : Object.keys(changes.limits ?? {}),
+  });
   const within = clampToCeiling(models, limits, ceiling);
   let clamped: Clamped = null;
   if (JSON.stringify(within.models) !== JSON.stringify(models))
@@ -122,37 +125,6 @@ function mergedFields(
   }
   if (changes.disabled !== undefined) fields.disabled = changes.disabled ? '1' : '0';
   return { fields, clamped };
-}
-
-/** The models and limits `changes` names are within `ceiling` (what it does not name is clamped instead). */
-function assertNamedWithinCeiling(
-  id: string,
-  ceiling: TeamCeiling | null,
-  changes: TeamChanges,
-  models: string[],
-  limits: Limits,
-): void {
-  const refuse = (param: string, why: string): never => {
-    throw new GatewayException(
-      'invalid_request',
-      `${why}, above team "${id}"'s ceiling; raise the ceiling (ceiling.${param}) in the same change, or give less.`,
-      { param, wireCode: null },
-    );
-  };
-  if (changes.models && ceiling?.models) {
-    const outside = modelsOutside(ceiling.models, models);
-    if (outside.length > 0) refuse('models', `${outside.map((m) => `\`${m}\``).join(', ')} is not within it`);
-  }
-  if (changes.limits === undefined) return;
-  for (const { name, value, bound } of limitsOutside(ceiling?.limits ?? {}, limits)) {
-    if (changes.limits !== null && changes.limits[name] === undefined) continue; // not named: clamped
-    refuse(
-      `limits.${name}`,
-      value === undefined
-        ? `${name} left out while the ceiling has ${bound}`
-        : `${name} ${value} is over ${bound}`,
-    );
-  }
 }
 
 const BLANK: Team = {

@@ -232,7 +232,9 @@ describe('switchyard CLI', () => {
     expect((await gw.admin('GET', '/admin/v1/teams/capped')).body.ceiling).toEqual(lowered.ceiling);
     const beyond = await runCli(config, ['teams', 'update', 'capped', '--rpm', '101']);
     expect(beyond.code).toBe(1);
-    expect(beyond.output).toMatch(/above team "capped"'s ceiling/);
+    expect(beyond.output).toMatch(
+      /Team "capped"'s ceiling does not allow requestsPerMinute 101 \(at most 100\)/,
+    );
     expect((await cli('teams', 'update', 'capped', '--ceiling-models', 'none')).ceiling).toEqual({
       limits: { requestsPerMinute: 100 },
     });

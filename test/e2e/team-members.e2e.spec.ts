@@ -218,6 +218,32 @@ describe('admin API: team members and what they may do', () => {
     });
   });
 
+  it('refuses a malformed ceiling with 400 naming the field', async () => {
+    await gw.admin('POST', '/admin/v1/teams', { id: 'malformed' });
+    const bodies: Array<[object, string]> = [
+      [{ ceiling: 'all' }, 'ceiling'],
+      [{ ceiling: { models: 'gpt-*' } }, 'ceiling.models'],
+      [{ ceiling: { models: [1] } }, 'ceiling.models'],
+      [{ ceiling: { limits: { requestsPerMinute: 0 } } }, 'ceiling.limits.requestsPerMinute'],
+      [{ ceiling: { limits: { speed: 5 } } }, 'ceiling.limits.speed'],
+      [{ ceiling: { owner: 'x' } }, 'ceiling.owner'],
+    ];
+    for (const [body, param] of bodies) {
+      for (const [method, path] of [
+        ['PATCH', '/admin/v1/teams/malformed'],
+        ['POST', '/admin/v1/teams'],
+      ]) {
+        const refused = await gw.admin(
+          method,
+          path,
+          method === 'POST' ? { id: 'malformed-2', ...body } : body,
+        );
+        expect([method, refused.status, refused.body.error.param]).toEqual([method, 400, param]);
+      }
+    }
+    expect((await gw.admin('GET', '/admin/v1/teams/malformed')).body.ceiling).toBeNull();
+  });
+
   it("never lets a team-admin's change land above a ceiling lowered at the same time (concurrent requests)", async () => {
     await gw.admin('POST', '/admin/v1/teams', { id: 'raced' });
     const asDan = await signedIn(gw, { subject: 'idp|dan' }, [{ kind: 'team-admin', team: 'raced' }]);
