@@ -12,25 +12,25 @@ type RoleKind = Role['kind'];
  * what their roles allow: it and what it imports stay free of packages (test/unit/console-access.spec.ts).
  *
  * Decided: team-member reads its team's usage and spend and nothing else (not even the team's settings).
- * Ceilings do not exist yet, so `teams:narrow` is how a team-admin changes its team: models and limits may only
- * get narrower than the team's current ones (admin/team-narrowing.ts), never wider; widening takes an org-admin.
+ * `teams:adjust` is how a team-admin changes its team: models and limits anywhere within the ceiling an org-admin
+ * set (`teams:write`), or within the current ones where there is none (admin/team-admin-changes.ts).
  */
 export const PERMISSIONS = {
   'teams:create': { scope: 'org', grantedTo: ['org-admin'], what: 'create a team' },
   'teams:read': {
     scope: 'team',
     grantedTo: ['org-admin', 'org-viewer', 'team-admin'],
-    what: "see a team's settings (models, limits, labels)",
+    what: "see a team's settings (models, limits, ceiling, labels)",
   },
   'teams:write': {
     scope: 'team',
     grantedTo: ['org-admin'],
-    what: 'change any of a team: widen its models and limits, labels, disable, enable, delete',
+    what: 'change any of a team: its ceiling, models and limits beyond it, labels, disable, enable, delete',
   },
-  'teams:narrow': {
+  'teams:adjust': {
     scope: 'team',
     grantedTo: ['org-admin', 'team-admin'],
-    what: "narrow a team's models and limits (never widen them)",
+    what: "set a team's models and limits within its ceiling (none: within the current ones)",
   },
   'tokens:read': {
     scope: 'team',

@@ -4,7 +4,7 @@ import { CredentialCache } from '../auth/credential.cache';
 import { TokenStore, type NewToken, type TokenInfo } from '../auth/token.store';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { compileModelGlobs } from '../routing/model-glob';
-import { TeamStore, type Team, type TeamChanges } from '../teams/team.store';
+import { TeamStore, type ChangeCheck, type Team, type TeamChanges } from '../teams/team.store';
 import { TeamMembersService } from './team-members.service';
 
 /**
@@ -28,9 +28,13 @@ export class AccessAdminService {
     return team;
   }
 
-  async updateTeam(by: Actor, id: string, changes: TeamChanges): Promise<Team> {
+  /**
+   * `check` (a team-admin's bound) runs against the team as the store reads it, before the write (TeamStore.update).
+   * The audit entry also says what was clamped to keep the team within a lowered ceiling.
+   */
+  async updateTeam(by: Actor, id: string, changes: TeamChanges, check?: ChangeCheck): Promise<Team> {
     const before = await this.teams.require(id);
-    const team = await this.teams.update(id, changes);
+    const { team, clamped } = await this.teams.update(id, changes, check);
     await this.credentials.invalidateEverywhere({ teamId: id });
     const action =
       changes.disabled === true && !before.disabled
@@ -38,7 +42,7 @@ export class AccessAdminService {
         : changes.disabled === false && before.disabled
           ? 'team.enable'
           : 'team.update';
-    await this.audit.write(by, action, `team/${id}`, { ...changes });
+    await this.audit.write(by, action, `team/${id}`, { ...changes, ...(clamped ? { clamped } : {}) });
     return team;
   }
 

@@ -8,7 +8,7 @@ import { AdminOnly } from '../auth/route-access.decorators';
 import { GatewayValidationPipe } from '../common/validation/validation.pipe';
 import { AccessAdminService } from './access-admin.service';
 import { auditActorOf as actorOf } from './audit-actor';
-import { assertNarrowing } from './team-narrowing';
+import { assertWithinTeamAdminBound } from './team-admin-changes';
 import { BudgetReport } from '../limits/budget-report';
 import { PriceBook } from '../billing/price-book';
 import { GatewayException } from '../core/errors/gateway.exception';
@@ -43,7 +43,7 @@ export class AdminController {
   @HttpCode(201)
   async createTeam(@Body(strict) body: CreateTeamDto, @Req() req: Request) {
     const { id, ...changes } = body;
-    return teamView(await this.admin.createTeam(actorOf(req), id, { models: ['*'], ...changes }));
+    return teamView(await this.admin.createTeam(actorOf(req), id, changes));
   }
 
   /** Every team, or with `limit` a page of them (`after` the last id seen, `search` within ids). */
@@ -89,11 +89,12 @@ export class AdminController {
   }
 
   @Patch('teams/:team')
-  @Requires('teams:narrow', { team: 'team' })
+  @Requires('teams:adjust', { team: 'team' })
   async updateTeam(@Param('team') teamId: string, @Body(strict) body: UpdateTeamDto, @Req() req: Request) {
-    if (!grantsOn(req.adminActor?.roles ?? [], 'teams:write', teamId))
-      assertNarrowing(await this.admin.teams.require(teamId), body);
-    return teamView(await this.admin.updateTeam(actorOf(req), teamId, body));
+    // Without teams:write (a team-admin), the change is checked against the team as the store reads it.
+    const orgAdmin = grantsOn(req.adminActor?.roles ?? [], 'teams:write', teamId);
+    const check = orgAdmin ? undefined : assertWithinTeamAdminBound;
+    return teamView(await this.admin.updateTeam(actorOf(req), teamId, body, check));
   }
 
   @Post('teams/:team/disable')

@@ -17,8 +17,9 @@ import {
 } from 'class-validator';
 import { IsStringMap } from '../common/validation/is-string-map';
 import { ID_PATTERN } from '../core/ids';
-import { LimitSettings } from '../core/limit-settings';
+import { CeilingSettings, LimitSettings } from '../core/limit-settings';
 import { STREAM_ID_PATTERN } from '../redis/stream-page';
+import type { CeilingPatch } from '../teams/team-ceiling';
 import { MAX_METADATA_KEYS, type LimitsPatch, type MetadataPatch } from '../teams/team.store';
 
 const ID_MESSAGE = 'must be 1-63 chars of a-z, 0-9, "_" or "-", starting with a letter or digit';
@@ -47,6 +48,8 @@ export class CreateTeamDto {
   /** Model names or `*` globs this team may call; default: all. */
   @IsOptional() @IsArray() @IsString({ each: true }) models?: string[];
   @IsOptional() @ValidateNested() @Type(() => LimitSettings) limits?: LimitSettings;
+  /** The most a team-admin may give the team (org-admins only); the team's models and limits must be within it. */
+  @IsOptional() @ValidateNested() @Type(() => CeilingSettings) ceiling?: CeilingSettings;
   @IsOptional() @IsStringMap() metadata?: Record<string, string>;
 }
 
@@ -58,6 +61,11 @@ export class UpdateTeamDto {
   /** Replaces the team's list. */
   @IsOptional() @IsArray() @IsString({ each: true }) models?: string[];
   @IsOptional() @ValidateNested() @Type(() => LimitSettings) limits?: LimitsPatch | null;
+  /**
+   * org-admins only: models replaced, limits merged (null drops one), `ceiling: null` removes it. Values the body
+   * does not name are lowered into a lowered ceiling in the same write.
+   */
+  @IsOptional() @ValidateNested() @Type(() => CeilingSettings) ceiling?: CeilingPatch | null;
   @IsOptional() @IsMetadataPatch() metadata?: MetadataPatch | null;
   /** true: every token of the team is refused at once (on every replica). */
   @IsOptional() @IsBoolean() disabled?: boolean;

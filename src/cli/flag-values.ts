@@ -1,5 +1,12 @@
 import { InvalidArgumentError } from 'commander';
-import { MAX_BUDGET, MAX_COUNT_LIMIT } from '../core/limit-settings';
+import { isMoneyLimit } from '../core/limit-catalogue';
+import {
+  LIMIT_CATALOGUE,
+  LIMIT_NAMES,
+  MAX_BUDGET,
+  MAX_COUNT_LIMIT,
+  type LimitName,
+} from '../core/limit-settings';
 
 /*
  * Parsers of the CLI's number flags. They throw commander's InvalidArgumentError, which commander prints with the
@@ -21,4 +28,24 @@ export function positiveAmount(value: string): number {
     throw new InvalidArgumentError(`"${value}" is not a positive amount (at most 6 decimals)`);
   if (n > MAX_BUDGET) throw new InvalidArgumentError(`"${value}" is more than ${MAX_BUDGET}`);
   return n;
+}
+
+/**
+ * One `--ceiling-limit <limit>=<n>` (repeatable), added to those before it: the limit by its flag's name (`rpm`,
+ * `budget-per-day`) or its own (`requestsPerMinute`); `<limit>=none` drops that bound (in an update).
+ */
+export function ceilingLimit(
+  value: string,
+  previous: Partial<Record<LimitName, number | null>> = {},
+): Partial<Record<LimitName, number | null>> {
+  const at = value.indexOf('=');
+  const key = value.slice(0, at);
+  const name = LIMIT_NAMES.find((limit) => limit === key || LIMIT_CATALOGUE[limit].flag === `--${key}`);
+  if (at < 1 || !name) {
+    const known = LIMIT_NAMES.map((limit) => LIMIT_CATALOGUE[limit].flag.slice(2)).join(', ');
+    throw new InvalidArgumentError(`"${value}" is not <limit>=<n> with a limit among ${known}`);
+  }
+  const given = value.slice(at + 1);
+  const parse = isMoneyLimit(name) ? positiveAmount : positiveInt;
+  return { ...previous, [name]: given === 'none' ? null : parse(given) };
 }

@@ -14,11 +14,12 @@ import { FAMILIES } from '../providers/families';
 import { cleanLimits, LIMIT_CATALOGUE, LIMIT_NAMES, type Limits } from '../core/limit-settings';
 import { isMoneyLimit } from '../core/limit-catalogue';
 import { UsageQueryService, type UsageGroupBy } from '../usage/usage-query.service';
+import type { CeilingPatch } from '../teams/team-ceiling';
 import type { LimitsPatch, MetadataPatch } from '../teams/team.store';
 import { BudgetReport } from '../limits/budget-report';
 import { updatePriceData } from './prices-update';
 import { CliModule } from './cli.module';
-import { positiveAmount, positiveInt } from './flag-values';
+import { ceilingLimit, positiveAmount, positiveInt } from './flag-values';
 
 /**
  * `switchyard` (npx switchyard ...): operators' commands over the same services as the
@@ -101,6 +102,21 @@ function limitsPatchFrom(options: Record<string, unknown>): LimitsPatch | undefi
   return Object.keys(patch).length ? patch : undefined;
 }
 
+/**
+ * The ceiling the flags give (--ceiling-models, --ceiling-limit; in an update `none` drops a part, and
+ * --remove-ceiling all of it), or undefined when none was given.
+ */
+function ceilingFrom(options: Record<string, unknown>): CeilingPatch | null | undefined {
+  if (options.removeCeiling) return null;
+  const models = options.ceilingModels as string[] | undefined;
+  const limits = options.ceilingLimit as LimitsPatch | undefined;
+  if (!models && !limits) return undefined;
+  return {
+    ...(models ? { models: models.length === 1 && models[0] === 'none' ? null : models } : {}),
+    ...(limits ? { limits } : {}),
+  };
+}
+
 /** Labels set with --meta and removed with --unset-meta, or undefined when neither was given. */
 function metadataPatchFrom(
   set: Record<string, string> | undefined,
@@ -169,11 +185,22 @@ export function buildProgram(): Command {
     .showHelpAfterError();
   const teams = program.command('teams').description('Teams');
   limitOptions(teams.command('create <id>').description('Create a team'))
-    .option('--models <list>', 'comma-separated model names or * globs (default: *)', list)
+    .option(
+      '--models <list>',
+      "comma-separated model names or * globs (default: the ceiling's, else *)",
+      list,
+    )
     .option('--meta <key=value>', 'metadata label (repeatable)', metadata)
+    .option('--ceiling-models <list>', 'the most models a team-admin may give it: names or * globs', list)
+    .option('--ceiling-limit <limit=n>', 'a ceiling limit, e.g. rpm=600 (repeatable)', ceilingLimit)
     .action((id: string, o) =>
       withServices(({ admin, by }) =>
-        admin.createTeam(by, id, { models: o.models ?? ['*'], limits: limitsFrom(o), metadata: o.meta }),
+        admin.createTeam(by, id, {
+          models: o.models,
+          limits: limitsFrom(o),
+          ceiling: ceilingFrom(o) ?? undefined,
+          metadata: o.meta,
+        }),
       ),
     );
   teams
@@ -203,11 +230,19 @@ export function buildProgram(): Command {
       'remove a metadata label (repeatable)',
       (key: string, previous: string[] = []) => [...previous, key],
     )
+    .option('--ceiling-models <list>', 'replace the ceiling\'s models ("none" drops that bound)', list)
+    .option(
+      '--ceiling-limit <limit=n>',
+      'set a ceiling limit, e.g. rpm=600, or drop one: rpm=none (repeatable; the others are kept)',
+      ceilingLimit,
+    )
+    .option('--remove-ceiling', 'remove the ceiling (no value changes)')
     .action((id: string, o) =>
       withServices(({ admin, by }) =>
         admin.updateTeam(by, id, {
           models: o.models,
           limits: limitsPatchFrom(o),
+          ceiling: ceilingFrom(o),
           metadata: metadataPatchFrom(o.meta, o.unsetMeta),
         }),
       ),

@@ -4,6 +4,7 @@ import { validateSync, type ValidationError } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
 import type { BackendFamilies, BackendFamilyShape, ModelProblem } from './backend-families';
 import { parseRole } from '../access/roles';
+import { limitsOutside, modelsOutside } from '../teams/team-ceiling';
 import { BackendConfig, GatewayConfig, ModelConfig, OidcConfig, TeamSeedConfig } from './config.schema';
 
 /** A config problem, always naming the key, so the operator can fix it without reading code. */
@@ -244,6 +245,7 @@ export function buildConfig(
         problems.push(`models.${name}.fallbacks: a model cannot fall back to itself`);
     }
   }
+  for (const [id, team] of Object.entries(config.teams)) problems.push(...seedCeilingProblems(id, team));
   if (config.auth.oidc) problems.push(...oidcProblems(config.auth.oidc));
   // PORT set but empty (`PORT=` in an env file, `${PORT}` in compose with nothing behind it) is read as unset:
   // Number('') is 0, which would quietly listen on a random port. Only digits are a port (Number() also reads
@@ -259,6 +261,22 @@ export function buildConfig(
 }
 
 /** What the validators cannot say about auth.oidc: roles spelled right, `openid` asked, TLS to the provider. */
+/** A seeded team's own models and limits must be within its ceiling (what it leaves out takes the ceiling's). */
+function seedCeilingProblems(id: string, team: TeamSeedConfig): string[] {
+  const problems: string[] = [];
+  if (team.models && team.ceiling?.models) {
+    const outside = modelsOutside(team.ceiling.models, team.models);
+    if (outside.length > 0)
+      problems.push(`teams.${id}.models: ${outside.join(', ')} not within teams.${id}.ceiling.models`);
+  }
+  for (const { name, value, bound } of limitsOutside(team.ceiling?.limits ?? {}, team.limits ?? {}))
+    if (value !== undefined)
+      problems.push(
+        `teams.${id}.limits.${name}: ${value} is over teams.${id}.ceiling.limits.${name} (${bound})`,
+      );
+  return problems;
+}
+
 function oidcProblems(oidc: OidcConfig): string[] {
   const problems: string[] = [];
   // Keys of the wrong type have been reported by the validators already.

@@ -19,7 +19,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { LimitSettings } from '../core/limit-settings';
+import { CeilingSettings, LimitSettings } from '../core/limit-settings';
 
 /**
  * The shape of config/switchyard.yaml. Every class here is validated at boot;
@@ -401,8 +401,11 @@ export class ModelConfig {
 }
 
 export class TeamSeedConfig {
-  @IsArray() @IsString({ each: true }) models: string[] = ['*'];
+  /** Default: the ceiling's models, else every model (`*`). */
+  @IsOptional() @IsArray() @IsString({ each: true }) models?: string[];
   @IsOptional() @ValidateNested() @Type(() => LimitSettings) limits?: LimitSettings;
+  /** The most a team-admin may give the team (teams/team-ceiling.ts); the seed's own values must be within it. */
+  @IsOptional() @ValidateNested() @Type(() => CeilingSettings) ceiling?: CeilingSettings;
   @IsOptional() @IsObject() metadata?: Record<string, string>;
 }
 

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { IsInt, IsNumber, IsOptional, Max, Min } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsArray, IsInt, IsNumber, IsOptional, IsString, Max, Min, ValidateNested } from 'class-validator';
 import { isMoneyLimit, LIMIT_NAMES, MAX_BUDGET, MAX_COUNT_LIMIT, type LimitName } from './limit-catalogue';
 
 /**
@@ -49,4 +50,14 @@ export function cleanLimits(limits: Limits | undefined | null): Limits {
     if (typeof value === 'number') out[name] = value;
   }
   return out;
+}
+
+/**
+ * A team's ceiling as the config file and the admin API take it (teams/team-ceiling.ts): the models (names or
+ * `*` globs) and limits a team-admin may give their team at most. In an update, null drops a part (or, inside
+ * limits, one limit) of the ceiling.
+ */
+export class CeilingSettings {
+  @IsOptional() @IsArray() @IsString({ each: true }) models?: string[];
+  @IsOptional() @ValidateNested() @Type(() => LimitSettings) limits?: LimitSettings;
 }

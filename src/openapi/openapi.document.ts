@@ -175,7 +175,7 @@ export const OPERATIONS: Operation[] = [
     path: '/admin/v1/teams/{team}',
     access: 'admin',
     summary:
-      "Change a team's models, limits, metadata or disabled flag: only what the body names (limits and metadata are merged key by key, JSON Merge Patch; null removes a key).",
+      "Change a team's models, limits, ceiling, metadata or disabled flag: only what the body names (limits, metadata and the ceiling's limits are merged key by key, JSON Merge Patch; null removes a key). A team-admin may set models and limits only within the team's ceiling (403 permission_denied naming the field); values beyond the ceiling an org-admin names are 400, values not named are lowered into a lowered ceiling.",
     body: 'UpdateTeamDto',
     ok: { status: 200, description: 'The team', schema: ref('Team') },
   },
@@ -503,6 +503,11 @@ export function buildOpenApiDocument(
             id: { type: 'string' },
             models: { type: 'array', items: { type: 'string' } },
             limits: ref('LimitSettings'),
+            ceiling: {
+              description:
+                "The most a team-admin may give the team (its models and limits are always within it); null: none, the team's current values bound a team-admin.",
+              oneOf: [ref('CeilingSettings'), { type: 'null' }],
+            },
             disabled: { type: 'boolean' },
           },
           ['id'],

@@ -2,6 +2,14 @@ import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common'
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { cleanLimits, type Limits } from '../core/limit-settings';
+import { mergePatch } from './merge-patch';
+import {
+  assertNamedWithinCeiling,
+  clampToCeiling,
+  mergeCeiling,
+  type CeilingPatch,
+  type TeamCeiling,
+} from './team-ceiling';
 import { TEAM_RECORDS, type TeamRecords } from './team-records.repository';
 
 export interface Team {
@@ -9,6 +17,8 @@ export interface Team {
   /** Model names or `*` globs the team may call. */
   models: string[];
   limits: Limits;
+  /** What an org-admin lets a team-admin give the team (team-ceiling.ts); null: none. */
+  ceiling: TeamCeiling | null;
   /** Free-form labels for the operator (cost centre, owner, ...). */
   metadata: Record<string, string>;
   disabled: boolean;
@@ -17,14 +27,16 @@ export interface Team {
 }
 
 /**
- * What create and update accept. An update changes only what it names (JSON Merge Patch, RFC 7396, for the two
+ * What create and update accept. An update changes only what it names (JSON Merge Patch, RFC 7396, for the
  * maps): in `limits` and `metadata` a key with a value sets it, a key with `null` removes it, and a key not given
  * is left as it is; `limits: null` / `metadata: null` remove them all. `models` is one setting (a list), replaced
- * whole. On create, nulls are simply absent.
+ * whole. `ceiling` is patched the same way (CeilingPatch: its models replaced, its limits merged; `ceiling: null`
+ * removes it). On create, nulls are simply absent.
  */
 export interface TeamChanges {
   models?: string[];
   limits?: LimitsPatch | null;
+  ceiling?: CeilingPatch | null;
   metadata?: MetadataPatch | null;
   disabled?: boolean;
 }
@@ -32,30 +44,24 @@ export interface TeamChanges {
 export type LimitsPatch = { [name in keyof Limits]?: number | null };
 export type MetadataPatch = Record<string, string | null>;
 
+/** What an update did to values it did not name, to keep the team within its (new) ceiling; null: nothing. */
+export type Clamped = {
+  models?: { from: string[]; to: string[] };
+  limits?: { from: Limits; to: Limits };
+} | null;
+
+/**
+ * A check of a change against the team as read (a team-admin's bound: admin/team-admin-changes.ts), run again on
+ * every re-read, so what is written was checked against what it replaced. It throws to refuse.
+ */
+export type ChangeCheck = (team: Team, changes: TeamChanges) => void;
+
 /** Labels a team may have (as many as the admin body validator allows in one request). */
 export const MAX_METADATA_KEYS = 64;
 /** Concurrent updates of one team are retried this often before giving up (each retry re-reads and re-merges). */
 const UPDATE_ATTEMPTS = 10;
-
-/** `current` with `patch` merged in (RFC 7396 on a flat map): null removes a key, a null patch removes them all. */
-export function mergePatch<T>(
-  current: Record<string, T>,
-  patch: Record<string, T | null> | null | undefined,
-): Record<string, T> {
-  if (patch === undefined) return current;
-  if (patch === null) return {};
-  const merged: Record<string, T> = { ...current };
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === undefined) continue; // a DTO's declared but absent field
-    if (value === null) delete merged[key];
-    else merged[key] = value;
-  }
-  return merged;
-}
-
-function metadataOf(patch: MetadataPatch | null | undefined): Record<string, string> {
-  return mergePatch<string>({}, patch);
-}
+/** The fields a team's bound reads: a write of any of them is compare-and-set on all of them. */
+const BOUND_FIELDS = ['models', 'limits', 'ceiling'];
 
 export function parseTeam(fields: Record<string, string>): Team | null {
   if (!fields.id) return null;
@@ -63,6 +69,7 @@ export function parseTeam(fields: Record<string, string>): Team | null {
     id: fields.id,
     models: JSON.parse(fields.models ?? '[]') as string[],
     limits: JSON.parse(fields.limits ?? '{}') as Limits,
+    ceiling: fields.ceiling ? (JSON.parse(fields.ceiling) as TeamCeiling) : null,
     metadata: JSON.parse(fields.metadata ?? '{}') as Record<string, string>,
     disabled: fields.disabled === '1',
     createdAt: fields.createdAt,
@@ -70,29 +77,38 @@ export function parseTeam(fields: Record<string, string>): Team | null {
   };
 }
 
-/** The fields of a new team. */
-function toFields(changes: TeamChanges): Record<string, string> {
+/**
+ * The fields a write stores: the team as it is (`team`; a blank one on create) with `changes` merged in, and kept
+ * within its ceiling. A model or limit `changes` names must be within the (new) ceiling, else 400; what it does
+ * not name is brought within it (clampToCeiling), reported in `clamped`.
+ */
+function mergedFields(
+  team: Team,
+  changes: TeamChanges,
+): { fields: Record<string, string>; clamped: Clamped } {
   const fields: Record<string, string> = {};
-  if (changes.models) fields.models = JSON.stringify(changes.models);
-  if (changes.limits) fields.limits = JSON.stringify(cleanLimits(changes.limits as Limits));
-  if (changes.metadata) fields.metadata = JSON.stringify(metadataOf(changes.metadata));
-  if (changes.disabled !== undefined) fields.disabled = changes.disabled ? '1' : '0';
-  return fields;
-}
-
-/** The fields an update writes: the team as it is (`team`, read from `fields`) with `changes` merged in. */
-function updatedFields(team: Team, changes: TeamChanges): Record<string, string> {
-  const fields: Record<string, string> = {};
-  if (changes.models) fields.models = JSON.stringify(changes.models);
-  if (changes.limits !== undefined)
-    fields.limits = JSON.stringify(
-      cleanLimits(
-        mergePatch<number>(
-          team.limits as Record<string, number>,
-          changes.limits as Record<string, number | null> | null,
-        ),
-      ),
-    );
+  const ceiling = mergeCeiling(team.ceiling, changes.ceiling);
+  const models = changes.models ?? team.models;
+  const limits = cleanLimits(
+    mergePatch<number>(
+      team.limits as Record<string, number>,
+      changes.limits as Record<string, number | null> | null | undefined,
+    ),
+  );
+  assertNamedWithinCeiling(team.id, ceiling, {
+    models: changes.models && models,
+    limits: changes.limits === undefined ? undefined : limits,
+    limitsNamed: changes.limits === null ? 'all' : Object.keys(changes.limits ?? {}),
+  });
+  const within = clampToCeiling(models, limits, ceiling);
+  let clamped: Clamped = null;
+  if (JSON.stringify(within.models) !== JSON.stringify(models))
+    clamped = { models: { from: models, to: within.models } };
+  if (JSON.stringify(within.limits) !== JSON.stringify(limits))
+    clamped = { ...clamped, limits: { from: limits, to: within.limits } };
+  if (changes.ceiling !== undefined) fields.ceiling = ceiling ? JSON.stringify(ceiling) : '';
+  if (changes.models || clamped?.models) fields.models = JSON.stringify(within.models);
+  if (changes.limits !== undefined || clamped?.limits) fields.limits = JSON.stringify(within.limits);
   if (changes.metadata !== undefined) {
     const metadata = mergePatch(team.metadata, changes.metadata);
     if (Object.keys(metadata).length > MAX_METADATA_KEYS) {
@@ -108,8 +124,19 @@ function updatedFields(team: Team, changes: TeamChanges): Record<string, string>
     fields.metadata = JSON.stringify(metadata);
   }
   if (changes.disabled !== undefined) fields.disabled = changes.disabled ? '1' : '0';
-  return fields;
+  return { fields, clamped };
 }
+
+const BLANK: Team = {
+  id: '',
+  models: ['*'],
+  limits: {},
+  ceiling: null,
+  metadata: {},
+  disabled: false,
+  createdAt: '',
+  updatedAt: '',
+};
 
 /**
  * Teams: their records (TeamRecords: Redis in production) read and merged. A data store only:
@@ -125,11 +152,19 @@ export class TeamStore implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     for (const [id, seed] of Object.entries(this.config.teams)) {
-      await this.createIfMissing(id, { models: seed.models, limits: seed.limits, metadata: seed.metadata });
+      await this.createIfMissing(id, {
+        models: seed.models,
+        limits: seed.limits,
+        ceiling: seed.ceiling,
+        metadata: seed.metadata,
+      });
     }
   }
 
-  /** Creates the team in one atomic step; false when it already existed. */
+  /**
+   * Creates the team in one atomic step; false when it already existed. Models default to the ceiling's, else
+   * every model; a limit the ceiling has and the team does not name is set to the ceiling's.
+   */
   async createIfMissing(id: string, changes: TeamChanges): Promise<boolean> {
     const now = new Date().toISOString();
     const fields = {
@@ -137,7 +172,7 @@ export class TeamStore implements OnApplicationBootstrap {
       limits: '{}',
       metadata: '{}',
       disabled: '0',
-      ...toFields(changes),
+      ...mergedFields({ ...BLANK, id }, changes).fields,
       id,
       createdAt: now,
       updatedAt: now,
@@ -153,20 +188,29 @@ export class TeamStore implements OnApplicationBootstrap {
   }
 
   /**
-   * Changes only what `changes` names (see TeamChanges). The merge is made here from the team as read, and
-   * written only if the fields it merged are still as read (compare-and-set in one script), else read and merged
-   * again: two admins changing different limits of one team at once both get their change.
+   * Changes only what `changes` names (see TeamChanges). The merge (and `check`, when given) is made here from
+   * the team as read, and written only if the fields it read are still as read (compare-and-set in one script),
+   * else read, checked and merged again: two admins changing different limits of one team at once both get their
+   * change, and a ceiling lowered while a team-admin's change is in flight is the one that change is checked
+   * against (a write of models, limits or ceiling is guarded on all three).
    */
-  async update(id: string, changes: TeamChanges): Promise<Team> {
+  async update(
+    id: string,
+    changes: TeamChanges,
+    check?: ChangeCheck,
+  ): Promise<{ team: Team; clamped: Clamped }> {
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
       const raw = await this.records.read(id);
       const team = parseTeam(raw);
       if (!team) throw new GatewayException('team_not_found', `Team "${id}" does not exist.`);
-      const fields = { ...updatedFields(team, changes), updatedAt: new Date().toISOString() };
-      const merged = ['limits', 'metadata'].filter((field) => field in fields);
-      const expected = Object.fromEntries(merged.map((field) => [field, raw[field] ?? '']));
+      check?.(team, changes);
+      const { fields: merged, clamped } = mergedFields(team, changes);
+      const fields = { ...merged, updatedAt: new Date().toISOString() };
+      const read = ['limits', 'metadata'].filter((field) => field in fields);
+      if (check || BOUND_FIELDS.some((field) => field in fields)) read.push(...BOUND_FIELDS);
+      const expected = Object.fromEntries([...new Set(read)].map((field) => [field, raw[field] ?? '']));
       const written = await this.records.writeIfUnchanged(id, expected, fields);
-      if (written === 'written') return this.require(id);
+      if (written === 'written') return { team: await this.require(id), clamped };
       if (written === 'missing') throw new GatewayException('team_not_found', `Team "${id}" does not exist.`);
     }
     throw new GatewayException(

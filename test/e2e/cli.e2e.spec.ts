@@ -199,6 +199,51 @@ describe('switchyard CLI', () => {
     });
   });
 
+  it("sets a team's ceiling: create takes its models and limits, update patches it (lowering clamps), --remove-ceiling drops it", async () => {
+    const created = await cli(
+      'teams',
+      'create',
+      'capped',
+      '--ceiling-models',
+      'echo,slow*',
+      '--ceiling-limit',
+      'rpm=600',
+      '--ceiling-limit',
+      'budget-per-day=5',
+      '--tpd',
+      '1000',
+    );
+    expect(created).toMatchObject({
+      models: ['echo', 'slow*'],
+      limits: { requestsPerMinute: 600, tokensPerDay: 1000, budgetPerDay: 5 },
+      ceiling: { models: ['echo', 'slow*'], limits: { requestsPerMinute: 600, budgetPerDay: 5 } },
+    });
+    const lowered = await cli(
+      'teams',
+      'update',
+      'capped',
+      '--ceiling-limit',
+      'rpm=100',
+      '--ceiling-limit',
+      'budgetPerDay=none',
+    );
+    expect(lowered.ceiling).toEqual({ models: ['echo', 'slow*'], limits: { requestsPerMinute: 100 } });
+    expect(lowered.limits).toEqual({ requestsPerMinute: 100, tokensPerDay: 1000, budgetPerDay: 5 });
+    expect((await gw.admin('GET', '/admin/v1/teams/capped')).body.ceiling).toEqual(lowered.ceiling);
+    const beyond = await runCli(config, ['teams', 'update', 'capped', '--rpm', '101']);
+    expect(beyond.code).toBe(1);
+    expect(beyond.output).toMatch(
+      /Team "capped"'s ceiling does not allow requestsPerMinute 101 \(at most 100\)/,
+    );
+    expect((await cli('teams', 'update', 'capped', '--ceiling-models', 'none')).ceiling).toEqual({
+      limits: { requestsPerMinute: 100 },
+    });
+    expect((await cli('teams', 'update', 'capped', '--remove-ceiling')).ceiling).toBeNull();
+    const bad = await runCli(config, ['teams', 'create', 'x', '--ceiling-limit', 'speed=9']);
+    expect(bad.code).toBe(1);
+    expect(bad.output).toMatch(/"speed=9" is not <limit>=<n> with a limit among concurrency, rpm/);
+  });
+
   it('lists deployments from the config, and with --url their health from a running replica', async () => {
     const routed = writeConfig(
       `redis: { url: "${REDIS_URL}", keyPrefix: "${prefix}" }\nadmin: { apiKey: x }\nbackends:\n  a: { type: openai, baseUrl: "http://127.0.0.1:9/v1" }\n  b: { type: openai, baseUrl: "http://127.0.0.1:9/v1" }\n` +

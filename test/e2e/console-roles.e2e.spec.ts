@@ -10,8 +10,8 @@ import { ADMIN_KEY, startTestGateway, type TestGateway } from '../support/test-g
 
 /**
  * The console shows each person what their roles allow (signed in through SSO, in Debian's Chromium): an
- * org-admin every button, an org-viewer everything read-only, a team-admin of team-a their team only with its
- * tokens, members and narrowing, a team-member their teams' usage and spend alone. Each check waits for the page
+ * org-admin every button (and a team's ceiling to set), an org-viewer everything read-only, a team-admin of team-a
+ * their team only with its tokens, members, and models and limits within its ceiling, a team-member their teams' usage and spend alone. Each check waits for the page
  * to have loaded what it shows before counting what it must not show. Hiding is a convenience: the admin API
  * refuses on its own (admin-roles.e2e), and a refusal's message is what the page shows.
  */
@@ -113,9 +113,19 @@ describe('the console by role', () => {
     await page.getByRole('link', { name: 'team-b' }).click();
     await teamPageLoaded(page);
     expect(await controls(page)).toEqual({
-      buttons: ['Disable', 'Delete team', 'Issue token', 'Rotate', 'Revoke', 'Grant', 'Revoke', 'Save'],
-      forms: 3,
-      summaries: ['Edit models, limits and metadata'],
+      buttons: [
+        'Disable',
+        'Delete team',
+        'Issue token',
+        'Rotate',
+        'Revoke',
+        'Grant',
+        'Revoke',
+        'Save',
+        'Save ceiling',
+      ],
+      forms: 4,
+      summaries: ['Edit models, limits and metadata', 'Edit ceiling'],
     });
     expect(await page.getByLabel('Metadata (JSON object of strings)').count()).toBe(1);
 
@@ -151,10 +161,37 @@ describe('the console by role', () => {
     await teamPageLoaded(page);
     // The tokens and members are listed, with nothing to change them by.
     await page.locator('[data-testid=members] tr[data-member=erin]').waitFor();
+    await page
+      .getByTestId('ceiling')
+      .getByText(/^No ceiling: a team-admin may narrow/)
+      .waitFor();
     expect(await controls(page)).toEqual({ buttons: [], forms: 0, summaries: [] });
   });
 
-  it('shows a team-admin their team only, where they issue a token and may only narrow', async () => {
+  it("lets an org-admin set a team's ceiling, which every reader of the team then sees", async () => {
+    const page = await signedIn('alice', '#/teams/team-a');
+    await teamPageLoaded(page, { members: false });
+    await page.getByText('Edit ceiling').click();
+    await page
+      .getByRole('spinbutton', { name: `Ceiling: ${LIMIT_CATALOGUE.tokensPerDay.label}`, exact: true })
+      .fill('150000');
+    await page.getByRole('button', { name: 'Save ceiling' }).click();
+    await page.getByRole('status').getByText('Ceiling saved.').waitFor();
+    await page
+      .getByTestId('ceiling')
+      .locator('li[data-limit=tokensPerDay]', { hasText: '150,000' })
+      .waitFor();
+    const team = (await gw.admin('GET', '/admin/v1/teams/team-a')).body;
+    expect(team.ceiling).toEqual({ limits: { tokensPerDay: 150_000 } });
+    expect(team.limits).toEqual({ tokensPerDay: 100_000, budgetPerDay: 5 }); // within it: unchanged
+    const viewer = await signedIn('vera', '#/teams/team-a');
+    await viewer
+      .getByTestId('ceiling')
+      .locator('li[data-limit=tokensPerDay]', { hasText: '150,000' })
+      .waitFor();
+  });
+
+  it('shows a team-admin their team only, where they issue a token and set limits within the ceiling', async () => {
     const page = await signedIn('dave', '#/teams');
     expect(await nav(page)).toEqual(['Overview', 'Teams', 'Audit trail']);
     await page.getByRole('link', { name: 'team-a' }).waitFor();
@@ -167,7 +204,7 @@ describe('the console by role', () => {
     expect(await controls(page)).toEqual({
       buttons: ['Issue token', 'Rotate', 'Revoke', 'Grant', 'Save'],
       forms: 3,
-      summaries: ['Narrow models and limits'],
+      summaries: ['Models and limits, within the ceiling'],
     });
     expect(await page.getByLabel('Metadata (JSON object of strings)').count()).toBe(0);
 
@@ -176,22 +213,34 @@ describe('the console by role', () => {
     await page.getByTestId('token-secret').waitFor();
     await page.locator('[data-testid=tokens] tr', { hasText: 'daves-ci' }).waitFor();
 
-    // Widening is the server's to refuse; the page shows its message.
-    await page.getByText('Narrow models and limits').click();
+    // The ceiling is shown, and is each field's bound; the models' is today's list (the ceiling names none).
     await page
-      .getByRole('spinbutton', { name: LIMIT_CATALOGUE.tokensPerDay.label, exact: true })
-      .fill('200000');
-    await page.getByRole('button', { name: 'Save' }).click();
+      .getByTestId('ceiling')
+      .locator('li[data-limit=tokensPerDay]', { hasText: '150,000' })
+      .waitFor();
+    await page.getByText('Models and limits, within the ceiling').click();
+    expect(await page.getByTestId('bound-tokensPerDay').textContent()).toBe('at most 150,000');
+    expect(await page.getByTestId('bound-budgetPerDay').count()).toBe(0); // the ceiling does not bound it
+    await page.getByText('within *').waitFor();
+    await shot(page, 'team-within-ceiling');
+    // Going past the ceiling is the server's to refuse; the page shows its message.
+    const tokensPerDay = page.getByRole('spinbutton', {
+      name: LIMIT_CATALOGUE.tokensPerDay.label,
+      exact: true,
+    });
+    await tokensPerDay.fill('200000');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page
       .getByRole('status')
-      .getByText(/^A team-admin may only narrow their team's models and limits: 200000 is above/)
+      .getByText(
+        /^A team-admin may set their team's models and limits only within its ceiling: 200000 is above the team's ceiling \(150000\)/,
+      )
       .waitFor();
-    await page
-      .getByRole('spinbutton', { name: LIMIT_CATALOGUE.tokensPerDay.label, exact: true })
-      .fill('50000');
-    await page.getByRole('button', { name: 'Save' }).click();
+    // Up to it, above what the team had (100,000): saved.
+    await tokensPerDay.fill('150000');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('status').getByText('Saved.').waitFor();
-    expect((await gw.admin('GET', '/admin/v1/teams/team-a')).body.limits.tokensPerDay).toBe(50_000);
+    expect((await gw.admin('GET', '/admin/v1/teams/team-a')).body.limits.tokensPerDay).toBe(150_000);
 
     // Another team's page is refused by the API, and says so.
     await page.goto(`${gw.url}/console/#/teams/team-b`);

@@ -58,6 +58,19 @@ describe('GET /openapi.json', () => {
       'target',
     ]);
     expect(document.components.schemas.Error.required).toEqual(['error']);
+    // A team's ceiling: shown on the team, taken by create and update, with the limits' own rules.
+    expect(document.components.schemas.Team.properties.ceiling.oneOf).toEqual([
+      { $ref: '#/components/schemas/CeilingSettings' },
+      { type: 'null' },
+    ]);
+    for (const dto of ['CreateTeamDto', 'UpdateTeamDto'])
+      expect(document.components.schemas[dto].properties.ceiling.$ref).toBe(
+        '#/components/schemas/CeilingSettings',
+      );
+    expect(document.components.schemas.CeilingSettings.properties).toMatchObject({
+      models: { type: 'array', items: { type: 'string' } },
+      limits: { $ref: '#/components/schemas/LimitSettings' },
+    });
     // Every $ref points at a schema that exists.
     for (const [, name] of JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/(\w+)"/g))
       expect(document.components.schemas).toHaveProperty(name);

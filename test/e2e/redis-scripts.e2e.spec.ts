@@ -9,6 +9,9 @@ import type { AdmitCall, CounterTake } from '../../src/limits/limit-counters.rep
 import { windowOf } from '../../src/limits/limit-windows';
 import { RedisLimitCounters } from '../../src/limits/redis-limit-counters.repository';
 import { RedisKeys } from '../../src/redis/redis-keys';
+import { assertWithinTeamAdminBound } from '../../src/admin/team-admin-changes';
+import { RedisTeamRecords } from '../../src/teams/redis-team-records.repository';
+import { TeamStore } from '../../src/teams/team.store';
 import { counterField, type UsageRecord } from '../../src/usage/usage-record';
 import { RedisUsageRecords } from '../../src/usage/redis-usage-records.repository';
 import { UsageWriter, type PendingUsage, type WriteResult } from '../../src/usage/usage-writer';
@@ -17,7 +20,7 @@ import { usageRecord } from '../support/usage-record-fixture';
 
 /**
  * The Lua scripts against a real Redis (127.0.0.1:6379), under a private key prefix: what makes a usage record
- * count exactly once, and what makes admission exact to the limit.
+ * count exactly once, what makes admission exact to the limit, and what keeps a team within its ceiling.
  */
 describe('Redis scripts', () => {
   const prefix = `sy-test:${randomBytes(6).toString('hex')}:`;
@@ -125,6 +128,57 @@ describe('Redis scripts', () => {
       await redis.zadd(first.counters[0], 'XX', String(Date.now() - 1), 'c1'); // its replica stopped renewing it
       expect(await admit([lease], 'c3')).toMatchObject({ refused: -1, values: [1] });
       expect(await redis.zrange(first.counters[0], '0', '-1')).toEqual(['c3']);
+    });
+  });
+
+  describe("a team-admin's change and a lowered ceiling (TeamStore over RedisTeamRecords: hsetIfFieldsAre)", () => {
+    /** The Redis repository, with a hook run once after the next read is answered (before its caller goes on). */
+    class InterleavedTeamRecords extends RedisTeamRecords {
+      afterRead?: () => Promise<void>;
+      override async read(id: string) {
+        const fields = await super.read(id);
+        const hook = this.afterRead;
+        this.afterRead = undefined;
+        await hook?.();
+        return fields;
+      }
+    }
+    const store = (records: RedisTeamRecords) => new TeamStore(records, config);
+
+    it('checks the change again against a ceiling lowered between its read and its write', async () => {
+      const records = new InterleavedTeamRecords(redis, keys);
+      const teams = store(records);
+      await teams.create('cas-a', {
+        limits: { requestsPerMinute: 50 },
+        ceiling: { limits: { requestsPerMinute: 200 } },
+      });
+      records.afterRead = async () => {
+        await teams.update('cas-a', { ceiling: { limits: { requestsPerMinute: 100 } } });
+      };
+      await expect(
+        teams.update('cas-a', { limits: { requestsPerMinute: 150 } }, assertWithinTeamAdminBound),
+      ).rejects.toMatchObject({ status: 403, code: 'permission_denied', param: 'limits.requestsPerMinute' });
+      expect(await redis.hget(keys.team('cas-a'), 'limits')).toBe('{"requestsPerMinute":50}');
+      expect(await redis.hget(keys.team('cas-a'), 'ceiling')).toBe('{"limits":{"requestsPerMinute":100}}');
+    });
+
+    it("clamps a team-admin's value written between an org-admin's read and its lowering of the ceiling", async () => {
+      const records = new InterleavedTeamRecords(redis, keys);
+      const teams = store(records);
+      await teams.create('cas-b', {
+        limits: { requestsPerMinute: 50 },
+        ceiling: { limits: { requestsPerMinute: 200 } },
+      });
+      records.afterRead = async () => {
+        await teams.update('cas-b', { limits: { requestsPerMinute: 180 } }, assertWithinTeamAdminBound);
+      };
+      const { team, clamped } = await teams.update('cas-b', {
+        ceiling: { limits: { requestsPerMinute: 100 } },
+      });
+      expect(team.limits).toEqual({ requestsPerMinute: 100 });
+      expect(clamped).toEqual({
+        limits: { from: { requestsPerMinute: 180 }, to: { requestsPerMinute: 100 } },
+      });
     });
   });
 });

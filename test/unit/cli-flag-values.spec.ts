@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { positiveAmount, positiveInt } from '../../src/cli/flag-values';
+import { ceilingLimit, positiveAmount, positiveInt } from '../../src/cli/flag-values';
 
 /** The CLI's number flags refuse what the limits cannot hold exactly, and the refusal names the flag. */
 describe('CLI number flags', () => {
@@ -28,5 +28,33 @@ describe('CLI number flags', () => {
     expect(() => parse('--budget-per-day', positiveAmount, '9007200')).toThrow(
       /'--budget-per-day <n>'.*"9007200" is more than 9007199.25474/,
     );
+  });
+
+  it('reads --ceiling-limit as <limit>=<n>: by flag or limit name, repeatable, none to drop, each by its unit', () => {
+    const command = new Command()
+      .exitOverride()
+      .configureOutput({ writeErr: () => undefined })
+      .option('--ceiling-limit <limit=n>', 'a ceiling limit', ceilingLimit);
+    command.parse(
+      [
+        '--ceiling-limit',
+        'rpm=600',
+        '--ceiling-limit',
+        'tokensPerDay=none',
+        '--ceiling-limit',
+        'budget-per-day=2.5',
+      ],
+      { from: 'user' },
+    );
+    expect(command.opts().ceilingLimit).toEqual({
+      requestsPerMinute: 600,
+      tokensPerDay: null,
+      budgetPerDay: 2.5,
+    });
+    expect(() => ceilingLimit('rpm=2.5')).toThrow('"2.5" is not a positive integer');
+    for (const value of ['rpm', '=5', 'speed=5'])
+      expect(() => ceilingLimit(value)).toThrow(
+        `"${value}" is not <limit>=<n> with a limit among concurrency, rpm`,
+      );
   });
 });

@@ -36,7 +36,7 @@ describe('the permission table (src/access/permissions.ts)', () => {
     expect(grantsEverywhere([], 'self:tokens')).toBe(false);
   });
 
-  it("gives a team-admin their team's tokens, members, narrowing, usage, spend and audit, on that team only", () => {
+  it("gives a team-admin their team's tokens, members, models and limits within its ceiling, usage, spend and audit, on that team only", () => {
     const admin: Role[] = [{ kind: 'team-admin', team: 'a' }];
     expect(held(admin, 'a').sort()).toEqual(
       [
@@ -44,7 +44,7 @@ describe('the permission table (src/access/permissions.ts)', () => {
         'members:read',
         'members:write',
         'spend:read',
-        'teams:narrow',
+        'teams:adjust',
         'teams:read',
         'tokens:read',
         'tokens:write',

@@ -8,12 +8,14 @@ import { LIMIT_FIELDS, limitChanges, listOf, metadataChanges, type Limits } from
 import { Meter } from '../meter';
 import { useLoad } from '../use-load';
 import { Members } from './members';
+import { CeilingView, EditCeiling, type Ceiling } from './team-ceiling';
 import { Tokens } from './tokens';
 
 interface Team {
   id: string;
   models: string[];
   limits: Limits;
+  ceiling: Ceiling;
   metadata?: Record<string, string>;
   disabled?: boolean;
 }
@@ -147,12 +149,16 @@ function TeamSettings({ team: id }: { team: string }) {
       )}
       {usage.data && <TeamUsage usage={usage.data} limits={t.limits ?? {}} />}
       {usage.error && <p class="error">{usage.error}</p>}
+      <CeilingView ceiling={t.ceiling ?? null} currency={usage.data?.[2].currency ?? ''} />
       {may('tokens:read', id) && <Tokens team={id} canChange={may('tokens:write', id)} />}
       {may('members:read', id) && <Members team={id} canChange={may('members:write', id)} />}
       {may('teams:write', id) ? (
-        <EditTeam team={t} onSaved={reload} />
+        <>
+          <EditTeam team={t} onSaved={reload} />
+          <EditCeiling team={id} ceiling={t.ceiling ?? null} onSaved={reload} />
+        </>
       ) : (
-        may('teams:narrow', id) && <EditTeam team={t} onSaved={reload} narrowOnly />
+        may('teams:adjust', id) && <EditTeam team={t} onSaved={reload} withinCeiling />
       )}
     </section>
   );
@@ -317,12 +323,16 @@ function LimitsList({
 function EditTeam({
   team,
   onSaved,
-  narrowOnly = false,
+  withinCeiling = false,
 }: {
   team: Team;
   onSaved: () => void;
-  narrowOnly?: boolean;
+  /** A team-admin's form: models and limits only, each field showing its bound (the ceiling, else today's). */
+  withinCeiling?: boolean;
 }) {
+  const modelsBound = team.ceiling?.models ?? team.models;
+  const limitBound = (name: LimitName): number | undefined =>
+    team.ceiling?.limits ? team.ceiling.limits[name] : team.limits?.[name];
   const [message, setMessage] = useState('');
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -337,8 +347,8 @@ function EditTeam({
       if (models.join('\n') !== team.models.join('\n')) changes.models = models;
       const limits = limitChanges(fields, team.limits ?? {});
       if (limits) changes.limits = limits;
-      // Labels are the organisation's: a narrowing form has no field for them, and sends none.
-      const metadata = narrowOnly
+      // Labels are the organisation's: a team-admin's form has no field for them, and sends none.
+      const metadata = withinCeiling
         ? undefined
         : metadataChanges(
             team.metadata ?? {},
@@ -355,10 +365,13 @@ function EditTeam({
   };
   return (
     <details class="create">
-      <summary>{narrowOnly ? 'Narrow models and limits' : 'Edit models, limits and metadata'}</summary>
-      {narrowOnly && (
+      <summary>
+        {withinCeiling ? 'Models and limits, within the ceiling' : 'Edit models, limits and metadata'}
+      </summary>
+      {withinCeiling && (
         <p class="muted note">
-          As a team-admin you may narrow this team's models and lower or add limits; widening them takes an
+          As a team-admin you may set this team's models and limits anywhere within its ceiling, up to it as
+          well as down; where the ceiling sets no bound, today's values are the bound. Going above it takes an
           org-admin (the gateway refuses it and says why).
         </p>
       )}
@@ -370,21 +383,29 @@ function EditTeam({
         onInput={() => setMessage('')}
       >
         <label>
-          Models (comma-separated) <input name="models" defaultValue={team.models.join(', ')} />
+          Models (comma-separated){' '}
+          <input name="models" aria-label="Models (comma-separated)" defaultValue={team.models.join(', ')} />
+          {withinCeiling && <span class="muted bound">within {modelsBound.join(', ')}</span>}
         </label>
         {LIMIT_FIELDS.map(([key, label]) => (
           <label key={key}>
             {label}{' '}
             <input
               name={key}
+              aria-label={label}
               type="number"
               min="0"
               step="any"
               defaultValue={team.limits?.[key] === undefined ? '' : String(team.limits[key])}
             />
+            {withinCeiling && limitBound(key) !== undefined && (
+              <span class="muted bound" data-testid={`bound-${key}`}>
+                at most {formatNumber(limitBound(key)!)}
+              </span>
+            )}
           </label>
         ))}
-        {!narrowOnly && (
+        {!withinCeiling && (
           <label class="wide">
             Metadata (JSON object of strings){' '}
             <textarea name="metadata" defaultValue={JSON.stringify(team.metadata ?? {}, null, 1)} />
