@@ -48,6 +48,8 @@ export class CreateTeamDto {
   @IsOptional() @IsArray() @IsString({ each: true }) models?: string[];
   @IsOptional() @ValidateNested() @Type(() => LimitSettings) limits?: LimitSettings;
   @IsOptional() @IsStringMap() metadata?: Record<string, string>;
+  /** Its team-members may keep team tokens of their own (default false). */
+  @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
 }
 
 /**
@@ -61,6 +63,8 @@ export class UpdateTeamDto {
   @IsOptional() @IsMetadataPatch() metadata?: MetadataPatch | null;
   /** true: every token of the team is refused at once (on every replica). */
   @IsOptional() @IsBoolean() disabled?: boolean;
+  /** Its team-members may issue, list, rotate and revoke team tokens of their own; a team-admin may change it. */
+  @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
 }
 
 export class CreateTokenDto {

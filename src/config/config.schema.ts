@@ -404,6 +404,8 @@ export class TeamSeedConfig {
   @IsArray() @IsString({ each: true }) models: string[] = ['*'];
   @IsOptional() @ValidateNested() @Type(() => LimitSettings) limits?: LimitSettings;
   @IsOptional() @IsObject() metadata?: Record<string, string>;
+  /** Its team-members may keep team tokens of their own (docs/api.md, self-service tokens). Default: no. */
+  @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
 }
 
 export class RoutingConfig {

@@ -12,6 +12,8 @@ export interface Team {
   /** Free-form labels for the operator (cost centre, owner, ...). */
   metadata: Record<string, string>;
   disabled: boolean;
+  /** Its team-members may issue, list, rotate and revoke team tokens of their own (access/permissions.ts, tokens:own). */
+  selfServiceTokens: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -27,6 +29,7 @@ export interface TeamChanges {
   limits?: LimitsPatch | null;
   metadata?: MetadataPatch | null;
   disabled?: boolean;
+  selfServiceTokens?: boolean;
 }
 
 export type LimitsPatch = { [name in keyof Limits]?: number | null };
@@ -65,6 +68,7 @@ export function parseTeam(fields: Record<string, string>): Team | null {
     limits: JSON.parse(fields.limits ?? '{}') as Limits,
     metadata: JSON.parse(fields.metadata ?? '{}') as Record<string, string>,
     disabled: fields.disabled === '1',
+    selfServiceTokens: fields.selfServiceTokens === '1',
     createdAt: fields.createdAt,
     updatedAt: fields.updatedAt ?? fields.createdAt,
   };
@@ -77,6 +81,7 @@ function toFields(changes: TeamChanges): Record<string, string> {
   if (changes.limits) fields.limits = JSON.stringify(cleanLimits(changes.limits as Limits));
   if (changes.metadata) fields.metadata = JSON.stringify(metadataOf(changes.metadata));
   if (changes.disabled !== undefined) fields.disabled = changes.disabled ? '1' : '0';
+  if (changes.selfServiceTokens !== undefined) fields.selfServiceTokens = changes.selfServiceTokens ? '1' : '0';
   return fields;
 }
 
@@ -108,6 +113,7 @@ function updatedFields(team: Team, changes: TeamChanges): Record<string, string>
     fields.metadata = JSON.stringify(metadata);
   }
   if (changes.disabled !== undefined) fields.disabled = changes.disabled ? '1' : '0';
+  if (changes.selfServiceTokens !== undefined) fields.selfServiceTokens = changes.selfServiceTokens ? '1' : '0';
   return fields;
 }
 
@@ -125,7 +131,12 @@ export class TeamStore implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     for (const [id, seed] of Object.entries(this.config.teams)) {
-      await this.createIfMissing(id, { models: seed.models, limits: seed.limits, metadata: seed.metadata });
+      await this.createIfMissing(id, {
+        models: seed.models,
+        limits: seed.limits,
+        metadata: seed.metadata,
+        selfServiceTokens: seed.selfServiceTokens,
+      });
     }
   }
 

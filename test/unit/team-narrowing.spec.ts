@@ -8,6 +8,7 @@ const team: Team = {
   limits: { requestsPerMinute: 100, tokensPerDay: 5000 },
   metadata: {},
   disabled: false,
+  selfServiceTokens: false,
   createdAt: '',
   updatedAt: '',
 };
