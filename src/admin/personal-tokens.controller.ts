@@ -71,4 +71,3 @@ export class PersonalTokensController {
     return this.tokens.revoke(auditActorOf(req), subject, id);
   }
 }
-

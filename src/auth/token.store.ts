@@ -87,9 +87,7 @@ export class TokenStore {
       models: spec.models ? JSON.stringify(spec.models) : '',
       limits: JSON.stringify(cleanLimits(spec.limits)),
       status: 'active',
-      ...(spec.owner
-        ? { ownerSubject: spec.owner.subject, ownerEmail: spec.owner.email ?? '' }
-        : {}),
+      ...(spec.owner ? { ownerSubject: spec.owner.subject, ownerEmail: spec.owner.email ?? '' } : {}),
     };
     await this.records.add(teamId, issued.id, fields);
     return { ...toTokenInfo(fields), token: issued.token };

@@ -297,7 +297,8 @@ export const OPERATIONS: Operation[] = [
     method: 'delete',
     path: '/admin/v1/me/teams/{team}/tokens/{id}',
     access: 'admin',
-    summary: "Revoke one of the calling person's own tokens of the team (404 token_not_found for anyone else's).",
+    summary:
+      "Revoke one of the calling person's own tokens of the team (404 token_not_found for anyone else's).",
     ok: { status: 200, description: 'The token', schema: ref('Token') },
   },
   {
@@ -615,7 +616,8 @@ export function buildOpenApiDocument(
             status: { enum: ['active', 'revoked', 'expired'] },
             owner: {
               type: ['object', 'null'],
-              description: 'The person who keeps it (issued on /admin/v1/me/teams/{team}/tokens); null: the team\'s.',
+              description:
+                "The person who keeps it (issued on /admin/v1/me/teams/{team}/tokens); null: the team's.",
               properties: { subject: { type: 'string' }, email: { type: 'string' } },
             },
             token: { type: 'string', description: 'Only when issued or rotated.' },

@@ -81,7 +81,8 @@ function toFields(changes: TeamChanges): Record<string, string> {
   if (changes.limits) fields.limits = JSON.stringify(cleanLimits(changes.limits as Limits));
   if (changes.metadata) fields.metadata = JSON.stringify(metadataOf(changes.metadata));
   if (changes.disabled !== undefined) fields.disabled = changes.disabled ? '1' : '0';
-  if (changes.selfServiceTokens !== undefined) fields.selfServiceTokens = changes.selfServiceTokens ? '1' : '0';
+  if (changes.selfServiceTokens !== undefined)
+    fields.selfServiceTokens = changes.selfServiceTokens ? '1' : '0';
   return fields;
 }
 
@@ -113,7 +114,8 @@ function updatedFields(team: Team, changes: TeamChanges): Record<string, string>
     fields.metadata = JSON.stringify(metadata);
   }
   if (changes.disabled !== undefined) fields.disabled = changes.disabled ? '1' : '0';
-  if (changes.selfServiceTokens !== undefined) fields.selfServiceTokens = changes.selfServiceTokens ? '1' : '0';
+  if (changes.selfServiceTokens !== undefined)
+    fields.selfServiceTokens = changes.selfServiceTokens ? '1' : '0';
   return fields;
 }
 

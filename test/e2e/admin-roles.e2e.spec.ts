@@ -147,7 +147,7 @@ describe('admin API: every route against every role', () => {
     return { url: query.size ? `${url}?${query}` : url, body };
   };
 
-  it("refuses a team-member every route that waits on a setting their team turned off, and lets them in once it is on", async () => {
+  it('refuses a team-member every route that waits on a setting their team turned off, and lets them in once it is on', async () => {
     const waiting = operations.filter((op) => op.permission?.memberOnlyWhen);
     expect(waiting.length).toBeGreaterThanOrEqual(4);
     const outcomes = async () => {

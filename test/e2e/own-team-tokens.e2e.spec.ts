@@ -114,7 +114,8 @@ describe('admin API: team tokens of your own', () => {
       'token.revoke',
       'token.rotate',
     ]);
-    for (const entry of audit.body.data) expect(entry.person).toEqual({ subject: mia.subject, email: mia.email });
+    for (const entry of audit.body.data)
+      expect(entry.person).toEqual({ subject: mia.subject, email: mia.email });
     const created = audit.body.data.find((e: { action: string }) => e.action === 'token.create');
     expect(created.details.owner).toEqual({ subject: mia.subject, email: mia.email });
   });
@@ -151,7 +152,7 @@ describe('admin API: team tokens of your own', () => {
     const narrower = await asMia.call('POST', '/admin/v1/me/teams/open/tokens', { models: ['slow'] });
     expect(narrower.status).toBe(201);
     expect(narrower.body.models).toEqual(['slow']);
-    expect(await chatStatus(gw, narrower.body.token)).toBe(404); // echo: not among the token's models
+    expect(await chatStatus(gw, narrower.body.token)).toBe(403); // echo: not among the token's models
   });
 
   it('refuses a member of a team that does not allow it, on every route (403 permission_denied)', async () => {
@@ -184,7 +185,9 @@ describe('admin API: team tokens of your own', () => {
       noah.subject,
     );
 
-    expect((await asMia.call('PATCH', '/admin/v1/teams/closed', { selfServiceTokens: true })).status).toBe(403);
+    expect((await asMia.call('PATCH', '/admin/v1/teams/closed', { selfServiceTokens: true })).status).toBe(
+      403,
+    );
     const on = await asLead.call('PATCH', '/admin/v1/teams/closed', { selfServiceTokens: true });
     expect([on.status, on.body.selfServiceTokens]).toEqual([200, true]);
     expect((await asMia.call('GET', '/admin/v1/me/teams/closed/tokens')).status).toBe(200);
@@ -196,7 +199,7 @@ describe('admin API: team tokens of your own', () => {
     expect([made.status, made.body.selfServiceTokens]).toEqual([201, true]);
   });
 
-  it('keeps a member\'s token working when they lose the right to manage it; the team-admin still sees whose it was', async () => {
+  it("keeps a member's token working when they lose the right to manage it; the team-admin still sees whose it was", async () => {
     // Granted membership (not a sign-in role), so it can be taken away.
     const ola = { subject: 'idp|ola', email: 'ola@example.com' };
     const asOla = await signedIn(gw, ola, []);

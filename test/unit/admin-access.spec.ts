@@ -136,7 +136,7 @@ describe("AdminAccess: a team-member's own tokens wait on the team's setting", (
     expect(await check([{ kind: 'team-admin', team: 'own-ok' }], 'own-off')).toEqual(denied);
   });
 
-  it("reads no team for a permission that waits on no setting", async () => {
+  it('reads no team for a permission that waits on no setting', async () => {
     const teams = new FakeTeams();
     const access = new AdminAccess(tokens, teams.asStore());
     const member: Role[] = [{ kind: 'team-member', team: 'own-ok' }];

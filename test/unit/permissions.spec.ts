@@ -67,7 +67,9 @@ describe('the permission table (src/access/permissions.ts)', () => {
     expect(ALL.filter((p) => grantsOn(member, p, 'a', on))).toEqual(
       expect.arrayContaining(['usage:read', 'spend:read', 'tokens:own']),
     );
-    expect(ALL.filter((p) => PERMISSIONS[p].scope !== 'person' && grantsOn(member, p, 'a', on))).toHaveLength(3);
+    expect(ALL.filter((p) => PERMISSIONS[p].scope !== 'person' && grantsOn(member, p, 'a', on))).toHaveLength(
+      3,
+    );
     expect(grantsOn(member, 'tokens:own', 'a', { selfServiceTokens: false })).toBe(false);
     expect(grantsOn(member, 'tokens:own', 'b', on)).toBe(false);
     expect(teamsGranted(member, 'tokens:own')).toEqual([]);

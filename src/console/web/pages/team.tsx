@@ -8,6 +8,7 @@ import { LIMIT_FIELDS, limitChanges, listOf, metadataChanges, type Limits } from
 import { Meter } from '../meter';
 import { useLoad } from '../use-load';
 import { Members } from './members';
+import { SelfServiceTokens } from './self-service';
 import { Tokens } from './tokens';
 
 interface Team {
@@ -16,6 +17,7 @@ interface Team {
   limits: Limits;
   metadata?: Record<string, string>;
   disabled?: boolean;
+  selfServiceTokens?: boolean;
 }
 interface Budget {
   currency: string;
@@ -148,6 +150,14 @@ function TeamSettings({ team: id }: { team: string }) {
       {usage.data && <TeamUsage usage={usage.data} limits={t.limits ?? {}} />}
       {usage.error && <p class="error">{usage.error}</p>}
       {may('tokens:read', id) && <Tokens team={id} canChange={may('tokens:write', id)} />}
+      {may('tokens:read', id) && (
+        <SelfServiceTokens
+          team={id}
+          on={t.selfServiceTokens === true}
+          canChange={may('teams:narrow', id)}
+          onSaved={reload}
+        />
+      )}
       {may('members:read', id) && <Members team={id} canChange={may('members:write', id)} />}
       {may('teams:write', id) ? (
         <EditTeam team={t} onSaved={reload} />
