@@ -280,7 +280,7 @@ describe('the console by role', () => {
     expect(secret).toMatch(TOKEN_SECRET);
     await page.getByRole('button', { name: 'Copy' }).click();
     await page.getByRole('button', { name: 'Copied' }).waitFor();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+    expect(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText())).toBe(secret);
     const row = own.locator('tr', { hasText: 'erins-laptop' });
     await row.waitFor();
     expect(await chatStatus(secret)).toBe(200);
