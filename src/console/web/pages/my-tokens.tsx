@@ -61,9 +61,10 @@ function PersonalTokens({ subject }: { subject: string | null }) {
     const form = event.currentTarget as HTMLFormElement;
     const fields = new FormData(form);
     try {
+      const days = Number(fields.get('days') || 0);
       const issued = await api<{ id: string; token: string }>('POST', base, {
         name: String(fields.get('name') ?? ''),
-        expiresInDays: Number(fields.get('days')),
+        ...(days ? { expiresInDays: days } : {}), // none: the server's default (30 days)
       });
       form.reset();
       setMessage('');
@@ -100,8 +101,7 @@ function PersonalTokens({ subject }: { subject: string | null }) {
             type="number"
             min="1"
             max={MAX_DAYS}
-            required
-            defaultValue="30"
+            placeholder="Expires in days (1-90, default 30)"
             aria-label="Expires in days (at most 90)"
           />
           <button type="submit">Issue admin token</button>
