@@ -87,6 +87,7 @@ export class AccessAdminService {
       expiresAt: created.expiresAt,
       models: created.models,
       limits: created.limits,
+      ...(created.owner ? { owner: created.owner } : {}),
     });
     return created;
   }

@@ -9,6 +9,7 @@ import { GatewayValidationPipe } from '../common/validation/validation.pipe';
 import { AccessAdminService } from './access-admin.service';
 import { auditActorOf as actorOf } from './audit-actor';
 import { assertWithinTeamAdminBound } from './team-admin-changes';
+import { tokenSpecOf } from './token-spec';
 import { BudgetReport } from '../limits/budget-report';
 import { PriceBook } from '../billing/price-book';
 import { GatewayException } from '../core/errors/gateway.exception';
@@ -126,17 +127,7 @@ export class AdminController {
   @Requires('tokens:write', { team: 'team' })
   @HttpCode(201)
   async createToken(@Param('team') teamId: string, @Body(strict) body: CreateTokenDto, @Req() req: Request) {
-    const expiresAt = body.expiresAt
-      ? new Date(body.expiresAt)
-      : body.expiresInSeconds
-        ? new Date(Date.now() + body.expiresInSeconds * 1000)
-        : undefined;
-    return this.admin.createToken(actorOf(req), teamId, {
-      name: body.name,
-      expiresAt,
-      models: body.models,
-      limits: body.limits,
-    });
+    return this.admin.createToken(actorOf(req), teamId, tokenSpecOf(body));
   }
 
   @Get('teams/:team/tokens')

@@ -51,6 +51,8 @@ export class CreateTeamDto {
   /** The most a team-admin may give the team (org-admins only); the team's models and limits must be within it. */
   @IsOptional() @ValidateNested() @Type(() => CeilingSettings) ceiling?: CeilingSettings;
   @IsOptional() @IsStringMap() metadata?: Record<string, string>;
+  /** Its team-members may keep team tokens of their own (default false). */
+  @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
 }
 
 /**
@@ -69,6 +71,8 @@ export class UpdateTeamDto {
   @IsOptional() @IsMetadataPatch() metadata?: MetadataPatch | null;
   /** true: every token of the team is refused at once (on every replica). */
   @IsOptional() @IsBoolean() disabled?: boolean;
+  /** Its team-members may issue, list, rotate and revoke team tokens of their own; a team-admin may change it. */
+  @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
 }
 
 export class CreateTokenDto {

@@ -1,15 +1,17 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
 import type { Request } from 'express';
+import { AdminAccess } from '../access/admin-access';
 import { Requires } from '../access/requires.decorator';
 import { formatRole, type Person } from '../access/roles';
 import { AdminOnly } from '../auth/route-access.decorators';
 import { GatewayValidationPipe } from '../common/validation/validation.pipe';
-import { GatewayException } from '../core/errors/gateway.exception';
 import { auditActorOf } from './audit-actor';
+import { personOf as personOfRequest } from './person-of';
 import { CreatePersonalTokenDto } from './personal-tokens.dto';
 import { PersonalTokensAdminService } from './personal-tokens-admin.service';
 
 const strict = new GatewayValidationPipe({ strict: true });
+const personOf = (req: Request): Person => personOfRequest(req, 'Personal admin tokens');
 
 /**
  * Who the caller is, and personal admin tokens: a person's own (`/me`), and anyone's for org roles
@@ -19,17 +21,22 @@ const strict = new GatewayValidationPipe({ strict: true });
 @AdminOnly()
 @Controller('admin/v1')
 export class PersonalTokensController {
-  constructor(private readonly tokens: PersonalTokensAdminService) {}
+  constructor(
+    private readonly tokens: PersonalTokensAdminService,
+    private readonly access: AdminAccess,
+  ) {}
 
+  /** `own_token_teams`: the teams of the caller's team roles where they may keep team tokens of their own. */
   @Get('me')
   @Requires('self:tokens')
-  me(@Req() req: Request) {
+  async me(@Req() req: Request) {
     const actor = req.adminActor!;
     return {
       object: 'admin.actor',
       via: actor.via,
       person: actor.person ?? null,
       roles: actor.roles.map(formatRole),
+      own_token_teams: actor.person ? await this.access.teamsOfTeamRoles(actor, 'tokens:own') : [],
     };
   }
 
@@ -63,15 +70,4 @@ export class PersonalTokensController {
   revoke(@Param('subject') subject: string, @Param('id') id: string, @Req() req: Request) {
     return this.tokens.revoke(auditActorOf(req), subject, id);
   }
-}
-
-/** The calling person; the admin key (or a console session opened with it) is none. */
-function personOf(req: Request): Person {
-  const person = req.adminActor?.person;
-  if (!person)
-    throw new GatewayException(
-      'permission_denied',
-      'Personal admin tokens belong to a person: sign in to the console through SSO (or use your personal token); the admin key is nobody the identity provider knows.',
-    );
-  return person;
 }

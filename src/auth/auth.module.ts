@@ -68,6 +68,7 @@ import { RedisConsoleSessionRecords } from './redis-console-session-records.repo
     TEAM_MEMBER_RECORDS,
     DeclaredRoutes,
     AdminActors,
+    AdminAccess,
   ],
 })
 export class AuthModule {}

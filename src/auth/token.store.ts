@@ -4,6 +4,15 @@ import { cleanLimits, type Limits } from '../core/limit-settings';
 import { issueToken, publicPrefix } from './token-format';
 import { TOKEN_RECORDS, type TokenRecords } from './token-records.repository';
 
+/**
+ * The person a team token belongs to: who issued it for themselves (self-service, docs/api.md). A token issued
+ * for the team (by a team-admin or an org-admin on the team's tokens) has none.
+ */
+export interface TokenOwner {
+  subject: string;
+  email?: string;
+}
+
 export type TokenStatus = 'active' | 'revoked' | 'expired';
 
 /** A token as the admin API shows it: never the secret, never the hash. */
@@ -22,6 +31,8 @@ export interface TokenInfo {
   /** Narrower than the team's list, or null for "whatever the team may use". */
   models: string[] | null;
   limits: Limits;
+  /** The person who keeps it, or null for a token of the team's. */
+  owner: TokenOwner | null;
 }
 
 export interface NewToken {
@@ -29,6 +40,7 @@ export interface NewToken {
   expiresAt?: Date;
   models?: string[];
   limits?: Limits;
+  owner?: TokenOwner;
 }
 
 export function toTokenInfo(fields: Record<string, string>, now = Date.now()): TokenInfo {
@@ -47,6 +59,9 @@ export function toTokenInfo(fields: Record<string, string>, now = Date.now()): T
     rotatedAt: fields.rotatedAt || null,
     models: fields.models ? (JSON.parse(fields.models) as string[]) : null,
     limits: JSON.parse(fields.limits || '{}') as Limits,
+    owner: fields.ownerSubject
+      ? { subject: fields.ownerSubject, ...(fields.ownerEmail ? { email: fields.ownerEmail } : {}) }
+      : null,
   };
 }
 
@@ -72,6 +87,7 @@ export class TokenStore {
       models: spec.models ? JSON.stringify(spec.models) : '',
       limits: JSON.stringify(cleanLimits(spec.limits)),
       status: 'active',
+      ...(spec.owner ? { ownerSubject: spec.owner.subject, ownerEmail: spec.owner.email ?? '' } : {}),
     };
     await this.records.add(teamId, issued.id, fields);
     return { ...toTokenInfo(fields), token: issued.token };

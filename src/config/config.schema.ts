@@ -407,6 +407,8 @@ export class TeamSeedConfig {
   /** The most a team-admin may give the team (teams/team-ceiling.ts); the seed's own values must be within it. */
   @IsOptional() @ValidateNested() @Type(() => CeilingSettings) ceiling?: CeilingSettings;
   @IsOptional() @IsObject() metadata?: Record<string, string>;
+  /** Its team-members may keep team tokens of their own (docs/api.md, self-service tokens). Default: no. */
+  @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
 }
 
 export class RoutingConfig {

@@ -4,7 +4,7 @@ import '../admin/personal-tokens.dto';
 import '../usage/usage.dto';
 import '../console/console.dto';
 import type { DeclaredRoute } from '../access/declared-routes';
-import { PERMISSIONS } from '../access/permissions';
+import { memberSwitchOf, PERMISSIONS } from '../access/permissions';
 import { ERROR_CODES } from '../core/errors/error-codes';
 import { dtoSchemas, type SchemaObject } from './dto-schemas';
 import { ENDPOINTS } from '../endpoints/endpoints';
@@ -175,7 +175,7 @@ export const OPERATIONS: Operation[] = [
     path: '/admin/v1/teams/{team}',
     access: 'admin',
     summary:
-      "Change a team's models, limits, ceiling, metadata or disabled flag: only what the body names (limits, metadata and the ceiling's limits are merged key by key, JSON Merge Patch; null removes a key). A team-admin may set models and limits only within the team's ceiling (403 permission_denied naming the field); values beyond the ceiling an org-admin names are 400, values not named are lowered into a lowered ceiling.",
+      "Change a team's models, limits, ceiling, metadata, disabled flag or selfServiceTokens: only what the body names (limits, metadata and the ceiling's limits are merged key by key, JSON Merge Patch; null removes a key). A team-admin may set models and limits only within the team's ceiling (403 permission_denied naming the field); values beyond the ceiling an org-admin names are 400, values not named are lowered into a lowered ceiling.",
     body: 'UpdateTeamDto',
     ok: { status: 200, description: 'The team', schema: ref('Team') },
   },
@@ -276,6 +276,39 @@ export const OPERATIONS: Operation[] = [
     access: 'admin',
     summary: "Revoke one of the calling person's personal admin tokens (401 from then on).",
     ok: { status: 200, description: 'The token', schema: ref('AdminToken') },
+  },
+  {
+    method: 'post',
+    path: '/admin/v1/me/teams/{team}/tokens',
+    access: 'admin',
+    summary:
+      "Issue a team token of the calling person's own (owner: them); its secret is in this response only. A team-member may where the team has selfServiceTokens on.",
+    body: 'CreateTokenDto',
+    ok: { status: 201, description: 'The token, with its secret', schema: ref('Token') },
+  },
+  {
+    method: 'get',
+    path: '/admin/v1/me/teams/{team}/tokens',
+    access: 'admin',
+    summary: "The calling person's own tokens of the team (no secrets).",
+    ok: { status: 200, description: 'Tokens', schema: list(ref('Token')) },
+  },
+  {
+    method: 'delete',
+    path: '/admin/v1/me/teams/{team}/tokens/{id}',
+    access: 'admin',
+    summary:
+      "Revoke one of the calling person's own tokens of the team (404 token_not_found for anyone else's).",
+    ok: { status: 200, description: 'The token', schema: ref('Token') },
+  },
+  {
+    method: 'post',
+    path: '/admin/v1/me/teams/{team}/tokens/{id}/rotate',
+    access: 'admin',
+    summary:
+      "A new secret for one of the calling person's own tokens of the team (the old one works for the grace period).",
+    body: 'RotateTokenDto',
+    ok: { status: 200, description: 'The token, with its new secret', schema: ref('Token') },
   },
   {
     method: 'get',
@@ -509,6 +542,10 @@ export function buildOpenApiDocument(
               oneOf: [ref('CeilingSettings'), { type: 'null' }],
             },
             disabled: { type: 'boolean' },
+            selfServiceTokens: {
+              type: 'boolean',
+              description: 'Its team-members may keep team tokens of their own.',
+            },
           },
           ['id'],
         ),
@@ -541,6 +578,12 @@ export function buildOpenApiDocument(
             via: { enum: ['admin-key', 'console', 'personal-token'] },
             person: { type: ['object', 'null'] },
             roles: { type: 'array', items: { type: 'string' } },
+            own_token_teams: {
+              type: 'array',
+              items: { type: 'string' },
+              description:
+                "The teams of the caller's team roles where they may keep team tokens of their own (tokens:own).",
+            },
           },
           ['via', 'roles'],
         ),
@@ -576,6 +619,12 @@ export function buildOpenApiDocument(
             id: { type: 'string' },
             team: { type: 'string' },
             status: { enum: ['active', 'revoked', 'expired'] },
+            owner: {
+              type: ['object', 'null'],
+              description:
+                "The person who keeps it (issued on /admin/v1/me/teams/{team}/tokens); null: the team's.",
+              properties: { subject: { type: 'string' }, email: { type: 'string' } },
+            },
             token: { type: 'string', description: 'Only when issued or rotated.' },
           },
           ['id', 'team'],
@@ -593,7 +642,17 @@ export function buildOpenApiDocument(
 function permissionOf(requirement: DeclaredRoute['requirement'] | undefined): Record<string, unknown> {
   if (!requirement) return {};
   const { scope, grantedTo } = PERMISSIONS[requirement.permission];
-  return { 'x-permission': { name: requirement.permission, scope, grantedTo, ...requirement.target } };
+  const memberOnlyWhen = memberSwitchOf(requirement.permission);
+  return {
+    'x-permission': {
+      name: requirement.permission,
+      scope,
+      grantedTo,
+      // A team-member holds it only on a team with this setting on.
+      ...(memberOnlyWhen ? { memberOnlyWhen } : {}),
+      ...requirement.target,
+    },
+  };
 }
 
 function queryParameters(schema: SchemaObject | undefined): unknown[] {

@@ -22,6 +22,8 @@ export interface Team {
   /** Free-form labels for the operator (cost centre, owner, ...). */
   metadata: Record<string, string>;
   disabled: boolean;
+  /** Its team-members may issue, list, rotate and revoke team tokens of their own (access/permissions.ts, tokens:own). */
+  selfServiceTokens: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -39,6 +41,7 @@ export interface TeamChanges {
   ceiling?: CeilingPatch | null;
   metadata?: MetadataPatch | null;
   disabled?: boolean;
+  selfServiceTokens?: boolean;
 }
 
 export type LimitsPatch = { [name in keyof Limits]?: number | null };
@@ -72,6 +75,7 @@ export function parseTeam(fields: Record<string, string>): Team | null {
     ceiling: fields.ceiling ? (JSON.parse(fields.ceiling) as TeamCeiling) : null,
     metadata: JSON.parse(fields.metadata ?? '{}') as Record<string, string>,
     disabled: fields.disabled === '1',
+    selfServiceTokens: fields.selfServiceTokens === '1',
     createdAt: fields.createdAt,
     updatedAt: fields.updatedAt ?? fields.createdAt,
   };
@@ -124,6 +128,8 @@ function mergedFields(
     fields.metadata = JSON.stringify(metadata);
   }
   if (changes.disabled !== undefined) fields.disabled = changes.disabled ? '1' : '0';
+  if (changes.selfServiceTokens !== undefined)
+    fields.selfServiceTokens = changes.selfServiceTokens ? '1' : '0';
   return { fields, clamped };
 }
 
@@ -134,6 +140,7 @@ const BLANK: Team = {
   ceiling: null,
   metadata: {},
   disabled: false,
+  selfServiceTokens: false,
   createdAt: '',
   updatedAt: '',
 };
@@ -157,6 +164,7 @@ export class TeamStore implements OnApplicationBootstrap {
         limits: seed.limits,
         ceiling: seed.ceiling,
         metadata: seed.metadata,
+        selfServiceTokens: seed.selfServiceTokens,
       });
     }
   }

@@ -35,6 +35,7 @@ describe('admin API: teams, tokens, audit', () => {
       limits: { requestsPerMinute: 100, tokensPerDay: 50000 },
       metadata: { owner: 'ana' },
       disabled: false,
+      selfServiceTokens: false,
     });
 
     const patched = await gw.admin('PATCH', '/admin/v1/teams/research', {
@@ -228,6 +229,7 @@ describe('admin API: teams, tokens, audit', () => {
         rotatedAt: null,
         models: null,
         limits: {},
+        owner: null, // issued for the team, not by a member for themself
       },
     ]);
     expect(Date.parse(created.body.expiresAt) - Date.now()).toBeGreaterThan(3590_000);

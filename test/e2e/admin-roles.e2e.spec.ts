@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PERMISSIONS, type Permission } from '../../src/access/permissions';
+import { PERMISSIONS, type Permission, type TeamSwitch } from '../../src/access/permissions';
 import type { Role } from '../../src/access/roles';
 import { signedIn, type SignedIn } from '../support/admin-actors';
 import { OpenAIUpstream } from '../support/openai-upstream';
@@ -10,6 +10,8 @@ import { ADMIN_KEY, startTestGateway, type TestGateway } from '../support/test-g
 /** What openapi.json says an admin route requires (x-permission, from its @Requires). */
 interface XPermission {
   name: Permission;
+  /** A team-member holds it only on a team with this setting on. */
+  memberOnlyWhen?: TeamSwitch;
   team?: string;
   teamQuery?: string;
   token?: string;
@@ -17,6 +19,8 @@ interface XPermission {
 
 const A = 'matrix-a';
 const B = 'matrix-b';
+/** Team A's settings that grants wait on: on, so a team-member of A holds what waits on them (off: see below). */
+const A_SWITCHES: Record<TeamSwitch, boolean> = { selfServiceTokens: true };
 
 /** The actors of the matrix: each role, and a team-admin of team B acting on team A. */
 const ROLES: Record<string, Role[]> = {
@@ -50,6 +54,7 @@ describe('admin API: every route against every role', () => {
     tokenId = issued.id;
     secrets = [ADMIN_KEY, 'upstream-secret-key', issued.token, hashToken(issued.token)];
     await gw.teamToken(B);
+    expect((await gw.admin('PATCH', `/admin/v1/teams/${A}`, A_SWITCHES)).status).toBe(200);
     for (const [name, roles] of Object.entries(ROLES))
       actors[name] = await signedIn(gw, { subject: `matrix-${name.replace(/\W+/g, '-')}` }, roles);
     const document = (await (await fetch(`${gw.url}/openapi.json`)).json()) as {
@@ -121,6 +126,8 @@ describe('admin API: every route against every role', () => {
     const { scope, grantedTo } = PERMISSIONS[permission.name];
     if (!(grantedTo as readonly string[]).includes(role.kind)) return false;
     if (!('team' in role) || scope === 'person') return true;
+    if (role.kind === 'team-member' && permission.memberOnlyWhen && !A_SWITCHES[permission.memberOnlyWhen])
+      return false;
     const namesATeam = Boolean(permission.team || permission.teamQuery || permission.token);
     return scope === 'team' && (!namesATeam || role.team === A);
   };
@@ -139,6 +146,35 @@ describe('admin API: every route against every role', () => {
       method === 'POST' || method === 'PUT' || method === 'PATCH' ? { notAField: true } : undefined;
     return { url: query.size ? `${url}?${query}` : url, body };
   };
+
+  it('refuses a team-member every route that waits on a setting their team turned off, and lets them in once it is on', async () => {
+    const waiting = operations.filter((op) => op.permission?.memberOnlyWhen);
+    expect(waiting.length).toBeGreaterThanOrEqual(4);
+    const outcomes = async () => {
+      const got: string[] = [];
+      for (const { method, path, permission } of waiting) {
+        const { url, body } = requestFor(method, path, permission!);
+        const response = await actors['team-member of A'].call(method, url, body);
+        got.push(response.status === 403 ? response.body.error.code : 'allowed');
+      }
+      return got;
+    };
+    const switchA = async (on: boolean) =>
+      expect(
+        (
+          await gw.admin('PATCH', `/admin/v1/teams/${A}`, {
+            [waiting[0].permission!.memberOnlyWhen!]: on,
+          })
+        ).status,
+      ).toBe(200);
+    await switchA(false);
+    try {
+      expect(await outcomes()).toEqual(waiting.map(() => 'permission_denied'));
+    } finally {
+      await switchA(true);
+    }
+    expect(await outcomes()).toEqual(waiting.map(() => 'allowed'));
+  });
 
   it.each(Object.keys(ROLES))('%s: allowed or 403 permission_denied, as the table says', async (name) => {
     const outcomes: string[] = [];

@@ -1,7 +1,13 @@
 import type { Browser, Page } from 'playwright-core';
 import { LIMIT_CATALOGUE } from '../../src/core/limit-catalogue';
 import { launchChromium } from '../support/browser';
-import { expectNoSecretIn, openConsoleBrowser, shot, type ConsoleBrowser } from '../support/console-browser';
+import {
+  expectNoSecretIn,
+  openConsoleBrowser,
+  shot,
+  TOKEN_SECRET,
+  type ConsoleBrowser,
+} from '../support/console-browser';
 import { eventually } from '../support/eventually';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { freeProviderPort, PROVIDER_HOST, TestOidcProvider } from '../support/oidc-provider';
@@ -11,8 +17,10 @@ import { ADMIN_KEY, startTestGateway, type TestGateway } from '../support/test-g
 /**
  * The console shows each person what their roles allow (signed in through SSO, in Debian's Chromium): an
  * org-admin every button (and a team's ceiling to set), an org-viewer everything read-only, a team-admin of team-a
- * their team only with its tokens, members, and models and limits within its ceiling, a team-member their teams' usage and spend alone. Each check waits for the page
- * to have loaded what it shows before counting what it must not show. Hiding is a convenience: the admin API
+ * their team only with its tokens, members, and models and limits within its ceiling, a team-member their teams'
+ * usage and spend alone. Each check waits for the page to have loaded what it shows before counting what it must
+ * not show. Everyone signed in has My tokens: their personal admin tokens, and their own team tokens where a team
+ * allows it. Hiding is a convenience: the admin API
  * refuses on its own (admin-roles.e2e), and a refusal's message is what the page shows.
  */
 describe('the console by role', () => {
@@ -56,6 +64,8 @@ describe('the console by role', () => {
       );
       expect(usage.body.data).toHaveLength(1);
     }, 10_000);
+    // team-a lets its members keep their own tokens; team-b does not.
+    expect((await gw.admin('PATCH', '/admin/v1/teams/team-a', { selfServiceTokens: true })).status).toBe(200);
     // erin is team-member of team-a by her groups; granted team-member of team-b here.
     expect(
       (await gw.admin('PUT', '/admin/v1/teams/team-b/members/erin', { role: 'team-member' })).status,
@@ -106,7 +116,7 @@ describe('the console by role', () => {
 
   it('shows an org-admin every section and every button, and grants and revokes a membership', async () => {
     const page = await signedIn('alice', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Models', 'Audit trail']);
+    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Models', 'Audit trail', 'My tokens']);
     await page.getByRole('link', { name: 'team-b' }).waitFor();
     expect((await controls(page)).summaries).toContain('Create a team');
 
@@ -119,6 +129,7 @@ describe('the console by role', () => {
         'Issue token',
         'Rotate',
         'Revoke',
+        'Allow member tokens',
         'Grant',
         'Revoke',
         'Save',
@@ -152,7 +163,7 @@ describe('the console by role', () => {
 
   it('shows an org-viewer every team read-only: no button, no form', async () => {
     const page = await signedIn('vera', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Models', 'Audit trail']);
+    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Models', 'Audit trail', 'My tokens']);
     await page.getByRole('link', { name: 'team-a' }).waitFor();
     await page.getByRole('link', { name: 'team-b' }).waitFor();
     expect((await controls(page)).summaries).toEqual([]);
@@ -193,7 +204,7 @@ describe('the console by role', () => {
 
   it('shows a team-admin their team only, where they issue a token and set limits within the ceiling', async () => {
     const page = await signedIn('dave', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Audit trail']);
+    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Audit trail', 'My tokens']);
     await page.getByRole('link', { name: 'team-a' }).waitFor();
     expect(await page.locator('table.teams tbody tr').count()).toBe(1);
     expect((await controls(page)).summaries).toEqual([]);
@@ -202,7 +213,7 @@ describe('the console by role', () => {
     await teamPageLoaded(page, { members: false });
     await page.getByText('No memberships granted here.').waitFor();
     expect(await controls(page)).toEqual({
-      buttons: ['Issue token', 'Rotate', 'Revoke', 'Grant', 'Save'],
+      buttons: ['Issue token', 'Rotate', 'Revoke', 'Stop member tokens', 'Grant', 'Save'],
       forms: 3,
       summaries: ['Models and limits, within the ceiling'],
     });
@@ -249,7 +260,7 @@ describe('the console by role', () => {
 
   it("shows a team-member their teams' usage and spend alone, granted teams too", async () => {
     const page = await signedIn('erin', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams']);
+    expect(await nav(page)).toEqual(['Overview', 'Teams', 'My tokens']);
     // team-a by her groups, team-b granted in the admin API: the session's roles carry both.
     expect(await page.locator('header .who .roles').textContent()).toBe(
       'team-member:team-a, team-member:team-b',
@@ -267,5 +278,111 @@ describe('the console by role', () => {
     expect(await page.getByRole('heading', { name: 'Tokens' }).count()).toBe(0);
     expect(await page.getByRole('heading', { name: 'Members' }).count()).toBe(0);
     await shot(page, 'team-as-member');
+  });
+
+  /** A chat call with `token`: 200, or the SDK error's status. */
+  const chatStatus = async (token: string) =>
+    gw
+      .openai(token)
+      .chat.completions.create({
+        model: 'priced',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'hello' }],
+      })
+      .then(
+        () => 200,
+        (error: { status?: number }) => error.status ?? 0,
+      );
+
+  it('gives a team-member her own tokens where her team allows it: issued, shown once, calling a model, revoked', async () => {
+    const page = await signedIn('erin', '#/me');
+    const own = page.getByTestId('own-tokens-team-a');
+    await own.getByText('No tokens yet.').waitFor();
+    await page.getByTestId('admin-tokens').getByText('No personal admin tokens.').waitFor();
+    // team-b does not allow it: no section and no button for it; the API refuses her there too.
+    expect(await page.getByRole('heading', { name: /^Your tokens of/ }).allTextContents()).toEqual([
+      'Your tokens of team-a',
+    ]);
+    expect(await controls(page)).toEqual({
+      buttons: ['Issue admin token', 'Issue token'],
+      forms: 2,
+      summaries: [],
+    });
+    expect(await page.getByRole('heading', { name: "Anyone's personal admin tokens" }).count()).toBe(0);
+    const refused = await page.evaluate(async () => {
+      const response = await fetch('/admin/v1/me/teams/team-b/tokens');
+      return { status: response.status, code: ((await response.json()) as any).error.code };
+    });
+    expect(refused).toEqual({ status: 403, code: 'permission_denied' });
+
+    await page.getByLabel('Token name', { exact: true }).fill('erins-laptop');
+    await page.getByRole('button', { name: 'Issue token' }).click();
+    const secret = (await page.getByTestId('token-secret').textContent()) ?? '';
+    expect(secret).toMatch(TOKEN_SECRET);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText())).toBe(secret);
+    const row = own.locator('tr', { hasText: 'erins-laptop' });
+    await row.waitFor();
+    expect(await chatStatus(secret)).toBe(200);
+    await shot(page, 'my-tokens');
+    await page.getByRole('button', { name: 'Done' }).click();
+    // Shown once: gone from the page, and never in a list.
+    expect(await page.getByTestId('token-secret').count()).toBe(0);
+    expect(await page.content()).not.toContain(secret);
+
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await row.getByText('revoked').waitFor();
+    expect(await row.getByRole('button').count()).toBe(0);
+    expect(await chatStatus(secret)).toBe(401);
+
+    // Her personal admin token: a name and an expiry, the secret shown once.
+    await page.getByLabel('Admin token name').fill('erins-cli');
+    await page.getByLabel('Expires in days (at most 90)').fill('7');
+    await page.getByRole('button', { name: 'Issue admin token' }).click();
+    expect(await page.getByTestId('token-secret').textContent()).toMatch(/^sy_admin_/);
+    await page.getByTestId('admin-tokens').locator('tr', { hasText: 'erins-cli' }).waitFor();
+    const listed = (await gw.admin('GET', '/admin/v1/people/erin/tokens')).body.data;
+    expect(listed).toEqual([expect.objectContaining({ name: 'erins-cli', status: 'active' })]);
+    const days = (Date.parse(listed[0].expiresAt) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(6.9);
+    expect(days).toBeLessThanOrEqual(7);
+  });
+
+  it("shows a team-admin whose each token is, and lets them stop members' tokens", async () => {
+    const page = await signedIn('dave', '#/teams/team-a');
+    const tokens = page.getByTestId('tokens');
+    await tokens.locator('tr', { hasText: 'erins-laptop' }).waitFor();
+    expect(
+      await tokens.locator('tr', { hasText: 'erins-laptop' }).getByTestId('token-owner').textContent(),
+    ).toBe('erin@example.com');
+    expect(await tokens.locator('tr', { hasText: 'daves-ci' }).getByTestId('token-owner').textContent()).toBe(
+      'team',
+    );
+    await page.getByRole('button', { name: 'Stop member tokens' }).click();
+    await page.getByRole('button', { name: 'Allow member tokens' }).waitFor();
+    expect((await gw.admin('GET', '/admin/v1/teams/team-a')).body.selfServiceTokens).toBe(false);
+
+    // erin's My tokens has no team section left, and the API refuses her.
+    const erin = await signedIn('erin', '#/me');
+    await erin.getByTestId('admin-tokens').locator('tr', { hasText: 'erins-cli' }).waitFor();
+    expect(await erin.getByRole('heading', { name: /^Your tokens of/ }).count()).toBe(0);
+    expect((await controls(erin)).buttons).toEqual(['Issue admin token', 'Revoke']);
+  });
+
+  it("lets an org-admin find anyone's personal admin tokens and revoke them", async () => {
+    const page = await signedIn('alice', '#/me');
+    await page.getByLabel("Person's subject").fill('erin');
+    await page.getByRole('button', { name: 'Show tokens' }).click();
+    const row = page.getByTestId('people-tokens').locator('tr', { hasText: 'erins-cli' });
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await row.getByText('revoked').waitFor();
+    expect((await gw.admin('GET', '/admin/v1/people/erin/tokens')).body.data[0].status).toBe('revoked');
+    // An org-viewer reads them, with no button to revoke.
+    const vera = await signedIn('vera', '#/me');
+    await vera.getByLabel("Person's subject").fill('erin');
+    await vera.getByRole('button', { name: 'Show tokens' }).click();
+    await vera.getByTestId('people-tokens').locator('tr', { hasText: 'erins-cli' }).waitFor();
+    expect(await vera.getByTestId('people-tokens').getByRole('button').count()).toBe(0);
   });
 });

@@ -95,6 +95,7 @@ describe('personal admin tokens', () => {
       via: 'personal-token',
       person: { subject: 'carol', email: 'carol@example.com', name: 'Carol' },
       roles: ['team-admin:team-a', 'org-viewer'],
+      own_token_teams: ['team-a'],
     });
     expect((await withToken(token, 'GET', '/admin/v1/teams/team-b')).status).toBe(200); // org-viewer reads all
     expect(codeOf(await withToken(token, 'POST', '/admin/v1/teams', { id: 'team-c' }))).toEqual([
@@ -200,6 +201,7 @@ describe('personal admin tokens', () => {
       via: 'admin-key',
       person: null,
       roles: ['org-admin'],
+      own_token_teams: [],
     });
   });
 

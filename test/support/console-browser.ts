@@ -93,9 +93,12 @@ export function expectNoSecretIn(reads: ConsoleRead[], secrets: { adminKey: stri
 /** A team token's secret (`sy-<16 hex id>-<43 base64url>`). */
 export const TOKEN_SECRET = /sy-[0-9a-f]{16}-[A-Za-z0-9_-]{43}/;
 
-/** The two admin API answers that carry a token's secret: issuing a token and rotating one. */
+/** The admin API answers that carry a token's secret: issuing a token and rotating one (a team's, or one's own). */
 export function issuesASecret(method: string, path: string): boolean {
-  return method === 'POST' && /^\/admin\/v1\/(teams\/[^/]+\/tokens|tokens\/[^/]+\/rotate)$/.test(path);
+  return (
+    method === 'POST' &&
+    /^\/admin\/v1\/(?:me\/)?(?:teams\/[^/]+\/tokens|(?:teams\/[^/]+\/)?tokens\/[^/]+\/rotate)$/.test(path)
+  );
 }
 
 /**

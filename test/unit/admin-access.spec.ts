@@ -13,6 +13,7 @@ import type { ConsoleSessionRecords } from '../../src/auth/console-session-recor
 import { AdminOnly, ROUTE_ACCESS } from '../../src/auth/route-access.decorators';
 import type { TokenStore } from '../../src/auth/token.store';
 import type { GatewayConfig } from '../../src/config/config.schema';
+import type { Team, TeamStore } from '../../src/teams/team.store';
 import { GatewayException } from '../../src/core/errors/gateway.exception';
 import { InMemoryTeamMemberRecords } from '../support/in-memory-team-member-records';
 
@@ -24,6 +25,19 @@ const tokens = {
     return { id, team: 'a' };
   },
 } as unknown as TokenStore;
+
+/** Teams as the access check reads them: `own-ok` lets its members keep their own tokens, `own-off` does not. */
+class FakeTeams {
+  reads: string[] = [];
+  readonly switches: Record<string, boolean> = { 'own-ok': true, 'own-off': false };
+  async get(id: string) {
+    this.reads.push(id);
+    return id in this.switches ? ({ id, selfServiceTokens: this.switches[id] } as unknown as Team) : null;
+  }
+  asStore(): TeamStore {
+    return this as unknown as TeamStore;
+  }
+}
 
 function request(parts: Partial<Request> = {}): Request {
   return { method: 'GET', headers: {}, params: {}, query: {}, ...parts } as Request;
@@ -42,7 +56,8 @@ async function refusal(promise: Promise<unknown>): Promise<{ status: number; cod
 const denied = { status: 403, code: 'permission_denied' };
 
 describe('AdminAccess: a route requirement held against an actor', () => {
-  const access = new AdminAccess(tokens);
+  const teams = new FakeTeams();
+  const access = new AdminAccess(tokens, teams.asStore());
   const actor = (roles: Role[]): AdminActor => ({ via: 'console', person, roles });
   const check = (roles: Role[], requirement: Requirement, req = request()) =>
     refusal(access.check(actor(roles), requirement, req));
@@ -85,6 +100,61 @@ describe('AdminAccess: a route requirement held against an actor', () => {
         request({ params: { id: 'nope' } }),
       ),
     ).toBe('allowed');
+  });
+});
+
+describe("AdminAccess: a team-member's own tokens wait on the team's setting", () => {
+  const ownTokens = { permission: 'tokens:own', target: { team: 'team' } } as const;
+  const onTeam = (team: string) => request({ params: { team } });
+  const actor = (roles: Role[]): AdminActor => ({ via: 'console', person, roles });
+
+  it("lets a team-member keep their own tokens only where their team allows it, reading the team's record now", async () => {
+    const teams = new FakeTeams();
+    const access = new AdminAccess(tokens, teams.asStore());
+    const check = (roles: Role[], team: string) =>
+      refusal(access.check(actor(roles), ownTokens, onTeam(team)));
+    expect(await check([{ kind: 'team-member', team: 'own-ok' }], 'own-ok')).toBe('allowed');
+    expect(await check([{ kind: 'team-member', team: 'own-off' }], 'own-off')).toEqual(denied);
+    // A member of a team that allows it holds nothing on another team, even one that allows it too.
+    teams.switches['other-ok'] = true;
+    expect(await check([{ kind: 'team-member', team: 'own-ok' }], 'other-ok')).toEqual(denied);
+    // No such team: no setting on (and the route answers for the team itself once let through).
+    expect(await check([{ kind: 'team-member', team: 'gone' }], 'gone')).toEqual(denied);
+    // The team turns it off: refused from the next check on.
+    teams.switches['own-ok'] = false;
+    expect(await check([{ kind: 'team-member', team: 'own-ok' }], 'own-ok')).toEqual(denied);
+  });
+
+  it('lets a team-admin and an org-admin keep their own tokens whatever the setting; an org-viewer never', async () => {
+    const teams = new FakeTeams();
+    const access = new AdminAccess(tokens, teams.asStore());
+    const check = (roles: Role[], team: string) =>
+      refusal(access.check(actor(roles), ownTokens, onTeam(team)));
+    expect(await check([{ kind: 'team-admin', team: 'own-off' }], 'own-off')).toBe('allowed');
+    expect(await check([{ kind: 'org-admin' }], 'own-off')).toBe('allowed');
+    expect(await check([{ kind: 'org-viewer' }], 'own-ok')).toEqual(denied);
+    expect(await check([{ kind: 'team-admin', team: 'own-ok' }], 'own-off')).toEqual(denied);
+  });
+
+  it('reads no team for a permission that waits on no setting', async () => {
+    const teams = new FakeTeams();
+    const access = new AdminAccess(tokens, teams.asStore());
+    const member: Role[] = [{ kind: 'team-member', team: 'own-ok' }];
+    const usage = { permission: 'usage:read', target: { team: 'team' } } as const;
+    expect(await refusal(access.check(actor(member), usage, onTeam('own-ok')))).toBe('allowed');
+    expect(teams.reads).toEqual([]);
+  });
+
+  it("lists the teams of a person's team roles where they may keep their own tokens", async () => {
+    const access = new AdminAccess(tokens, new FakeTeams().asStore());
+    const roles: Role[] = [
+      { kind: 'team-member', team: 'own-off' },
+      { kind: 'team-member', team: 'own-ok' },
+      { kind: 'team-admin', team: 'led' },
+      { kind: 'org-viewer' },
+    ];
+    expect(await access.teamsOfTeamRoles(actor(roles), 'tokens:own')).toEqual(['led', 'own-ok']);
+    expect(await access.teamsOfTeamRoles(actor([{ kind: 'org-admin' }]), 'tokens:own')).toEqual([]);
   });
 });
 
@@ -174,7 +244,7 @@ describe('AuthGuard: an admin route called from a console session', () => {
     consoleSessions,
     {} as never,
     new AdminActors(new InMemoryTeamMemberRecords()),
-    new AdminAccess(tokens),
+    new AdminAccess(tokens, new FakeTeams().asStore()),
     {} as never,
     config,
   );

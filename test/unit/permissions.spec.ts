@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import {
   grantsEverywhere,
   grantsOn,
+  memberSwitchOf,
   PERMISSIONS,
   teamsGranted,
   type Permission,
@@ -46,6 +47,7 @@ describe('the permission table (src/access/permissions.ts)', () => {
         'spend:read',
         'teams:adjust',
         'teams:read',
+        'tokens:own',
         'tokens:read',
         'tokens:write',
         'usage:read',
@@ -57,6 +59,26 @@ describe('the permission table (src/access/permissions.ts)', () => {
 
   it("gives a team-member their team's usage and spend, nothing else", () => {
     expect(held([{ kind: 'team-member', team: 'a' }], 'a')).toEqual(['usage:read', 'spend:read']);
+  });
+
+  it('gives a team-member their own tokens of their team only where the team allows it, and no one else waits on it', () => {
+    const member: Role[] = [{ kind: 'team-member', team: 'a' }];
+    const on = { selfServiceTokens: true };
+    expect(ALL.filter((p) => grantsOn(member, p, 'a', on))).toEqual(
+      expect.arrayContaining(['usage:read', 'spend:read', 'tokens:own']),
+    );
+    expect(ALL.filter((p) => PERMISSIONS[p].scope !== 'person' && grantsOn(member, p, 'a', on))).toHaveLength(
+      3,
+    );
+    expect(grantsOn(member, 'tokens:own', 'a', { selfServiceTokens: false })).toBe(false);
+    expect(grantsOn(member, 'tokens:own', 'b', on)).toBe(false);
+    expect(teamsGranted(member, 'tokens:own')).toEqual([]);
+    expect(teamsGranted(member, 'tokens:own', () => on)).toEqual(['a']);
+    // Only tokens:own waits on a setting; a team-admin and an org-admin hold it without one, a viewer never.
+    expect(ALL.filter((p) => memberSwitchOf(p) !== undefined)).toEqual(['tokens:own']);
+    expect(grantsOn([{ kind: 'team-admin', team: 'a' }], 'tokens:own', 'a')).toBe(true);
+    expect(grantsEverywhere([{ kind: 'org-admin' }], 'tokens:own')).toBe(true);
+    expect(grantsOn([{ kind: 'org-viewer' }], 'tokens:own', 'a', on)).toBe(false);
   });
 
   it('never lets a team role hold an org permission, and merges roles', () => {

@@ -9,6 +9,7 @@ const team: Team = {
   ceiling: null,
   metadata: {},
   disabled: false,
+  selfServiceTokens: false,
   createdAt: '',
   updatedAt: '',
 };
@@ -47,6 +48,7 @@ describe("a team-admin's change of a team with no ceiling: its current values bo
     ['labels', { metadata: { owner: 'x' } }, 'metadata'],
     ['disabling', { disabled: true }, 'disabled'],
     ['a ceiling', { ceiling: { limits: { requestsPerMinute: 1 } } }, 'ceiling'],
+    ['letting members keep their own tokens', { selfServiceTokens: true }, 'allowed'],
     ['nothing', {}, 'allowed'],
   ])('%s', (_what, changes, expected) => {
     expect(judge(team, changes)).toBe(expected);

@@ -4,13 +4,14 @@ import { mayAnywhere, useRoles } from './access';
 import { api, ApiError, useSession, type Session } from './api';
 import { AuditPage } from './pages/audit';
 import { ModelsPage } from './pages/models';
+import { MyTokensPage } from './pages/my-tokens';
 import { OverviewPage } from './pages/overview';
 import { SignInPage } from './pages/sign-in';
 import { TeamPage } from './pages/team';
 import { TeamsPage } from './pages/teams';
 import './style.css';
 
-/** The page the hash names: #/, #/teams, #/teams/<id>, #/models, #/audit. */
+/** The page the hash names: #/, #/teams, #/teams/<id>, #/models, #/audit, #/me (a person's own tokens). */
 function useRoute(): string[] {
   const read = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   const [route, setRoute] = useState(read);
@@ -53,6 +54,8 @@ function App() {
       <ModelsPage />
     ) : section === 'audit' ? (
       <AuditPage />
+    ) : section === 'me' && session.person ? (
+      <MyTokensPage />
     ) : (
       <OverviewPage />
     );
@@ -70,6 +73,7 @@ function App() {
           {link('#/teams', 'Teams', section === 'teams')}
           {mayAnywhere('deployments:read') && link('#/models', 'Models', section === 'models')}
           {mayAnywhere('audit:read') && link('#/audit', 'Audit trail', section === 'audit')}
+          {session.person && link('#/me', 'My tokens', section === 'me')}
         </nav>
         <span class="who">
           <span class="person" title={session.person?.subject}>

@@ -9,6 +9,7 @@ import { Meter } from '../meter';
 import { useLoad } from '../use-load';
 import { Members } from './members';
 import { CeilingView, EditCeiling, type Ceiling } from './team-ceiling';
+import { SelfServiceTokens } from './self-service';
 import { Tokens } from './tokens';
 
 interface Team {
@@ -18,6 +19,7 @@ interface Team {
   ceiling: Ceiling;
   metadata?: Record<string, string>;
   disabled?: boolean;
+  selfServiceTokens?: boolean;
 }
 interface Budget {
   currency: string;
@@ -151,6 +153,14 @@ function TeamSettings({ team: id }: { team: string }) {
       {usage.error && <p class="error">{usage.error}</p>}
       <CeilingView ceiling={t.ceiling ?? null} currency={usage.data?.[2].currency ?? ''} />
       {may('tokens:read', id) && <Tokens team={id} canChange={may('tokens:write', id)} />}
+      {may('tokens:read', id) && (
+        <SelfServiceTokens
+          team={id}
+          on={t.selfServiceTokens === true}
+          canChange={may('teams:adjust', id)}
+          onSaved={reload}
+        />
+      )}
       {may('members:read', id) && <Members team={id} canChange={may('members:write', id)} />}
       {may('teams:write', id) ? (
         <>

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
+import { SecretOnce } from '../secret-once';
 import { useLoad } from '../use-load';
 
 interface Token {
@@ -10,19 +11,31 @@ interface Token {
   createdAt: string;
   lastUsedAt: string | null;
   expiresAt: string | null;
+  /** Whose it is (a member's own token), or null: the team's. */
+  owner: { subject: string; email?: string } | null;
 }
 
 /**
  * A team's tokens: issue (the secret shown once, with a copy button), revoke, rotate with a grace period; a list
- * without those for who may only read them (`canChange` false).
+ * without those for who may only read them (`canChange` false). The team's list shows each token's owner; `own`
+ * is the person's own tokens of the team instead (/admin/v1/me/teams/{team}/tokens: tokens:own).
  */
-export function Tokens({ team, canChange }: { team: string; canChange: boolean }) {
-  const tokens = useLoad(
-    () => api<{ data: Token[] }>('GET', `/admin/v1/teams/${encodeURIComponent(team)}/tokens`),
-    [team],
-  );
+export function Tokens({
+  team,
+  canChange,
+  own = false,
+}: {
+  team: string;
+  canChange: boolean;
+  own?: boolean;
+}) {
+  const base = own
+    ? `/admin/v1/me/teams/${encodeURIComponent(team)}/tokens`
+    : `/admin/v1/teams/${encodeURIComponent(team)}/tokens`;
+  const tokenPath = (id: string) =>
+    own ? `${base}/${encodeURIComponent(id)}` : `/admin/v1/tokens/${encodeURIComponent(id)}`;
+  const tokens = useLoad(() => api<{ data: Token[] }>('GET', base), [base]);
   const [secret, setSecret] = useState<{ id: string; token: string } | null>(null);
-  const [copied, setCopied] = useState(false);
   const [message, setMessage] = useState('');
   /** The token whose rotation is being asked about (its dialog is open). */
   const [rotating, setRotating] = useState<string | null>(null);
@@ -33,17 +46,12 @@ export function Tokens({ team, canChange }: { team: string; canChange: boolean }
     const fields = new FormData(form);
     const days = Number(fields.get('days') || 0);
     try {
-      const issued = await api<{ id: string; token: string }>(
-        'POST',
-        `/admin/v1/teams/${encodeURIComponent(team)}/tokens`,
-        {
-          name: String(fields.get('name') || '') || undefined,
-          ...(days ? { expiresInSeconds: days * 86_400 } : {}),
-        },
-      );
+      const issued = await api<{ id: string; token: string }>('POST', base, {
+        name: String(fields.get('name') || '') || undefined,
+        ...(days ? { expiresInSeconds: days * 86_400 } : {}),
+      });
       form.reset();
       setSecret({ id: issued.id, token: issued.token });
-      setCopied(false);
       tokens.reload();
     } catch (e) {
       setMessage((e as Error).message);
@@ -51,38 +59,22 @@ export function Tokens({ team, canChange }: { team: string; canChange: boolean }
   };
   const revoke = async (id: string) => {
     if (!confirm(`Revoke token ${id}? Clients using it are refused at once.`)) return;
-    await api('DELETE', `/admin/v1/tokens/${id}`).catch((e: Error) => setMessage(e.message));
+    await api('DELETE', tokenPath(id)).catch((e: Error) => setMessage(e.message));
     tokens.reload();
   };
   const rotate = async (id: string, gracePeriodSeconds: number) => {
-    const rotated = await api<{ id: string; token: string }>('POST', `/admin/v1/tokens/${id}/rotate`, {
+    const rotated = await api<{ id: string; token: string }>('POST', `${tokenPath(id)}/rotate`, {
       gracePeriodSeconds,
     });
     setRotating(null);
     setSecret({ id: rotated.id, token: rotated.token });
-    setCopied(false);
     tokens.reload();
-  };
-  const copy = async () => {
-    await navigator.clipboard.writeText(secret!.token);
-    setCopied(true);
   };
 
   return (
     <div>
-      <h2>Tokens</h2>
-      {secret && (
-        <div class="secret" role="alert">
-          <p>The secret of {secret.id}: copy it now, it is never shown again.</p>
-          <code data-testid="token-secret">{secret.token}</code>
-          <button type="button" onClick={copy}>
-            {copied ? 'Copied' : 'Copy'}
-          </button>
-          <button type="button" onClick={() => setSecret(null)}>
-            Done
-          </button>
-        </div>
-      )}
+      {own ? <h3>Your tokens of {team}</h3> : <h2>Tokens</h2>}
+      {secret && <SecretOnce id={secret.id} token={secret.token} onDone={() => setSecret(null)} />}
       {canChange && (
         <form class="inline" onSubmit={issue}>
           <input name="name" placeholder="Token name" maxLength={128} aria-label="Token name" />
@@ -105,11 +97,12 @@ export function Tokens({ team, canChange }: { team: string; canChange: boolean }
         />
       )}
       <div class="scroll">
-        <table data-testid="tokens">
+        <table data-testid={own ? `own-tokens-${team}` : 'tokens'}>
           <thead>
             <tr>
               <th>Token</th>
               <th>Name</th>
+              {!own && <th>Owner</th>}
               <th>Status</th>
               <th>Created</th>
               <th>Last used</th>
@@ -120,7 +113,7 @@ export function Tokens({ team, canChange }: { team: string; canChange: boolean }
           <tbody>
             {tokens.data?.data.length === 0 && (
               <tr>
-                <td colSpan={7} class="muted">
+                <td colSpan={own ? 7 : 8} class="muted">
                   No tokens yet.
                 </td>
               </tr>
@@ -131,6 +124,11 @@ export function Tokens({ team, canChange }: { team: string; canChange: boolean }
                   <code>{t.prefix}</code>
                 </td>
                 <td>{t.name ?? ''}</td>
+                {!own && (
+                  <td data-testid="token-owner" title={t.owner?.subject}>
+                    {t.owner ? (t.owner.email ?? t.owner.subject) : <span class="muted">team</span>}
+                  </td>
+                )}
                 <td>
                   <span class={`badge ${t.status === 'active' ? 'on' : 'off'}`}>{t.status}</span>
                 </td>
