@@ -11,19 +11,22 @@ import { GatewayException } from '../core/errors/gateway.exception';
 import { AppLogger } from '../common/logging/logger';
 import { ConfigError, loadConfig } from '../config/config.loader';
 import { FAMILIES } from '../providers/families';
-import { cleanLimits, LIMIT_CATALOGUE, LIMIT_NAMES, type Limits } from '../core/limit-settings';
-import { isMoneyLimit } from '../core/limit-catalogue';
 import { UsageQueryService, type UsageGroupBy } from '../usage/usage-query.service';
-import type { LimitsPatch, MetadataPatch } from '../teams/team.store';
 import { BudgetReport } from '../limits/budget-report';
+import { ADMIN_ROUTES, type AdminCall, type RoutedCommand } from './admin-routes';
 import { updatePriceData } from './prices-update';
 import { CliModule } from './cli.module';
-import { positiveAmount, positiveInt } from './flag-values';
+import { limitOptions, limitsFrom, limitsPatchFrom, list, metadata, metadataPatchFrom } from './command-flags';
+import { positiveInt } from './flag-values';
+import { callGateway, gatewayTarget } from './gateway-client';
+import { login, logout, whoami } from './login';
 
 /**
- * `switchyard` (npx switchyard ...): operators' commands over the same services as the
- * admin API, talking to the Redis named by the gateway's config (SWITCHYARD_CONFIG).
- * Every change is audited as `cli:<user>@<host>`. Output is JSON.
+ * `switchyard` (npx switchyard ...). Signed in (`switchyard login`), or given a gateway (`--url`, SWITCHYARD_URL),
+ * the commands go over that gateway's admin API as the person (their roles apply; the audit trail names them):
+ * admin-routes.ts maps each command to its route. Otherwise they are operators' commands over the same services as
+ * the admin API, talking to the Redis named by the gateway's config (SWITCHYARD_CONFIG), each change audited as
+ * `cli:<user>@<host>`. Output is JSON.
  */
 type Services = {
   admin: AccessAdminService;
@@ -53,81 +56,35 @@ async function withServices(work: (services: Services) => Promise<unknown>): Pro
       budgets: app.get(BudgetReport),
       by,
     });
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    printJson(result);
   } finally {
     await app.close();
   }
 }
 
-/**
- * One flag per limit, from the limit catalogue (`--rpm` requestsPerMinute, ...). With `removable` (updates), a
- * flag's value may also be `none`, which removes that limit.
- */
-const limitOptions = (command: Command, { removable = false } = {}) => {
-  for (const name of LIMIT_NAMES) {
-    const parse = isMoneyLimit(name) ? positiveAmount : positiveInt;
-    const option = new Option(
-      `${LIMIT_CATALOGUE[name].flag} <n>`,
-      removable ? `${name} ("none" removes it)` : name,
-    );
-    // 'none' is kept as is (commander stores a parser's null as ''); limitFlags reads it as null.
-    command.addOption(
-      option.argParser(removable ? (value: string) => (value === 'none' ? value : parse(value)) : parse),
-    );
-  }
-  return command;
-};
-
-/** What each limit flag was given (a number, or null for `none`), by limit name; flags not given are absent. */
-function limitFlags(options: Record<string, unknown>): LimitsPatch {
-  const given: LimitsPatch = {};
-  for (const name of LIMIT_NAMES) {
-    const value = options[new Option(`${LIMIT_CATALOGUE[name].flag} <n>`).attributeName()] as
-      number | 'none' | undefined;
-    if (value !== undefined) given[name] = value === 'none' ? null : value;
-  }
-  return given;
-}
-
-/** The limits the flags set, or undefined when none was given. */
-function limitsFrom(options: Record<string, unknown>): Limits | undefined {
-  const limits = cleanLimits(limitFlags(options) as Limits);
-  return Object.keys(limits).length ? limits : undefined;
-}
-
-/** The limit changes the flags name (null: removed), or undefined when none was given: nothing else changes. */
-function limitsPatchFrom(options: Record<string, unknown>): LimitsPatch | undefined {
-  const patch = limitFlags(options);
-  return Object.keys(patch).length ? patch : undefined;
-}
-
-/** Labels set with --meta and removed with --unset-meta, or undefined when neither was given. */
-function metadataPatchFrom(
-  set: Record<string, string> | undefined,
-  unset: string[] | undefined,
-): MetadataPatch | undefined {
-  const both = (unset ?? []).filter((key) => set && key in set);
-  if (both.length) throw new Error(`--meta and --unset-meta both name ${both.join(', ')}`);
-  if (!set && !unset) return undefined;
-  return { ...set, ...Object.fromEntries((unset ?? []).map((key) => [key, null])) };
+function printJson(result: unknown): void {
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 }
 
 /**
- * `switchyard deployments`: from the config alone (models, deployments, weights, priorities, fallbacks), or with
- * `--url` from a running replica's GET /admin/v1/deployments, which adds each deployment's circuit and load.
+ * A command's action: over the admin API of the gateway the CLI is signed in to (or is given), by its route in
+ * ADMIN_ROUTES; else `local`, over Redis. commander hands an action its arguments, its flags, then the command.
  */
-async function deployments(url: string | undefined): Promise<void> {
-  if (url) {
-    const key = process.env.SWITCHYARD_ADMIN_KEY;
-    if (!key) throw new Error('--url needs SWITCHYARD_ADMIN_KEY (the admin key) in the environment');
-    const response = await fetch(`${url.replace(/\/+$/, '')}/admin/v1/deployments`, {
-      headers: { authorization: `Bearer ${key}` },
-    });
-    const body = (await response.json()) as { data?: unknown; error?: { message: string } };
-    if (!response.ok) throw new Error(`${response.status}: ${body.error?.message ?? 'the gateway refused'}`);
-    process.stdout.write(`${JSON.stringify(body.data, null, 2)}\n`);
-    return;
-  }
+function routed<A extends unknown[]>(name: RoutedCommand, local: (...args: A) => Promise<void>) {
+  return async (...args: A) => {
+    const command = args[args.length - 1] as Command;
+    const target = gatewayTarget(command.optsWithGlobals<{ url?: string; local?: boolean }>());
+    if (!target) return local(...args);
+    const route = ADMIN_ROUTES[name] as (positional: string[], flags: Record<string, unknown>) => AdminCall;
+    printJson(await callGateway(target, route(command.processedArgs as string[], command.opts())));
+  };
+}
+
+/**
+ * `switchyard deployments` without a gateway: from the config alone (models, deployments, weights, priorities,
+ * fallbacks). With one (--url, a login), its GET /admin/v1/deployments adds each deployment's circuit and load.
+ */
+async function deploymentsFromConfig(): Promise<void> {
   const config = loadConfig(FAMILIES, {
     SWITCHYARD_ADMIN_KEY: randomBytes(16).toString('hex'),
     ...process.env,
@@ -149,45 +106,66 @@ function packageVersion(): string {
   return (require('../../package.json') as { version: string }).version;
 }
 
-function list(value: string): string[] {
-  return value
-    .split(',')
-    .map((item) => item.trim())
-    .filter(Boolean);
-}
-
-function metadata(value: string, previous: Record<string, string> = {}): Record<string, string> {
-  const at = value.indexOf('=');
-  if (at < 1) throw new Error(`--meta wants key=value, got "${value}"`);
-  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
-}
-
 export function buildProgram(): Command {
   const program = new Command('switchyard')
     .description('Manage Switchyard teams, tokens and usage')
     .version(packageVersion(), '-V, --version', 'print the version')
-    .showHelpAfterError();
+    .showHelpAfterError()
+    .option(
+      '--url <url>',
+      "a gateway: commands go over its admin API (default: SWITCHYARD_URL, else the last login's gateway)",
+    )
+    .option('--local', 'talk to Redis by SWITCHYARD_CONFIG even when signed in to a gateway');
+  program
+    .command('login')
+    .description("Sign in through the gateway's identity provider; keeps a personal admin token for later commands")
+    .option('--loopback', "a browser redirect to this machine instead of the provider's device grant")
+    .option('--name <name>', 'the token\'s name in lists (default: "switchyard CLI on <host>")')
+    .option('--expires-in-days <days>', 'the token\'s life, 1-90 (default 30)', positiveInt)
+    .action(async (o: { loopback?: boolean; name?: string; expiresInDays?: number }, command: Command) => {
+      const url = command.optsWithGlobals<{ url?: string }>().url ?? process.env.SWITCHYARD_URL;
+      if (!url) throw new Error('login needs the gateway: --url <gateway> (or SWITCHYARD_URL)');
+      printJson(
+        await login({
+          url,
+          loopback: o.loopback,
+          name: o.name ?? `switchyard CLI on ${hostname()}`,
+          expiresInDays: o.expiresInDays,
+          say: (line) => process.stderr.write(`switchyard: ${line}\n`),
+        }),
+      );
+    });
+  program
+    .command('logout')
+    .description("Revoke the login's token at the gateway and forget it")
+    .action(async (_o, command: Command) => printJson(await logout(command.optsWithGlobals())));
+  program
+    .command('whoami')
+    .description('Who the gateway takes this CLI for: the person and their roles (GET /admin/v1/me)')
+    .action(async (_o, command: Command) => printJson(await whoami(command.optsWithGlobals())));
   const teams = program.command('teams').description('Teams');
   limitOptions(teams.command('create <id>').description('Create a team'))
     .option('--models <list>', 'comma-separated model names or * globs (default: *)', list)
     .option('--meta <key=value>', 'metadata label (repeatable)', metadata)
-    .action((id: string, o) =>
-      withServices(({ admin, by }) =>
-        admin.createTeam(by, id, { models: o.models ?? ['*'], limits: limitsFrom(o), metadata: o.meta }),
+    .action(
+      routed('teams create', (id: string, o) =>
+        withServices(({ admin, by }) =>
+          admin.createTeam(by, id, { models: o.models ?? ['*'], limits: limitsFrom(o), metadata: o.meta }),
+        ),
       ),
     );
   teams
     .command('list')
     .description('List teams')
-    .action(() => withServices(({ admin }) => admin.teams.list()));
+    .action(routed('teams list', () => withServices(({ admin }) => admin.teams.list())));
   teams
     .command('get <id>')
     .description('Show a team')
-    .action((id: string) => withServices(({ admin }) => admin.teams.require(id)));
+    .action(routed('teams get', (id: string) => withServices(({ admin }) => admin.teams.require(id))));
   teams
     .command('budget <id>')
     .description("A team's budgets: spent, remaining and the fraction used this window")
-    .action((id: string) => withServices(({ budgets }) => budgets.of(id)));
+    .action(routed('teams budget', (id: string) => withServices(({ budgets }) => budgets.of(id))));
   limitOptions(
     teams
       .command('update <id>')
@@ -203,29 +181,41 @@ export function buildProgram(): Command {
       'remove a metadata label (repeatable)',
       (key: string, previous: string[] = []) => [...previous, key],
     )
-    .action((id: string, o) =>
-      withServices(({ admin, by }) =>
-        admin.updateTeam(by, id, {
-          models: o.models,
-          limits: limitsPatchFrom(o),
-          metadata: metadataPatchFrom(o.meta, o.unsetMeta),
-        }),
+    .action(
+      routed('teams update', (id: string, o) =>
+        withServices(({ admin, by }) =>
+          admin.updateTeam(by, id, {
+            models: o.models,
+            limits: limitsPatchFrom(o),
+            metadata: metadataPatchFrom(o.meta, o.unsetMeta),
+          }),
+        ),
       ),
     );
   teams
     .command('disable <id>')
     .description('Refuse every token of the team')
-    .action((id: string) => withServices(({ admin, by }) => admin.updateTeam(by, id, { disabled: true })));
+    .action(
+      routed('teams disable', (id: string) =>
+        withServices(({ admin, by }) => admin.updateTeam(by, id, { disabled: true })),
+      ),
+    );
   teams
     .command('enable <id>')
     .description("Accept the team's tokens again")
-    .action((id: string) => withServices(({ admin, by }) => admin.updateTeam(by, id, { disabled: false })));
+    .action(
+      routed('teams enable', (id: string) =>
+        withServices(({ admin, by }) => admin.updateTeam(by, id, { disabled: false })),
+      ),
+    );
   teams
     .command('delete <id>')
     .description('Delete a team (refused while it has tokens, unless --force)')
     .option('--force', 'also delete its tokens')
-    .action((id: string, o: { force?: boolean }) =>
-      withServices(({ admin, by }) => admin.deleteTeam(by, id, o.force === true)),
+    .action(
+      routed('teams delete', (id: string, o: { force?: boolean }) =>
+        withServices(({ admin, by }) => admin.deleteTeam(by, id, o.force === true)),
+      ),
     );
 
   const tokens = program.command('tokens').description('Team tokens');
@@ -234,35 +224,41 @@ export function buildProgram(): Command {
     .option('--name <name>', 'a label')
     .option('--expires-in <seconds>', 'expiry, in seconds from now', positiveInt)
     .option('--models <list>', "narrower than the team's: comma-separated names or globs", list)
-    .action((o) =>
-      withServices(({ admin, by }) =>
-        admin.createToken(by, o.team as string, {
-          name: o.name as string | undefined,
-          expiresAt: o.expiresIn ? new Date(Date.now() + (o.expiresIn as number) * 1000) : undefined,
-          models: o.models as string[] | undefined,
-          limits: limitsFrom(o),
-        }),
+    .action(
+      routed('tokens create', (o) =>
+        withServices(({ admin, by }) =>
+          admin.createToken(by, o.team as string, {
+            name: o.name as string | undefined,
+            expiresAt: o.expiresIn ? new Date(Date.now() + (o.expiresIn as number) * 1000) : undefined,
+            models: o.models as string[] | undefined,
+            limits: limitsFrom(o),
+          }),
+        ),
       ),
     );
   tokens
     .command('list')
     .requiredOption('--team <id>', 'the team')
     .description("List a team's tokens (no secrets)")
-    .action((o: { team: string }) =>
-      withServices(({ admin }) => admin.teams.require(o.team).then(() => admin.tokens.list(o.team))),
+    .action(
+      routed('tokens list', (o: { team: string }) =>
+        withServices(({ admin }) => admin.teams.require(o.team).then(() => admin.tokens.list(o.team))),
+      ),
     );
   tokens
     .command('revoke <tokenId>')
     .description('Revoke a token on every replica')
-    .action((id: string) => withServices(({ admin, by }) => admin.revokeToken(by, id)));
+    .action(routed('tokens revoke', (id: string) => withServices(({ admin, by }) => admin.revokeToken(by, id))));
   tokens
     .command('rotate <tokenId>')
     .description('New secret, same id (printed once)')
     .option('--grace <seconds>', 'how long the old secret keeps working (default 0)', (v) =>
       v === '0' ? 0 : positiveInt(v),
     )
-    .action((id: string, o: { grace?: number }) =>
-      withServices(({ admin, by }) => admin.rotateToken(by, id, o.grace ?? 0)),
+    .action(
+      routed('tokens rotate', (id: string, o: { grace?: number }) =>
+        withServices(({ admin, by }) => admin.rotateToken(by, id, o.grace ?? 0)),
+      ),
     );
 
   program
@@ -273,31 +269,34 @@ export function buildProgram(): Command {
     .option('--from <yyyy-mm-dd>')
     .option('--to <yyyy-mm-dd>', 'default: today (UTC)')
     .addOption(new Option('--group-by <by>').choices(['day', 'model', 'token', 'endpoint']).default('day'))
-    .action((o: { team?: string; model?: string; from?: string; to?: string; groupBy: UsageGroupBy }) =>
-      withServices(({ usage }) => {
-        const to = o.to ?? new Date().toISOString().slice(0, 10);
-        const from =
-          o.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);
-        return usage
-          .summary({ team: o.team, model: o.model, from, to, groupBy: o.groupBy })
-          .then((summary) => ({ currency: usage.currency, ...summary }));
-      }),
+    .action(
+      routed('usage', (o: { team?: string; model?: string; from?: string; to?: string; groupBy: UsageGroupBy }) =>
+        withServices(({ usage }) => {
+          const to = o.to ?? new Date().toISOString().slice(0, 10);
+          const from =
+            o.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);
+          return usage
+            .summary({ team: o.team, model: o.model, from, to, groupBy: o.groupBy })
+            .then((summary) => ({ currency: usage.currency, ...summary }));
+        }),
+      ),
     );
   program
     .command('audit')
     .description('The admin audit trail, newest first')
     .option('--limit <n>', 'entries', positiveInt, 50)
     .option('--target <target>', 'e.g. team/research')
-    .action((o: { limit: number; target?: string }) =>
-      withServices(({ audit }) => audit.read({ limit: o.limit, target: o.target })),
+    .action(
+      routed('audit', (o: { limit: number; target?: string }) =>
+        withServices(({ audit }) => audit.read({ limit: o.limit, target: o.target })),
+      ),
     );
   program
     .command('deployments')
     .description(
-      "Each model's deployments; with --url, their health as that gateway replica sees it (circuits are per replica)",
+      "Each model's deployments; from a gateway (--url, a login), their health as that replica sees it (circuits are per replica)",
     )
-    .option('--url <url>', "a gateway's address; needs SWITCHYARD_ADMIN_KEY")
-    .action((o: { url?: string }) => deployments(o.url));
+    .action(routed('deployments', () => deploymentsFromConfig()));
   program
     .command('prices')
     .description('The price data (@pydantic/genai-prices format)')
