@@ -35,7 +35,8 @@ export function gatewayTarget(
   if (!url) return undefined;
   const login = store.get(url);
   if (login) return { url, credential: { kind: 'personal-token', token: login.token } };
-  if (env.SWITCHYARD_ADMIN_KEY) return { url, credential: { kind: 'admin-key', key: env.SWITCHYARD_ADMIN_KEY } };
+  if (env.SWITCHYARD_ADMIN_KEY)
+    return { url, credential: { kind: 'admin-key', key: env.SWITCHYARD_ADMIN_KEY } };
   throw new Error(
     `not signed in to ${url}: run \`switchyard login --url ${url}\` (or set SWITCHYARD_ADMIN_KEY, the admin key)`,
   );
@@ -46,7 +47,8 @@ export function gatewayTarget(
  * the API's own message. With the admin key the audit trail names the operator as `cli:<user>@<host>`.
  */
 export async function callGateway(target: GatewayTarget, call: AdminCall): Promise<unknown> {
-  const secret = target.credential.kind === 'personal-token' ? target.credential.token : target.credential.key;
+  const secret =
+    target.credential.kind === 'personal-token' ? target.credential.token : target.credential.key;
   const response = await fetch(urlOf(target.url, call), {
     method: call.method,
     headers: {

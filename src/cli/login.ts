@@ -74,7 +74,13 @@ export async function login(options: LoginOptions) {
     ...(issued.person.email ? { email: issued.person.email } : {}),
     expiresAt: issued.expiresAt,
   });
-  return { gateway: url, person: issued.person, roles: issued.roles, tokenId: issued.id, expiresAt: issued.expiresAt };
+  return {
+    gateway: url,
+    person: issued.person,
+    roles: issued.roles,
+    tokenId: issued.id,
+    expiresAt: issued.expiresAt,
+  };
 }
 
 /**
@@ -103,7 +109,10 @@ export async function logout(flags: { url?: string }, store = new CredentialStor
 export async function whoami(flags: { url?: string }) {
   const target = gatewayTarget(flags);
   if (!target) throw new Error('not signed in: run `switchyard login --url <gateway>`');
-  return { gateway: target.url, ...(await callGateway(target, { method: 'GET', path: '/admin/v1/me' }) as object) };
+  return {
+    gateway: target.url,
+    ...((await callGateway(target, { method: 'GET', path: '/admin/v1/me' })) as object),
+  };
 }
 
 /** RFC 8628: the person opens the provider's page (on any device) and confirms the code; the CLI polls. */
@@ -117,7 +126,8 @@ async function byDeviceGrant(
   say(`sign in at ${started.verification_uri_complete ?? started.verification_uri}`);
   say(`and confirm the code ${started.user_code} (it expires in ${Math.round(started.expires_in / 60)} min)`);
   const tokens = await client.pollDeviceAuthorizationGrant(config, started);
-  if (!tokens.id_token) throw new Error('the identity provider answered no ID token (is "openid" in the scopes?)');
+  if (!tokens.id_token)
+    throw new Error('the identity provider answered no ID token (is "openid" in the scopes?)');
   return tokens.id_token;
 }
 

@@ -16,7 +16,14 @@ import { BudgetReport } from '../limits/budget-report';
 import { ADMIN_ROUTES, type AdminCall, type RoutedCommand } from './admin-routes';
 import { updatePriceData } from './prices-update';
 import { CliModule } from './cli.module';
-import { limitOptions, limitsFrom, limitsPatchFrom, list, metadata, metadataPatchFrom } from './command-flags';
+import {
+  limitOptions,
+  limitsFrom,
+  limitsPatchFrom,
+  list,
+  metadata,
+  metadataPatchFrom,
+} from './command-flags';
 import { positiveInt } from './flag-values';
 import { callGateway, gatewayTarget } from './gateway-client';
 import { login, logout, whoami } from './login';
@@ -118,10 +125,12 @@ export function buildProgram(): Command {
     .option('--local', 'talk to Redis by SWITCHYARD_CONFIG even when signed in to a gateway');
   program
     .command('login')
-    .description("Sign in through the gateway's identity provider; keeps a personal admin token for later commands")
+    .description(
+      "Sign in through the gateway's identity provider; keeps a personal admin token for later commands",
+    )
     .option('--loopback', "a browser redirect to this machine instead of the provider's device grant")
     .option('--name <name>', 'the token\'s name in lists (default: "switchyard CLI on <host>")')
-    .option('--expires-in-days <days>', 'the token\'s life, 1-90 (default 30)', positiveInt)
+    .option('--expires-in-days <days>', "the token's life, 1-90 (default 30)", positiveInt)
     .action(async (o: { loopback?: boolean; name?: string; expiresInDays?: number }, command: Command) => {
       const url = command.optsWithGlobals<{ url?: string }>().url ?? process.env.SWITCHYARD_URL;
       if (!url) throw new Error('login needs the gateway: --url <gateway> (or SWITCHYARD_URL)');
@@ -248,7 +257,9 @@ export function buildProgram(): Command {
   tokens
     .command('revoke <tokenId>')
     .description('Revoke a token on every replica')
-    .action(routed('tokens revoke', (id: string) => withServices(({ admin, by }) => admin.revokeToken(by, id))));
+    .action(
+      routed('tokens revoke', (id: string) => withServices(({ admin, by }) => admin.revokeToken(by, id))),
+    );
   tokens
     .command('rotate <tokenId>')
     .description('New secret, same id (printed once)')
@@ -270,15 +281,17 @@ export function buildProgram(): Command {
     .option('--to <yyyy-mm-dd>', 'default: today (UTC)')
     .addOption(new Option('--group-by <by>').choices(['day', 'model', 'token', 'endpoint']).default('day'))
     .action(
-      routed('usage', (o: { team?: string; model?: string; from?: string; to?: string; groupBy: UsageGroupBy }) =>
-        withServices(({ usage }) => {
-          const to = o.to ?? new Date().toISOString().slice(0, 10);
-          const from =
-            o.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);
-          return usage
-            .summary({ team: o.team, model: o.model, from, to, groupBy: o.groupBy })
-            .then((summary) => ({ currency: usage.currency, ...summary }));
-        }),
+      routed(
+        'usage',
+        (o: { team?: string; model?: string; from?: string; to?: string; groupBy: UsageGroupBy }) =>
+          withServices(({ usage }) => {
+            const to = o.to ?? new Date().toISOString().slice(0, 10);
+            const from =
+              o.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);
+            return usage
+              .summary({ team: o.team, model: o.model, from, to, groupBy: o.groupBy })
+              .then((summary) => ({ currency: usage.currency, ...summary }));
+          }),
       ),
     );
   program

@@ -1,4 +1,14 @@
-import { IsInt, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import {
+  IsInt,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+} from 'class-validator';
 import { PERSONAL_TOKEN_MAX_DAYS } from '../auth/personal-tokens';
 
 export class ConsoleSignInDto {

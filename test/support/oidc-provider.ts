@@ -89,6 +89,7 @@ export class TestOidcProvider {
     const provider = new Provider(this.issuer, {
       ttl: {
         AccessToken: 600,
+        DeviceCode: 600,
         AuthorizationCode: 60,
         IdToken: 600,
         Interaction: 600,

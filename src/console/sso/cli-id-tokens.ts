@@ -66,7 +66,10 @@ export class CliIdTokens {
       this.refused(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
       return null;
     }
-    const keptSeconds = Math.max(1, (claims.exp ?? 0) - Math.floor(Date.now() / 1000) + CLOCK_TOLERANCE_SECONDS);
+    const keptSeconds = Math.max(
+      1,
+      (claims.exp ?? 0) - Math.floor(Date.now() / 1000) + CLOCK_TOLERANCE_SECONDS,
+    );
     const first = await this.redis
       .set(this.keys.cliIdTokenUsed(hashToken(idToken)), '1', 'EX', keptSeconds, 'NX')
       .catch((cause: unknown) => {
