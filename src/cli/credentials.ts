@@ -48,7 +48,7 @@ export class CredentialStore {
   forget(url: string): void {
     const file = this.read();
     const key = gatewayUrl(url);
-    const { [key]: _forgotten, ...gateways } = file.gateways;
+    const gateways = Object.fromEntries(Object.entries(file.gateways).filter(([url]) => url !== key));
     this.write({ ...(file.default && file.default !== key ? { default: file.default } : {}), gateways });
   }
 

@@ -277,7 +277,7 @@ function oidcProblems(oidc: OidcConfig): string[] {
   // public client of its own: the same id would make the provider ask the CLI for a secret it must not have.
   if (oidc.cli?.clientId && oidc.cli.clientId === oidc.clientId)
     problems.push(
-      'auth.oidc.cli.clientId: must be a public client of its own (no secret), not the console\'s auth.oidc.clientId',
+      "auth.oidc.cli.clientId: must be a public client of its own (no secret), not the console's auth.oidc.clientId",
     );
   // Plain HTTP only to a provider on this machine (a test's, a local Dex): elsewhere the code and tokens need TLS.
   for (const key of ['issuer', 'redirectUrl'] as const) {

@@ -107,7 +107,7 @@ describe('switchyard login (the CLI signed in through SSO)', () => {
   /** The person's browser at the provider: from `start` through the sign-in form as `login`; where it ends. */
   const asPerson = async (start: URL, login: string) => {
     const jar = new CookieJar();
-    let { response, at, next } = await followAtProvider(jar, await jar.get(start), start);
+    let { response, at } = await followAtProvider(jar, await jar.get(start), start);
     // The device grant's pages, each a form the browser posts (one submits itself by script): the code (filled in
     // from the CLI's address), then its confirmation. The sign-in form (at /interaction/) is the person's.
     const deviceForm = (html: string) =>
@@ -121,13 +121,13 @@ describe('switchyard login (the CLI signed in through SSO)', () => {
           /value="([^"]*)"/.exec(input[0])?.[1] ?? '',
         ]),
       );
-      ({ response, at, next } = await followAtProvider(jar, await post(jar, target, fields), target));
+      ({ response, at } = await followAtProvider(jar, await post(jar, target, fields), target));
     }
     if (!/^\/interaction\/[\w-]+$/.test(at.pathname))
       throw new Error(`no sign-in form at ${at.href}: ${response.status} ${html.slice(0, 2000)}`);
     const loginUrl = new URL(`${at.href}/login`);
-    ({ response, at, next } = await followAtProvider(jar, await post(jar, loginUrl, { login }), loginUrl));
-    return { final: response, next };
+    // Signed in: the provider's last redirect leaves it (the loopback's), or its device page says so.
+    return followAtProvider(jar, await post(jar, loginUrl, { login }), loginUrl);
   };
 
   /** A CLI with its own config folder (XDG_CONFIG_HOME): `login` run to the end as `person`, and later commands. */

@@ -14,8 +14,6 @@ import { CLI_SIGN_IN_REFUSED, CliIdTokens } from './cli-id-tokens';
 import { personOf, rolesOf } from './group-roles';
 import { OidcClient } from './oidc-client';
 
-const strict = new GatewayValidationPipe({ strict: true });
-
 /**
  * `switchyard login` (docs/sso.md#the-cli): the gateway says where and as which client the CLI signs in, and
  * exchanges the ID token the CLI got there for a personal admin token of the person, with the roles their groups
@@ -43,7 +41,10 @@ export class CliSignInController {
   /** The ID token checked (and counted, when wrong, with wrong admin keys), and a personal token issued for it. */
   @Post('cli-token')
   @HttpCode(201)
-  async exchange(@Body(strict) body: CliTokenRequestDto, @Req() req: Request) {
+  async exchange(
+    @Body(new GatewayValidationPipe({ strict: true })) body: CliTokenRequestDto,
+    @Req() req: Request,
+  ) {
     const oidc = cliConfigured(this.oidc.configured);
     const claims = await this.throttle.verifyIdToken(
       () => this.idTokens.verify(body.idToken, oidc.cli.clientId),
