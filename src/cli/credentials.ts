@@ -1,4 +1,5 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -20,7 +21,7 @@ interface CredentialsFile {
 /**
  * Where the CLI keeps its logins: `$XDG_CONFIG_HOME/switchyard/credentials.json` (`~/.config/...` by default), one
  * login per gateway URL. The file holds secrets: it is written 0600 (its folder 0700), by a rename so a reader
- * never sees half of it, and put back to 0600 if someone loosened it.
+ * never sees half of it (which also puts it back to 0600 if someone loosened it).
  */
 export class CredentialStore {
   constructor(readonly path: string = defaultCredentialsPath()) {}
@@ -69,10 +70,10 @@ export class CredentialStore {
 
   private write(file: CredentialsFile): void {
     mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-    const temporary = `${this.path}.${process.pid}.tmp`;
-    writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-    // The mode given to writeFileSync applies to a new file only, and through the umask: set it outright.
-    chmodSync(temporary, 0o600);
+    const temporary = `${this.path}.${randomBytes(6).toString('hex')}.tmp`;
+    // A new file each time (a mode given to writeFileSync applies to new files only), renamed over the old one: so
+    // the file is 0600 even when someone had loosened the old one.
+    writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
     renameSync(temporary, this.path);
   }
 }
