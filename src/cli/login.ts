@@ -88,7 +88,9 @@ export async function login(options: LoginOptions) {
  * forgotten here.
  */
 export async function logout(flags: { url?: string }, store = new CredentialStore()) {
-  const url = gatewayUrl(flags.url ?? process.env.SWITCHYARD_URL ?? store.defaultUrl() ?? '(no login)');
+  const named = flags.url ?? process.env.SWITCHYARD_URL ?? store.defaultUrl();
+  if (!named) throw new Error('not signed in to any gateway');
+  const url = gatewayUrl(named);
   const stored = store.get(url);
   if (!stored) throw new Error(`not signed in to ${url}`);
   let revoked = true;

@@ -8,6 +8,7 @@ import {
   type StoredLogin,
 } from '../../src/cli/credentials';
 import { gatewayTarget } from '../../src/cli/gateway-client';
+import { logout } from '../../src/cli/login';
 
 const login = (token: string): StoredLogin => ({
   token,
@@ -94,5 +95,14 @@ describe("the CLI's stored logins", () => {
       },
     );
     expect(gatewayTarget({ local: true }, {}, store)).toBeUndefined();
+  });
+
+  it('logs out of nothing with a plain refusal', async () => {
+    const store = fresh();
+    delete process.env.SWITCHYARD_URL;
+    await expect(logout({}, store)).rejects.toThrow('not signed in to any gateway');
+    await expect(logout({ url: 'https://gw.example.com' }, store)).rejects.toThrow(
+      'not signed in to https://gw.example.com',
+    );
   });
 });
