@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateKeyPair, SignJWT, type JWTPayload } from 'jose';
+import { createPublicKey } from 'node:crypto';
+import { exportSPKI, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import { CLI, run, runCli, stopChild, writeConfig, type RunningProcess } from '../support/gateway-process';
 import {
   CLI_CLIENT_ID,
@@ -330,6 +331,7 @@ describe('switchyard login (the CLI signed in through SSO)', () => {
         'from another issuer': await provider.sign(claims({ iss: 'http://127.0.0.2:1' })),
         unsigned: `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims())}.`,
         'signed by another key': await forged(claims()),
+        "HMAC-signed with the provider's public key": await hmacWithPublicKey(provider.issuer, claims()),
       };
       for (const [what, idToken] of Object.entries(refusals)) {
         const refused = await exchange(idToken);
@@ -364,4 +366,17 @@ const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base
 async function forged(claims: JWTPayload): Promise<string> {
   const { privateKey } = await generateKeyPair('RS256');
   return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'test-key' }).sign(privateKey);
+}
+
+/**
+ * Claims HMAC-signed with the provider's public key as the secret: what `alg` confusion would let anyone sign. The
+ * gateway refuses it twice over: HMAC is not among the algorithms it accepts, and a published key set has no
+ * symmetric key for jose to match.
+ */
+async function hmacWithPublicKey(issuer: string, claims: JWTPayload): Promise<string> {
+  const jwks = (await (await fetch(`${issuer}/jwks`)).json()) as { keys: object[] };
+  const publicPem = await exportSPKI(createPublicKey({ key: jwks.keys[0] as never, format: 'jwk' }));
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256', kid: 'test-key' })
+    .sign(new TextEncoder().encode(publicPem));
 }
