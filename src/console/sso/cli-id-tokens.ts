@@ -98,12 +98,13 @@ export class CliIdTokens {
 
 /** The provider's keys could not be fetched: not the caller's fault, and not a guess to count. */
 function isUnreachable(error: unknown): boolean {
-  const code = (error as { code?: unknown } | undefined)?.code;
+  const { code, name, message } = (error ?? {}) as { code?: unknown; name?: unknown; message?: unknown };
   // jose's generic error is what its key-set fetch throws for a non-200 answer; its checks have codes of their own.
   return (
     code === 'ERR_JWKS_TIMEOUT' ||
     code === 'ERR_JOSE_GENERIC' ||
-    (error instanceof TypeError && /fetch failed/.test(error.message))
+    // fetch's own failure (a refused connection, DNS), by name: undici's TypeError is not always this realm's.
+    (name === 'TypeError' && /fetch failed/.test(String(message)))
   );
 }
 
