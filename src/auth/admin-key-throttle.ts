@@ -10,9 +10,9 @@ import { matchesDigest, secretDigest } from './token-format';
 
 /**
  * Where a credential was presented: the admin key on the admin API (a bearer token) or the console's sign-in
- * form, or a personal admin token (`sy_admin_...`) on the admin API.
+ * form, a personal admin token (`sy_admin_...`) on the admin API, or an ID token the CLI exchanges for one.
  */
-export type AdminKeySurface = 'admin_api' | 'console_sign_in' | 'personal_token';
+export type AdminKeySurface = 'admin_api' | 'console_sign_in' | 'personal_token' | 'cli_sign_in';
 
 /** Wrong admin keys allowed per client address per window; the next attempt is refused until the window ends. */
 export const ADMIN_KEY_FAILURES_ALLOWED = 5;
@@ -30,12 +30,23 @@ const WRONG_KEY: Record<AdminKeySurface, string> = {
     'That is not the admin key. The admin API takes the admin key or a personal admin token, as "Authorization: Bearer <key>"; team tokens are not accepted here.',
   console_sign_in: 'The admin key is not valid.',
   personal_token: 'That is not a valid personal admin token.',
+  cli_sign_in:
+    "The identity provider's ID token could not be verified (or was used already); run `switchyard login` again.",
+};
+
+/** The error code of a wrong credential: the key's 401, or a refused SSO sign-in's. */
+const WRONG_CODE: Record<AdminKeySurface, 'invalid_api_key' | 'sso_failed'> = {
+  admin_api: 'invalid_api_key',
+  console_sign_in: 'invalid_api_key',
+  personal_token: 'invalid_api_key',
+  cli_sign_in: 'sso_failed',
 };
 
 const WRONG_LOG: Record<AdminKeySurface, string> = {
   admin_api: 'wrong admin key',
   console_sign_in: 'wrong admin key',
   personal_token: 'wrong personal admin token',
+  cli_sign_in: 'ID token refused at the CLI sign-in',
 };
 
 /** Once an address is blocked, one warn line per this many more wrong keys: the metric counts every one. */
@@ -94,6 +105,14 @@ export class AdminKeyThrottle {
     return this.judge(await check(), clientIp, 'personal_token');
   }
 
+  /**
+   * The same count for an ID token the CLI exchanges for a personal token (`check` answers its claims, or null when
+   * forged, expired, for another client or replayed), so an exchange is no way around the admin API's lockout.
+   */
+  async verifyIdToken<T>(check: () => Promise<T | null>, clientIp: string | undefined): Promise<T> {
+    return this.judge(await check(), clientIp, 'cli_sign_in');
+  }
+
   /** A right credential (`matched`) is let through unless its address is blocked; a wrong one is counted. */
   private async judge<T>(
     matched: T | null,
@@ -121,7 +140,7 @@ export class AdminKeyThrottle {
       this.log.warn({ ...where, failures, ...blocking }, WRONG_LOG[surface]);
     }
     if (blocked) throw refusal(resetInSeconds);
-    throw new GatewayException('invalid_api_key', WRONG_KEY[surface]);
+    throw new GatewayException(WRONG_CODE[surface], WRONG_KEY[surface]);
   }
 
   private logRightKeyRefused(

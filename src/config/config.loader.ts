@@ -260,7 +260,6 @@ export function buildConfig(
   return config;
 }
 
-/** What the validators cannot say about auth.oidc: roles spelled right, `openid` asked, TLS to the provider. */
 /** A seeded team's own models and limits must be within its ceiling (what it leaves out takes the ceiling's). */
 function seedCeilingProblems(id: string, team: TeamSeedConfig): string[] {
   const problems: string[] = [];
@@ -277,6 +276,10 @@ function seedCeilingProblems(id: string, team: TeamSeedConfig): string[] {
   return problems;
 }
 
+/**
+ * What the validators cannot say about auth.oidc: roles spelled right, `openid` asked, TLS to the provider, the CLI's
+ * client not the console's.
+ */
 function oidcProblems(oidc: OidcConfig): string[] {
   const problems: string[] = [];
   // Keys of the wrong type have been reported by the validators already.
@@ -288,6 +291,12 @@ function oidcProblems(oidc: OidcConfig): string[] {
       );
   if (Array.isArray(oidc.scopes) && !oidc.scopes.includes('openid'))
     problems.push('auth.oidc.scopes: must include "openid"');
+  // The console's client is confidential (its secret stays on the gateway); the CLI's runs on laptops, so it is a
+  // public client of its own: the same id would make the provider ask the CLI for a secret it must not have.
+  if (oidc.cli?.clientId && oidc.cli.clientId === oidc.clientId)
+    problems.push(
+      "auth.oidc.cli.clientId: must be a public client of its own (no secret), not the console's auth.oidc.clientId",
+    );
   // Plain HTTP only to a provider on this machine (a test's, a local Dex): elsewhere the code and tokens need TLS.
   for (const key of ['issuer', 'redirectUrl'] as const) {
     const url = URL.parse(String(oidc[key] ?? ''));

@@ -124,6 +124,16 @@ export const AUTH_OUTAGE_MODES = ['reject', 'last-known'] as const;
 export type AuthOutageMode = (typeof AUTH_OUTAGE_MODES)[number];
 
 /**
+ * The CLI's sign-in (`switchyard login`, docs/sso.md#the-cli): a public client registered at the same provider,
+ * with no secret (it runs on laptops), for the device authorization grant and/or a loopback redirect.
+ */
+export class OidcCliConfig {
+  @IsString()
+  @IsNotEmpty({ message: 'must be set (the public client id registered at the provider for the CLI)' })
+  clientId!: string;
+}
+
+/**
  * Console sign-in through the organisation's OpenID Connect provider (docs/sso.md). Discovery from `issuer`; roles
  * from the ID token's `groupsClaim` through `groupRoles` (each value a role as access/roles.ts spells it, checked
  * by the loader so the error names the group).
@@ -147,6 +157,8 @@ export class OidcConfig {
   @IsString() @IsNotEmpty() groupsClaim = 'groups';
   /** Group -> role (`org-admin`, `org-viewer`, `team-admin:<team>`, `team-member:<team>`). */
   @IsObject() groupRoles: Record<string, string> = {};
+  /** The CLI's public client; absent: `switchyard login` is refused (404 from the gateway). */
+  @IsOptional() @ValidateNested() @Type(() => OidcCliConfig) cli?: OidcCliConfig;
 }
 
 export class AuthConfig {

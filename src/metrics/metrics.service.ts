@@ -64,7 +64,7 @@ export class MetricsService {
 
   readonly adminAuthFailures = new Counter({
     name: 'switchyard_admin_auth_failures_total',
-    help: 'Wrong admin keys and personal admin tokens, by where they were presented (surface: admin_api, console_sign_in, personal_token) and how they were answered (outcome: rejected 401, throttled 429 because their address was blocked)',
+    help: 'Wrong admin keys, personal admin tokens and ID tokens at the CLI sign-in, by where they were presented (surface: admin_api, console_sign_in, personal_token, cli_sign_in) and how they were answered (outcome: rejected 401, throttled 429 because their address was blocked)',
     labelNames: ['surface', 'outcome'] as const,
     registers: [this.registry],
   });

@@ -126,6 +126,39 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: 'get',
+    path: '/console/api/sso/cli',
+    access: 'public',
+    summary:
+      "Where `switchyard login` signs in: the provider's issuer, the CLI's public client (auth.oidc.cli.clientId) and the scopes to ask. 404 not_found without auth.oidc.cli.",
+    ok: {
+      status: 200,
+      description: 'The CLI sign-in',
+      schema: object(
+        {
+          object: { const: 'sso.cli' },
+          issuer: { type: 'string' },
+          clientId: { type: 'string' },
+          scopes: { type: 'array', items: { type: 'string' } },
+        },
+        ['issuer', 'clientId', 'scopes'],
+      ),
+    },
+  },
+  {
+    method: 'post',
+    path: '/console/api/sso/cli-token',
+    access: 'public',
+    summary:
+      "`switchyard login`: an ID token of the CLI's public client, fresh from the provider (signature, issuer, audience, expiry, iat within 5 minutes; used once), for a personal admin token of its person with the roles their groups give. 401 sso_failed (counted with wrong admin keys), 403 permission_denied (no role), 404 without auth.oidc.cli.",
+    body: 'CliTokenRequestDto',
+    ok: {
+      status: 201,
+      description: 'The personal admin token, with its secret, its person and roles',
+      schema: ref('AdminToken'),
+    },
+  },
+  {
+    method: 'get',
     path: '/openapi.json',
     access: 'public',
     summary: 'This document.',

@@ -86,6 +86,10 @@ export class RedisKeys {
   ssoFlow(flowDigest: string): string {
     return `${this.prefix}console:sso-flow:${flowDigest}`;
   }
+  /** An ID token the CLI exchanged for a personal token, by its SHA-256: kept until it expires, so it is used once. */
+  cliIdTokenUsed(idTokenDigest: string): string {
+    return `${this.prefix}console:cli-id-token:${idTokenDigest}`;
+  }
   /** Wrong admin keys from one client address (an IPv6 /64) in its current window: admin API and console sign-in. */
   adminKeyFailures(address: string): string {
     return `${this.prefix}auth:admin-key-failures:${address}`;

@@ -271,7 +271,7 @@ describe('switchyard CLI', () => {
     );
     const noKey = await runCli(config, ['deployments', '--url', gw.url]);
     expect(noKey.code).toBe(1);
-    expect(noKey.output).toMatch(/needs SWITCHYARD_ADMIN_KEY/);
+    expect(noKey.output).toMatch(/not signed in to .*or set SWITCHYARD_ADMIN_KEY/);
   });
 
   it('prints its version (the package version) and exits 0', async () => {

@@ -49,14 +49,22 @@ export async function waitForListening(output: () => string, timeoutMs = 25_000)
   throw new Error(`gateway did not start:\n${output()}`);
 }
 
-/** Runs the CLI to completion; resolves with its exit code and output. */
+/**
+ * Runs the CLI to completion; resolves with its exit code and output. Its logins are kept in an empty folder of its
+ * own (XDG_CONFIG_HOME) unless `env` names one: a login of whoever runs the tests must not turn it to a gateway.
+ */
 export async function runCli(
   configPath: string,
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; output: string }> {
   let stdout = '';
-  const proc = run(configPath, env, CLI, args);
+  const proc = run(
+    configPath,
+    { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'switchyard-cli-')), ...env },
+    CLI,
+    args,
+  );
   proc.child.stdout!.on('data', (d) => (stdout += d));
   const code = await proc.exit;
   return { code, stdout, output: proc.output() };

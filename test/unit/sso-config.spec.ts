@@ -55,6 +55,14 @@ describe('auth.oidc and console.adminKeySignIn', () => {
     expect(problemsOf({ oidc: { issuer: oidc.issuer, clientId: 'x' } })).toEqual([
       'auth.oidc.clientSecret: must be set (the client secret registered at the provider)',
     ]);
+    // The CLI's client: a public one of its own, with an id.
+    expect(problemsOf({ oidc: { ...oidc, cli: { clientId: 'switchyard-cli' } } })).toEqual([]);
+    expect(problemsOf({ oidc: { ...oidc, cli: { clientId: 'switchyard' } } })).toEqual([
+      "auth.oidc.cli.clientId: must be a public client of its own (no secret), not the console's auth.oidc.clientId",
+    ]);
+    expect(problemsOf({ oidc: { ...oidc, cli: {} } })).toEqual([
+      'auth.oidc.cli.clientId: must be set (the public client id registered at the provider for the CLI)',
+    ]);
     expect(problemsOf({ oidc: { ...oidc, groupRole: {} } })).toEqual([
       'auth.oidc.groupRole: property groupRole should not exist',
     ]);

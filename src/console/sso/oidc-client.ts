@@ -12,7 +12,7 @@ import type { SsoFlow } from './sso-flows';
 export const SIGN_IN_REFUSED = 'console sign-in through the identity provider refused';
 
 /** Asymmetric signatures only: an ID token signed with HMAC (keyed with anything public) or `none` is refused. */
-const SIGNATURE_ALGS = [
+export const SIGNATURE_ALGS = [
   'RS256',
   'PS256',
   'ES256',
@@ -96,6 +96,11 @@ export class OidcClient implements OnApplicationBootstrap {
     } catch (error) {
       throw this.refusal(error);
     }
+  }
+
+  /** The provider's discovered metadata (its issuer, its published keys' `jwks_uri`): 503 while it does not answer. */
+  async providerMetadata(): Promise<OpenIdClient.ServerMetadata> {
+    return (await this.configuration()).serverMetadata();
   }
 
   private client(): Promise<typeof OpenIdClient> {

@@ -6,7 +6,7 @@ declare module 'oidc-provider' {
     accountId: string;
     claims(): Record<string, unknown> | Promise<Record<string, unknown>>;
   }
-  interface Context {
+  export interface Context {
     path: string;
     method: string;
     body: unknown;
