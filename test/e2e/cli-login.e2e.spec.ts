@@ -176,6 +176,7 @@ describe('switchyard login (the CLI signed in through SSO)', () => {
       via: 'personal-token',
       person: { subject: 'dave', email: 'dave@example.com', name: 'Dave' },
       roles: ['team-admin:team-a'],
+      own_token_teams: ['team-a'], // a team-admin may keep team tokens of their own (tokens:own)
     });
 
     // A token of his team, made through the admin API as him.
