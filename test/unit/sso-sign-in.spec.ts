@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AppLogger } from '../../src/common/logging/logger';
-import type { GatewayConfig } from '../../src/config/config.schema';
+import type { GatewayConfig, OidcConfig } from '../../src/config/config.schema';
+import { noRoleReason } from '../../src/console/sso/group-roles';
 import { OidcClient } from '../../src/console/sso/oidc-client';
 import type { SsoFlow } from '../../src/console/sso/sso-flows';
 
@@ -105,5 +106,30 @@ describe("the console's OpenID Connect client, when the provider's token endpoin
     const { error, warnings } = await exchangeAt('refusing');
     expect({ status: error.status, code: error.code }).toEqual({ status: 401, code: 'sso_failed' });
     expect(warnings.join()).toMatch(/invalid_grant/);
+  });
+});
+
+/** What the gateway logs when a person's groups give no role: a missing claim and unmapped groups need other fixes. */
+describe('the logged reason a sign-in gave no role', () => {
+  const oidc = {
+    groupsClaim: 'groups',
+    groupRoles: { 'switchyard-admins': 'org-admin' },
+  } as unknown as OidcConfig;
+
+  it('says the ID token has no groups claim at all (a mapper, scope or token configuration missing)', () => {
+    expect(noRoleReason({ sub: 'ana' }, oidc)).toBe(
+      'no role for ana: the ID token has no "groups" claim (the provider must put the groups there: docs/sso.md, What each provider needs)',
+    );
+    expect(noRoleReason({ sub: 'ana', groups: [] }, oidc)).toBe(
+      'no role for ana: the ID token\'s "groups" claim lists no group',
+    );
+  });
+
+  it('names the groups the token listed (as the provider spells them), at most 20', () => {
+    expect(noRoleReason({ sub: 'ana', groups: ['/switchyard-admins', '/sales'] }, oidc)).toBe(
+      'no role for ana: no group in auth.oidc.groupRoles among the ID token\'s "groups": "/switchyard-admins", "/sales"',
+    );
+    const many = Array.from({ length: 25 }, (_, i) => `g${i}`);
+    expect(noRoleReason({ sub: 'ana', groups: many }, oidc)).toMatch(/"g19" and 5 more$/);
   });
 });

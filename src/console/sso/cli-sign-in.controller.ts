@@ -11,7 +11,7 @@ import type { OidcConfig } from '../../config/config.schema';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import { CliTokenRequestDto } from '../console.dto';
 import { CLI_SIGN_IN_REFUSED, CliIdTokens } from './cli-id-tokens';
-import { personOf, rolesOf } from './group-roles';
+import { noRoleReason, personOf, rolesOf } from './group-roles';
 import { OidcClient } from './oidc-client';
 
 /**
@@ -55,10 +55,7 @@ export class CliSignInController {
     // As at a console sign-in: what this one says of the person is what their personal tokens act with from now on.
     await this.personalTokens.rememberSignIn(person, roles);
     if (roles.length === 0) {
-      this.logger.pino.warn(
-        { reason: `no role for ${person.subject}: no group in auth.oidc.groupRoles` },
-        CLI_SIGN_IN_REFUSED,
-      );
+      this.logger.pino.warn({ reason: noRoleReason(claims, oidc) }, CLI_SIGN_IN_REFUSED);
       throw new GatewayException(
         'permission_denied',
         `${person.email ?? person.subject} has no role in this gateway: none of their groups (the ID token's "${oidc.groupsClaim}" claim) is in auth.oidc.groupRoles.`,
