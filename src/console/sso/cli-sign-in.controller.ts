@@ -15,7 +15,7 @@ import { noRoleReason, personOf, rolesOf } from './group-roles';
 import { OidcClient } from './oidc-client';
 
 /**
- * `switchyard login` (docs/sso.md#the-cli): the gateway says where and as which client the CLI signs in, and
+ * `switchyard login` (docs/sso.md#the-cli-switchyard-login): the gateway says where and as which client the CLI signs in, and
  * exchanges the ID token the CLI got there for a personal admin token of the person, with the roles their groups
  * give them, exactly as a console sign-in would.
  */
