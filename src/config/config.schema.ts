@@ -124,7 +124,7 @@ export const AUTH_OUTAGE_MODES = ['reject', 'last-known'] as const;
 export type AuthOutageMode = (typeof AUTH_OUTAGE_MODES)[number];
 
 /**
- * The CLI's sign-in (`switchyard login`, docs/sso.md#the-cli): a public client registered at the same provider,
+ * The CLI's sign-in (`switchyard login`, docs/sso.md#the-cli-switchyard-login): a public client registered at the same provider,
  * with no secret (it runs on laptops), for the device authorization grant and/or a loopback redirect.
  */
 export class OidcCliConfig {

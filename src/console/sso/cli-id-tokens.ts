@@ -21,7 +21,7 @@ export const CLI_ID_TOKEN_MAX_AGE_SECONDS = 300;
 const CLOCK_TOLERANCE_SECONDS = 30;
 
 /**
- * The ID tokens `switchyard login` exchanges for a personal admin token (docs/sso.md#the-cli). The CLI got it from
+ * The ID tokens `switchyard login` exchanges for a personal admin token (docs/sso.md#the-cli-switchyard-login). The CLI got it from
  * the provider itself (device grant or loopback redirect, through openid-client); the gateway checks it again with
  * jose, since it is the gateway that trusts it: the signature against the provider's published keys (asymmetric
  * algorithms only), the issuer, the audience (the CLI's public client, auth.oidc.cli.clientId), the expiry and an

@@ -11,11 +11,11 @@ import type { OidcConfig } from '../../config/config.schema';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import { CliTokenRequestDto } from '../console.dto';
 import { CLI_SIGN_IN_REFUSED, CliIdTokens } from './cli-id-tokens';
-import { personOf, rolesOf } from './group-roles';
+import { noRoleReason, personOf, rolesOf } from './group-roles';
 import { OidcClient } from './oidc-client';
 
 /**
- * `switchyard login` (docs/sso.md#the-cli): the gateway says where and as which client the CLI signs in, and
+ * `switchyard login` (docs/sso.md#the-cli-switchyard-login): the gateway says where and as which client the CLI signs in, and
  * exchanges the ID token the CLI got there for a personal admin token of the person, with the roles their groups
  * give them, exactly as a console sign-in would.
  */
@@ -55,10 +55,7 @@ export class CliSignInController {
     // As at a console sign-in: what this one says of the person is what their personal tokens act with from now on.
     await this.personalTokens.rememberSignIn(person, roles);
     if (roles.length === 0) {
-      this.logger.pino.warn(
-        { reason: `no role for ${person.subject}: no group in auth.oidc.groupRoles` },
-        CLI_SIGN_IN_REFUSED,
-      );
+      this.logger.pino.warn({ reason: noRoleReason(claims, oidc) }, CLI_SIGN_IN_REFUSED);
       throw new GatewayException(
         'permission_denied',
         `${person.email ?? person.subject} has no role in this gateway: none of their groups (the ID token's "${oidc.groupsClaim}" claim) is in auth.oidc.groupRoles.`,

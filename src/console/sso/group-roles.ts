@@ -35,3 +35,20 @@ export function rolesOf(claims: IdTokenClaims, oidc: OidcConfig): Role[] {
   }
   return [...roles.values()];
 }
+
+/**
+ * Why a sign-in gave no role, for the gateway's log (group names and ids are no secret). A claim the ID token does not
+ * carry at all (no mapper, scope or token configuration at the provider puts it there) reads differently from groups
+ * that are there but not mapped (Keycloak's full paths, Entra's object ids): what the operator must fix differs.
+ */
+export function noRoleReason(claims: IdTokenClaims, oidc: OidcConfig): string {
+  const claim = oidc.groupsClaim;
+  const start = `no role for ${claims.sub}: `;
+  if (!Object.hasOwn(claims, claim))
+    return `${start}the ID token has no "${claim}" claim (the provider must put the groups there: docs/sso.md, What each provider needs)`;
+  const groups = groupsOf(claims, claim);
+  if (groups.length === 0) return `${start}the ID token's "${claim}" claim lists no group`;
+  const shown = groups.slice(0, 20).map((group) => JSON.stringify(group.slice(0, 100)));
+  const more = groups.length > shown.length ? ` and ${groups.length - shown.length} more` : '';
+  return `${start}no group in auth.oidc.groupRoles among the ID token's "${claim}": ${shown.join(', ')}${more}`;
+}

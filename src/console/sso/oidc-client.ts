@@ -1,3 +1,4 @@
+import { types } from 'node:util';
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type * as OpenIdClient from 'openid-client';
 import { AppLogger } from '../../common/logging/logger';
@@ -153,9 +154,7 @@ export class OidcClient implements OnApplicationBootstrap {
 
   /** A refused answer is the person's 401; a provider that cannot be reached is a 503. Never a 500. */
   private refusal(error: unknown): GatewayException {
-    const unreachable =
-      (error instanceof TypeError && /fetch failed/.test(error.message)) ||
-      (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'));
+    const unreachable = providerUnreachable(error);
     this.logger.pino.warn(
       { reason: reasonOf(error) },
       'console sign-in through the identity provider refused',
@@ -169,11 +168,35 @@ export class OidcClient implements OnApplicationBootstrap {
   }
 }
 
+/**
+ * The provider did not answer (a refused connection, DNS, a reset, the 10 s timeout), as opposed to answering no:
+ * fetch's own failure or openid-client's timeout/abort, anywhere down the chain of causes (openid-client wraps a
+ * timeout in a ClientError with code OAUTH_TIMEOUT, and wraps a TypeError it does not recognise as its realm's in
+ * "something went wrong"). Recognised by name and code, never `instanceof`: undici's TypeError need not be this
+ * realm's (cli-id-tokens.ts does the same).
+ */
+export function providerUnreachable(error: unknown): boolean {
+  for (let at: unknown = error, depth = 0; at !== null && typeof at === 'object' && depth < 4; depth++) {
+    const { name, code, message, cause } = at as {
+      name?: unknown;
+      code?: unknown;
+      message?: unknown;
+      cause?: unknown;
+    };
+    if (name === 'TypeError' && /fetch failed/.test(String(message))) return true;
+    if (name === 'TimeoutError' || name === 'AbortError') return true;
+    if (code === 'OAUTH_TIMEOUT' || code === 'OAUTH_ABORT') return true;
+    at = cause;
+  }
+  return false;
+}
+
 /** What went wrong, for the log: the library's messages and codes down the chain of causes, never a token. */
 function reasonOf(error: unknown): string {
   const parts: string[] = [];
   for (let at: unknown = error, depth = 0; at !== undefined && depth < 4; depth++) {
-    if (!(at instanceof Error)) break; // the library's details (claims, a response): not for the log
+    // The library's details (claims, a response) are not for the log. An error of another realm (undici's) is one.
+    if (!(at instanceof Error) && !types.isNativeError(at)) break;
     const { code, error: oauthError } = at as { code?: unknown; error?: unknown };
     parts.push(
       [at.name, code, oauthError, at.message].filter((part) => typeof part === 'string' && part).join(': '),

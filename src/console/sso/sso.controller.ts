@@ -9,7 +9,7 @@ import { Public } from '../../auth/route-access.decorators';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import { formatRole } from '../../access/roles';
 import { setSessionCookie } from '../console-session-cookie';
-import { personOf, rolesOf } from './group-roles';
+import { noRoleReason, personOf, rolesOf } from './group-roles';
 import { OidcClient, SIGN_IN_REFUSED } from './oidc-client';
 import { SSO_FLOW_TTL_SECONDS, SsoFlows } from './sso-flows';
 import { refuse } from './refusal-page';
@@ -98,10 +98,7 @@ export class SsoController {
       // away in the provider reaches their tokens here, a sign-in refused for having no role included.
       await this.personalTokens.rememberSignIn(person, roles);
       if (roles.length === 0) {
-        this.logger.pino.warn(
-          { reason: `no role for ${person.subject}: no group in auth.oidc.groupRoles` },
-          SIGN_IN_REFUSED,
-        );
+        this.logger.pino.warn({ reason: noRoleReason(claims, oidc) }, SIGN_IN_REFUSED);
         throw new GatewayException(
           'permission_denied',
           `${person.email ?? person.subject} has no role in this console: none of their groups (the ID token's "${oidc.groupsClaim}" claim) is in auth.oidc.groupRoles.`,
