@@ -11,6 +11,8 @@ import type { SsoFlow } from './sso-flows';
 
 /** The log line of every refused SSO sign-in (with its reason). */
 export const SIGN_IN_REFUSED = 'console sign-in through the identity provider refused';
+/** The log line of a sign-in the provider did not answer (503 sso_unavailable), apart from one it refused. */
+export const PROVIDER_DID_NOT_ANSWER = 'console sign-in: the identity provider did not answer';
 
 /** Asymmetric signatures only: an ID token signed with HMAC (keyed with anything public) or `none` is refused. */
 export const SIGNATURE_ALGS = [
@@ -157,7 +159,7 @@ export class OidcClient implements OnApplicationBootstrap {
     const unreachable = providerUnreachable(error);
     this.logger.pino.warn(
       { reason: reasonOf(error) },
-      'console sign-in through the identity provider refused',
+      unreachable ? PROVIDER_DID_NOT_ANSWER : 'console sign-in through the identity provider refused',
     );
     return unreachable
       ? new GatewayException('sso_unavailable', 'The identity provider did not answer; try signing in again.')
