@@ -35,7 +35,8 @@ describe('redactJson', () => {
               type: 'function',
               function: {
                 name: 'send_email',
-                arguments: '{"to":"dana@example.org","body":"Hi Dana,\\ncall +1 (415) 555-0134"}',
+                arguments:
+                  '{"to":"dana@example.org","body":"Hi,\\ndana@example.org asked: call +1 (415) 555-0134"}',
               },
             },
           ],
@@ -68,7 +69,7 @@ describe('redactJson', () => {
               // Parsed, redacted inside, written back: still JSON, and the \n escape is not taken for text.
               function: {
                 name: 'send_email',
-                arguments: '{"to":"[email]","body":"Hi Dana,\\ncall [phone]"}',
+                arguments: '{"to":"[email]","body":"Hi,\\n[email] asked: call [phone]"}',
               },
             },
           ],
@@ -79,7 +80,7 @@ describe('redactJson', () => {
     });
     expect(JSON.parse(out.messages[2].tool_calls![0].function.arguments)).toEqual({
       to: '[email]',
-      body: 'Hi Dana,\ncall [phone]',
+      body: 'Hi,\n[email] asked: call [phone]',
     });
   });
 

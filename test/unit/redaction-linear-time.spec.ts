@@ -62,7 +62,8 @@ describe('redaction stays linear on a megabyte', () => {
   });
 
   it.each(Object.keys(ADVERSARIAL))('a megabyte of %s, through each detector', (name) => {
-    const text = ADVERSARIAL[name];
+    // Ends with what each detector's quick test looks for, so every detector scans the whole megabyte.
+    const text = `${ADVERSARIAL[name]}@ eyJ Authorization: Bearer x://`;
     const slow = BUILT_IN_DETECTORS.map((detector) => {
       const started = Date.now();
       detector.redact(text);
