@@ -1,6 +1,8 @@
 import { ConfigError } from '../../src/config/config.loader';
 import { Redactor } from '../../src/request-log/redaction/redactor';
+import { parse as parseYaml } from 'yaml';
 import { buildConfig } from '../support/config';
+import { snippetsOf } from '../support/doc-snippets';
 
 /** logging.requests.redaction in the config: validated at boot, naming the key, as every other key. */
 const minimal = { admin: { apiKey: 'k' } };
@@ -92,5 +94,13 @@ describe('config: logging.requests.redaction', () => {
     expect(problemsOf(withPatterns([{ name: 'n', pattern: 5 }]))).toEqual([
       'logging.requests.redaction.patterns.0.pattern: must be a string (got 5)',
     ]);
+  });
+
+  it("docs/request-log.md's example loads and redacts as the page says", () => {
+    const [example] = snippetsOf('docs/request-log.md').filter((snippet) => snippet.lang === 'yaml');
+    const config = buildConfig({ ...minimal, ...(parseYaml(example.code) as object) }, {});
+    expect(new Redactor(config.logging.requests.redaction).redactText('EMP-004711, Case-0a1b2c3d')).toBe(
+      '[employee_id], [case_ref]',
+    );
   });
 });
