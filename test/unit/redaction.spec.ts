@@ -249,6 +249,12 @@ describe('redaction: configured patterns', () => {
     expect(beforePhone.redactText('call 030 1234567')).toBe('call [branch_line]');
   });
 
+  it('keeps the text around a match whole when it has non-ASCII characters and emoji', () => {
+    expect(custom.redactText('Köln 😀 EMP-004711 😀 ünd EMP-123456!')).toBe(
+      'Köln 😀 [employee_id] 😀 ünd [employee_id]!',
+    );
+  });
+
   it('puts no marker for an empty match', () => {
     const boundary = new Redactor({ patterns: [{ name: 'b', pattern: '\\bx?' }] });
     expect(boundary.redactText('a x b')).toBe('a [b] b');
