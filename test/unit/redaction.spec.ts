@@ -170,6 +170,7 @@ describe('redaction: card numbers (Luhn)', () => {
       'price 4111111111111111.50',
       '4111 1111-1111 1111 mixes its separators',
       'order 4111-1111-1111-11111-1',
+      'ratio 0.4111111111111111 and sku AB4111111111111111',
     ]),
   )('leaves alone: %s', (text, expected) => expect(redact(text)).toBe(expected));
 
@@ -215,6 +216,8 @@ describe('redaction: phone numbers', () => {
       '+12 34 56, +1234567 and 3 +4 = 7',
       // a national number without separators is an id like any other
       '0301234567',
+      // digits or a word right after: part of something longer
+      'part 040 123456789012 and 030 1234567x',
     ]),
   )('leaves alone: %s', (text, expected) => expect(redact(text)).toBe(expected));
 
