@@ -170,6 +170,24 @@ describe('redactJson', () => {
     ]);
   });
 
+  it('replaces a string under a secret-named key whole, as the [secret] detector does in text', () => {
+    const args = '{"user":"deploy","password":"hunter2hunter2","api_key":"0123456789abcdef","pin":"1234"}';
+    expect(
+      redactor.redactJson({ arguments: args, client_secret: 'abcdefgh12', db_password: 'short' }),
+    ).toEqual({
+      arguments: '{"user":"deploy","password":"[secret]","api_key":"[secret]","pin":"1234"}',
+      client_secret: '[secret]',
+      db_password: 'short',
+    });
+  });
+
+  it('leaves the token of an OpenAI logprobs entry alone (it is a piece of the answer)', () => {
+    const logprobs = {
+      content: [{ token: ' understanding', logprob: -0.01, bytes: [32, 117], top_logprobs: [] }],
+    };
+    expect(redactor.redactJson(logprobs)).toEqual(logprobs);
+  });
+
   it('leaves keys alone, even when they look like something it redacts', () => {
     const out = redactor.redactJson({ 'dana@example.org': 'dana@example.org', 'EMP-004711': 1 });
     expect(out).toEqual({ 'dana@example.org': '[email]', 'EMP-004711': 1 });

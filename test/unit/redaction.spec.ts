@@ -96,6 +96,7 @@ describe('redaction: secret-named assignments and URL passwords', () => {
     ['db_password: "hunter2hunter2"', 'db_password: "[secret]"'],
     ['{"client_secret":"a1b2c3d4e5f6"}', '{"client_secret":"[secret]"}'],
     ['export API_KEY=mysupersecretvalue', 'export API_KEY=[secret]'],
+    ['-H "x-api-key: 0123456789abcdef0123456789abcdef"', '-H "x-api-key: [secret]"'],
     [
       'postgres://app:Wint3r-is-c0ming@db.internal:5432/orders',
       'postgres://app:[password]@db.internal:5432/orders',

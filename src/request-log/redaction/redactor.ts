@@ -1,6 +1,7 @@
 import { BUILT_IN_DETECTORS } from './built-in-detectors';
 import { configuredPatternDetector, type ConfiguredPattern } from './configured-patterns';
 import { markerOf, type Detector } from './detector';
+import { isSecretValueOf } from './secret-detectors';
 
 /** What a Redactor is built from: `logging.requests.redaction` of the config. */
 export interface RedactionPolicy {
@@ -35,6 +36,8 @@ export class Redactor {
   /**
    * A copy of a JSON value (a request or response body: chat messages, content parts, Anthropic blocks, Responses
    * items) with every string in it redacted; keys are kept as they are, and the input is never changed. A string
+   * under a secret-named key (`password`, `client_secret`, `api_key`: the rule of the `[secret]` detector) becomes
+   * `[secret]` whole. A string
    * that is itself JSON (tool-call `arguments`) is parsed, redacted inside and written back with JSON.stringify
    * (unchanged when nothing in it was found). An integer is redacted as its digits (a card number sent as a
    * number becomes the string `[card]`).
@@ -51,15 +54,19 @@ export class Redactor {
     if (Array.isArray(value)) return value.map((item) => this.walk(item, depth + 1));
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
+      const redacted =
+        typeof item === 'string' && isSecretValueOf(key, item)
+          ? markerOf('secret')
+          : this.walk(item, depth + 1);
       // A `__proto__` key (JSON.parse makes it an own property) must stay a property, not become the prototype.
       if (key === '__proto__')
         Object.defineProperty(out, key, {
-          value: this.walk(item, depth + 1),
+          value: redacted,
           enumerable: true,
           writable: true,
           configurable: true,
         });
-      else out[key] = this.walk(item, depth + 1);
+      else out[key] = redacted;
     }
     return out;
   }

@@ -115,6 +115,20 @@ export const bearerTokenDetector: Detector = regexDetector({
     token !== undefined && looksLikeCredential(token) ? `${prefix}${markerOf('bearer_token')}` : match,
 });
 
+/** The words a secret-named key ends with (`DB_PASSWORD`, `client_secret`, `x-api-key`, `GITHUB_TOKEN`). */
+const SECRET_WORDS = 'password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?';
+const SECRET_NAME = new RegExp(`(?:${SECRET_WORDS})$`, 'i');
+/** The shortest value taken for a secret: shorter ones are placeholders and words (`none`, `changeme` is 8). */
+const MIN_SECRET_LENGTH = 8;
+
+/**
+ * A JSON string under this key is a secret whatever its text (`{"password": "hunter2hunter2"}` in tool-call
+ * arguments). `token` alone is not one: it is the field of each OpenAI logprobs entry, a token of the answer.
+ */
+export function isSecretValueOf(key: string, value: string): boolean {
+  return key !== 'token' && SECRET_NAME.test(key) && value.length >= MIN_SECRET_LENGTH && !isMarker(value);
+}
+
 /**
  * A value assigned to a secret-named key: `AWS_SECRET_ACCESS_KEY=...`, `DB_PASSWORD: ...`, `"client_secret":
  * "..."`. The name must end with the secret word (`max_tokens: 1024` is not one), and the value must be at least 8
@@ -123,8 +137,10 @@ export const bearerTokenDetector: Detector = regexDetector({
  */
 export const secretAssignmentDetector: Detector = regexDetector({
   kind: 'secret',
-  pattern:
-    /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{0,64}(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)["']?[ \t]{0,4}[:=][ \t]{0,4}["']?)((?!\[)[^\s"'`,;]{8,512})/gi,
+  pattern: new RegExp(
+    `(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{0,64}(?:${SECRET_WORDS})["']?[ \\t]{0,4}[:=][ \\t]{0,4}["']?)((?!\\[)[^\\s"'\`,;]{${MIN_SECRET_LENGTH},512})`,
+    'gi',
+  ),
   replace: (_match, [assignment]) => `${assignment}${markerOf('secret')}`,
 });
 
