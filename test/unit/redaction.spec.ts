@@ -87,6 +87,9 @@ describe('redaction: Authorization and Bearer values', () => {
     expect(redact('Authorization: Bearer sk-proj-pUg26hZ8DzCTIntHRnfhXPGVJ3p1345ExUr6HGJD0oj')).toBe(
       'Authorization: Bearer [api_key]',
     );
+    expect(redact('Authorization: Bearer sk-proj-pUg26hZ8DzCTIntHRnfhXPGVJ3p1345ExUr6HGJD0oj. Then')).toBe(
+      'Authorization: Bearer [api_key]. Then',
+    );
   });
 });
 

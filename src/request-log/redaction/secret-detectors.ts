@@ -77,8 +77,8 @@ export function looksLikeCredential(value: string): boolean {
   return value.length >= 8 && /[0-9+/=._~-]|.[A-Z]/.test(value);
 }
 
-/** Credentials already replaced by another detector (`[api_key]`, `[jwt]`) are left as they are. */
-const isMarker = (value: string) => value.startsWith('[') && value.endsWith(']');
+/** Credentials already replaced by another detector (`[api_key]`, `[jwt].`) are left as they are. */
+const isMarker = (value: string) => /^\[[A-Za-z][\w-]*\]/.test(value);
 
 /**
  * An `Authorization:` (or `Proxy-Authorization:`) header value, in a curl line, a raw request or a log pasted into
