@@ -37,10 +37,9 @@ export class Redactor {
    * A copy of a JSON value (a request or response body: chat messages, content parts, Anthropic blocks, Responses
    * items) with every string in it redacted; keys are kept as they are, and the input is never changed. A string
    * under a secret-named key (`password`, `client_secret`, `api_key`: the rule of the `[secret]` detector) becomes
-   * `[secret]` whole. A string
-   * that is itself JSON (tool-call `arguments`) is parsed, redacted inside and written back with JSON.stringify
-   * (unchanged when nothing in it was found). An integer is redacted as its digits (a card number sent as a
-   * number becomes the string `[card]`).
+   * `[secret]` whole. A string that is itself JSON (tool-call `arguments`) is parsed, redacted inside and written
+   * back with JSON.stringify (unchanged when nothing in it was found). An integer is redacted as its digits (a card
+   * number sent as a number becomes the string `[card]`).
    */
   redactJson(value: unknown): unknown {
     return this.walk(value, 0);
