@@ -9,6 +9,8 @@ import { hashToken, type IssuedToken } from './token-format';
  * Redis keeps only SHA-256(token). Fixed lengths keep parsing unambiguous although base64url may contain '_'.
  */
 export const PERSONAL_TOKEN_PREFIX = 'sy_admin_';
+/** The shape of a personal admin token, unanchored (the request log's redaction finds tokens inside text by it). */
+export const PERSONAL_TOKEN_SHAPE = 'sy_admin_[0-9a-f]{16}_[A-Za-z0-9_-]{43}';
 const PATTERN = /^sy_admin_([0-9a-f]{16})_[A-Za-z0-9_-]{43}$/;
 
 export function issuePersonalToken(): IssuedToken {

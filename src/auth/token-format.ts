@@ -10,7 +10,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 const PREFIX = 'sy-';
 const ID_LENGTH = 16;
 const SECRET_LENGTH = 43;
-const TOKEN_PATTERN = /^sy-[0-9a-f]{16}-[A-Za-z0-9_-]{43}$/;
+/** The shape of a team token, unanchored (the redaction of the request log finds tokens inside text by it). */
+export const TEAM_TOKEN_SHAPE = 'sy-[0-9a-f]{16}-[A-Za-z0-9_-]{43}';
+const TOKEN_PATTERN = new RegExp(`^${TEAM_TOKEN_SHAPE}$`);
 
 export interface IssuedToken {
   id: string;

@@ -4,8 +4,16 @@ import { validateSync, type ValidationError } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
 import type { BackendFamilies, BackendFamilyShape, ModelProblem } from './backend-families';
 import { parseRole } from '../access/roles';
+import { configuredPatternProblem } from '../request-log/redaction/configured-patterns';
 import { limitsOutside, modelsOutside } from '../teams/team-ceiling';
-import { BackendConfig, GatewayConfig, ModelConfig, OidcConfig, TeamSeedConfig } from './config.schema';
+import {
+  BackendConfig,
+  GatewayConfig,
+  ModelConfig,
+  OidcConfig,
+  type RedactionPatternConfig,
+  TeamSeedConfig,
+} from './config.schema';
 
 /** A config problem, always naming the key, so the operator can fix it without reading code. */
 export class ConfigError extends Error {
@@ -247,6 +255,7 @@ export function buildConfig(
   }
   for (const [id, team] of Object.entries(config.teams)) problems.push(...seedCeilingProblems(id, team));
   if (config.auth.oidc) problems.push(...oidcProblems(config.auth.oidc));
+  problems.push(...redactionPatternProblems(config));
   // PORT set but empty (`PORT=` in an env file, `${PORT}` in compose with nothing behind it) is read as unset:
   // Number('') is 0, which would quietly listen on a random port. Only digits are a port (Number() also reads
   // "0x50", "1e3" and "+80").
@@ -303,6 +312,25 @@ function oidcProblems(oidc: OidcConfig): string[] {
     if (url?.protocol === 'http:' && !isLoopback(url.hostname))
       problems.push(`auth.oidc.${key}: must be https (plain http only to localhost)`);
   }
+  return problems;
+}
+
+/** `logging` as the validators may have left it: any part given as something else than a mapping. */
+type PartialLogging = {
+  logging?: { requests?: { redaction?: { patterns?: Array<Partial<RedactionPatternConfig> | undefined> } } };
+};
+
+/** Each configured redaction pattern must compile with RE2 (linear time) and must not match the empty string. */
+function redactionPatternProblems(config: GatewayConfig): string[] {
+  const problems: string[] = [];
+  // A section or list of the wrong kind, or a pattern that is not a string, has been reported by the validators.
+  const patterns = (config as PartialLogging).logging?.requests?.redaction?.patterns;
+  if (!Array.isArray(patterns)) return problems;
+  patterns.forEach((entry, i) => {
+    if (typeof entry?.pattern !== 'string' || entry.pattern === '') return;
+    const problem = configuredPatternProblem(entry.pattern);
+    if (problem) problems.push(`logging.requests.redaction.patterns[${i}].pattern: ${problem}`);
+  });
   return problems;
 }
 

@@ -215,6 +215,35 @@ export class LogConfig {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) level = 'info';
 }
 
+/** A pattern of the operator's own for the request log's redaction; its matches become `[<name>]`. */
+export class RedactionPatternConfig {
+  @IsString()
+  @Matches(/^[A-Za-z][A-Za-z0-9_-]{0,39}$/, {
+    message: 'must be a letter then up to 39 letters, digits, _ or - (it names the marker [<name>])',
+  })
+  name!: string;
+  /** RE2 syntax; the loader checks that RE2 compiles it (request-log/redaction/configured-patterns.ts). */
+  @IsString() @IsNotEmpty({ message: 'must be set' }) pattern!: string;
+}
+
+/** The one redaction policy of the request log's store, its traces and its exporters (docs/request-log.md). */
+export class RedactionConfig {
+  /** Run before the built-in detectors (keys, tokens, emails, cards, IBANs, phone numbers), which always run. */
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => RedactionPatternConfig)
+  patterns: RedactionPatternConfig[] = [];
+}
+
+/** The request log (issue 38 adds its store, content setting and retention here). */
+export class RequestLogConfig {
+  @ValidateNested() @Type(() => RedactionConfig) redaction: RedactionConfig = new RedactionConfig();
+}
+
+export class LoggingConfig {
+  @ValidateNested() @Type(() => RequestLogConfig) requests: RequestLogConfig = new RequestLogConfig();
+}
+
 export class TimeoutsConfig {
   @IsInt() @Min(1) connectMs = 10_000;
   /** Until the upstream's response headers arrive; reasoning models can think for minutes. */
@@ -445,6 +474,8 @@ export class GatewayConfig {
   @ValidateNested() @Type(() => RoutingConfig) routing: RoutingConfig = new RoutingConfig();
   @ValidateNested() @Type(() => MetricsConfig) metrics: MetricsConfig = new MetricsConfig();
   @ValidateNested() @Type(() => LogConfig) log: LogConfig = new LogConfig();
+  /** What is kept of each request (`log` above is the gateway's own log lines). */
+  @ValidateNested() @Type(() => LoggingConfig) logging: LoggingConfig = new LoggingConfig();
   @IsBoolean() accessLog = true;
   // Maps are validated entry by entry by the loader (so errors name `models.<name>.<key>`).
   @IsObject() backends: Record<string, BackendConfig> = {};
