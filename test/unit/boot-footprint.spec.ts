@@ -13,6 +13,7 @@ const LAZY_PACKAGES = [
   '@aws-sdk/credential-providers',
   'jose',
   'openid-client',
+  're2js', // the request log's configured redaction patterns: loaded by the first one
 ];
 
 function packagesLoadedBy(modules: string[]): string[] {

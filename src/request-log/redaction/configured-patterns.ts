@@ -1,4 +1,4 @@
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
 import { markerOf, type Detector } from './detector';
 
 /** `logging.requests.redaction.patterns[]`: what an operator adds to the built-in detectors. */
@@ -16,7 +16,11 @@ export interface ConfiguredPattern {
  * at install. RE2 refuses what it cannot run in linear time (backreferences, lookahead, lookbehind).
  */
 function compile(pattern: string): RE2JS {
-  return RE2JS.compile(pattern);
+  // Loaded on the first configured pattern (synchronously: the config loader checks patterns at boot), so a gateway
+  // without any does not carry it (test/unit/boot-footprint.spec.ts).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { RE2JS: engine } = require('re2js') as typeof import('re2js');
+  return engine.compile(pattern);
 }
 
 /** Why RE2 cannot use the pattern, in one line for the config error; undefined when it can. */
