@@ -337,6 +337,10 @@ export function buildProgram(): Command {
     )
     .option('--out <file>', 'where to write it', 'config/price-data.json')
     .option('--url <url>', 'where to fetch it from (default: the genai-prices project)')
-    .action((o: { out: string; url?: string }) => updatePriceData(o.out, o.url));
+    // The program's own --url (a gateway) takes the flag wherever it is written; this command never talks to a
+    // gateway, so here it is where the data comes from.
+    .action((o: { out: string; url?: string }, command: Command) =>
+      updatePriceData(o.out, o.url ?? command.optsWithGlobals<{ url?: string }>().url),
+    );
   return program;
 }
