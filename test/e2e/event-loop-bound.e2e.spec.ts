@@ -80,6 +80,10 @@ describe('no body within server.maxBodyBytes blocks the event loop', () => {
   let token: string;
   const dispatcher = new Agent({ connections: 4, bodyTimeout: 120_000, headersTimeout: 120_000 });
   const phases: Phase[] = [];
+  let firstPhaseOfTest = 0;
+  beforeEach(() => {
+    firstPhaseOfTest = phases.length;
+  });
   let liveProber: ChildProcess | undefined;
   let liveOutput = '';
 
@@ -602,9 +606,11 @@ describe('no body within server.maxBodyBytes blocks the event loop', () => {
     expectBounded();
   });
 
+  /** The phases of the test that calls it: each test is judged by its own phases (one slow phase fails one test). */
   function expectBounded() {
     expect(gateway.child.exitCode).toBeNull();
     const over = phases
+      .slice(firstPhaseOfTest)
       .filter((p) => p.maxCpuMs > MAX_BLOCK_MS)
       .map((p) => `${p.name}: ${p.maxCpuMs.toFixed(1)} ms`);
     expect(over).toEqual([]);
