@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 import { waitForUsageRecord } from '../support/usage';
@@ -72,7 +72,7 @@ describe('hostile input', () => {
     expect(((await ok.json()) as any).choices[0].message.content).toBe('echo: zipped');
   });
 
-  it('bodies read by body-parser (compressed, another charset) are scanned like the others: UTF-16 is read, a charset JSON does not take is a 415, a zipped body of too many items a 413', async () => {
+  it('compressed bodies and bodies in another charset are scanned like the others: UTF-16 is read, a charset JSON does not take is a 415, a zipped body of too many items a 413', async () => {
     const body = JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'wide é' }] });
     const wide = await post(Buffer.from(body, 'utf16le'), {
       'content-type': 'application/json; charset=utf-16le',
@@ -96,6 +96,45 @@ describe('hostile input', () => {
     });
     expect(refused.status).toBe(413);
     expectOpenAIError(await refused.json(), 'request_too_large');
+  });
+
+  it('compressed bodies are inflated as they arrive: deflate and br are read, a zip bomb past server.maxBodyBytes is a 413, a cut gzip stream a 400', async () => {
+    const body = JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'squeezed' }] });
+    for (const [encoding, bytes] of [
+      ['deflate', deflateSync(body)],
+      ['br', brotliCompressSync(body)],
+      ['GZIP', gzipSync(body)], // encodings are case-insensitive, as body-parser reads them
+    ] as const) {
+      const response = await post(bytes, {
+        ...json,
+        'content-encoding': encoding,
+        authorization: `Bearer ${token}`,
+      });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as any).choices[0].message.content).toBe('echo: squeezed');
+    }
+    // 21 MB of spaces inside a valid body: ~20 KB on the wire, over the 20 MiB default once inflated.
+    const bomb = gzipSync(
+      `{"model":"echo","messages":[{"role":"user","content":"a"}]${' '.repeat(21 * 1024 * 1024)}}`,
+    );
+    expect(bomb.length).toBeLessThan(100_000);
+    const refused = await post(bomb, {
+      ...json,
+      'content-encoding': 'gzip',
+      authorization: `Bearer ${token}`,
+    });
+    expect(refused.status).toBe(413);
+    expectOpenAIError(await refused.json(), 'request_too_large');
+    const zipped = gzipSync(body);
+    const cut = await post(zipped.subarray(0, zipped.length - 12), {
+      ...json,
+      'content-encoding': 'gzip',
+      authorization: `Bearer ${token}`,
+    });
+    expect(cut.status).toBe(400);
+    expectOpenAIError(await cut.json(), null);
+    expect(gw.logs.filter((l) => (l.level as number) >= 50)).toEqual([]);
+    expect((await fetch(`${gw.url}/health/live`)).status).toBe(200);
   });
 
   it.each([

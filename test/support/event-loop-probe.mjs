@@ -11,34 +11,55 @@
  *
  * The main thread's CPU time: `process.threadCpuUsage()` where Node has it (23.9+), else the thread's
  * `/proc/self/task/<pid>/schedstat` (nanoseconds on CPU, Linux). Other threads (V8's concurrent GC, workers) do
- * not block the loop and are not counted.
+ * not block the loop and are not counted. With threadCpuUsage the user-mode part is reported apart
+ * (`maxUserMs`, the round with the most of it): the gateway's own code. The rest of a round's CPU is the kernel's,
+ * nearly all of it page faults backing memory the round touched for the first time (a 15 MB copy is ~3,800
+ * faults, 2 us each in this CI's container and up to ~12 us when both cores are busy); `minorFaults` counts the
+ * process's faults during the round with the most CPU. Without threadCpuUsage, user = all CPU (a stricter bound).
  *
- * `kill -USR2 <pid>` writes one line to stderr, `{"eventLoopProbe": {"maxCpuMs", "maxWallMs", "ticks"}}`, for the
- * time since the previous report (or the start), and starts a new period.
+ * `kill -USR2 <pid>` writes one line to stderr, `{"eventLoopProbe": {"maxCpuMs", "maxUserMs", "maxWallMs", "ticks",
+ * "longest": {"userMs", "systemMs", "minorFaults"}}}`, for the time since the previous report (or the start), and
+ * starts a new period.
  */
 import { readFileSync } from 'node:fs';
 
 const schedstat = `/proc/self/task/${process.pid}/schedstat`;
+/** The main thread's CPU time so far, in nanoseconds: all of it, and the user-mode part. */
 const cpuNs =
   typeof process.threadCpuUsage === 'function'
     ? () => {
         const usage = process.threadCpuUsage();
-        return (usage.user + usage.system) * 1000;
+        return { all: (usage.user + usage.system) * 1000, user: usage.user * 1000 };
       }
-    : () => Number(readFileSync(schedstat, 'utf8').split(' ')[0]);
+    : () => {
+        const all = Number(readFileSync(schedstat, 'utf8').split(' ')[0]);
+        return { all, user: all };
+      };
+const minorFaults = () => process.resourceUsage().minorPageFault;
 
 let lastCpu = cpuNs();
+let lastFaults = minorFaults();
 let lastWall = process.hrtime.bigint();
 let maxCpuNs = 0;
+let maxUserNs = 0;
+let longest = { userMs: 0, systemMs: 0, minorFaults: 0 };
 let maxWallNs = 0n;
 let ticks = 0;
 
 const timer = setInterval(() => {
   const cpu = cpuNs();
+  const faults = minorFaults();
   const wall = process.hrtime.bigint();
-  if (cpu - lastCpu > maxCpuNs) maxCpuNs = cpu - lastCpu;
+  const all = cpu.all - lastCpu.all;
+  const user = cpu.user - lastCpu.user;
+  if (all > maxCpuNs) {
+    maxCpuNs = all;
+    longest = { userMs: user / 1e6, systemMs: (all - user) / 1e6, minorFaults: faults - lastFaults };
+  }
+  if (user > maxUserNs) maxUserNs = user;
   if (wall - lastWall > maxWallNs) maxWallNs = wall - lastWall;
   lastCpu = cpu;
+  lastFaults = faults;
   lastWall = wall;
   ticks++;
 }, 1);
@@ -46,11 +67,22 @@ timer.unref();
 
 process.on('SIGUSR2', () => {
   process.stderr.write(
-    `${JSON.stringify({ eventLoopProbe: { maxCpuMs: maxCpuNs / 1e6, maxWallMs: Number(maxWallNs) / 1e6, ticks } })}\n`,
+    `${JSON.stringify({
+      eventLoopProbe: {
+        maxCpuMs: maxCpuNs / 1e6,
+        maxUserMs: maxUserNs / 1e6,
+        maxWallMs: Number(maxWallNs) / 1e6,
+        ticks,
+        longest,
+      },
+    })}\n`,
   );
   maxCpuNs = 0;
+  maxUserNs = 0;
+  longest = { userMs: 0, systemMs: 0, minorFaults: 0 };
   maxWallNs = 0n;
   ticks = 0;
   lastCpu = cpuNs();
+  lastFaults = minorFaults();
   lastWall = process.hrtime.bigint();
 });

@@ -8,6 +8,7 @@ import { AppLogger } from '../logging/logger';
 import { endpointAt } from '../../endpoints/endpoints';
 import { noteBodyShape } from './json-shape';
 import { isPlainJson, parseJsonBytes, readPlainJson, type ParsedJsonBody } from './plain-json-body';
+import { inflaterFor, readCompressedJson } from './compressed-json-body';
 import { heapGrowth } from '../../lifecycle/heap-growth';
 
 declare module 'express-serve-static-core' {
@@ -27,8 +28,9 @@ declare module 'express-serve-static-core' {
  * gzip or parse megabytes). Every failure is a client error in the route's shape: 400 (not JSON, not decodable,
  * nested more than MAX_BODY_DEPTH levels), 413 (over `server.maxBodyBytes`, or more than MAX_BODY_VALUES JSON
  * values: json-shape.ts) or 415 (not JSON at all). The usual body (plain UTF-8 JSON) is read and scanned as it
- * arrives by plain-json-body.ts; compressed bodies, other charsets and `application/*+json` are read (inflated)
- * by body-parser's raw reader, then scanned and parsed the same way, a slice per turn of the event loop.
+ * arrives by plain-json-body.ts, and the same compressed (gzip, deflate, br) as it is inflated by
+ * compressed-json-body.ts; other charsets and `application/*+json` (and unknown encodings, which it refuses) are
+ * read by body-parser's raw reader, then scanned and parsed the same way, a slice per turn of the event loop.
  */
 @Injectable()
 export class BodyReaderGuard implements CanActivate {
@@ -47,9 +49,13 @@ export class BodyReaderGuard implements CanActivate {
     const req = http.getRequest<Request>();
     if (!hasBody(req)) return true;
     const plain = isPlainJson(req);
+    const inflater = plain ? undefined : inflaterFor(req);
+    const limit = this.config.server.maxBodyBytes;
     const { body, bytes, values } = plain
-      ? await readPlainJson(req, this.config.server.maxBodyBytes, () => this.tooLarge())
-      : await this.readWithBodyParser(req, http.getResponse<Response>());
+      ? await readPlainJson(req, limit, () => this.tooLarge())
+      : inflater
+        ? await readCompressedJson(req, inflater(), limit, () => this.tooLarge())
+        : await this.readWithBodyParser(req, http.getResponse<Response>());
     req.body = body;
     noteBodyShape(body, { values, bytes: bytes.length });
     heapGrowth.noteBody(bytes.length);
@@ -58,7 +64,7 @@ export class BodyReaderGuard implements CanActivate {
     return true;
   }
 
-  /** Every other body: compressed, another charset or media type (`application/*+json`). */
+  /** Every other body: another charset or media type (`application/*+json`), or an encoding it refuses. */
   private async readWithBodyParser(req: Request, res: Response): Promise<ParsedJsonBody> {
     if (!req.is(['application/json', 'application/*+json'])) {
       throw new GatewayException(

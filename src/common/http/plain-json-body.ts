@@ -12,11 +12,16 @@ import {
 
 /**
  * The body every SDK sends: `Content-Type: application/json` (or with `charset=utf-8`), no Content-Encoding.
- * Anything else (gzip, other charsets, `application/*+json`, odd casing) is read by the guard with body-parser.
+ * The same compressed is read by compressed-json-body.ts; anything else (other charsets, `application/*+json`,
+ * odd casing) by the guard with body-parser.
  */
 export function isPlainJson(req: IncomingMessage): boolean {
   const encoding = req.headers['content-encoding'];
-  if (encoding !== undefined && encoding !== 'identity') return false;
+  return (encoding === undefined || encoding === 'identity') && isPlainJsonType(req);
+}
+
+/** `Content-Type: application/json`, as SDKs send it (UTF-8, the charset named or not). */
+export function isPlainJsonType(req: IncomingMessage): boolean {
   const type = req.headers['content-type'];
   return (
     type === 'application/json' ||
@@ -55,51 +60,85 @@ export function readPlainJson(
   tooLarge: () => GatewayException,
 ): Promise<ParsedJsonBody> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    const scanner = new JsonShapeScanner();
-    let received = 0;
-    let refused: GatewayException | undefined =
-      Number(req.headers['content-length']) > limit ? tooLarge() : undefined;
+    const collector = new JsonBodyCollector(limit, tooLarge);
+    if (Number(req.headers['content-length']) > limit) collector.refuse(tooLarge());
     const done = () => {
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onGone);
       req.off('close', onGone);
     };
-    const onData = (chunk: Buffer) => {
-      if (refused) return;
-      received += chunk.length;
-      if (received > limit) refused = tooLarge();
-      else if (!scanner.push(chunk)) refused = shapeRefusal(scanner.excess!);
-      if (refused) chunks.length = 0;
-      else chunks.push(chunk);
-    };
+    const onData = (chunk: Buffer) => collector.push(chunk);
     const onEnd = () => {
       done();
-      if (refused) return reject(refused);
-      if (received < YIELDING_BODY_BYTES) {
-        const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
-        return settle(resolve, reject, () => ({
-          body: parseStrict(decode(bytes)),
-          bytes,
-          values: scanner.values,
-        }));
-      }
-      parseLater(() => Buffer.concat(chunks, received), scanner.values).then(resolve, reject);
+      collector.parse().then(resolve, reject);
     };
     const onGone = () => {
       done();
-      reject(
-        new GatewayException('invalid_request', 'The client stopped sending the request body.', {
-          wireCode: null,
-        }),
-      );
+      reject(clientStoppedSending());
     };
     if (req.destroyed) return onGone(); // gone before the guard got here
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onGone);
     req.on('close', onGone);
+  });
+}
+
+/**
+ * A JSON body as it arrives, chunk by chunk (the request's bytes, or what an inflater makes of them): counted
+ * against the limit and scanned (json-shape.ts) as each chunk comes, so a body that nests too deep or holds too
+ * many values is refused without being joined or parsed, and its bytes are not kept.
+ */
+export class JsonBodyCollector {
+  private readonly chunks: Buffer[] = [];
+  private readonly scanner = new JsonShapeScanner();
+  private received = 0;
+  /** Why the body is refused, once it is: the rest of it is not kept. */
+  refused: GatewayException | undefined;
+
+  constructor(
+    private readonly limit: number,
+    private readonly tooLarge: () => GatewayException,
+  ) {}
+
+  /** Takes the next chunk; false once the body is refused. */
+  push(chunk: Buffer): boolean {
+    if (this.refused) return false;
+    this.received += chunk.length;
+    if (this.received > this.limit) this.refuse(this.tooLarge());
+    else if (!this.scanner.push(chunk)) this.refuse(shapeRefusal(this.scanner.excess!));
+    else this.chunks.push(chunk);
+    return !this.refused;
+  }
+
+  refuse(reason: GatewayException): void {
+    this.refused = reason;
+    this.chunks.length = 0;
+  }
+
+  /** The whole body, parsed: at once when small, on later turns of the event loop when big (parseLater). */
+  parse(): Promise<ParsedJsonBody> {
+    if (this.refused) return Promise.reject(this.refused);
+    const { chunks, received } = this;
+    if (received < YIELDING_BODY_BYTES) {
+      const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
+      return new Promise((resolve, reject) =>
+        settle(resolve, reject, () => ({
+          body: parseStrict(decode(bytes)),
+          bytes,
+          values: this.scanner.values,
+        })),
+      );
+    }
+    return parseLater(() => Buffer.concat(chunks, received), this.scanner.values);
+  }
+}
+
+/** The error for a client that went away before its body ended (400; nobody reads the answer). */
+export function clientStoppedSending(): GatewayException {
+  return new GatewayException('invalid_request', 'The client stopped sending the request body.', {
+    wireCode: null,
   });
 }
 
