@@ -235,8 +235,42 @@ export class RedactionConfig {
   patterns: RedactionPatternConfig[] = [];
 }
 
-/** The request log (issue 38 adds its store, content setting and retention here). */
+/** How long the request log keeps each part, in days: expired by dropping whole keys or partitions. */
+export class RequestLogRetentionConfig {
+  @IsInt() @Min(1) @Max(3660) metadata = 30;
+  /** What was sent and answered (teams with `logging.content: full`): usually kept for less time. */
+  @IsInt() @Min(1) @Max(3660) content = 7;
+}
+
+/** The PostgreSQL store (`logging.requests.store: postgres`): tables partitioned by day, migrated by the gateway. */
+export class RequestLogPostgresConfig {
+  /** A libpq connection URL, e.g. postgres://switchyard:${PG_PASSWORD}@db:5432/switchyard. */
+  @IsString() url = '';
+  /** The schema the tables live in (created when missing). */
+  @Matches(/^[a-z_][a-z0-9_]{0,62}$/, { message: 'must be a lower-case SQL identifier' }) schema = 'switchyard';
+  /** Connections the writer and the readers share. */
+  @IsInt() @Min(1) @Max(64) poolSize = 4;
+}
+
+/** The Redis store (the default): per team and day, capped and expiring. */
+export class RequestLogRedisConfig {
+  /** Entries kept per team per day at most (the oldest of the day go first past it). */
+  @IsInt() @Min(100) @Max(10_000_000) maxEntriesPerTeamPerDay = 100_000;
+}
+
+/** The request log (docs/request-log.md): one entry per model request, written off the request's path. */
 export class RequestLogConfig {
+  @IsBoolean() enabled = true;
+  @IsIn(['redis', 'postgres']) store: 'redis' | 'postgres' = 'redis';
+  /** Whether content (the request's messages, the answer) is kept, for teams that do not say (teams.<id>.logging). */
+  @IsIn(['none', 'full']) content: 'none' | 'full' = 'none';
+  @ValidateNested() @Type(() => RequestLogRetentionConfig) retentionDays: RequestLogRetentionConfig =
+    new RequestLogRetentionConfig();
+  @ValidateNested() @Type(() => RequestLogPostgresConfig) postgres: RequestLogPostgresConfig =
+    new RequestLogPostgresConfig();
+  @ValidateNested() @Type(() => RequestLogRedisConfig) redis: RequestLogRedisConfig = new RequestLogRedisConfig();
+  /** Entries waiting for the store at most; past it new entries are dropped and counted. */
+  @IsInt() @Min(100) @Max(1_000_000) queueSize = 10_000;
   @ValidateNested() @Type(() => RedactionConfig) redaction: RedactionConfig = new RedactionConfig();
 }
 
@@ -450,6 +484,13 @@ export class TeamSeedConfig {
   @IsOptional() @IsObject() metadata?: Record<string, string>;
   /** Its team-members may keep team tokens of their own (docs/api.md, self-service tokens). Default: no. */
   @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
+  /** What the request log keeps of this team's requests (default: logging.requests.content). */
+  @IsOptional() @ValidateNested() @Type(() => TeamLoggingConfig) logging?: TeamLoggingConfig;
+}
+
+export class TeamLoggingConfig {
+  /** `full`: the request's messages and the answer are kept (redacted); `none`: metadata only. */
+  @IsIn(['none', 'full']) content!: 'none' | 'full';
 }
 
 export class RoutingConfig {

@@ -211,7 +211,7 @@ export class Pipeline {
           const response = await (started && calls.isFirst(candidate)
             ? started
             : this.sendOnItsTurn(served, candidate, signal, paced));
-          calls.answered(candidate);
+          calls.answered(candidate, response.status);
           return { response, candidate, calls: calls.calls };
         } catch (error) {
           calls.failed(candidate, error); // throws when nothing more may be tried
