@@ -8,6 +8,20 @@ import type { Reservation } from '../limits/limits.service';
  */
 export type Endpoint = string;
 
+/** One call the request made to a deployment, or a candidate passed over, as the request log shows it. */
+export type AttemptRecord =
+  | {
+      kind: 'call';
+      model: string;
+      /** `<backend>/<upstream model>`. */
+      deployment: string;
+      outcome: string;
+      status: number | null;
+      durationMs: number;
+      error: string | null;
+    }
+  | { kind: 'skipped'; model: string; deployment: string; reason: string };
+
 /** The tokens one request used, as accounted. */
 export interface TokenCounts {
   prompt: number;
@@ -49,6 +63,8 @@ export class Exchange {
     errorCode?: string;
     upstreamErrorReason?: string;
     aborted?: boolean;
+    attemptsMade?: AttemptRecord[];
+    answer?: unknown;
   } = {};
   private usageHold?: (work: Promise<unknown>) => void;
 
@@ -106,6 +122,16 @@ export class Exchange {
   /** Every call failed: the last deployment tried and how many calls were made. */
   triedWithoutAnswer(by: { backend: string; upstreamModel: string; attempts: number }): void {
     Object.assign(this.state, by);
+  }
+
+  /** Every call made and candidate passed over, in order (once the calls are over, answered or not). */
+  attempted(attempts: AttemptRecord[]): void {
+    this.state.attemptsMade = attempts;
+  }
+
+  /** The answer, for the request log: set only when the caller's team keeps content (Principal.keepsContent). */
+  answerForLog(answer: unknown): void {
+    this.state.answer = answer;
   }
 
   /** The backend's whole answer has been read (the first time only: a later failure does not move it). */
@@ -210,6 +236,12 @@ export class Exchange {
   }
   get aborted(): boolean | undefined {
     return this.state.aborted;
+  }
+  get attemptsMade(): readonly AttemptRecord[] {
+    return this.state.attemptsMade ?? [];
+  }
+  get answer(): unknown {
+    return this.state.answer;
   }
 }
 

@@ -33,7 +33,7 @@ import type {
 } from './endpoint-spec';
 import type { Exchange, TokenCounts } from './exchange';
 import { RequestAdmission } from './request-admission';
-import { UpstreamCaller, type CallSequence, type Candidate } from './upstream-caller';
+import { attemptRecords, UpstreamCaller, type CallSequence, type Candidate } from './upstream-caller';
 
 /** A request that is sent to a model: a completion or embeddings. */
 type Called = ChatServed | EmbeddingServed;
@@ -212,6 +212,7 @@ export class Pipeline {
             ? started
             : this.sendOnItsTurn(served, candidate, signal, paced));
           calls.answered(candidate, response.status);
+          exchange.attempted(attemptRecords(calls.attempts));
           return { response, candidate, calls: calls.calls };
         } catch (error) {
           calls.failed(candidate, error); // throws when nothing more may be tried
@@ -219,6 +220,7 @@ export class Pipeline {
       }
       throw calls.exhausted();
     } catch (error) {
+      exchange.attempted(attemptRecords(calls.attempts));
       const last = calls.lastCalled;
       if (last)
         exchange.triedWithoutAnswer({
@@ -385,6 +387,7 @@ export class Pipeline {
       throw this.failure(exchange, signal, mapped);
     }
     completion.model = request.model;
+    if (exchange.caller.keepsContent) exchange.answerForLog(completion.choices.map((choice) => choice.message));
     const reasoning = completion.choices
       .map((choice) => choice.message.reasoning_content)
       .filter((text): text is string => typeof text === 'string' && text !== '');
@@ -445,6 +448,8 @@ export class Pipeline {
     });
     exchange.callEnded();
     exchange.firstToken(outcome.firstTokenAt);
+    if (exchange.caller.keepsContent)
+      exchange.answerForLog([{ role: 'assistant', content: outcome.relayedText.join('') }]);
     if (outcome.error) {
       exchange.failed(outcome.error.wireCode ?? outcome.error.code);
       if (isUpstreamFailure(outcome.error)) exchange.upstreamFailed(outcome.error.code);

@@ -9,6 +9,7 @@ import { BackendHealth } from '../routing/backend-health';
 import { AppLogger } from '../common/logging/logger';
 import { cutRequest, isRequestSignal } from '../common/http/request-abort';
 import type { Deployment, Route, RoutedModel } from '../routing/model-router.service';
+import type { AttemptRecord } from './exchange';
 
 /** One call the plan may make: a deployment of a model (the one asked for, or a fallback). */
 export interface Candidate {
@@ -443,4 +444,21 @@ export class CallSequence {
 
 function keyOf(candidate: Candidate): string {
   return `${candidate.routed.model} on ${candidate.deployment.id}`;
+}
+
+/** The attempts as the exchange (and the request log) keeps them: deployments by name. */
+export function attemptRecords(attempts: readonly Attempt[]): AttemptRecord[] {
+  return attempts.map((attempt) =>
+    attempt.kind === 'call'
+      ? {
+          kind: 'call',
+          model: attempt.model,
+          deployment: attempt.deployment.id,
+          outcome: attempt.outcome,
+          status: attempt.status,
+          durationMs: attempt.durationMs,
+          error: attempt.error,
+        }
+      : { kind: 'skipped', model: attempt.model, deployment: attempt.deployment.id, reason: attempt.reason },
+  );
 }

@@ -81,6 +81,25 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly requestLogQueued = new Gauge({
+    name: 'switchyard_request_log_queued_entries',
+    help: 'Request log entries waiting in memory for the store',
+    registers: [this.registry],
+  });
+
+  readonly requestLogWritten = new Counter({
+    name: 'switchyard_request_log_written_total',
+    help: 'Request log entries the store took',
+    registers: [this.registry],
+  });
+
+  readonly requestLogDropped = new Counter({
+    name: 'switchyard_request_log_dropped_total',
+    help: 'Request log entries not kept: queue_full (the store was slow or down and the queue full), store_failed (the store refused them after retries), shutdown (still queued when the gateway stopped), evicted (a team passed its entries per day in Redis)',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+
   readonly usageUnreplicatedBatches = new Counter({
     name: 'switchyard_usage_unreplicated_batches_total',
     help: 'Usage batches written to a Redis master that no replica confirmed in time (lost if that master dies now)',

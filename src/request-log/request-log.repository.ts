@@ -6,6 +6,8 @@ export const REQUEST_LOG_STORE = Symbol('RequestLogStore');
 /** What a query of the log may filter on; every field narrows it. */
 export interface RequestLogFilter {
   team?: string;
+  /** Only these teams (a caller who may read some teams only, asking for all of theirs). */
+  teams?: readonly string[];
   /** The model asked for, or the one that served it. */
   model?: string;
   /** The HTTP status the client got. */
@@ -37,8 +39,11 @@ export interface RequestLogPage {
  * path); each store expires metadata and content by their own retention, dropping whole keys or partitions.
  */
 export interface RequestLogStore {
-  /** Keeps the batch (entries and, apart, the content of those that have it). Idempotent by entry id. */
-  append(records: readonly RequestLogRecord[]): Promise<void>;
+  /**
+   * Keeps the batch (entries and, apart, the content of those that have it). Idempotent by entry id. Resolves with
+   * how many entries older ones of the batch's teams made way for (a store with a size cap), 0 for the others.
+   */
+  append(records: readonly RequestLogRecord[]): Promise<{ evicted: number }>;
   /** Entries newest first, filtered and paged. */
   query(query: RequestLogQuery): Promise<RequestLogPage>;
   /** One entry with its content when still kept; null when unknown or expired. */

@@ -10,6 +10,7 @@ import { GatewayConfig } from '../config/config.schema';
 import { PriceBook } from '../billing/price-book';
 import { InflightLeases } from './inflight-leases';
 import { UsageWriter, type WriteResult } from './usage-writer';
+import { RequestLog } from '../request-log/request-log.service';
 
 /**
  * Makes every authenticated request to a billable route produce exactly one usage
@@ -32,6 +33,7 @@ export class UsageRecorder implements NestMiddleware {
     private readonly leases: InflightLeases,
     private readonly prices: PriceBook,
     private readonly config: GatewayConfig,
+    private readonly requestLog: RequestLog,
   ) {}
 
   /** Runs before the guard, so a request that fails authentication simply has no principal to bill. */
@@ -40,7 +42,7 @@ export class UsageRecorder implements NestMiddleware {
     const release = () => {
       if (--latch.waitingFor > 0) return;
       const caller = req.exchange.principal;
-      if (caller) this.account(req.exchange, caller, res, req.body);
+      if (caller) this.account(req.exchange, caller, req, res);
     };
     req.exchange.holdUsageWith((work) => {
       latch.waitingFor++;
@@ -57,8 +59,9 @@ export class UsageRecorder implements NestMiddleware {
     if (countsInMetrics(result)) this.metrics.observeRequest(record, timings);
   }
 
-  /** The finished exchange's one usage record (`body`: the request's, for the model asked for when unrouted). */
-  private account(ctx: Exchange, principal: Principal, res: Response, body: unknown): void {
+  /** The finished exchange's one usage record (the body names the model asked for when unrouted), and its log entry. */
+  private account(ctx: Exchange, principal: Principal, req: Request, res: Response): void {
+    const body: unknown = req.body;
     const tokens = ctx.tokens ?? { prompt: 0, completion: 0, reasoning: 0, estimated: false };
     const served = {
       model: ctx.servedModel ?? ctx.model ?? '',
@@ -106,6 +109,7 @@ export class UsageRecorder implements NestMiddleware {
       onWritten: mayReplace ? (result) => this.observeWhenWritten(record, timings, result) : undefined,
     });
     if (!mayReplace) this.metrics.observeRequest(record, timings);
+    this.requestLog.note(ctx, record, req);
     if (ctx.upstreamErrorReason && !ctx.aborted)
       this.metrics.upstreamErrors.inc({ backend: record.backend, reason: ctx.upstreamErrorReason });
   }

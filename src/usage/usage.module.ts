@@ -12,9 +12,10 @@ import { USAGE_RECORDS } from './usage-records.repository';
 import { RedisUsageRecords } from './redis-usage-records.repository';
 import { INFLIGHT_LEASE_STORE } from './inflight-leases.repository';
 import { RedisInflightLeases } from './redis-inflight-leases.repository';
+import { RequestLogModule } from '../request-log/request-log.module';
 
 @Module({
-  imports: [LimitsModule, TeamsModule],
+  imports: [LimitsModule, TeamsModule, RequestLogModule],
   controllers: [AdminUsageController, TeamUsageController],
   providers: [
     { provide: USAGE_RECORDS, useClass: RedisUsageRecords },
