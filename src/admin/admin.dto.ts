@@ -47,7 +47,7 @@ function IsMetadataPatch(): PropertyDecorator {
 /** A team's request-log setting; `content: null` follows logging.requests.content. */
 export class TeamLoggingDto {
   @ValidateIf((o: TeamLoggingDto) => o.content !== null)
-  @IsIn(['none', 'full'], { message: '$property must be none, full or null (the organisation\'s default)' })
+  @IsIn(['none', 'full'], { message: "$property must be none, full or null (the organisation's default)" })
   content!: 'none' | 'full' | null;
 }
 

@@ -247,7 +247,8 @@ export class RequestLogPostgresConfig {
   /** A libpq connection URL, e.g. postgres://switchyard:${PG_PASSWORD}@db:5432/switchyard. */
   @IsString() url = '';
   /** The schema the tables live in (created when missing). */
-  @Matches(/^[a-z_][a-z0-9_]{0,62}$/, { message: 'must be a lower-case SQL identifier' }) schema = 'switchyard';
+  @Matches(/^[a-z_][a-z0-9_]{0,62}$/, { message: 'must be a lower-case SQL identifier' }) schema =
+    'switchyard';
   /** Connections the writer and the readers share. */
   @IsInt() @Min(1) @Max(64) poolSize = 4;
 }
@@ -268,7 +269,8 @@ export class RequestLogConfig {
     new RequestLogRetentionConfig();
   @ValidateNested() @Type(() => RequestLogPostgresConfig) postgres: RequestLogPostgresConfig =
     new RequestLogPostgresConfig();
-  @ValidateNested() @Type(() => RequestLogRedisConfig) redis: RequestLogRedisConfig = new RequestLogRedisConfig();
+  @ValidateNested() @Type(() => RequestLogRedisConfig) redis: RequestLogRedisConfig =
+    new RequestLogRedisConfig();
   /** Entries waiting for the store at most; past it new entries are dropped and counted. */
   @IsInt() @Min(100) @Max(1_000_000) queueSize = 10_000;
   @ValidateNested() @Type(() => RedactionConfig) redaction: RedactionConfig = new RedactionConfig();
@@ -475,6 +477,11 @@ export class ModelConfig {
   @IsOptional() @IsString() budgetField?: string;
 }
 
+export class TeamLoggingConfig {
+  /** `full`: the request's messages and the answer are kept (redacted); `none`: metadata only. */
+  @IsIn(['none', 'full']) content!: 'none' | 'full';
+}
+
 export class TeamSeedConfig {
   /** Default: the ceiling's models, else every model (`*`). */
   @IsOptional() @IsArray() @IsString({ each: true }) models?: string[];
@@ -486,11 +493,6 @@ export class TeamSeedConfig {
   @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
   /** What the request log keeps of this team's requests (default: logging.requests.content). */
   @IsOptional() @ValidateNested() @Type(() => TeamLoggingConfig) logging?: TeamLoggingConfig;
-}
-
-export class TeamLoggingConfig {
-  /** `full`: the request's messages and the answer are kept (redacted); `none`: metadata only. */
-  @IsIn(['none', 'full']) content!: 'none' | 'full';
 }
 
 export class RoutingConfig {

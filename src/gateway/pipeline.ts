@@ -387,7 +387,8 @@ export class Pipeline {
       throw this.failure(exchange, signal, mapped);
     }
     completion.model = request.model;
-    if (exchange.caller.keepsContent) exchange.answerForLog(completion.choices.map((choice) => choice.message));
+    if (exchange.caller.keepsContent)
+      exchange.answerForLog(completion.choices.map((choice) => choice.message));
     const reasoning = completion.choices
       .map((choice) => choice.message.reasoning_content)
       .filter((text): text is string => typeof text === 'string' && text !== '');

@@ -56,7 +56,8 @@ export const OPERATIONS: Operation[] = [
     method: 'get',
     path: '/v1/requests',
     access: 'team',
-    summary: "The caller's own team's request log, newest first, filtered and paged (`next` is the `after` of the next page).",
+    summary:
+      "The caller's own team's request log, newest first, filtered and paged (`next` is the `after` of the next page).",
     query: 'RequestLogQueryDto',
     ok: { status: 200, description: 'Request log entries', schema: list() },
   },
@@ -64,7 +65,8 @@ export const OPERATIONS: Operation[] = [
     method: 'get',
     path: '/v1/requests/{id}',
     access: 'team',
-    summary: "One request of the caller's own team, with what was sent and answered when the team keeps content.",
+    summary:
+      "One request of the caller's own team, with what was sent and answered when the team keeps content.",
     ok: { status: 200, description: 'The entry', schema: object({ object: { const: 'request' } }) },
   },
   {
@@ -441,7 +443,8 @@ export const OPERATIONS: Operation[] = [
     method: 'get',
     path: '/admin/v1/requests',
     access: 'admin',
-    summary: "Any team's (or every team's the caller may read) request log, newest first, filtered and paged.",
+    summary:
+      "Any team's (or every team's the caller may read) request log, newest first, filtered and paged.",
     query: 'RequestLogQueryDto',
     ok: { status: 200, description: 'Request log entries', schema: list() },
   },

@@ -97,7 +97,12 @@ export class RedisRequestLogStore implements RequestLogStore {
           list.length,
         ];
         for (const { entry, content } of list)
-          args.push(entry.id, Date.parse(entry.at), JSON.stringify(entry), content ? JSON.stringify(content) : '');
+          args.push(
+            entry.id,
+            Date.parse(entry.at),
+            JSON.stringify(entry),
+            content ? JSON.stringify(content) : '',
+          );
         const [, evicted] = await APPEND_ENTRIES.run(
           this.redis,
           [
@@ -139,9 +144,7 @@ export class RedisRequestLogStore implements RequestLogStore {
     const last = entries.at(-1);
     // More to read: past a full page (a team had more than it), or past where a team's scan stopped.
     const next =
-      last && entries.length === query.limit && (merged.length > query.limit || cut)
-        ? positionOf(last)
-        : cut;
+      last && entries.length === query.limit && (merged.length > query.limit || cut) ? positionOf(last) : cut;
     return { entries, next: next ? encodeCursor(next) : null };
   }
 

@@ -36,7 +36,8 @@ export class InvalidCursorError extends Error {
 export function matches(entry: RequestLogEntry, filter: RequestLogFilter): boolean {
   if (filter.team !== undefined && entry.team !== filter.team) return false;
   if (filter.teams !== undefined && !filter.teams.includes(entry.team)) return false;
-  if (filter.model !== undefined && entry.model !== filter.model && entry.servedModel !== filter.model) return false;
+  if (filter.model !== undefined && entry.model !== filter.model && entry.servedModel !== filter.model)
+    return false;
   if (filter.status !== undefined && entry.status !== filter.status) return false;
   if (filter.endpoint !== undefined && entry.endpoint !== filter.endpoint) return false;
   if (filter.traceId !== undefined && entry.traceId !== filter.traceId) return false;

@@ -113,13 +113,21 @@ function view(entry: RequestLogEntry) {
 }
 
 function notFound(id: string): GatewayException {
-  return new GatewayException('not_found', `No request ${JSON.stringify(id.slice(0, 64))} in the request log.`, {
-    wireCode: null,
-  });
+  return new GatewayException(
+    'not_found',
+    `No request ${JSON.stringify(id.slice(0, 64))} in the request log.`,
+    {
+      wireCode: null,
+    },
+  );
 }
 
 function unavailable(error: unknown): GatewayException {
-  return new GatewayException('store_unavailable', "The request log's store is unreachable; try again shortly.", {
-    cause: error,
-  });
+  return new GatewayException(
+    'store_unavailable',
+    "The request log's store is unreachable; try again shortly.",
+    {
+      cause: error,
+    },
+  );
 }

@@ -15,10 +15,13 @@ export class RequestLogQueryDto {
   @IsOptional() @IsISO8601({ strict: true }) from?: string;
   /** Up to this instant (exclusive). */
   @IsOptional() @IsISO8601({ strict: true }) to?: string;
-  @IsOptional() @Matches(/^[0-9a-f]{32}$/, { message: 'must be a W3C trace id (32 lower-case hex digits)' })
+  @IsOptional()
+  @Matches(/^[0-9a-f]{32}$/, { message: 'must be a W3C trace id (32 lower-case hex digits)' })
   traceId?: string;
   /** Entries per page (default 50). */
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000) limit?: number;
   /** The `next` of the page before. */
-  @IsOptional() @Matches(/^[A-Za-z0-9_-]{1,400}$/, { message: 'must be the next cursor of a page' }) after?: string;
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9_-]{1,400}$/, { message: 'must be the next cursor of a page' })
+  after?: string;
 }

@@ -84,7 +84,9 @@ export function parseTeam(fields: Record<string, string>): Team | null {
     metadata: JSON.parse(fields.metadata ?? '{}') as Record<string, string>,
     disabled: fields.disabled === '1',
     selfServiceTokens: fields.selfServiceTokens === '1',
-    logging: { content: fields.logContent === 'none' || fields.logContent === 'full' ? fields.logContent : null },
+    logging: {
+      content: fields.logContent === 'none' || fields.logContent === 'full' ? fields.logContent : null,
+    },
     createdAt: fields.createdAt,
     updatedAt: fields.updatedAt ?? fields.createdAt,
   };

@@ -27,6 +27,6 @@ import { RequestLogModule } from '../request-log/request-log.module';
     InflightLeases,
     RequestAdmission,
   ],
-  exports: [UsageWriter, UsageRecorder, TokenCounter, InflightLeases, RequestAdmission],
+  exports: [UsageWriter, UsageRecorder, TokenCounter, InflightLeases, RequestAdmission, RequestLogModule],
 })
 export class UsageModule {}
