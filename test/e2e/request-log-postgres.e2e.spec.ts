@@ -286,19 +286,27 @@ describe('request log: the PostgreSQL store', () => {
     const schema = 'expiry';
     const store = storeFor(schema, { metadata: 30, content: 7 });
     const now = new Date('2026-11-27T06:00:00.000Z');
-    const ago = (days: number) => entry({ at: new Date(now.getTime() - days * DAY).toISOString(), contentKept: true });
-    const [d40, d10, d1] = [ago(40), ago(10), ago(1)];
-    await store.append([d40, d10, d1].map((e) => ({ entry: e, content: { request: { id: e.id }, response: 'ok' } })));
+    const at = (ms: number) => entry({ at: new Date(now.getTime() - ms).toISOString(), contentKept: true });
+    const [d40, d10, d1] = [at(40 * DAY), at(10 * DAY), at(DAY)];
+    // Content's retention boundary (7 days before now: 2026-11-20T06:00): the day that ended before it goes, the day
+    // it falls in stays whole (an entry is kept at least its retention).
+    const justOut = at(7 * DAY + 6 * 3_600_000 + 1); // 2026-11-19T23:59:59.999
+    const justIn = at(7 * DAY - 3_600_000); // 2026-11-20T07:00
+    const all = [d40, d10, justOut, justIn, d1];
+    await store.append(all.map((e) => ({ entry: e, content: { request: { id: e.id }, response: 'ok' } })));
     await store.expire(now);
 
     expect(await partitionNames(schema, 'request_log')).toEqual([
       'request_log_p20261117', // 10 days ago: within 30
+      'request_log_p20261119',
+      'request_log_p20261120',
       'request_log_p20261126', // yesterday
       'request_log_p20261127', // today and the two days ahead, made by maintenance
       'request_log_p20261128',
       'request_log_p20261129',
     ]);
     expect(await partitionNames(schema, 'request_log_content')).toEqual([
+      'request_log_content_p20261120',
       'request_log_content_p20261126',
       'request_log_content_p20261127',
       'request_log_content_p20261128',
@@ -306,18 +314,21 @@ describe('request log: the PostgreSQL store', () => {
     ]);
     const gone = await pool.query(
       `SELECT to_regclass('expiry.request_log_p20261018') AS m40, to_regclass('expiry.request_log_content_p20261018') AS c40,
-              to_regclass('expiry.request_log_content_p20261117') AS c10`,
+              to_regclass('expiry.request_log_content_p20261117') AS c10,
+              to_regclass('expiry.request_log_content_p20261119') AS c7`,
     );
-    expect(gone.rows[0]).toEqual({ m40: null, c40: null, c10: null });
-    expect((await store.query({ limit: 10 })).entries.map((e) => e.id)).toEqual([d1.id, d10.id]);
+    expect(gone.rows[0]).toEqual({ m40: null, c40: null, c10: null, c7: null });
+    expect((await store.query({ limit: 10 })).entries.map((e) => e.id)).toEqual([d1.id, justIn.id, justOut.id, d10.id]);
     expect(await store.get(d40.id)).toBeNull();
     expect(await store.get(d10.id)).toStrictEqual({ entry: d10, content: null });
+    expect((await store.get(justOut.id))?.content).toBeNull();
+    expect((await store.get(justIn.id))?.content).toEqual({ request: { id: justIn.id }, response: 'ok' });
     expect((await store.get(d1.id))?.content).toEqual({ request: { id: d1.id }, response: 'ok' });
     const rows = await pool.query(
       `SELECT (SELECT count(*) FROM expiry.request_log)::int AS entries,
               (SELECT count(*) FROM expiry.request_log_content)::int AS contents`,
     );
-    expect(rows.rows[0]).toEqual({ entries: 2, contents: 1 });
+    expect(rows.rows[0]).toEqual({ entries: 4, contents: 2 });
     // A day later the 10-day-old metadata is still kept (30 days), and a second run changes nothing else.
     await store.expire(new Date(now.getTime() + DAY));
     expect(await partitionNames(schema, 'request_log')).toContain('request_log_p20261117');
