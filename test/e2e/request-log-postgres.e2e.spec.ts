@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
-import type { RequestLogRetentionConfig } from '../../src/config/config.schema';
+import { migrateDatabase } from '../../src/cli/db-migrate';
+import type { GatewayConfig, RequestLogRetentionConfig } from '../../src/config/config.schema';
 import { MIGRATIONS, migrate } from '../../src/request-log/postgres/postgres-migrations';
 import { partitionsOf } from '../../src/request-log/postgres/postgres-partitions';
 import { PostgresRequestLogStore } from '../../src/request-log/postgres/postgres-request-log.repository';
@@ -113,6 +114,27 @@ describe('request log: the PostgreSQL store', () => {
         WHERE nspname = 'migrated' AND relkind = 'p' ORDER BY relname`,
     );
     expect(tables.rows.map((r: { relname: string }) => r.relname)).toEqual(['request_log', 'request_log_content']);
+  });
+
+  it('`switchyard db migrate` migrates the configured schema and says what it applied', async () => {
+    const config = (schema: string, url = database.url) =>
+      ({ logging: { requests: { postgres: { url, schema, poolSize: 4 } } } }) as unknown as GatewayConfig;
+    const written: string[] = [];
+    const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      await migrateDatabase(config('by_cli'));
+      await migrateDatabase(config('by_cli'));
+    } finally {
+      write.mockRestore();
+    }
+    expect(written.map((text) => JSON.parse(text) as unknown)).toEqual([
+      { schema: 'by_cli', applied: [1], version: 1 },
+      { schema: 'by_cli', applied: [], version: 1 },
+    ]);
+    await expect(migrateDatabase(config('by_cli', ''))).rejects.toThrow(/postgres.url is not set/);
   });
 
   it('keeps every field of an entry exactly, and answers newest first', async () => {
