@@ -10,7 +10,8 @@ import { poolConfig } from '../request-log/postgres/postgres-request-log.reposit
  */
 export async function migrateDatabase(config: GatewayConfig): Promise<void> {
   const postgres = config.logging.requests.postgres;
-  if (!postgres.url) throw new Error('logging.requests.postgres.url is not set: there is no database to migrate');
+  if (!postgres.url)
+    throw new Error('logging.requests.postgres.url is not set: there is no database to migrate');
   const pool = new Pool({ ...poolConfig(postgres), max: 1 });
   pool.on('error', () => {}); // an idle connection lost: the migration's own query fails and says why
   try {

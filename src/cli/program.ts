@@ -347,9 +347,13 @@ export function buildProgram(): Command {
     .command('db')
     .description("The request log's PostgreSQL database (logging.requests.postgres)")
     .command('migrate')
-    .description('Create or update its schema (the gateway also does this at start); safe beside running replicas')
+    .description(
+      'Create or update its schema (the gateway also does this at start); safe beside running replicas',
+    )
     .action(() =>
-      migrateDatabase(loadConfig(FAMILIES, { SWITCHYARD_ADMIN_KEY: randomBytes(16).toString('hex'), ...process.env })),
+      migrateDatabase(
+        loadConfig(FAMILIES, { SWITCHYARD_ADMIN_KEY: randomBytes(16).toString('hex'), ...process.env }),
+      ),
     );
   return program;
 }

@@ -87,7 +87,10 @@ describe('request log: the PostgreSQL store', () => {
     return store;
   }
 
-  async function partitionNames(schema: string, table: 'request_log' | 'request_log_content'): Promise<string[]> {
+  async function partitionNames(
+    schema: string,
+    table: 'request_log' | 'request_log_content',
+  ): Promise<string[]> {
     return (await partitionsOf(pool, schema, table)).map((p) => p.name).sort();
   }
 
@@ -113,7 +116,10 @@ describe('request log: the PostgreSQL store', () => {
       `SELECT relname FROM pg_class JOIN pg_namespace n ON n.oid = relnamespace
         WHERE nspname = 'migrated' AND relkind = 'p' ORDER BY relname`,
     );
-    expect(tables.rows.map((r: { relname: string }) => r.relname)).toEqual(['request_log', 'request_log_content']);
+    expect(tables.rows.map((r: { relname: string }) => r.relname)).toEqual([
+      'request_log',
+      'request_log_content',
+    ]);
   });
 
   it('`switchyard db migrate` migrates the configured schema and says what it applied', async () => {
@@ -163,7 +169,12 @@ describe('request log: the PostgreSQL store', () => {
   it('narrows by every filter', async () => {
     const store = storeFor();
     const a = entry({ team: 'alpha', model: 'luna', servedModel: 'luna', at: '2026-11-27T08:00:00.000Z' });
-    const b = entry({ team: 'beta', model: 'fast', servedModel: 'luna-mini', at: '2026-11-27T09:00:00.000Z' });
+    const b = entry({
+      team: 'beta',
+      model: 'fast',
+      servedModel: 'luna-mini',
+      at: '2026-11-27T09:00:00.000Z',
+    });
     const c = entry({
       team: 'beta',
       model: 'luna-mini',
@@ -224,7 +235,11 @@ describe('request log: the PostgreSQL store', () => {
     const second = await store.query({ limit: 3, after: first.next! });
     expect([...first.entries, ...second.entries].map((e) => e.id)).toEqual(expected.slice(0, 6));
     // Filters and the cursor together.
-    const filtered = await store.query({ limit: 5, after: first.next!, from: new Date(start + 20).toISOString() });
+    const filtered = await store.query({
+      limit: 5,
+      after: first.next!,
+      from: new Date(start + 20).toISOString(),
+    });
     expect(filtered.entries.map((e) => e.id)).toEqual(expected.slice(3, 8));
     await expect(store.query({ limit: 10, after: 'bm90LWEtY3Vyc29y' })).rejects.toThrow(/cursor/);
   });
@@ -246,7 +261,11 @@ describe('request log: the PostgreSQL store', () => {
 
   it('keeps content apart and returns it with the entry; null content when none was kept; null when unknown', async () => {
     const store = storeFor('apart');
-    const request = { model: 'luna', z: 1, a: [{ role: 'user', content: 'hé [email] \u0000 "quoted" \\ back' }] };
+    const request = {
+      model: 'luna',
+      z: 1,
+      a: [{ role: 'user', content: 'hé [email] \u0000 "quoted" \\ back' }],
+    };
     const kept = entry({ contentKept: true });
     const bare = entry();
     await store.append([{ entry: kept, content: { request, response: null } }, { entry: bare }]);
@@ -276,16 +295,22 @@ describe('request log: the PostgreSQL store', () => {
     await store.append(records([odd]));
     const [stored] = (await store.query({ limit: 1 })).entries;
     expect(stored.model).toBe('luna\uFFFDx');
-    expect(stored.attempts).toEqual([{ kind: 'skipped', model: 'm\uFFFD', deployment: 'd', reason: 'r\uFFFD' }]);
+    expect(stored.attempts).toEqual([
+      { kind: 'skipped', model: 'm\uFFFD', deployment: 'd', reason: 'r\uFFFD' },
+    ]);
   });
 
   it('puts entries of three days in three day partitions, made on demand', async () => {
     const schema = 'days';
     const store = storeFor(schema);
     const days = ['2026-01-02T23:59:59.999Z', '2026-01-03T00:00:00.000Z', '2026-01-05T12:00:00.000Z'];
-    await store.append(days.map((at) => ({ entry: entry({ at }), content: { request: {}, response: null } })));
+    await store.append(
+      days.map((at) => ({ entry: entry({ at }), content: { request: {}, response: null } })),
+    );
     const names = await partitionNames(schema, 'request_log');
-    expect(names).toEqual(expect.arrayContaining(['request_log_p20260102', 'request_log_p20260103', 'request_log_p20260105']));
+    expect(names).toEqual(
+      expect.arrayContaining(['request_log_p20260102', 'request_log_p20260103', 'request_log_p20260105']),
+    );
     expect(names).not.toContain('request_log_p20260104');
     const placed = await pool.query(
       `SELECT tableoid::regclass::text AS partition, to_char(at, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at
@@ -296,7 +321,9 @@ describe('request log: the PostgreSQL store', () => {
       { partition: 'days.request_log_p20260103', at: days[1] },
       { partition: 'days.request_log_p20260105', at: days[2] },
     ]);
-    const content = await pool.query(`SELECT tableoid::regclass::text AS partition FROM days.request_log_content`);
+    const content = await pool.query(
+      `SELECT tableoid::regclass::text AS partition FROM days.request_log_content`,
+    );
     expect(content.rows.map((r: { partition: string }) => r.partition).sort()).toEqual([
       'days.request_log_content_p20260102',
       'days.request_log_content_p20260103',
@@ -340,7 +367,12 @@ describe('request log: the PostgreSQL store', () => {
               to_regclass('expiry.request_log_content_p20261119') AS c7`,
     );
     expect(gone.rows[0]).toEqual({ m40: null, c40: null, c10: null, c7: null });
-    expect((await store.query({ limit: 10 })).entries.map((e) => e.id)).toEqual([d1.id, justIn.id, justOut.id, d10.id]);
+    expect((await store.query({ limit: 10 })).entries.map((e) => e.id)).toEqual([
+      d1.id,
+      justIn.id,
+      justOut.id,
+      d10.id,
+    ]);
     expect(await store.get(d40.id)).toBeNull();
     expect(await store.get(d10.id)).toStrictEqual({ entry: d10, content: null });
     expect((await store.get(justOut.id))?.content).toBeNull();

@@ -22,7 +22,13 @@ export interface TestDatabase {
 }
 
 async function answers(port: number): Promise<boolean> {
-  const client = new Client({ host: HOST, port, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 2000 });
+  const client = new Client({
+    host: HOST,
+    port,
+    user: 'postgres',
+    database: 'postgres',
+    connectionTimeoutMillis: 2000,
+  });
   client.on('error', () => {});
   try {
     await client.connect();
@@ -53,7 +59,17 @@ function startPrivateServer(port: number): { stop(): void } {
       ? execFileSync('runuser', ['-u', 'postgres', '--', join(BIN, binary), ...args], { stdio: 'pipe' })
       : execFileSync(join(BIN, binary), args, { stdio: 'pipe' });
   const data = join(dir, 'data');
-  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
+  run('initdb', [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    '--auth=trust',
+    '-E',
+    'UTF8',
+    '--no-sync',
+    '--no-instructions',
+  ]);
   const options = `-p ${port} -k ${dir} -c listen_addresses=${HOST} -c fsync=off -c synchronous_commit=off`;
   run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '30', 'start']);
   return {

@@ -122,7 +122,9 @@ export async function migrate(pool: Pool, schema: string, steps = MIGRATIONS): P
         `CREATE TABLE IF NOT EXISTS ${s}.schema_migrations
            (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
       );
-      const done = await client.query(`SELECT 1 FROM ${s}.schema_migrations WHERE version = $1`, [step.version]);
+      const done = await client.query(`SELECT 1 FROM ${s}.schema_migrations WHERE version = $1`, [
+        step.version,
+      ]);
       if (done.rowCount) return false;
       await client.query(step.sql(s));
       await client.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2)`, [

@@ -98,7 +98,9 @@ export async function dropExpiredPartitions(
   await inTransaction(pool, async (client) => {
     await lockSchema(client, schema);
     await client.query(DDL_LOCK_TIMEOUT);
-    await client.query(`DROP TABLE IF EXISTS ${expired.map((name) => `${s}.${quoteIdent(name)}`).join(', ')}`);
+    await client.query(
+      `DROP TABLE IF EXISTS ${expired.map((name) => `${s}.${quoteIdent(name)}`).join(', ')}`,
+    );
   });
   return expired;
 }

@@ -41,6 +41,7 @@ export function poolConfig(postgres: RequestLogPostgresConfig): PoolConfig {
     idleTimeoutMillis: 30_000,
     statement_timeout: 30_000,
     query_timeout: 35_000,
+    idle_in_transaction_session_timeout: 60_000,
     keepAlive: true,
     application_name: 'switchyard',
   };
@@ -73,7 +74,9 @@ export class PostgresRequestLogStore implements RequestLogStore {
     this.pool = new Pool(poolConfig(options.postgres));
     this.schema = quoteIdent(options.postgres.schema);
     this.appendSql = appendStatement(this.schema);
-    this.pool.on('error', (error: Error & { code?: string }) => this.connection('lost', error.code ?? error.message));
+    this.pool.on('error', (error: Error & { code?: string }) =>
+      this.connection('lost', error.code ?? error.message),
+    );
     this.pool.on('connect', () => this.connection('restored'));
   }
 
@@ -115,7 +118,7 @@ export class PostgresRequestLogStore implements RequestLogStore {
       // Strictly older in (at, id) order; `at <=` alone lets the planner skip the newer partitions.
       conditions.push(`at <= ${at}`, `(at, id) < (${at}, ${id})`);
     }
-    const limit = Math.min(Math.max(Math.trunc(query.limit), 1), 1000);
+    const limit = Number.isFinite(query.limit) ? Math.min(Math.max(Math.trunc(query.limit), 1), 1000) : 100;
     values.push(limit + 1); // one more than asked: whether there is a next page
     await this.prepare();
     const { rows } = await this.pool.query<EntryRow>(
@@ -131,7 +134,9 @@ export class PostgresRequestLogStore implements RequestLogStore {
   async get(id: string): Promise<{ entry: RequestLogEntry; content: RequestLogContent | null } | null> {
     await this.prepare();
     // An id alone has no `at`: found through the id index (across the partitions), its content by (at, id).
-    const { rows } = await this.pool.query<EntryRow & { has_content: boolean; request: unknown; response: unknown }>(
+    const { rows } = await this.pool.query<
+      EntryRow & { has_content: boolean; request: unknown; response: unknown }
+    >(
       `SELECT ${entrySelect('l')}, c.id IS NOT NULL AS has_content, c.request, c.response
          FROM ${this.schema}.request_log l
          LEFT JOIN ${this.schema}.request_log_content c ON c.at = l.at AND c.id = l.id

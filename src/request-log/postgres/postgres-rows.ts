@@ -1,5 +1,10 @@
 import type { UsageOutcome } from '../../usage/usage-record';
-import type { LoggedAttempt, RequestLogContent, RequestLogEntry, RequestLogRecord } from '../request-log-entry';
+import type {
+  LoggedAttempt,
+  RequestLogContent,
+  RequestLogEntry,
+  RequestLogRecord,
+} from '../request-log-entry';
 
 /**
  * PostgreSQL's text refuses the NUL character (and jsonb its `\u0000` escape); a client can put one in any string
