@@ -6,6 +6,7 @@ import { MIGRATIONS, migrate } from '../../src/request-log/postgres/postgres-mig
 import { partitionsOf } from '../../src/request-log/postgres/postgres-partitions';
 import { PostgresRequestLogStore } from '../../src/request-log/postgres/postgres-request-log.repository';
 import type { RequestLogEntry, RequestLogRecord } from '../../src/request-log/request-log-entry';
+import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
 import { startTestDatabase, type TestDatabase } from '../support/postgres';
 
@@ -106,10 +107,16 @@ describe('request log: the PostgreSQL store', () => {
     await database?.drop();
   });
 
-  it('migrates a schema once: a second run (or a second replica) applies nothing', async () => {
+  it('migrates a schema once: two replicas starting together apply it once, a later run applies nothing', async () => {
     const schema = 'migrated';
-    expect(await migrate(pool, schema)).toEqual(MIGRATIONS.map((m) => m.version));
-    expect(await Promise.all([migrate(pool, schema), migrate(pool, schema)])).toEqual([[], []]);
+    const replicas = [
+      new Pool({ connectionString: database.url }),
+      new Pool({ connectionString: database.url }),
+    ];
+    const together = await Promise.all(replicas.map((replica) => migrate(replica, schema)));
+    await Promise.all(replicas.map((replica) => replica.end()));
+    expect([...together].sort((a, b) => b.length - a.length)).toEqual([MIGRATIONS.map((m) => m.version), []]);
+    expect(await migrate(pool, schema)).toEqual([]);
     const { rows } = await pool.query(`SELECT version FROM migrated.schema_migrations`);
     expect(rows).toEqual([{ version: 1 }]);
     const tables = await pool.query(
@@ -386,6 +393,36 @@ describe('request log: the PostgreSQL store', () => {
     // A day later the 10-day-old metadata is still kept (30 days), and a second run changes nothing else.
     await store.expire(new Date(now.getTime() + DAY));
     expect(await partitionNames(schema, 'request_log')).toContain('request_log_p20261117');
+  });
+
+  it('writes a new day from two replicas at once: the partition is made once, every entry kept', async () => {
+    const [one, two] = [storeFor('race'), storeFor('race')];
+    const day = (n: number) =>
+      records([entry({ at: `2026-03-0${n}T12:00:00.000Z` }), entry({ at: `2026-03-0${n}T13:00:00.000Z` })]);
+    await Promise.all([one.append(day(1)), two.append(day(1)), one.append(day(2)), two.append(day(2))]);
+    expect(await partitionNames('race', 'request_log')).toEqual(
+      expect.arrayContaining(['request_log_p20260301', 'request_log_p20260302']),
+    );
+    expect((await one.query({ limit: 100, to: '2026-03-03T00:00:00.000Z' })).entries).toHaveLength(8);
+  });
+
+  it('tells of a lost connection once, and of its return, and goes on working', async () => {
+    const states: string[] = [];
+    const store = new PostgresRequestLogStore({
+      postgres: { url: database.url, schema: 'lost', poolSize: 2 },
+      retentionDays: { metadata: 30, content: 7 },
+      onConnection: (state, reason) => states.push(reason ? `${state} ${reason}` : state),
+    });
+    stores.push(store);
+    await store.append(records([entry()]));
+    // The server ends the store's idle connections (as a failover or a restart would).
+    await pool.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = 'switchyard' AND pid <> pg_backend_pid()`,
+    );
+    await eventually(() => expect(states).toEqual(['lost 57P01']));
+    expect((await store.query({ limit: 10 })).entries).toHaveLength(1);
+    expect(states).toEqual(['lost 57P01', 'restored']);
   });
 
   it('rejects, without crashing or an unhandled error, when PostgreSQL is not there', async () => {
