@@ -55,10 +55,10 @@ export function poolConfig(postgres: RequestLogPostgresConfig): PoolConfig {
  * each call rejects until it is back); `expire`, the maintenance run, drops what is past retention and makes the
  * coming days' partitions.
  *
- * A write for a day without a partition (an entry from before midnight written after a day with maintenance
- * failing, a clock far off) creates it and is tried again, rather than going to a DEFAULT partition: rows in a
+ * A write for a day without a partition (maintenance failing for days, a replica's clock far off, a past day
+ * written late) makes that day's partition and is tried again, rather than going to a DEFAULT partition: rows in a
  * default partition would block creating that day's partition later (PostgreSQL refuses a partition whose rows sit
- * in the default) and could only be expired row by row.
+ * in the default) and could only be expired row by row. A past day's partition made so goes at the next `expire`.
  *
  * Nothing here throws past its promise: the pool's 'error' events (an idle connection lost) are handled, and each
  * call rejects with the error for the caller (the writer) to count.
