@@ -6,6 +6,7 @@ import { MIGRATIONS, migrate } from '../../src/request-log/postgres/postgres-mig
 import { partitionsOf } from '../../src/request-log/postgres/postgres-partitions';
 import { PostgresRequestLogStore } from '../../src/request-log/postgres/postgres-request-log.repository';
 import type { RequestLogEntry, RequestLogRecord } from '../../src/request-log/request-log-entry';
+import { InvalidCursorError } from '../../src/request-log/request-log-query';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
 import { startTestDatabase, type TestDatabase } from '../support/postgres';
@@ -166,7 +167,7 @@ describe('request log: the PostgreSQL store', () => {
       outcome: 'rejected',
       stream: true,
     });
-    await store.append(records([older, newer]));
+    expect(await store.append(records([older, newer]))).toEqual({ evicted: 0 });
     const page = await store.query({ limit: 10 });
     expect(page.next).toBeNull();
     expect(page.entries).toStrictEqual([newer, older]);
@@ -207,6 +208,9 @@ describe('request log: the PostgreSQL store', () => {
     expect(await ids({ limit: 10, traceId: c.traceId! })).toEqual([c.id]);
     expect(await ids({ limit: 10, team: 'beta', model: 'luna-mini', status: 200 })).toEqual([b.id]);
     expect(await ids({ limit: 10, team: 'gamma' })).toEqual([]);
+    expect(await ids({ limit: 10, teams: ['alpha', 'gamma'] })).toEqual([a.id]);
+    expect(await ids({ limit: 10, teams: ['beta', 'alpha'], status: 200 })).toEqual([b.id, a.id]);
+    expect(await ids({ limit: 10, teams: [] })).toEqual([]);
   });
 
   it('pages with `after` across pages, without duplicates or gaps, same-millisecond entries ordered by id', async () => {
@@ -248,7 +252,9 @@ describe('request log: the PostgreSQL store', () => {
       from: new Date(start + 20).toISOString(),
     });
     expect(filtered.entries.map((e) => e.id)).toEqual(expected.slice(3, 8));
-    await expect(store.query({ limit: 10, after: 'bm90LWEtY3Vyc29y' })).rejects.toThrow(/cursor/);
+    await expect(store.query({ limit: 10, after: 'bm90LWEtY3Vyc29y' })).rejects.toThrow(InvalidCursorError);
+    const farOff = Buffer.from(`${Number.MAX_SAFE_INTEGER}|x`).toString('base64url');
+    await expect(store.query({ limit: 10, after: farOff })).rejects.toThrow(InvalidCursorError);
   });
 
   it('is idempotent: the same batch twice keeps one row of each entry and content', async () => {

@@ -4,12 +4,11 @@ import type { RequestLogContent, RequestLogEntry, RequestLogRecord } from '../re
 import type { RequestLogPage, RequestLogQuery, RequestLogStore } from '../request-log.repository';
 import { migrate, quoteIdent } from './postgres-migrations';
 import { comingDays, dayOf, dropExpiredPartitions, ensurePartitions } from './postgres-partitions';
+import { decodeCursor, encodeCursor, InvalidCursorError } from '../request-log-query';
 import {
   appendParameters,
   appendStatement,
   contentFromRow,
-  decodeCursor,
-  encodeCursor,
   entrySelect,
   entryFromRow,
   type EntryRow,
@@ -39,8 +38,9 @@ export function poolConfig(postgres: RequestLogPostgresConfig): PoolConfig {
     max: postgres.poolSize,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
-    statement_timeout: 30_000,
-    query_timeout: 35_000,
+    // The writer gives an append 10 s (request-log-writer.ts): a statement is not left running long after that.
+    statement_timeout: 10_000,
+    query_timeout: 12_000,
     idle_in_transaction_session_timeout: 60_000,
     keepAlive: true,
     application_name: 'switchyard',
@@ -80,8 +80,9 @@ export class PostgresRequestLogStore implements RequestLogStore {
     this.pool.on('connect', () => this.connection('restored'));
   }
 
-  async append(records: readonly RequestLogRecord[]): Promise<void> {
-    if (records.length === 0) return;
+  /** Evicts nothing: this store has no size cap, only retention. */
+  async append(records: readonly RequestLogRecord[]): Promise<{ evicted: number }> {
+    if (records.length === 0) return { evicted: 0 };
     await this.prepare();
     const parameters = appendParameters(records);
     try {
@@ -95,6 +96,7 @@ export class PostgresRequestLogStore implements RequestLogStore {
       );
       await this.pool.query(this.appendSql, parameters);
     }
+    return { evicted: 0 };
   }
 
   async query(query: RequestLogQuery): Promise<RequestLogPage> {
@@ -105,6 +107,7 @@ export class PostgresRequestLogStore implements RequestLogStore {
       conditions.push(condition(`$${values.length}`));
     };
     if (query.team !== undefined) where((p) => `team = ${p}`, query.team);
+    if (query.teams !== undefined) where((p) => `team = ANY(${p}::text[])`, [...query.teams]);
     if (query.model !== undefined) where((p) => `(model = ${p} OR served_model = ${p})`, query.model);
     if (query.status !== undefined) where((p) => `status = ${p}`, query.status);
     if (query.endpoint !== undefined) where((p) => `endpoint = ${p}`, query.endpoint);
@@ -112,8 +115,9 @@ export class PostgresRequestLogStore implements RequestLogStore {
     if (query.to !== undefined) where((p) => `at < ${p}::timestamptz`, query.to);
     if (query.traceId !== undefined) where((p) => `trace_id = ${p}`, query.traceId);
     if (query.after !== undefined) {
-      const cursor = decodeCursor(query.after);
-      values.push(cursor.at, cursor.id);
+      const cursor = decodeCursor(query.after); // InvalidCursorError for what no store of this log handed out
+      if (Number.isNaN(new Date(cursor.at).getTime())) throw new InvalidCursorError(); // past the dates JS can hold
+      values.push(new Date(cursor.at).toISOString(), cursor.id);
       const [at, id] = [`$${values.length - 1}::timestamptz`, `$${values.length}`];
       // Strictly older in (at, id) order; `at <=` alone lets the planner skip the newer partitions.
       conditions.push(`at <= ${at}`, `(at, id) < (${at}, ${id})`);
@@ -128,7 +132,11 @@ export class PostgresRequestLogStore implements RequestLogStore {
       values,
     );
     const entries = rows.slice(0, limit).map(entryFromRow);
-    return { entries, next: rows.length > limit ? encodeCursor(entries[entries.length - 1]) : null };
+    const last = entries[entries.length - 1];
+    return {
+      entries,
+      next: rows.length > limit ? encodeCursor({ at: Date.parse(last.at), id: last.id }) : null,
+    };
   }
 
   async get(id: string): Promise<{ entry: RequestLogEntry; content: RequestLogContent | null } | null> {

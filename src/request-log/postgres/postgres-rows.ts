@@ -168,18 +168,3 @@ export function entryFromRow(row: EntryRow): RequestLogEntry {
 export function contentFromRow(row: { request: unknown; response: unknown }): RequestLogContent {
   return { request: row.request, response: row.response };
 }
-
-/** The `next` cursor: the last entry's instant and id, base64url, opaque to the caller. */
-export function encodeCursor(entry: RequestLogEntry): string {
-  return Buffer.from(`${entry.at}|${entry.id}`).toString('base64url');
-}
-
-/** A cursor's instant and id; an error for anything `encodeCursor` did not write. */
-export function decodeCursor(cursor: string): { at: string; id: string } {
-  const decoded = Buffer.from(cursor, 'base64url').toString();
-  const bar = decoded.indexOf('|');
-  const at = decoded.slice(0, bar);
-  if (bar < 0 || Number.isNaN(Date.parse(at)) || !/^\d{4}-\d{2}-\d{2}T/.test(at))
-    throw new RangeError('after: not a cursor this request log handed out');
-  return { at, id: decoded.slice(bar + 1) };
-}
