@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   Inject,
   Injectable,
@@ -107,7 +106,7 @@ export class RequestLogWriter implements OnApplicationBootstrap, BeforeApplicati
           `the request log's store refused a batch of ${records.length} entries${attempt < ATTEMPTS ? `; trying again in ${pause} ms` : '; dropped'}`,
         );
         if (attempt >= ATTEMPTS || this.stopped) return false;
-        await sleep(pause, undefined, { ref: false });
+        await pauseFor(pause);
       }
     }
   }
@@ -141,7 +140,7 @@ export class RequestLogWriter implements OnApplicationBootstrap, BeforeApplicati
     const deadline = Date.now() + SHUTDOWN_FLUSH_MS;
     while ((this.queue.length > 0 || this.flushing) && Date.now() < deadline) {
       if (!this.flushing) void this.flush();
-      await sleep(20);
+      await pauseFor(20);
     }
     this.stopped = true;
     if (this.queue.length > 0) this.drop(this.queue.length, 'shutdown');
@@ -157,4 +156,9 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref();
   });
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** A pause that does not keep the process alive. */
+function pauseFor(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

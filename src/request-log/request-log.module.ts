@@ -6,6 +6,8 @@ import { RequestLogRedactor } from './request-log-redactor';
 import { RequestLogWriter } from './request-log-writer';
 import { REQUEST_LOG_STORE } from './request-log.repository';
 import { RedisRequestLogStore } from './redis-request-log.repository';
+import { PostgresRequestLogStore } from './postgres/postgres-request-log.repository';
+import { AppLogger } from '../common/logging/logger';
 
 /**
  * The request log (docs/request-log.md): entries built from each finished model request (RequestLog, called by
@@ -18,8 +20,19 @@ import { RedisRequestLogStore } from './redis-request-log.repository';
     RedisRequestLogStore,
     {
       provide: REQUEST_LOG_STORE,
-      inject: [GatewayConfig, RedisRequestLogStore],
-      useFactory: (_config: GatewayConfig, redis: RedisRequestLogStore) => redis,
+      inject: [GatewayConfig, RedisRequestLogStore, AppLogger],
+      useFactory: (config: GatewayConfig, redis: RedisRequestLogStore, logger: AppLogger) => {
+        const settings = config.logging.requests;
+        if (settings.store !== 'postgres') return redis;
+        return new PostgresRequestLogStore({
+          postgres: settings.postgres,
+          retentionDays: settings.retentionDays,
+          onConnection: (state, reason) =>
+            state === 'lost'
+              ? logger.pino.warn({ reason }, "the request log's PostgreSQL connection was lost")
+              : logger.pino.info("the request log's PostgreSQL connection is back"),
+        });
+      },
     },
     RequestLogRedactor,
     RequestLogWriter,
