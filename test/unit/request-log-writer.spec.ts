@@ -2,12 +2,12 @@ import { AppLogger } from '../../src/common/logging/logger';
 import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { MAX_KEPT_CHARS } from '../../src/request-log/kept-content';
-import type { RequestLogEntry } from '../../src/request-log/request-log-entry';
 import { RequestLogRedactor } from '../../src/request-log/request-log-redactor';
 import { RequestLogWriter } from '../../src/request-log/request-log-writer';
 import { buildConfig } from '../support/config';
 import { eventually } from '../support/eventually';
 import { InMemoryRequestLogStore } from '../support/in-memory-request-log';
+import { logEntry as entry } from '../support/request-log-entry-fixture';
 
 /**
  * The request log's writer against the in-memory store: batches, the bounded queue, retries and what is counted
@@ -24,34 +24,6 @@ function setup(requests: Record<string, unknown> = {}) {
     (await metrics.requestLogDropped.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
   const written = async () => (await metrics.requestLogWritten.get()).values[0]?.value ?? 0;
   return { writer, store, metrics, lines, dropped, written };
-}
-
-function entry(id: string, over: Partial<RequestLogEntry> = {}): RequestLogEntry {
-  return {
-    id,
-    requestId: `req-${id}`,
-    at: '2026-11-27T10:00:00.000Z',
-    team: 'a',
-    token: { id: 'tok', name: null },
-    person: null,
-    endpoint: 'chat.completions',
-    stream: false,
-    model: 'echo',
-    servedModel: 'echo',
-    deployment: 'standin/echo',
-    attempts: [],
-    status: 200,
-    outcome: 'ok',
-    errorCode: null,
-    latencyMs: 1,
-    ttfbMs: 1,
-    usage: { prompt: 1, completion: 1, reasoning: 0, cached: 0, estimated: false },
-    costNanos: null,
-    traceId: null,
-    clientAddress: null,
-    contentKept: false,
-    ...over,
-  };
 }
 
 describe('RequestLogWriter', () => {
