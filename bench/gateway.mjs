@@ -193,10 +193,13 @@ async function measure(target, scenario) {
   };
 }
 
-function switchyardConfig(upstreamUrl, prefix, clusterNodes) {
+/** `requestLog`: 'metadata' (the default: entries, no content), 'off', or 'content' (the bench team keeps content). */
+function switchyardConfig(upstreamUrl, prefix, clusterNodes, requestLog = 'metadata') {
   const cluster = clusterNodes
     ? `, cluster: { nodes: [${clusterNodes.map((node) => `"${node}"`).join(', ')}] }`
     : '';
+  const logging = requestLog === 'off' ? 'logging: { requests: { enabled: false } }\n' : '';
+  const teamLogging = requestLog === 'content' ? ', logging: { content: full }' : '';
   return `server: { port: 0, host: 127.0.0.1 }
 redis: { keyPrefix: "${prefix}"${cluster} }
 admin: { apiKey: bench-admin }
@@ -214,8 +217,8 @@ models:
       - { backend: standin-3, upstreamModel: bench }
   bench-200: { backend: standin, upstreamModel: bench-200 }
   bench-claude: { backend: standin-anthropic, upstreamModel: claude-bench }
-teams:
-  bench: { models: ["*"], limits: { requestsPerMinute: 100000000, tokensPerDay: 100000000000 } }
+${logging}teams:
+  bench: { models: ["*"], limits: { requestsPerMinute: 100000000, tokensPerDay: 100000000000 }${teamLogging} }
 `;
 }
 
@@ -299,6 +302,30 @@ async function startClusterReplicas(dir, upstreamUrl) {
   };
 }
 
+/**
+ * The request log's cost: the same Switchyard with the log off, and with content kept, beside the default one
+ * (metadata only), each on a Redis prefix of its own; compared by gateway CPU per request.
+ */
+async function startRequestLogTargets(dir, upstreamUrl, metadataOnly) {
+  const targets = [];
+  for (const [mode, name] of [
+    ['off', 'switchyard, request log off'],
+    ['content', 'switchyard, request log with content'],
+  ]) {
+    const path = join(dir, `switchyard-log-${mode}.yaml`);
+    writeFileSync(path, switchyardConfig(upstreamUrl, `sy-bench:${Date.now()}:${mode}:`, undefined, mode));
+    const gateway = await startSwitchyard(path);
+    const issued = await (
+      await request(`${gateway.url}/admin/v1/teams/bench/tokens`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer bench-admin' },
+      })
+    ).body.json();
+    targets.push({ name, urls: [gateway.url], pids: [gateway.pid], token: issued.token });
+  }
+  return [{ ...metadataOnly, name: 'switchyard, request log (metadata)' }, ...targets];
+}
+
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
   const { upstream, floor, first, second, token } = await startCore(dir);
@@ -319,6 +346,11 @@ async function main() {
         ...(await singleRedisTargets(dir, [first, second], token)),
         await startClusterReplicas(dir, upstream.url),
       ]
+    : [];
+  const logWanted =
+    keep(listOption('--scenarios'), 'request log') && keep(listOption('--targets'), 'switchyard');
+  const logTargets = logWanted
+    ? [targets[0], ...(await startRequestLogTargets(dir, upstream.url, targets[2]))]
     : [];
   const anthropicTargets = [
     one('direct', upstream, {
@@ -366,6 +398,9 @@ async function main() {
       stream: true,
       targets: anthropicTargets,
     },
+    // The request log's cost per request: off, metadata (the default), with content (docs/performance.md).
+    { ...openai('plain c=32, request log', 'bench', 20, 32, false), targets: logTargets },
+    { ...openai('stream 20 chunks c=32, request log', 'bench', 20, 32, true), targets: logTargets },
     // Past one machine: four replicas on a Redis Cluster against one replica on one Redis (CPU summed per side).
     { ...openai('plain c=32, Redis topologies', 'bench', 20, 32, false), targets: topologyTargets },
     { ...openai('plain c=128, Redis topologies', 'bench', 20, 128, false), targets: topologyTargets },
@@ -374,7 +409,7 @@ async function main() {
     s.targets = s.targets.filter((t) => t.name === 'direct' || keep(listOption('--targets'), t.name));
 
   for (const s of scenarios) for (const target of s.targets) await validate(target, s);
-  for (const target of [...targets, ...topologyTargets.slice(1)].filter((t) =>
+  for (const target of [...targets, ...topologyTargets.slice(1), ...logTargets.slice(2)].filter((t) =>
     scenarios.some((s) => s.targets.includes(t)),
   )) {
     await nonStreaming(target, { model: 'bench', connections: 8 }, PRIME); // unmeasured: let V8 optimise
@@ -389,6 +424,7 @@ async function main() {
     if (row.ttfbP50 !== undefined) row.addedTtfbP50Ms = row.ttfbP50 - direct.ttfbP50;
   }
   report(rows, 'gateway', { duration: DURATION, prime: PRIME });
+  reportRequestLogCost(rows);
   if (keep(listOption('--scenarios'), 'big prompt'))
     reportBigPrompt(await bigPrompt({ url: first.url, token, pid: first.pid }, DURATION));
   // Agents' long streams held at once by a fresh replica (bench/held-streams.mjs): bytes and CPU per stream.
@@ -396,6 +432,20 @@ async function main() {
     reportHeldStreams(
       await heldStreams({ streams: option('--held-streams', quick ? 500 : 8000), seconds: quick ? 10 : 30 }),
     );
+}
+
+/** The request log's CPU per request against the same gateway with it off, measured in the same run. */
+function reportRequestLogCost(rows) {
+  for (const scenario of new Set(
+    rows.filter((r) => r.scenario.endsWith('request log')).map((r) => r.scenario),
+  )) {
+    const cpu = (target) => rows.find((r) => r.scenario === scenario && r.target === target)?.cpuMsPer1000;
+    const off = cpu('switchyard, request log off');
+    const ratio = (target) => fmt(cpu(target) / off, 3);
+    console.log(
+      `${scenario}: gateway CPU per request, metadata x${ratio('switchyard, request log (metadata)')}, with content x${ratio('switchyard, request log with content')} (against the log off)`,
+    );
+  }
 }
 
 /** Gateway CPU per long prompt against a bare parse + serialise of the same body; small requests' p99 with them. */

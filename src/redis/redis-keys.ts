@@ -106,9 +106,9 @@ export class RedisKeys {
   requestLogContent(teamId: string, day: string): string {
     return `${this.prefix}reqlog:{${teamId}}:${day}:content`;
   }
-  /** Where an entry is, by its id alone (GET /admin/v1/requests/{id}): `<day> <team>`. */
-  requestLogEntryIndex(entryId: string): string {
-    return `${this.prefix}reqlog:id:${entryId}`;
+  /** Which team each entry of a day belongs to, by id (GET /admin/v1/requests/{id}): HASH entry id -> team. */
+  requestLogDayIndex(day: string): string {
+    return `${this.prefix}reqlog:ids:${day}`;
   }
   /** The teams that have request log entries: SET (where a query of every team looks). */
   requestLogTeams(): string {

@@ -112,12 +112,12 @@ export class RedisRequestLogStore implements RequestLogStore {
           ],
           args,
         );
-        const ttl = ttlSeconds(day, retentionDays.metadata, now);
+        // One command per batch and day, not one per entry: the index is what finds an entry by its id alone.
+        const index = this.keys.requestLogDayIndex(day);
         await Promise.all([
           this.redis.sadd(this.keys.requestLogTeams(), team),
-          ...list.map(({ entry }) =>
-            this.redis.set(this.keys.requestLogEntryIndex(entry.id), `${day} ${team}`, 'EX', ttl),
-          ),
+          this.redis.hset(index, Object.fromEntries(list.map(({ entry }) => [entry.id, team]))),
+          this.redis.expire(index, ttlSeconds(day, retentionDays.metadata, now)),
         ]);
         return evicted;
       }),
@@ -149,9 +149,17 @@ export class RedisRequestLogStore implements RequestLogStore {
   }
 
   async get(id: string): Promise<{ entry: RequestLogEntry; content: RequestLogContent | null } | null> {
-    const where = await this.redis.get(this.keys.requestLogEntryIndex(id));
-    if (!where) return null;
-    const [day, team] = where.split(' ');
+    // The entry's day is not in its id: look in each day's index, newest first, as far back as entries are kept.
+    const today = startOfDay(Date.now());
+    const days = Array.from({ length: this.config.logging.requests.retentionDays.metadata + 2 }, (_, i) =>
+      dayOf(today + DAY_MS - i * DAY_MS),
+    );
+    const teams = await Promise.all(
+      days.map((day) => this.redis.hget(this.keys.requestLogDayIndex(day), id)),
+    );
+    const at = teams.findIndex((team) => team !== null);
+    if (at === -1) return null;
+    const [day, team] = [days[at], teams[at]!];
     const [entry, content] = await Promise.all([
       this.redis.hget(this.keys.requestLogEntries(team, day), id),
       this.redis.hget(this.keys.requestLogContent(team, day), id),
