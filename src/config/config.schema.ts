@@ -256,7 +256,7 @@ export class RequestLogPostgresConfig {
 /** The Redis store (the default): per team and day, capped and expiring. */
 export class RequestLogRedisConfig {
   /** Entries kept per team per day at most (the oldest of the day go first past it). */
-  @IsInt() @Min(100) @Max(10_000_000) maxEntriesPerTeamPerDay = 100_000;
+  @IsInt() @Min(100) @Max(10_000_000) maxEntriesPerTeamPerDay = 10_000;
 }
 
 /** The request log (docs/request-log.md): one entry per model request, written off the request's path. */
