@@ -12,10 +12,12 @@ const DAY_MS = 86_400_000;
 /** Entries read from Redis per round trip while a query scans. */
 const SCAN_BATCH = 200;
 /**
- * Entries a query reads at most per team before it answers: a filter that matches little (a trace id, a rare
- * status) answers with what it found so far and a `next` cursor to go on from, rather than reading a month.
+ * Entries a query reads at most before it answers (shared by the teams it reads, at least MIN_TEAM_BUDGET each): a
+ * filter that matches little (a trace id, a rare status) answers with what it found so far and a `next` cursor to
+ * go on from, rather than reading a month.
  */
 const SCAN_BUDGET = 5_000;
+const MIN_TEAM_BUDGET = 200;
 
 /**
  * Keeps a batch of one team's entries of one day: each new id in the day's hash and in its time order (an id
@@ -131,14 +133,16 @@ export class RedisRequestLogStore implements RequestLogStore {
         ? [query.team]
         : (query.teams ?? (await this.redis.smembers(this.keys.requestLogTeams())));
     const after = query.after !== undefined ? decodeCursor(query.after) : undefined;
-    const scans = await Promise.all(teams.map((team) => this.scanTeam(team, query, after)));
-    // A team whose scan stopped on its budget has not been read past where it stopped: the page ends there.
+    const budget = Math.max(MIN_TEAM_BUDGET, Math.floor(SCAN_BUDGET / Math.max(1, teams.length)));
+    const scans = await Promise.all(teams.map((team) => this.scanTeam(team, query, after, budget)));
+    // A team whose scan stopped on its budget has not been read past where it stopped (the entry it read last): the
+    // page ends there, and the next goes on from there.
     let cut: Position | undefined;
     for (const scan of scans)
       if (scan.stoppedAt && (!cut || isNewer(scan.stoppedAt, cut))) cut = scan.stoppedAt;
     const merged = scans
       .flatMap((scan) => scan.found)
-      .filter((entry) => !cut || isNewer(positionOf(entry), cut))
+      .filter((entry) => !cut || !isNewer(cut, positionOf(entry)))
       .sort((a, b) => (isNewer(positionOf(a), positionOf(b)) ? -1 : 1));
     const entries = merged.slice(0, query.limit);
     const last = entries.at(-1);
@@ -179,13 +183,15 @@ export class RedisRequestLogStore implements RequestLogStore {
 
   /**
    * One team's entries that match, newest first, older than `after`: up to `limit` of them, reading at most
-   * SCAN_BUDGET entries (one more than `limit` when there are more); `stoppedAt`: the budget ran out there.
+   * `budget` entries (one more than `limit` when there are more); `stoppedAt`: the budget ran out there.
    */
   private async scanTeam(
     team: string,
     query: RequestLogQuery,
     after: Position | undefined,
+    budget: number,
   ): Promise<{ found: RequestLogEntry[]; stoppedAt?: Position }> {
+    // (stoppedAt is only set once `read` reached a budget of at least 1, so an entry was read before it.)
     const now = Date.now();
     const oldest = Math.max(
       query.from !== undefined ? Date.parse(query.from) : -Infinity,
@@ -195,6 +201,7 @@ export class RedisRequestLogStore implements RequestLogStore {
     if (after) newest = Math.min(newest, after.at);
     const found: RequestLogEntry[] = [];
     let read = 0;
+    let lastRead: Position | undefined;
     for (let day = startOfDay(newest); day >= startOfDay(oldest); day -= DAY_MS) {
       const name = dayOf(day);
       for (let offset = 0; ; offset += SCAN_BATCH) {
@@ -215,6 +222,8 @@ export class RedisRequestLogStore implements RequestLogStore {
           ? await this.redis.hmget(this.keys.requestLogEntries(team, name), ...unread.map((p) => p.id))
           : [];
         for (let i = 0; i < unread.length; i++) {
+          // Everything down to the entry read last (itself included) has been read.
+          if (read >= budget) return { found, stoppedAt: unread[i - 1] ?? lastRead };
           read++;
           const body = bodies[i];
           if (!body) continue; // trimmed between the two reads
@@ -222,8 +231,8 @@ export class RedisRequestLogStore implements RequestLogStore {
           if (!matches(entry, query)) continue;
           found.push(entry);
           if (found.length > query.limit) return { found };
-          if (read >= SCAN_BUDGET) return { found, stoppedAt: unread[i] };
         }
+        lastRead = unread.at(-1) ?? lastRead;
         if (ids.length < SCAN_BATCH * 2) break;
       }
     }

@@ -75,7 +75,7 @@ describe('request log: the Redis store', () => {
     const odd = await log.query({ team: 'odd', limit: 100, from: at(1, -1) });
     expect(odd.entries.map((e) => e.id).sort()).toEqual(
       entries
-        .filter((e, i) => i % 2 && i % 3 < 2)
+        .filter((_, i) => i % 2 && i % 3 < 2)
         .map((e) => e.id)
         .sort(),
     );
@@ -95,6 +95,26 @@ describe('request log: the Redis store', () => {
     expect(page.entries).toHaveLength(100);
     expect(page.entries.at(-1)!.id).toBe('cap-1003');
     expect(await log.get('cap-1000')).toBeNull();
+  });
+
+  it('a filter that matches little answers after reading its budget, with a next that goes on from there', async () => {
+    const log = store({ redis: { maxEntriesPerTeamPerDay: 100_000 } });
+    const traceId = randomBytes(16).toString('hex');
+    const entries = Array.from({ length: 6_000 }, (_, i) =>
+      logEntry(`rare-${String(i).padStart(5, '0')}`, {
+        team: 'rare',
+        at: at(0, i),
+        traceId: i === 0 ? traceId : null,
+      }),
+    );
+    for (let i = 0; i < entries.length; i += 1_000)
+      await log.append(entries.slice(i, i + 1_000).map((entry) => ({ entry })));
+    const first = await log.query({ team: 'rare', traceId, limit: 10 });
+    expect(first.entries).toEqual([]);
+    expect(first.next).not.toBeNull();
+    const second = await log.query({ team: 'rare', traceId, limit: 10, after: first.next! });
+    expect(second.entries.map((e) => e.id)).toEqual(['rare-00000']);
+    expect(second.next).toBeNull();
   });
 
   it("expires each day's keys whole: metadata after its days, content after its own", async () => {
