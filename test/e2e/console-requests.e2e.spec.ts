@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import {
@@ -18,6 +19,10 @@ const HOSTILE_PROMPT = '<img src=x onerror=alert(1)>';
 const HOSTILE_MODEL = '<img src=x onerror=alert(2)>';
 /** Requests of team-b sent before the others: with them the log has more than one page (50). */
 const FILLER = 50;
+/** The trace the request with two attempts belongs to (its traceparent). */
+const TRACE_ID = randomBytes(16).toString('hex');
+/** A prompt past what the log keeps of a side (256 K characters of its JSON): kept as its beginning, as text. */
+const BIG_PROMPT = 'big '.repeat(70_000);
 
 /**
  * The console's Requests page in Debian's Chromium, against the whole gateway and its request log (Redis store):
@@ -71,19 +76,24 @@ describe('the console: requests', () => {
     for (let i = 0; i < FILLER; i += 10)
       await Promise.all(Array.from({ length: 10 }, (_, j) => chat(b, 'echo', `filler ${i + j}`)));
     await chat(b, 'echo', 'from the other team');
-    await chat(a, 'retry-then-echo', 'hello from the timeline');
+    await a.chat.completions.create(
+      { model: 'retry-then-echo', messages: [{ role: 'user', content: 'hello from the timeline' }] },
+      { headers: { traceparent: `00-${TRACE_ID}-${randomBytes(8).toString('hex')}-01` } },
+    );
     await chat(a, 'echo', 'write to jane.doe@example.com today');
     await chat(a, 'echo', HOSTILE_PROMPT);
     await expect(chat(a, 'status-400', 'refused')).rejects.toMatchObject({ status: 400 });
     await expect(chat(a, HOSTILE_MODEL, 'no such model')).rejects.toMatchObject({ status: 404 });
+    await chat(a, 'echo', BIG_PROMPT);
     await chat(a, 'priced', 'one two three');
     all = await eventually(async () => {
       const list = await gw.admin('GET', '/admin/v1/requests?limit=1000');
-      expect(list.body.data).toHaveLength(FILLER + 7);
+      expect(list.body.data).toHaveLength(FILLER + 8);
       return list.body.data;
     }, 15_000);
     const newestOfTeamA = all.filter((entry) => entry.team === 'team-a').map((entry) => entry.id);
-    [sent.priced, sent.hostileModel, sent.refused, sent.hostile, sent.email, sent.retried] = newestOfTeamA;
+    [sent.priced, sent.big, sent.hostileModel, sent.refused, sent.hostile, sent.email, sent.retried] =
+      newestOfTeamA;
     sent.teamB = all.find((entry) => entry.team === 'team-b')!.id;
   }, 900_000); // installing Chromium from Debian's packages, on a machine without it
   afterAll(async () => {
@@ -127,8 +137,9 @@ describe('the console: requests', () => {
     expect(await page.locator('header nav a').allTextContents()).toContain('Requests');
     await showing(page, 50);
     expect(await ids(page)).toEqual(all.slice(0, 50).map((entry) => entry.id));
-    expect((await column(page, 4)).slice(0, 7)).toEqual([
+    expect((await column(page, 4)).slice(0, 8)).toEqual([
       'priced',
+      'echo',
       `${HOSTILE_MODEL} → none`,
       'status-400 → none',
       'echo',
@@ -136,8 +147,9 @@ describe('the console: requests', () => {
       'retry-then-echo',
       'echo',
     ]);
-    expect((await column(page, 1)).slice(0, 7)).toEqual([...Array(6).fill('team-a'), 'team-b']);
-    expect((await column(page, 5)).slice(0, 4)).toEqual([
+    expect((await column(page, 1)).slice(0, 8)).toEqual([...Array(7).fill('team-a'), 'team-b']);
+    expect((await column(page, 5)).slice(0, 5)).toEqual([
+      '200',
       '200',
       '404 model_not_found',
       '400 context_length_exceeded',
@@ -160,7 +172,7 @@ describe('the console: requests', () => {
     expect(options).toEqual(['All teams', 'team-a', 'team-b']);
     await page.getByLabel('Team').selectOption('team-a');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await showing(page, 6);
+    await showing(page, 7);
     expect(new Set(await column(page, 1))).toEqual(new Set(['team-a']));
     expect(await page.getByRole('button', { name: 'Older' }).isDisabled()).toBe(true);
     await page.getByLabel('Status').fill('400');
@@ -204,6 +216,7 @@ describe('the console: requests', () => {
     expect(fields).toContain('none (a team token)');
     expect(fields).toContain('chat.completions');
     expect(fields).toContain('127.0.0.1');
+    expect(fields).toContain(TRACE_ID);
     expect(await page.getByTestId('request-usage').textContent()).toMatch(/Tokens in4Tokens out5/);
     const content = page.getByTestId('request-content');
     expect(await content.locator('[data-side=Request] .message pre').allTextContents()).toEqual([
@@ -213,6 +226,13 @@ describe('the console: requests', () => {
       'echo: hello from the timeline',
     ]);
     await shot(page, 'request');
+
+    // Its trace: the list filtered to the requests of that trace.
+    await page.getByRole('button', { name: 'Requests in this trace' }).click();
+    await page.waitForURL(`${gw.url}/console/#/requests`);
+    await showing(page, 1);
+    expect(await ids(page)).toEqual([sent.retried]);
+    expect(await page.getByLabel('Trace id').inputValue()).toBe(TRACE_ID);
 
     // The email is redacted before it is kept: the page shows the marker, never the address.
     await page.goto(`${gw.url}/console/#/requests/${sent.email}`);
@@ -225,6 +245,13 @@ describe('the console: requests', () => {
     expect(await content.locator('[data-side=Request] .message pre').allTextContents()).toEqual([
       HOSTILE_PROMPT,
     ]);
+
+    // A side too big to keep whole says so, and shows its beginning as text.
+    await page.goto(`${gw.url}/console/#/requests/${sent.big}`);
+    const big = await content.locator('[data-side=Request] [role=note]').textContent();
+    expect(big).toMatch(/^Too big to keep whole: its first 262,144 of 280,\d{3} characters/);
+    expect(await content.locator('[data-side=Request] pre').textContent()).toMatch(/^\{"model":"echo"/);
+    expect(await content.locator('[data-side=Answer] [role=note]').count()).toBe(1);
 
     // A priced request's cost; a team that keeps no content says so.
     await page.goto(`${gw.url}/console/#/requests/${sent.priced}`);
@@ -250,7 +277,7 @@ describe('the console: requests', () => {
       'Requests',
       'My tokens',
     ]);
-    await showing(page, 6);
+    await showing(page, 7);
     expect(new Set(await column(page, 1))).toEqual(new Set(['team-a']));
     expect(await page.getByLabel('Team').locator('option').allTextContents()).toEqual([
       'All my teams',
