@@ -116,7 +116,7 @@ describe('the console by role', () => {
 
   it('shows an org-admin every section and every button, and grants and revokes a membership', async () => {
     const page = await signedIn('alice', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Models', 'Audit trail', 'My tokens']);
+    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Requests', 'Models', 'Audit trail', 'My tokens']);
     await page.getByRole('link', { name: 'team-b' }).waitFor();
     expect((await controls(page)).summaries).toContain('Create a team');
 
@@ -163,7 +163,7 @@ describe('the console by role', () => {
 
   it('shows an org-viewer every team read-only: no button, no form', async () => {
     const page = await signedIn('vera', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Models', 'Audit trail', 'My tokens']);
+    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Requests', 'Models', 'Audit trail', 'My tokens']);
     await page.getByRole('link', { name: 'team-a' }).waitFor();
     await page.getByRole('link', { name: 'team-b' }).waitFor();
     expect((await controls(page)).summaries).toEqual([]);
@@ -204,7 +204,7 @@ describe('the console by role', () => {
 
   it('shows a team-admin their team only, where they issue a token and set limits within the ceiling', async () => {
     const page = await signedIn('dave', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Audit trail', 'My tokens']);
+    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Requests', 'Audit trail', 'My tokens']);
     await page.getByRole('link', { name: 'team-a' }).waitFor();
     expect(await page.locator('table.teams tbody tr').count()).toBe(1);
     expect((await controls(page)).summaries).toEqual([]);
@@ -260,7 +260,7 @@ describe('the console by role', () => {
 
   it("shows a team-member their teams' usage and spend alone, granted teams too", async () => {
     const page = await signedIn('erin', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams', 'My tokens']);
+    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Requests', 'My tokens']);
     // team-a by her groups, team-b granted in the admin API: the session's roles carry both.
     expect(await page.locator('header .who .roles').textContent()).toBe(
       'team-member:team-a, team-member:team-b',

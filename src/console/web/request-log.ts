@@ -1,0 +1,142 @@
+// The request log as the console reads it (GET /admin/v1/requests and /admin/v1/requests/{id}): the fields of
+// src/request-log/request-log-entry.ts as the admin API shows them. Declared here rather than imported so the
+// page's type-check pulls in no server module beyond those it already uses.
+import { api } from './api';
+
+export type Attempt =
+  | {
+      kind: 'call';
+      model: string;
+      deployment: string;
+      outcome: string;
+      status: number | null;
+      durationMs: number;
+      error: string | null;
+    }
+  | { kind: 'skipped'; model: string; deployment: string; reason: string };
+
+export interface RequestEntry {
+  id: string;
+  requestId: string;
+  at: string;
+  team: string;
+  token: { id: string; name: string | null };
+  person: { subject: string; email?: string } | null;
+  endpoint: string;
+  stream: boolean;
+  model: string;
+  servedModel: string;
+  deployment: string | null;
+  attempts: Attempt[];
+  status: number;
+  outcome: string;
+  errorCode: string | null;
+  latencyMs: number;
+  ttfbMs: number | null;
+  usage: { prompt: number; completion: number; reasoning: number; cached: number; estimated: boolean };
+  costNanos: number | null;
+  /** In the billing currency (the list's `currency`); null when the model has no price. */
+  cost: number | null;
+  traceId: string | null;
+  clientAddress: string | null;
+  contentKept: boolean;
+}
+
+/** A side of the content too big to keep whole: the beginning of its JSON, as text. */
+export interface TruncatedSide {
+  truncated: true;
+  chars: number;
+  text: string;
+}
+
+/** One entry with what was sent and answered, redacted; null when the team keeps no content (or it expired). */
+export interface RequestDetail extends RequestEntry {
+  content: { request: unknown; response: unknown } | null;
+}
+
+export interface RequestPage {
+  currency: string;
+  data: RequestEntry[];
+  /** The `after` of the next (older) page; null on the last. */
+  next: string | null;
+}
+
+/** The list's filters, as the admin API names them (an empty string: no filter). */
+export interface RequestFilter {
+  team: string;
+  model: string;
+  status: string;
+  endpoint: string;
+  from: string;
+  to: string;
+  traceId: string;
+}
+
+export const NO_FILTER: RequestFilter = {
+  team: '',
+  model: '',
+  status: '',
+  endpoint: '',
+  from: '',
+  to: '',
+  traceId: '',
+};
+
+/** The endpoints an entry can name (request-log-entry.ts). */
+export const ENDPOINTS = ['chat.completions', 'messages', 'responses', 'embeddings'];
+
+/** The billing currency, as the last list read named it. */
+let currency: string | undefined;
+
+export async function listRequests(
+  filter: RequestFilter,
+  limit: number,
+  after: string,
+): Promise<RequestPage> {
+  const query = new URLSearchParams({ limit: String(limit) });
+  for (const [key, value] of Object.entries(filter)) if (value) query.set(key, value);
+  if (after) query.set('after', after);
+  const page = await api<RequestPage>('GET', `/admin/v1/requests?${query}`);
+  currency = page.currency;
+  return page;
+}
+
+/**
+ * The currency an entry's `cost` is in. One entry's answer does not name it, only a list does: a request's page
+ * opened directly (a link) reads a list of one for it.
+ */
+export async function billingCurrency(): Promise<string> {
+  return currency ?? (await listRequests(NO_FILTER, 1, '')).currency;
+}
+
+export function getRequest(id: string): Promise<RequestDetail> {
+  return api<RequestDetail>('GET', `/admin/v1/requests/${encodeURIComponent(id)}`);
+}
+
+/** A `datetime-local` value (`2026-11-27T10:42`), read as UTC like every time the console shows, as ISO 8601. */
+export function utcInstant(local: string): string {
+  if (!local) return '';
+  const at = new Date(/[zZ]|[+-]\d\d:\d\d$/.test(local) ? local : `${local}Z`);
+  return Number.isNaN(at.getTime()) ? '' : at.toISOString();
+}
+
+/** An ISO instant back as a `datetime-local` value in UTC (for the form filled again). */
+export function localInput(iso: string): string {
+  return iso ? iso.slice(0, 16) : '';
+}
+
+/** Where each attempt's bar starts and how long it is, as fractions of the timeline (attempts run one after another). */
+export function timeline(attempts: Attempt[], latencyMs: number): Array<{ start: number; width: number }> {
+  const calls = attempts.map((a) => (a.kind === 'call' ? Math.max(0, a.durationMs) : 0));
+  const total = Math.max(
+    latencyMs,
+    calls.reduce((sum, ms) => sum + ms, 0),
+    1,
+  );
+  let at = 0;
+  return calls.map((ms) => {
+    const bar = { start: at / total, width: ms / total };
+    at += ms;
+    return bar;
+  });
+}
