@@ -51,7 +51,11 @@ abstract class RequestLogReader {
       throw unavailable(error);
     });
     if (!found || !visible(found.entry.team)) throw notFound(id);
-    return { ...view(found.entry), content: found.content satisfies RequestLogContent | null };
+    return {
+      ...view(found.entry),
+      currency: this.config.billing.currency,
+      content: found.content satisfies RequestLogContent | null,
+    };
   }
 }
 

@@ -261,6 +261,18 @@ describe('the console: requests', () => {
     expect(await page.getByTestId('request-content').count()).toBe(0);
   });
 
+  it("changes what the log keeps of a team from the team's page (keep content, or the organisation's default)", async () => {
+    const page = await asAdmin('#/teams/team-b');
+    const setting = page.getByTestId('team-logging');
+    await setting.getByText("follows the organisation's setting").waitFor();
+    await setting.getByLabel('Request log content').selectOption('full');
+    await setting.getByText('keeps what this team sends').waitFor();
+    expect((await gw.admin('GET', '/admin/v1/teams/team-b')).body.logging).toEqual({ content: 'full' });
+    await setting.getByLabel('Request log content').selectOption('default');
+    await setting.getByText("follows the organisation's setting").waitFor();
+    expect((await gw.admin('GET', '/admin/v1/teams/team-b')).body.logging).toEqual({ content: null });
+  });
+
   it("shows a team-member their team's requests only", async () => {
     const session = await openConsoleBrowser(browser, gw.url);
     opened.push(session);
@@ -271,6 +283,8 @@ describe('the console: requests', () => {
     await page.getByLabel('Username').fill('erin'); // team-member:team-a, by her groups
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.waitForURL(`${gw.url}/console/#/requests`);
+    // The navigation is drawn once the person's roles are read: wait for it, then read it whole.
+    await page.locator('header nav').getByRole('link', { name: 'My tokens' }).waitFor();
     expect(await page.locator('header nav a').allTextContents()).toEqual([
       'Overview',
       'Teams',

@@ -51,6 +51,8 @@ export interface TruncatedSide {
 
 /** One entry with what was sent and answered, redacted; null when the team keeps no content (or it expired). */
 export interface RequestDetail extends RequestEntry {
+  /** The billing currency `cost` is in. */
+  currency: string;
   content: { request: unknown; response: unknown } | null;
 }
 
@@ -85,9 +87,6 @@ export const NO_FILTER: RequestFilter = {
 /** The endpoints an entry can name (request-log-entry.ts). */
 export const ENDPOINTS = ['chat.completions', 'messages', 'responses', 'embeddings'];
 
-/** The billing currency, as the last list read named it. */
-let currency: string | undefined;
-
 export async function listRequests(
   filter: RequestFilter,
   limit: number,
@@ -96,17 +95,7 @@ export async function listRequests(
   const query = new URLSearchParams({ limit: String(limit) });
   for (const [key, value] of Object.entries(filter)) if (value) query.set(key, value);
   if (after) query.set('after', after);
-  const page = await api<RequestPage>('GET', `/admin/v1/requests?${query}`);
-  currency = page.currency;
-  return page;
-}
-
-/**
- * The currency an entry's `cost` is in. One entry's answer does not name it, only a list does: a request's page
- * opened directly (a link) reads a list of one for it.
- */
-export async function billingCurrency(): Promise<string> {
-  return currency ?? (await listRequests(NO_FILTER, 1, '')).currency;
+  return api<RequestPage>('GET', `/admin/v1/requests?${query}`);
 }
 
 export function getRequest(id: string): Promise<RequestDetail> {

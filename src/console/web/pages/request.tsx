@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { formatNumber } from '../format';
 import { answerMessages, isTruncated, requestMessages, type ShownMessage } from '../request-content';
-import { billingCurrency, getRequest, timeline, type Attempt, type RequestDetail } from '../request-log';
+import { getRequest, timeline, type Attempt, type RequestDetail } from '../request-log';
 import { useLoad } from '../use-load';
 import { cost, ms, modelText, showTrace, StatusBadge, time } from './requests';
 
@@ -11,7 +11,6 @@ import { cost, ms, modelText, showTrace, StatusBadge, time } from './requests';
  */
 export function RequestPage({ id }: { id: string }) {
   const { data: entry, error } = useLoad(() => getRequest(id), [id]);
-  const currency = useLoad(billingCurrency, []);
   return (
     <section>
       <p>
@@ -21,12 +20,12 @@ export function RequestPage({ id }: { id: string }) {
         Request <code>{id}</code>
       </h1>
       {error && <p class="error">{error}</p>}
-      {entry && <Detail entry={entry} currency={currency.data} />}
+      {entry && <Detail entry={entry} />}
     </section>
   );
 }
 
-function Detail({ entry, currency }: { entry: RequestDetail; currency?: string }) {
+function Detail({ entry }: { entry: RequestDetail }) {
   const field = (label: string, value: ComponentChildren) => (
     <>
       <span class="muted">{label}</span>
@@ -69,7 +68,7 @@ function Detail({ entry, currency }: { entry: RequestDetail; currency?: string }
         <Card label="Tokens out" value={formatNumber(entry.usage.completion)} />
         <Card label="Reasoning" value={formatNumber(entry.usage.reasoning)} />
         <Card label="Cached" value={formatNumber(entry.usage.cached)} />
-        <Card label="Cost" value={currency ? cost(entry.cost, currency) : '…'} />
+        <Card label="Cost" value={cost(entry.cost, entry.currency)} />
       </div>
       {entry.usage.estimated && (
         <p class="muted note">Counted by the gateway's tokenizer: the upstream reported no usage.</p>
