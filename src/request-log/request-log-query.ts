@@ -40,6 +40,7 @@ export function matches(entry: RequestLogEntry, filter: RequestLogFilter): boole
     return false;
   if (filter.status !== undefined && entry.status !== filter.status) return false;
   if (filter.endpoint !== undefined && entry.endpoint !== filter.endpoint) return false;
+  if (filter.outcome !== undefined && entry.outcome !== filter.outcome) return false;
   if (filter.traceId !== undefined && entry.traceId !== filter.traceId) return false;
   const at = Date.parse(entry.at);
   if (filter.from !== undefined && at < Date.parse(filter.from)) return false;

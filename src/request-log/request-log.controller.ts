@@ -26,6 +26,7 @@ abstract class RequestLogReader {
       model: dto.model,
       status: dto.status,
       endpoint: dto.endpoint,
+      outcome: dto.outcome,
       from: dto.from,
       to: dto.to,
       traceId: dto.traceId,

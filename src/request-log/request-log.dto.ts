@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
-import { IsInt, IsISO8601, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { USAGE_OUTCOMES } from '../usage/usage-record';
 
 /** The filters and paging of GET /admin/v1/requests and GET /v1/requests (docs/request-log.md). */
 export class RequestLogQueryDto {
@@ -9,6 +10,8 @@ export class RequestLogQueryDto {
   @IsOptional() @IsString() @MaxLength(256) model?: string;
   /** The HTTP status the client got. */
   @IsOptional() @Type(() => Number) @IsInt() @Min(100) @Max(599) status?: number;
+  /** How it ended: ok, error (the gateway or a backend failed it), aborted (the client left), rejected (a limit). */
+  @IsOptional() @IsIn(USAGE_OUTCOMES as unknown as string[]) outcome?: string;
   /** chat.completions, messages, responses, embeddings. */
   @IsOptional() @IsString() @MaxLength(64) endpoint?: string;
   /** From this instant (inclusive). */

@@ -13,6 +13,8 @@ export interface RequestLogFilter {
   /** The HTTP status the client got. */
   status?: number;
   endpoint?: string;
+  /** How it ended: ok, error, aborted, rejected. */
+  outcome?: string;
   /** From this instant (inclusive), ISO 8601. */
   from?: string;
   /** Up to this instant (exclusive), ISO 8601. */

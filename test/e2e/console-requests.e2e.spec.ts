@@ -179,6 +179,12 @@ describe('the console: requests', () => {
     await page.getByRole('button', { name: 'Filter' }).click();
     await showing(page, 1);
     expect(await ids(page)).toEqual([sent.refused]);
+    // Every failure, whatever its status: the refused request (400) and the unknown model (404).
+    await page.getByLabel('Status').fill('');
+    await page.getByLabel('Outcome').selectOption('error');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await showing(page, 2);
+    expect(await ids(page)).toEqual([sent.hostileModel, sent.refused]);
     // The form keeps what it filters by; Clear shows everything again.
     expect(await page.getByLabel('Team').inputValue()).toBe('team-a');
     await page.getByRole('button', { name: 'Clear' }).click();

@@ -203,6 +203,8 @@ describe('request log: the PostgreSQL store', () => {
     expect(await ids({ limit: 10, status: 503 })).toEqual([c.id]);
     expect(await ids({ limit: 10, status: 200 })).toEqual([b.id, a.id]);
     expect(await ids({ limit: 10, endpoint: 'messages' })).toEqual([c.id]);
+    expect(await ids({ limit: 10, outcome: 'error' })).toEqual([c.id]);
+    expect(await ids({ limit: 10, outcome: 'ok' })).toEqual([b.id, a.id]);
     expect(await ids({ limit: 10, from: '2026-11-27T09:00:00.000Z' })).toEqual([c.id, b.id]); // inclusive
     expect(await ids({ limit: 10, to: '2026-11-27T09:00:00.000Z' })).toEqual([a.id]); // exclusive
     expect(await ids({ limit: 10, traceId: c.traceId! })).toEqual([c.id]);

@@ -199,6 +199,9 @@ describe('request log (Redis store)', () => {
       'status-400',
     ]);
     expect(failed.body.data[0]).toMatchObject({ outcome: 'error', errorCode: expect.any(String) });
+    const errors = await gw.admin('GET', `/admin/v1/requests?team=${id}&outcome=error`);
+    expect(errors.body.data.map((entry: any) => entry.status)).toEqual([400, 400, 400]);
+    expect((await gw.admin('GET', `/admin/v1/requests?team=${id}&outcome=broken`)).status).toBe(400);
     const byModel = await gw.admin(
       'GET',
       `/admin/v1/requests?team=${id}&model=echo&endpoint=chat.completions`,

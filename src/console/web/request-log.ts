@@ -68,6 +68,7 @@ export interface RequestFilter {
   team: string;
   model: string;
   status: string;
+  outcome: string;
   endpoint: string;
   from: string;
   to: string;
@@ -78,11 +79,15 @@ export const NO_FILTER: RequestFilter = {
   team: '',
   model: '',
   status: '',
+  outcome: '',
   endpoint: '',
   from: '',
   to: '',
   traceId: '',
 };
+
+/** How a request can end (usage-record.ts, UsageOutcome). */
+export const OUTCOMES = ['ok', 'error', 'aborted', 'rejected'];
 
 /** The endpoints an entry can name (request-log-entry.ts). */
 export const ENDPOINTS = ['chat.completions', 'messages', 'responses', 'embeddings'];

@@ -111,6 +111,7 @@ export class PostgresRequestLogStore implements RequestLogStore {
     if (query.model !== undefined) where((p) => `(model = ${p} OR served_model = ${p})`, query.model);
     if (query.status !== undefined) where((p) => `status = ${p}`, query.status);
     if (query.endpoint !== undefined) where((p) => `endpoint = ${p}`, query.endpoint);
+    if (query.outcome !== undefined) where((p) => `outcome = ${p}`, query.outcome);
     if (query.from !== undefined) where((p) => `at >= ${p}::timestamptz`, query.from);
     if (query.to !== undefined) where((p) => `at < ${p}::timestamptz`, query.to);
     if (query.traceId !== undefined) where((p) => `trace_id = ${p}`, query.traceId);

@@ -5,6 +5,7 @@ import { DataTable } from '../data-table';
 import { formatMoney, formatNumber } from '../format';
 import {
   ENDPOINTS,
+  OUTCOMES,
   listRequests,
   localInput,
   NO_FILTER,
@@ -73,6 +74,7 @@ export function RequestsPage() {
       team: field('team'),
       model: field('model'),
       status: field('status'),
+      outcome: field('outcome'),
       endpoint: field('endpoint'),
       from: utcInstant(field('from')),
       to: utcInstant(field('to')),
@@ -101,6 +103,14 @@ export function RequestsPage() {
           placeholder="HTTP status"
           aria-label="Status"
         />
+        <select name="outcome" aria-label="Outcome">
+          <option value="">Any outcome</option>
+          {OUTCOMES.map((outcome) => (
+            <option key={outcome} value={outcome} selected={outcome === filter.outcome}>
+              {outcome}
+            </option>
+          ))}
+        </select>
         <select name="endpoint" aria-label="Endpoint">
           <option value="">Any endpoint</option>
           {ENDPOINTS.map((endpoint) => (
