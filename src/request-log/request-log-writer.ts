@@ -71,7 +71,9 @@ export class RequestLogWriter implements OnApplicationBootstrap, BeforeApplicati
       this.drop(1, 'queue_full');
     }
     this.queue.push(pending);
-    this.metrics.requestLogQueued.set(this.queue.length);
+    // The gauge is set by each batch; while none goes (a stalled store), every 64 entries and at the queue's size.
+    if ((this.queue.length & 63) === 0 || this.queue.length >= this.config.logging.requests.queueSize)
+      this.metrics.requestLogQueued.set(this.queue.length);
     if (!this.flushing) {
       this.flushing = true;
       setImmediate(() => void this.flush()); // the entries of one turn go in one batch

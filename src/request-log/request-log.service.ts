@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { GatewayConfig } from '../config/config.schema';
 import type { Exchange } from '../gateway/exchange';
+import { clientAddress } from '../common/http/client-address';
 import type { UsageRecord } from '../usage/usage-record';
 import { RequestLogRedactor } from './request-log-redactor';
 import type { LoggedAttempt, RequestLogEntry } from './request-log-entry';
@@ -63,7 +64,7 @@ export class RequestLog {
       },
       costNanos: record.costNanos,
       traceId: traceIdOf(req.headers.traceparent),
-      clientAddress: req.ip ?? null,
+      clientAddress: clientAddress(req) ?? null,
       contentKept: principal.keepsContent === true,
     };
     this.writer.enqueue(
