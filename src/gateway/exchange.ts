@@ -1,26 +1,15 @@
 import type { Principal } from '../auth/principal';
 import { GatewayException } from '../core/errors/gateway.exception';
 import type { Reservation } from '../limits/limits.service';
+import type { AttemptRecord } from '../core/request-outcome';
+
+export type { AttemptRecord } from '../core/request-outcome';
 
 /**
  * The billed API a request came to, as its usage record names it: what its endpoint's spec declares (`billedAs`:
  * chat.completions, embeddings, messages, responses), so a new endpoint names itself in its own folder.
  */
 export type Endpoint = string;
-
-/** One call the request made to a deployment, or a candidate passed over, as the request log shows it. */
-export type AttemptRecord =
-  | {
-      kind: 'call';
-      model: string;
-      /** `<backend>/<upstream model>`. */
-      deployment: string;
-      outcome: string;
-      status: number | null;
-      durationMs: number;
-      error: string | null;
-    }
-  | { kind: 'skipped'; model: string; deployment: string; reason: string };
 
 /** The tokens one request used, as accounted. */
 export interface TokenCounts {

@@ -1,22 +1,7 @@
-import type { UsageOutcome } from '../usage/usage-record';
+import type { AttemptRecord, UsageOutcome } from '../core/request-outcome';
 
-/** One call to a deployment for the request, or a candidate passed over before any call. */
-export type LoggedAttempt =
-  | {
-      kind: 'call';
-      /** The configured model the call was for (a fallback's name when it was one). */
-      model: string;
-      /** The deployment: `<backend>/<upstream model>`. */
-      deployment: string;
-      /** `ok`, or the gateway error code it ended in. */
-      outcome: string;
-      /** The upstream's HTTP status, when it answered at all. */
-      status: number | null;
-      durationMs: number;
-      /** What went wrong (redacted), null when ok. */
-      error: string | null;
-    }
-  | { kind: 'skipped'; model: string; deployment: string; reason: string };
+/** An attempt as the log keeps it (its error redacted). */
+export type LoggedAttempt = AttemptRecord;
 
 /** The tokens of the request, as its usage record counts them. */
 export interface LoggedUsage {

@@ -1,9 +1,8 @@
 import { costInNanos } from '../billing/cost';
 import type { Price } from '../billing/price-book';
+import { USAGE_OUTCOMES, type UsageOutcome } from '../core/request-outcome';
 
-/** How a request ended, as usage accounting sees it. */
-export type UsageOutcome = 'ok' | 'error' | 'aborted' | 'rejected';
-export const USAGE_OUTCOMES: readonly UsageOutcome[] = ['ok', 'error', 'aborted', 'rejected'];
+export { USAGE_OUTCOMES, type UsageOutcome } from '../core/request-outcome';
 
 /** One request's usage: appended to the team's Redis Stream and added to its day counters. */
 export interface UsageRecord {

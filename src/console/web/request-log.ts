@@ -1,45 +1,14 @@
-// The request log as the console reads it (GET /admin/v1/requests and /admin/v1/requests/{id}): the fields of
-// src/request-log/request-log-entry.ts as the admin API shows them. Declared here rather than imported so the
-// page's type-check pulls in no server module beyond those it already uses.
+// The request log as the console reads it (GET /admin/v1/requests and /admin/v1/requests/{id}): the entry of
+// src/request-log/request-log-entry.ts (types only, no server code), with what the admin API adds.
+import type { RequestLogEntry } from '../../request-log/request-log-entry';
+import type { AttemptRecord } from '../../core/request-outcome';
 import { api } from './api';
 
-export type Attempt =
-  | {
-      kind: 'call';
-      model: string;
-      deployment: string;
-      outcome: string;
-      status: number | null;
-      durationMs: number;
-      error: string | null;
-    }
-  | { kind: 'skipped'; model: string; deployment: string; reason: string };
+export type Attempt = AttemptRecord;
 
-export interface RequestEntry {
-  id: string;
-  requestId: string;
-  at: string;
-  team: string;
-  token: { id: string; name: string | null };
-  person: { subject: string; email?: string } | null;
-  endpoint: string;
-  stream: boolean;
-  model: string;
-  servedModel: string;
-  deployment: string | null;
-  attempts: Attempt[];
-  status: number;
-  outcome: string;
-  errorCode: string | null;
-  latencyMs: number;
-  ttfbMs: number | null;
-  usage: { prompt: number; completion: number; reasoning: number; cached: number; estimated: boolean };
-  costNanos: number | null;
+export interface RequestEntry extends RequestLogEntry {
   /** In the billing currency (the list's `currency`); null when the model has no price. */
   cost: number | null;
-  traceId: string | null;
-  clientAddress: string | null;
-  contentKept: boolean;
 }
 
 /** A side of the content too big to keep whole: the beginning of its JSON, as text. */
