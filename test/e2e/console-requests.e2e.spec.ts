@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import {
-  expectNoSecretIn,
+  closeCheckedSessions,
   openConsoleBrowser,
   shot,
   signInWithoutForm,
@@ -102,17 +102,16 @@ describe('the console: requests', () => {
     await provider?.stop();
     await upstream?.stop();
   });
-  afterEach(async () => {
-    for (const session of opened.splice(0)) {
-      const reads = await Promise.all(session.reads);
-      // No element from the markup the requests carried, anywhere the test went (list and detail).
-      expect(await session.page.locator('img').count()).toBe(0);
-      await session.context.close();
-      // No script error, no CSP violation, no alert() (a dialog other than confirm() is an error), no secret.
-      expect(session.errors).toEqual([]);
-      expectNoSecretIn(reads, { adminKey: ADMIN_KEY, upstreamKey: 'upstream-secret-key' });
-    }
-  });
+  afterEach(() =>
+    closeCheckedSessions(
+      opened,
+      { adminKey: ADMIN_KEY, upstreamKey: 'upstream-secret-key' },
+      async ({ page }) => {
+        // No element from the markup the requests carried, anywhere the test went (list and detail).
+        expect(await page.locator('img').count()).toBe(0);
+      },
+    ),
+  );
 
   /** A browser signed in with the admin key (org-admin), on the console's `hash`. */
   const asAdmin = async (hash: string): Promise<Page> => {

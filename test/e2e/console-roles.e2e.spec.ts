@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { LIMIT_CATALOGUE } from '../../src/core/limit-catalogue';
 import { launchChromium } from '../support/browser';
 import {
-  expectNoSecretIn,
+  closeCheckedSessions,
   openConsoleBrowser,
   shot,
   TOKEN_SECRET,
@@ -77,14 +77,7 @@ describe('the console by role', () => {
     await provider?.stop();
     await upstream?.stop();
   });
-  afterEach(async () => {
-    for (const session of opened.splice(0)) {
-      const reads = await Promise.all(session.reads);
-      await session.context.close();
-      expect(session.errors).toEqual([]);
-      expectNoSecretIn(reads, { adminKey: ADMIN_KEY, upstreamKey: 'upstream-secret-key' });
-    }
-  });
+  afterEach(() => closeCheckedSessions(opened, { adminKey: ADMIN_KEY, upstreamKey: 'upstream-secret-key' }));
 
   /** A browser of the test's own, signed in through the provider as `login`, on the console's `hash`. */
   const signedIn = async (login: string, hash: string): Promise<Page> => {
