@@ -239,6 +239,8 @@ function figures(price: PriceConfig | undefined): Price | undefined {
     output: price.output,
     cachedInput: price.cachedInput,
     reasoning: price.reasoning,
+    cacheWrite: price.cacheWrite,
+    cacheWrite1h: price.cacheWrite1h,
   };
 }
 

@@ -358,6 +358,13 @@ export class PriceConfig {
   @ValidateIf((price: PriceConfig) => !price.isReference()) @IsNumber() @Min(0) output?: number;
   /** Prompt tokens read from the vendor's cache (default: `input`). */
   @IsOptional() @IsNumber() @Min(0) cachedInput?: number;
+  /**
+   * Prompt tokens written to the vendor's cache for its default lifetime (Anthropic's 5 minutes: 1.25x input). No
+   * default: a request with cache writes and no price for them has an unknown cost (flagged, never 0).
+   */
+  @IsOptional() @IsNumber() @Min(0) cacheWrite?: number;
+  /** Prompt tokens written to the vendor's cache for an hour (Anthropic's `ttl: "1h"`: 2x input). No default. */
+  @IsOptional() @IsNumber() @Min(0) cacheWrite1h?: number;
   /** Reasoning tokens, when the vendor prices them apart from output (default: `output`). */
   @IsOptional() @IsNumber() @Min(0) reasoning?: number;
   /** The price data's provider id to look the model up under (`openai`, `anthropic`, `google`, `azure`, `aws`...). */
@@ -374,7 +381,9 @@ export class PriceConfig {
   @ValidateIf(
     (price: PriceConfig) =>
       price.isReference() &&
-      [price.input, price.output, price.cachedInput, price.reasoning].some((value) => value !== undefined),
+      [price.input, price.output, price.cachedInput, price.cacheWrite, price.cacheWrite1h, price.reasoning].some(
+        (value) => value !== undefined,
+      ),
   )
   @IsIn([], { message: 'give either figures (input, output, ...) or provider/model, not both' })
   protected get figuresOrReference(): string {

@@ -18,6 +18,10 @@ export interface TokenCounts {
   reasoning: number;
   /** Prompt tokens the backend read from its cache (part of `prompt`; priced at the cached-input price). */
   cached?: number;
+  /** Prompt tokens the backend wrote to its cache (part of `prompt`, apart from `cached`), 1-hour writes included. */
+  cacheWrite?: number;
+  /** The part of `cacheWrite` written for an hour (Anthropic's `ephemeral_1h_input_tokens`), billed at its own price. */
+  cacheWrite1h?: number;
   /** Worked out by the gateway's tokenizer rather than reported by the upstream. */
   estimated: boolean;
 }

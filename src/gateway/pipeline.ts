@@ -5,7 +5,7 @@ import type { Request, Response } from 'express';
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { toGatewayException } from '../core/errors/error-response';
-import type { Usage } from '../core/openai-types';
+import { CACHE_WRITE_1H, type Usage } from '../core/openai-types';
 import { AppLogger } from '../common/logging/logger';
 import { clientSource } from '../common/http/client-source';
 import { isPacedBody, nextTurn } from '../common/http/json-shape';
@@ -610,6 +610,8 @@ function countsFrom(usage: Usage): TokenCounts {
     completion: usage.completion_tokens,
     reasoning: usage.completion_tokens_details?.reasoning_tokens ?? 0,
     cached: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWrite: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
+    cacheWrite1h: usage.prompt_tokens_details?.[CACHE_WRITE_1H] ?? 0,
     estimated: false,
   };
 }

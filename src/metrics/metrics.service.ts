@@ -185,7 +185,7 @@ export class MetricsService {
     });
     this.tokens = new Counter({
       name: 'switchyard_tokens_total',
-      help: 'Tokens accounted (the same numbers as the usage API); reasoning tokens are part of completion',
+      help: 'Tokens accounted (the same numbers as the usage API); reasoning tokens are part of completion, cache_read and cache_write (reads from and writes to the vendor\'s prompt cache) part of prompt',
       labelNames: ['team', 'model', 'backend', 'endpoint', 'type', ...token],
       registers: [this.registry],
     });
@@ -276,6 +276,11 @@ export class MetricsService {
       this.child(this.tokens, [...where, 'completion', ...token]).inc(record.completionTokens);
     if (record.reasoningTokens)
       this.child(this.tokens, [...where, 'reasoning', ...token]).inc(record.reasoningTokens);
+    // Cache reads and writes are part of prompt, as reasoning is of completion.
+    if (record.cachedTokens)
+      this.child(this.tokens, [...where, 'cache_read', ...token]).inc(record.cachedTokens);
+    if (record.cacheWriteTokens)
+      this.child(this.tokens, [...where, 'cache_write', ...token]).inc(record.cacheWriteTokens);
     if (record.costNanos)
       this.child(this.cost, [record.team, record.modelLabel, record.backend || '-']).inc(
         record.costNanos / 1e9,

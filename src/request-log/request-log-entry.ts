@@ -9,6 +9,9 @@ export interface LoggedUsage {
   completion: number;
   reasoning: number;
   cached: number;
+  /** Prompt tokens written to the backend's cache, and the 1-hour part of them (absent in entries from before). */
+  cacheWrite?: number;
+  cacheWrite1h?: number;
   /** Worked out by the gateway's tokenizer rather than reported by the upstream. */
   estimated: boolean;
 }

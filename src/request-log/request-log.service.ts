@@ -60,6 +60,8 @@ export class RequestLog {
         completion: record.completionTokens,
         reasoning: record.reasoningTokens,
         cached: record.cachedTokens,
+        cacheWrite: record.cacheWriteTokens,
+        cacheWrite1h: record.cacheWrite1hTokens,
         estimated: record.estimated,
       },
       costNanos: record.costNanos,

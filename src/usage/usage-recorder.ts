@@ -93,6 +93,8 @@ export class UsageRecorder implements NestMiddleware {
         latencyMs: Math.round(Number(process.hrtime.bigint() - ctx.startedAt) / 1e4) / 100,
         estimated: tokens.estimated,
         cachedTokens: tokens.cached ?? 0,
+        cacheWriteTokens: tokens.cacheWrite ?? 0,
+        cacheWrite1hTokens: tokens.cacheWrite1h ?? 0,
       },
       this.prices.priceOf(served),
     );

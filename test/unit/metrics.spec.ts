@@ -26,6 +26,8 @@ const record: UsageRecord = {
   latencyMs: 1500,
   estimated: false,
   cachedTokens: 0,
+  cacheWriteTokens: 0,
+  cacheWrite1hTokens: 0,
   costNanos: 0,
   costEstimated: false,
 };
