@@ -381,9 +381,14 @@ export class PriceConfig {
   @ValidateIf(
     (price: PriceConfig) =>
       price.isReference() &&
-      [price.input, price.output, price.cachedInput, price.cacheWrite, price.cacheWrite1h, price.reasoning].some(
-        (value) => value !== undefined,
-      ),
+      [
+        price.input,
+        price.output,
+        price.cachedInput,
+        price.cacheWrite,
+        price.cacheWrite1h,
+        price.reasoning,
+      ].some((value) => value !== undefined),
   )
   @IsIn([], { message: 'give either figures (input, output, ...) or provider/model, not both' })
   protected get figuresOrReference(): string {

@@ -90,7 +90,9 @@ export type CacheControl = Record<string, unknown>;
 
 export function cacheControlOf(holder: unknown): CacheControl | undefined {
   const value = (holder as { cache_control?: unknown } | null | undefined)?.cache_control;
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as CacheControl) : undefined;
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as CacheControl)
+    : undefined;
 }
 
 /** The breakpoint a message carries for its text: its own, else the last of its text parts'. */
@@ -102,9 +104,7 @@ export function messageCacheControl(message: OpenAIMessage): CacheControl | unde
 }
 
 /** The OpenAI tools a request carries, as (name, description, JSON schema, cache breakpoint). */
-export function functionTools(
-  tools: unknown,
-): Array<{
+export function functionTools(tools: unknown): Array<{
   name: string;
   description?: string;
   parameters?: Record<string, unknown>;

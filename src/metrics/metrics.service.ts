@@ -185,7 +185,7 @@ export class MetricsService {
     });
     this.tokens = new Counter({
       name: 'switchyard_tokens_total',
-      help: 'Tokens accounted (the same numbers as the usage API); reasoning tokens are part of completion, cache_read and cache_write (reads from and writes to the vendor\'s prompt cache) part of prompt',
+      help: "Tokens accounted (the same numbers as the usage API); reasoning tokens are part of completion, cache_read and cache_write (reads from and writes to the vendor's prompt cache) part of prompt",
       labelNames: ['team', 'model', 'backend', 'endpoint', 'type', ...token],
       registers: [this.registry],
     });

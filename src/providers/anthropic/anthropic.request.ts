@@ -206,7 +206,12 @@ function toTurn(message: OpenAIMessage): Turn {
   const turn = unmarkedTurn(message);
   const own = message.role === 'user' ? cacheControlOf(message) : messageCacheControl(message);
   const last = turn.blocks.length - 1;
-  if (own && last >= 0 && turn.blocks[last].type !== 'thinking' && turn.blocks[last].type !== 'redacted_thinking')
+  if (
+    own &&
+    last >= 0 &&
+    turn.blocks[last].type !== 'thinking' &&
+    turn.blocks[last].type !== 'redacted_thinking'
+  )
     turn.blocks[last] = marked(turn.blocks[last], own);
   return turn;
 }
@@ -237,7 +242,8 @@ function unmarkedTurn(message: OpenAIMessage): Turn {
   for (const part of partsOf(message.content)) {
     if (part.type === 'text' && (part as { text: string }).text)
       blocks.push(marked({ type: 'text', text: (part as { text: string }).text }, cacheControlOf(part)));
-    else if (part.type === 'image_url') blocks.push(marked(imageBlock(part as ImagePart), cacheControlOf(part)));
+    else if (part.type === 'image_url')
+      blocks.push(marked(imageBlock(part as ImagePart), cacheControlOf(part)));
   }
   return { role: 'user', blocks };
 }

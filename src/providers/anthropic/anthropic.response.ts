@@ -24,7 +24,10 @@ export interface AnthropicUsage {
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
   /** The writes by lifetime (their sum is cache_creation_input_tokens). */
-  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
+  cache_creation?: {
+    ephemeral_5m_input_tokens?: number | null;
+    ephemeral_1h_input_tokens?: number | null;
+  } | null;
   output_tokens_details?: { thinking_tokens?: number } | null;
 }
 

@@ -176,6 +176,7 @@ export function statusOfErrorType(type: unknown): number {
 /** The members of a usage that carry a value (null and undefined left out). */
 function given(usage: AnthropicUsage | undefined): AnthropicUsage {
   const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(usage ?? {})) if (value !== null && value !== undefined) out[name] = value;
+  for (const [name, value] of Object.entries(usage ?? {}))
+    if (value !== null && value !== undefined) out[name] = value;
   return out as AnthropicUsage;
 }
