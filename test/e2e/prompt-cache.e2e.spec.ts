@@ -399,6 +399,19 @@ describe('prompt caching: passed through, reported in each wire, priced by class
       });
       expect(sentTo(openai, 'keyed prompt').body.prompt_cache_key).toBe('session-42');
     });
+
+    it("OpenAI's prompt_cache_key reaches an OpenAI-compatible backend from Responses, translated to chat", async () => {
+      const { token } = await gw.teamToken('cache-key-responses');
+      await gw.openai(token).responses.create({
+        model: 'oa-cached',
+        input: 'keyed response',
+        store: false,
+        prompt_cache_key: 'session-43',
+      });
+      const sent = sentTo(openai, 'keyed response');
+      expect(sent.path).toBe('/v1/chat/completions');
+      expect(sent.body.prompt_cache_key).toBe('session-43');
+    });
   });
 
   it('a budget is exhausted at the right request when most tokens are cache reads', async () => {

@@ -54,6 +54,9 @@ export function responsesToChat(dto: ResponsesRequestDto, items: InputItem[]): T
   if (typeof dto.temperature === 'number') chat.temperature = dto.temperature;
   if (typeof dto.top_p === 'number') chat.top_p = dto.top_p;
   if (typeof dto.user === 'string') chat.user = dto.user;
+  // Chat completions takes it too (OpenAI's prompt-cache routing hint); the other families build their bodies
+  // from scratch and leave it out.
+  if (typeof dto.prompt_cache_key === 'string') chat.prompt_cache_key = dto.prompt_cache_key;
   if (typeof dto.parallel_tool_calls === 'boolean') chat.parallel_tool_calls = dto.parallel_tool_calls;
   const format = dto.text?.format;
   if (format?.type === 'json_object') chat.response_format = { type: 'json_object' };
