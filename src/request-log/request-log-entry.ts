@@ -9,7 +9,10 @@ export interface LoggedUsage {
   completion: number;
   reasoning: number;
   cached: number;
-  /** Prompt tokens written to the backend's cache, and the 1-hour part of them (absent in entries from before). */
+  /**
+   * Prompt tokens written to the backend's cache, and the 1-hour part of them. Absent from entries written before
+   * they were logged, and from the PostgreSQL store's (it has no columns for them yet: a migration step to come).
+   */
   cacheWrite?: number;
   cacheWrite1h?: number;
   /** Worked out by the gateway's tokenizer rather than reported by the upstream. */
