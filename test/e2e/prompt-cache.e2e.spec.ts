@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { BedrockUpstream } from '../support/bedrock-upstream';
@@ -6,6 +9,7 @@ import { OpenAIUpstream } from '../support/openai-upstream';
 import type { RecordedRequest } from '../support/standin-server';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 import { waitForUsageRecord, waitForUsageRecords } from '../support/usage';
+import { VertexUpstream } from '../support/vertex-upstream';
 
 const AWS_KEY = {
   accessKeyId: 'AKIAPROMPTCACHE00001',
@@ -85,16 +89,20 @@ describe('prompt caching: passed through, reported in each wire, priced by class
   let anthropic: AnthropicUpstream;
   let gemini: GeminiUpstream;
   let bedrock: BedrockUpstream;
+  let vertex: VertexUpstream;
   let gw: TestGateway;
+  let dir: string;
   const saved = { ...process.env };
 
   beforeAll(async () => {
-    [openai, anthropic, gemini, bedrock] = await Promise.all([
+    [openai, anthropic, gemini, bedrock, vertex] = await Promise.all([
       new OpenAIUpstream().start(),
       new AnthropicUpstream().start(),
       new GeminiUpstream().start(),
       new BedrockUpstream({ keys: [AWS_KEY] }).start(),
+      new VertexUpstream(39).start(),
     ]);
+    dir = mkdtempSync(join(tmpdir(), 'prompt-cache-'));
     process.env.AWS_ACCESS_KEY_ID = AWS_KEY.accessKeyId;
     process.env.AWS_SECRET_ACCESS_KEY = AWS_KEY.secretAccessKey;
     delete process.env.AWS_SESSION_TOKEN;
@@ -105,6 +113,13 @@ describe('prompt caching: passed through, reported in each wire, priced by class
           claude: { type: 'anthropic', baseUrl: anthropic.url, apiKey: '${TEST_UPSTREAM_KEY}' },
           google: { type: 'gemini', baseUrl: gemini.url, apiKey: '${TEST_UPSTREAM_KEY}' },
           aws: { type: 'bedrock', region: 'us-east-1', baseUrl: bedrock.url },
+          gcp: {
+            type: 'vertex',
+            project: vertex.project,
+            region: 'us-east5',
+            baseUrl: vertex.url,
+            credentialsFile: vertex.writeKeyFile(dir),
+          },
         },
         models: {
           'claude-cached': {
@@ -133,6 +148,16 @@ describe('prompt caching: passed through, reported in each wire, priced by class
             upstreamModel: 'meta.llama3-cached-600-40-0-v1:0',
             price: CONVERSE_PRICES,
           },
+          'vertex-claude-cached': {
+            backend: 'gcp',
+            upstreamModel: 'claude-cached-700-60-20',
+            price: CLAUDE_PRICES,
+          },
+          'vertex-gemini-cached': {
+            backend: 'gcp',
+            upstreamModel: 'gemini-cached-500-0-0',
+            price: GEMINI_PRICES,
+          },
           'bedrock-claude-cached': {
             backend: 'aws',
             upstreamModel: 'us.anthropic.claude-cached-500-20-10-v1:0',
@@ -144,7 +169,8 @@ describe('prompt caching: passed through, reported in each wire, priced by class
   });
   afterAll(async () => {
     await gw.close();
-    await Promise.all([openai.stop(), anthropic.stop(), gemini.stop(), bedrock.stop()]);
+    await Promise.all([openai.stop(), anthropic.stop(), gemini.stop(), bedrock.stop(), vertex.stop()]);
+    rmSync(dir, { recursive: true, force: true });
     process.env = saved;
   });
 
@@ -180,6 +206,8 @@ describe('prompt caching: passed through, reported in each wire, priced by class
         ['gemini', 'gemini-cached', () => gemini, geminiClasses, GEMINI_PRICES],
         ['bedrock converse', 'converse-cached', () => bedrock, converseClasses, CONVERSE_PRICES],
         ['bedrock claude', 'bedrock-claude-cached', () => bedrock, anthropicClasses, CLAUDE_PRICES],
+        ['vertex claude', 'vertex-claude-cached', () => vertex, anthropicClasses, CLAUDE_PRICES],
+        ['vertex gemini', 'vertex-gemini-cached', () => vertex, geminiClasses, GEMINI_PRICES],
       ] as const)('%s', async (family, model, standIn, classesOf, prices) => {
         const team = `priced-${family.replace(' ', '-')}-${stream}`;
         const marker = `priced by class ${family} ${stream}`;
@@ -356,6 +384,17 @@ describe('prompt caching: passed through, reported in each wire, priced by class
       const body = sentTo(bedrock, 'marks to bedrock').body;
       expect(body.system).toEqual([{ type: 'text', text: 'You are terse.', cache_control: oneHour }]);
       expect(body.messages[0].content[0].cache_control).toEqual(fiveMinutes);
+    });
+
+    it('from chat completions to Claude on Vertex, as the client wrote them', async () => {
+      const { token } = await gw.teamToken('marks-vertex-claude');
+      await gw
+        .openai(token)
+        .chat.completions.create(markedChat('vertex-claude-cached', 'marks to vertex') as never);
+      const body = sentTo(vertex, 'marks to vertex').body;
+      expect(body.system).toEqual([{ type: 'text', text: 'You are terse.', cache_control: oneHour }]);
+      expect(body.messages[0].content[0].cache_control).toEqual(fiveMinutes);
+      expect(body.tools[0].cache_control).toEqual(fiveMinutes);
     });
 
     it('from chat completions to Bedrock Converse, as cachePoint blocks after the marked content', async () => {

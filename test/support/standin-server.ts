@@ -99,6 +99,17 @@ export abstract class StandInServer {
     return this.handle(recorded, req, res);
   }
 
+  /** As `answer`, for a request rewritten for this vendor (`inner`): the usage it answered is recorded on `outer`. */
+  async answerFor(
+    outer: RecordedRequest,
+    inner: RecordedRequest,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
+    await this.handle(inner, req, res);
+    if (inner.usage) outer.usage = inner.usage;
+  }
+
   last(): RecordedRequest {
     return this.requests[this.requests.length - 1];
   }
