@@ -20,7 +20,8 @@ export const CACHE_WRITE_1H = 'cache_write_1h_tokens';
 export function chatClientUsage(usage: Usage): Usage {
   const details = usage.prompt_tokens_details;
   if (!details || !(CACHE_WRITE_1H in details)) return usage;
-  const { [CACHE_WRITE_1H]: _oneHour, ...rest } = details;
+  const rest = { ...details };
+  delete rest[CACHE_WRITE_1H];
   return { ...usage, prompt_tokens_details: rest };
 }
 
