@@ -351,6 +351,8 @@ describe('prompt caching: passed through, reported in each wire, priced by class
       model,
       messages: [
         { role: 'system', content: [{ type: 'text', text: 'You are terse.', cache_control: oneHour }] },
+        { role: 'user', content: 'the first turn', cache_control: oneHour },
+        { role: 'assistant', content: 'noted' },
         { role: 'user', content: [{ type: 'text', text: marker, cache_control: fiveMinutes }] },
       ],
       tools: [
@@ -371,6 +373,10 @@ describe('prompt caching: passed through, reported in each wire, priced by class
       const body = sentTo(anthropic, 'marks to anthropic').body;
       expect(body.system).toEqual([{ type: 'text', text: 'You are terse.', cache_control: oneHour }]);
       expect(body.messages[0].content).toEqual([
+        { type: 'text', text: 'the first turn', cache_control: oneHour },
+      ]);
+      expect(body.messages[1].content).toEqual([{ type: 'text', text: 'noted' }]);
+      expect(body.messages[2].content).toEqual([
         { type: 'text', text: 'marks to anthropic', cache_control: fiveMinutes },
       ]);
       expect(body.tools[0].cache_control).toEqual(fiveMinutes);
@@ -383,7 +389,8 @@ describe('prompt caching: passed through, reported in each wire, priced by class
         .chat.completions.create(markedChat('bedrock-claude-cached', 'marks to bedrock') as never);
       const body = sentTo(bedrock, 'marks to bedrock').body;
       expect(body.system).toEqual([{ type: 'text', text: 'You are terse.', cache_control: oneHour }]);
-      expect(body.messages[0].content[0].cache_control).toEqual(fiveMinutes);
+      expect(body.messages[0].content[0].cache_control).toEqual(oneHour);
+      expect(body.messages[2].content[0].cache_control).toEqual(fiveMinutes);
     });
 
     it('from chat completions to Claude on Vertex, as the client wrote them', async () => {
@@ -393,7 +400,8 @@ describe('prompt caching: passed through, reported in each wire, priced by class
         .chat.completions.create(markedChat('vertex-claude-cached', 'marks to vertex') as never);
       const body = sentTo(vertex, 'marks to vertex').body;
       expect(body.system).toEqual([{ type: 'text', text: 'You are terse.', cache_control: oneHour }]);
-      expect(body.messages[0].content[0].cache_control).toEqual(fiveMinutes);
+      expect(body.messages[0].content[0].cache_control).toEqual(oneHour);
+      expect(body.messages[2].content[0].cache_control).toEqual(fiveMinutes);
       expect(body.tools[0].cache_control).toEqual(fiveMinutes);
     });
 
@@ -401,13 +409,19 @@ describe('prompt caching: passed through, reported in each wire, priced by class
       const { token } = await gw.teamToken('marks-converse');
       await gw
         .openai(token)
-        .chat.completions.create(markedChat('converse-cached', 'marks to converse') as never);
+        // Converse leaves its tools out for tool_choice "none" (it has no such choice): here they are offered.
+        .chat.completions.create({
+          ...markedChat('converse-cached', 'marks to converse'),
+          tool_choice: 'auto',
+        } as never);
       const body = sentTo(bedrock, 'marks to converse').body;
       expect(body.system).toEqual([{ text: 'You are terse.' }, { cachePoint: { type: 'default' } }]);
-      expect(body.messages[0].content).toEqual([
-        { text: 'marks to converse' },
-        { cachePoint: { type: 'default' } },
+      expect(body.messages.map((m: { content: unknown }) => m.content)).toEqual([
+        [{ text: 'the first turn' }, { cachePoint: { type: 'default' } }],
+        [{ text: 'noted' }],
+        [{ text: 'marks to converse' }, { cachePoint: { type: 'default' } }],
       ]);
+      expect(body.toolConfig.tools[1]).toEqual({ cachePoint: { type: 'default' } });
     });
 
     it('from Messages to Anthropic, natively: the bytes as sent', async () => {
