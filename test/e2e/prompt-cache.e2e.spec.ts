@@ -424,6 +424,26 @@ describe('prompt caching: passed through, reported in each wire, priced by class
       expect(body.toolConfig.tools[1]).toEqual({ cachePoint: { type: 'default' } });
     });
 
+    it('from Responses to Anthropic, on text parts as on chat', async () => {
+      const { token } = await gw.teamToken('marks-responses');
+      await gw.openai(token).responses.create({
+        model: 'claude-cached',
+        store: false,
+        input: [
+          { role: 'developer', content: [{ type: 'input_text', text: 'Be terse.', cache_control: oneHour }] },
+          {
+            role: 'user',
+            content: [{ type: 'input_text', text: 'marks from responses', cache_control: fiveMinutes }],
+          },
+        ],
+      } as never);
+      const body = sentTo(anthropic, 'marks from responses').body;
+      expect(body.system).toEqual([{ type: 'text', text: 'Be terse.', cache_control: oneHour }]);
+      expect(body.messages[0].content).toEqual([
+        { type: 'text', text: 'marks from responses', cache_control: fiveMinutes },
+      ]);
+    });
+
     it('from Messages to Anthropic, natively: the bytes as sent', async () => {
       const { token } = await gw.teamToken('marks-messages');
       const client = new Anthropic({ apiKey: token, baseURL: gw.url, maxRetries: 0 });
