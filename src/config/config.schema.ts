@@ -360,7 +360,9 @@ export class PriceConfig {
   @IsOptional() @IsNumber() @Min(0) cachedInput?: number;
   /**
    * Prompt tokens written to the vendor's cache for its default lifetime (Anthropic's 5 minutes: 1.25x input). No
-   * default: a request with cache writes and no price for them has an unknown cost (flagged, never 0).
+   * default: a request with cache writes and no price for them has an unknown cost (flagged, never 0). With a
+   * reference to the price data (or alone), it fills in or replaces the entry's own (the data has no 1-hour price for
+   * Claude on Bedrock or Vertex, for one).
    */
   @IsOptional() @IsNumber() @Min(0) cacheWrite?: number;
   /** Prompt tokens written to the vendor's cache for an hour (Anthropic's `ttl: "1h"`: 2x input). No default. */
@@ -372,23 +374,25 @@ export class PriceConfig {
   /** The model id to look up in the price data. */
   @IsOptional() @IsString() @IsNotEmpty() model?: string;
 
-  /** Whether this names an entry of the price data rather than giving figures. */
+  /**
+   * Whether this names an entry of the price data rather than giving figures: `provider` or `model`, or only cache
+   * write prices (the deployment's own entry, with them added).
+   */
   isReference(): boolean {
-    return this.provider !== undefined || this.model !== undefined;
+    return (
+      this.provider !== undefined ||
+      this.model !== undefined ||
+      (this.input === undefined &&
+        this.output === undefined &&
+        (this.cacheWrite !== undefined || this.cacheWrite1h !== undefined))
+    );
   }
 
   /** Figures and a reference together: which one applies must not be a guess (reported as `...price.figuresOrReference`). */
   @ValidateIf(
     (price: PriceConfig) =>
       price.isReference() &&
-      [
-        price.input,
-        price.output,
-        price.cachedInput,
-        price.cacheWrite,
-        price.cacheWrite1h,
-        price.reasoning,
-      ].some((value) => value !== undefined),
+      [price.input, price.output, price.cachedInput, price.reasoning].some((value) => value !== undefined),
   )
   @IsIn([], { message: 'give either figures (input, output, ...) or provider/model, not both' })
   protected get figuresOrReference(): string {

@@ -302,5 +302,28 @@ describe('price book', () => {
       /models\.m\.price\.figuresOrReference: give either figures/,
     );
     expect(load({ input: 1 })).toThrow(/models\.m\.price\.output/);
+    // Cache write prices go with a reference (or alone: the deployment's own entry), to fill in the data's.
+    expect(load({ model: 'gpt-4o', cacheWrite1h: 5 })).not.toThrow();
+    expect(load({ cacheWrite1h: 5 })).not.toThrow();
+    expect(load({ cacheWrite: 1, input: 1 })).toThrow(/models\.m\.price\.output/);
+  });
+
+  it("a price data entry with no 1-hour write price (Claude on Bedrock) takes the configured one, the rest the data's", () => {
+    const upstreamModel = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
+    const bare = book({ c: { backend: 'bedrock', upstreamModel } });
+    const fromData = bare.priceOf({ model: 'c', backend: 'bedrock', upstreamModel })!;
+    expect(fromData.cacheWrite).toBe(4.125);
+    expect(fromData.cacheWrite1h).toBeUndefined();
+    const filled = book({ c: { backend: 'bedrock', upstreamModel, price: { cacheWrite1h: 6.6 } } });
+    const served = { model: 'c', backend: 'bedrock', upstreamModel };
+    expect(filled.priceOf(served)).toEqual({ ...fromData, cacheWrite1h: 6.6 });
+    expect(filled.explain(served)).toMatchObject({
+      source: { kind: 'price-data' },
+      price: { cacheWrite1h: 6.6 },
+    });
+    // One 1-hour write and 10 uncached input tokens: unknown from the data alone, priced with the figure filled in.
+    const tokens = { prompt: 11, cached: 0, cacheWrite: 1, cacheWrite1h: 1, completion: 0, reasoning: 0 };
+    expect(costInNanos(tokens, fromData)).toBeUndefined();
+    expect(costInNanos(tokens, filled.priceOf(served))).toBe(Math.round((10 * 3.3 + 6.6) * 1000));
   });
 });
