@@ -8,13 +8,11 @@ export interface LoggedUsage {
   prompt: number;
   completion: number;
   reasoning: number;
+  /** Prompt tokens read from the backend's cache. */
   cached: number;
-  /**
-   * Prompt tokens written to the backend's cache, and the 1-hour part of them. Absent from entries written before
-   * they were logged, and from the PostgreSQL store's (it has no columns for them yet: a migration step to come).
-   */
-  cacheWrite?: number;
-  cacheWrite1h?: number;
+  /** Prompt tokens written to the backend's cache, and the 1-hour part of them (docs/accounting.md). */
+  cacheWrite: number;
+  cacheWrite1h: number;
   /** Worked out by the gateway's tokenizer rather than reported by the upstream. */
   estimated: boolean;
 }

@@ -54,8 +54,24 @@ describe('request log in PostgreSQL, through the gateway', () => {
         return found.body;
       }, 15_000);
       expect(page.data.map((entry: any) => entry.usage)).toEqual([
-        { prompt: 1, completion: 2, reasoning: 0, cached: 0, estimated: false },
-        { prompt: 3, completion: 4, reasoning: 0, cached: 0, estimated: false },
+        {
+          prompt: 1,
+          completion: 2,
+          reasoning: 0,
+          cached: 0,
+          cacheWrite: 0,
+          cacheWrite1h: 0,
+          estimated: false,
+        },
+        {
+          prompt: 3,
+          completion: 4,
+          reasoning: 0,
+          cached: 0,
+          cacheWrite: 0,
+          cacheWrite1h: 0,
+          estimated: false,
+        },
       ]);
       expect(page.data[1]).toMatchObject({
         token: { id: issued.body.id, name: 'pg bot' },

@@ -82,7 +82,15 @@ describe('request log (Redis store)', () => {
       outcome: 'ok',
       errorCode: null,
       // The stand-in counts words: 3 in the prompt, "echo:" and the 3 words back.
-      usage: { prompt: 3, completion: 4, reasoning: 0, cached: 0, estimated: false },
+      usage: {
+        prompt: 3,
+        completion: 4,
+        reasoning: 0,
+        cached: 0,
+        cacheWrite: 0,
+        cacheWrite1h: 0,
+        estimated: false,
+      },
       traceId,
       contentKept: false,
     });

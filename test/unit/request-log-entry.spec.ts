@@ -76,6 +76,8 @@ describe('RequestLog.note', () => {
       upstreamModel: 'u',
       costNanos: 1234,
       cachedTokens: 2,
+      cacheWriteTokens: 7,
+      cacheWrite1hTokens: 3,
     });
     log.note(ex, record, request());
     expect(queued).toHaveLength(1);
@@ -94,7 +96,15 @@ describe('RequestLog.note', () => {
       status: 200,
       outcome: 'ok',
       errorCode: null,
-      usage: { prompt: 10, completion: 5, reasoning: 0, cached: 2, estimated: false },
+      usage: {
+        prompt: 10,
+        completion: 5,
+        reasoning: 0,
+        cached: 2,
+        cacheWrite: 7,
+        cacheWrite1h: 3,
+        estimated: false,
+      },
       costNanos: 1234,
       traceId: null,
       clientAddress: '10.1.2.3',

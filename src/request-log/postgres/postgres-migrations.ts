@@ -81,6 +81,8 @@ export const MIGRATIONS: readonly Migration[] = [
         completion_tokens integer NOT NULL,
         reasoning_tokens integer NOT NULL,
         cached_tokens integer NOT NULL,
+        cache_write_tokens integer NOT NULL,
+        cache_write_1h_tokens integer NOT NULL,
         estimated boolean NOT NULL,
         cost_nanos bigint,
         trace_id text,

@@ -50,6 +50,8 @@ const ENTRY_COLUMNS: readonly [column: string, type: string, value: (entry: Requ
   ['completion_tokens', 'integer', (e) => e.usage.completion],
   ['reasoning_tokens', 'integer', (e) => e.usage.reasoning],
   ['cached_tokens', 'integer', (e) => e.usage.cached],
+  ['cache_write_tokens', 'integer', (e) => e.usage.cacheWrite],
+  ['cache_write_1h_tokens', 'integer', (e) => e.usage.cacheWrite1h],
   ['estimated', 'boolean', (e) => e.usage.estimated],
   ['cost_nanos', 'bigint', (e) => (e.costNanos === null ? null : Math.round(e.costNanos))],
   ['trace_id', 'text', (e) => text(e.traceId)],
@@ -120,6 +122,8 @@ export interface EntryRow {
   completion_tokens: number;
   reasoning_tokens: number;
   cached_tokens: number;
+  cache_write_tokens: number;
+  cache_write_1h_tokens: number;
   estimated: boolean;
   cost_nanos: string | null;
   trace_id: string | null;
@@ -156,6 +160,8 @@ export function entryFromRow(row: EntryRow): RequestLogEntry {
       completion: row.completion_tokens,
       reasoning: row.reasoning_tokens,
       cached: row.cached_tokens,
+      cacheWrite: row.cache_write_tokens,
+      cacheWrite1h: row.cache_write_1h_tokens,
       estimated: row.estimated,
     },
     costNanos: row.cost_nanos === null ? null : Number(row.cost_nanos),
