@@ -17,32 +17,38 @@ describe('tracing (OTLP)', () => {
   let json: TestGateway;
   let protobuf: TestGateway;
   let unsampled: TestGateway;
+  let grpc: TestGateway;
 
   const models = {
     broken: { backend: 'standin', upstreamModel: 'status-503', fallbacks: ['echo'] },
     embedder: { backend: 'standin', upstreamModel: 'text-embedding-3-small', kind: 'embedding' },
   };
-  const gateway = (protocol: string, sampleRatio = 1) =>
+  const gateway = (protocol: string, sampleRatio = 1, endpoint = receiver.url) =>
     startTestGateway({
       upstreamUrl: upstream.url,
       config: {
         models,
         routing: { retries: { attempts: 0, backoffMs: 1 } },
-        telemetry: { otlp: { endpoint: receiver.url, protocol, sampleRatio, exportDelayMs: 50 } },
+        telemetry: {
+          otlp: { endpoint, protocol, sampleRatio, exportDelayMs: 50, headers: { 'x-receiver-key': 'k1' } },
+        },
       },
     });
 
   beforeAll(async () => {
     upstream = await new OpenAIUpstream().start();
     receiver = await new OtlpReceiver().start();
+    await receiver.startGrpc();
     json = await gateway('http/json');
     protobuf = await gateway('http/protobuf');
     unsampled = await gateway('http/json', 0);
+    grpc = await gateway('grpc', 1, receiver.grpcUrl);
   });
   afterAll(async () => {
     await json?.close();
     await protobuf?.close();
     await unsampled?.close();
+    await grpc?.close();
     await receiver.stop();
     await upstream.stop();
   });
@@ -275,6 +281,7 @@ describe('tracing (OTLP)', () => {
     expect(answer.status).toBe(200);
     const { server, calls } = await spansOf(answer.headers.get('x-request-id')!);
     expect(receiver.contentTypes.slice(before)).toContain('application/x-protobuf');
+    expect(receiver.headers[receiver.headers.length - 1]['x-receiver-key']).toBe('k1');
     expect(server).toMatchObject({
       name: 'POST /v1/chat/completions',
       kind: SPAN_KIND.server,
@@ -291,6 +298,46 @@ describe('tracing (OTLP)', () => {
       'gen_ai.usage.output_tokens': answer.body.usage.completion_tokens,
     });
     expect(traceparentReceived('echo')).toBe(`00-${server.traceId}-${calls[0].spanId}-01`);
+  });
+
+  it('OTLP/gRPC: the same spans through the TraceService, the headers as metadata', async () => {
+    const { token } = await team(grpc);
+    const before = receiver.contentTypes.length;
+    const answer = await post(grpc, token, '/v1/chat/completions', {
+      model: 'echo',
+      messages: [{ role: 'user', content: 'sent over grpc' }],
+    });
+    expect(answer.status).toBe(200);
+    const { server, calls } = await spansOf(answer.headers.get('x-request-id')!);
+    expect(receiver.contentTypes.slice(before)).toContain('application/grpc');
+    expect(receiver.headers[receiver.headers.length - 1]['x-receiver-key']).toBe('k1');
+    expect(calls[0]).toMatchObject({
+      name: 'chat echo',
+      kind: SPAN_KIND.client,
+      parentSpanId: server.spanId,
+    });
+    expect(calls[0].attributes).toMatchObject({ 'gen_ai.usage.input_tokens': 3 });
+  });
+
+  it('/v1/messages: a POST /v1/messages server span over the call it was translated to', async () => {
+    const { token } = await team(json);
+    const answer = await post(
+      json,
+      token,
+      '/v1/messages',
+      { model: 'echo', max_tokens: 64, messages: [{ role: 'user', content: 'hello from claude' }] },
+      { 'anthropic-version': '2023-06-01' },
+    );
+    expect(answer.status).toBe(200);
+    const { server, calls } = await spansOf(answer.headers.get('x-request-id')!);
+    expect(server.name).toBe('POST /v1/messages');
+    expect(calls[0]).toMatchObject({ name: 'chat echo', parentSpanId: server.spanId });
+    expect(calls[0].attributes).toMatchObject({
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.max_tokens': 64,
+      'gen_ai.usage.input_tokens': answer.body.usage.input_tokens,
+      'gen_ai.usage.output_tokens': answer.body.usage.output_tokens,
+    });
   });
 
   it('sampleRatio 0: no spans are exported, yet the trace id still goes upstream (unsampled) and into the request log', async () => {

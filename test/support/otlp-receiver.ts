@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Server as GrpcServer, ServerCredentials, type ServiceDefinition } from '@grpc/grpc-js';
 
 /** A span as the receiver got it, whichever OTLP encoding it came in. */
 export interface ReceivedSpan {
@@ -22,15 +23,18 @@ export interface ReceivedSpan {
 export const SPAN_KIND = { server: 2, client: 3 } as const;
 
 /**
- * A real OTLP/HTTP trace receiver (POST /v1/traces) for the tests: it decodes OTLP JSON and OTLP protobuf itself
- * (the protobuf wire format read field by field from opentelemetry-proto's trace.proto numbers, not with the
- * exporter's own code), keeps every span and answers an empty ExportTraceServiceResponse.
+ * A real OTLP trace receiver for the tests: OTLP/HTTP (POST /v1/traces, JSON or protobuf) and, once `startGrpc`
+ * has run, OTLP/gRPC (TraceService/Export). It decodes the messages itself (the protobuf wire format read field by
+ * field from opentelemetry-proto's trace.proto numbers, not with the exporter's own code), keeps every span and
+ * answers an empty ExportTraceServiceResponse.
  */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
   readonly contentTypes: string[] = [];
   readonly headers: IncomingMessage['headers'][] = [];
   private server?: Server;
+  private grpc?: GrpcServer;
+  private grpcPort?: number;
 
   get url(): string {
     return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
@@ -65,12 +69,52 @@ export class OtlpReceiver {
     return this;
   }
 
+  /** The gRPC endpoint, once `startGrpc` has run. */
+  get grpcUrl(): string {
+    return `http://127.0.0.1:${this.grpcPort}`;
+  }
+
+  /** Also serves OTLP/gRPC: the TraceService's Export, its messages taken as bytes and decoded here. */
+  async startGrpc(): Promise<this> {
+    const bytes = (value: Buffer) => value;
+    const service: ServiceDefinition = {
+      Export: {
+        path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: bytes,
+        requestDeserialize: bytes,
+        responseSerialize: bytes,
+        responseDeserialize: bytes,
+      },
+    };
+    this.grpc = new GrpcServer();
+    this.grpc.addService(service, {
+      Export: (
+        call: { request: Buffer; metadata: { getMap(): Record<string, unknown> } },
+        done: (error: null, reply: Buffer) => void,
+      ) => {
+        this.contentTypes.push('application/grpc');
+        this.headers.push(call.metadata.getMap() as IncomingMessage['headers']);
+        this.spans.push(...fromProtobuf(call.request));
+        done(null, Buffer.alloc(0));
+      },
+    });
+    this.grpcPort = await new Promise<number>((resolve, reject) =>
+      this.grpc!.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, port) =>
+        error ? reject(error) : resolve(port),
+      ),
+    );
+    return this;
+  }
+
   /** The spans of one trace. */
   trace(traceId: string): ReceivedSpan[] {
     return this.spans.filter((span) => span.traceId === traceId);
   }
 
   async stop(): Promise<void> {
+    this.grpc?.forceShutdown();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()));
   }
 }
