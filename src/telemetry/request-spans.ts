@@ -12,6 +12,7 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import type { Request } from 'express';
+import { clientAddress } from '../common/http/client-address';
 import type { UpstreamCall } from '../core/upstream-call';
 import { GatewayException } from '../core/errors/gateway.exception';
 import type { Exchange, TokenCounts } from '../gateway/exchange';
@@ -70,7 +71,7 @@ export class RequestSpans implements RequestTrace {
         [ATTR.httpRoute]: path,
         [ATTR.urlPath]: path,
         [ATTR.urlScheme]: req.protocol,
-        [ATTR.clientAddress]: req.ip,
+        [ATTR.clientAddress]: clientAddress(req),
         [ATTR.userAgent]: req.headers['user-agent'],
         [SWITCHYARD.requestId]: exchange.requestId,
       });
@@ -175,8 +176,8 @@ export function callAttributes(
 }
 
 /**
- * The request's usage as the answering call's: input tokens include the cached ones (the conventions' rule; the
- * gateway's prompt count already does, for every family), output tokens include reasoning.
+ * The request's usage as the answering call's: input tokens include the cache reads and writes (the conventions'
+ * rule; the gateway's prompt count already does, for every family), output tokens include reasoning.
  */
 export function usageAttributes(tokens: TokenCounts | undefined): Attributes {
   if (!tokens) return {};
@@ -185,6 +186,7 @@ export function usageAttributes(tokens: TokenCounts | undefined): Attributes {
     [ATTR.outputTokens]: tokens.completion,
   };
   if (tokens.cached) attributes[ATTR.cacheReadInputTokens] = tokens.cached;
+  if (tokens.cacheWrite) attributes[ATTR.cacheCreationInputTokens] = tokens.cacheWrite;
   if (tokens.reasoning) attributes[ATTR.reasoningOutputTokens] = tokens.reasoning;
   if (tokens.estimated) attributes[SWITCHYARD.usageEstimated] = true;
   return attributes;

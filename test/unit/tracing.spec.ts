@@ -56,6 +56,7 @@ describe('semantic convention names', () => {
     inputTokens: 'ATTR_GEN_AI_USAGE_INPUT_TOKENS',
     outputTokens: 'ATTR_GEN_AI_USAGE_OUTPUT_TOKENS',
     cacheReadInputTokens: 'ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS',
+    cacheCreationInputTokens: 'ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS',
     reasoningOutputTokens: 'ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS',
     inputMessages: 'ATTR_GEN_AI_INPUT_MESSAGES',
     outputMessages: 'ATTR_GEN_AI_OUTPUT_MESSAGES',
@@ -186,10 +187,13 @@ describe('usage and error attributes', () => {
         [ATTR.outputTokens]: 5,
       },
     );
-    expect(usageAttributes({ prompt: 10, completion: 5, reasoning: 2, cached: 4, estimated: true })).toEqual({
+    expect(
+      usageAttributes({ prompt: 10, completion: 5, reasoning: 2, cached: 4, cacheWrite: 3, estimated: true }),
+    ).toEqual({
       [ATTR.inputTokens]: 10,
       [ATTR.outputTokens]: 5,
       [ATTR.cacheReadInputTokens]: 4,
+      [ATTR.cacheCreationInputTokens]: 3,
       [ATTR.reasoningOutputTokens]: 2,
       'switchyard.usage.estimated': true,
     });
