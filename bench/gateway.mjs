@@ -9,6 +9,7 @@
 // latency is relative to it). Prints a table; writes bench/results/gateway.{json,md} (or soak.{json,md}).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -193,13 +194,19 @@ async function measure(target, scenario) {
   };
 }
 
-/** `requestLog`: 'metadata' (the default: entries, no content), 'off', or 'content' (the bench team keeps content). */
-function switchyardConfig(upstreamUrl, prefix, clusterNodes, requestLog = 'metadata') {
+/**
+ * `requestLog`: 'metadata' (the default: entries, no content), 'off', or 'content' (the bench team keeps content).
+ * `otlpUrl`: traces over OTLP protobuf to it, every trace sampled (docs/tracing.md).
+ */
+function switchyardConfig(upstreamUrl, prefix, clusterNodes, requestLog = 'metadata', otlpUrl = undefined) {
   const cluster = clusterNodes
     ? `, cluster: { nodes: [${clusterNodes.map((node) => `"${node}"`).join(', ')}] }`
     : '';
   const logging = requestLog === 'off' ? 'logging: { requests: { enabled: false } }\n' : '';
   const teamLogging = requestLog === 'content' ? ', logging: { content: full }' : '';
+  const telemetry = otlpUrl
+    ? `telemetry: { otlp: { endpoint: "${otlpUrl}", protocol: http/protobuf, sampleRatio: 1 } }\n`
+    : '';
   return `server: { port: 0, host: 127.0.0.1 }
 redis: { keyPrefix: "${prefix}"${cluster} }
 admin: { apiKey: bench-admin }
@@ -217,7 +224,7 @@ models:
       - { backend: standin-3, upstreamModel: bench }
   bench-200: { backend: standin, upstreamModel: bench-200 }
   bench-claude: { backend: standin-anthropic, upstreamModel: claude-bench }
-${logging}teams:
+${logging}${telemetry}teams:
   bench: { models: ["*"], limits: { requestsPerMinute: 100000000, tokensPerDay: 100000000000 }${teamLogging} }
 `;
 }
@@ -304,16 +311,28 @@ async function startClusterReplicas(dir, upstreamUrl) {
 
 /**
  * The request log's cost: the same Switchyard with the log off, and with content kept, beside the default one
- * (metadata only), each on a Redis prefix of its own; compared by gateway CPU per request.
+ * (metadata only), each on a Redis prefix of its own; compared by gateway CPU per request. And tracing's: the default
+ * one with every trace sent over OTLP to a receiver in this process that accepts and discards.
  */
 async function startRequestLogTargets(dir, upstreamUrl, metadataOnly) {
+  const sink = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  sink.unref();
+  const otlpUrl = `http://127.0.0.1:${sink.address().port}`;
   const targets = [];
-  for (const [mode, name] of [
+  for (const [mode, name, otlp] of [
     ['off', 'switchyard, request log off'],
     ['content', 'switchyard, request log with content'],
+    ['metadata', 'switchyard, request log (metadata), tracing on', otlpUrl],
   ]) {
-    const path = join(dir, `switchyard-log-${mode}.yaml`);
-    writeFileSync(path, switchyardConfig(upstreamUrl, `sy-bench:${Date.now()}:${mode}:`, undefined, mode));
+    const path = join(dir, `switchyard-log-${mode}${otlp ? '-traced' : ''}.yaml`);
+    writeFileSync(
+      path,
+      switchyardConfig(upstreamUrl, `sy-bench:${Date.now()}:${mode}:`, undefined, mode, otlp),
+    );
     const gateway = await startSwitchyard(path);
     const issued = await (
       await request(`${gateway.url}/admin/v1/teams/bench/tokens`, {
@@ -485,7 +504,7 @@ function reportRequestLogCost(rows) {
         ?.cpuMsPer1000ByRound?.map((value) => fmt(value, 0))
         .join(', ');
     console.log(
-      `${scenario}: gateway CPU per request, metadata x${ratio('switchyard, request log (metadata)')}, with content x${ratio('switchyard, request log with content')} (against the log off; CPU ms/1000 by round: off ${byRound('switchyard, request log off')}; metadata ${byRound('switchyard, request log (metadata)')}; content ${byRound('switchyard, request log with content')})`,
+      `${scenario}: gateway CPU per request, metadata x${ratio('switchyard, request log (metadata)')}, with content x${ratio('switchyard, request log with content')}, metadata and tracing x${ratio('switchyard, request log (metadata), tracing on')} (against the log off; CPU ms/1000 by round: off ${byRound('switchyard, request log off')}; metadata ${byRound('switchyard, request log (metadata)')}; content ${byRound('switchyard, request log with content')}; tracing ${byRound('switchyard, request log (metadata), tracing on')})`,
     );
   }
 }

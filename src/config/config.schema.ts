@@ -519,6 +519,30 @@ export class RoutingConfig {
   @ValidateNested() @Type(() => ProbeConfig) probe: ProbeConfig = new ProbeConfig();
 }
 
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
+export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
+
+/** Where the gateway's traces go (docs/tracing.md): an OpenTelemetry collector or any OTLP receiver. */
+export class OtlpConfig {
+  /**
+   * The receiver's base URL, as OTEL_EXPORTER_OTLP_ENDPOINT has it (http://collector:4318; grpc: :4317). Over HTTP
+   * the traces go to its `/v1/traces`, unless the URL already ends with it.
+   */
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) endpoint!: string;
+  @IsIn(OTLP_PROTOCOLS as unknown as string[]) protocol: OtlpProtocol = 'http/protobuf';
+  /** Sent with every export (an API key of a hosted backend, say; `${ENV}` works as everywhere). */
+  @IsObject() headers: Record<string, string> = {};
+  /** The share of traces started here that are kept (a caller's sampled traceparent is always followed). */
+  @IsNumber() @Min(0) @Max(1) sampleRatio = 1;
+  /** Ended spans are sent in batches at least this often (the SDK's batch span processor's delay). */
+  @IsInt() @Min(10) @Max(60_000) exportDelayMs = 5_000;
+}
+
+export class TelemetryConfig {
+  /** Absent: no tracing at all (no tracer, no spans, nothing on the request path). */
+  @IsOptional() @ValidateNested() @Type(() => OtlpConfig) otlp?: OtlpConfig;
+}
+
 export class GatewayConfig {
   @ValidateNested() @Type(() => ServerConfig) server: ServerConfig = new ServerConfig();
   @ValidateNested() @Type(() => RedisConfig) redis: RedisConfig = new RedisConfig();
@@ -537,6 +561,8 @@ export class GatewayConfig {
   @ValidateNested() @Type(() => LogConfig) log: LogConfig = new LogConfig();
   /** What is kept of each request (`log` above is the gateway's own log lines). */
   @ValidateNested() @Type(() => LoggingConfig) logging: LoggingConfig = new LoggingConfig();
+  /** Traces over OTLP (docs/tracing.md). */
+  @ValidateNested() @Type(() => TelemetryConfig) telemetry: TelemetryConfig = new TelemetryConfig();
   @IsBoolean() accessLog = true;
   // Maps are validated entry by entry by the loader (so errors name `models.<name>.<key>`).
   @IsObject() backends: Record<string, BackendConfig> = {};

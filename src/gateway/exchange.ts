@@ -2,6 +2,7 @@ import type { Principal } from '../auth/principal';
 import { GatewayException } from '../core/errors/gateway.exception';
 import type { Reservation } from '../limits/limits.service';
 import type { AttemptRecord } from '../core/request-outcome';
+import type { RequestTrace } from './request-trace';
 
 export type { AttemptRecord } from '../core/request-outcome';
 
@@ -32,7 +33,8 @@ export interface TokenCounts {
  * Created for every request by the HTTP front (common/http/http-front.ts), so routes without a usage record (admin,
  * health) are logged from it too. Its writers: the AuthGuard (who is calling), the pipeline (gateway/pipeline.ts:
  * every step of a served request) and the error filter (the error a request that never reached the pipeline
- * ended in, a validation 400 say). The usage recorder, the access log and Server-Timing only read it.
+ * ended in, a validation 400 say). The usage recorder, the access log and Server-Timing only read it (the recorder
+ * also hands it its trace, when the gateway traces).
  */
 export class Exchange {
   readonly startedAt = process.hrtime.bigint();
@@ -60,10 +62,16 @@ export class Exchange {
     answer?: unknown;
   } = {};
   private usageHold?: (work: Promise<unknown>) => void;
+  private requestTrace?: RequestTrace;
 
   constructor(readonly requestId: string) {}
 
   // Steps, in the order a request takes them.
+
+  /** Traced (only when `telemetry.otlp` is configured): set by the usage recorder as the request reaches its route. */
+  traced(trace: RequestTrace): void {
+    this.requestTrace = trace;
+  }
 
   authenticated(principal: Principal): void {
     this.state.principal = principal;
@@ -235,6 +243,10 @@ export class Exchange {
   }
   get answer(): unknown {
     return this.state.answer;
+  }
+  /** Its spans, when the gateway traces (the pipeline starts and ends its calls' spans through it). */
+  get trace(): RequestTrace | undefined {
+    return this.requestTrace;
   }
 }
 

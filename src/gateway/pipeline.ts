@@ -33,6 +33,7 @@ import type {
 } from './endpoint-spec';
 import type { Exchange, TokenCounts } from './exchange';
 import { RequestAdmission } from './request-admission';
+import type { RequestTrace, TracedCall } from './request-trace';
 import { attemptRecords, UpstreamCaller, type CallSequence, type Candidate } from './upstream-caller';
 
 /** A request that is sent to a model: a completion or embeddings. */
@@ -167,7 +168,13 @@ export class Pipeline {
     }
     const refused = new AbortController();
     exchange.callStarted();
-    const started = this.sendOnItsTurn(served, first, AbortSignal.any([signal, refused.signal]), paced);
+    const started = this.sendOnItsTurn(
+      served,
+      first,
+      AbortSignal.any([signal, refused.signal]),
+      paced,
+      exchange.trace,
+    );
     started.catch(() => undefined); // awaited by callUntilAnswered once admitted; moot if the admission refuses
     try {
       await this.admit(served, route, exchange, res, prompt);
@@ -210,11 +217,12 @@ export class Pipeline {
           if (calls.mustWait) await calls.backoff(); // a retry of a deployment already called
           const response = await (started && calls.isFirst(candidate)
             ? started
-            : this.sendOnItsTurn(served, candidate, signal, paced));
+            : this.sendOnItsTurn(served, candidate, signal, paced, exchange.trace));
           calls.answered(candidate, response.status);
           exchange.attempted(attemptRecords(calls.attempts));
           return { response, candidate, calls: calls.calls };
         } catch (error) {
+          exchange.trace?.callFailed(error);
           calls.failed(candidate, error); // throws when nothing more may be tried
         }
       }
@@ -281,13 +289,23 @@ export class Pipeline {
     candidate: Candidate,
     signal: AbortSignal,
     paced: boolean,
+    trace: RequestTrace | undefined,
   ): Promise<UpstreamResponse> {
     if (paced) await nextTurn();
-    return this.send(served, candidate, signal);
+    return this.send(served, candidate, signal, trace);
   }
 
-  /** One call to one candidate: the endpoint's native request, or the family's translation of the canonical one. */
-  private send(served: Called, candidate: Candidate, signal: AbortSignal): Promise<UpstreamResponse> {
+  /**
+   * One call to one candidate: the endpoint's native request, or the family's translation of the canonical one. A
+   * traced request's call starts its span here, which adds the call's `traceparent` header (every family sends the
+   * headers it was given).
+   */
+  private send(
+    served: Called,
+    candidate: Candidate,
+    signal: AbortSignal,
+    trace: RequestTrace | undefined,
+  ): Promise<UpstreamResponse> {
     const { deployment, routed } = candidate;
     const { backend, upstreamModel } = deployment;
     if (served.kind === 'embedding') {
@@ -295,6 +313,7 @@ export class Pipeline {
         upstreamModel,
         model: routed.config,
       });
+      trace?.calling(call, tracedCall(served, candidate));
       return sendToBackend(backend, call, signal);
     }
     const { request, wire } = served;
@@ -318,6 +337,7 @@ export class Pipeline {
     const timeouts = routed.config.timeouts;
     if (timeouts?.firstByteMs !== undefined || timeouts?.idleMs !== undefined)
       call.timeouts = { firstByteMs: timeouts.firstByteMs, idleMs: timeouts.idleMs };
+    trace?.calling(call, tracedCall(served, candidate));
     return sendToBackend(backend, call, signal);
   }
 
@@ -573,6 +593,17 @@ function forgetClientBytes(req: Request, client: ClientCall, served: ChatServed)
   req.rawBody = undefined;
   client.source = undefined;
   served.wire.source = undefined;
+}
+
+/** A call as its span names it (built only for a traced request). */
+function tracedCall(served: Called, candidate: Candidate): TracedCall {
+  return {
+    operation: served.kind === 'embedding' ? 'embeddings' : 'chat',
+    deployment: candidate.deployment,
+    model: candidate.routed.model,
+    fallback: candidate.fallback,
+    chat: served.kind === 'chat' ? served.request : undefined,
+  };
 }
 
 /** The gateway's own reason for aborting (the shutdown's deadline, the total timeout), if that is why the signal fired. */

@@ -65,7 +65,7 @@ export class RequestLog {
         estimated: record.estimated,
       },
       costNanos: record.costNanos,
-      traceId: traceIdOf(req.headers.traceparent),
+      traceId: exchange.trace?.traceId ?? traceIdOf(req.headers.traceparent),
       clientAddress: clientAddress(req) ?? null,
       contentKept: principal.keepsContent === true,
     };

@@ -11,6 +11,7 @@ import { PriceBook } from '../billing/price-book';
 import { InflightLeases } from './inflight-leases';
 import { UsageWriter, type WriteResult } from './usage-writer';
 import { RequestLog } from '../request-log/request-log.service';
+import { Tracing } from '../telemetry/tracing';
 
 /**
  * Makes every authenticated request to a billable route produce exactly one usage
@@ -34,15 +35,19 @@ export class UsageRecorder implements NestMiddleware {
     private readonly prices: PriceBook,
     private readonly config: GatewayConfig,
     private readonly requestLog: RequestLog,
+    private readonly tracing: Tracing,
   ) {}
 
   /** Runs before the guard, so a request that fails authentication simply has no principal to bill. */
   use(req: Request, res: Response, next: NextFunction): void {
+    // The request's server span starts here and ends with its record: tracing off, this check is all it costs.
+    if (this.tracing.enabled) req.exchange.traced(this.tracing.start(req));
     const latch = { waitingFor: 1 };
     const release = () => {
       if (--latch.waitingFor > 0) return;
       const caller = req.exchange.principal;
       if (caller) this.account(req.exchange, caller, req, res);
+      req.exchange.trace?.end(res.statusCode);
     };
     req.exchange.holdUsageWith((work) => {
       latch.waitingFor++;

@@ -13,9 +13,10 @@ import { RedisUsageRecords } from './redis-usage-records.repository';
 import { INFLIGHT_LEASE_STORE } from './inflight-leases.repository';
 import { RedisInflightLeases } from './redis-inflight-leases.repository';
 import { RequestLogModule } from '../request-log/request-log.module';
+import { TelemetryModule } from '../telemetry/telemetry.module';
 
 @Module({
-  imports: [LimitsModule, TeamsModule, RequestLogModule],
+  imports: [LimitsModule, TeamsModule, RequestLogModule, TelemetryModule],
   controllers: [AdminUsageController, TeamUsageController],
   providers: [
     { provide: USAGE_RECORDS, useClass: RedisUsageRecords },
@@ -27,6 +28,14 @@ import { RequestLogModule } from '../request-log/request-log.module';
     InflightLeases,
     RequestAdmission,
   ],
-  exports: [UsageWriter, UsageRecorder, TokenCounter, InflightLeases, RequestAdmission, RequestLogModule],
+  exports: [
+    UsageWriter,
+    UsageRecorder,
+    TokenCounter,
+    InflightLeases,
+    RequestAdmission,
+    RequestLogModule,
+    TelemetryModule,
+  ],
 })
 export class UsageModule {}
