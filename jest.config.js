@@ -10,8 +10,12 @@ module.exports = {
     // runtime cannot, so Jest alone gets them transpiled to CommonJS (cached after the first run).
     '^.+/node_modules/(@nestjs|jose|openid-client|oauth4webapi|oidc-provider)/.+\\.js$':
       '<rootDir>/test/support/esm-to-cjs.mjs',
+    // The OTLP exporters' CommonJS loads node:http with a dynamic import(), which Jest's runtime refuses (Node does not).
+    '^.+/node_modules/@opentelemetry/otlp-exporter-base/.+\\.cjs$': '<rootDir>/test/support/esm-to-cjs.mjs',
   },
-  transformIgnorePatterns: ['/node_modules/(?!@nestjs/|jose/|openid-client/|oauth4webapi/|oidc-provider/)'],
+  transformIgnorePatterns: [
+    '/node_modules/(?!@nestjs/|jose/|openid-client/|oauth4webapi/|oidc-provider/|@opentelemetry/otlp-exporter-base/)',
+  ],
   testTimeout: 30000,
   // Every exchange of a test gateway is checked against the vendors' published schemas (test/support/wire/).
   setupFilesAfterEnv: ['<rootDir>/test/support/wire/jest-setup.ts'],

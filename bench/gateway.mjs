@@ -9,6 +9,7 @@
 // latency is relative to it). Prints a table; writes bench/results/gateway.{json,md} (or soak.{json,md}).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -193,9 +194,18 @@ async function measure(target, scenario) {
   };
 }
 
-function switchyardConfig(upstreamUrl, prefix, clusterNodes) {
+/**
+ * `requestLog`: 'metadata' (the default: entries, no content), 'off', or 'content' (the bench team keeps content).
+ * `otlpUrl`: traces over OTLP protobuf to it, every trace sampled (docs/tracing.md).
+ */
+function switchyardConfig(upstreamUrl, prefix, clusterNodes, requestLog = 'metadata', otlpUrl = undefined) {
   const cluster = clusterNodes
     ? `, cluster: { nodes: [${clusterNodes.map((node) => `"${node}"`).join(', ')}] }`
+    : '';
+  const logging = requestLog === 'off' ? 'logging: { requests: { enabled: false } }\n' : '';
+  const teamLogging = requestLog === 'content' ? ', logging: { content: full }' : '';
+  const telemetry = otlpUrl
+    ? `telemetry: { otlp: { endpoint: "${otlpUrl}", protocol: http/protobuf, sampleRatio: 1 } }\n`
     : '';
   return `server: { port: 0, host: 127.0.0.1 }
 redis: { keyPrefix: "${prefix}"${cluster} }
@@ -214,8 +224,8 @@ models:
       - { backend: standin-3, upstreamModel: bench }
   bench-200: { backend: standin, upstreamModel: bench-200 }
   bench-claude: { backend: standin-anthropic, upstreamModel: claude-bench }
-teams:
-  bench: { models: ["*"], limits: { requestsPerMinute: 100000000, tokensPerDay: 100000000000 } }
+${logging}${telemetry}teams:
+  bench: { models: ["*"], limits: { requestsPerMinute: 100000000, tokensPerDay: 100000000000 }${teamLogging} }
 `;
 }
 
@@ -299,6 +309,42 @@ async function startClusterReplicas(dir, upstreamUrl) {
   };
 }
 
+/**
+ * The request log's cost: the same Switchyard with the log off, and with content kept, beside the default one
+ * (metadata only), each on a Redis prefix of its own; compared by gateway CPU per request. And tracing's: the default
+ * one with every trace sent over OTLP to a receiver in this process that accepts and discards.
+ */
+async function startRequestLogTargets(dir, upstreamUrl, metadataOnly) {
+  const sink = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  sink.unref();
+  const otlpUrl = `http://127.0.0.1:${sink.address().port}`;
+  const targets = [];
+  for (const [mode, name, otlp] of [
+    ['off', 'switchyard, request log off'],
+    ['content', 'switchyard, request log with content'],
+    ['metadata', 'switchyard, request log (metadata), tracing on', otlpUrl],
+  ]) {
+    const path = join(dir, `switchyard-log-${mode}${otlp ? '-traced' : ''}.yaml`);
+    writeFileSync(
+      path,
+      switchyardConfig(upstreamUrl, `sy-bench:${Date.now()}:${mode}:`, undefined, mode, otlp),
+    );
+    const gateway = await startSwitchyard(path);
+    const issued = await (
+      await request(`${gateway.url}/admin/v1/teams/bench/tokens`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer bench-admin' },
+      })
+    ).body.json();
+    targets.push({ name, urls: [gateway.url], pids: [gateway.pid], token: issued.token });
+  }
+  return [{ ...metadataOnly, name: 'switchyard, request log (metadata)' }, ...targets];
+}
+
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
   const { upstream, floor, first, second, token } = await startCore(dir);
@@ -319,6 +365,11 @@ async function main() {
         ...(await singleRedisTargets(dir, [first, second], token)),
         await startClusterReplicas(dir, upstream.url),
       ]
+    : [];
+  const logWanted =
+    keep(listOption('--scenarios'), 'request log') && keep(listOption('--targets'), 'switchyard');
+  const logTargets = logWanted
+    ? [targets[0], ...(await startRequestLogTargets(dir, upstream.url, targets[2]))]
     : [];
   const anthropicTargets = [
     one('direct', upstream, {
@@ -366,6 +417,13 @@ async function main() {
       stream: true,
       targets: anthropicTargets,
     },
+    // The request log's cost per request: off, metadata (the default), with content (docs/performance.md).
+    { ...openai('plain c=32, request log', 'bench', 20, 32, false), targets: logTargets, interleaved: true },
+    {
+      ...openai('stream 20 chunks c=32, request log', 'bench', 20, 32, true),
+      targets: logTargets,
+      interleaved: true,
+    },
     // Past one machine: four replicas on a Redis Cluster against one replica on one Redis (CPU summed per side).
     { ...openai('plain c=32, Redis topologies', 'bench', 20, 32, false), targets: topologyTargets },
     { ...openai('plain c=128, Redis topologies', 'bench', 20, 128, false), targets: topologyTargets },
@@ -374,7 +432,7 @@ async function main() {
     s.targets = s.targets.filter((t) => t.name === 'direct' || keep(listOption('--targets'), t.name));
 
   for (const s of scenarios) for (const target of s.targets) await validate(target, s);
-  for (const target of [...targets, ...topologyTargets.slice(1)].filter((t) =>
+  for (const target of [...targets, ...topologyTargets.slice(1), ...logTargets.slice(2)].filter((t) =>
     scenarios.some((s) => s.targets.includes(t)),
   )) {
     await nonStreaming(target, { model: 'bench', connections: 8 }, PRIME); // unmeasured: let V8 optimise
@@ -382,13 +440,15 @@ async function main() {
   }
   const rows = [];
   for (const scenario of scenarios)
-    for (const target of scenario.targets) rows.push(await measure(target, scenario));
+    if (scenario.interleaved) rows.push(...(await measureInterleaved(scenario)));
+    else for (const target of scenario.targets) rows.push(await measure(target, scenario));
   for (const row of rows) {
     const direct = rows.find((r) => r.scenario === row.scenario && r.target === 'direct');
     row.addedP50Ms = row.p50 - direct.p50;
     if (row.ttfbP50 !== undefined) row.addedTtfbP50Ms = row.ttfbP50 - direct.ttfbP50;
   }
   report(rows, 'gateway', { duration: DURATION, prime: PRIME });
+  reportRequestLogCost(rows);
   if (keep(listOption('--scenarios'), 'big prompt'))
     reportBigPrompt(await bigPrompt({ url: first.url, token, pid: first.pid }, DURATION));
   // Agents' long streams held at once by a fresh replica (bench/held-streams.mjs): bytes and CPU per stream.
@@ -396,6 +456,57 @@ async function main() {
     reportHeldStreams(
       await heldStreams({ streams: option('--held-streams', quick ? 500 : 8000), seconds: quick ? 10 : 30 }),
     );
+}
+
+/**
+ * Targets whose difference is a few percent (the request log on and off): each measured in ROUNDS short turns, the
+ * targets taking turns, so a machine that gets busier or quieter during the run weighs on each alike; a target's
+ * row adds its turns up (requests, CPU) and keeps its slowest percentiles.
+ */
+const ROUNDS = 4;
+async function measureInterleaved(scenario) {
+  const turns = new Map(scenario.targets.map((t) => [t.name, []]));
+  const turn = { ...scenario };
+  for (let round = 0; round < ROUNDS; round++)
+    for (const target of scenario.targets) turns.get(target.name).push(await measure(target, turn));
+  return scenario.targets.map((target) => {
+    const list = turns.get(target.name);
+    const requests = list.reduce((n, r) => n + r.requests, 0);
+    const cpu = list.reduce((n, r) => n + (r.cpuMsPer1000 * r.requests) / 1000, 0);
+    const max = (key) => Math.max(...list.map((r) => r[key] ?? NaN));
+    return {
+      ...list[0],
+      requests,
+      rps: list.reduce((n, r) => n + r.rps, 0) / list.length,
+      p50: max('p50'),
+      p90: max('p90'),
+      p99: max('p99'),
+      ttfbP50: list[0].ttfbP50 === undefined ? undefined : max('ttfbP50'),
+      errors: list.reduce((n, r) => n + r.errors, 0),
+      cpuMsPer1000: (cpu / requests) * 1000,
+      peakRssMb: max('peakRssMb'),
+      cpuMsPer1000ByRound: list.map((r) => r.cpuMsPer1000),
+    };
+  });
+}
+
+/** The request log's CPU per request against the same gateway with it off, measured in the same run. */
+function reportRequestLogCost(rows) {
+  for (const scenario of new Set(
+    rows.filter((r) => r.scenario.endsWith('request log')).map((r) => r.scenario),
+  )) {
+    const cpu = (target) => rows.find((r) => r.scenario === scenario && r.target === target)?.cpuMsPer1000;
+    const off = cpu('switchyard, request log off');
+    const ratio = (target) => fmt(cpu(target) / off, 3);
+    const byRound = (target) =>
+      rows
+        .find((r) => r.scenario === scenario && r.target === target)
+        ?.cpuMsPer1000ByRound?.map((value) => fmt(value, 0))
+        .join(', ');
+    console.log(
+      `${scenario}: gateway CPU per request, metadata x${ratio('switchyard, request log (metadata)')}, with content x${ratio('switchyard, request log with content')}, metadata and tracing x${ratio('switchyard, request log (metadata), tracing on')} (against the log off; CPU ms/1000 by round: off ${byRound('switchyard, request log off')}; metadata ${byRound('switchyard, request log (metadata)')}; content ${byRound('switchyard, request log with content')}; tracing ${byRound('switchyard, request log (metadata), tracing on')})`,
+    );
+  }
 }
 
 /** Gateway CPU per long prompt against a bare parse + serialise of the same body; small requests' p99 with them. */

@@ -18,7 +18,8 @@ export const PRODUCTION_NODE_ARGS = ['--max-semi-space-size=16'];
  * (`productionArgs`, default PRODUCTION_NODE_ARGS) and `nodeArgs` after them (e.g. --cpu-prof; a later V8 flag wins),
  * its config written to `dir`;
  * resolves with the process (pid, url, child) and `token`. `upstreamModel` picks the stand-in's answer for model
- * `bench` (bench-200: 200-chunk streams); model `bench-200` always streams 200 chunks.
+ * `bench` (bench-200: 200-chunk streams); model `bench-200` always streams 200 chunks. `extraConfig`: YAML lines added
+ * at the end of the config (e.g. a `telemetry:` section).
  */
 export async function startBenchSwitchyard({
   main,
@@ -29,6 +30,7 @@ export async function startBenchSwitchyard({
   productionArgs = PRODUCTION_NODE_ARGS,
   maxConnections = 256,
   node = process.execPath,
+  extraConfig = '',
 }) {
   const config = join(dir, `switchyard-${Date.now()}.yaml`);
   writeFileSync(
@@ -43,7 +45,7 @@ models:
   bench-200: { backend: standin, upstreamModel: bench-200 }
 teams:
   bench: { models: ["*"], limits: { requestsPerMinute: 100000000, tokensPerDay: 100000000000 } }
-`,
+${extraConfig}`,
   );
   const server = await startCommand(
     node,

@@ -70,6 +70,11 @@ export const PERMISSIONS = {
     grantedTo: ['org-admin', 'org-viewer', 'team-admin', 'team-member'],
     what: "read a team's budgets and what is spent of them",
   },
+  'requests:read': {
+    scope: 'team',
+    grantedTo: ['org-admin', 'org-viewer', 'team-admin', 'team-member'],
+    what: "read a team's request log: each request's entry, and what was sent and answered where the team keeps it",
+  },
   'audit:read': {
     scope: 'team',
     grantedTo: ['org-admin', 'org-viewer', 'team-admin'],

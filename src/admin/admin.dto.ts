@@ -13,6 +13,7 @@ import {
   MaxLength,
   Min,
   ValidateBy,
+  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 import { IsStringMap } from '../common/validation/is-string-map';
@@ -43,6 +44,13 @@ function IsMetadataPatch(): PropertyDecorator {
   });
 }
 
+/** A team's request-log setting; `content: null` follows logging.requests.content. */
+export class TeamLoggingDto {
+  @ValidateIf((o: TeamLoggingDto) => o.content !== null)
+  @IsIn(['none', 'full'], { message: "$property must be none, full or null (the organisation's default)" })
+  content!: 'none' | 'full' | null;
+}
+
 export class CreateTeamDto {
   @IsString() @Matches(ID_PATTERN, { message: ID_MESSAGE }) id!: string;
   /** Model names or `*` globs this team may call; default: all. */
@@ -53,6 +61,8 @@ export class CreateTeamDto {
   @IsOptional() @IsStringMap() metadata?: Record<string, string>;
   /** Its team-members may keep team tokens of their own (default false). */
   @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
+  /** What the request log keeps of the team's requests (default: the organisation's, logging.requests.content). */
+  @IsOptional() @ValidateNested() @Type(() => TeamLoggingDto) logging?: TeamLoggingDto;
 }
 
 /**
@@ -73,6 +83,8 @@ export class UpdateTeamDto {
   @IsOptional() @IsBoolean() disabled?: boolean;
   /** Its team-members may issue, list, rotate and revoke team tokens of their own; a team-admin may change it. */
   @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
+  /** What the request log keeps of the team's requests; a team-admin may change it. */
+  @IsOptional() @ValidateNested() @Type(() => TeamLoggingDto) logging?: TeamLoggingDto;
 }
 
 export class CreateTokenDto {

@@ -152,8 +152,17 @@ export class CredentialCache implements OnModuleInit, BeforeApplicationShutdown 
         tokenModels: info.models,
         teamLimits: team?.limits ?? {},
         tokenLimits: info.limits,
+        tokenName: info.name,
+        owner: info.owner,
+        keepsContent: this.keepsContent(team?.logging.content ?? null),
       },
     };
+  }
+
+  /** The team's content setting, else the organisation's; never when the request log is off. */
+  private keepsContent(teamSetting: 'none' | 'full' | null): boolean {
+    const requestLog = this.config.logging.requests;
+    return requestLog.enabled && (teamSetting ?? requestLog.content) === 'full';
   }
 
   private duringOutage(tokenId: string, error: unknown): Credential | null {

@@ -10,4 +10,10 @@ export interface Principal {
   tokenModels: readonly string[] | null;
   teamLimits: Limits;
   tokenLimits: Limits;
+  /** The token's name, for the request log. */
+  tokenName?: string | null;
+  /** The person the token belongs to (tokens a person issued for themselves), for the request log. */
+  owner?: { subject: string; email?: string } | null;
+  /** The request log keeps what this caller sends and gets back (the team's logging.content, else the org's). */
+  keepsContent?: boolean;
 }

@@ -190,8 +190,15 @@ export class PriceBook implements OnModuleInit {
     return { deployment: deployment?.price, model: model?.price };
   }
 
-  /** The price data's entry for the deployment, resolved once per (provider, model) and kept for a while. */
+  /**
+   * The price data's entry for the deployment, resolved once per (provider, model) and kept for a while, with the
+   * cache write prices the reference gives in place of (or beside) the entry's.
+   */
   private fromData(served: Served, reference: PriceConfig | undefined): PriceDataEntry | undefined {
+    return withCacheWrites(this.entryInData(served, reference), reference);
+  }
+
+  private entryInData(served: Served, reference: PriceConfig | undefined): PriceDataEntry | undefined {
     // The price data is in US dollars: in another billing currency its figures would mislead.
     if (this.config.billing.currency !== 'USD') return undefined;
     const { provider, model } = this.lookupKey(served, reference);
@@ -239,7 +246,25 @@ function figures(price: PriceConfig | undefined): Price | undefined {
     output: price.output,
     cachedInput: price.cachedInput,
     reasoning: price.reasoning,
+    cacheWrite: price.cacheWrite,
+    cacheWrite1h: price.cacheWrite1h,
   };
+}
+
+/**
+ * An entry with a reference's own cache write prices (the data lacks some: no 1-hour write price for Claude on
+ * Bedrock or Vertex). They are the base rates: a long-context tier of the data keeps its own.
+ */
+function withCacheWrites(
+  entry: PriceDataEntry | undefined,
+  reference: PriceConfig | undefined,
+): PriceDataEntry | undefined {
+  if (!entry || !reference || (reference.cacheWrite === undefined && reference.cacheWrite1h === undefined))
+    return entry;
+  const price: Price = { ...entry.price };
+  if (reference.cacheWrite !== undefined) price.cacheWrite = reference.cacheWrite;
+  if (reference.cacheWrite1h !== undefined) price.cacheWrite1h = reference.cacheWrite1h;
+  return { ...entry, price };
 }
 
 function namesPriceData(price: PriceConfig): boolean {

@@ -81,7 +81,8 @@ export class PriceData {
 type Figure = ModelPrice[string];
 
 /**
- * The data's per-million-token figures as a Price: input, output (0 when absent: embeddings), cache reads and writes;
+ * The data's per-million-token figures as a Price: input, output (0 when absent: embeddings), cache reads and writes
+ * (5-minute and 1-hour);
  * a long-context tier (Anthropic's and Google's above 200k input tokens) as `longContext`. No input price: nothing
  * the gateway bills by (a per-request or per-image price), so unknown.
  */
@@ -91,6 +92,7 @@ function tokenPrice(prices: ModelPrice): Price | undefined {
   const price: Price = { input: base(input), output: base(prices.output_mtok) };
   if (prices.cache_read_mtok !== undefined) price.cachedInput = base(prices.cache_read_mtok);
   if (prices.cache_write_mtok !== undefined) price.cacheWrite = base(prices.cache_write_mtok);
+  if (prices.cache_write_1h_mtok !== undefined) price.cacheWrite1h = base(prices.cache_write_1h_mtok);
   const above = firstTier(input);
   if (above !== undefined) {
     price.longContext = {
@@ -99,6 +101,9 @@ function tokenPrice(prices: ModelPrice): Price | undefined {
       output: tier(prices.output_mtok, above),
       ...(prices.cache_read_mtok === undefined ? {} : { cachedInput: tier(prices.cache_read_mtok, above) }),
       ...(prices.cache_write_mtok === undefined ? {} : { cacheWrite: tier(prices.cache_write_mtok, above) }),
+      ...(prices.cache_write_1h_mtok === undefined
+        ? {}
+        : { cacheWrite1h: tier(prices.cache_write_1h_mtok, above) }),
     };
   }
   return price;

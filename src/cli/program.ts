@@ -13,6 +13,7 @@ import { UsageQueryService, type UsageGroupBy } from '../usage/usage-query.servi
 import { BudgetReport } from '../limits/budget-report';
 import { ADMIN_ROUTES, type AdminCall, type RoutedCommand } from './admin-routes';
 import { updatePriceData } from './prices-update';
+import { migrateDatabase } from './db-migrate';
 import { CliModule } from './cli.module';
 import {
   ceilingFrom,
@@ -341,6 +342,18 @@ export function buildProgram(): Command {
     // gateway, so here it is where the data comes from.
     .action((o: { out: string; url?: string }, command: Command) =>
       updatePriceData(o.out, o.url ?? command.optsWithGlobals<{ url?: string }>().url),
+    );
+  program
+    .command('db')
+    .description("The request log's PostgreSQL database (logging.requests.postgres)")
+    .command('migrate')
+    .description(
+      'Create or update its schema (the gateway also does this at start); safe beside running replicas',
+    )
+    .action(() =>
+      migrateDatabase(
+        loadConfig(FAMILIES, { SWITCHYARD_ADMIN_KEY: randomBytes(16).toString('hex'), ...process.env }),
+      ),
     );
   return program;
 }

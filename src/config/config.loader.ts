@@ -256,6 +256,9 @@ export function buildConfig(
   for (const [id, team] of Object.entries(config.teams)) problems.push(...seedCeilingProblems(id, team));
   if (config.auth.oidc) problems.push(...oidcProblems(config.auth.oidc));
   problems.push(...redactionPatternProblems(config));
+  const requestLog = config.logging.requests;
+  if (requestLog.enabled && requestLog.store === 'postgres' && !requestLog.postgres.url)
+    problems.push('logging.requests.postgres.url: must be set when logging.requests.store is postgres');
   // PORT set but empty (`PORT=` in an env file, `${PORT}` in compose with nothing behind it) is read as unset:
   // Number('') is 0, which would quietly listen on a random port. Only digits are a port (Number() also reads
   // "0x50", "1e3" and "+80").

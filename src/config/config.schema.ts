@@ -235,8 +235,44 @@ export class RedactionConfig {
   patterns: RedactionPatternConfig[] = [];
 }
 
-/** The request log (issue 38 adds its store, content setting and retention here). */
+/** How long the request log keeps each part, in days: expired by dropping whole keys or partitions. */
+export class RequestLogRetentionConfig {
+  @IsInt() @Min(1) @Max(3660) metadata = 30;
+  /** What was sent and answered (teams with `logging.content: full`): usually kept for less time. */
+  @IsInt() @Min(1) @Max(3660) content = 7;
+}
+
+/** The PostgreSQL store (`logging.requests.store: postgres`): tables partitioned by day, migrated by the gateway. */
+export class RequestLogPostgresConfig {
+  /** A libpq connection URL, e.g. postgres://switchyard:${PG_PASSWORD}@db:5432/switchyard. */
+  @IsString() url = '';
+  /** The schema the tables live in (created when missing). */
+  @Matches(/^[a-z_][a-z0-9_]{0,62}$/, { message: 'must be a lower-case SQL identifier' }) schema =
+    'switchyard';
+  /** Connections the writer and the readers share. */
+  @IsInt() @Min(1) @Max(64) poolSize = 4;
+}
+
+/** The Redis store (the default): per team and day, capped and expiring. */
+export class RequestLogRedisConfig {
+  /** Entries kept per team per day at most (the oldest of the day go first past it). */
+  @IsInt() @Min(100) @Max(10_000_000) maxEntriesPerTeamPerDay = 10_000;
+}
+
+/** The request log (docs/request-log.md): one entry per model request, written off the request's path. */
 export class RequestLogConfig {
+  @IsBoolean() enabled = true;
+  @IsIn(['redis', 'postgres']) store: 'redis' | 'postgres' = 'redis';
+  /** Whether content (the request's messages, the answer) is kept, for teams that do not say (teams.<id>.logging). */
+  @IsIn(['none', 'full']) content: 'none' | 'full' = 'none';
+  @ValidateNested() @Type(() => RequestLogRetentionConfig) retentionDays: RequestLogRetentionConfig =
+    new RequestLogRetentionConfig();
+  @ValidateNested() @Type(() => RequestLogPostgresConfig) postgres: RequestLogPostgresConfig =
+    new RequestLogPostgresConfig();
+  @ValidateNested() @Type(() => RequestLogRedisConfig) redis: RequestLogRedisConfig =
+    new RequestLogRedisConfig();
+  /** Entries waiting for the store at most; past it new entries are dropped and counted. */
+  @IsInt() @Min(100) @Max(1_000_000) queueSize = 10_000;
   @ValidateNested() @Type(() => RedactionConfig) redaction: RedactionConfig = new RedactionConfig();
 }
 
@@ -322,6 +358,15 @@ export class PriceConfig {
   @ValidateIf((price: PriceConfig) => !price.isReference()) @IsNumber() @Min(0) output?: number;
   /** Prompt tokens read from the vendor's cache (default: `input`). */
   @IsOptional() @IsNumber() @Min(0) cachedInput?: number;
+  /**
+   * Prompt tokens written to the vendor's cache for its default lifetime (Anthropic's 5 minutes: 1.25x input). No
+   * default: a request with cache writes and no price for them has an unknown cost (flagged, never 0). With a
+   * reference to the price data (or alone), it fills in or replaces the entry's own (the data has no 1-hour price for
+   * Claude on Bedrock or Vertex, for one).
+   */
+  @IsOptional() @IsNumber() @Min(0) cacheWrite?: number;
+  /** Prompt tokens written to the vendor's cache for an hour (Anthropic's `ttl: "1h"`: 2x input). No default. */
+  @IsOptional() @IsNumber() @Min(0) cacheWrite1h?: number;
   /** Reasoning tokens, when the vendor prices them apart from output (default: `output`). */
   @IsOptional() @IsNumber() @Min(0) reasoning?: number;
   /** The price data's provider id to look the model up under (`openai`, `anthropic`, `google`, `azure`, `aws`...). */
@@ -329,9 +374,18 @@ export class PriceConfig {
   /** The model id to look up in the price data. */
   @IsOptional() @IsString() @IsNotEmpty() model?: string;
 
-  /** Whether this names an entry of the price data rather than giving figures. */
+  /**
+   * Whether this names an entry of the price data rather than giving figures: `provider` or `model`, or only cache
+   * write prices (the deployment's own entry, with them added).
+   */
   isReference(): boolean {
-    return this.provider !== undefined || this.model !== undefined;
+    return (
+      this.provider !== undefined ||
+      this.model !== undefined ||
+      (this.input === undefined &&
+        this.output === undefined &&
+        (this.cacheWrite !== undefined || this.cacheWrite1h !== undefined))
+    );
   }
 
   /** Figures and a reference together: which one applies must not be a guess (reported as `...price.figuresOrReference`). */
@@ -441,6 +495,11 @@ export class ModelConfig {
   @IsOptional() @IsString() budgetField?: string;
 }
 
+export class TeamLoggingConfig {
+  /** `full`: the request's messages and the answer are kept (redacted); `none`: metadata only. */
+  @IsIn(['none', 'full']) content!: 'none' | 'full';
+}
+
 export class TeamSeedConfig {
   /** Default: the ceiling's models, else every model (`*`). */
   @IsOptional() @IsArray() @IsString({ each: true }) models?: string[];
@@ -450,12 +509,38 @@ export class TeamSeedConfig {
   @IsOptional() @IsObject() metadata?: Record<string, string>;
   /** Its team-members may keep team tokens of their own (docs/api.md, self-service tokens). Default: no. */
   @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
+  /** What the request log keeps of this team's requests (default: logging.requests.content). */
+  @IsOptional() @ValidateNested() @Type(() => TeamLoggingConfig) logging?: TeamLoggingConfig;
 }
 
 export class RoutingConfig {
   @ValidateNested() @Type(() => RetriesConfig) retries: RetriesConfig = new RetriesConfig();
   @ValidateNested() @Type(() => CircuitConfig) circuit: CircuitConfig = new CircuitConfig();
   @ValidateNested() @Type(() => ProbeConfig) probe: ProbeConfig = new ProbeConfig();
+}
+
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
+export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
+
+/** Where the gateway's traces go (docs/tracing.md): an OpenTelemetry collector or any OTLP receiver. */
+export class OtlpConfig {
+  /**
+   * The receiver's base URL, as OTEL_EXPORTER_OTLP_ENDPOINT has it (http://collector:4318; grpc: :4317). Over HTTP
+   * the traces go to its `/v1/traces`, unless the URL already ends with it.
+   */
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) endpoint!: string;
+  @IsIn(OTLP_PROTOCOLS as unknown as string[]) protocol: OtlpProtocol = 'http/protobuf';
+  /** Sent with every export (an API key of a hosted backend, say; `${ENV}` works as everywhere). */
+  @IsObject() headers: Record<string, string> = {};
+  /** The share of traces started here that are kept (a caller's sampled traceparent is always followed). */
+  @IsNumber() @Min(0) @Max(1) sampleRatio = 1;
+  /** Ended spans are sent in batches at least this often (the SDK's batch span processor's delay). */
+  @IsInt() @Min(10) @Max(60_000) exportDelayMs = 5_000;
+}
+
+export class TelemetryConfig {
+  /** Absent: no tracing at all (no tracer, no spans, nothing on the request path). */
+  @IsOptional() @ValidateNested() @Type(() => OtlpConfig) otlp?: OtlpConfig;
 }
 
 export class GatewayConfig {
@@ -476,6 +561,8 @@ export class GatewayConfig {
   @ValidateNested() @Type(() => LogConfig) log: LogConfig = new LogConfig();
   /** What is kept of each request (`log` above is the gateway's own log lines). */
   @ValidateNested() @Type(() => LoggingConfig) logging: LoggingConfig = new LoggingConfig();
+  /** Traces over OTLP (docs/tracing.md). */
+  @ValidateNested() @Type(() => TelemetryConfig) telemetry: TelemetryConfig = new TelemetryConfig();
   @IsBoolean() accessLog = true;
   // Maps are validated entry by entry by the loader (so errors name `models.<name>.<key>`).
   @IsObject() backends: Record<string, BackendConfig> = {};

@@ -81,10 +81,35 @@ export function mergeSameRole<T extends { role: string }, B>(
   return out;
 }
 
-/** The OpenAI tools a request carries, as (name, description, JSON schema). */
-export function functionTools(
-  tools: unknown,
-): Array<{ name: string; description?: string; parameters?: Record<string, unknown> }> {
+/**
+ * Anthropic's prompt-cache breakpoint (`{type: "ephemeral", ttl?: "5m" | "1h"}`) as several SDKs send it on chat
+ * completions: on a content part, a message or a tool. Kept as the client wrote it (Anthropic checks it), when it is
+ * an object.
+ */
+export type CacheControl = Record<string, unknown>;
+
+export function cacheControlOf(holder: unknown): CacheControl | undefined {
+  const value = (holder as { cache_control?: unknown } | null | undefined)?.cache_control;
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as CacheControl)
+    : undefined;
+}
+
+/** The breakpoint a message carries for its text: its own, else the last of its text parts'. */
+export function messageCacheControl(message: OpenAIMessage): CacheControl | undefined {
+  let found = cacheControlOf(message);
+  if (found) return found;
+  for (const part of partsOf(message.content)) found = cacheControlOf(part) ?? found;
+  return found;
+}
+
+/** The OpenAI tools a request carries, as (name, description, JSON schema, cache breakpoint). */
+export function functionTools(tools: unknown): Array<{
+  name: string;
+  description?: string;
+  parameters?: Record<string, unknown>;
+  cacheControl?: CacheControl;
+}> {
   if (!Array.isArray(tools)) return [];
   return tools
     .filter(
@@ -96,6 +121,7 @@ export function functionTools(
         name: tool.function.name,
         description: tool.function.description,
         parameters: tool.function.parameters,
+        cacheControl: cacheControlOf(tool),
       }),
     );
 }

@@ -7,6 +7,24 @@ export interface Usage {
   completion_tokens_details?: Record<string, number>;
 }
 
+/**
+ * Usage as the gateway carries it between a family's mapper and the client's wire: OpenAI's, where
+ * `prompt_tokens` is every input token and `prompt_tokens_details` breaks out the cache reads (`cached_tokens`) and
+ * writes (`cache_write_tokens`), and, where the vendor says it, the 1-hour part of the writes under this member of
+ * the gateway's own. The Messages wire shows it as `cache_creation.ephemeral_1h_input_tokens`; a chat completions
+ * client never sees it (`chatClientUsage`).
+ */
+export const CACHE_WRITE_1H = 'cache_write_1h_tokens';
+
+/** The usage a chat completions client gets: OpenAI's members only (the gateway's 1-hour write count removed). */
+export function chatClientUsage(usage: Usage): Usage {
+  const details = usage.prompt_tokens_details;
+  if (!details || !(CACHE_WRITE_1H in details)) return usage;
+  const rest = { ...details };
+  delete rest[CACHE_WRITE_1H];
+  return { ...usage, prompt_tokens_details: rest };
+}
+
 export interface ChatCompletion {
   id: string;
   object: 'chat.completion';

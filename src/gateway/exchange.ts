@@ -1,6 +1,10 @@
 import type { Principal } from '../auth/principal';
 import { GatewayException } from '../core/errors/gateway.exception';
 import type { Reservation } from '../limits/limits.service';
+import type { AttemptRecord } from '../core/request-outcome';
+import type { RequestTrace } from './request-trace';
+
+export type { AttemptRecord } from '../core/request-outcome';
 
 /**
  * The billed API a request came to, as its usage record names it: what its endpoint's spec declares (`billedAs`:
@@ -15,6 +19,10 @@ export interface TokenCounts {
   reasoning: number;
   /** Prompt tokens the backend read from its cache (part of `prompt`; priced at the cached-input price). */
   cached?: number;
+  /** Prompt tokens the backend wrote to its cache (part of `prompt`, apart from `cached`), 1-hour writes included. */
+  cacheWrite?: number;
+  /** The part of `cacheWrite` written for an hour (Anthropic's `ephemeral_1h_input_tokens`), billed at its own price. */
+  cacheWrite1h?: number;
   /** Worked out by the gateway's tokenizer rather than reported by the upstream. */
   estimated: boolean;
 }
@@ -25,7 +33,8 @@ export interface TokenCounts {
  * Created for every request by the HTTP front (common/http/http-front.ts), so routes without a usage record (admin,
  * health) are logged from it too. Its writers: the AuthGuard (who is calling), the pipeline (gateway/pipeline.ts:
  * every step of a served request) and the error filter (the error a request that never reached the pipeline
- * ended in, a validation 400 say). The usage recorder, the access log and Server-Timing only read it.
+ * ended in, a validation 400 say). The usage recorder, the access log and Server-Timing only read it (the recorder
+ * also hands it its trace, when the gateway traces).
  */
 export class Exchange {
   readonly startedAt = process.hrtime.bigint();
@@ -49,12 +58,20 @@ export class Exchange {
     errorCode?: string;
     upstreamErrorReason?: string;
     aborted?: boolean;
+    attemptsMade?: AttemptRecord[];
+    answer?: unknown;
   } = {};
   private usageHold?: (work: Promise<unknown>) => void;
+  private requestTrace?: RequestTrace;
 
   constructor(readonly requestId: string) {}
 
   // Steps, in the order a request takes them.
+
+  /** Traced (only when `telemetry.otlp` is configured): set by the usage recorder as the request reaches its route. */
+  traced(trace: RequestTrace): void {
+    this.requestTrace = trace;
+  }
 
   authenticated(principal: Principal): void {
     this.state.principal = principal;
@@ -106,6 +123,16 @@ export class Exchange {
   /** Every call failed: the last deployment tried and how many calls were made. */
   triedWithoutAnswer(by: { backend: string; upstreamModel: string; attempts: number }): void {
     Object.assign(this.state, by);
+  }
+
+  /** Every call made and candidate passed over, in order (once the calls are over, answered or not). */
+  attempted(attempts: AttemptRecord[]): void {
+    this.state.attemptsMade = attempts;
+  }
+
+  /** The answer, for the request log: set only when the caller's team keeps content (Principal.keepsContent). */
+  answerForLog(answer: unknown): void {
+    this.state.answer = answer;
   }
 
   /** The backend's whole answer has been read (the first time only: a later failure does not move it). */
@@ -210,6 +237,16 @@ export class Exchange {
   }
   get aborted(): boolean | undefined {
     return this.state.aborted;
+  }
+  get attemptsMade(): readonly AttemptRecord[] {
+    return this.state.attemptsMade ?? [];
+  }
+  get answer(): unknown {
+    return this.state.answer;
+  }
+  /** Its spans, when the gateway traces (the pipeline starts and ends its calls' spans through it). */
+  get trace(): RequestTrace | undefined {
+    return this.requestTrace;
   }
 }
 

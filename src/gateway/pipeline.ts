@@ -5,7 +5,7 @@ import type { Request, Response } from 'express';
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { toGatewayException } from '../core/errors/error-response';
-import type { Usage } from '../core/openai-types';
+import { CACHE_WRITE_1H, type Usage } from '../core/openai-types';
 import { AppLogger } from '../common/logging/logger';
 import { clientSource } from '../common/http/client-source';
 import { isPacedBody, nextTurn } from '../common/http/json-shape';
@@ -33,7 +33,8 @@ import type {
 } from './endpoint-spec';
 import type { Exchange, TokenCounts } from './exchange';
 import { RequestAdmission } from './request-admission';
-import { UpstreamCaller, type CallSequence, type Candidate } from './upstream-caller';
+import type { RequestTrace, TracedCall } from './request-trace';
+import { attemptRecords, UpstreamCaller, type CallSequence, type Candidate } from './upstream-caller';
 
 /** A request that is sent to a model: a completion or embeddings. */
 type Called = ChatServed | EmbeddingServed;
@@ -167,7 +168,13 @@ export class Pipeline {
     }
     const refused = new AbortController();
     exchange.callStarted();
-    const started = this.sendOnItsTurn(served, first, AbortSignal.any([signal, refused.signal]), paced);
+    const started = this.sendOnItsTurn(
+      served,
+      first,
+      AbortSignal.any([signal, refused.signal]),
+      paced,
+      exchange.trace,
+    );
     started.catch(() => undefined); // awaited by callUntilAnswered once admitted; moot if the admission refuses
     try {
       await this.admit(served, route, exchange, res, prompt);
@@ -210,15 +217,18 @@ export class Pipeline {
           if (calls.mustWait) await calls.backoff(); // a retry of a deployment already called
           const response = await (started && calls.isFirst(candidate)
             ? started
-            : this.sendOnItsTurn(served, candidate, signal, paced));
-          calls.answered(candidate);
+            : this.sendOnItsTurn(served, candidate, signal, paced, exchange.trace));
+          calls.answered(candidate, response.status);
+          exchange.attempted(attemptRecords(calls.attempts));
           return { response, candidate, calls: calls.calls };
         } catch (error) {
+          exchange.trace?.callFailed(error);
           calls.failed(candidate, error); // throws when nothing more may be tried
         }
       }
       throw calls.exhausted();
     } catch (error) {
+      exchange.attempted(attemptRecords(calls.attempts));
       const last = calls.lastCalled;
       if (last)
         exchange.triedWithoutAnswer({
@@ -279,13 +289,23 @@ export class Pipeline {
     candidate: Candidate,
     signal: AbortSignal,
     paced: boolean,
+    trace: RequestTrace | undefined,
   ): Promise<UpstreamResponse> {
     if (paced) await nextTurn();
-    return this.send(served, candidate, signal);
+    return this.send(served, candidate, signal, trace);
   }
 
-  /** One call to one candidate: the endpoint's native request, or the family's translation of the canonical one. */
-  private send(served: Called, candidate: Candidate, signal: AbortSignal): Promise<UpstreamResponse> {
+  /**
+   * One call to one candidate: the endpoint's native request, or the family's translation of the canonical one. A
+   * traced request's call starts its span here, which adds the call's `traceparent` header (every family sends the
+   * headers it was given).
+   */
+  private send(
+    served: Called,
+    candidate: Candidate,
+    signal: AbortSignal,
+    trace: RequestTrace | undefined,
+  ): Promise<UpstreamResponse> {
     const { deployment, routed } = candidate;
     const { backend, upstreamModel } = deployment;
     if (served.kind === 'embedding') {
@@ -293,6 +313,7 @@ export class Pipeline {
         upstreamModel,
         model: routed.config,
       });
+      trace?.calling(call, tracedCall(served, candidate));
       return sendToBackend(backend, call, signal);
     }
     const { request, wire } = served;
@@ -316,6 +337,7 @@ export class Pipeline {
     const timeouts = routed.config.timeouts;
     if (timeouts?.firstByteMs !== undefined || timeouts?.idleMs !== undefined)
       call.timeouts = { firstByteMs: timeouts.firstByteMs, idleMs: timeouts.idleMs };
+    trace?.calling(call, tracedCall(served, candidate));
     return sendToBackend(backend, call, signal);
   }
 
@@ -385,6 +407,8 @@ export class Pipeline {
       throw this.failure(exchange, signal, mapped);
     }
     completion.model = request.model;
+    if (exchange.caller.keepsContent)
+      exchange.answerForLog(completion.choices.map((choice) => choice.message));
     const reasoning = completion.choices
       .map((choice) => choice.message.reasoning_content)
       .filter((text): text is string => typeof text === 'string' && text !== '');
@@ -445,6 +469,8 @@ export class Pipeline {
     });
     exchange.callEnded();
     exchange.firstToken(outcome.firstTokenAt);
+    if (exchange.caller.keepsContent)
+      exchange.answerForLog([{ role: 'assistant', content: outcome.relayedText.join('') }]);
     if (outcome.error) {
       exchange.failed(outcome.error.wireCode ?? outcome.error.code);
       if (isUpstreamFailure(outcome.error)) exchange.upstreamFailed(outcome.error.code);
@@ -569,6 +595,17 @@ function forgetClientBytes(req: Request, client: ClientCall, served: ChatServed)
   served.wire.source = undefined;
 }
 
+/** A call as its span names it (built only for a traced request). */
+function tracedCall(served: Called, candidate: Candidate): TracedCall {
+  return {
+    operation: served.kind === 'embedding' ? 'embeddings' : 'chat',
+    deployment: candidate.deployment,
+    model: candidate.routed.model,
+    fallback: candidate.fallback,
+    chat: served.kind === 'chat' ? served.request : undefined,
+  };
+}
+
 /** The gateway's own reason for aborting (the shutdown's deadline, the total timeout), if that is why the signal fired. */
 export function cutByGateway(signal: AbortSignal): GatewayException | undefined {
   return signal.aborted && signal.reason instanceof GatewayException ? signal.reason : undefined;
@@ -604,6 +641,8 @@ function countsFrom(usage: Usage): TokenCounts {
     completion: usage.completion_tokens,
     reasoning: usage.completion_tokens_details?.reasoning_tokens ?? 0,
     cached: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWrite: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
+    cacheWrite1h: usage.prompt_tokens_details?.[CACHE_WRITE_1H] ?? 0,
     estimated: false,
   };
 }

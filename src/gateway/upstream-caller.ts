@@ -9,6 +9,7 @@ import { BackendHealth } from '../routing/backend-health';
 import { AppLogger } from '../common/logging/logger';
 import { cutRequest, isRequestSignal } from '../common/http/request-abort';
 import type { Deployment, Route, RoutedModel } from '../routing/model-router.service';
+import type { AttemptRecord } from './exchange';
 
 /** One call the plan may make: a deployment of a model (the one asked for, or a fallback). */
 export interface Candidate {
@@ -24,6 +25,12 @@ export type Attempt =
       model: string;
       deployment: Deployment;
       /** The gateway error it ended in, or `ok`. */ outcome: string;
+      /** The upstream's HTTP status, when it answered at all. */
+      status: number | null;
+      /** From the call's start (after any backoff) to its answer's headers or its failure. */
+      durationMs: number;
+      /** What went wrong, in the gateway's words (the vendor's quoted where it said something); null when ok. */
+      error: string | null;
     }
   | { kind: 'skipped'; model: string; deployment: Deployment; reason: string };
 
@@ -287,6 +294,8 @@ export class CallSequence {
   private waitMs = 0;
   private index = 0;
   private at = -1;
+  /** When the call `next` handed out started (reset after its backoff). */
+  private callStartedAt = 0;
   private stopped = false;
   private lastError: unknown;
   private excluded?: Map<string, string>;
@@ -344,14 +353,16 @@ export class CallSequence {
       }
       this.tried.add(candidate.deployment.id);
       this.at = index;
+      this.callStartedAt = performance.now();
       return candidate;
     }
     return undefined;
   }
 
   /** The backoff before calling again the deployment `next` handed out (rejects if the request is aborted meanwhile). */
-  backoff(): Promise<void> {
-    return sleep(this.waitMs, undefined, { signal: this.signal });
+  async backoff(): Promise<void> {
+    await sleep(this.waitMs, undefined, { signal: this.signal });
+    this.callStartedAt = performance.now();
   }
 
   /** Whether `candidate` is the plan's first call (a call started before the admission is for it). */
@@ -360,10 +371,10 @@ export class CallSequence {
   }
 
   /** The candidate answered 2xx: the request's answer, and the end of its calls (nothing is retried after it). */
-  answered(candidate: Candidate): void {
+  answered(candidate: Candidate, status: number): void {
     this.stopped = true;
     this.caller.succeeded(candidate.deployment);
-    this.record(candidate, 'ok');
+    this.record(candidate, 'ok', status, null);
     this.countRetries();
   }
 
@@ -374,8 +385,14 @@ export class CallSequence {
    */
   failed(candidate: Candidate, error: unknown): void {
     if (this.signal.aborted || isAbort(error)) throw error;
-    const code = error instanceof GatewayException ? error.code : 'internal_error';
-    this.record(candidate, code);
+    const known = error instanceof GatewayException ? error : undefined;
+    this.record(
+      candidate,
+      known?.code ?? 'internal_error',
+      known?.upstream?.status ?? null,
+      known?.message ?? 'an unexpected error',
+    );
+    const code = known?.code ?? 'internal_error';
     if (!(error instanceof GatewayException) || !RETRYABLE.has(code)) throw error;
     this.caller.failed(candidate, error, this.requestId);
     if (error.deploymentFault) this.faulty.add(candidate.deployment.id);
@@ -407,12 +424,15 @@ export class CallSequence {
     return undefined;
   }
 
-  private record(candidate: Candidate, outcome: string): void {
+  private record(candidate: Candidate, outcome: string, status: number | null, error: string | null): void {
     this.attempts.push({
       kind: 'call',
       model: candidate.routed.model,
       deployment: candidate.deployment,
       outcome,
+      status,
+      durationMs: Math.round((performance.now() - this.callStartedAt) * 100) / 100,
+      error,
     });
     this.caller.observe(candidate.deployment, outcome);
   }
@@ -424,4 +444,21 @@ export class CallSequence {
 
 function keyOf(candidate: Candidate): string {
   return `${candidate.routed.model} on ${candidate.deployment.id}`;
+}
+
+/** The attempts as the exchange (and the request log) keeps them: deployments by name. */
+export function attemptRecords(attempts: readonly Attempt[]): AttemptRecord[] {
+  return attempts.map((attempt) =>
+    attempt.kind === 'call'
+      ? {
+          kind: 'call',
+          model: attempt.model,
+          deployment: attempt.deployment.id,
+          outcome: attempt.outcome,
+          status: attempt.status,
+          durationMs: attempt.durationMs,
+          error: attempt.error,
+        }
+      : { kind: 'skipped', model: attempt.model, deployment: attempt.deployment.id, reason: attempt.reason },
+  );
 }

@@ -81,6 +81,25 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly requestLogQueued = new Gauge({
+    name: 'switchyard_request_log_queued_entries',
+    help: 'Request log entries waiting in memory for the store',
+    registers: [this.registry],
+  });
+
+  readonly requestLogWritten = new Counter({
+    name: 'switchyard_request_log_written_total',
+    help: 'Request log entries the store took',
+    registers: [this.registry],
+  });
+
+  readonly requestLogDropped = new Counter({
+    name: 'switchyard_request_log_dropped_total',
+    help: 'Request log entries not kept: queue_full (the store was slow or down and the queue full), store_failed (the store refused them after retries), shutdown (still queued when the gateway stopped), evicted (a team passed its entries per day in Redis)',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+
   readonly usageUnreplicatedBatches = new Counter({
     name: 'switchyard_usage_unreplicated_batches_total',
     help: 'Usage batches written to a Redis master that no replica confirmed in time (lost if that master dies now)',
@@ -166,7 +185,7 @@ export class MetricsService {
     });
     this.tokens = new Counter({
       name: 'switchyard_tokens_total',
-      help: 'Tokens accounted (the same numbers as the usage API); reasoning tokens are part of completion',
+      help: "Tokens accounted (the same numbers as the usage API); reasoning tokens are part of completion, cache_read and cache_write (reads from and writes to the vendor's prompt cache) part of prompt",
       labelNames: ['team', 'model', 'backend', 'endpoint', 'type', ...token],
       registers: [this.registry],
     });
@@ -257,6 +276,11 @@ export class MetricsService {
       this.child(this.tokens, [...where, 'completion', ...token]).inc(record.completionTokens);
     if (record.reasoningTokens)
       this.child(this.tokens, [...where, 'reasoning', ...token]).inc(record.reasoningTokens);
+    // Cache reads and writes are part of prompt, as reasoning is of completion.
+    if (record.cachedTokens)
+      this.child(this.tokens, [...where, 'cache_read', ...token]).inc(record.cachedTokens);
+    if (record.cacheWriteTokens)
+      this.child(this.tokens, [...where, 'cache_write', ...token]).inc(record.cacheWriteTokens);
     if (record.costNanos)
       this.child(this.cost, [record.team, record.modelLabel, record.backend || '-']).inc(
         record.costNanos / 1e9,

@@ -2,6 +2,7 @@ import '../admin/admin.dto';
 import '../admin/team-members.dto';
 import '../admin/personal-tokens.dto';
 import '../usage/usage.dto';
+import '../request-log/request-log.dto';
 import '../console/console.dto';
 import type { DeclaredRoute } from '../access/declared-routes';
 import { memberSwitchOf, PERMISSIONS } from '../access/permissions';
@@ -50,6 +51,23 @@ export const OPERATIONS: Operation[] = [
     summary: "The caller's own team's usage.",
     query: 'UsageQueryDto',
     ok: { status: 200, description: 'Usage summary', schema: object({ object: { const: 'usage' } }) },
+  },
+  {
+    method: 'get',
+    path: '/v1/requests',
+    access: 'team',
+    summary:
+      "The caller's own team's request log, newest first, filtered and paged (`next` is the `after` of the next page).",
+    query: 'RequestLogQueryDto',
+    ok: { status: 200, description: 'Request log entries', schema: list() },
+  },
+  {
+    method: 'get',
+    path: '/v1/requests/{id}',
+    access: 'team',
+    summary:
+      "One request of the caller's own team, with what was sent and answered when the team keeps content.",
+    ok: { status: 200, description: 'The entry', schema: object({ object: { const: 'request' } }) },
   },
   {
     method: 'get',
@@ -420,6 +438,23 @@ export const OPERATIONS: Operation[] = [
     summary: "Any team's (or every team's) usage.",
     query: 'UsageQueryDto',
     ok: { status: 200, description: 'Usage summary', schema: object({ object: { const: 'usage' } }) },
+  },
+  {
+    method: 'get',
+    path: '/admin/v1/requests',
+    access: 'admin',
+    summary:
+      "Any team's (or every team's the caller may read) request log, newest first, filtered and paged.",
+    query: 'RequestLogQueryDto',
+    ok: { status: 200, description: 'Request log entries', schema: list() },
+  },
+  {
+    method: 'get',
+    path: '/admin/v1/requests/{id}',
+    access: 'admin',
+    summary:
+      'One request: its entry, every attempt, and what was sent and answered (redacted) when its team keeps content.',
+    ok: { status: 200, description: 'The entry', schema: object({ object: { const: 'request' } }) },
   },
   {
     method: 'get',

@@ -94,6 +94,26 @@ export class RedisKeys {
   adminKeyFailures(address: string): string {
     return `${this.prefix}auth:admin-key-failures:${address}`;
   }
+  /** A team's request log entries of one UTC day (yyyy-mm-dd): HASH entry id -> entry JSON. */
+  requestLogEntries(teamId: string, day: string): string {
+    return `${this.prefix}reqlog:{${teamId}}:${day}:entries`;
+  }
+  /** The same day's entries in time order: ZSET entry id by its start time (ms). */
+  requestLogOrder(teamId: string, day: string): string {
+    return `${this.prefix}reqlog:{${teamId}}:${day}:order`;
+  }
+  /** The same day's kept content, apart (a retention of its own): HASH entry id -> content JSON. */
+  requestLogContent(teamId: string, day: string): string {
+    return `${this.prefix}reqlog:{${teamId}}:${day}:content`;
+  }
+  /** Which team each entry of a day belongs to, by id (GET /admin/v1/requests/{id}): HASH entry id -> team. */
+  requestLogDayIndex(day: string): string {
+    return `${this.prefix}reqlog:ids:${day}`;
+  }
+  /** The teams that have request log entries: SET (where a query of every team looks). */
+  requestLogTeams(): string {
+    return `${this.prefix}reqlog:teams`;
+  }
   audit(): string {
     return `${this.prefix}audit`;
   }

@@ -24,8 +24,15 @@ export interface Team {
   disabled: boolean;
   /** Its team-members may issue, list, rotate and revoke team tokens of their own (access/permissions.ts, tokens:own). */
   selfServiceTokens: boolean;
+  /** What the request log keeps of its requests; `content: null` follows logging.requests.content. */
+  logging: TeamLogging;
   createdAt: string;
   updatedAt: string;
+}
+
+/** A team's request-log setting (docs/request-log.md): `full` keeps what was sent and answered, redacted. */
+export interface TeamLogging {
+  content: 'none' | 'full' | null;
 }
 
 /**
@@ -42,6 +49,7 @@ export interface TeamChanges {
   metadata?: MetadataPatch | null;
   disabled?: boolean;
   selfServiceTokens?: boolean;
+  logging?: TeamLogging;
 }
 
 export type LimitsPatch = { [name in keyof Limits]?: number | null };
@@ -76,6 +84,9 @@ export function parseTeam(fields: Record<string, string>): Team | null {
     metadata: JSON.parse(fields.metadata ?? '{}') as Record<string, string>,
     disabled: fields.disabled === '1',
     selfServiceTokens: fields.selfServiceTokens === '1',
+    logging: {
+      content: fields.logContent === 'none' || fields.logContent === 'full' ? fields.logContent : null,
+    },
     createdAt: fields.createdAt,
     updatedAt: fields.updatedAt ?? fields.createdAt,
   };
@@ -130,6 +141,7 @@ function mergedFields(
   if (changes.disabled !== undefined) fields.disabled = changes.disabled ? '1' : '0';
   if (changes.selfServiceTokens !== undefined)
     fields.selfServiceTokens = changes.selfServiceTokens ? '1' : '0';
+  if (changes.logging !== undefined) fields.logContent = changes.logging.content ?? '';
   return { fields, clamped };
 }
 
@@ -141,6 +153,7 @@ const BLANK: Team = {
   metadata: {},
   disabled: false,
   selfServiceTokens: false,
+  logging: { content: null },
   createdAt: '',
   updatedAt: '',
 };
@@ -165,6 +178,7 @@ export class TeamStore implements OnApplicationBootstrap {
         ceiling: seed.ceiling,
         metadata: seed.metadata,
         selfServiceTokens: seed.selfServiceTokens,
+        logging: seed.logging,
       });
     }
   }

@@ -283,6 +283,8 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
         latencyMs: now - request.admittedAt,
         estimated: true,
         cachedTokens: 0,
+        cacheWriteTokens: 0,
+        cacheWrite1hTokens: 0,
       },
       this.prices.priceOf({
         model: request.model,

@@ -1,9 +1,8 @@
 import { costInNanos } from '../billing/cost';
 import type { Price } from '../billing/price-book';
+import { USAGE_OUTCOMES, type UsageOutcome } from '../core/request-outcome';
 
-/** How a request ended, as usage accounting sees it. */
-export type UsageOutcome = 'ok' | 'error' | 'aborted' | 'rejected';
-export const USAGE_OUTCOMES: readonly UsageOutcome[] = ['ok', 'error', 'aborted', 'rejected'];
+export { USAGE_OUTCOMES, type UsageOutcome } from '../core/request-outcome';
 
 /** One request's usage: appended to the team's Redis Stream and added to its day counters. */
 export interface UsageRecord {
@@ -42,6 +41,10 @@ export interface UsageRecord {
   estimated: boolean;
   /** Prompt tokens read from the backend's cache (part of promptTokens). */
   cachedTokens: number;
+  /** Prompt tokens written to the backend's cache (part of promptTokens, apart from cachedTokens), 1-hour ones included. */
+  cacheWriteTokens: number;
+  /** The part of cacheWriteTokens written for an hour (priced apart: Anthropic bills it 2x input, 5 minutes 1.25x). */
+  cacheWrite1hTokens: number;
   /** In nano-units of the billing currency; null when the model's price is unknown (flagged, never 0). */
   costNanos: number | null;
   /** The cost rests on estimated counts. */
@@ -82,6 +85,8 @@ export function withCost(
     {
       prompt: record.promptTokens,
       cached: record.cachedTokens,
+      cacheWrite: record.cacheWriteTokens,
+      cacheWrite1h: record.cacheWrite1hTokens,
       completion: record.completionTokens,
       reasoning: record.reasoningTokens,
     },
@@ -208,6 +213,10 @@ export function recordFields(record: UsageRecord): string[] {
     record.estimated ? '1' : '0',
     'cached_tokens',
     String(record.cachedTokens),
+    'cache_write_tokens',
+    String(record.cacheWriteTokens),
+    'cache_write_1h_tokens',
+    String(record.cacheWrite1hTokens),
     'cost_nanos',
     record.costNanos === null ? '' : String(record.costNanos),
     'cost_estimated',
@@ -225,6 +234,8 @@ export function recordView(entryId: string, flat: string[]): Record<string, unkn
     'reasoning_tokens',
     'total_tokens',
     'cached_tokens',
+    'cache_write_tokens',
+    'cache_write_1h_tokens',
     'status',
     'latency_ms',
     'attempts',

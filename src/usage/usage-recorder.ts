@@ -10,6 +10,8 @@ import { GatewayConfig } from '../config/config.schema';
 import { PriceBook } from '../billing/price-book';
 import { InflightLeases } from './inflight-leases';
 import { UsageWriter, type WriteResult } from './usage-writer';
+import { RequestLog } from '../request-log/request-log.service';
+import { Tracing } from '../telemetry/tracing';
 
 /**
  * Makes every authenticated request to a billable route produce exactly one usage
@@ -32,15 +34,20 @@ export class UsageRecorder implements NestMiddleware {
     private readonly leases: InflightLeases,
     private readonly prices: PriceBook,
     private readonly config: GatewayConfig,
+    private readonly requestLog: RequestLog,
+    private readonly tracing: Tracing,
   ) {}
 
   /** Runs before the guard, so a request that fails authentication simply has no principal to bill. */
   use(req: Request, res: Response, next: NextFunction): void {
+    // The request's server span starts here and ends with its record: tracing off, this check is all it costs.
+    if (this.tracing.enabled) req.exchange.traced(this.tracing.start(req));
     const latch = { waitingFor: 1 };
     const release = () => {
       if (--latch.waitingFor > 0) return;
       const caller = req.exchange.principal;
-      if (caller) this.account(req.exchange, caller, res, req.body);
+      if (caller) this.account(req.exchange, caller, req, res);
+      req.exchange.trace?.end(res.statusCode);
     };
     req.exchange.holdUsageWith((work) => {
       latch.waitingFor++;
@@ -57,8 +64,9 @@ export class UsageRecorder implements NestMiddleware {
     if (countsInMetrics(result)) this.metrics.observeRequest(record, timings);
   }
 
-  /** The finished exchange's one usage record (`body`: the request's, for the model asked for when unrouted). */
-  private account(ctx: Exchange, principal: Principal, res: Response, body: unknown): void {
+  /** The finished exchange's one usage record (the body names the model asked for when unrouted), and its log entry. */
+  private account(ctx: Exchange, principal: Principal, req: Request, res: Response): void {
+    const body: unknown = req.body;
     const tokens = ctx.tokens ?? { prompt: 0, completion: 0, reasoning: 0, estimated: false };
     const served = {
       model: ctx.servedModel ?? ctx.model ?? '',
@@ -90,6 +98,8 @@ export class UsageRecorder implements NestMiddleware {
         latencyMs: Math.round(Number(process.hrtime.bigint() - ctx.startedAt) / 1e4) / 100,
         estimated: tokens.estimated,
         cachedTokens: tokens.cached ?? 0,
+        cacheWriteTokens: tokens.cacheWrite ?? 0,
+        cacheWrite1hTokens: tokens.cacheWrite1h ?? 0,
       },
       this.prices.priceOf(served),
     );
@@ -106,6 +116,7 @@ export class UsageRecorder implements NestMiddleware {
       onWritten: mayReplace ? (result) => this.observeWhenWritten(record, timings, result) : undefined,
     });
     if (!mayReplace) this.metrics.observeRequest(record, timings);
+    this.requestLog.note(ctx, record, req);
     if (ctx.upstreamErrorReason && !ctx.aborted)
       this.metrics.upstreamErrors.inc({ backend: record.backend, reason: ctx.upstreamErrorReason });
   }

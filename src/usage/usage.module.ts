@@ -12,9 +12,11 @@ import { USAGE_RECORDS } from './usage-records.repository';
 import { RedisUsageRecords } from './redis-usage-records.repository';
 import { INFLIGHT_LEASE_STORE } from './inflight-leases.repository';
 import { RedisInflightLeases } from './redis-inflight-leases.repository';
+import { RequestLogModule } from '../request-log/request-log.module';
+import { TelemetryModule } from '../telemetry/telemetry.module';
 
 @Module({
-  imports: [LimitsModule, TeamsModule],
+  imports: [LimitsModule, TeamsModule, RequestLogModule, TelemetryModule],
   controllers: [AdminUsageController, TeamUsageController],
   providers: [
     { provide: USAGE_RECORDS, useClass: RedisUsageRecords },
@@ -26,6 +28,14 @@ import { RedisInflightLeases } from './redis-inflight-leases.repository';
     InflightLeases,
     RequestAdmission,
   ],
-  exports: [UsageWriter, UsageRecorder, TokenCounter, InflightLeases, RequestAdmission],
+  exports: [
+    UsageWriter,
+    UsageRecorder,
+    TokenCounter,
+    InflightLeases,
+    RequestAdmission,
+    RequestLogModule,
+    TelemetryModule,
+  ],
 })
 export class UsageModule {}

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { LIMIT_CATALOGUE } from '../../src/core/limit-catalogue';
 import { launchChromium } from '../support/browser';
 import {
-  expectNoSecretIn,
+  closeCheckedSessions,
   openConsoleBrowser,
   shot,
   TOKEN_SECRET,
@@ -77,14 +77,7 @@ describe('the console by role', () => {
     await provider?.stop();
     await upstream?.stop();
   });
-  afterEach(async () => {
-    for (const session of opened.splice(0)) {
-      const reads = await Promise.all(session.reads);
-      await session.context.close();
-      expect(session.errors).toEqual([]);
-      expectNoSecretIn(reads, { adminKey: ADMIN_KEY, upstreamKey: 'upstream-secret-key' });
-    }
-  });
+  afterEach(() => closeCheckedSessions(opened, { adminKey: ADMIN_KEY, upstreamKey: 'upstream-secret-key' }));
 
   /** A browser of the test's own, signed in through the provider as `login`, on the console's `hash`. */
   const signedIn = async (login: string, hash: string): Promise<Page> => {
@@ -116,7 +109,7 @@ describe('the console by role', () => {
 
   it('shows an org-admin every section and every button, and grants and revokes a membership', async () => {
     const page = await signedIn('alice', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Models', 'Audit trail', 'My tokens']);
+    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Requests', 'Models', 'Audit trail', 'My tokens']);
     await page.getByRole('link', { name: 'team-b' }).waitFor();
     expect((await controls(page)).summaries).toContain('Create a team');
 
@@ -163,7 +156,7 @@ describe('the console by role', () => {
 
   it('shows an org-viewer every team read-only: no button, no form', async () => {
     const page = await signedIn('vera', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Models', 'Audit trail', 'My tokens']);
+    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Requests', 'Models', 'Audit trail', 'My tokens']);
     await page.getByRole('link', { name: 'team-a' }).waitFor();
     await page.getByRole('link', { name: 'team-b' }).waitFor();
     expect((await controls(page)).summaries).toEqual([]);
@@ -204,7 +197,7 @@ describe('the console by role', () => {
 
   it('shows a team-admin their team only, where they issue a token and set limits within the ceiling', async () => {
     const page = await signedIn('dave', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Audit trail', 'My tokens']);
+    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Requests', 'Audit trail', 'My tokens']);
     await page.getByRole('link', { name: 'team-a' }).waitFor();
     expect(await page.locator('table.teams tbody tr').count()).toBe(1);
     expect((await controls(page)).summaries).toEqual([]);
@@ -260,7 +253,7 @@ describe('the console by role', () => {
 
   it("shows a team-member their teams' usage and spend alone, granted teams too", async () => {
     const page = await signedIn('erin', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams', 'My tokens']);
+    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Requests', 'My tokens']);
     // team-a by her groups, team-b granted in the admin API: the session's roles carry both.
     expect(await page.locator('header .who .roles').textContent()).toBe(
       'team-member:team-a, team-member:team-b',

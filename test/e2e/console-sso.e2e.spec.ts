@@ -1,6 +1,11 @@
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../support/browser';
-import { expectNoSecretIn, openConsoleBrowser, shot, type ConsoleBrowser } from '../support/console-browser';
+import {
+  closeCheckedSessions,
+  openConsoleBrowser,
+  shot,
+  type ConsoleBrowser,
+} from '../support/console-browser';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { freeProviderPort, PROVIDER_HOST, TestOidcProvider } from '../support/oidc-provider';
 import { oidcConfig, SSO_USERS } from '../support/sso-flow';
@@ -40,14 +45,7 @@ describe('the console signed in through the identity provider', () => {
     await provider?.stop();
     await upstream?.stop();
   });
-  afterEach(async () => {
-    for (const session of opened.splice(0)) {
-      const reads = await Promise.all(session.reads);
-      await session.context.close();
-      expect(session.errors).toEqual([]);
-      expectNoSecretIn(reads, { adminKey: ADMIN_KEY, upstreamKey: 'upstream-secret-key' });
-    }
-  });
+  afterEach(() => closeCheckedSessions(opened, { adminKey: ADMIN_KEY, upstreamKey: 'upstream-secret-key' }));
 
   /** A browser of the test's own on the console's `hash`, signed out, at the sign-in page. */
   const atSignIn = async (hash = '') => {

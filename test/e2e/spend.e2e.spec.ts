@@ -35,7 +35,7 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
           'priced-claude': {
             backend: 'claude',
             upstreamModel: 'claude-echo',
-            price: { input: 3, cachedInput: 0.3, output: 15 },
+            price: { input: 3, cachedInput: 0.3, cacheWrite: 3.75, output: 15 },
           },
           'per-deployment': {
             deployments: [{ backend: 'standin', upstreamModel: 'echo', price: { input: 1, output: 1 } }],
@@ -103,9 +103,18 @@ describe('spend: prices, cost on every record, spend in the usage API and metric
       .chat.completions.create({ model: 'priced-reasoner', messages: [{ role: 'user', content: 'think' }] });
     const { 'priced-reasoner': reasoner, 'priced-claude': claude } = await recordsByModel('spend-kinds', 2);
     // "hello cache": 2 input words, plus the stand-in's 2 cache writes and 4 cache reads; "echo: hello cache" 3.
-    expect(claude).toMatchObject({ prompt_tokens: 8, cached_tokens: 4, completion_tokens: 3 });
+    expect(claude).toMatchObject({
+      prompt_tokens: 8,
+      cached_tokens: 4,
+      cache_write_tokens: 2,
+      cache_write_1h_tokens: 0,
+      completion_tokens: 3,
+    });
     expect(claude.cost_nanos).toBe(
-      nanos({ uncached: 4, cached: 4, completion: 3 }, { uncached: 3, cached: 0.3, completion: 15 }),
+      nanos(
+        { uncached: 2, cached: 4, written: 2, completion: 3 },
+        { uncached: 3, cached: 0.3, written: 3.75, completion: 15 },
+      ),
     );
     // The reasoner stand-in (vLLM-like) reports "think" as 1 prompt token and its reasoning and answer words as the
     // completion, but no reasoning_tokens: the gateway counts the reasoning text itself (o200k_base).

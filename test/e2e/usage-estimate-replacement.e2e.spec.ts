@@ -58,6 +58,8 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
       stream: true,
       reasoningTokens: 0,
       cachedTokens: 0,
+      cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
     };
     // What the survivor bills: the reservation (prompt estimate + max_tokens), estimated, as an error.
     const estimate: UsageRecord = {
@@ -82,6 +84,8 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
       completionTokens: 60,
       reasoningTokens: 12,
       cachedTokens: 8,
+      cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
       backend: 'standin-b', // a retry on another deployment
       attempts: 2,
       status: 200,

@@ -7,6 +7,7 @@ import {
   words,
   type RecordedRequest,
 } from './standin-server';
+import { cacheCountsOf } from './cache-usage';
 
 /**
  * A stand-in Anthropic Messages API, written from Anthropic's docs (see
@@ -27,6 +28,10 @@ import {
  *                       or a tool_use block when tools are offered and the last turn is not a tool result: the tool and input
  *                       the user asked for with `call <Tool> with <JSON>`, else the first tool with {query});
  *                       usage reports 4 cache-read and 2 cache-write input tokens
+ *   claude-cached-<reads>-<writes5m>-<writes1h> as claude-echo, its usage reporting the cache as Anthropic does:
+ *                       `cache_read_input_tokens` <reads>, `cache_creation_input_tokens` <writes5m + writes1h> and
+ *                       `cache_creation: {ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}`, `input_tokens` the
+ *                       uncached rest (the prompt's words); a stream's message_delta repeats the counts (cumulative)
  *   claude-overloaded   HTTP 529 overloaded_error
  *   claude-midstream    streams one text delta, then an in-stream `error` event
  *   claude-refuser      starts the echo and stops after its first word with stop_reason `refusal` (Anthropic's
@@ -261,12 +266,16 @@ export class AnthropicUpstream extends StandInServer {
       (n, b) => n + words(String(b.text ?? b.thinking ?? JSON.stringify(b.input ?? ''))),
       0,
     );
+    const cache = cacheCountsOf(body.model) ?? { reads: 4, writes5m: 2, writes1h: 0 };
     const usage = {
       input_tokens: inputWords,
-      cache_creation_input_tokens: 2,
-      cache_read_input_tokens: 4,
+      cache_creation_input_tokens: cache.writes5m + cache.writes1h,
+      cache_read_input_tokens: cache.reads,
       output_tokens: outputTokens,
-      cache_creation: { ephemeral_5m_input_tokens: 2, ephemeral_1h_input_tokens: 0 },
+      cache_creation: {
+        ephemeral_5m_input_tokens: cache.writes5m,
+        ephemeral_1h_input_tokens: cache.writes1h,
+      },
       inference_geo: 'us',
       output_tokens_details: null,
       server_tool_use: null,
@@ -274,6 +283,7 @@ export class AnthropicUpstream extends StandInServer {
       speed: 'standard',
     };
     recorded.toolCallIds = blocks.filter((b) => b.type === 'tool_use').map((b) => String(b.id));
+    recorded.usage = usage;
     const message = {
       id: this.id('msg_01', 22),
       type: 'message',

@@ -9,6 +9,7 @@ import {
   words,
   type RecordedRequest,
 } from './standin-server';
+import { cacheCountsOf } from './cache-usage';
 
 /**
  * A stand-in AWS Bedrock Runtime, written from AWS's API reference (InvokeModel, InvokeModelWithResponseStream,
@@ -28,7 +29,12 @@ import {
  *   - streams are AWS event-stream frames (aws-event-stream.ts, this test's own encoder) written in slices cut inside
  *     preludes, headers and CRCs.
  * Behaviour by model id: `...throttled...` answers 429 ThrottlingException; `...midstream...` streams one delta and
- * then an exception frame. A replayed thinking block whose signature this stand-in did not make is a 400.
+ * then an exception frame; `...cached-<reads>-<w5m>-<w1h>...` reports the prompt cache as Bedrock does: Claude's
+ * usage as Anthropic's (`cache_read_input_tokens`, `cache_creation_input_tokens` and the 5m/1h `cache_creation`
+ * split; the invocation metrics' `cacheReadInputTokenCount`/`cacheWriteInputTokenCount`), Converse's as
+ * `cacheReadInputTokens` <reads> and `cacheWriteInputTokens` <w5m + w1h> beside `inputTokens` (uncached). Converse
+ * takes `{cachePoint: {type: "default"}}` blocks in `system`, messages and `toolConfig.tools` (any other
+ * cachePoint type is a 400). A replayed thinking block whose signature this stand-in did not make is a 400.
  */
 
 /**
@@ -121,7 +127,7 @@ export class BedrockUpstream extends StandInServer {
     if (model.includes('throttled'))
       return awsError(res, 429, 'ThrottlingException', 'Too many requests, please wait before trying again.');
     if (operation === 'converse' || operation === 'converse-stream')
-      return this.converse(recorded.body, model, operation === 'converse-stream', res);
+      return this.converse(recorded, model, operation === 'converse-stream', res);
     if (operation === 'count-tokens') return this.countTokens(recorded.body, model, res);
     if (/titan-embed|cohere\.embed/.test(model)) return this.embed(recorded.body, model, res);
     if (!/(^|[./:])anthropic\./.test(model))
@@ -208,8 +214,9 @@ export class BedrockUpstream extends StandInServer {
             'messages: Invalid `signature` in `thinking` block',
           );
 
-    const { blocks, stopReason, usage } = this.claudeAnswer(body);
+    const { blocks, stopReason, usage } = this.claudeAnswer(body, model);
     recorded.toolCallIds = blocks.filter((b) => b.type === 'tool_use').map((b) => String(b.id));
+    recorded.usage = usage;
     const message = {
       id: this.id('msg_bdrk_01', 22),
       type: 'message',
@@ -301,7 +308,7 @@ export class BedrockUpstream extends StandInServer {
   }
 
   /** What the stand-in Claude answers: as anthropic-upstream.ts's claude-echo. */
-  private claudeAnswer(body: Record<string, any>) {
+  private claudeAnswer(body: Record<string, any>, model: string) {
     const last = body.messages[body.messages.length - 1];
     const lastBlocks: Array<Record<string, any>> =
       typeof last?.content === 'string' ? [{ type: 'text', text: last.content }] : (last?.content ?? []);
@@ -344,15 +351,27 @@ export class BedrockUpstream extends StandInServer {
       (n, b) => n + words(String(b.text ?? b.thinking ?? JSON.stringify(b.input ?? ''))),
       0,
     );
+    const cached = cacheCountsOf(model);
     return {
       blocks,
       stopReason,
-      usage: {
-        input_tokens: input,
-        output_tokens: output,
-        cache_read_input_tokens: 4,
-        cache_creation_input_tokens: 2,
-      },
+      usage: cached
+        ? {
+            input_tokens: input,
+            output_tokens: output,
+            cache_read_input_tokens: cached.reads,
+            cache_creation_input_tokens: cached.writes5m + cached.writes1h,
+            cache_creation: {
+              ephemeral_5m_input_tokens: cached.writes5m,
+              ephemeral_1h_input_tokens: cached.writes1h,
+            },
+          }
+        : {
+            input_tokens: input,
+            output_tokens: output,
+            cache_read_input_tokens: 4,
+            cache_creation_input_tokens: 2,
+          },
     };
   }
 
@@ -389,6 +408,8 @@ export class BedrockUpstream extends StandInServer {
       for (const block of message.content) {
         if (Object.keys(block).length !== 1)
           return `messages.${i}.content: a ContentBlock takes exactly one member`;
+        if ('cachePoint' in block && block.cachePoint?.type !== 'default')
+          return `messages.${i}.content: cachePoint.type must be 'default'`;
         if (('toolUse' in block || 'toolResult' in block) && !body.toolConfig)
           return 'The toolConfig field must be defined when using toolUse and toolResult content blocks.';
       }
@@ -397,11 +418,12 @@ export class BedrockUpstream extends StandInServer {
   }
 
   private async converse(
-    body: Record<string, any>,
+    recorded: RecordedRequest,
     model: string,
     stream: boolean,
     res: ServerResponse,
   ): Promise<void> {
+    const body = recorded.body;
     const problem = this.converseProblem(body);
     if (problem) return awsError(res, 400, 'ValidationException', problem);
     const last = body.messages[body.messages.length - 1];
@@ -440,13 +462,17 @@ export class BedrockUpstream extends StandInServer {
       0,
     );
     const outputTokens = content.reduce((n, b) => n + words(b.text ?? JSON.stringify(b.toolUse.input)), 0);
+    const cached = cacheCountsOf(model);
+    const reads = cached ? cached.reads : 3;
+    const writes = cached ? cached.writes5m + cached.writes1h : 5;
     const usage = {
       inputTokens,
       outputTokens,
-      totalTokens: inputTokens + outputTokens + 3 + 5,
-      cacheReadInputTokens: 3,
-      cacheWriteInputTokens: 5,
+      totalTokens: inputTokens + outputTokens + reads + writes,
+      cacheReadInputTokens: reads,
+      cacheWriteInputTokens: writes,
     };
+    recorded.usage = usage;
     if (!stream) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(

@@ -91,6 +91,24 @@ export function expectNoSecretIn(reads: ConsoleRead[], secrets: { adminKey: stri
 }
 
 /** A team token's secret (`sy-<16 hex id>-<43 base64url>`). */
+/**
+ * Closes the sessions a test opened and checks each: no script error, no CSP violation, no alert() (a dialog other
+ * than confirm() is an error), and no secret in anything the page read. `also` runs first, on each open page.
+ */
+export async function closeCheckedSessions(
+  opened: ConsoleBrowser[],
+  secrets: { adminKey: string; upstreamKey: string },
+  also?: (session: ConsoleBrowser) => Promise<void>,
+): Promise<void> {
+  for (const session of opened.splice(0)) {
+    const reads = await Promise.all(session.reads);
+    await also?.(session);
+    await session.context.close();
+    expect(session.errors).toEqual([]);
+    expectNoSecretIn(reads, secrets);
+  }
+}
+
 export const TOKEN_SECRET = /sy-[0-9a-f]{16}-[A-Za-z0-9_-]{43}/;
 
 /** The admin API answers that carry a token's secret: issuing a token and rotating one (a team's, or one's own). */

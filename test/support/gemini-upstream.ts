@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { unknownGeminiField } from './gemini-request-fields';
 import { generate, StandInServer, standInEmbedding, words, type RecordedRequest } from './standin-server';
+import { cacheCountsOf } from './cache-usage';
 
 /**
  * A stand-in Gemini (Generative Language API v1beta), written from Google's docs:
@@ -21,6 +22,9 @@ import { generate, StandInServer, standInEmbedding, words, type RecordedRequest 
  *                      finish in different events, each with its finishReason
  *   gemini-unfinished  as gemini-echo, but when streamed the last of n > 1 candidates never sends its
  *                      finishReason before the stream ends (its parts and the usage still come)
+ *   gemini-cached-<reads>-<w5m>-<w1h> as gemini-echo, with <reads> more prompt tokens from Gemini's context cache,
+ *                      reported as Gemini does: in `promptTokenCount` and as `cachedContentTokenCount` (Gemini
+ *                      reports no cache writes: the write counts in the name are not used)
  *   gemini-exhausted   HTTP 429 RESOURCE_EXHAUSTED
  *   gemini-blocked     200 with no candidates, only `promptFeedback.blockReason: SAFETY` (a prompt Gemini refuses)
  *   gemini-safety      the echo's first word, then the candidate ends with finishReason SAFETY (an answer stopped
@@ -88,11 +92,8 @@ export class GeminiUpstream extends StandInServer {
     return /^\/v1beta\/models\/([^/:]+):/.exec(recorded.path)?.[1] ?? '';
   }
 
-  protected handle(
-    { path, headers, body }: RecordedRequest,
-    _req: IncomingMessage,
-    res: ServerResponse,
-  ): void {
+  protected handle(recorded: RecordedRequest, _req: IncomingMessage, res: ServerResponse): void {
+    const { path, headers, body } = recorded;
     const embed = /^\/v1beta\/models\/([^/:]+):batchEmbedContents$/.exec(path);
     if (embed) return this.embed(embed[1], headers, body, res);
     const route = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)(\?alt=sse)?$/.exec(
@@ -164,10 +165,10 @@ export class GeminiUpstream extends StandInServer {
               : p,
           ),
     );
-    const promptTokenCount = body.contents.reduce(
-      (n: number, c: any) => n + words(JSON.stringify(c.parts)),
-      0,
-    );
+    const cachedContentTokenCount = cacheCountsOf(model)?.reads;
+    const promptTokenCount =
+      body.contents.reduce((n: number, c: any) => n + words(JSON.stringify(c.parts)), 0) +
+      (cachedContentTokenCount ?? 0);
     const thoughtsOf = (ps: Array<Record<string, any>>) =>
       ps.filter((p) => p.thought).reduce((n, p) => n + words(p.text), 0);
     const answerOf = (ps: Array<Record<string, any>>) =>
@@ -179,10 +180,12 @@ export class GeminiUpstream extends StandInServer {
         promptTokenCount,
         candidatesTokenCount,
         totalTokenCount: promptTokenCount + candidatesTokenCount + thoughtsTokenCount,
+        ...(cachedContentTokenCount === undefined ? {} : { cachedContentTokenCount }),
         ...(thoughtsTokenCount ? { thoughtsTokenCount } : {}),
       };
     };
     const base = { modelVersion: `${model}-001`, responseId: this.id('', 22) };
+    recorded.usage = usageOf(candidates);
 
     if (method === 'generateContent') {
       res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });

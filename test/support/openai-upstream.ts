@@ -9,6 +9,7 @@ import {
   words,
   type RecordedRequest,
 } from './standin-server';
+import { cacheCountsOf } from './cache-usage';
 
 /**
  * A stand-in OpenAI-compatible upstream that follows OpenAI's documented wire format
@@ -53,6 +54,10 @@ import {
  *   filtered        the echo's first word, then finish_reason `content_filter` (an answer the content filter stopped)
  *   parallel-caller with `tools` offered: one call per tool (the first twice when only one is offered), each with
  *                   its own id, streamed one call after another as OpenAI does; after a tool result: as tool-caller
+ *   cached-<reads>-<w5m>-<w1h> like echo, with <reads> more prompt tokens read from OpenAI's prompt cache, reported
+ *                   as OpenAI does: in `prompt_tokens` (which counts every input token) and in
+ *                   `prompt_tokens_details: {cached_tokens, audio_tokens}` (OpenAI reports no cache writes: the
+ *                   write counts in the name are not used)
  *   reasoner        like echo, with reasoning text (REASONING) in `message.reasoning` / `delta.reasoning` first
  *                   (vLLM >= 0.17 naming), its words in completion_tokens and no reasoning_tokens in usage, as vLLM
  *                   and llama.cpp report it
@@ -273,7 +278,12 @@ export class OpenAIUpstream extends StandInServer {
     const refusal = model === 'refuser' ? "I'm sorry, I can't help with that." : null;
     const finishReason =
       model === 'filtered' ? 'content_filter' : made.ended === 'max_tokens' ? 'length' : 'stop';
-    const usage = {
+    const usage: {
+      prompt_tokens: number;
+      completion_tokens: number;
+      total_tokens: number;
+      prompt_tokens_details?: { cached_tokens: number; audio_tokens: number };
+    } = {
       // A message's words (of its text parts, when its content is parts).
       prompt_tokens: messages.reduce(
         (n, m) =>
@@ -289,7 +299,13 @@ export class OpenAIUpstream extends StandInServer {
         (model === 'reasoner' ? words(REASONING) : 0),
       total_tokens: 0,
     };
+    const cache = cacheCountsOf(model);
+    if (cache) {
+      usage.prompt_tokens += cache.reads;
+      usage.prompt_tokens_details = { cached_tokens: cache.reads, audio_tokens: 0 };
+    }
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+    recorded.usage = usage;
     const id = this.id('chatcmpl-', 29);
     const created = Math.floor(Date.now() / 1000);
 

@@ -17,6 +17,8 @@ export interface RecordedRequest {
   text: string;
   /** The ids of the tool calls the stand-in answered it with, in order (for tests that follow ids through). */
   toolCallIds?: string[];
+  /** The usage the stand-in answered with, in its vendor's own members (for tests that price it by hand). */
+  usage?: Record<string, any>;
 }
 
 /** The fuzzer's seeded PRNG: a stand-in's ids and random choices come from it, so a run repeats exactly. */
@@ -95,6 +97,17 @@ export abstract class StandInServer {
    */
   answer(recorded: RecordedRequest, req: IncomingMessage, res: ServerResponse): Promise<void> | void {
     return this.handle(recorded, req, res);
+  }
+
+  /** As `answer`, for a request rewritten for this vendor (`inner`): the usage it answered is recorded on `outer`. */
+  async answerFor(
+    outer: RecordedRequest,
+    inner: RecordedRequest,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
+    await this.handle(inner, req, res);
+    if (inner.usage) outer.usage = inner.usage;
   }
 
   last(): RecordedRequest {

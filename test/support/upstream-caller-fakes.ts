@@ -124,7 +124,7 @@ export async function callThrough(
     try {
       if (calls.mustWait) await calls.backoff();
       const response = await answer(candidate);
-      calls.answered(candidate);
+      calls.answered(candidate, response.status);
       return { response, candidate };
     } catch (error) {
       calls.failed(candidate, error);

@@ -25,6 +25,8 @@ export function usageRecord(id: string, over: Partial<UsageRecord> = {}): UsageR
     latencyMs: 1,
     estimated: false,
     cachedTokens: 0,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
     costNanos: 0,
     costEstimated: false,
     ...over,

@@ -336,7 +336,8 @@ export class VertexUpstream extends StandInServer {
     if (route.method !== 'generateContent' && route.method !== 'streamGenerateContent')
       return googleError(res, 400, 'INVALID_ARGUMENT', `Method ${route.method} is not supported.`);
     // The same GenerateContent wire as the Gemini API: its stand-in answers, under its own path and key.
-    return this.gemini.answer(
+    return this.gemini.answerFor(
+      recorded,
       {
         ...recorded,
         path: `/v1beta/models/${route.model}:${route.method}${route.query}`,
@@ -431,7 +432,8 @@ export class VertexUpstream extends StandInServer {
       return anthropicError(res, 400, 'stream: use streamRawPredict to stream');
     // The Messages API behind it: Anthropic's stand-in answers, under its own path, key and version header.
     const forwarded = counting ? messages : { model: route.model, ...messages };
-    return this.claude.answer(
+    return this.claude.answerFor(
+      recorded,
       {
         ...recorded,
         path: counting ? '/v1/messages/count_tokens' : '/v1/messages',

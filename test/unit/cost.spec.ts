@@ -1,4 +1,4 @@
-import { costInNanos, worstCaseNanos } from '../../src/billing/cost';
+import { costInNanos, tokenClasses, worstCaseNanos } from '../../src/billing/cost';
 
 /**
  * Cost arithmetic. Expected values are worked out by hand from the prices (per million tokens = micro-units per
@@ -39,6 +39,54 @@ describe('costInNanos', () => {
     expect(costInNanos(tokens({ prompt: 1000, cached: 200, completion: 500, reasoning: 100 }), plain)).toBe(
       6_000_000,
     );
+  });
+
+  describe('by class: uncached input, cache reads, 5-minute and 1-hour cache writes, output', () => {
+    const claude = { input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75, cacheWrite1h: 6 };
+
+    it('prices each class at its own price (Anthropic: reads 0.1x, 5m writes 1.25x, 1h writes 2x input)', () => {
+      // 10,000 prompt = 1,000 uncached + 8,000 reads + 1,000 writes (400 of them 1h); 200 out:
+      // 1000*3 + 8000*0.3 + 600*3.75 + 400*6 + 200*15 = 3000 + 2400 + 2250 + 2400 + 3000 = 13,050 micro
+      const tokens = {
+        prompt: 10_000,
+        cached: 8000,
+        cacheWrite: 1000,
+        cacheWrite1h: 400,
+        completion: 200,
+        reasoning: 0,
+      };
+      expect(costInNanos(tokens, claude)).toBe(13_050_000);
+      expect(tokenClasses(tokens)).toEqual({
+        uncached: 1000,
+        cacheRead: 8000,
+        cacheWrite5m: 600,
+        cacheWrite1h: 400,
+        output: 200,
+        reasoning: 0,
+      });
+    });
+
+    it('a class with tokens and no price makes the cost unknown, never 0 nor the input price', () => {
+      const noWrites = { input: 3, output: 15, cachedInput: 0.3 };
+      expect(costInNanos(tokens({ prompt: 100, cacheWrite: 10 }), noWrites)).toBeUndefined();
+      const no1h = { ...claude, cacheWrite1h: undefined };
+      expect(costInNanos(tokens({ prompt: 100, cacheWrite: 10, cacheWrite1h: 1 }), no1h)).toBeUndefined();
+      // 5-minute writes only: the 1-hour price is not needed. 90*3 + 10*3.75 = 307.5 micro
+      expect(costInNanos(tokens({ prompt: 100, cacheWrite: 10 }), no1h)).toBe(307_500);
+      // No writes at all: no write price needed.
+      expect(costInNanos(tokens({ prompt: 100, cached: 50 }), noWrites)).toBe(165_000);
+    });
+
+    it('no class goes negative when a vendor reports more cache tokens than prompt tokens', () => {
+      // reads capped at 10, then no room for writes: 10 * 0.3 = 3 micro
+      expect(tokenClasses(tokens({ prompt: 10, cached: 8, cacheWrite: 5, cacheWrite1h: 9 }))).toMatchObject({
+        uncached: 0,
+        cacheRead: 8,
+        cacheWrite5m: 0,
+        cacheWrite1h: 2,
+      });
+      expect(costInNanos(tokens({ prompt: 10, cached: 50, cacheWrite: 5 }), claude)).toBe(3_000);
+    });
   });
 
   it('never counts more cached tokens than prompt tokens, nor more reasoning than completion', () => {

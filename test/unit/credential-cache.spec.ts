@@ -28,8 +28,11 @@ function cacheWith(subscriber: InMemoryRedis, config: ReturnType<typeof buildCon
  * up; revocations and team changes seen at once (here and, through the channel, on other replicas); Redis
  * outages per `auth.onOutage`.
  */
-function setup(onOutage: 'reject' | 'last-known' = 'reject') {
-  const config = buildConfig({ admin: { apiKey: 'k' }, auth: { onOutage } }, {});
+function setup(onOutage: 'reject' | 'last-known' = 'reject', logContent: 'none' | 'full' = 'none') {
+  const config = buildConfig(
+    { admin: { apiKey: 'k' }, auth: { onOutage }, logging: { requests: { content: logContent } } },
+    {},
+  );
   const keys = new RedisKeys('t:');
   const redis = new InMemoryRedis();
   const subscriber = new InMemoryRedis();
@@ -376,9 +379,15 @@ describe('CredentialCache: what a refusal says, boundaries, and the channel', ()
     }
   });
 
-  it('the principal carries the token and team, their models and limits', async () => {
+  it('the principal carries the token and team, their models and limits, its name and owner', async () => {
     const { cache, redis, token, tokenId, tokenKey } = setup();
-    Object.assign(redis.hashes.get(tokenKey)!, { models: '["m"]', limits: '{"requestsPerMinute":5}' });
+    Object.assign(redis.hashes.get(tokenKey)!, {
+      models: '["m"]',
+      limits: '{"requestsPerMinute":5}',
+      name: 'laptop',
+      ownerSubject: 'u-42',
+      ownerEmail: 'ana@example.com',
+    });
     Object.assign(redis.hashes.get('t:team:{alpha}')!, { limits: '{"tokensPerMonth":1000}' });
     await expect(cache.authenticate(token)).resolves.toEqual({
       tokenId,
@@ -387,7 +396,23 @@ describe('CredentialCache: what a refusal says, boundaries, and the channel', ()
       tokenModels: ['m'],
       teamLimits: { tokensPerMonth: 1000 },
       tokenLimits: { requestsPerMinute: 5 },
+      tokenName: 'laptop',
+      owner: { subject: 'u-42', email: 'ana@example.com' },
+      keepsContent: false,
     });
+  });
+
+  it("keeps content for the request log by the team's setting, else the organisation's", async () => {
+    const keeps = async (org: 'none' | 'full', team: string | undefined) => {
+      const { cache, redis, token } = setup('reject', org);
+      if (team !== undefined) redis.hashes.get('t:team:{alpha}')!.logContent = team;
+      return (await cache.authenticate(token)).keepsContent;
+    };
+    expect(await keeps('none', undefined)).toBe(false);
+    expect(await keeps('full', undefined)).toBe(true);
+    expect(await keeps('full', '')).toBe(true); // the team follows the organisation
+    expect(await keeps('none', 'full')).toBe(true);
+    expect(await keeps('full', 'none')).toBe(false);
   });
 
   it('messages on other channels of the subscriber connection are not invalidations', async () => {

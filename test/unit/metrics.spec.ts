@@ -26,6 +26,8 @@ const record: UsageRecord = {
   latencyMs: 1500,
   estimated: false,
   cachedTokens: 0,
+  cacheWriteTokens: 0,
+  cacheWrite1hTokens: 0,
   costNanos: 0,
   costEstimated: false,
 };
@@ -46,6 +48,18 @@ async function values(
 }
 
 describe('MetricsService', () => {
+  it('counts cache reads and writes as token types of their own (parts of prompt)', async () => {
+    const service = metrics();
+    service.observeRequest(
+      { ...record, promptTokens: 1000, cachedTokens: 800, cacheWriteTokens: 150, cacheWrite1hTokens: 50 },
+      { total: 1 },
+    );
+    const byType = Object.fromEntries(
+      (await values(service, 'switchyard_tokens_total')).map((v) => [v.labels.type, v.value]),
+    );
+    expect(byType).toMatchObject({ prompt: 1000, cache_read: 800, cache_write: 150 });
+  });
+
   it('counts a request and its tokens by type, from the usage record', async () => {
     const service = metrics();
     service.observeRequest(record, { total: 1.5, upstream: 1.4996, firstToken: 0.2 });

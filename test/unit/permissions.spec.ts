@@ -37,7 +37,7 @@ describe('the permission table (src/access/permissions.ts)', () => {
     expect(grantsEverywhere([], 'self:tokens')).toBe(false);
   });
 
-  it("gives a team-admin their team's tokens, members, models and limits within its ceiling, usage, spend and audit, on that team only", () => {
+  it("gives a team-admin their team's tokens, members, models and limits within its ceiling, usage, spend, request log and audit, on that team only", () => {
     const admin: Role[] = [{ kind: 'team-admin', team: 'a' }];
     expect(held(admin, 'a').sort()).toEqual(
       [
@@ -51,24 +51,29 @@ describe('the permission table (src/access/permissions.ts)', () => {
         'tokens:read',
         'tokens:write',
         'usage:read',
+        'requests:read',
       ].sort(),
     );
     expect(held(admin, 'b')).toEqual([]);
     expect(ALL.filter((p) => grantsEverywhere(admin, p))).toEqual(['self:tokens']);
   });
 
-  it("gives a team-member their team's usage and spend, nothing else", () => {
-    expect(held([{ kind: 'team-member', team: 'a' }], 'a')).toEqual(['usage:read', 'spend:read']);
+  it("gives a team-member their team's usage, spend and request log, nothing else", () => {
+    expect(held([{ kind: 'team-member', team: 'a' }], 'a')).toEqual([
+      'usage:read',
+      'spend:read',
+      'requests:read',
+    ]);
   });
 
   it('gives a team-member their own tokens of their team only where the team allows it, and no one else waits on it', () => {
     const member: Role[] = [{ kind: 'team-member', team: 'a' }];
     const on = { selfServiceTokens: true };
     expect(ALL.filter((p) => grantsOn(member, p, 'a', on))).toEqual(
-      expect.arrayContaining(['usage:read', 'spend:read', 'tokens:own']),
+      expect.arrayContaining(['usage:read', 'spend:read', 'requests:read', 'tokens:own']),
     );
     expect(ALL.filter((p) => PERMISSIONS[p].scope !== 'person' && grantsOn(member, p, 'a', on))).toHaveLength(
-      3,
+      4,
     );
     expect(grantsOn(member, 'tokens:own', 'a', { selfServiceTokens: false })).toBe(false);
     expect(grantsOn(member, 'tokens:own', 'b', on)).toBe(false);

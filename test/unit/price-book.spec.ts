@@ -155,12 +155,61 @@ describe('price book', () => {
   it('a long-context tier applies to the whole request above its threshold', () => {
     const prices = book({ sonnet: { backend: 'claude', upstreamModel: 'claude-sonnet-4-5' } });
     const price = prices.priceOf({ model: 'sonnet', backend: 'claude', upstreamModel: 'claude-sonnet-4-5' })!;
-    expect(price).toMatchObject({ input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75 });
-    expect(price.longContext).toMatchObject({ above: 200_000, input: 6, output: 22.5 });
+    expect(price).toMatchObject({
+      input: 3,
+      output: 15,
+      cachedInput: 0.3,
+      cacheWrite: 3.75,
+      cacheWrite1h: 6,
+    });
+    expect(price.longContext).toMatchObject({
+      above: 200_000,
+      input: 6,
+      output: 22.5,
+      cachedInput: 0.6,
+      cacheWrite: 7.5,
+      cacheWrite1h: 12,
+    });
     const cost = (prompt: number) =>
       costInNanos({ prompt, cached: 0, completion: 1000, reasoning: 0 }, price);
     expect(cost(200_000)).toBe((200_000 * 3 + 1000 * 15) * 1000);
     expect(cost(200_001)).toBe((200_001 * 6 + 1000 * 22.5) * 1000);
+  });
+
+  it('a long-context request is tiered by all its input (cache reads and writes too), every class at the tier', () => {
+    const prices = book({ sonnet: { backend: 'claude', upstreamModel: 'claude-sonnet-4-5' } });
+    const price = prices.priceOf({ model: 'sonnet', backend: 'claude', upstreamModel: 'claude-sonnet-4-5' })!;
+    // 10 uncached + 199,990 reads + 1 one-hour write = 200,001 input tokens: above 200k, so 6, 0.6 and 12.
+    const tokens = {
+      prompt: 200_001,
+      cached: 199_990,
+      cacheWrite: 1,
+      cacheWrite1h: 1,
+      completion: 100,
+      reasoning: 0,
+    };
+    expect(costInNanos(tokens, price)).toBe(Math.round((10 * 6 + 199_990 * 0.6 + 12 + 100 * 22.5) * 1000));
+    // One read fewer: at the threshold, the base prices.
+    const below = { ...tokens, prompt: 200_000, cached: 199_989 };
+    expect(costInNanos(below, price)).toBe(Math.round((10 * 3 + 199_989 * 0.3 + 6 + 100 * 15) * 1000));
+  });
+
+  it('configured cache write prices are read beside cachedInput', () => {
+    const prices = book({
+      mine: {
+        backend: 'claude',
+        upstreamModel: 'claude-x',
+        price: { input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75, cacheWrite1h: 6 },
+      },
+    });
+    expect(prices.priceOf({ model: 'mine', backend: 'claude', upstreamModel: 'claude-x' })).toEqual({
+      input: 3,
+      output: 15,
+      cachedInput: 0.3,
+      cacheWrite: 3.75,
+      cacheWrite1h: 6,
+      reasoning: undefined,
+    });
   });
 
   it('resolves each (provider, model) once and keeps it', () => {
@@ -253,5 +302,28 @@ describe('price book', () => {
       /models\.m\.price\.figuresOrReference: give either figures/,
     );
     expect(load({ input: 1 })).toThrow(/models\.m\.price\.output/);
+    // Cache write prices go with a reference (or alone: the deployment's own entry), to fill in the data's.
+    expect(load({ model: 'gpt-4o', cacheWrite1h: 5 })).not.toThrow();
+    expect(load({ cacheWrite1h: 5 })).not.toThrow();
+    expect(load({ cacheWrite: 1, input: 1 })).toThrow(/models\.m\.price\.output/);
+  });
+
+  it("a price data entry with no 1-hour write price (Claude on Bedrock) takes the configured one, the rest the data's", () => {
+    const upstreamModel = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
+    const bare = book({ c: { backend: 'bedrock', upstreamModel } });
+    const fromData = bare.priceOf({ model: 'c', backend: 'bedrock', upstreamModel })!;
+    expect(fromData.cacheWrite).toBe(4.125);
+    expect(fromData.cacheWrite1h).toBeUndefined();
+    const filled = book({ c: { backend: 'bedrock', upstreamModel, price: { cacheWrite1h: 6.6 } } });
+    const served = { model: 'c', backend: 'bedrock', upstreamModel };
+    expect(filled.priceOf(served)).toEqual({ ...fromData, cacheWrite1h: 6.6 });
+    expect(filled.explain(served)).toMatchObject({
+      source: { kind: 'price-data' },
+      price: { cacheWrite1h: 6.6 },
+    });
+    // One 1-hour write and 10 uncached input tokens: unknown from the data alone, priced with the figure filled in.
+    const tokens = { prompt: 11, cached: 0, cacheWrite: 1, cacheWrite1h: 1, completion: 0, reasoning: 0 };
+    expect(costInNanos(tokens, fromData)).toBeUndefined();
+    expect(costInNanos(tokens, filled.priceOf(served))).toBe(Math.round((10 * 3.3 + 6.6) * 1000));
   });
 });

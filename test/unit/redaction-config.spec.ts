@@ -97,7 +97,9 @@ describe('config: logging.requests.redaction', () => {
   });
 
   it("docs/request-log.md's example loads and redacts as the page says", () => {
-    const [example] = snippetsOf('docs/request-log.md').filter((snippet) => snippet.lang === 'yaml');
+    const [example] = snippetsOf('docs/request-log.md').filter(
+      (snippet) => snippet.lang === 'yaml' && snippet.code.includes('redaction:'),
+    );
     const config = buildConfig({ ...minimal, ...(parseYaml(example.code) as object) }, {});
     expect(new Redactor(config.logging.requests.redaction).redactText('EMP-004711, Case-0a1b2c3d')).toBe(
       '[employee_id], [case_ref]',

@@ -10,6 +10,7 @@ const team: Team = {
   metadata: {},
   disabled: false,
   selfServiceTokens: false,
+  logging: { content: null },
   createdAt: '',
   updatedAt: '',
 };

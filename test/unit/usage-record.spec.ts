@@ -30,6 +30,8 @@ const record: UsageRecord = {
   latencyMs: 12.5,
   estimated: true,
   cachedTokens: 0,
+  cacheWriteTokens: 0,
+  cacheWrite1hTokens: 0,
   costNanos: 0,
   costEstimated: false,
 };

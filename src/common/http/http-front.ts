@@ -8,6 +8,7 @@ import { endpointAt } from '../../endpoints/endpoints';
 import { openAiErrors } from '../../core/errors/error-shape';
 import type { AppLogger } from '../logging/logger';
 import type { InFlightTracker } from '../../lifecycle/in-flight.tracker';
+import { clientAddress } from './client-address';
 import { Exchange } from '../../gateway/exchange';
 
 /**
@@ -77,7 +78,7 @@ function writeAccessLog(req: Request, res: Response, logger: AppLogger): void {
       path: requestPath(req),
       status: res.statusCode,
       latencyMs: Math.round(latencyMs * 100) / 100,
-      clientIp: req.ip,
+      clientIp: clientAddress(req),
       clientHost: req.hostname,
       team: ctx.principal?.teamId,
       tokenId: ctx.principal?.tokenId,

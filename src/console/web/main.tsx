@@ -6,12 +6,17 @@ import { AuditPage } from './pages/audit';
 import { ModelsPage } from './pages/models';
 import { MyTokensPage } from './pages/my-tokens';
 import { OverviewPage } from './pages/overview';
+import { RequestPage } from './pages/request';
+import { RequestsPage } from './pages/requests';
 import { SignInPage } from './pages/sign-in';
 import { TeamPage } from './pages/team';
 import { TeamsPage } from './pages/teams';
 import './style.css';
 
-/** The page the hash names: #/, #/teams, #/teams/<id>, #/models, #/audit, #/me (a person's own tokens). */
+/**
+ * The page the hash names: #/, #/teams, #/teams/<id>, #/requests, #/requests/<id>, #/models, #/audit, #/me (a
+ * person's own tokens).
+ */
 function useRoute(): string[] {
   const read = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   const [route, setRoute] = useState(read);
@@ -50,6 +55,10 @@ function App() {
       <TeamPage team={id} />
     ) : section === 'teams' ? (
       <TeamsPage />
+    ) : section === 'requests' && id ? (
+      <RequestPage id={id} />
+    ) : section === 'requests' ? (
+      <RequestsPage />
     ) : section === 'models' ? (
       <ModelsPage />
     ) : section === 'audit' ? (
@@ -71,6 +80,7 @@ function App() {
         <nav>
           {link('#/', 'Overview', !section)}
           {link('#/teams', 'Teams', section === 'teams')}
+          {mayAnywhere('requests:read') && link('#/requests', 'Requests', section === 'requests')}
           {mayAnywhere('deployments:read') && link('#/models', 'Models', section === 'models')}
           {mayAnywhere('audit:read') && link('#/audit', 'Audit trail', section === 'audit')}
           {session.person && link('#/me', 'My tokens', section === 'me')}

@@ -1,4 +1,5 @@
 import { openAiErrors } from '../../core/errors/error-shape';
+import { chatClientUsage } from '../../core/openai-types';
 import type { EndpointSpec } from '../../gateway/endpoint-spec';
 import type { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
 import { OpenAiChunkEncoder } from './openai-chunk-encoder';
@@ -21,7 +22,10 @@ export const chatCompletionsEndpoint: EndpointSpec<ChatCompletionRequestDto> = {
         streamEncoder: () => new OpenAiChunkEncoder(request.model, includeUsage),
         source: client.source,
       },
-      reply: (answer) => answer.completion,
+      reply: (answer) =>
+        answer.completion.usage
+          ? { ...answer.completion, usage: chatClientUsage(answer.completion.usage) }
+          : answer.completion,
     };
   },
 };

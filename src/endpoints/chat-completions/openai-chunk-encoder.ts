@@ -1,6 +1,6 @@
 import type { GatewayException } from '../../core/errors/gateway.exception';
 import type { StreamStep } from '../../providers/provider-adapter';
-import type { ChatCompletionChunk } from '../../core/openai-types';
+import { chatClientUsage, type ChatCompletionChunk } from '../../core/openai-types';
 import type { ContentDelta, DeltaTemplate } from '../../core/delta-template';
 import type { StreamEncoder } from '../../streaming/stream-encoder';
 import { sseData } from '../../core/sse-writer';
@@ -65,6 +65,7 @@ export class OpenAiChunkEncoder implements StreamEncoder {
     }
     chunk.model = clientModel;
     if (!includeUsage) delete chunk.usage;
+    else if (chunk.usage) chunk.usage = chatClientUsage(chunk.usage);
     return JSON.stringify(chunk);
   }
 

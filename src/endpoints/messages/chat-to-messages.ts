@@ -1,4 +1,4 @@
-import type { ChatCompletion, Usage } from '../../core/openai-types';
+import { CACHE_WRITE_1H, type ChatCompletion, type Usage } from '../../core/openai-types';
 import { randomId } from '../../core/random-id';
 import { parseArguments } from '../../core/message-parts';
 import type { ContentBlock } from './dto/message-blocks';
@@ -48,19 +48,21 @@ export type MessageDeltaUsage = Pick<
 
 /**
  * OpenAI usage -> Anthropic usage. Anthropic's input_tokens exclude cache reads and writes (reported beside
- * them), so the cached and cache-written parts of the prompt move there; the totals stay equal. A cache write
- * of unknown lifetime counts as the default 5-minute one.
+ * them), so the cached and cache-written parts of the prompt move there; the totals stay equal. The writes are
+ * split by lifetime as the backend reported them (CACHE_WRITE_1H); a write of unknown lifetime counts as the
+ * default 5-minute one.
  */
 export function messagesUsage(usage: Usage | undefined): MessagesUsage {
   const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0;
   const written = usage?.prompt_tokens_details?.cache_write_tokens ?? 0;
+  const oneHour = Math.min(usage?.prompt_tokens_details?.[CACHE_WRITE_1H] ?? 0, written);
   const thinking = usage?.completion_tokens_details?.reasoning_tokens;
   return {
     input_tokens: Math.max(0, (usage?.prompt_tokens ?? 0) - cached - written),
     output_tokens: usage?.completion_tokens ?? 0,
     cache_creation_input_tokens: written,
     cache_read_input_tokens: cached,
-    cache_creation: { ephemeral_5m_input_tokens: written, ephemeral_1h_input_tokens: 0 },
+    cache_creation: { ephemeral_5m_input_tokens: written - oneHour, ephemeral_1h_input_tokens: oneHour },
     inference_geo: null,
     output_tokens_details: typeof thinking === 'number' ? { thinking_tokens: thinking } : null,
     server_tool_use: null,

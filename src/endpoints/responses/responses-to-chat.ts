@@ -1,5 +1,6 @@
 import { GatewayException } from '../../core/errors/gateway.exception';
 import type { ChatMessage, ChatRequest } from '../../core/chat-request';
+import { cacheControlOf } from '../../core/message-parts';
 import type { ContentPart, FunctionCallItem, InputItem, MessageItem } from './dto/response-items';
 import type { ResponsesRequestDto } from './dto/responses-request.dto';
 
@@ -54,6 +55,9 @@ export function responsesToChat(dto: ResponsesRequestDto, items: InputItem[]): T
   if (typeof dto.temperature === 'number') chat.temperature = dto.temperature;
   if (typeof dto.top_p === 'number') chat.top_p = dto.top_p;
   if (typeof dto.user === 'string') chat.user = dto.user;
+  // Chat completions takes it too (OpenAI's prompt-cache routing hint); the other families build their bodies
+  // from scratch and leave it out.
+  if (typeof dto.prompt_cache_key === 'string') chat.prompt_cache_key = dto.prompt_cache_key;
   if (typeof dto.parallel_tool_calls === 'boolean') chat.parallel_tool_calls = dto.parallel_tool_calls;
   const format = dto.text?.format;
   if (format?.type === 'json_object') chat.response_format = { type: 'json_object' };
@@ -147,19 +151,30 @@ function appendCall(messages: ChatMessage[], item: FunctionCallItem): void {
 function messageOf(item: MessageItem): ChatMessage {
   const role = item.role === 'developer' ? 'system' : item.role;
   if (typeof item.content === 'string') return { role, content: item.content };
+  // A system prompt whose text parts carry cache breakpoints keeps them as text parts (as chat takes them).
+  if (role === 'system' && item.content.some((part) => cacheControlOf(part)))
+    return { role, content: item.content.filter((part) => typeof part.text === 'string').map(partOf) };
   if (role !== 'user') return { role, content: textOf(item.content) };
   const parts = item.content.map(partOf);
   return {
     role,
-    content: parts.every((part) => part.type === 'text')
-      ? parts.map((part) => part.text as string).join('\n')
-      : parts,
+    content:
+      parts.every((part) => part.type === 'text') && !parts.some((part) => part.cache_control)
+        ? parts.map((part) => part.text as string).join('\n')
+        : parts,
   };
 }
 
 function partOf(part: ContentPart): Record<string, unknown> {
-  if (part.type === 'input_text' || part.type === 'output_text')
-    return { type: 'text', text: String(part.text ?? '') };
+  if (part.type === 'input_text' || part.type === 'output_text') {
+    // Anthropic's cache breakpoint, when the client put one on its text (as chat SDKs do): kept for Claude.
+    const cacheControl = cacheControlOf(part);
+    return {
+      type: 'text',
+      text: String(part.text ?? ''),
+      ...(cacheControl ? { cache_control: cacheControl } : {}),
+    };
+  }
   if (part.type === 'input_image' && typeof part.image_url === 'string')
     return {
       type: 'image_url',

@@ -10,7 +10,9 @@ import {
   type AnthropicEffort,
 } from './anthropic-models';
 import {
+  cacheControlOf,
   functionTools,
+  messageCacheControl,
   mergeSameRole,
   parseArguments,
   parseDataUrl,
@@ -118,10 +120,8 @@ export function toAnthropicBody(
   stream: boolean,
 ): Record<string, unknown> {
   const messages = request.messages as unknown as OpenAIMessage[];
-  const system = messages
-    .filter((m) => m.role === 'system' || m.role === 'developer')
-    .map((m) => textOf(m.content))
-    .filter(Boolean);
+  const systemMessages = messages.filter((m) => m.role === 'system' || m.role === 'developer');
+  const system = systemMessages.map((m) => textOf(m.content)).filter(Boolean);
   const turns = mergeSameRole<Turn, Block>(
     messages.filter((m) => m.role !== 'system' && m.role !== 'developer').map(toTurn),
   );
@@ -130,7 +130,10 @@ export function toAnthropicBody(
     max_tokens: requestedMaxTokens(request) ?? target.model.maxTokens,
     messages: turns.map(({ role, blocks }) => ({ role, content: blocks })),
   };
-  if (system.length) body.system = system.join('\n\n');
+  // A system prompt with cache breakpoints goes as blocks, each keeping its own; otherwise as one text, as always.
+  const systemBlocks = systemMessages.flatMap(systemBlocksOf);
+  if (systemBlocks.some((block) => block.cache_control)) body.system = systemBlocks;
+  else if (system.length) body.system = system.join('\n\n');
   if (request.temperature !== undefined && request.temperature !== null)
     body.temperature = request.temperature;
   if (request.top_p !== undefined && request.top_p !== null) body.top_p = request.top_p;
@@ -144,6 +147,7 @@ export function toAnthropicBody(
       name: tool.name,
       ...(tool.description ? { description: tool.description } : {}),
       input_schema: tool.parameters ?? { type: 'object', properties: {} },
+      ...(tool.cacheControl ? { cache_control: tool.cacheControl } : {}),
     }));
   }
   const choice = toolChoiceOf(request.tool_choice);
@@ -174,7 +178,45 @@ function applyThinking(body: Record<string, unknown>, request: ChatRequest, mode
   else if (budget === false) body.thinking = { type: 'disabled' };
 }
 
+/**
+ * A system message's text as blocks: each text part its own block with its cache breakpoint, a breakpoint on the
+ * message itself on its last block.
+ */
+function systemBlocksOf(message: OpenAIMessage): Block[] {
+  const blocks: Block[] = partsOf(message.content)
+    .filter((part) => part.type === 'text' && typeof (part as { text?: unknown }).text === 'string')
+    .filter((part) => (part as { text: string }).text)
+    .map((part) => marked({ type: 'text', text: (part as { text: string }).text }, cacheControlOf(part)));
+  const own = cacheControlOf(message);
+  if (own && blocks.length) blocks[blocks.length - 1] = marked(blocks[blocks.length - 1], own);
+  return blocks;
+}
+
+/** The block with Anthropic's `cache_control`, when the chat message or part carried one. */
+function marked(block: Block, cacheControl: Record<string, unknown> | undefined): Block {
+  return cacheControl ? { ...block, cache_control: cacheControl } : block;
+}
+
+/**
+ * A chat message as a turn, its cache breakpoints kept (chat SDKs put Anthropic's `cache_control` on content parts
+ * or on the message): a part's on its block, a message's on its last block; an assistant or tool message's text is
+ * one block, which takes the breakpoint of any of its parts.
+ */
 function toTurn(message: OpenAIMessage): Turn {
+  const turn = unmarkedTurn(message);
+  const own = message.role === 'user' ? cacheControlOf(message) : messageCacheControl(message);
+  const last = turn.blocks.length - 1;
+  if (
+    own &&
+    last >= 0 &&
+    turn.blocks[last].type !== 'thinking' &&
+    turn.blocks[last].type !== 'redacted_thinking'
+  )
+    turn.blocks[last] = marked(turn.blocks[last], own);
+  return turn;
+}
+
+function unmarkedTurn(message: OpenAIMessage): Turn {
   if (message.role === 'tool') {
     return {
       role: 'user',
@@ -199,8 +241,9 @@ function toTurn(message: OpenAIMessage): Turn {
   const blocks: Block[] = [];
   for (const part of partsOf(message.content)) {
     if (part.type === 'text' && (part as { text: string }).text)
-      blocks.push({ type: 'text', text: (part as { text: string }).text });
-    else if (part.type === 'image_url') blocks.push(imageBlock(part as ImagePart));
+      blocks.push(marked({ type: 'text', text: (part as { text: string }).text }, cacheControlOf(part)));
+    else if (part.type === 'image_url')
+      blocks.push(marked(imageBlock(part as ImagePart), cacheControlOf(part)));
   }
   return { role: 'user', blocks };
 }

@@ -1,5 +1,5 @@
 import { GatewayException } from '../../core/errors/gateway.exception';
-import type { ChatCompletion, Usage } from '../../core/openai-types';
+import { CACHE_WRITE_1H, type ChatCompletion, type Usage } from '../../core/openai-types';
 import { randomId } from '../../core/random-id';
 
 /** Anthropic `stop_reason` -> OpenAI `finish_reason` (the "Model families" table in docs/backends.md). */
@@ -23,6 +23,11 @@ export interface AnthropicUsage {
   output_tokens?: number;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  /** The writes by lifetime (their sum is cache_creation_input_tokens). */
+  cache_creation?: {
+    ephemeral_5m_input_tokens?: number | null;
+    ephemeral_1h_input_tokens?: number | null;
+  } | null;
   output_tokens_details?: { thinking_tokens?: number } | null;
 }
 
@@ -31,6 +36,7 @@ const n = (value: unknown) => (typeof value === 'number' && value > 0 ? value : 
 /**
  * Anthropic usage -> OpenAI usage. Cache reads and writes are input tokens too, so they
  * count in prompt_tokens (reads in cached_tokens, writes in cache_write_tokens): total = prompt + completion holds.
+ * The 1-hour writes, billed at their own price, are kept apart too (CACHE_WRITE_1H, part of cache_write_tokens).
  */
 export function usageOf(usage: AnthropicUsage): Usage {
   const cacheRead = n(usage.cache_read_input_tokens);
@@ -44,6 +50,8 @@ export function usageOf(usage: AnthropicUsage): Usage {
   };
   // OpenAI's names for both: cached_tokens (read) and cache_write_tokens (Responses' input_tokens_details has both).
   out.prompt_tokens_details = { cached_tokens: cacheRead, cache_write_tokens: cacheWrite };
+  const oneHour = Math.min(n(usage.cache_creation?.ephemeral_1h_input_tokens), cacheWrite);
+  if (oneHour) out.prompt_tokens_details[CACHE_WRITE_1H] = oneHour;
   const thinking = usage.output_tokens_details?.thinking_tokens;
   if (typeof thinking === 'number') out.completion_tokens_details = { reasoning_tokens: thinking };
   return out;

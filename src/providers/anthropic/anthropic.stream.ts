@@ -71,8 +71,9 @@ export class AnthropicStreamMapper implements SseMapper {
       case 'content_block_stop':
         return this.blockStop(Number(data.index));
       case 'message_delta':
-        // Usage in message_delta is cumulative: the latest values win.
-        this.usage = { ...this.usage, ...data.usage };
+        // Usage in message_delta is cumulative: the latest values win, where given (a null cache count there means
+        // "not repeated", and must not wipe message_start's).
+        this.usage = { ...this.usage, ...given(data.usage) };
         return data.delta?.stop_reason
           ? this.emit({}, finishReasonOf(data.delta.stop_reason))
           : { chunks: [] };
@@ -170,4 +171,12 @@ export function statusOfErrorType(type: unknown): number {
     overloaded_error: 529,
   };
   return statuses[String(type)] ?? 500;
+}
+
+/** The members of a usage that carry a value (null and undefined left out). */
+function given(usage: AnthropicUsage | undefined): AnthropicUsage {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(usage ?? {}))
+    if (value !== null && value !== undefined) out[name] = value;
+  return out as AnthropicUsage;
 }

@@ -2,7 +2,9 @@ import type { ChatRequest } from '../../core/chat-request';
 import type { CallTarget } from '../provider-adapter';
 import { constraint, requestedMaxTokens } from '../shared/reasoning';
 import {
+  cacheControlOf,
   functionTools,
+  messageCacheControl,
   mergeSameRole,
   parseArguments,
   parseDataUrl,
@@ -55,9 +57,11 @@ export function toConverseBody(request: ChatRequest, target: CallTarget): Record
   const messages = request.messages as unknown as OpenAIMessage[];
   const system = messages
     .filter((m) => m.role === 'system' || m.role === 'developer')
-    .map((m) => textOf(m.content))
-    .filter(Boolean)
-    .map((text) => ({ text }));
+    .flatMap((m) => {
+      const text = textOf(m.content);
+      if (!text) return [];
+      return messageCacheControl(m) ? [{ text }, CACHE_POINT] : [{ text }];
+    });
   const turns = mergeSameRole<Turn, Block>(
     messages.filter((m) => m.role !== 'system' && m.role !== 'developer').map(toTurn),
   );
@@ -79,13 +83,16 @@ export function toConverseBody(request: ChatRequest, target: CallTarget): Record
   const holdsToolBlocks = turns.some((turn) => turn.blocks.some((b) => 'toolUse' in b || 'toolResult' in b));
   if (tools.length && (choice?.mode !== 'none' || holdsToolBlocks)) {
     const toolConfig: Record<string, unknown> = {
-      tools: tools.map((tool) => ({
-        toolSpec: {
-          name: tool.name,
-          ...(tool.description ? { description: tool.description } : {}),
-          inputSchema: { json: tool.parameters ?? { type: 'object', properties: {} } },
-        },
-      })),
+      tools: tools.flatMap((tool) => {
+        const spec = {
+          toolSpec: {
+            name: tool.name,
+            ...(tool.description ? { description: tool.description } : {}),
+            inputSchema: { json: tool.parameters ?? { type: 'object', properties: {} } },
+          },
+        };
+        return tool.cacheControl ? [spec, CACHE_POINT] : [spec];
+      }),
     };
     if (choice?.mode === 'auto') toolConfig.toolChoice = { auto: {} };
     else if (choice?.mode === 'required') toolConfig.toolChoice = { any: {} };
@@ -95,7 +102,27 @@ export function toConverseBody(request: ChatRequest, target: CallTarget): Record
   return body;
 }
 
+/**
+ * Converse's prompt-cache breakpoint: a block of its own after the content it closes (in `system`, a message's
+ * `content` or `toolConfig.tools`), where Anthropic marks the content itself with `cache_control`. Converse has one
+ * kind (its default lifetime): a `ttl` asked for is not carried.
+ */
+const CACHE_POINT = { cachePoint: { type: 'default' } } as const;
+
+/**
+ * A chat message as a turn, its cache breakpoints (Anthropic's `cache_control`, as chat SDKs send it) as cachePoint
+ * blocks: after a marked content part, and after the whole message when the message itself, or an assistant's or
+ * tool's text part (one block here), is marked.
+ */
 function toTurn(message: OpenAIMessage): Turn {
+  const turn = unmarkedTurn(message);
+  const own = message.role === 'user' ? cacheControlOf(message) : messageCacheControl(message);
+  const last = turn.blocks[turn.blocks.length - 1];
+  if (own && last && !('cachePoint' in last)) turn.blocks.push(CACHE_POINT);
+  return turn;
+}
+
+function unmarkedTurn(message: OpenAIMessage): Turn {
   if (message.role === 'tool') {
     return {
       role: 'user',
@@ -131,7 +158,8 @@ function toTurn(message: OpenAIMessage): Turn {
     else if (part.type === 'image_url') {
       const inline = parseDataUrl((part as ImagePart).image_url.url)!; // checked by validateForConverse
       blocks.push({ image: { format: IMAGE_FORMATS[inline.mediaType], source: { bytes: inline.data } } });
-    }
+    } else continue;
+    if (cacheControlOf(part)) blocks.push(CACHE_POINT);
   }
   return { role: 'user', blocks };
 }

@@ -12,7 +12,7 @@ import type { SseEvent } from '../../core/sse';
  */
 interface ResponsesUsage {
   input_tokens?: number;
-  input_tokens_details?: { cached_tokens?: number };
+  input_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number };
   output_tokens?: number;
   output_tokens_details?: { reasoning_tokens?: number };
 }
@@ -41,7 +41,12 @@ export function usageFromResponses(usage: ResponsesUsage | null | undefined): Us
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: usage.input_tokens_details?.cached_tokens ?? 0 },
+    prompt_tokens_details: {
+      cached_tokens: usage.input_tokens_details?.cached_tokens ?? 0,
+      ...(usage.input_tokens_details?.cache_write_tokens
+        ? { cache_write_tokens: usage.input_tokens_details.cache_write_tokens }
+        : {}),
+    },
     completion_tokens_details: { reasoning_tokens: usage.output_tokens_details?.reasoning_tokens ?? 0 },
   };
 }

@@ -37,6 +37,9 @@ interface Route {
   specPath?: string;
 }
 
+/** The gateway's own API under /v1 (a team reads its usage and its request log): not a vendor's. */
+const OWN_V1 = /^\/v1\/(usage|requests)(\/|$)/;
+
 /** The vendor routes the gateway serves (everything else, such as /admin or /v1/usage, is its own API). */
 function routeOf(method: string, path: string): Route | undefined {
   if (path === '/v1/messages') return { api: 'anthropic', kind: 'messages' };
@@ -56,8 +59,7 @@ function routeOf(method: string, path: string): Route | undefined {
       kind: method === 'DELETE' ? 'responses.delete' : 'responses.retrieve',
       specPath: '/responses/{response_id}',
     };
-  if (path.startsWith('/v1/') && path !== '/v1/usage' && !path.startsWith('/v1/usage/'))
-    return { api: 'openai', kind: 'other' };
+  if (path.startsWith('/v1/') && !OWN_V1.test(path)) return { api: 'openai', kind: 'other' };
   return undefined;
 }
 

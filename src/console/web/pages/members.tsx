@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
+import { DataTable } from '../data-table';
 import { useLoad } from '../use-load';
 
 interface Member {
@@ -56,45 +57,29 @@ export function Members({ team, canChange }: { team: string; canChange: boolean 
       )}
       {message && <p role="status">{message}</p>}
       {members.error && <p class="error">{members.error}</p>}
-      <div class="scroll">
-        <table data-testid="members">
-          <thead>
-            <tr>
-              <th>Subject</th>
-              <th>Role</th>
-              <th>Granted</th>
-              <th>By</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {members.data?.data.length === 0 && (
-              <tr>
-                <td colSpan={5} class="muted">
-                  No memberships granted here.
-                </td>
-              </tr>
-            )}
-            {(members.data?.data ?? []).map((m) => (
-              <tr key={m.subject} data-member={m.subject}>
-                <td>
-                  <code>{m.subject}</code>
-                </td>
-                <td>{m.role}</td>
-                <td class="nowrap">{m.grantedAt.slice(0, 16).replace('T', ' ')}</td>
-                <td>{m.grantedBy}</td>
-                <td class="nowrap">
-                  {canChange && (
-                    <button type="button" class="danger" onClick={() => revoke(m.subject)}>
-                      Revoke
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        testId="members"
+        columns={['Subject', 'Role', 'Granted', 'By', '']}
+        rows={members.data?.data}
+        empty="No memberships granted here."
+        row={(m) => (
+          <tr key={m.subject} data-member={m.subject}>
+            <td>
+              <code>{m.subject}</code>
+            </td>
+            <td>{m.role}</td>
+            <td class="nowrap">{m.grantedAt.slice(0, 16).replace('T', ' ')}</td>
+            <td>{m.grantedBy}</td>
+            <td class="nowrap">
+              {canChange && (
+                <button type="button" class="danger" onClick={() => revoke(m.subject)}>
+                  Revoke
+                </button>
+              )}
+            </td>
+          </tr>
+        )}
+      />
     </div>
   );
 }

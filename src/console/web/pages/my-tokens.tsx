@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { may } from '../access';
 import { api } from '../api';
+import { DataTable } from '../data-table';
 import { SecretOnce } from '../secret-once';
 import { useLoad } from '../use-load';
 import { Tokens } from './tokens';
@@ -109,51 +110,33 @@ function PersonalTokens({ subject }: { subject: string | null }) {
       )}
       {message && <p class="error">{message}</p>}
       {tokens.error && <p class="error">{tokens.error}</p>}
-      <div class="scroll">
-        <table data-testid={subject === null ? 'admin-tokens' : 'people-tokens'}>
-          <thead>
-            <tr>
-              <th>Token</th>
-              <th>Name</th>
-              <th>Status</th>
-              <th>Created</th>
-              <th>Last used</th>
-              <th>Expires</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {tokens.data?.data.length === 0 && (
-              <tr>
-                <td colSpan={7} class="muted">
-                  No personal admin tokens.
-                </td>
-              </tr>
-            )}
-            {(tokens.data?.data ?? []).map((t) => (
-              <tr key={t.id} data-token={t.id}>
-                <td>
-                  <code>{t.prefix}</code>
-                </td>
-                <td>{t.name}</td>
-                <td>
-                  <span class={`badge ${t.status === 'active' ? 'on' : 'off'}`}>{t.status}</span>
-                </td>
-                <td class="nowrap">{day(t.createdAt)}</td>
-                <td class="nowrap">{day(t.lastUsedAt)}</td>
-                <td class="nowrap">{day(t.expiresAt)}</td>
-                <td class="nowrap">
-                  {canRevoke && t.status === 'active' && (
-                    <button type="button" class="danger" onClick={() => revoke(t.id)}>
-                      Revoke
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        testId={subject === null ? 'admin-tokens' : 'people-tokens'}
+        columns={['Token', 'Name', 'Status', 'Created', 'Last used', 'Expires', '']}
+        rows={tokens.data?.data}
+        empty="No personal admin tokens."
+        row={(t) => (
+          <tr key={t.id} data-token={t.id}>
+            <td>
+              <code>{t.prefix}</code>
+            </td>
+            <td>{t.name}</td>
+            <td>
+              <span class={`badge ${t.status === 'active' ? 'on' : 'off'}`}>{t.status}</span>
+            </td>
+            <td class="nowrap">{day(t.createdAt)}</td>
+            <td class="nowrap">{day(t.lastUsedAt)}</td>
+            <td class="nowrap">{day(t.expiresAt)}</td>
+            <td class="nowrap">
+              {canRevoke && t.status === 'active' && (
+                <button type="button" class="danger" onClick={() => revoke(t.id)}>
+                  Revoke
+                </button>
+              )}
+            </td>
+          </tr>
+        )}
+      />
     </div>
   );
 }

@@ -10,6 +10,7 @@ import { useLoad } from '../use-load';
 import { Members } from './members';
 import { CeilingView, EditCeiling, type Ceiling } from './team-ceiling';
 import { SelfServiceTokens } from './self-service';
+import { TeamLogging, type ContentSetting } from './team-logging';
 import { Tokens } from './tokens';
 
 interface Team {
@@ -20,6 +21,7 @@ interface Team {
   metadata?: Record<string, string>;
   disabled?: boolean;
   selfServiceTokens?: boolean;
+  logging?: { content: ContentSetting };
 }
 interface Budget {
   currency: string;
@@ -161,6 +163,12 @@ function TeamSettings({ team: id }: { team: string }) {
           onSaved={reload}
         />
       )}
+      <TeamLogging
+        team={id}
+        content={t.logging?.content ?? null}
+        canChange={may('teams:adjust', id)}
+        onSaved={reload}
+      />
       {may('members:read', id) && <Members team={id} canChange={may('members:write', id)} />}
       {may('teams:write', id) ? (
         <>

@@ -79,6 +79,8 @@ export class ResponsesRequestDto {
   @IsOptional() @IsBoolean() stream?: boolean | null;
   @IsOptional() @IsObject() metadata?: Record<string, string> | null;
   @IsOptional() @IsString() user?: string | null;
+  /** OpenAI's prompt-cache routing hint: carried to OpenAI-compatible backends, translated or not. */
+  @IsOptional() @IsString() prompt_cache_key?: string | null;
   @IsOptional() @IsArray() @IsString({ each: true }) include?: string[] | null;
 }
 
