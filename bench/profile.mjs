@@ -2,7 +2,7 @@
 // Where does a request's CPU go? Runs the stand-in upstream and Switchyard (production-like config, as in
 // bench/gateway.mjs) under `node --cpu-prof`, loads it with autocannon, and prints self time grouped by
 // package / source file, then the top functions. node bench/profile.mjs [--stream] [--duration S]
-// [--chunks N] [--connections N] [--big] (after npm run build; needs Redis). The raw .cpuprofile is kept for Chrome DevTools.
+// [--chunks N] [--connections N] [--big] [--log-off] (after npm run build; needs Redis). The raw .cpuprofile is kept for Chrome DevTools.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -18,6 +18,8 @@ const big = args.includes('--big');
 const duration = args.includes('--duration') ? Number(args[args.indexOf('--duration') + 1]) : 10;
 // --chunks N: streams of N chunks (the stand-in's bench-N model), to see what a relayed chunk costs.
 const chunks = args.includes('--chunks') ? Number(args[args.indexOf('--chunks') + 1]) : undefined;
+// --log-off: the request log disabled, to compare what its writes cost the Redis client (charged to ioredis).
+const logOff = args.includes('--log-off');
 // --connections N: concurrent connections (32 by default; 1 is the big-prompt scenario's one request at a time).
 const connections = args.includes('--connections') ? Number(args[args.indexOf('--connections') + 1]) : 32;
 
@@ -29,6 +31,7 @@ const gateway = await startBenchSwitchyard({
   dir,
   upstreamModel: chunks ? `bench-${chunks}` : 'bench',
   nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir],
+  extraConfig: logOff ? 'logging: { requests: { enabled: false } }\n' : '',
 });
 const { token } = gateway;
 const load = (seconds) =>
@@ -159,6 +162,8 @@ const FEATURES = [
     /dist\/limits\/|request-admission|token-estimator|\/gpt-tokenizer\//,
   ],
   ['in-flight lease (crash safety)', /inflight-leases/],
+  ['request log (entry, redaction, queue, writer)', /dist\/request-log\//],
+  ['traces (OpenTelemetry)', /dist\/telemetry\/|\/@opentelemetry\//],
   ['usage record (recorder, writer script)', /dist\/usage\/|dist\/billing\//],
   ['metrics (prom-client)', /dist\/metrics\/|\/prom-client\//],
   ['writing the answer (writeHead, end, the socket write)', /write-json/],

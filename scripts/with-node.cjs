@@ -103,7 +103,14 @@ if (!satisfiesEngines(process.versions.node)) {
   const key = Object.keys(env).find((k) => k.toUpperCase() === 'PATH') ?? 'PATH';
   env[key] = `${bin}${path.delimiter}${env[key] ?? ''}`;
 }
-const child = spawn(command, args, { stdio: 'inherit', env, shell: args.length === 0 });
+// `npm run bench -- --quick` calls us with the script's one shell string and then npm's extra arguments: like npm
+// itself, append them (quoted) to that string, so they reach the last command of the chain.
+const quote = (arg) =>
+  process.platform === 'win32' ? `"${arg.replace(/"/g, '""')}"` : `'${arg.replace(/'/g, `'\\''`)}'`;
+const throughShell = args.length === 0 || /\s/.test(command);
+const child = throughShell
+  ? spawn([command, ...args.map(quote)].join(' '), [], { stdio: 'inherit', env, shell: true })
+  : spawn(command, args, { stdio: 'inherit', env });
 // A terminal's Ctrl-C reaches the whole process group; a SIGTERM sent to us alone (a supervisor, `kill`) is passed on.
 for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
 process.on('SIGINT', () => {});

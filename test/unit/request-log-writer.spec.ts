@@ -3,7 +3,7 @@ import { InFlightTracker } from '../../src/lifecycle/in-flight.tracker';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { MAX_KEPT_CHARS } from '../../src/request-log/kept-content';
 import { RequestLogRedactor } from '../../src/request-log/request-log-redactor';
-import { RequestLogWriter } from '../../src/request-log/request-log-writer';
+import { GATHER_MS, RequestLogWriter } from '../../src/request-log/request-log-writer';
 import { buildConfig } from '../support/config';
 import { eventually } from '../support/eventually';
 import { InMemoryRequestLogStore } from '../support/in-memory-request-log';
@@ -29,13 +29,24 @@ function setup(requests: Record<string, unknown> = {}) {
 describe('RequestLogWriter', () => {
   afterEach(() => jest.useRealTimers());
 
-  it('writes the entries of one turn in one batch, then counts them written', async () => {
+  it('writes entries enqueued together in one batch, then counts them written', async () => {
     const { writer, store, written } = setup();
     for (let i = 0; i < 5; i++) writer.enqueue({ entry: entry(`e${i}`) });
     expect(store.batches).toHaveLength(0); // never on the caller's turn
     await eventually(() => expect(store.entries.size).toBe(5));
     expect(store.batches.map((batch) => batch.length)).toEqual([5]);
     expect(await written()).toBe(5);
+  });
+
+  it('gathers the entries of a few milliseconds into one batch, the first waiting at most GATHER_MS', async () => {
+    jest.useFakeTimers();
+    const { writer, store } = setup();
+    writer.enqueue({ entry: entry('g1') });
+    await jest.advanceTimersByTimeAsync(GATHER_MS - 5);
+    writer.enqueue({ entry: entry('g2') });
+    expect(store.batches).toHaveLength(0);
+    await jest.advanceTimersByTimeAsync(5);
+    expect(store.batches.map((batch) => batch.map((record) => record.entry.id))).toEqual([['g1', 'g2']]);
   });
 
   it('redacts content on its way to the store, and keeps a side too big to keep whole as its redacted beginning', async () => {
@@ -82,7 +93,7 @@ describe('RequestLogWriter', () => {
     const { writer, store, dropped, lines } = setup();
     store.failNext = 3;
     writer.enqueue({ entry: entry('r1') });
-    await jest.advanceTimersByTimeAsync(0);
+    await jest.advanceTimersByTimeAsync(GATHER_MS);
     expect(store.batches).toHaveLength(1);
     await jest.advanceTimersByTimeAsync(499);
     expect(store.batches).toHaveLength(1);
@@ -100,7 +111,7 @@ describe('RequestLogWriter', () => {
     const { writer, store, dropped } = setup();
     store.failNext = 5;
     writer.enqueue({ entry: entry('lost') });
-    await jest.advanceTimersByTimeAsync(0);
+    await jest.advanceTimersByTimeAsync(GATHER_MS);
     writer.enqueue({ entry: entry('next') });
     await jest.advanceTimersByTimeAsync(0.5e3 + 1e3 + 2e3 + 4e3);
     expect(store.batches.slice(0, 5).every((batch) => batch[0].entry.id === 'lost')).toBe(true);
@@ -114,7 +125,7 @@ describe('RequestLogWriter', () => {
     const { writer, store } = setup();
     store.hang = true;
     writer.enqueue({ entry: entry('h1') });
-    await jest.advanceTimersByTimeAsync(0);
+    await jest.advanceTimersByTimeAsync(GATHER_MS);
     expect(store.batches).toHaveLength(1);
     store.hang = false;
     await jest.advanceTimersByTimeAsync(10_000 + 500);
