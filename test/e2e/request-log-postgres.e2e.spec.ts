@@ -88,10 +88,12 @@ describe('request log: the PostgreSQL store', () => {
     schema = `t_${randomBytes(4).toString('hex')}`,
     retention: Partial<RequestLogRetentionConfig> = {},
     url = database.url,
+    now?: () => Date,
   ): PostgresRequestLogStore {
     const store = new PostgresRequestLogStore({
       postgres: { url, schema, poolSize: 2 },
       retentionDays: { metadata: 30, content: 7, ...retention },
+      now,
     });
     stores.push(store);
     return store;
@@ -356,8 +358,9 @@ describe('request log: the PostgreSQL store', () => {
 
   it('expires by dropping whole partitions: metadata past its days, content past its own, newer ones kept', async () => {
     const schema = 'expiry';
-    const store = storeFor(schema, { metadata: 30, content: 7 });
     const now = new Date('2026-11-27T06:00:00.000Z');
+    // The store's clock is this test's: the partitions it makes ahead are counted from `now`, not from today.
+    const store = storeFor(schema, { metadata: 30, content: 7 }, database.url, () => now);
     const at = (ms: number) => entry({ at: new Date(now.getTime() - ms).toISOString(), contentKept: true });
     const [d40, d10, d1] = [at(40 * DAY), at(10 * DAY), at(DAY)];
     // Content's retention boundary (7 days before now: 2026-11-20T06:00): the day that ended before it goes, the day
