@@ -310,11 +310,11 @@ async function startClusterReplicas(dir, upstreamUrl) {
 }
 
 /**
- * The request log's cost: the same Switchyard with the log off, and with content kept, beside the default one
- * (metadata only), each on a Redis prefix of its own; compared by gateway CPU per request. And tracing's: the default
+ * The request log's cost: the default Switchyard (metadata only), the same with the log off and with content kept,
+ * each on a Redis prefix of its own; compared by gateway CPU per request. And tracing's: the default
  * one with every trace sent over OTLP to a receiver in this process that accepts and discards.
  */
-async function startRequestLogTargets(dir, upstreamUrl, metadataOnly) {
+async function startRequestLogTargets(dir, upstreamUrl) {
   const sink = createServer((req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
@@ -323,15 +323,19 @@ async function startRequestLogTargets(dir, upstreamUrl, metadataOnly) {
   sink.unref();
   const otlpUrl = `http://127.0.0.1:${sink.address().port}`;
   const targets = [];
+  // Each a fresh replica alone on its Redis prefix, alike but for the log: the shared replica of the other scenarios
+  // has a second one on its prefix and a different past, which weighed more than the log itself.
   for (const [mode, name, otlp] of [
+    ['metadata', 'switchyard, request log (metadata)'],
     ['off', 'switchyard, request log off'],
     ['content', 'switchyard, request log with content'],
     ['metadata', 'switchyard, request log (metadata), tracing on', otlpUrl],
   ]) {
-    const path = join(dir, `switchyard-log-${mode}${otlp ? '-traced' : ''}.yaml`);
+    const label = `${mode}${otlp ? '-traced' : ''}`;
+    const path = join(dir, `switchyard-log-${label}.yaml`);
     writeFileSync(
       path,
-      switchyardConfig(upstreamUrl, `sy-bench:${Date.now()}:${mode}:`, undefined, mode, otlp),
+      switchyardConfig(upstreamUrl, `sy-bench:${Date.now()}:${label}:`, undefined, mode, otlp),
     );
     const gateway = await startSwitchyard(path);
     const issued = await (
@@ -342,7 +346,7 @@ async function startRequestLogTargets(dir, upstreamUrl, metadataOnly) {
     ).body.json();
     targets.push({ name, urls: [gateway.url], pids: [gateway.pid], token: issued.token });
   }
-  return [{ ...metadataOnly, name: 'switchyard, request log (metadata)' }, ...targets];
+  return targets;
 }
 
 async function main() {
@@ -368,9 +372,7 @@ async function main() {
     : [];
   const logWanted =
     keep(listOption('--scenarios'), 'request log') && keep(listOption('--targets'), 'switchyard');
-  const logTargets = logWanted
-    ? [targets[0], ...(await startRequestLogTargets(dir, upstream.url, targets[2]))]
-    : [];
+  const logTargets = logWanted ? [targets[0], ...(await startRequestLogTargets(dir, upstream.url))] : [];
   const anthropicTargets = [
     one('direct', upstream, {
       token: 'none',
@@ -432,7 +434,7 @@ async function main() {
     s.targets = s.targets.filter((t) => t.name === 'direct' || keep(listOption('--targets'), t.name));
 
   for (const s of scenarios) for (const target of s.targets) await validate(target, s);
-  for (const target of [...targets, ...topologyTargets.slice(1), ...logTargets.slice(2)].filter((t) =>
+  for (const target of [...targets, ...topologyTargets.slice(1), ...logTargets.slice(1)].filter((t) =>
     scenarios.some((s) => s.targets.includes(t)),
   )) {
     await nonStreaming(target, { model: 'bench', connections: 8 }, PRIME); // unmeasured: let V8 optimise
