@@ -133,8 +133,8 @@ describe('the console: requests', () => {
 
   it('lists the requests newest first, narrows them by team and status, and pages with Older', async () => {
     const page = await asAdmin('#/requests');
+    await showing(page, 50); // the page has rendered (allTextContents does not wait for the nav to be there)
     expect(await page.locator('header nav a').allTextContents()).toContain('Requests');
-    await showing(page, 50);
     expect(await ids(page)).toEqual(all.slice(0, 50).map((entry) => entry.id));
     expect((await column(page, 4)).slice(0, 8)).toEqual([
       'priced',
