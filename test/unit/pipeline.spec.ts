@@ -24,6 +24,7 @@ import { BackendHealth } from '../../src/routing/backend-health';
 import { CircuitBreakers } from '../../src/routing/circuit-breakers';
 import type { Deployment, ModelRouter, Route, RoutedModel } from '../../src/routing/model-router.service';
 import type { RelayOutcome, StreamRelay } from '../../src/streaming/stream-relay.service';
+import type { ResponseCache } from '../../src/response-cache/response-cache.service';
 import type { TokenCounter } from '../../src/usage/token-counter';
 
 /**
@@ -237,6 +238,7 @@ function setup(
     prices,
     new InFlightTracker(),
     logger,
+    { open: () => undefined } as unknown as ResponseCache,
   );
 
   const chatSpec: EndpointSpec<{ model: string; stream?: boolean; tools?: unknown[] }> = {

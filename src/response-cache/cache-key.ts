@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+
+/**
+ * Body members that change neither the answer nor a byte of what the client gets back, by endpoint path: left out
+ * of the key, so requests that differ only in them share an answer. Everything else the client sent is keyed
+ * (`stream` and `stream_options` too: a hit replays the bytes of the first answer, and a stream's framing and
+ * usage chunk differ). The Responses API has none: its Response object echoes `user` and `metadata`, and a native
+ * backend's echoes whatever it was sent.
+ */
+export const UNKEYED_MEMBERS: Readonly<Record<string, readonly string[]>> = {
+  '/v1/chat/completions': [
+    'user',
+    'metadata',
+    'safety_identifier',
+    'prompt_cache_key',
+    'prompt_cache_retention',
+  ],
+  '/v1/messages': ['metadata'],
+  '/v1/embeddings': ['user'],
+};
+
+/** Request headers that change the answer: Anthropic's version and beta flags reach an Anthropic backend. */
+export const KEYED_HEADERS = ['anthropic-version', 'anthropic-beta'] as const;
+
+/** A request as the cache keys it. */
+export interface CacheableRequest {
+  team: string;
+  /** The endpoint's path: the same body sent to two APIs is answered in two wires. */
+  endpoint: string;
+  /** The client's JSON body as it was parsed. */
+  body: object;
+  headers: IncomingHttpHeaders;
+}
+
+/**
+ * The cache key of a request: the SHA-256 (hex) of its team, endpoint, keyed headers and body (members in a
+ * canonical order, the unkeyed ones left out), so a key is bounded whatever the body's size, and a team's key is
+ * never another team's.
+ */
+export function cacheKey(request: CacheableRequest): string {
+  const unkeyed = UNKEYED_MEMBERS[request.endpoint] ?? [];
+  const body = Object.fromEntries(
+    Object.entries(request.body).filter(([name]) => !unkeyed.includes(name)),
+  );
+  const headers = KEYED_HEADERS.map((name) => headerValue(request.headers[name]));
+  return createHash('sha256')
+    .update(canonicalJson([request.team, request.endpoint, headers, body]))
+    .digest('hex');
+}
+
+/**
+ * JSON with every object's members sorted by name (their order means nothing in JSON) and undefined members left
+ * out: two bodies that mean the same serialise the same. Recursion is bounded by the body reader's depth limit.
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const members = Object.entries(value as Record<string, unknown>)
+      .filter(([, inner]) => inner !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, inner]) => `${JSON.stringify(name)}:${canonicalJson(inner)}`);
+    return `{${members.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function headerValue(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(',') : value;
+}
