@@ -194,6 +194,25 @@ describe('response cache', () => {
     expect(openai.calls({ containing: 'm-record' })).toBe(1);
   });
 
+  it('a hit settles no tokens against token limits (the miss settles what it used)', async () => {
+    await gw.admin('POST', '/admin/v1/teams', { id: 'token-limited', limits: { tokensPerDay: 100_000 } });
+    const { token } = await gw.teamToken('token-limited');
+    const client = gw.openai(token);
+    const request = { model: 'cached-echo', max_tokens: 50, messages: ask('m-tokens') };
+    // What the admission left, each request once the one before was recorded (its reservation settled).
+    const remainingAfter = async (recorded: number) => {
+      await waitForUsageRecords(gw, 'token-limited', recorded);
+      const { response } = await client.chat.completions.create(request).withResponse();
+      return Number(response.headers.get('x-ratelimit-remaining-tokens'));
+    };
+    const miss = await remainingAfter(0);
+    const firstHit = await remainingAfter(1);
+    const secondHit = await remainingAfter(2);
+    const [, , used] = await waitForUsageRecords(gw, 'token-limited', 3);
+    expect(miss - firstHit).toBe(used.total_tokens);
+    expect(secondHit).toBe(firstHit);
+  });
+
   it('counts hits, misses, bypasses and stores in switchyard_response_cache_total', async () => {
     const { token } = await gw.teamToken('alpha');
     const client = gw.openai(token);
