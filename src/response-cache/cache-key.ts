@@ -40,9 +40,7 @@ export interface CacheableRequest {
  */
 export function cacheKey(request: CacheableRequest): string {
   const unkeyed = UNKEYED_MEMBERS[request.endpoint] ?? [];
-  const body = Object.fromEntries(
-    Object.entries(request.body).filter(([name]) => !unkeyed.includes(name)),
-  );
+  const body = Object.fromEntries(Object.entries(request.body).filter(([name]) => !unkeyed.includes(name)));
   const headers = KEYED_HEADERS.map((name) => headerValue(request.headers[name]));
   return createHash('sha256')
     .update(canonicalJson([request.team, request.endpoint, headers, body]))

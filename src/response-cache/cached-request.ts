@@ -108,12 +108,14 @@ export class CachedRequest {
       tokens: accounting.tokens,
       servedModel: accounting.servedModel ?? this.model,
     };
-    this.services.entries.save(this.request.team, this.key, serialiseAnswer(answer), this.settings.ttlSeconds).then(
-      () => this.services.count(this.model, 'stored'),
-      (error: unknown) => {
-        this.services.logger.warn({ err: error, model: this.model }, 'response cache store failed');
-        this.services.count(this.model, 'error');
-      },
-    );
+    this.services.entries
+      .save(this.request.team, this.key, serialiseAnswer(answer), this.settings.ttlSeconds)
+      .then(
+        () => this.services.count(this.model, 'stored'),
+        (error: unknown) => {
+          this.services.logger.warn({ err: error, model: this.model }, 'response cache store failed');
+          this.services.count(this.model, 'error');
+        },
+      );
   }
 }

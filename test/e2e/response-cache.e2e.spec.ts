@@ -95,7 +95,11 @@ describe('response cache', () => {
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
-      return { header: response.headers.get('x-switchyard-cache'), type: response.headers.get('content-type'), text: await response.text() };
+      return {
+        header: response.headers.get('x-switchyard-cache'),
+        type: response.headers.get('content-type'),
+        text: await response.text(),
+      };
     };
     const first = await raw();
     const second = await raw();
@@ -105,7 +109,10 @@ describe('response cache', () => {
     expect(second.text.endsWith('data: [DONE]\n\n')).toBe(true);
 
     // The SDK reads the replay as a stream: the words, then the usage chunk it asked for.
-    const stream = await gw.openai(token).chat.completions.create(body as any).withResponse();
+    const stream = await gw
+      .openai(token)
+      .chat.completions.create(body as any)
+      .withResponse();
     expect(stream.response.headers.get('x-switchyard-cache')).toBe('hit');
     const chunks: any[] = [];
     for await (const chunk of stream.data as any) chunks.push(chunk);
@@ -266,10 +273,7 @@ describe('response cache', () => {
     const patched = await gw.admin('PATCH', '/admin/v1/teams/opts-out-later', { responseCache: false });
     expect(patched).toMatchObject({ status: 200, body: { responseCache: false } });
     await eventually(async () => {
-      const { response } = await gw
-        .openai(changed.token)
-        .chat.completions.create(request)
-        .withResponse();
+      const { response } = await gw.openai(changed.token).chat.completions.create(request).withResponse();
       expect(response.headers.get('x-switchyard-cache')).toBeNull();
     });
   });
@@ -329,10 +333,10 @@ describe('response cache', () => {
     const whole = { ...request, stream: false as const };
     const a = await client.messages.create(whole).withResponse();
     const b = await client.messages.create(whole).withResponse();
-    expect([a.response.headers.get('x-switchyard-cache'), b.response.headers.get('x-switchyard-cache')]).toEqual([
-      'miss',
-      'hit',
-    ]);
+    expect([
+      a.response.headers.get('x-switchyard-cache'),
+      b.response.headers.get('x-switchyard-cache'),
+    ]).toEqual(['miss', 'hit']);
     expect(b.data).toEqual(a.data);
     expect(anthropic.calls({ containing: 'm-claude' })).toBe(2);
   });
@@ -343,9 +347,10 @@ describe('response cache', () => {
     const request = { model: 'cached-embedder', input: 'm-embed' };
     const first = await client.embeddings.create(request).withResponse();
     const second = await client.embeddings.create(request).withResponse();
-    expect([first.response.headers.get('x-switchyard-cache'), second.response.headers.get('x-switchyard-cache')]).toEqual(
-      ['miss', 'hit'],
-    );
+    expect([
+      first.response.headers.get('x-switchyard-cache'),
+      second.response.headers.get('x-switchyard-cache'),
+    ]).toEqual(['miss', 'hit']);
     expect(second.data).toEqual(first.data);
     expect(openai.calls({ path: '/v1/embeddings', containing: 'm-embed' })).toBe(1);
   });

@@ -22,7 +22,9 @@ describe('response cache key', () => {
 
   it('is a SHA-256, bounded whatever the body', () => {
     expect(key(base)).toMatch(/^[0-9a-f]{64}$/);
-    expect(key({ ...base, messages: [{ role: 'user', content: 'x'.repeat(100_000) }] })).toMatch(/^[0-9a-f]{64}$/);
+    expect(key({ ...base, messages: [{ role: 'user', content: 'x'.repeat(100_000) }] })).toMatch(
+      /^[0-9a-f]{64}$/,
+    );
   });
 
   it('names the team: the same request of two teams has two keys', () => {
@@ -132,7 +134,9 @@ describe('a cached request', () => {
     const headers: Record<string, string> = {};
     return {
       headers,
-      res: { setHeader: (name: string, value: string) => (headers[name] = value) } as unknown as ServerResponse,
+      res: {
+        setHeader: (name: string, value: string) => (headers[name] = value),
+      } as unknown as ServerResponse,
     };
   };
   const open = (request: CacheableRequest, res: ServerResponse, maxEntryBytes = 1000) =>
@@ -219,10 +223,7 @@ describe('a cached request', () => {
 
   it('a recorder past its cap keeps nothing', () => {
     const recorder = new AnswerRecorder(10);
-    const encoder = recordingEncoder(
-      { event: () => '123456', end: () => '', error: () => '' },
-      recorder,
-    );
+    const encoder = recordingEncoder({ event: () => '123456', end: () => '', error: () => '' }, recorder);
     encoder.event({ data: '' }, { chunks: [] });
     expect(recorder.text).toBe('123456');
     encoder.event({ data: '' }, { chunks: [] });
