@@ -196,6 +196,14 @@ describe('response cache', () => {
       cost: 0,
       cost_nanos: 0,
     });
+    // Its request log entry says so: no deployment, no attempts, cost 0.
+    const logged = await eventually(async () => {
+      const one = await gw.admin('GET', `/admin/v1/requests/${hit.id}`);
+      expect(one.status).toBe(200);
+      return one.body;
+    });
+    expect(logged).toMatchObject({ cacheHit: true, deployment: null, attempts: [], costNanos: 0 });
+    expect((await gw.admin('GET', `/admin/v1/requests/${miss.id}`)).body).toMatchObject({ cacheHit: false });
     // The third request (a hit too) is over requestsPerMinute: 2.
     await expect(client.chat.completions.create(request)).rejects.toMatchObject({ status: 429 });
     expect(openai.calls({ containing: 'm-record' })).toBe(1);
