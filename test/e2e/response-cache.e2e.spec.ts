@@ -349,6 +349,38 @@ describe('response cache', () => {
     expect(anthropic.calls({ containing: 'm-claude' })).toBe(2);
   });
 
+  it('Responses: a stream replayed as the same events, a whole answer as the same Response, which continues', async () => {
+    const { token } = await gw.teamToken('alpha');
+    const client = gw.openai(token);
+    const read = async () => {
+      const { data, response } = await client.responses
+        .create({ model: 'cached-echo', input: 'say m-responses', stream: true })
+        .withResponse();
+      const events: any[] = [];
+      for await (const event of data) events.push(event);
+      return { header: response.headers.get('x-switchyard-cache'), events };
+    };
+    const first = await read();
+    const second = await read();
+    expect([first.header, second.header]).toEqual(['miss', 'hit']);
+    expect(second.events).toEqual(first.events);
+    expect(second.events.at(-1).type).toBe('response.completed');
+
+    const whole = { model: 'cached-echo', input: 'say m-responses' };
+    const a = await client.responses.create(whole).withResponse();
+    const b = await client.responses.create(whole).withResponse();
+    expect(b.response.headers.get('x-switchyard-cache')).toBe('hit');
+    expect(b.data).toEqual(a.data);
+    expect(openai.calls({ containing: 'm-responses' })).toBe(2);
+    // The replayed id is the stored response of the first request: a conversation continues from it.
+    const next = await client.responses.create({
+      model: 'cached-echo',
+      input: 'and m-next',
+      previous_response_id: b.data.id,
+    });
+    expect(next.output_text).toBe('echo: and m-next');
+  });
+
   it('embeddings are cached too', async () => {
     const { token } = await gw.teamToken('alpha');
     const client = gw.openai(token);
