@@ -117,7 +117,7 @@ export class Pipeline {
       { endpoint: spec.path, body, headers: req.headers },
       res,
     );
-    const hit = await cache?.lookup();
+    const hit = cache && (await cache.lookup()); // no await (a microtask turn) for a model without a cache
     if (hit) return this.answerFromCache(hit, served, route, exchange, res);
     const total = this.caller.deadline(route, signal);
     const paced = isPacedBody(body);
