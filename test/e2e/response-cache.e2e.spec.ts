@@ -25,6 +25,12 @@ describe('response cache', () => {
         models: {
           'cached-echo': { backend: 'standin', upstreamModel: 'echo', responseCache: cached },
           'metered-echo': { backend: 'standin', upstreamModel: 'echo', responseCache: cached },
+          'priced-echo': {
+            backend: 'standin',
+            upstreamModel: 'echo',
+            price: { input: 1000, output: 2000 },
+            responseCache: cached,
+          },
           'brief-echo': { backend: 'standin', upstreamModel: 'echo', responseCache: { ttlSeconds: 1 } },
           'tiny-echo': {
             backend: 'standin',
@@ -226,6 +232,23 @@ describe('response cache', () => {
     const [, , used] = await waitForUsageRecords(gw, 'token-limited', 3);
     expect(miss - firstHit).toBe(used.total_tokens);
     expect(secondHit).toBe(firstHit);
+  });
+
+  it('a hit is not charged to budgets: only the miss is spent', async () => {
+    await gw.admin('POST', '/admin/v1/teams', { id: 'budgeted', limits: { budgetPerDay: 100 } });
+    const { token } = await gw.teamToken('budgeted');
+    const client = gw.openai(token);
+    const request = { model: 'priced-echo', max_tokens: 20, messages: ask('m-budget') };
+    for (let i = 0; i < 3; i++) await client.chat.completions.create(request);
+    const records = await waitForUsageRecords(gw, 'budgeted', 3);
+    const missed = records.find((record) => !record.cache_hit);
+    expect(missed.cost_nanos).toBeGreaterThan(0);
+    expect(records.filter((record) => record.cache_hit).map((record) => record.cost_nanos)).toEqual([0, 0]);
+    await eventually(async () => {
+      const { body } = await gw.admin('GET', '/admin/v1/teams/budgeted/budget');
+      expect(body.budgets[0].spent).toBe(missed.cost_nanos / 1e9);
+    });
+    expect(openai.calls({ containing: 'm-budget' })).toBe(1);
   });
 
   it('counts hits, misses, bypasses and stores in switchyard_response_cache_total', async () => {
