@@ -6,6 +6,7 @@ import { cacheKey, canonicalJson, type CacheableRequest } from '../../src/respon
 import { parseAnswer, serialiseAnswer } from '../../src/response-cache/cached-answer';
 import { CachedRequest, type CacheResult } from '../../src/response-cache/cached-request';
 import type { StreamEncoder } from '../../src/streaming/stream-encoder';
+import { buildConfig } from '../support/config';
 import { InMemoryResponseCacheEntries } from '../support/in-memory-response-cache';
 
 const chat = (body: object, over: Partial<CacheableRequest> = {}): CacheableRequest => ({
@@ -89,6 +90,12 @@ describe('response cache key', () => {
     expect(canonicalJson({ b: 1, a: { d: [1, { f: 2, e: 3 }], c: null } })).toBe(
       '{"a":{"c":null,"d":[1,{"e":3,"f":2}]},"b":1}',
     );
+  });
+
+  it('keys a `__proto__` member like any other', () => {
+    const withProto = JSON.parse('{"z":1,"__proto__":{"x":1},"model":"m"}') as object;
+    const withOther = JSON.parse('{"z":1,"__proto__":{"x":2},"model":"m"}') as object;
+    expect(key(withProto)).not.toBe(key(withOther));
   });
 
   it('tells apart values a lossy serialisation would merge', () => {
@@ -229,5 +236,39 @@ describe('a cached request', () => {
     encoder.event({ data: '' }, { chunks: [] });
     expect(recorder.tooLarge).toBe(true);
     expect(recorder.text).toBe('');
+  });
+});
+
+describe('response cache config', () => {
+  const withCache = (responseCache: unknown, team: unknown = {}) =>
+    buildConfig(
+      {
+        admin: { apiKey: 'k' },
+        backends: { o: { type: 'openai', baseUrl: 'http://x/v1' } },
+        models: { m: { backend: 'o', upstreamModel: 'x', responseCache } },
+        teams: { t: team },
+      },
+      {},
+    );
+
+  it('takes a TTL, with a 1 MiB entry cap by default; a team may opt out', () => {
+    const config = withCache({ ttlSeconds: 60 }, { responseCache: false });
+    expect(config.models.m.responseCache).toMatchObject({ ttlSeconds: 60, maxEntryBytes: 1_048_576 });
+    expect(config.teams.t.responseCache).toBe(false);
+  });
+
+  it.each([
+    [{}, /ttlSeconds/],
+    [{ ttlSeconds: 0 }, /ttlSeconds/],
+    [{ ttlSeconds: 1.5 }, /ttlSeconds/],
+    [{ ttlSeconds: 31 * 86_400 }, /ttlSeconds/],
+    [{ ttlSeconds: 60, maxEntryBytes: 0 }, /maxEntryBytes/],
+    [{ ttlSeconds: 60, maxEntryBytes: 65 * 1_048_576 }, /maxEntryBytes/],
+  ])('refuses %j, naming the key', (settings, key) => {
+    expect(() => withCache(settings)).toThrow(key);
+  });
+
+  it("refuses a team's responseCache that is not a boolean", () => {
+    expect(() => withCache({ ttlSeconds: 60 }, { responseCache: 'no' })).toThrow(/responseCache/);
   });
 });
