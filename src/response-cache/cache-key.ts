@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { nextTurn } from '../common/http/json-shape';
 
 /**
  * Body members that change neither the answer nor a byte of what the client gets back, by endpoint path: left out
@@ -33,18 +34,45 @@ export interface CacheableRequest {
   headers: IncomingHttpHeaders;
 }
 
+/** Text hashed between two turns of the event loop: a few milliseconds of canonical JSON (~6 ms per MB). */
+const BYTES_PER_TURN = 1 << 20;
+
 /**
  * The cache key of a request: the SHA-256 (hex) of its team, endpoint, keyed headers and body (members in a
  * canonical order, the unkeyed ones left out), so a key is bounded whatever the body's size, and a team's key is
- * never another team's.
+ * never another team's. What is hashed is a sequence of lines, each one JSON text (JSON.stringify never writes a raw
+ * newline): the team, endpoint and headers; then for each body member its name and its value, an array's items one
+ * line each after a `[<count>` line. A long array (a conversation) is hashed item by item, the next megabyte on a
+ * turn of its own (json-shape.ts nextTurn), so a 20 MB body never holds the event loop for more than a few ms.
  */
-export function cacheKey(request: CacheableRequest): string {
+export async function cacheKey(request: CacheableRequest): Promise<string> {
   const unkeyed = UNKEYED_MEMBERS[request.endpoint] ?? [];
-  const body = Object.fromEntries(Object.entries(request.body).filter(([name]) => !unkeyed.includes(name)));
+  const hash = createHash('sha256');
+  let sinceTurn = 0;
+  /** Hashes one line; true when a turn of the event loop is due before the next. */
+  const line = (text: string): boolean => {
+    hash.update(text);
+    hash.update('\n');
+    sinceTurn += text.length;
+    if (sinceTurn < BYTES_PER_TURN) return false;
+    sinceTurn = 0;
+    return true;
+  };
   const headers = KEYED_HEADERS.map((name) => headerValue(request.headers[name]));
-  return createHash('sha256')
-    .update(canonicalJson([request.team, request.endpoint, headers, body]))
-    .digest('hex');
+  line(canonicalJson([request.team, request.endpoint, headers]));
+  const members = Object.entries(request.body)
+    .filter(([name, value]) => value !== undefined && !unkeyed.includes(name))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [name, value] of members) {
+    line(JSON.stringify(name));
+    if (!Array.isArray(value)) {
+      if (line(canonicalJson(value))) await nextTurn();
+      continue;
+    }
+    line(`[${value.length}`);
+    for (const item of value as unknown[]) if (line(canonicalJson(item))) await nextTurn();
+  }
+  return hash.digest('hex');
 }
 
 /**

@@ -38,7 +38,7 @@ export interface AnswerAccounting {
  * a store that fails is logged).
  */
 export class CachedRequest {
-  private readonly key: string;
+  private keyed?: Promise<string>;
   private readonly choice: ClientCacheChoice;
   private recorder?: AnswerRecorder;
 
@@ -50,7 +50,11 @@ export class CachedRequest {
     private readonly res: ServerResponse,
   ) {
     this.choice = clientCacheChoice(request.headers);
-    this.key = cacheKey(request);
+  }
+
+  /** The request's key, worked out when first needed (a long body a megabyte per turn: cache-key.ts). */
+  private get key(): Promise<string> {
+    return (this.keyed ??= cacheKey(this.request));
   }
 
   /** The stored answer, or undefined (a miss, or skipped: the response says which in its cache header). */
@@ -62,7 +66,7 @@ export class CachedRequest {
     }
     let entry: string | null = null;
     try {
-      entry = await this.services.entries.find(this.request.team, this.key);
+      entry = await this.services.entries.find(this.request.team, await this.key);
     } catch (error) {
       this.services.logger.warn({ err: error, model: this.model }, 'response cache lookup failed');
       this.services.count(this.model, 'error');
@@ -108,8 +112,10 @@ export class CachedRequest {
       tokens: accounting.tokens,
       servedModel: accounting.servedModel ?? this.model,
     };
-    this.services.entries
-      .save(this.request.team, this.key, serialiseAnswer(answer), this.settings.ttlSeconds)
+    this.key
+      .then((key) =>
+        this.services.entries.save(this.request.team, key, serialiseAnswer(answer), this.settings.ttlSeconds),
+      )
       .then(
         () => this.services.count(this.model, 'stored'),
         (error: unknown) => {

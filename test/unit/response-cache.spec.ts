@@ -21,19 +21,19 @@ const base = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
 describe('response cache key', () => {
   const key = (body: object, over?: Partial<CacheableRequest>) => cacheKey(chat(body, over));
 
-  it('is a SHA-256, bounded whatever the body', () => {
-    expect(key(base)).toMatch(/^[0-9a-f]{64}$/);
-    expect(key({ ...base, messages: [{ role: 'user', content: 'x'.repeat(100_000) }] })).toMatch(
+  it('is a SHA-256, bounded whatever the body', async () => {
+    expect(await key(base)).toMatch(/^[0-9a-f]{64}$/);
+    expect(await key({ ...base, messages: [{ role: 'user', content: 'x'.repeat(100_000) }] })).toMatch(
       /^[0-9a-f]{64}$/,
     );
   });
 
-  it('names the team: the same request of two teams has two keys', () => {
-    expect(key(base, { team: 'beta' })).not.toBe(key(base));
+  it('names the team: the same request of two teams has two keys', async () => {
+    expect(await key(base, { team: 'beta' })).not.toBe(await key(base));
   });
 
-  it('names the endpoint: the same body on two APIs has two keys', () => {
-    expect(key(base, { endpoint: '/v1/responses' })).not.toBe(key(base));
+  it('names the endpoint: the same body on two APIs has two keys', async () => {
+    expect(await key(base, { endpoint: '/v1/responses' })).not.toBe(await key(base));
   });
 
   it.each([
@@ -52,8 +52,8 @@ describe('response cache key', () => {
     ['reasoning_effort', { reasoning_effort: 'high' }],
     ['stream', { stream: true }],
     ['stream_options', { stream: true, stream_options: { include_usage: true } }],
-  ])('changes with %s', (_name, change) => {
-    expect(key({ ...base, ...change })).not.toBe(key(base));
+  ])('changes with %s', async (_name, change) => {
+    expect(await key({ ...base, ...change })).not.toBe(await key(base));
   });
 
   it.each([
@@ -62,45 +62,64 @@ describe('response cache key', () => {
     ['safety_identifier', { safety_identifier: 'h' }],
     ['prompt_cache_key', { prompt_cache_key: 'k' }],
     ['prompt_cache_retention', { prompt_cache_retention: '24h' }],
-  ])('does not change with %s on chat completions', (_name, change) => {
-    expect(key({ ...base, ...change })).toBe(key(base));
+  ])('does not change with %s on chat completions', async (_name, change) => {
+    expect(await key({ ...base, ...change })).toBe(await key(base));
   });
 
-  it('keys what the Responses API echoes back (user, metadata)', () => {
+  it('keys what the Responses API echoes back (user, metadata)', async () => {
     const responses = { endpoint: '/v1/responses' };
-    expect(key({ ...base, user: 'u' }, responses)).not.toBe(key(base, responses));
-    expect(key({ ...base, metadata: { a: '1' } }, responses)).not.toBe(key(base, responses));
+    expect(await key({ ...base, user: 'u' }, responses)).not.toBe(await key(base, responses));
+    expect(await key({ ...base, metadata: { a: '1' } }, responses)).not.toBe(await key(base, responses));
   });
 
-  it("Messages: metadata is not keyed, Anthropic's version and beta headers are", () => {
+  it("Messages: metadata is not keyed, Anthropic's version and beta headers are", async () => {
     const messages = { endpoint: '/v1/messages' };
-    expect(key({ ...base, metadata: { user_id: 'u' } }, messages)).toBe(key(base, messages));
-    expect(key(base, { ...messages, headers: { 'anthropic-beta': 'context-1m-2025-08-07' } })).not.toBe(
-      key(base, messages),
+    expect(await key({ ...base, metadata: { user_id: 'u' } }, messages)).toBe(await key(base, messages));
+    expect(await key(base, { ...messages, headers: { 'anthropic-beta': 'context-1m-2025-08-07' } })).not.toBe(
+      await key(base, messages),
     );
-    expect(key(base, { ...messages, headers: { 'anthropic-version': '2023-06-01' } })).not.toBe(
-      key(base, messages),
+    expect(await key(base, { ...messages, headers: { 'anthropic-version': '2023-06-01' } })).not.toBe(
+      await key(base, messages),
     );
-    expect(key(base, { ...messages, headers: { 'x-other': '1' } })).toBe(key(base, messages));
+    expect(await key(base, { ...messages, headers: { 'x-other': '1' } })).toBe(await key(base, messages));
   });
 
-  it('does not depend on the order of members, at any depth', () => {
+  it('does not depend on the order of members, at any depth', async () => {
     const reordered = { messages: [{ content: 'hi', role: 'user' }], model: 'm' };
-    expect(key(reordered)).toBe(key(base));
+    expect(await key(reordered)).toBe(await key(base));
     expect(canonicalJson({ b: 1, a: { d: [1, { f: 2, e: 3 }], c: null } })).toBe(
       '{"a":{"c":null,"d":[1,{"e":3,"f":2}]},"b":1}',
     );
   });
 
-  it('keys a `__proto__` member like any other', () => {
+  it('keys a `__proto__` member like any other', async () => {
     const withProto = JSON.parse('{"z":1,"__proto__":{"x":1},"model":"m"}') as object;
     const withOther = JSON.parse('{"z":1,"__proto__":{"x":2},"model":"m"}') as object;
-    expect(key(withProto)).not.toBe(key(withOther));
+    expect(await key(withProto)).not.toBe(await key(withOther));
   });
 
-  it('tells apart values a lossy serialisation would merge', () => {
-    expect(key({ ...base, stop: ['a,b'] })).not.toBe(key({ ...base, stop: ['a', 'b'] }));
-    expect(key({ ...base, temperature: 1 })).not.toBe(key({ ...base, temperature: '1' }));
+  it('hashes a long conversation a megabyte per turn of the event loop, to the same key', async () => {
+    const long = {
+      ...base,
+      messages: Array.from({ length: 300 }, () => ({ role: 'user', content: 'x'.repeat(10_000) })),
+    };
+    let turns = 0;
+    const ticking = setInterval(() => turns++, 0);
+    const [first, again] = [await key(long), await key(long)];
+    clearInterval(ticking);
+    expect(first).toBe(again);
+    expect(turns).toBeGreaterThan(0); // 3 MB: the timer ran between its megabytes
+    expect(first).not.toBe(await key({ ...long, messages: long.messages.slice(1) }));
+  });
+
+  it('tells apart a member whose value is a one-item array from the same value bare', async () => {
+    expect(await key({ ...base, stop: ['x'] })).not.toBe(await key({ ...base, stop: 'x' }));
+    expect(await key({ ...base, stop: ['[1'] })).not.toBe(await key({ ...base, stop: '[1' }));
+  });
+
+  it('tells apart values a lossy serialisation would merge', async () => {
+    expect(await key({ ...base, stop: ['a,b'] })).not.toBe(await key({ ...base, stop: ['a', 'b'] }));
+    expect(await key({ ...base, temperature: 1 })).not.toBe(await key({ ...base, temperature: '1' }));
   });
 });
 
