@@ -88,7 +88,6 @@ export const MIGRATIONS: readonly Migration[] = [
         trace_id text,
         client_address text,
         content_kept boolean NOT NULL,
-        cache_hit boolean NOT NULL,
         PRIMARY KEY (at, id)
       ) PARTITION BY RANGE (at);
       CREATE INDEX request_log_team ON ${s}.request_log (team, at DESC, id DESC);
@@ -105,6 +104,12 @@ export const MIGRATIONS: readonly Migration[] = [
         response json,
         PRIMARY KEY (at, id)
       ) PARTITION BY RANGE (at);`,
+  },
+  {
+    version: 2,
+    name: 'request_log.cache_hit: whether the response cache answered',
+    // On the partitioned parent: PostgreSQL adds the column to every partition, made or to be made.
+    sql: (s) => `ALTER TABLE ${s}.request_log ADD COLUMN cache_hit boolean NOT NULL DEFAULT false;`,
   },
 ];
 
