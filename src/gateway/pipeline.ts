@@ -118,7 +118,7 @@ export class Pipeline {
       res,
     );
     const hit = cache && (await cache.lookup()); // no await (a microtask turn) for a model without a cache
-    if (hit) return this.answerFromCache(hit, served, route, exchange, res);
+    if (hit) return this.answerFromCache(hit, cache, served, route, exchange, res);
     const total = this.caller.deadline(route, signal);
     const paced = isPacedBody(body);
     try {
@@ -169,6 +169,7 @@ export class Pipeline {
    */
   private async answerFromCache(
     hit: CachedAnswer,
+    cache: CachedRequest,
     served: Called,
     route: Route,
     exchange: Exchange,
@@ -179,6 +180,7 @@ export class Pipeline {
         ? () => served.prompt
         : memo(() => promptTexts(served.request.messages, served.request.tools));
     await this.admit(served, route, exchange, res, prompt);
+    cache.served();
     exchange.answeredFromCache(hit.servedModel);
     exchange.counted(hit.tokens);
     res.setHeader('x-switchyard-model', hit.servedModel);

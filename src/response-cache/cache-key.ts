@@ -43,7 +43,8 @@ const BYTES_PER_TURN = 1 << 20;
  * never another team's. What is hashed is a sequence of lines, each one JSON text (JSON.stringify never writes a raw
  * newline): the team, endpoint and headers; then for each body member its name and its value, an array's items one
  * line each after a `[<count>` line. A long array (a conversation) is hashed item by item, the next megabyte on a
- * turn of its own (json-shape.ts nextTurn), so a 20 MB body never holds the event loop for more than a few ms.
+ * turn of its own (json-shape.ts nextTurn), and one long string a megabyte a turn; what is left in one turn is
+ * serialising one item (or one long string) to its canonical JSON, a few ms per MB, as parsing it was.
  */
 export async function cacheKey(request: CacheableRequest): Promise<string> {
   const unkeyed = UNKEYED_MEMBERS[request.endpoint] ?? [];
@@ -58,6 +59,24 @@ export async function cacheKey(request: CacheableRequest): Promise<string> {
     sinceTurn = 0;
     return true;
   };
+  /** Hashes one line of any length: a line over a turn's worth (one long string) a slice a turn. */
+  const put = async (text: string): Promise<void> => {
+    if (text.length <= BYTES_PER_TURN) {
+      if (line(text)) await nextTurn();
+      return;
+    }
+    for (let at = 0; at < text.length; ) {
+      let end = Math.min(at + BYTES_PER_TURN, text.length);
+      // Never between the two halves of a surrogate pair: each slice is hashed as UTF-8, and half a pair would be
+      // hashed as U+FFFD, giving the whole another key than the same text hashed in one piece.
+      if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end--;
+      hash.update(text.slice(at, end));
+      at = end;
+      await nextTurn();
+    }
+    hash.update('\n');
+    sinceTurn = 0;
+  };
   const headers = KEYED_HEADERS.map((name) => headerValue(request.headers[name]));
   line(canonicalJson([request.team, request.endpoint, headers]));
   const members = Object.entries(request.body)
@@ -66,11 +85,11 @@ export async function cacheKey(request: CacheableRequest): Promise<string> {
   for (const [name, value] of members) {
     line(JSON.stringify(name));
     if (!Array.isArray(value)) {
-      if (line(canonicalJson(value))) await nextTurn();
+      await put(canonicalJson(value));
       continue;
     }
     line(`[${value.length}`);
-    for (const item of value as unknown[]) if (line(canonicalJson(item))) await nextTurn();
+    for (const item of value as unknown[]) await put(canonicalJson(item));
   }
   return hash.digest('hex');
 }
@@ -94,6 +113,10 @@ function inOrder(_name: string, value: unknown): unknown {
   const copy: Record<string, unknown> = Object.create(null) as Record<string, unknown>; // `__proto__` stays a member
   for (const name of names.sort()) copy[name] = (value as Record<string, unknown>)[name];
   return copy;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
 function headerValue(value: string | string[] | undefined): string | null {

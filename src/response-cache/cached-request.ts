@@ -13,9 +13,10 @@ import type { ResponseCacheEntries } from './response-cache.repository';
 export const CACHE_HEADER = 'x-switchyard-cache';
 
 /**
- * What the cache did, as `switchyard_response_cache_total{result}` counts it: `hit`, `miss` (looked up, not
- * there), `bypass` (the client's Cache-Control skipped the lookup), `stored`, `too_large` (an answer over the
- * model's maxEntryBytes, not stored), `error` (Redis failed a lookup or a store: the request went on without it).
+ * What the cache did, as `switchyard_response_cache_total{result}` counts it: `hit` (a request answered from the
+ * cache: counted once the limits admitted it), `miss` (looked up, not there), `bypass` (the client's Cache-Control
+ * skipped the lookup), `stored`, `too_large` (an answer over the model's maxEntryBytes, not stored), `error` (Redis
+ * failed a lookup or a store, or was down: the request went on without the cache).
  */
 export type CacheResult = 'hit' | 'miss' | 'bypass' | 'stored' | 'too_large' | 'error';
 
@@ -57,11 +58,20 @@ export class CachedRequest {
     return (this.keyed ??= cacheKey(this.request));
   }
 
-  /** The stored answer, or undefined (a miss, or skipped: the response says which in its cache header). */
+  /**
+   * The stored answer, or undefined (a miss, or skipped: the response says which in its cache header). A hit is
+   * counted by `served()`, once the limits have admitted it.
+   */
   async lookup(): Promise<CachedAnswer | undefined> {
     if (this.choice !== 'use') {
       this.res.setHeader(CACHE_HEADER, 'bypass');
       this.services.count(this.model, 'bypass');
+      return undefined;
+    }
+    this.res.setHeader(CACHE_HEADER, 'miss'); // a hit's replay says `hit`
+    // Redis known to be down: no command (it would wait for the command timeout and its retry on every request).
+    if (!this.services.entries.available()) {
+      this.services.count(this.model, 'error');
       return undefined;
     }
     let entry: string | null = null;
@@ -70,15 +80,16 @@ export class CachedRequest {
     } catch (error) {
       this.services.logger.warn({ err: error, model: this.model }, 'response cache lookup failed');
       this.services.count(this.model, 'error');
+      return undefined;
     }
     const answer = entry === null ? undefined : parseAnswer(entry);
-    if (answer) {
-      this.services.count(this.model, 'hit');
-      return answer;
-    }
-    this.res.setHeader(CACHE_HEADER, 'miss');
-    this.services.count(this.model, 'miss');
-    return undefined;
+    if (!answer) this.services.count(this.model, 'miss');
+    return answer;
+  }
+
+  /** The looked-up answer is being replayed (replay.ts says `hit`): the request was admitted. */
+  served(): void {
+    this.services.count(this.model, 'hit');
   }
 
   /** The stream's encoder, recording what it writes so the whole stream can be stored (unless `no-store`). */
@@ -106,6 +117,7 @@ export class CachedRequest {
   /** Written after the answer went out, never awaited by the request. */
   private store(stream: boolean, body: string, accounting: AnswerAccounting): void {
     if (!accounting.tokens) return; // an answer is always counted before it is stored; nothing to replay without
+    if (!this.services.entries.available()) return void this.services.count(this.model, 'error');
     const answer: CachedAnswer = {
       stream,
       body,

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type Redis from 'ioredis';
-import { REDIS } from '../redis/redis.module';
+import { REDIS, redisReady } from '../redis/redis.module';
 import { RedisKeys } from '../redis/redis-keys';
 import type { ResponseCacheEntries } from './response-cache.repository';
 
@@ -14,6 +14,10 @@ export class RedisResponseCacheEntries implements ResponseCacheEntries {
     @Inject(REDIS) private readonly redis: Redis,
     private readonly keys: RedisKeys,
   ) {}
+
+  available(): boolean {
+    return redisReady(this.redis);
+  }
 
   find(team: string, key: string): Promise<string | null> {
     return this.redis.get(this.keys.responseCache(team, key));

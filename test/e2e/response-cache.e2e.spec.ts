@@ -210,9 +210,17 @@ describe('response cache', () => {
     });
     expect(logged).toMatchObject({ cacheHit: true, deployment: null, attempts: [], costNanos: 0 });
     expect((await gw.admin('GET', `/admin/v1/requests/${miss.id}`)).body).toMatchObject({ cacheHit: false });
-    // The third request (a hit too) is over requestsPerMinute: 2.
+    // The third request (a hit too) is over requestsPerMinute: 2. It is refused, and not counted as a hit.
+    const hits = async () =>
+      Number(
+        /switchyard_response_cache_total\{model="cached-echo",result="hit"\} (\d+)/.exec(
+          await (await fetch(`${gw.url}/metrics`)).text(),
+        )?.[1] ?? 0,
+      );
+    const hitsBefore = await hits();
     await expect(client.chat.completions.create(request)).rejects.toMatchObject({ status: 429 });
     expect(openai.calls({ containing: 'm-record' })).toBe(1);
+    expect(await hits()).toBe(hitsBefore);
   });
 
   it('a hit settles no tokens against token limits (the miss settles what it used)', async () => {

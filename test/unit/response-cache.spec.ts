@@ -112,6 +112,20 @@ describe('response cache key', () => {
     expect(first).not.toBe(await key({ ...long, messages: long.messages.slice(1) }));
   });
 
+  it('hashes one long string a slice per turn, never splitting a surrogate pair between two slices', async () => {
+    // The member's line is `"` + text + `"`: the emoji's first half is the last character of the first 1 MiB slice.
+    const around = (emoji: string) => `${'a'.repeat((1 << 20) - 2)}${emoji}${'b'.repeat(10)}`;
+    const embedding = (input: string) => cacheKey({ ...chat({}), endpoint: '/v1/embeddings', body: { input } });
+    let turns = 0;
+    const ticking = setInterval(() => turns++, 0);
+    const split = await embedding(around('\u{1F600}'));
+    clearInterval(ticking);
+    expect(turns).toBeGreaterThan(0);
+    // Half a pair hashed alone is U+FFFD: a split would make the emoji's key that of two replacement characters.
+    expect(split).not.toBe(await embedding(around('\uFFFD\uFFFD')));
+    expect(split).toBe(await embedding(around('\u{1F600}')));
+  });
+
   it('tells apart a member whose value is a one-item array from the same value bare', async () => {
     expect(await key({ ...base, stop: ['x'] })).not.toBe(await key({ ...base, stop: 'x' }));
     expect(await key({ ...base, stop: ['[1'] })).not.toBe(await key({ ...base, stop: '[1' }));
@@ -188,8 +202,11 @@ describe('a cached request', () => {
     miss.storeWhole('{"id":"x"}', { tokens, servedModel: 'm' });
     await settle();
     expect([...entries.entries.values()][0].ttlSeconds).toBe(60);
-    const hit = await open(chat(base), response().res).lookup();
+    const second = open(chat(base), response().res);
+    const hit = await second.lookup();
     expect(hit).toEqual({ stream: false, body: '{"id":"x"}', tokens, servedModel: 'm' });
+    expect(counted).toEqual(['miss', 'stored']); // a hit counts once the limits admit it
+    second.served();
     expect(counted).toEqual(['miss', 'stored', 'hit']);
   });
 
@@ -227,7 +244,22 @@ describe('a cached request', () => {
     const { res, headers } = response();
     expect(await open(chat(base), res).lookup()).toBeUndefined();
     expect(headers['x-switchyard-cache']).toBe('miss');
-    expect(counted).toEqual(['error', 'miss']);
+    expect(counted).toEqual(['error']);
+  });
+
+  it('a Redis known to be down is skipped: no lookup, no store, each counted as an error', async () => {
+    open(chat(base), response().res).storeWhole('{"kept":1}', { tokens, servedModel: 'm' });
+    await settle();
+    entries.up = false;
+    entries.find = () => Promise.reject(new Error('must not be called while down'));
+    const { res, headers } = response();
+    const request = open(chat(base), res);
+    expect(await request.lookup()).toBeUndefined();
+    expect(headers['x-switchyard-cache']).toBe('miss');
+    request.storeWhole('{"other":1}', { tokens, servedModel: 'm' });
+    await settle();
+    expect([...entries.entries.values()].map((e) => e.entry.split('\n')[1])).toEqual(['{"kept":1}']);
+    expect(counted).toEqual(['stored', 'error', 'error']);
   });
 
   it("records a stream's events and closing events, not its error, and stores them", async () => {
