@@ -74,7 +74,7 @@ export class CachedRequest {
       this.services.count(this.model, 'error');
       return undefined;
     }
-    let entry: string | null = null;
+    let entry: string | null;
     try {
       entry = await this.services.entries.find(this.request.team, await this.key);
     } catch (error) {
