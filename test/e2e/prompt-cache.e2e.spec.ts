@@ -6,6 +6,14 @@ import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { BedrockUpstream } from '../support/bedrock-upstream';
 import { GeminiUpstream } from '../support/gemini-upstream';
 import { OpenAIUpstream } from '../support/openai-upstream';
+import {
+  anthropicClasses,
+  converseClasses,
+  geminiClasses,
+  handCost,
+  openaiClasses,
+  type Prices,
+} from '../support/cache-classes';
 import type { RecordedRequest } from '../support/standin-server';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 import { waitForUsageRecord, waitForUsageRecords } from '../support/usage';
@@ -15,68 +23,6 @@ const AWS_KEY = {
   accessKeyId: 'AKIAPROMPTCACHE00001',
   secretAccessKey: 'prompt/Cache+Secret/Key0123456789abcdefg',
 };
-
-/** A vendor's usage as billing classes, read the vendor's own way (the stand-ins report as their vendors document). */
-interface Classes {
-  uncached: number;
-  reads: number;
-  writes5m: number;
-  writes1h: number;
-  output: number;
-}
-
-/** Anthropic (and Claude on Bedrock): input_tokens is the uncached part; writes split by lifetime in cache_creation. */
-const anthropicClasses = (u: Record<string, any>): Classes => ({
-  uncached: u.input_tokens,
-  reads: u.cache_read_input_tokens,
-  writes5m: u.cache_creation?.ephemeral_5m_input_tokens ?? u.cache_creation_input_tokens,
-  writes1h: u.cache_creation?.ephemeral_1h_input_tokens ?? 0,
-  output: u.output_tokens,
-});
-/** OpenAI: prompt_tokens counts every input token, cached_tokens the reads among them. */
-const openaiClasses = (u: Record<string, any>): Classes => ({
-  uncached: u.prompt_tokens - u.prompt_tokens_details.cached_tokens,
-  reads: u.prompt_tokens_details.cached_tokens,
-  writes5m: 0,
-  writes1h: 0,
-  output: u.completion_tokens,
-});
-/** Gemini: promptTokenCount counts the cached content too. */
-const geminiClasses = (u: Record<string, any>): Classes => ({
-  uncached: u.promptTokenCount - u.cachedContentTokenCount,
-  reads: u.cachedContentTokenCount,
-  writes5m: 0,
-  writes1h: 0,
-  output: u.candidatesTokenCount + (u.thoughtsTokenCount ?? 0),
-});
-/** Converse: inputTokens leaves the cache reads and writes out. */
-const converseClasses = (u: Record<string, any>): Classes => ({
-  uncached: u.inputTokens,
-  reads: u.cacheReadInputTokens,
-  writes5m: u.cacheWriteInputTokens,
-  writes1h: 0,
-  output: u.outputTokens,
-});
-
-interface Prices {
-  input: number;
-  cachedInput: number;
-  cacheWrite?: number;
-  cacheWrite1h?: number;
-  output: number;
-}
-
-/** By hand: each class times its price per million tokens (micro-units per token, 1000 nano-units), rounded once. */
-function handCost(c: Classes, p: Prices): number {
-  const priced = (tokens: number, price: number | undefined) => (tokens ? tokens * price! : 0);
-  const micros =
-    c.uncached * p.input +
-    c.reads * p.cachedInput +
-    priced(c.writes5m, p.cacheWrite) +
-    priced(c.writes1h, p.cacheWrite1h) +
-    c.output * p.output;
-  return Math.round(micros * 1000);
-}
 
 const CLAUDE_PRICES: Prices = { input: 3, cachedInput: 0.3, cacheWrite: 3.75, cacheWrite1h: 6, output: 15 };
 const OPENAI_PRICES: Prices = { input: 2.5, cachedInput: 1.25, output: 10 };
