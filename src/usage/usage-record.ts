@@ -1,4 +1,4 @@
-import { costInNanos } from '../billing/cost';
+import { costInNanos, costWithoutCacheNanos } from '../billing/cost';
 import type { Price } from '../billing/price-book';
 import { USAGE_OUTCOMES, type UsageOutcome } from '../core/request-outcome';
 
@@ -49,6 +49,11 @@ export interface UsageRecord {
   costNanos: number | null;
   /** The cost rests on estimated counts. */
   costEstimated: boolean;
+  /**
+   * What it would have cost with every prompt token at the input price (no prompt cache), when its cost is known:
+   * the metrics' baseline for what caching saved. Not stored (the record's counts and price give it again).
+   */
+  costWithoutCacheNanos?: number;
 }
 
 /** The counters' and metrics' name for every model name that is not in the config (a typo, a model not served). */
@@ -78,21 +83,27 @@ export function modelNames(
 
 /** The cost fields of a record, from its counts and the price that applies (billing/price-book.ts). */
 export function withCost(
-  record: Omit<UsageRecord, 'costNanos' | 'costEstimated'>,
+  record: Omit<UsageRecord, 'costNanos' | 'costEstimated' | 'costWithoutCacheNanos'>,
   price: Price | undefined,
 ): UsageRecord {
-  const cost = costInNanos(
-    {
-      prompt: record.promptTokens,
-      cached: record.cachedTokens,
-      cacheWrite: record.cacheWriteTokens,
-      cacheWrite1h: record.cacheWrite1hTokens,
-      completion: record.completionTokens,
-      reasoning: record.reasoningTokens,
-    },
-    price,
-  );
-  return { ...record, costNanos: cost ?? null, costEstimated: cost !== undefined && record.estimated };
+  const tokens = {
+    prompt: record.promptTokens,
+    cached: record.cachedTokens,
+    cacheWrite: record.cacheWriteTokens,
+    cacheWrite1h: record.cacheWrite1hTokens,
+    completion: record.completionTokens,
+    reasoning: record.reasoningTokens,
+  };
+  const cost = costInNanos(tokens, price);
+  const usedCache = record.cachedTokens > 0 || record.cacheWriteTokens > 0;
+  return {
+    ...record,
+    costNanos: cost ?? null,
+    costEstimated: cost !== undefined && record.estimated,
+    ...(cost === undefined
+      ? {}
+      : { costWithoutCacheNanos: usedCache ? costWithoutCacheNanos(tokens, price) : cost }),
+  };
 }
 
 /**

@@ -27,11 +27,19 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
     upstream.delayMs = 20;
     gw = await startTestGateway({
       upstreamUrl: upstream.url,
-      // `echo` has a price (spend panels); `slow` has none (the unknown-price panel).
+      // `echo` has a price (spend panels); `slow` has none (the unknown-price panel); `cached` reads 800 prompt
+      // tokens from OpenAI's prompt cache per request (the prompt cache panels).
       config: {
         server: { metricsToken: METRICS_TOKEN },
         metrics: { quotaCacheMs: 0 },
-        models: { echo: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } } },
+        models: {
+          echo: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } },
+          cached: {
+            backend: 'standin',
+            upstreamModel: 'cached-800-0-0',
+            price: { input: 2, cachedInput: 0.5, output: 8 },
+          },
+        },
       },
     });
     // The shipped scrape config, with only the target and the token file's path swapped for this machine.
@@ -96,6 +104,10 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
         await client.chat.completions
           .create({ model: 'status-500', messages: [{ role: 'user', content: 'x' }] })
           .catch(() => undefined);
+        await client.chat.completions.create({
+          model: 'cached',
+          messages: [{ role: 'user', content: `cached round ${round}` }],
+        });
       }
       await gw
         .openai(tokens.alpha)
@@ -177,6 +189,17 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
       const unknown = await prometheus.query(`sum(switchyard_cost_unknown_total{team="${team}"})`);
       expect(Number(unknown[0]?.value[1] ?? 0)).toBe(total.cost_unknown_requests);
     }
+    // The prompt cache panels: 800 of each cached request's prompt tokens were reads, each saving 1.5 per million
+    // (2 at the input price, 0.5 at the read price), over the 8 cached requests.
+    const cacheUsage = (await gw.admin('GET', '/admin/v1/usage?model=cached')).body.total;
+    const [share] = await prometheus.query(
+      'sum(switchyard_tokens_total{model="cached", type="cache_read"}) / sum(switchyard_tokens_total{model="cached", type="prompt"})',
+    );
+    expect(Number(share.value[1])).toBeCloseTo((8 * 800) / cacheUsage.prompt_tokens, 9);
+    const [saved] = await prometheus.query(
+      'sum(switchyard_cost_without_cache_total{model="cached"}) - sum(switchyard_cost_total{model="cached"})',
+    );
+    expect(Number(saved.value[1])).toBeCloseTo((8 * 800 * 1.5) / 1e6, 9);
     const budget = (await gw.admin('GET', '/admin/v1/teams/alpha-budgeted/budget')).body.budgets[0];
     const [used] = await prometheus.query(
       'max by (team, budget) (switchyard_budget_used_ratio{team="alpha-budgeted"})',
