@@ -467,4 +467,37 @@ describe('prompt caching: passed through, reported in each wire, priced by class
     const spent = records.reduce((sum, record) => sum + (record.cost_nanos ?? 0), 0);
     expect(spent).toBe(each * 3);
   });
+
+  it('a nearly spent budget refuses a long cached prompt that would fit at the read price: its prompt is reserved at the input price', async () => {
+    // One 300,000-byte word: the gateway reserves about 100,000 prompt tokens for it (a token per 3 bytes) at the
+    // input price, while the stand-in bills it as one uncached word beside its 100,000 cache reads (as a vendor bills
+    // a long prompt whose prefix it had cached).
+    const prompt = `reserve-${'x'.repeat(300_000)}`;
+    const ask = (client: ReturnType<TestGateway['openai']>) =>
+      client.chat.completions.create({
+        model: 'claude-reads',
+        max_tokens: 20,
+        messages: [{ role: 'user', content: prompt }],
+      });
+    // What the request reserves: a budget of one micro-unit refuses it, saying so.
+    await gw.admin('POST', '/admin/v1/teams', { id: 'reserve-probe', limits: { budgetPerDay: 0.000001 } });
+    const refused = await ask(gw.openai((await gw.teamToken('reserve-probe')).token)).then(
+      () => ({ status: 200, message: '' }),
+      (error: { status: number; message: string }) => error,
+    );
+    expect(refused).toMatchObject({ status: 429 });
+    const reserved = Number(/may cost up to ([\d.]+) USD/.exec(refused.message)![1]);
+    // The first request is admitted and settles at its cost by class, a tenth of what it reserved for its prompt.
+    const budget = reserved + 0.01;
+    await gw.admin('POST', '/admin/v1/teams', { id: 'reserve-near', limits: { budgetPerDay: budget } });
+    const client = gw.openai((await gw.teamToken('reserve-near')).token);
+    await ask(client);
+    const [record] = await waitForUsageRecords(gw, 'reserve-near', 1);
+    const cost = handCost(anthropicClasses(sentTo(anthropic, 'reserve-').usage!), CLAUDE_PRICES);
+    expect(record.cost_nanos).toBe(cost);
+    // A second would fit at what it costs (two of them are far below the budget), but not at what it reserves.
+    expect(2 * cost).toBeLessThan(budget * 1e9);
+    expect(cost + reserved * 1e9).toBeGreaterThan(budget * 1e9);
+    await expect(ask(client)).rejects.toMatchObject({ status: 429 });
+  });
 });
