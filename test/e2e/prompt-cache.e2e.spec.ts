@@ -390,6 +390,45 @@ describe('prompt caching: passed through, reported in each wire, priced by class
       ]);
     });
 
+    it.each([
+      ['Claude on Bedrock', 'bedrock-claude-cached', () => bedrock],
+      ['Claude on Vertex', 'vertex-claude-cached', () => vertex],
+    ] as const)('from Responses to %s, on text parts as on chat', async (where, model, standIn) => {
+      const marker = `responses marks to ${where}`;
+      const { token } = await gw.teamToken(`marks-responses-${model}`);
+      await gw.openai(token).responses.create({
+        model,
+        store: false,
+        input: [
+          { role: 'developer', content: [{ type: 'input_text', text: 'Be terse.', cache_control: oneHour }] },
+          { role: 'user', content: [{ type: 'input_text', text: marker, cache_control: fiveMinutes }] },
+        ],
+      } as never);
+      const body = sentTo(standIn(), marker).body;
+      expect(body.system).toEqual([{ type: 'text', text: 'Be terse.', cache_control: oneHour }]);
+      expect(body.messages[0].content).toEqual([{ type: 'text', text: marker, cache_control: fiveMinutes }]);
+    });
+
+    it.each([
+      ['Claude on Bedrock', 'bedrock-claude-cached', () => bedrock],
+      ['Claude on Vertex', 'vertex-claude-cached', () => vertex],
+    ] as const)('from Messages to %s, natively: as sent', async (where, model, standIn) => {
+      const marker = `messages marks to ${where}`;
+      const { token } = await gw.teamToken(`marks-messages-${model}`);
+      const client = new Anthropic({ apiKey: token, baseURL: gw.url, maxRetries: 0 });
+      await client.messages.create({
+        model,
+        max_tokens: 50,
+        system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: marker, cache_control: { type: 'ephemeral' } }] },
+        ],
+      });
+      const body = sentTo(standIn(), marker).body;
+      expect(body.system).toEqual([{ type: 'text', text: 'Be brief.', cache_control: oneHour }]);
+      expect(body.messages[0].content).toEqual([{ type: 'text', text: marker, cache_control: fiveMinutes }]);
+    });
+
     it('from Messages to Anthropic, natively: the bytes as sent', async () => {
       const { token } = await gw.teamToken('marks-messages');
       const client = new Anthropic({ apiKey: token, baseURL: gw.url, maxRetries: 0 });
