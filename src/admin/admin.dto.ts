@@ -63,6 +63,8 @@ export class CreateTeamDto {
   @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
   /** What the request log keeps of the team's requests (default: the organisation's, logging.requests.content). */
   @IsOptional() @ValidateNested() @Type(() => TeamLoggingDto) logging?: TeamLoggingDto;
+  /** false: the team's requests skip the response cache of models that have one (docs/response-cache.md). */
+  @IsOptional() @IsBoolean() responseCache?: boolean;
 }
 
 /**
@@ -85,6 +87,8 @@ export class UpdateTeamDto {
   @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
   /** What the request log keeps of the team's requests; a team-admin may change it. */
   @IsOptional() @ValidateNested() @Type(() => TeamLoggingDto) logging?: TeamLoggingDto;
+  /** false: the team's requests skip the response cache of models that have one (docs/response-cache.md). */
+  @IsOptional() @IsBoolean() responseCache?: boolean;
 }
 
 export class CreateTokenDto {

@@ -16,4 +16,6 @@ export interface Principal {
   owner?: { subject: string; email?: string } | null;
   /** The request log keeps what this caller sends and gets back (the team's logging.content, else the org's). */
   keepsContent?: boolean;
+  /** False when the team opted out of the response cache (teams.<id>.responseCache: false); absent: it uses it. */
+  responseCache?: boolean;
 }

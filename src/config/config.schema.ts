@@ -495,6 +495,14 @@ export class ProbeConfig {
   @IsInt() @Min(0) @Max(60_000) timeoutMs = 2_000;
 }
 
+/** A model's response cache (docs/response-cache.md): whole answers kept in Redis per team and request. */
+export class ResponseCacheConfig {
+  /** How long an answer is kept (at most 30 days). */
+  @IsInt() @Min(1) @Max(30 * 86_400) ttlSeconds!: number;
+  /** Answers larger than this (the bytes the client got) are not stored. Default 1 MiB, at most 64 MiB. */
+  @IsInt() @Min(1) @Max(64 * 1_048_576) maxEntryBytes = 1_048_576;
+}
+
 export class ModelConfig {
   /** The one-deployment shorthand: `backend` + `upstreamModel` (or use `deployments`). */
   @ValidateIf((model: ModelConfig) => model.deployments === undefined)
@@ -532,6 +540,8 @@ export class ModelConfig {
     new EffortThresholdsConfig();
   /** `chat_template_kwargs`: the top-level request field that carries the budget (e.g. vLLM's `thinking_token_budget`); none if unset. */
   @IsOptional() @IsString() budgetField?: string;
+  /** Answers kept and replayed for identical requests of a team (opt-in; docs/response-cache.md). */
+  @IsOptional() @ValidateNested() @Type(() => ResponseCacheConfig) responseCache?: ResponseCacheConfig;
 }
 
 export class TeamLoggingConfig {
@@ -550,6 +560,8 @@ export class TeamSeedConfig {
   @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
   /** What the request log keeps of this team's requests (default: logging.requests.content). */
   @IsOptional() @ValidateNested() @Type(() => TeamLoggingConfig) logging?: TeamLoggingConfig;
+  /** `false`: the team's requests never use the response cache of models that have one (default: they do). */
+  @IsOptional() @IsBoolean() responseCache?: boolean;
 }
 
 export class RoutingConfig {

@@ -114,6 +114,13 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly responseCache = new Counter({
+    name: 'switchyard_response_cache_total',
+    help: 'The response cache, by model (configured names) and result: hit, miss, bypass (the client sent Cache-Control no-cache or no-store), stored, too_large (an answer over maxEntryBytes, not stored), error (Redis failed a lookup or store; the request went on without the cache)',
+    labelNames: ['model', 'result'] as const,
+    registers: [this.registry],
+  });
+
   readonly limitsUnchecked = new Counter({
     name: 'switchyard_limits_unchecked_total',
     help: 'Requests admitted without a limit check because Redis was unreachable (fail-open)',

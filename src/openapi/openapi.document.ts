@@ -614,6 +614,11 @@ export function buildOpenApiDocument(
               type: 'boolean',
               description: 'Its team-members may keep team tokens of their own.',
             },
+            responseCache: {
+              type: 'boolean',
+              description:
+                'Its requests use the response cache of models that have one (false: opted out; docs/response-cache.md).',
+            },
           },
           ['id'],
         ),

@@ -26,6 +26,8 @@ export interface Team {
   selfServiceTokens: boolean;
   /** What the request log keeps of its requests; `content: null` follows logging.requests.content. */
   logging: TeamLogging;
+  /** Its requests use the response cache of models that have one (docs/response-cache.md); false opts it out. */
+  responseCache: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -50,6 +52,7 @@ export interface TeamChanges {
   disabled?: boolean;
   selfServiceTokens?: boolean;
   logging?: TeamLogging;
+  responseCache?: boolean;
 }
 
 export type LimitsPatch = { [name in keyof Limits]?: number | null };
@@ -87,6 +90,7 @@ export function parseTeam(fields: Record<string, string>): Team | null {
     logging: {
       content: fields.logContent === 'none' || fields.logContent === 'full' ? fields.logContent : null,
     },
+    responseCache: fields.responseCache !== '0',
     createdAt: fields.createdAt,
     updatedAt: fields.updatedAt ?? fields.createdAt,
   };
@@ -142,6 +146,7 @@ function mergedFields(
   if (changes.selfServiceTokens !== undefined)
     fields.selfServiceTokens = changes.selfServiceTokens ? '1' : '0';
   if (changes.logging !== undefined) fields.logContent = changes.logging.content ?? '';
+  if (changes.responseCache !== undefined) fields.responseCache = changes.responseCache ? '1' : '0';
   return { fields, clamped };
 }
 
@@ -154,6 +159,7 @@ const BLANK: Team = {
   disabled: false,
   selfServiceTokens: false,
   logging: { content: null },
+  responseCache: true,
   createdAt: '',
   updatedAt: '',
 };
@@ -179,6 +185,7 @@ export class TeamStore implements OnApplicationBootstrap {
         metadata: seed.metadata,
         selfServiceTokens: seed.selfServiceTokens,
         logging: seed.logging,
+        responseCache: seed.responseCache,
       });
     }
   }

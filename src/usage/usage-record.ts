@@ -49,6 +49,8 @@ export interface UsageRecord {
   costNanos: number | null;
   /** The cost rests on estimated counts. */
   costEstimated: boolean;
+  /** Answered from the response cache (docs/response-cache.md): no backend was called, its cost is 0. */
+  cacheHit: boolean;
   /**
    * What it would have cost with every prompt token at the input price (no prompt cache), when its cost is known:
    * the metrics' baseline for what caching saved. Not stored (the record's counts and price give it again).
@@ -86,6 +88,8 @@ export function withCost(
   record: Omit<UsageRecord, 'costNanos' | 'costEstimated' | 'costWithoutCacheNanos'>,
   price: Price | undefined,
 ): UsageRecord {
+  // A response cache hit called no backend: its tokens are counted, nothing was spent.
+  if (record.cacheHit) return { ...record, costNanos: 0, costEstimated: false };
   const tokens = {
     prompt: record.promptTokens,
     cached: record.cachedTokens,
@@ -232,6 +236,8 @@ export function recordFields(record: UsageRecord): string[] {
     record.costNanos === null ? '' : String(record.costNanos),
     'cost_estimated',
     record.costEstimated ? '1' : '0',
+    'cache_hit',
+    record.cacheHit ? '1' : '0',
   ];
 }
 
@@ -254,7 +260,7 @@ export function recordView(entryId: string, flat: string[]): Record<string, unkn
   const view: Record<string, unknown> = { entry_id: entryId };
   for (const [name, value] of Object.entries(fields)) {
     if (numbers.includes(name)) view[name] = Number(value);
-    else if (name === 'stream' || name === 'estimated' || name === 'cost_estimated')
+    else if (name === 'stream' || name === 'estimated' || name === 'cost_estimated' || name === 'cache_hit')
       view[name] = value === '1';
     // Money in the currency's unit for people; nano-units (exact) beside it for machines.
     else if (name === 'cost_nanos') {
@@ -264,6 +270,8 @@ export function recordView(entryId: string, flat: string[]): Record<string, unkn
   }
   // Records written before costs existed say so: unknown, not free.
   if (!('cost_nanos' in fields)) view.cost = view.cost_nanos = null;
+  // Records written before the response cache existed were all answered by a backend.
+  if (!('cache_hit' in fields)) view.cache_hit = false;
   return view;
 }
 

@@ -68,6 +68,7 @@ function entry(overrides: Partial<RequestLogEntry> = {}): RequestLogEntry {
     traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
     clientAddress: '10.0.0.7',
     contentKept: false,
+    cacheHit: false,
     ...overrides,
   };
 }

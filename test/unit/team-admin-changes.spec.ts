@@ -11,6 +11,7 @@ const team: Team = {
   disabled: false,
   selfServiceTokens: false,
   logging: { content: null },
+  responseCache: true,
   createdAt: '',
   updatedAt: '',
 };

@@ -33,6 +33,7 @@ const record: UsageRecord = {
   cachedTokens: 0,
   cacheWriteTokens: 0,
   cacheWrite1hTokens: 0,
+  cacheHit: false,
   costNanos: 0,
   costEstimated: false,
 };

@@ -88,6 +88,7 @@ export const MIGRATIONS: readonly Migration[] = [
         trace_id text,
         client_address text,
         content_kept boolean NOT NULL,
+        cache_hit boolean NOT NULL,
         PRIMARY KEY (at, id)
       ) PARTITION BY RANGE (at);
       CREATE INDEX request_log_team ON ${s}.request_log (team, at DESC, id DESC);
