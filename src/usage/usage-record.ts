@@ -121,6 +121,8 @@ export const COUNTER_METRICS = [
   'prompt',
   'completion',
   'reasoning',
+  'cache_read',
+  'cache_write',
   'estimated',
   'cost',
   'cost_unknown',
@@ -172,6 +174,8 @@ export function counterIncrements(record: UsageRecord): Array<[string, number]> 
   if (record.promptTokens) out.push([at('prompt'), record.promptTokens]);
   if (record.completionTokens) out.push([at('completion'), record.completionTokens]);
   if (record.reasoningTokens) out.push([at('reasoning'), record.reasoningTokens]);
+  if (record.cachedTokens) out.push([at('cache_read'), record.cachedTokens]);
+  if (record.cacheWriteTokens) out.push([at('cache_write'), record.cacheWriteTokens]);
   if (record.estimated) out.push([at('estimated'), 1]);
   if (record.costNanos) out.push([at('cost'), record.costNanos]);
   if (record.costNanos === null) out.push([at('cost_unknown'), 1]);

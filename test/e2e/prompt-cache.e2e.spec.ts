@@ -16,7 +16,7 @@ import {
 } from '../support/cache-classes';
 import type { RecordedRequest } from '../support/standin-server';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
-import { waitForUsageRecord, waitForUsageRecords } from '../support/usage';
+import { waitForUsageRecord, waitForUsageRecords, waitForUsageSummary } from '../support/usage';
 import { VertexUpstream } from '../support/vertex-upstream';
 
 const AWS_KEY = {
@@ -169,6 +169,14 @@ describe('prompt caching: passed through, reported in each wire, priced by class
           completion_tokens: vendor.output,
           cost_nanos: handCost(vendor, prices),
           cost_estimated: false,
+        });
+        // The usage API sums the classes as the record has them.
+        const { total } = await waitForUsageSummary(gw, `team=${team}`, 1);
+        expect(total).toMatchObject({
+          prompt_tokens: record.prompt_tokens,
+          cached_tokens: vendor.reads,
+          cache_write_tokens: vendor.writes5m + vendor.writes1h,
+          cost_nanos: record.cost_nanos,
         });
       });
     },

@@ -39,6 +39,18 @@ const record: UsageRecord = {
 };
 
 describe('usage records', () => {
+  it('counts prompt-cache reads and writes in the day counters (the usage API sums them)', () => {
+    const increments = Object.fromEntries(
+      counterIncrements({ ...record, promptTokens: 1000, cachedTokens: 700, cacheWriteTokens: 200 }),
+    );
+    expect(increments).toMatchObject({
+      [counterField('cache_read', record.tokenId, record.model)]: 700,
+      [counterField('cache_write', record.tokenId, record.model)]: 200,
+    });
+    // None when there were none (a field per record would only grow the hash).
+    expect(counterIncrements(record).map(([field]) => field.split('|')[0])).not.toContain('cache_read');
+  });
+
   it("a priced record carries its no-cache baseline (the metrics' savings), an unpriced one none", () => {
     const counts = {
       ...record,
