@@ -348,6 +348,19 @@ export class EffortThresholdsConfig {
 }
 
 /**
+ * A configured price's long-context tier: the rates of a whole request whose input (uncached, cache reads and writes,
+ * as the vendors count it) is more than `above` tokens (Anthropic's and Google's 200k tiers).
+ */
+export class LongContextPriceConfig {
+  @IsInt() @Min(1) above!: number;
+  @IsNumber() @Min(0) input!: number;
+  @IsNumber() @Min(0) output!: number;
+  @IsOptional() @IsNumber() @Min(0) cachedInput?: number;
+  @IsOptional() @IsNumber() @Min(0) cacheWrite?: number;
+  @IsOptional() @IsNumber() @Min(0) cacheWrite1h?: number;
+}
+
+/**
  * A model's or a deployment's price: its figures per million tokens in `billing.currency`, or which entry of the price
  * data (@pydantic/genai-prices) prices it, when its upstream model id is not the priced one (an Azure deployment's
  * name, a model bought through another provider): `provider` (default: the backend family's) and `model` (default:
@@ -369,6 +382,8 @@ export class PriceConfig {
   @IsOptional() @IsNumber() @Min(0) cacheWrite1h?: number;
   /** Reasoning tokens, when the vendor prices them apart from output (default: `output`). */
   @IsOptional() @IsNumber() @Min(0) reasoning?: number;
+  /** A long-context tier: the rates of a whole request above `longContext.above` input tokens. */
+  @IsOptional() @ValidateNested() @Type(() => LongContextPriceConfig) longContext?: LongContextPriceConfig;
   /** The price data's provider id to look the model up under (`openai`, `anthropic`, `google`, `azure`, `aws`...). */
   @IsOptional() @IsString() @IsNotEmpty() provider?: string;
   /** The model id to look up in the price data. */
@@ -392,11 +407,35 @@ export class PriceConfig {
   @ValidateIf(
     (price: PriceConfig) =>
       price.isReference() &&
-      [price.input, price.output, price.cachedInput, price.reasoning].some((value) => value !== undefined),
+      [price.input, price.output, price.cachedInput, price.reasoning, price.longContext].some(
+        (value) => value !== undefined,
+      ),
   )
   @IsIn([], { message: 'give either figures (input, output, ...) or provider/model, not both' })
   protected get figuresOrReference(): string {
     return 'both';
+  }
+
+  /**
+   * A tier states every cache class the base price states: the tier's rates replace the base ones, so a class it left
+   * out would be billed at the base rate above the threshold (Anthropic doubles reads and writes there too).
+   */
+  @ValidateIf((price: PriceConfig) => price.tierMisses().length > 0)
+  @IsIn([], {
+    message: (args) =>
+      `the long-context tier needs its own ${(args.object as PriceConfig).tierMisses().join(', ')} (the base price gives one)`,
+  })
+  protected get longContextClasses(): string {
+    return 'incomplete';
+  }
+
+  /** The cache classes the base price gives and its long-context tier does not. */
+  tierMisses(): string[] {
+    const tier = this.longContext;
+    if (!tier) return [];
+    return (['cachedInput', 'cacheWrite', 'cacheWrite1h'] as const).filter(
+      (name) => this[name] !== undefined && tier[name] === undefined,
+    );
   }
 }
 

@@ -47,6 +47,7 @@ export class MetricsService {
   readonly tokens: Counter<string>;
   readonly cost: Counter<string>;
   readonly costUnknown: Counter<string>;
+  readonly costWithoutCache: Counter<string>;
 
   readonly upstreamErrors = new Counter({
     name: 'switchyard_upstream_errors_total',
@@ -202,6 +203,12 @@ export class MetricsService {
       labelNames: ['team', 'model', 'backend'],
       registers: [this.registry],
     });
+    this.costWithoutCache = new Counter({
+      name: 'switchyard_cost_without_cache_total',
+      help: "What the requests counted in switchyard_cost_total would have cost with every prompt token at the input price (no prompt cache): minus switchyard_cost_total, what the vendors' prompt caches saved",
+      labelNames: ['team', 'model', 'backend'],
+      registers: [this.registry],
+    });
     this.costUnknown = new Counter({
       name: 'switchyard_cost_unknown_total',
       help: 'Requests whose model has no known price: their spend is missing from switchyard_cost_total',
@@ -293,6 +300,10 @@ export class MetricsService {
         record.costNanos / 1e9,
       );
     else if (record.costNanos === null) this.child(this.costUnknown, [record.team, record.modelLabel]).inc();
+    if (record.costWithoutCacheNanos)
+      this.child(this.costWithoutCache, [record.team, record.modelLabel, record.backend || '-']).inc(
+        record.costWithoutCacheNanos / 1e9,
+      );
 
     // Latency histograms describe requests that reached a backend; refusals would only blur them.
     if (!record.backend) return;

@@ -1,4 +1,4 @@
-import { costInNanos } from '../billing/cost';
+import { costInNanos, costWithoutCacheNanos } from '../billing/cost';
 import type { Price } from '../billing/price-book';
 import { USAGE_OUTCOMES, type UsageOutcome } from '../core/request-outcome';
 
@@ -51,6 +51,11 @@ export interface UsageRecord {
   costEstimated: boolean;
   /** Answered from the response cache (docs/response-cache.md): no backend was called, its cost is 0. */
   cacheHit: boolean;
+  /**
+   * What it would have cost with every prompt token at the input price (no prompt cache), when its cost is known:
+   * the metrics' baseline for what caching saved. Not stored (the record's counts and price give it again).
+   */
+  costWithoutCacheNanos?: number;
 }
 
 /** The counters' and metrics' name for every model name that is not in the config (a typo, a model not served). */
@@ -80,23 +85,29 @@ export function modelNames(
 
 /** The cost fields of a record, from its counts and the price that applies (billing/price-book.ts). */
 export function withCost(
-  record: Omit<UsageRecord, 'costNanos' | 'costEstimated'>,
+  record: Omit<UsageRecord, 'costNanos' | 'costEstimated' | 'costWithoutCacheNanos'>,
   price: Price | undefined,
 ): UsageRecord {
   // A response cache hit called no backend: its tokens are counted, nothing was spent.
   if (record.cacheHit) return { ...record, costNanos: 0, costEstimated: false };
-  const cost = costInNanos(
-    {
-      prompt: record.promptTokens,
-      cached: record.cachedTokens,
-      cacheWrite: record.cacheWriteTokens,
-      cacheWrite1h: record.cacheWrite1hTokens,
-      completion: record.completionTokens,
-      reasoning: record.reasoningTokens,
-    },
-    price,
-  );
-  return { ...record, costNanos: cost ?? null, costEstimated: cost !== undefined && record.estimated };
+  const tokens = {
+    prompt: record.promptTokens,
+    cached: record.cachedTokens,
+    cacheWrite: record.cacheWriteTokens,
+    cacheWrite1h: record.cacheWrite1hTokens,
+    completion: record.completionTokens,
+    reasoning: record.reasoningTokens,
+  };
+  const cost = costInNanos(tokens, price);
+  const usedCache = record.cachedTokens > 0 || record.cacheWriteTokens > 0;
+  return {
+    ...record,
+    costNanos: cost ?? null,
+    costEstimated: cost !== undefined && record.estimated,
+    ...(cost === undefined
+      ? {}
+      : { costWithoutCacheNanos: usedCache ? costWithoutCacheNanos(tokens, price) : cost }),
+  };
 }
 
 /**
@@ -110,6 +121,8 @@ export const COUNTER_METRICS = [
   'prompt',
   'completion',
   'reasoning',
+  'cache_read',
+  'cache_write',
   'estimated',
   'cost',
   'cost_unknown',
@@ -161,6 +174,8 @@ export function counterIncrements(record: UsageRecord): Array<[string, number]> 
   if (record.promptTokens) out.push([at('prompt'), record.promptTokens]);
   if (record.completionTokens) out.push([at('completion'), record.completionTokens]);
   if (record.reasoningTokens) out.push([at('reasoning'), record.reasoningTokens]);
+  if (record.cachedTokens) out.push([at('cache_read'), record.cachedTokens]);
+  if (record.cacheWriteTokens) out.push([at('cache_write'), record.cacheWriteTokens]);
   if (record.estimated) out.push([at('estimated'), 1]);
   if (record.costNanos) out.push([at('cost'), record.costNanos]);
   if (record.costNanos === null) out.push([at('cost_unknown'), 1]);
