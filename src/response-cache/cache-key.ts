@@ -65,7 +65,7 @@ export async function cacheKey(request: CacheableRequest): Promise<string> {
       if (line(text)) await nextTurn();
       return;
     }
-    for (let at = 0; at < text.length; ) {
+    for (let at = 0; at < text.length;) {
       let end = Math.min(at + BYTES_PER_TURN, text.length);
       // Never between the two halves of a surrogate pair: each slice is hashed as UTF-8, and half a pair would be
       // hashed as U+FFFD, giving the whole another key than the same text hashed in one piece.

@@ -115,7 +115,8 @@ describe('response cache key', () => {
   it('hashes one long string a slice per turn, never splitting a surrogate pair between two slices', async () => {
     // The member's line is `"` + text + `"`: the emoji's first half is the last character of the first 1 MiB slice.
     const around = (emoji: string) => `${'a'.repeat((1 << 20) - 2)}${emoji}${'b'.repeat(10)}`;
-    const embedding = (input: string) => cacheKey({ ...chat({}), endpoint: '/v1/embeddings', body: { input } });
+    const embedding = (input: string) =>
+      cacheKey({ ...chat({}), endpoint: '/v1/embeddings', body: { input } });
     let turns = 0;
     const ticking = setInterval(() => turns++, 0);
     const split = await embedding(around('\u{1F600}'));
