@@ -155,6 +155,8 @@ export class CredentialCache implements OnModuleInit, BeforeApplicationShutdown 
         tokenName: info.name,
         owner: info.owner,
         keepsContent: this.keepsContent(team?.logging.content ?? null),
+        mcp: team?.mcp,
+        tokenMcpTools: info.mcpTools,
       },
     };
   }

@@ -11,6 +11,7 @@ const team: Team = {
   disabled: false,
   selfServiceTokens: false,
   logging: { content: null },
+  mcp: { servers: [], tools: ['*'] },
   createdAt: '',
   updatedAt: '',
 };

@@ -1,0 +1,318 @@
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { eventually, untilPast } from '../support/eventually';
+import { freePort } from '../support/free-port';
+import { RemoteMcpServer } from '../support/mcp-remote-server';
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { startTestGateway, type TestGateway } from '../support/test-gateway';
+
+const REMOTE_TOKEN = 'remote-server-credential';
+const STDIO_SERVER = join(__dirname, '../support/mcp-stdio-server.mjs');
+
+/** Keeps a per-minute test inside one minute (the window is the clock's, so the clock is the condition). */
+async function awayFromMinuteEdge(): Promise<void> {
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 55_000) await untilPast(Date.now() - intoMinute + 60_500);
+}
+
+/**
+ * Tools through the gateway (docs/mcp.md): the official MCP SDK's Client against /mcp, in front of stand-in servers
+ * built with the same SDK: a remote one (Streamable HTTP, checking the credential the gateway holds for it), a
+ * local one the gateway starts (stdio), one that is down (nothing listens) and one that is stuck (never answers).
+ */
+describe('MCP gateway', () => {
+  let upstream: OpenAIUpstream;
+  let remote: RemoteMcpServer;
+  let stuck: RemoteMcpServer;
+  let gw: TestGateway;
+  const open: Client[] = [];
+
+  beforeAll(async () => {
+    // A secret of the gateway's process that a local server must not see (only its configured env reaches it).
+    process.env.MCP_GATEWAY_SECRET = 'never-for-tools';
+    upstream = await new OpenAIUpstream().start();
+    remote = await new RemoteMcpServer({ token: REMOTE_TOKEN }).start();
+    stuck = await new RemoteMcpServer({ token: REMOTE_TOKEN, behaviour: 'hang' }).start();
+    const downPort = await freePort();
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      env: { MCP_REMOTE_TOKEN: REMOTE_TOKEN },
+      config: {
+        mcp: {
+          servers: {
+            remote: {
+              url: remote.url,
+              headers: { Authorization: 'Bearer ${MCP_REMOTE_TOKEN}' },
+              timeoutMs: 5000,
+            },
+            notes: {
+              command: process.execPath,
+              args: [STDIO_SERVER],
+              env: { NOTES_OWNER: 'ada' },
+              timeoutMs: 10_000,
+            },
+            down: { url: `http://127.0.0.1:${downPort}/mcp`, timeoutMs: 5000 },
+            stuck: {
+              url: stuck.url,
+              headers: { Authorization: 'Bearer ${MCP_REMOTE_TOKEN}' },
+              timeoutMs: 500,
+            },
+          },
+        },
+        teams: {
+          builders: {
+            mcp: {
+              servers: ['remote', 'notes', 'down', 'stuck'],
+              tools: ['remote__echo', 'remote__add', 'notes__*', 'down__*', 'stuck__*'],
+            },
+            logging: { content: 'full' },
+          },
+          outsiders: {},
+          metered: { mcp: { servers: ['remote'], tools: ['*'] }, limits: { toolCallsPerMinute: 2 } },
+        },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await Promise.all(open.map((client) => client.close()));
+    await gw.close();
+    await Promise.all([remote.stop(), stuck.stop(), upstream.stop()]);
+    delete process.env.MCP_GATEWAY_SECRET;
+  });
+
+  async function tokenOf(team: string, body: object = {}): Promise<string> {
+    const created = await gw.admin('POST', `/admin/v1/teams/${team}/tokens`, body);
+    expect(created.status).toBe(201);
+    return created.body.token as string;
+  }
+
+  /** The official client, connected to `path` with a team token (as Bearer, or as x-api-key). */
+  async function connect(
+    token: string,
+    path = '/mcp',
+    header: 'bearer' | 'x-api-key' = 'bearer',
+  ): Promise<Client> {
+    const client = new Client({ name: 'e2e', version: '1.0.0' });
+    const headers: Record<string, string> =
+      header === 'bearer' ? { authorization: `Bearer ${token}` } : { 'x-api-key': token };
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${gw.url}${path}`), { requestInit: { headers } }),
+    );
+    open.push(client);
+    return client;
+  }
+
+  async function refusal(call: Promise<unknown>): Promise<McpError> {
+    const error = await call.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(McpError);
+    return error as McpError;
+  }
+
+  it('lists only the permitted tools of the reachable servers, named <server>__<tool>; a down and a stuck server are left out', async () => {
+    const client = await connect(await tokenOf('builders'));
+    const started = Date.now();
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'notes__read_note',
+      'remote__add',
+      'remote__echo',
+    ]);
+    // The stuck server is given up on after its timeoutMs (500 ms), not waited for.
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(tools.find((tool) => tool.name === 'remote__add')?.inputSchema).toMatchObject({
+      required: ['a', 'b'],
+    });
+    // The gateway sent its own credential for the remote server, never the client's team token.
+    expect(remote.authorizations.length).toBeGreaterThan(0);
+    expect(new Set(remote.authorizations)).toEqual(new Set([`Bearer ${REMOTE_TOKEN}`]));
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toMatch(/switchyard_mcp_server_errors_total\{server="down",reason="unavailable"\} [1-9]/);
+    expect(metrics).toMatch(/switchyard_mcp_server_errors_total\{server="stuck",reason="timeout"\} [1-9]/);
+    expect(gw.logs.some((line) => line.msg === 'MCP server failed' && line.server === 'down')).toBe(true);
+  });
+
+  it('calls a permitted tool on the remote and on the local (stdio) server, and the answer comes back as the server gave it', async () => {
+    const client = await connect(await tokenOf('builders'), '/mcp', 'x-api-key');
+    const sum = await client.callTool({ name: 'remote__add', arguments: { a: 2, b: 40 } });
+    expect(sum).toMatchObject({ content: [{ type: 'text', text: '42' }], structuredContent: { sum: 42 } });
+    expect(remote.calls.at(-1)).toEqual({ name: 'add', arguments: { a: 2, b: 40 } });
+    const note = await client.callTool({ name: 'notes__read_note', arguments: { title: 'plans' } });
+    expect(note.content).toEqual([{ type: 'text', text: 'note "plans" by ada' }]);
+    // Only its configured env reached the local server: none of the gateway's own variables.
+    expect(note.structuredContent).toMatchObject({ owner: 'ada', leakedVariables: [] });
+    // A tool that ran and failed is an answer (isError), not a protocol error.
+    const failed = await client.callTool({ name: 'remote__add', arguments: { a: 'x', b: 1 } });
+    expect(failed.isError).toBe(true);
+  });
+
+  it('refuses a tool the team is not permitted (even by its exact name) with an MCP error, and never calls the server', async () => {
+    const client = await connect(await tokenOf('builders'));
+    const before = remote.calls.length;
+    for (const name of ['remote__delete_repo', 'delete_repo', 'nowhere__echo']) {
+      const error = await refusal(client.callTool({ name, arguments: {} }));
+      expect(error.code).toBe(ErrorCode.InvalidParams);
+      expect(error.message).toContain('not available to this token');
+    }
+    expect(remote.calls.length).toBe(before);
+  });
+
+  it('a team without MCP permissions sees no tools; a token narrows its team like its model list', async () => {
+    const outsider = await connect(await tokenOf('outsiders'));
+    expect((await outsider.listTools()).tools).toEqual([]);
+    expect((await refusal(outsider.callTool({ name: 'remote__echo', arguments: { text: 'x' } }))).code).toBe(
+      ErrorCode.InvalidParams,
+    );
+    const narrow = await connect(await tokenOf('builders', { mcpTools: ['remote__echo'] }));
+    expect((await narrow.listTools()).tools.map((tool) => tool.name)).toEqual(['remote__echo']);
+    expect((await refusal(narrow.callTool({ name: 'remote__add', arguments: { a: 1, b: 1 } }))).code).toBe(
+      ErrorCode.InvalidParams,
+    );
+  });
+
+  it('a call to a server that is down or stuck fails with an MCP error within its timeout, not a hung request', async () => {
+    const client = await connect(await tokenOf('builders'));
+    let started = Date.now();
+    const down = await refusal(client.callTool({ name: 'down__anything', arguments: {} }));
+    expect(down.message).toContain('MCP server "down" is unavailable');
+    expect(Date.now() - started).toBeLessThan(4000);
+    started = Date.now();
+    const slow = await refusal(client.callTool({ name: 'stuck__anything', arguments: {} }));
+    expect(slow.code).toBe(ErrorCode.RequestTimeout);
+    expect(slow.message).toContain('MCP server "stuck" did not answer in time');
+    expect(Date.now() - started).toBeLessThan(4000);
+    // The others still answer.
+    expect(
+      (await client.callTool({ name: 'remote__echo', arguments: { text: 'still here' } })).content,
+    ).toEqual([{ type: 'text', text: 'still here' }]);
+  });
+
+  it('/mcp/<server> serves one server alone with its own names (resources too); another team gets 404', async () => {
+    const client = await connect(await tokenOf('builders'), '/mcp/remote');
+    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['add', 'echo']);
+    expect((await client.callTool({ name: 'echo', arguments: { text: 'alone' } })).content).toEqual([
+      { type: 'text', text: 'alone' },
+    ]);
+    expect((await refusal(client.callTool({ name: 'delete_repo', arguments: {} }))).code).toBe(
+      ErrorCode.InvalidParams,
+    );
+    expect((await client.listResources()).resources).toEqual([
+      { uri: 'memo://readme', name: 'readme', mimeType: 'text/plain' },
+    ]);
+    expect((await client.readResource({ uri: 'memo://readme' })).contents).toEqual([
+      { uri: 'memo://readme', mimeType: 'text/plain', text: 'Read me first.' },
+    ]);
+    const prompts = await (await connect(await tokenOf('builders'))).listPrompts();
+    expect(prompts.prompts.map((prompt) => prompt.name)).toEqual(['notes__summarise']);
+    const outsider = await fetch(`${gw.url}/mcp/remote`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${await tokenOf('outsiders')}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(outsider.status).toBe(404);
+  });
+
+  it('without a token: 401 with WWW-Authenticate naming the RFC 9728 metadata, which is served', async () => {
+    const answer = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(answer.status).toBe(401);
+    const metadataUrl = `${gw.url}/.well-known/oauth-protected-resource`;
+    expect(answer.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}"`);
+    expect(await answer.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: ErrorCode.InvalidRequest },
+    });
+    const metadata = await fetch(metadataUrl);
+    expect(metadata.status).toBe(200);
+    expect(await metadata.json()).toEqual({
+      resource: `${gw.url}/mcp`,
+      bearer_methods_supported: ['header'],
+      resource_name: 'Switchyard MCP gateway',
+    });
+  });
+
+  it('toolCallsPerMinute refuses the call over the limit with an MCP error (429 in the log, counted)', async () => {
+    await awayFromMinuteEdge();
+    const client = await connect(await tokenOf('metered'));
+    for (const text of ['one', 'two'])
+      expect((await client.callTool({ name: 'remote__echo', arguments: { text } })).content).toEqual([
+        { type: 'text', text },
+      ]);
+    const before = remote.calls.length;
+    const limited = await refusal(client.callTool({ name: 'remote__echo', arguments: { text: 'three' } }));
+    expect(limited.code).toBe(-32010);
+    expect(limited.message).toContain(
+      'toolCallsPerMinute limit of team "metered" reached (2/2 tool calls made)',
+    );
+    expect(limited.data).toMatchObject({
+      code: 'rate_limit_exceeded',
+      retryAfterSeconds: expect.any(Number),
+    });
+    expect(remote.calls.length).toBe(before);
+    // Listing is not a call: still answered.
+    expect((await client.listTools()).tools.length).toBe(3);
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toContain(
+      'switchyard_limit_rejections_total{team="metered",limit="toolCallsPerMinute"} 1',
+    );
+  });
+
+  it('every tool call is in the request log (team, token, person, server, tool, status, duration) and counted; content redacted where the team keeps it', async () => {
+    const token = await tokenOf('builders', { name: 'agent' });
+    const client = await connect(token);
+    await client.callTool({ name: 'remote__echo', arguments: { text: 'mail alice@example.com' } });
+    await refusal(client.callTool({ name: 'remote__delete_repo', arguments: {} }));
+    const entries = await eventually(async () => {
+      const page = await gw.admin(
+        'GET',
+        '/admin/v1/requests?team=builders&endpoint=mcp.tools%2Fcall&limit=100',
+      );
+      const mine = (page.body.data as Array<Record<string, any>>).filter(
+        (entry) => entry.token.name === 'agent',
+      );
+      expect(mine).toHaveLength(2);
+      return mine;
+    }, 5000);
+    const answered = entries.find((entry) => entry.model === 'remote__echo')!;
+    expect(answered).toMatchObject({
+      team: 'builders',
+      person: null,
+      endpoint: 'mcp.tools/call',
+      deployment: 'remote/echo',
+      status: 200,
+      outcome: 'ok',
+      errorCode: null,
+      contentKept: true,
+    });
+    expect(answered.latencyMs).toBeGreaterThan(0);
+    const refused = entries.find((entry) => entry.model === 'remote__delete_repo')!;
+    expect(refused).toMatchObject({ status: 403, outcome: 'rejected', errorCode: 'tool_not_permitted' });
+    const content = (await gw.admin('GET', `/admin/v1/requests/${answered.id}`)).body.content;
+    expect(JSON.stringify(content)).not.toContain('alice@example.com');
+    expect(content.request).toEqual({ text: 'mail [email]' });
+    expect(content.response).toMatchObject({ content: [{ type: 'text', text: 'mail [email]' }] });
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      /switchyard_mcp_calls_total\{team="builders",server="remote",tool="echo",outcome="ok"\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /switchyard_mcp_calls_total\{team="builders",server="remote",tool="\(unlisted\)",outcome="refused"\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /switchyard_mcp_call_duration_seconds_count\{server="remote",outcome="ok"\} [1-9]/,
+    );
+  });
+});
