@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { signedIn } from '../support/admin-actors';
 import { eventually, untilPast } from '../support/eventually';
 import { freePort } from '../support/free-port';
 import { RemoteMcpServer } from '../support/mcp-remote-server';
@@ -314,5 +315,34 @@ describe('MCP gateway', () => {
     expect(metrics).toMatch(
       /switchyard_mcp_call_duration_seconds_count\{server="remote",outcome="ok"\} [1-9]/,
     );
+  });
+
+  it("an org-admin sets a team's MCP permissions through the admin API, in force at once; unknown servers are 400; a team-admin cannot", async () => {
+    expect((await gw.admin('POST', '/admin/v1/teams', { id: 'late' })).status).toBe(201);
+    const client = await connect(await tokenOf('late'));
+    expect((await client.listTools()).tools).toEqual([]);
+    const set = await gw.admin('PATCH', '/admin/v1/teams/late', {
+      mcp: { servers: ['remote'], tools: ['remote__echo'] },
+    });
+    expect(set.status).toBe(200);
+    expect(set.body.mcp).toEqual({ servers: ['remote'], tools: ['remote__echo'] });
+    // The same token, at once (the credential cache is invalidated like for any team change).
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['remote__echo']);
+    const unknown = await gw.admin('PATCH', '/admin/v1/teams/late', { mcp: { servers: ['nowhere'] } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error).toMatchObject({ param: 'mcp.servers' });
+    expect(unknown.body.error.message).toContain('Unknown MCP server "nowhere"');
+    const teamAdmin = await signedIn(gw, { subject: 'mcp-team-admin' }, [
+      { kind: 'team-admin', team: 'late' },
+    ]);
+    const widened = await teamAdmin.call('PATCH', '/admin/v1/teams/late', {
+      mcp: { servers: ['remote', 'notes'], tools: ['*'] },
+    });
+    expect(widened.status).toBe(403);
+    expect(widened.body.error).toMatchObject({ code: 'permission_denied', param: 'mcp' });
+    const audit = await gw.admin('GET', '/admin/v1/audit?target=team/late&action=team.update');
+    expect(audit.body.data[0].details).toMatchObject({
+      mcp: { servers: ['remote'], tools: ['remote__echo'] },
+    });
   });
 });
