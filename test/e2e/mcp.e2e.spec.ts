@@ -345,4 +345,33 @@ describe('MCP gateway', () => {
       mcp: { servers: ['remote'], tools: ['remote__echo'] },
     });
   });
+
+  it('the admin API lists every server with its health and tools now, never its credentials', async () => {
+    const answer = await gw.admin('GET', '/admin/v1/mcp/servers');
+    expect(answer.status).toBe(200);
+    const byId = Object.fromEntries(
+      (answer.body.data as Array<{ id: string }>).map((server) => [server.id, server]),
+    );
+    expect(Object.keys(byId)).toEqual(['remote', 'notes', 'down', 'stuck']);
+    expect(byId.remote).toMatchObject({ kind: 'remote', url: remote.url, status: 'up', last_error: null });
+    expect((byId.remote as any).tools.map((tool: { name: string }) => tool.name)).toEqual([
+      'echo',
+      'add',
+      'delete_repo',
+    ]);
+    expect(byId.notes).toMatchObject({ kind: 'local', command: process.execPath, status: 'up' });
+    expect(byId.down).toMatchObject({
+      status: 'down',
+      tools: null,
+      last_error: expect.stringMatching(/^unavailable: /),
+    });
+    expect(byId.stuck).toMatchObject({
+      status: 'down',
+      tools: null,
+      last_error: expect.stringMatching(/^timeout: /),
+    });
+    expect(JSON.stringify(answer.body)).not.toContain(REMOTE_TOKEN);
+    // A team token is not an admin credential.
+    expect((await gw.asTeam(await tokenOf('builders'), 'GET', '/admin/v1/mcp/servers')).status).toBe(401);
+  });
 });
