@@ -28,6 +28,7 @@ describe('MCP gateway', () => {
   let remote: RemoteMcpServer;
   let stuck: RemoteMcpServer;
   let gw: TestGateway;
+  let options: Parameters<typeof startTestGateway>[0];
   const open: Client[] = [];
 
   beforeAll(async () => {
@@ -37,7 +38,7 @@ describe('MCP gateway', () => {
     remote = await new RemoteMcpServer({ token: REMOTE_TOKEN }).start();
     stuck = await new RemoteMcpServer({ token: REMOTE_TOKEN, behaviour: 'hang' }).start();
     const downPort = await freePort();
-    gw = await startTestGateway({
+    options = {
       upstreamUrl: upstream.url,
       env: { MCP_REMOTE_TOKEN: REMOTE_TOKEN },
       config: {
@@ -72,9 +73,11 @@ describe('MCP gateway', () => {
           },
           outsiders: {},
           metered: { mcp: { servers: ['remote'], tools: ['*'] }, limits: { toolCallsPerMinute: 2 } },
+          'metered-twice': { mcp: { servers: ['remote'], tools: ['*'] }, limits: { toolCallsPerMinute: 3 } },
         },
       },
-    });
+    };
+    gw = await startTestGateway(options);
   });
 
   afterAll(async () => {
@@ -95,12 +98,13 @@ describe('MCP gateway', () => {
     token: string,
     path = '/mcp',
     header: 'bearer' | 'x-api-key' = 'bearer',
+    on: TestGateway = gw,
   ): Promise<Client> {
     const client = new Client({ name: 'e2e', version: '1.0.0' });
     const headers: Record<string, string> =
       header === 'bearer' ? { authorization: `Bearer ${token}` } : { 'x-api-key': token };
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${gw.url}${path}`), { requestInit: { headers } }),
+      new StreamableHTTPClientTransport(new URL(`${on.url}${path}`), { requestInit: { headers } }),
     );
     open.push(client);
     return client;
@@ -373,5 +377,83 @@ describe('MCP gateway', () => {
     expect(JSON.stringify(answer.body)).not.toContain(REMOTE_TOKEN);
     // A team token is not an admin credential.
     expect((await gw.asTeam(await tokenOf('builders'), 'GET', '/admin/v1/mcp/servers')).status).toBe(401);
+  });
+
+  it('speaks the revisions 2025-11-25 and 2025-06-18 (stateless: no Mcp-Session-Id), and refuses 2026-07-28, which the 1.x SDK does not serve', async () => {
+    const token = await tokenOf('builders');
+    const post = (body: object, headers: Record<string, string> = {}) =>
+      fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+        body: JSON.stringify(body),
+      });
+    for (const protocolVersion of ['2025-11-25', '2025-06-18']) {
+      const answer = await post({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('mcp-session-id')).toBeNull();
+      expect(await answer.json()).toMatchObject({
+        result: { protocolVersion, serverInfo: { name: 'switchyard' } },
+      });
+      // Without a session, any request stands alone (any replica can answer it).
+      const listed = await post(
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+        { 'mcp-protocol-version': protocolVersion },
+      );
+      expect(listed.status).toBe(200);
+      expect(((await listed.json()) as any).result.tools.length).toBe(3);
+    }
+    const newer = await post(
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/list',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+      },
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' },
+    );
+    expect(newer.status).toBe(400);
+    expect(((await newer.json()) as any).error.message).toContain('Unsupported protocol version');
+    const stream = await fetch(`${gw.url}/mcp`, {
+      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+    });
+    expect(stream.status).toBe(405);
+    expect(stream.headers.get('allow')).toBe('POST');
+  });
+
+  it('two replicas on one Redis: a client may go to either, and toolCallsPerMinute holds across them', async () => {
+    await awayFromMinuteEdge();
+    const other = await startTestGateway({ ...options, prefix: gw.prefix });
+    try {
+      const token = await tokenOf('metered-twice');
+      const [a, b] = [await connect(token), await connect(token, '/mcp', 'bearer', other)];
+      expect((await b.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
+        'remote__add',
+        'remote__delete_repo',
+        'remote__echo',
+      ]);
+      for (const [client, text] of [
+        [a, 'a'],
+        [b, 'b'],
+        [a, 'a again'],
+      ] as const)
+        expect((await client.callTool({ name: 'remote__echo', arguments: { text } })).content).toEqual([
+          { type: 'text', text },
+        ]);
+      const limited = await refusal(b.callTool({ name: 'remote__echo', arguments: { text: 'b again' } }));
+      expect(limited.code).toBe(-32010);
+      expect(limited.message).toContain('(3/3 tool calls made)');
+    } finally {
+      await other.close();
+    }
   });
 });
