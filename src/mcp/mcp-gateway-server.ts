@@ -27,6 +27,9 @@ import { GATEWAY_IMPLEMENTATION, McpUpstreams, UpstreamFailure } from './mcp-ups
  */
 export const LIMIT_REACHED = -32010;
 
+/** Where a refused call that named no configured server is counted and logged (a bounded label). */
+const UNKNOWN_SERVER = '(none)';
+
 /** Who is asking, and through which endpoint: `/mcp` (every permitted server, names prefixed) or `/mcp/<server>`. */
 export interface McpScope {
   principal: Principal;
@@ -73,16 +76,16 @@ export class McpGatewayServers {
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const target = this.route(scope, request.params.name);
       if (!target || !permissions.mayUseTool(target.server, target.name)) {
-        if (target && this.upstreams.has(target.server))
-          this.record(
-            scope,
-            target.server,
-            target.name,
-            'refused',
-            'tool_not_permitted',
-            process.hrtime.bigint(),
-            request.params.arguments,
-          );
+        // A name that names no configured server is refused too, and logged under the server `(none)`.
+        this.record(
+          scope,
+          target?.server ?? UNKNOWN_SERVER,
+          target?.name ?? request.params.name,
+          'refused',
+          'tool_not_permitted',
+          process.hrtime.bigint(),
+          request.params.arguments,
+        );
         throw new McpError(
           ErrorCode.InvalidParams,
           `Tool "${request.params.name}" is not available to this token (unknown, or not permitted for its team).`,

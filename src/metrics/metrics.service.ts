@@ -71,7 +71,7 @@ export class MetricsService {
 
   readonly mcpCalls = new Counter({
     name: 'switchyard_mcp_calls_total',
-    help: 'MCP tool calls through /mcp (docs/mcp.md), by team, server, tool (a name the server listed, else "(unlisted)") and outcome (ok, tool_error, refused, limited, unavailable, timeout, error)',
+    help: 'MCP tool calls through /mcp (docs/mcp.md), by team, server ("(none)" when the name named no server), tool (a name the server listed, else "(unlisted)") and outcome (ok, tool_error, refused, limited, unavailable, timeout, error)',
     labelNames: ['team', 'server', 'tool', 'outcome'] as const,
     registers: [this.registry],
   });

@@ -280,6 +280,7 @@ describe('MCP gateway', () => {
     const client = await connect(token);
     await client.callTool({ name: 'remote__echo', arguments: { text: 'mail alice@example.com' } });
     await refusal(client.callTool({ name: 'remote__delete_repo', arguments: {} }));
+    await refusal(client.callTool({ name: 'nowhere__echo', arguments: {} }));
     const entries = await eventually(async () => {
       const page = await gw.admin(
         'GET',
@@ -288,7 +289,7 @@ describe('MCP gateway', () => {
       const mine = (page.body.data as Array<Record<string, any>>).filter(
         (entry) => entry.token.name === 'agent',
       );
-      expect(mine).toHaveLength(2);
+      expect(mine).toHaveLength(3);
       return mine;
     }, 5000);
     const answered = entries.find((entry) => entry.model === 'remote__echo')!;
@@ -305,6 +306,9 @@ describe('MCP gateway', () => {
     expect(answered.latencyMs).toBeGreaterThan(0);
     const refused = entries.find((entry) => entry.model === 'remote__delete_repo')!;
     expect(refused).toMatchObject({ status: 403, outcome: 'rejected', errorCode: 'tool_not_permitted' });
+    // A name with no configured server: refused and logged all the same, under the server (none).
+    const nowhere = entries.find((entry) => entry.model === '(none)__nowhere__echo')!;
+    expect(nowhere).toMatchObject({ status: 403, outcome: 'rejected', deployment: null });
     const content = (await gw.admin('GET', `/admin/v1/requests/${answered.id}`)).body.content;
     expect(JSON.stringify(content)).not.toContain('alice@example.com');
     expect(content.request).toEqual({ text: 'mail [email]' });
@@ -315,6 +319,9 @@ describe('MCP gateway', () => {
     );
     expect(metrics).toMatch(
       /switchyard_mcp_calls_total\{team="builders",server="remote",tool="\(unlisted\)",outcome="refused"\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /switchyard_mcp_calls_total\{team="builders",server="\(none\)",tool="\(unlisted\)",outcome="refused"\} [1-9]/,
     );
     expect(metrics).toMatch(
       /switchyard_mcp_call_duration_seconds_count\{server="remote",outcome="ok"\} [1-9]/,
