@@ -124,6 +124,7 @@ describe('MCP gateway', () => {
     const started = Date.now();
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'notes__crash',
       'notes__read_note',
       'remote__add',
       'remote__echo',
@@ -151,6 +152,16 @@ describe('MCP gateway', () => {
     expect(note.content).toEqual([{ type: 'text', text: 'note "plans" by ada' }]);
     // Only its configured env reached the local server: none of the gateway's own variables.
     expect(note.structuredContent).toMatchObject({ owner: 'ada', leakedVariables: [] });
+    // A local server that exits is started again: by the next call at the latest (that one call may fail with
+    // "unavailable" if it reaches the old process before its exit is seen).
+    const before = (note.structuredContent as { pid: number }).pid;
+    await client.callTool({ name: 'notes__crash', arguments: {} });
+    const again = await eventually(
+      () => client.callTool({ name: 'notes__read_note', arguments: { title: 'after' } }),
+      5000,
+    );
+    expect(again.content).toEqual([{ type: 'text', text: 'note "after" by ada' }]);
+    expect((again.structuredContent as { pid: number }).pid).not.toBe(before);
     // A tool that ran and failed is an answer (isError), not a protocol error.
     const failed = await client.callTool({ name: 'remote__add', arguments: { a: 'x', b: 1 } });
     expect(failed.isError).toBe(true);
@@ -417,7 +428,7 @@ describe('MCP gateway', () => {
         { 'mcp-protocol-version': protocolVersion },
       );
       expect(listed.status).toBe(200);
-      expect(((await listed.json()) as any).result.tools.length).toBe(3);
+      expect(((await listed.json()) as any).result.tools.length).toBe(4);
     }
     const newer = await post(
       {

@@ -21,10 +21,16 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
       description: 'Reads a note by its title',
       inputSchema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
     },
+    { name: 'crash', description: 'Answers, then the server exits', inputSchema: { type: 'object' } },
   ],
 }));
 
 server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  if (request.params.name === 'crash') {
+    // Exits once the answer is written (stdout drained), as a server that dies between two calls.
+    setTimeout(() => process.exit(3), 0);
+    return { content: [{ type: 'text', text: `exiting (pid ${process.pid})` }] };
+  }
   if (request.params.name !== 'read_note')
     throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${request.params.name}`);
   const title = String(request.params.arguments?.title ?? '');
@@ -33,7 +39,12 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
   );
   return {
     content: [{ type: 'text', text: `note "${title}" by ${process.env.NOTES_OWNER ?? 'nobody'}` }],
-    structuredContent: { title, owner: process.env.NOTES_OWNER ?? null, leakedVariables: leaked },
+    structuredContent: {
+      title,
+      owner: process.env.NOTES_OWNER ?? null,
+      leakedVariables: leaked,
+      pid: process.pid,
+    },
   };
 });
 
