@@ -156,6 +156,8 @@ export class CredentialCache implements OnModuleInit, BeforeApplicationShutdown 
         owner: info.owner,
         keepsContent: this.keepsContent(team?.logging.content ?? null),
         responseCache: team?.responseCache !== false,
+        mcp: team?.mcp,
+        tokenMcpTools: info.mcpTools,
       },
     };
   }

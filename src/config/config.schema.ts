@@ -549,6 +549,12 @@ export class TeamLoggingConfig {
   @IsIn(['none', 'full']) content!: 'none' | 'full';
 }
 
+/** What a team may reach through /mcp: servers by id, and globs over the tools' gateway names `<server>__<tool>`. */
+export class TeamMcpConfig {
+  @IsArray() @IsString({ each: true }) servers: string[] = [];
+  @IsArray() @IsString({ each: true }) tools: string[] = ['*'];
+}
+
 export class TeamSeedConfig {
   /** Default: the ceiling's models, else every model (`*`). */
   @IsOptional() @IsArray() @IsString({ each: true }) models?: string[];
@@ -562,6 +568,8 @@ export class TeamSeedConfig {
   @IsOptional() @ValidateNested() @Type(() => TeamLoggingConfig) logging?: TeamLoggingConfig;
   /** `false`: the team's requests never use the response cache of models that have one (default: they do). */
   @IsOptional() @IsBoolean() responseCache?: boolean;
+  /** The MCP servers and tools it may reach through /mcp (docs/mcp.md); default: none. */
+  @IsOptional() @ValidateNested() @Type(() => TeamMcpConfig) mcp?: TeamMcpConfig;
 }
 
 export class RoutingConfig {
@@ -594,6 +602,33 @@ export class TelemetryConfig {
   @IsOptional() @ValidateNested() @Type(() => OtlpConfig) otlp?: OtlpConfig;
 }
 
+/**
+ * An MCP server the gateway fronts (docs/mcp.md): a remote one reached over Streamable HTTP (`url`, with `headers`
+ * for its credentials, `${ENV}` expanded like every string here), or a local one the gateway starts and speaks to
+ * over stdio (`command`, `args`, `env`). Exactly one of `url` and `command` (the loader checks).
+ */
+export class McpServerConfig {
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  url?: string;
+  /** Sent with every request to a remote server (e.g. `Authorization: Bearer ${GITHUB_TOKEN}`); never to clients. */
+  @IsOptional() @IsObject() headers?: Record<string, string>;
+  @IsOptional() @IsString() @IsNotEmpty() command?: string;
+  @IsArray() @IsString({ each: true }) args: string[] = [];
+  /**
+   * The local server's environment: these, over a few harmless variables of the gateway's (PATH, HOME, USER, SHELL,
+   * TERM, LOGNAME; the SDK's default). No other variable of the gateway's reaches it, so its secrets stay here.
+   */
+  @IsOptional() @IsObject() env?: Record<string, string>;
+  /** Connecting, listing and each call: past it the server counts as down for that request (an MCP error). */
+  @IsInt() @Min(100) @Max(600_000) timeoutMs = 10_000;
+}
+
+/** The MCP servers the gateway fronts, by id; the map is validated entry by entry by the loader. */
+export class McpConfig {
+  @IsObject() servers: Record<string, McpServerConfig> = {};
+}
+
 export class GatewayConfig {
   @ValidateNested() @Type(() => ServerConfig) server: ServerConfig = new ServerConfig();
   @ValidateNested() @Type(() => RedisConfig) redis: RedisConfig = new RedisConfig();
@@ -619,4 +654,6 @@ export class GatewayConfig {
   @IsObject() backends: Record<string, BackendConfig> = {};
   @IsObject() models: Record<string, ModelConfig> = {};
   @IsObject() teams: Record<string, TeamSeedConfig> = {};
+  /** MCP servers fronted at /mcp (docs/mcp.md); `servers` is validated entry by entry by the loader. */
+  @ValidateNested() @Type(() => McpConfig) mcp: McpConfig = new McpConfig();
 }

@@ -70,6 +70,28 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly mcpCalls = new Counter({
+    name: 'switchyard_mcp_calls_total',
+    help: 'MCP tool calls through /mcp (docs/mcp.md), by team, server ("(none)" when the name named no server), tool (a name the server listed, else "(unlisted)") and outcome (ok, tool_error, refused, limited, unavailable, timeout, error)',
+    labelNames: ['team', 'server', 'tool', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly mcpCallSeconds = new Histogram({
+    name: 'switchyard_mcp_call_duration_seconds',
+    help: 'How long MCP tool calls through /mcp took, admission and the upstream server included, by server and outcome',
+    labelNames: ['server', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly mcpServerErrors = new Counter({
+    name: 'switchyard_mcp_server_errors_total',
+    help: 'Requests to an MCP server that failed to reach it (reason: unavailable, timeout); a list leaves its tools out',
+    labelNames: ['server', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly usageBufferedRecords = new Gauge({
     name: 'switchyard_usage_buffered_records',
     help: 'Usage records held in memory because Redis could not take them yet',

@@ -109,7 +109,15 @@ describe('the console by role', () => {
 
   it('shows an org-admin every section and every button, and grants and revokes a membership', async () => {
     const page = await signedIn('alice', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Requests', 'Models', 'Audit trail', 'My tokens']);
+    expect(await nav(page)).toEqual([
+      'Overview',
+      'Teams',
+      'Requests',
+      'Models',
+      'MCP',
+      'Audit trail',
+      'My tokens',
+    ]);
     await page.getByRole('link', { name: 'team-b' }).waitFor();
     expect((await controls(page)).summaries).toContain('Create a team');
 
@@ -156,7 +164,15 @@ describe('the console by role', () => {
 
   it('shows an org-viewer every team read-only: no button, no form', async () => {
     const page = await signedIn('vera', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Requests', 'Models', 'Audit trail', 'My tokens']);
+    expect(await nav(page)).toEqual([
+      'Overview',
+      'Teams',
+      'Requests',
+      'Models',
+      'MCP',
+      'Audit trail',
+      'My tokens',
+    ]);
     await page.getByRole('link', { name: 'team-a' }).waitFor();
     await page.getByRole('link', { name: 'team-b' }).waitFor();
     expect((await controls(page)).summaries).toEqual([]);

@@ -400,6 +400,9 @@ describe('CredentialCache: what a refusal says, boundaries, and the channel', ()
       owner: { subject: 'u-42', email: 'ana@example.com' },
       keepsContent: false,
       responseCache: true,
+      // The team's MCP permissions (none by default) and the token's narrower tools (none: the team's).
+      mcp: { servers: [], tools: ['*'] },
+      tokenMcpTools: null,
     });
   });
 

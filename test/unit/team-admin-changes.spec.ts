@@ -12,6 +12,7 @@ const team: Team = {
   selfServiceTokens: false,
   logging: { content: null },
   responseCache: true,
+  mcp: { servers: [], tools: ['*'] },
   createdAt: '',
   updatedAt: '',
 };
