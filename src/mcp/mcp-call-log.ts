@@ -105,6 +105,7 @@ export class McpCallLog {
         traceId: traceIdOf(req.headers.traceparent),
         clientAddress: clientAddress(req) ?? null,
         contentKept: keep,
+        cacheHit: false,
       },
       ...(keep ? { content: { request: call.arguments ?? null, response: call.result ?? null } } : {}),
     });
