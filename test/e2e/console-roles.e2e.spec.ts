@@ -131,6 +131,7 @@ describe('the console by role', () => {
         'Rotate',
         'Revoke',
         'Allow member tokens',
+        'Opt out of the response cache',
         'Grant',
         'Revoke',
         'Save',
@@ -222,7 +223,15 @@ describe('the console by role', () => {
     await teamPageLoaded(page, { members: false });
     await page.getByText('No memberships granted here.').waitFor();
     expect(await controls(page)).toEqual({
-      buttons: ['Issue token', 'Rotate', 'Revoke', 'Stop member tokens', 'Grant', 'Save'],
+      buttons: [
+        'Issue token',
+        'Rotate',
+        'Revoke',
+        'Stop member tokens',
+        'Opt out of the response cache',
+        'Grant',
+        'Save',
+      ],
       forms: 3,
       summaries: ['Models and limits, within the ceiling'],
     });

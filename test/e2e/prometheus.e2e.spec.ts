@@ -1,14 +1,19 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { parse, stringify } from 'yaml';
 import { eventually } from '../support/eventually';
+import { freePort } from '../support/free-port';
+import { RemoteMcpServer } from '../support/mcp-remote-server';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { ensurePrometheus, PrometheusServer } from '../support/prometheus';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 const root = join(__dirname, '../..');
 const METRICS_TOKEN = 'test-metrics-token';
+const MCP_SERVER_TOKEN = 'mcp-server-credential';
 
 /**
  * A real Prometheus (Debian's package) scrapes a real gateway with the shipped scrape config;
@@ -19,10 +24,13 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
   jest.setTimeout(120_000);
   let upstream: OpenAIUpstream;
   let gw: TestGateway;
+  let mcpServer: RemoteMcpServer;
   const prometheus = new PrometheusServer();
 
   beforeAll(async () => {
     const binary = ensurePrometheus();
+    mcpServer = await new RemoteMcpServer({ token: MCP_SERVER_TOKEN }).start();
+    const downPort = await freePort();
     upstream = await new OpenAIUpstream().start();
     upstream.delayMs = 20;
     gw = await startTestGateway({
@@ -32,6 +40,13 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
       config: {
         server: { metricsToken: METRICS_TOKEN },
         metrics: { quotaCacheMs: 0 },
+        // A tool server to call and one that is down (the MCP panels).
+        mcp: {
+          servers: {
+            tools: { url: mcpServer.url, headers: { Authorization: `Bearer ${MCP_SERVER_TOKEN}` } },
+            gone: { url: `http://127.0.0.1:${downPort}/mcp`, timeoutMs: 2000 },
+          },
+        },
         models: {
           echo: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } },
           cached: {
@@ -68,6 +83,7 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
     await prometheus.stop();
     await gw?.close();
     await upstream?.stop();
+    await mcpServer?.stop();
   });
 
   it('/metrics needs the metrics token when one is configured', async () => {
@@ -87,6 +103,7 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
       await gw.admin('POST', '/admin/v1/teams', {
         id: team,
         limits: { requestsPerMinute: 1000, tokensPerDay: 100_000 },
+        mcp: { servers: ['tools', 'gone'], tools: ['*'] },
       });
       await gw.admin('POST', '/admin/v1/teams', { id: `${team}-budgeted`, limits: { budgetPerDay: 1 } });
       tokens[`${team}-budgeted`] = (
@@ -138,6 +155,18 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
             model: 'remembered',
             messages: [{ role: 'user', content: `remembered round ${round}` }],
           });
+      }
+      // A tool call through /mcp, and one to the server that is down.
+      for (const team of teams) {
+        const client = new Client({ name: 'prometheus-e2e', version: '1.0.0' });
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), {
+            requestInit: { headers: { authorization: `Bearer ${tokens[team]}` } },
+          }),
+        );
+        await client.callTool({ name: 'tools__echo', arguments: { text: `round ${round}` } });
+        await client.callTool({ name: 'gone__echo', arguments: {} }).catch(() => undefined);
+        await client.close();
       }
       // Each round in a scrape of its own, so rate() and increase() have several samples to work with.
       await prometheus.scrapedAfter(Date.now());
