@@ -104,6 +104,7 @@ export async function heldStreams({
   await Promise.all(Array.from({ length: 20 }, () => open('/v1/chat/completions', body)));
   await new Promise((resolve) => setTimeout(resolve, 2000));
   const idleMb = rssMb(gateway.pid);
+  const gcStart = await fullCollections(gateway);
   const cpuStart = cpuMs(gateway.pid);
   const started = Date.now();
 
@@ -137,6 +138,7 @@ export async function heldStreams({
   await sampler;
   const ended = Date.now();
   const cpu = cpuMs(gateway.pid) - cpuStart;
+  const gcEnd = await fullCollections(gateway);
   const completed = results.filter((r) => r.status === 200 && r.bytes > seconds * 50).length;
   const failures = {};
   for (const r of results)
@@ -159,6 +161,8 @@ export async function heldStreams({
     kbPerStream: ((peakMb - idleMb) * 1024) / streams,
     heldMedianMb: pct(heldMbs, 50),
     cpuMs: cpu,
+    fullCollections: gcEnd.count - gcStart.count,
+    fullCollectionMs: (gcEnd.seconds - gcStart.seconds) * 1000,
     coreShare: cpu / (ended - started),
     cpuUsPerStreamSecond: (cpu * 1000) / (streams * seconds),
     healthP50Ms: pct(probes.held, 50),
@@ -166,6 +170,13 @@ export async function heldStreams({
     healthMaxMs: Math.max(...probes.held),
     healthWhileOpeningMaxMs: Math.max(...probes.opening),
   };
+}
+
+/** V8's full collections so far (count, seconds in pauses), from the gateway's /metrics (prom-client's default). */
+async function fullCollections(gateway) {
+  const text = await (await fetch(`${gateway.url}/metrics`)).text();
+  const read = (name) => Number(new RegExp(`^${name}\\{kind="major"\\} (\\S+)`, 'm').exec(text)?.[1] ?? 0); // absent before the first
+  return { count: read('nodejs_gc_duration_seconds_count'), seconds: read('nodejs_gc_duration_seconds_sum') };
 }
 
 /** The table's lines for one run. */
@@ -183,6 +194,9 @@ export function reportHeldStreams(result) {
   const table = heldStreamsTable(result).join('\n');
   console.log(table);
   if (result.failed) console.log('failed:', JSON.stringify(result.failures));
+  console.log(
+    `full collections while held: ${result.fullCollections}, ${result.fullCollectionMs.toFixed(0)} ms of pauses`,
+  );
   mkdirSync(join(root, 'bench/results'), { recursive: true });
   writeFileSync(join(root, 'bench/results/held-streams.json'), JSON.stringify(result, null, 2));
   writeFileSync(join(root, 'bench/results/held-streams.md'), `${table}\n`);
