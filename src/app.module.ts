@@ -14,6 +14,7 @@ import { ConsoleModule } from './console/console.module';
 import type { GatewayConfig } from './config/config.schema';
 import { HealthModule } from './health/health.module';
 import { InFlightTracker } from './lifecycle/in-flight.tracker';
+import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OpenApiModule } from './openapi/openapi.module';
 import { RedisModule } from './redis/redis.module';
@@ -57,6 +58,7 @@ export class AppModule {
         UsageModule,
         HealthModule,
         OpenApiModule,
+        McpModule,
         ...(config.console.enabled ? [ConsoleModule] : []),
       ],
       providers: [

@@ -7,6 +7,7 @@ import { heapGrowth } from './lifecycle/heap-growth';
 
 async function main(): Promise<void> {
   heapGrowth.apply();
+  heapGrowth.watchFullCollections();
   let config;
   try {
     config = loadConfig(FAMILIES);

@@ -86,6 +86,7 @@ export class AccessAdminService {
       name: created.name,
       expiresAt: created.expiresAt,
       models: created.models,
+      mcpTools: created.mcpTools,
       limits: created.limits,
       ...(created.owner ? { owner: created.owner } : {}),
     });

@@ -51,6 +51,12 @@ export class TeamLoggingDto {
   content!: 'none' | 'full' | null;
 }
 
+/** What a team may reach through /mcp (docs/mcp.md): configured server ids, and globs over `<server>__<tool>`. */
+export class TeamMcpDto {
+  @IsArray() @IsString({ each: true }) servers!: string[];
+  @IsOptional() @IsArray() @IsString({ each: true }) tools: string[] = ['*'];
+}
+
 export class CreateTeamDto {
   @IsString() @Matches(ID_PATTERN, { message: ID_MESSAGE }) id!: string;
   /** Model names or `*` globs this team may call; default: all. */
@@ -63,6 +69,10 @@ export class CreateTeamDto {
   @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
   /** What the request log keeps of the team's requests (default: the organisation's, logging.requests.content). */
   @IsOptional() @ValidateNested() @Type(() => TeamLoggingDto) logging?: TeamLoggingDto;
+  /** false: the team's requests skip the response cache of models that have one (docs/response-cache.md). */
+  @IsOptional() @IsBoolean() responseCache?: boolean;
+  /** The MCP servers and tools the team may reach (default: none). */
+  @IsOptional() @ValidateNested() @Type(() => TeamMcpDto) mcp?: TeamMcpDto;
 }
 
 /**
@@ -85,6 +95,10 @@ export class UpdateTeamDto {
   @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
   /** What the request log keeps of the team's requests; a team-admin may change it. */
   @IsOptional() @ValidateNested() @Type(() => TeamLoggingDto) logging?: TeamLoggingDto;
+  /** false: the team's requests skip the response cache of models that have one (docs/response-cache.md). */
+  @IsOptional() @IsBoolean() responseCache?: boolean;
+  /** Replaces the team's MCP permissions (org-admins only). */
+  @IsOptional() @ValidateNested() @Type(() => TeamMcpDto) mcp?: TeamMcpDto;
 }
 
 export class CreateTokenDto {
@@ -95,6 +109,8 @@ export class CreateTokenDto {
   @IsOptional() @IsInt() @Min(1) expiresInSeconds?: number;
   /** Must be names or globs the team already allows. */
   @IsOptional() @IsArray() @IsString({ each: true }) models?: string[];
+  /** Globs over `<server>__<tool>` narrowing the team's MCP tools (docs/mcp.md); default: all the team's. */
+  @IsOptional() @IsArray() @IsString({ each: true }) mcpTools?: string[];
   @IsOptional() @ValidateNested() @Type(() => LimitSettings) limits?: LimitSettings;
 }
 

@@ -8,14 +8,15 @@ import type { Team, TeamChanges } from '../teams/team.store';
  * narrowing. A part the ceiling leaves out (or no ceiling at all) is bounded by the team's current value: models
  * only narrowed, limits only lowered or added. Models: each name or glob must be matched by a bound glob (a glob is
  * tested as written, so `gpt-*` under `gpt-6-*` is refused: it names more). Limits: each the bound has stays set,
- * at or below it; others are free. The ceiling, labels and the disabled flag are the organisation's. Anything else
+ * at or below it; others are free. The ceiling, labels, the disabled flag and the MCP permissions (which tool
+ * servers the team reaches, with the gateway's credentials: docs/mcp.md) are the organisation's. Anything else
  * is 403 permission_denied naming the field; an org-admin can make it.
  *
  * TeamStore.update runs this against the team as read and writes only if the team's models, limits and ceiling
  * are still as read, so a ceiling lowered meanwhile is the one the change is checked against.
  */
 export function assertWithinTeamAdminBound(team: Team, changes: TeamChanges): void {
-  for (const field of ['ceiling', 'metadata', 'disabled'] as const)
+  for (const field of ['ceiling', 'metadata', 'disabled', 'mcp'] as const)
     if (changes[field] !== undefined) refuse(field, `a team-admin cannot change a team's ${field}`);
   const models = team.ceiling?.models ?? team.models;
   const modelsBound = team.ceiling?.models ? "the team's ceiling" : "the team's current models";

@@ -8,5 +8,5 @@ export function tokenSpecOf(body: CreateTokenDto): NewToken {
     : body.expiresInSeconds
       ? new Date(Date.now() + body.expiresInSeconds * 1000)
       : undefined;
-  return { name: body.name, expiresAt, models: body.models, limits: body.limits };
+  return { name: body.name, expiresAt, models: body.models, mcpTools: body.mcpTools, limits: body.limits };
 }

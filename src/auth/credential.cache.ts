@@ -155,6 +155,9 @@ export class CredentialCache implements OnModuleInit, BeforeApplicationShutdown 
         tokenName: info.name,
         owner: info.owner,
         keepsContent: this.keepsContent(team?.logging.content ?? null),
+        responseCache: team?.responseCache !== false,
+        mcp: team?.mcp,
+        tokenMcpTools: info.mcpTools,
       },
     };
   }

@@ -30,6 +30,8 @@ export interface TokenInfo {
   rotatedAt: string | null;
   /** Narrower than the team's list, or null for "whatever the team may use". */
   models: string[] | null;
+  /** Narrower than the team's MCP tool globs (over `<server>__<tool>`), or null for all the team's. */
+  mcpTools: string[] | null;
   limits: Limits;
   /** The person who keeps it, or null for a token of the team's. */
   owner: TokenOwner | null;
@@ -39,6 +41,7 @@ export interface NewToken {
   name?: string;
   expiresAt?: Date;
   models?: string[];
+  mcpTools?: string[];
   limits?: Limits;
   owner?: TokenOwner;
 }
@@ -58,6 +61,7 @@ export function toTokenInfo(fields: Record<string, string>, now = Date.now()): T
     revokedAt: fields.revokedAt || null,
     rotatedAt: fields.rotatedAt || null,
     models: fields.models ? (JSON.parse(fields.models) as string[]) : null,
+    mcpTools: fields.mcpTools ? (JSON.parse(fields.mcpTools) as string[]) : null,
     limits: JSON.parse(fields.limits || '{}') as Limits,
     owner: fields.ownerSubject
       ? { subject: fields.ownerSubject, ...(fields.ownerEmail ? { email: fields.ownerEmail } : {}) }
@@ -85,6 +89,7 @@ export class TokenStore {
       createdAt: new Date().toISOString(),
       expiresAt: spec.expiresAt ? spec.expiresAt.toISOString() : '',
       models: spec.models ? JSON.stringify(spec.models) : '',
+      mcpTools: spec.mcpTools ? JSON.stringify(spec.mcpTools) : '',
       limits: JSON.stringify(cleanLimits(spec.limits)),
       status: 'active',
       ...(spec.owner ? { ownerSubject: spec.owner.subject, ownerEmail: spec.owner.email ?? '' } : {}),

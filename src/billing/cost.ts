@@ -75,6 +75,15 @@ export function costInNanos(tokens: CostedTokens, priced: Price | undefined): nu
 }
 
 /**
+ * What the request would have cost with no prompt cache: every prompt token at the input price (at the same tier,
+ * which counts all input either way). Its difference from costInNanos is what the cache saved (negative when writes
+ * outweighed reads). Undefined when the price is unknown.
+ */
+export function costWithoutCacheNanos(tokens: CostedTokens, priced: Price | undefined): number | undefined {
+  return costInNanos({ ...tokens, cached: 0, cacheWrite: 0, cacheWrite1h: 0 }, priced);
+}
+
+/**
  * The worst case a request can cost (what a budget reserves): its prompt at the input price, its completion
  * allowance at the dearest output price. Cache classes are unknown before the answer (reads make it cheaper, writes
  * dearer); the settlement replaces this with the cost by class.

@@ -248,6 +248,7 @@ function figures(price: PriceConfig | undefined): Price | undefined {
     reasoning: price.reasoning,
     cacheWrite: price.cacheWrite,
     cacheWrite1h: price.cacheWrite1h,
+    ...(price.longContext ? { longContext: { ...price.longContext } } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import { ceilingFrom, limitsFrom, limitsPatchFrom, metadataPatchFrom } from './command-flags';
+import { ceilingFrom, limitsFrom, limitsPatchFrom, mcpFrom, metadataPatchFrom } from './command-flags';
 
 /** One admin API call: what a CLI command is when it talks to a gateway instead of to Redis. */
 export interface AdminCall {
@@ -30,6 +30,7 @@ export const ADMIN_ROUTES = {
       limits: limitsFrom(o),
       ceiling: ceilingFrom(o) ?? undefined,
       metadata: o.meta,
+      mcp: mcpFrom(o),
     },
   }),
   'teams list': () => ({ method: 'GET', path: '/admin/v1/teams' }),
@@ -46,6 +47,7 @@ export const ADMIN_ROUTES = {
         o.meta as Record<string, string> | undefined,
         o.unsetMeta as string[] | undefined,
       ),
+      mcp: mcpFrom(o),
     },
   }),
   'teams disable': ([id]) => ({ method: 'POST', path: `/admin/v1/teams/${at(id)}/disable` }),
@@ -58,7 +60,13 @@ export const ADMIN_ROUTES = {
   'tokens create': (_args, o: Flags) => ({
     method: 'POST',
     path: `/admin/v1/teams/${at(text(o.team))}/tokens`,
-    body: { name: o.name, expiresInSeconds: o.expiresIn, models: o.models, limits: limitsFrom(o) },
+    body: {
+      name: o.name,
+      expiresInSeconds: o.expiresIn,
+      models: o.models,
+      mcpTools: o.mcpTools,
+      limits: limitsFrom(o),
+    },
   }),
   'tokens list': (_args, o: Flags) => ({ method: 'GET', path: `/admin/v1/teams/${at(text(o.team))}/tokens` }),
   'tokens revoke': ([id]) => ({ method: 'DELETE', path: `/admin/v1/tokens/${at(id)}` }),

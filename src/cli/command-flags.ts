@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { cleanLimits, LIMIT_CATALOGUE, LIMIT_NAMES, type Limits } from '../core/limit-settings';
 import { isMoneyLimit } from '../core/limit-catalogue';
 import type { CeilingPatch } from '../teams/team-ceiling';
-import type { LimitsPatch, MetadataPatch } from '../teams/team.store';
+import type { LimitsPatch, MetadataPatch, TeamMcp } from '../teams/team.store';
 import { positiveAmount, positiveInt } from './flag-values';
 
 /**
@@ -71,6 +71,28 @@ export function metadataPatchFrom(
   if (both.length) throw new Error(`--meta and --unset-meta both name ${both.join(', ')}`);
   if (!set && !unset) return undefined;
   return { ...set, ...Object.fromEntries((unset ?? []).map((key) => [key, null])) };
+}
+
+/** The flags of a team's MCP permissions (docs/mcp.md), on `teams create` and `teams update`. */
+export const mcpOptions = (command: Command) =>
+  command
+    .option(
+      '--mcp-servers <list>',
+      'the MCP servers it may reach: comma-separated ids ("none" for none)',
+      list,
+    )
+    .option('--mcp-tools <list>', 'globs over <server>__<tool> (default *; needs --mcp-servers)', list);
+
+/**
+ * The team's MCP permissions the flags give (replaced whole, like the API's `mcp`), or undefined when neither flag
+ * was given. --mcp-tools alone is refused: it would silently keep or drop the servers.
+ */
+export function mcpFrom(options: Record<string, unknown>): TeamMcp | undefined {
+  const servers = options.mcpServers as string[] | undefined;
+  const tools = options.mcpTools as string[] | undefined;
+  if (!servers && !tools) return undefined;
+  if (!servers) throw new Error('--mcp-tools needs --mcp-servers (the MCP permissions are replaced whole)');
+  return { servers: servers.length === 1 && servers[0] === 'none' ? [] : servers, tools: tools ?? ['*'] };
 }
 
 /** A comma-separated list flag's items. */

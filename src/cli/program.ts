@@ -20,6 +20,8 @@ import {
   limitOptions,
   limitsFrom,
   limitsPatchFrom,
+  mcpFrom,
+  mcpOptions,
   list,
   metadata,
   metadataPatchFrom,
@@ -153,7 +155,7 @@ export function buildProgram(): Command {
     .description('Who the gateway takes this CLI for: the person and their roles (GET /admin/v1/me)')
     .action(async (_o, command: Command) => printJson(await whoami(command.optsWithGlobals())));
   const teams = program.command('teams').description('Teams');
-  limitOptions(teams.command('create <id>').description('Create a team'))
+  mcpOptions(limitOptions(teams.command('create <id>').description('Create a team')))
     .option(
       '--models <list>',
       "comma-separated model names or * globs (default: the ceiling's, else *)",
@@ -170,6 +172,7 @@ export function buildProgram(): Command {
             limits: limitsFrom(o),
             ceiling: ceilingFrom(o) ?? undefined,
             metadata: o.meta,
+            mcp: mcpFrom(o),
           }),
         ),
       ),
@@ -186,13 +189,15 @@ export function buildProgram(): Command {
     .command('budget <id>')
     .description("A team's budgets: spent, remaining and the fraction used this window")
     .action(routed('teams budget', (id: string) => withServices(({ budgets }) => budgets.of(id))));
-  limitOptions(
-    teams
-      .command('update <id>')
-      .description(
-        'Change what the flags name and nothing else (e.g. --tpm 5000 keeps the other limits; --tpm none removes that one)',
-      ),
-    { removable: true },
+  mcpOptions(
+    limitOptions(
+      teams
+        .command('update <id>')
+        .description(
+          'Change what the flags name and nothing else (e.g. --tpm 5000 keeps the other limits; --tpm none removes that one)',
+        ),
+      { removable: true },
+    ),
   )
     .option('--models <list>', 'comma-separated model names or * globs (replaces the list)', list)
     .option('--meta <key=value>', 'set a metadata label (repeatable; other labels are kept)', metadata)
@@ -216,6 +221,7 @@ export function buildProgram(): Command {
             limits: limitsPatchFrom(o),
             ceiling: ceilingFrom(o),
             metadata: metadataPatchFrom(o.meta, o.unsetMeta),
+            mcp: mcpFrom(o),
           }),
         ),
       ),
@@ -252,6 +258,7 @@ export function buildProgram(): Command {
     .option('--name <name>', 'a label')
     .option('--expires-in <seconds>', 'expiry, in seconds from now', positiveInt)
     .option('--models <list>', "narrower than the team's: comma-separated names or globs", list)
+    .option('--mcp-tools <list>', "narrower than the team's MCP tools: globs over <server>__<tool>", list)
     .action(
       routed('tokens create', (o) =>
         withServices(({ admin, by }) =>
@@ -259,6 +266,7 @@ export function buildProgram(): Command {
             name: o.name as string | undefined,
             expiresAt: o.expiresIn ? new Date(Date.now() + (o.expiresIn as number) * 1000) : undefined,
             models: o.models as string[] | undefined,
+            mcpTools: o.mcpTools as string[] | undefined,
             limits: limitsFrom(o),
           }),
         ),

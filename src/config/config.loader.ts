@@ -9,6 +9,8 @@ import { limitsOutside, modelsOutside } from '../teams/team-ceiling';
 import {
   BackendConfig,
   GatewayConfig,
+  McpConfig,
+  McpServerConfig,
   ModelConfig,
   OidcConfig,
   type RedactionPatternConfig,
@@ -189,7 +191,7 @@ export function buildConfig(
   const problems: string[] = [];
   const doc = interpolateEnv(raw ?? {}, env, '', problems) as Record<string, unknown>;
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(['(root): must be a mapping']);
-  const { backends, models, teams, ...rest } = doc;
+  const { backends, models, teams, mcp, ...rest } = doc;
   const config = validateEntry(GatewayConfig, rest, '', problems);
   config.backends = validateBackends(backends, byType, problems);
   for (const [id, backend] of Object.entries(config.backends))
@@ -198,6 +200,7 @@ export function buildConfig(
   const familyOf = (backend: BackendConfig) => byType.get(backend.type);
   config.models = validateMap(ModelConfig, models, 'models', problems);
   config.teams = validateMap(TeamSeedConfig, teams, 'teams', problems);
+  config.mcp = validateMcp(mcp, problems);
 
   for (const [name, model] of Object.entries(config.models)) {
     if (
@@ -254,6 +257,7 @@ export function buildConfig(
     }
   }
   for (const [id, team] of Object.entries(config.teams)) problems.push(...seedCeilingProblems(id, team));
+  problems.push(...teamMcpProblems(config));
   if (config.auth.oidc) problems.push(...oidcProblems(config.auth.oidc));
   problems.push(...redactionPatternProblems(config));
   const requestLog = config.logging.requests;
@@ -270,6 +274,52 @@ export function buildConfig(
   }
   if (problems.length) throw new ConfigError(onePerUnsetVariable(problems.map((p) => p.replace(/^\./, ''))));
   return config;
+}
+
+/**
+ * A server id is the prefix of its tools' gateway names (`<id>__<tool>`), so it may not hold `__` itself: letters,
+ * digits and `-` (the name is then split on its first `__`).
+ */
+const MCP_SERVER_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/;
+
+/** `mcp`: its servers validated entry by entry (errors name `mcp.servers.<id>.<key>`), each remote or local. */
+function validateMcp(raw: unknown, problems: string[]): McpConfig {
+  if (raw === undefined || raw === null) return new McpConfig();
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    problems.push('mcp: must be a mapping');
+    return new McpConfig();
+  }
+  const { servers, ...others } = raw as Record<string, unknown>;
+  const config = validateEntry(McpConfig, { ...others, servers: {} }, 'mcp', problems);
+  config.servers = validateMap(McpServerConfig, servers, 'mcp.servers', problems);
+  for (const [id, server] of Object.entries(config.servers)) {
+    if (!MCP_SERVER_ID.test(id))
+      problems.push(
+        `mcp.servers.${id}: the id must be letters, digits and - (up to 32; it prefixes tool names)`,
+      );
+    if ((server.url === undefined) === (server.command === undefined))
+      problems.push(`mcp.servers.${id}: give either url (remote) or command (local, stdio), not both`);
+    if (server.url === undefined && server.headers !== undefined)
+      problems.push(`mcp.servers.${id}.headers: only for a remote server (url)`);
+    // Values are never echoed: a header holds a credential.
+    for (const key of ['headers', 'env'] as const)
+      for (const [name, value] of Object.entries(server[key] ?? {}))
+        if (typeof value !== 'string') problems.push(`mcp.servers.${id}.${key}.${name}: must be a string`);
+  }
+  return config;
+}
+
+/** A team's mcp.servers must name configured servers. */
+function teamMcpProblems(config: GatewayConfig): string[] {
+  const known = Object.keys(config.mcp.servers);
+  return Object.entries(config.teams).flatMap(([id, team]) =>
+    (Array.isArray(team.mcp?.servers) ? team.mcp.servers : [])
+      .filter((server) => !known.includes(server))
+      .map(
+        (server) =>
+          `teams.${id}.mcp.servers: unknown MCP server "${server}" (known: ${known.join(', ') || 'none'})`,
+      ),
+  );
 }
 
 /** A seeded team's own models and limits must be within its ceiling (what it leaves out takes the ceiling's). */

@@ -348,6 +348,19 @@ export class EffortThresholdsConfig {
 }
 
 /**
+ * A configured price's long-context tier: the rates of a whole request whose input (uncached, cache reads and writes,
+ * as the vendors count it) is more than `above` tokens (Anthropic's and Google's 200k tiers).
+ */
+export class LongContextPriceConfig {
+  @IsInt() @Min(1) above!: number;
+  @IsNumber() @Min(0) input!: number;
+  @IsNumber() @Min(0) output!: number;
+  @IsOptional() @IsNumber() @Min(0) cachedInput?: number;
+  @IsOptional() @IsNumber() @Min(0) cacheWrite?: number;
+  @IsOptional() @IsNumber() @Min(0) cacheWrite1h?: number;
+}
+
+/**
  * A model's or a deployment's price: its figures per million tokens in `billing.currency`, or which entry of the price
  * data (@pydantic/genai-prices) prices it, when its upstream model id is not the priced one (an Azure deployment's
  * name, a model bought through another provider): `provider` (default: the backend family's) and `model` (default:
@@ -369,6 +382,8 @@ export class PriceConfig {
   @IsOptional() @IsNumber() @Min(0) cacheWrite1h?: number;
   /** Reasoning tokens, when the vendor prices them apart from output (default: `output`). */
   @IsOptional() @IsNumber() @Min(0) reasoning?: number;
+  /** A long-context tier: the rates of a whole request above `longContext.above` input tokens. */
+  @IsOptional() @ValidateNested() @Type(() => LongContextPriceConfig) longContext?: LongContextPriceConfig;
   /** The price data's provider id to look the model up under (`openai`, `anthropic`, `google`, `azure`, `aws`...). */
   @IsOptional() @IsString() @IsNotEmpty() provider?: string;
   /** The model id to look up in the price data. */
@@ -392,11 +407,35 @@ export class PriceConfig {
   @ValidateIf(
     (price: PriceConfig) =>
       price.isReference() &&
-      [price.input, price.output, price.cachedInput, price.reasoning].some((value) => value !== undefined),
+      [price.input, price.output, price.cachedInput, price.reasoning, price.longContext].some(
+        (value) => value !== undefined,
+      ),
   )
   @IsIn([], { message: 'give either figures (input, output, ...) or provider/model, not both' })
   protected get figuresOrReference(): string {
     return 'both';
+  }
+
+  /**
+   * A tier states every cache class the base price states: the tier's rates replace the base ones, so a class it left
+   * out would be billed at the base rate above the threshold (Anthropic doubles reads and writes there too).
+   */
+  @ValidateIf((price: PriceConfig) => price.tierMisses().length > 0)
+  @IsIn([], {
+    message: (args) =>
+      `the long-context tier needs its own ${(args.object as PriceConfig).tierMisses().join(', ')} (the base price gives one)`,
+  })
+  protected get longContextClasses(): string {
+    return 'incomplete';
+  }
+
+  /** The cache classes the base price gives and its long-context tier does not. */
+  tierMisses(): string[] {
+    const tier = this.longContext;
+    if (!tier) return [];
+    return (['cachedInput', 'cacheWrite', 'cacheWrite1h'] as const).filter(
+      (name) => this[name] !== undefined && tier[name] === undefined,
+    );
   }
 }
 
@@ -456,6 +495,14 @@ export class ProbeConfig {
   @IsInt() @Min(0) @Max(60_000) timeoutMs = 2_000;
 }
 
+/** A model's response cache (docs/response-cache.md): whole answers kept in Redis per team and request. */
+export class ResponseCacheConfig {
+  /** How long an answer is kept (at most 30 days). */
+  @IsInt() @Min(1) @Max(30 * 86_400) ttlSeconds!: number;
+  /** Answers larger than this (the bytes the client got) are not stored. Default 1 MiB, at most 64 MiB. */
+  @IsInt() @Min(1) @Max(64 * 1_048_576) maxEntryBytes = 1_048_576;
+}
+
 export class ModelConfig {
   /** The one-deployment shorthand: `backend` + `upstreamModel` (or use `deployments`). */
   @ValidateIf((model: ModelConfig) => model.deployments === undefined)
@@ -493,11 +540,19 @@ export class ModelConfig {
     new EffortThresholdsConfig();
   /** `chat_template_kwargs`: the top-level request field that carries the budget (e.g. vLLM's `thinking_token_budget`); none if unset. */
   @IsOptional() @IsString() budgetField?: string;
+  /** Answers kept and replayed for identical requests of a team (opt-in; docs/response-cache.md). */
+  @IsOptional() @ValidateNested() @Type(() => ResponseCacheConfig) responseCache?: ResponseCacheConfig;
 }
 
 export class TeamLoggingConfig {
   /** `full`: the request's messages and the answer are kept (redacted); `none`: metadata only. */
   @IsIn(['none', 'full']) content!: 'none' | 'full';
+}
+
+/** What a team may reach through /mcp: servers by id, and globs over the tools' gateway names `<server>__<tool>`. */
+export class TeamMcpConfig {
+  @IsArray() @IsString({ each: true }) servers: string[] = [];
+  @IsArray() @IsString({ each: true }) tools: string[] = ['*'];
 }
 
 export class TeamSeedConfig {
@@ -511,6 +566,10 @@ export class TeamSeedConfig {
   @IsOptional() @IsBoolean() selfServiceTokens?: boolean;
   /** What the request log keeps of this team's requests (default: logging.requests.content). */
   @IsOptional() @ValidateNested() @Type(() => TeamLoggingConfig) logging?: TeamLoggingConfig;
+  /** `false`: the team's requests never use the response cache of models that have one (default: they do). */
+  @IsOptional() @IsBoolean() responseCache?: boolean;
+  /** The MCP servers and tools it may reach through /mcp (docs/mcp.md); default: none. */
+  @IsOptional() @ValidateNested() @Type(() => TeamMcpConfig) mcp?: TeamMcpConfig;
 }
 
 export class RoutingConfig {
@@ -543,6 +602,33 @@ export class TelemetryConfig {
   @IsOptional() @ValidateNested() @Type(() => OtlpConfig) otlp?: OtlpConfig;
 }
 
+/**
+ * An MCP server the gateway fronts (docs/mcp.md): a remote one reached over Streamable HTTP (`url`, with `headers`
+ * for its credentials, `${ENV}` expanded like every string here), or a local one the gateway starts and speaks to
+ * over stdio (`command`, `args`, `env`). Exactly one of `url` and `command` (the loader checks).
+ */
+export class McpServerConfig {
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  url?: string;
+  /** Sent with every request to a remote server (e.g. `Authorization: Bearer ${GITHUB_TOKEN}`); never to clients. */
+  @IsOptional() @IsObject() headers?: Record<string, string>;
+  @IsOptional() @IsString() @IsNotEmpty() command?: string;
+  @IsArray() @IsString({ each: true }) args: string[] = [];
+  /**
+   * The local server's environment: these, over a few harmless variables of the gateway's (PATH, HOME, USER, SHELL,
+   * TERM, LOGNAME; the SDK's default). No other variable of the gateway's reaches it, so its secrets stay here.
+   */
+  @IsOptional() @IsObject() env?: Record<string, string>;
+  /** Connecting, listing and each call: past it the server counts as down for that request (an MCP error). */
+  @IsInt() @Min(100) @Max(600_000) timeoutMs = 10_000;
+}
+
+/** The MCP servers the gateway fronts, by id; the map is validated entry by entry by the loader. */
+export class McpConfig {
+  @IsObject() servers: Record<string, McpServerConfig> = {};
+}
+
 export class GatewayConfig {
   @ValidateNested() @Type(() => ServerConfig) server: ServerConfig = new ServerConfig();
   @ValidateNested() @Type(() => RedisConfig) redis: RedisConfig = new RedisConfig();
@@ -568,4 +654,6 @@ export class GatewayConfig {
   @IsObject() backends: Record<string, BackendConfig> = {};
   @IsObject() models: Record<string, ModelConfig> = {};
   @IsObject() teams: Record<string, TeamSeedConfig> = {};
+  /** MCP servers fronted at /mcp (docs/mcp.md); `servers` is validated entry by entry by the loader. */
+  @ValidateNested() @Type(() => McpConfig) mcp: McpConfig = new McpConfig();
 }

@@ -13,9 +13,10 @@ export const MAX_BUDGET = Math.floor(Number.MAX_SAFE_INTEGER / 1e3) / 1e6;
  * request is accounted and expired if its replica dies; `requests`, `tokens` and `cost` (nano-units of the billing
  * currency): counters), the fixed UTC window a counter counts in, the code of a refusal, its CLI flag, and its
  * label for people (the console). The limit settings (config, admin API, their validation), the limits service, the
- * window function, the CLI and the console derive from it, so a new limit is a row here, nothing else.
+ * window function, the CLI and the console derive from it, so a new limit is a row here, nothing else. (`toolCalls`
+ * counts MCP tool calls through /mcp, docs/mcp.md: the only unit that model requests do not take from.)
  */
-export type LimitUnit = 'concurrency' | 'requests' | 'tokens' | 'cost';
+export type LimitUnit = 'concurrency' | 'requests' | 'tokens' | 'cost' | 'toolCalls';
 
 export interface LimitDefinition {
   unit: LimitUnit;
@@ -74,6 +75,13 @@ const LIMIT_ROWS = {
     flag: '--budget-per-month',
     label: 'Budget / month',
   },
+  toolCallsPerMinute: {
+    unit: 'toolCalls',
+    window: 'minute',
+    refusal: 'rate_limit_exceeded',
+    flag: '--tool-calls-per-minute',
+    label: 'Tool calls / minute',
+  },
 } satisfies Record<string, LimitDefinition>;
 
 export type LimitName = keyof typeof LIMIT_ROWS;
@@ -95,6 +103,7 @@ export const UNIT_IS_MONEY: Record<LimitUnit, boolean> = {
   requests: false,
   tokens: false,
   cost: true,
+  toolCalls: false,
 };
 
 /** Whether this limit is a budget (money) rather than a count. */

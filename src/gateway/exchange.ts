@@ -60,6 +60,7 @@ export class Exchange {
     aborted?: boolean;
     attemptsMade?: AttemptRecord[];
     answer?: unknown;
+    cacheHit?: boolean;
   } = {};
   private usageHold?: (work: Promise<unknown>) => void;
   private requestTrace?: RequestTrace;
@@ -118,6 +119,11 @@ export class Exchange {
   /** The deployment that answered (after `attempts` calls): a fallback's model when one did. */
   answered(by: { backend: string; upstreamModel: string; servedModel: string; attempts: number }): void {
     Object.assign(this.state, by);
+  }
+
+  /** Answered from the response cache (response-cache/): no backend was called; `servedModel` answered first. */
+  answeredFromCache(servedModel: string): void {
+    Object.assign(this.state, { backend: '', upstreamModel: '', servedModel, attempts: 0, cacheHit: true });
   }
 
   /** Every call failed: the last deployment tried and how many calls were made. */
@@ -243,6 +249,10 @@ export class Exchange {
   }
   get answer(): unknown {
     return this.state.answer;
+  }
+  /** Answered from the response cache: recorded at no cost, its tokens not charged to token limits. */
+  get cacheHit(): boolean {
+    return this.state.cacheHit === true;
   }
   /** Its spans, when the gateway traces (the pipeline starts and ends its calls' spans through it). */
   get trace(): RequestTrace | undefined {

@@ -10,7 +10,7 @@ import { AppLogger } from '../common/logging/logger';
 import { clientSource } from '../common/http/client-source';
 import { isPacedBody, nextTurn } from '../common/http/json-shape';
 import { requestAbortSignal } from '../common/http/request-abort';
-import { writeJson } from '../common/http/write-json';
+import { writeJson, writeJsonText } from '../common/http/write-json';
 import { InFlightTracker } from '../lifecycle/in-flight.tracker';
 import { PriceBook } from '../billing/price-book';
 import type { Backend, UpstreamCall } from '../providers/provider-adapter';
@@ -18,6 +18,10 @@ import { sendToBackend } from '../providers/backend-call';
 import { AbortedWithUsage, replyError, type UpstreamResponse } from '../providers/upstream-client';
 import { isUpstreamFailure } from '../providers/upstream-errors';
 import { ModelRouter, type Route } from '../routing/model-router.service';
+import type { CachedAnswer } from '../response-cache/cached-answer';
+import type { CachedRequest } from '../response-cache/cached-request';
+import { replayAnswer } from '../response-cache/replay';
+import { ResponseCache } from '../response-cache/response-cache.service';
 import { StreamRelay } from '../streaming/stream-relay.service';
 import { TokenCounter } from '../usage/token-counter';
 import { promptTexts, reservationEstimate, type PromptTexts } from '../usage/token-estimator';
@@ -65,6 +69,7 @@ export class Pipeline {
     private readonly prices: PriceBook,
     private readonly inFlight: InFlightTracker,
     private readonly logger: AppLogger,
+    private readonly responseCache: ResponseCache,
   ) {}
 
   /** Serves one request to `spec`'s endpoint; the handler's whole work (the usage record waits for it). */
@@ -105,22 +110,41 @@ export class Pipeline {
     const served = opened instanceof Promise ? await opened : opened;
     if (served.kind === 'count') return this.count(served, exchange, res, signal);
     const route = this.route(served, exchange);
+    const cache = this.responseCache.open(
+      route.model,
+      route.config.responseCache,
+      exchange.caller,
+      { endpoint: spec.path, body, headers: req.headers },
+      res,
+    );
+    const hit = cache && (await cache.lookup()); // no await (a microtask turn) for a model without a cache
+    if (hit) return this.answerFromCache(hit, cache, served, route, exchange, res);
     const total = this.caller.deadline(route, signal);
     const paced = isPacedBody(body);
     try {
-      if (served.kind === 'embedding')
-        writeJson(res, await this.embed(served, route, exchange, res, total.signal, paced));
-      else if (served.request.stream === true)
-        await this.stream(served, route, exchange, res, total.signal, paced, () =>
-          forgetClientBytes(req, client, served),
+      if (served.kind === 'chat' && served.request.stream === true)
+        await this.stream(
+          served,
+          route,
+          exchange,
+          res,
+          total.signal,
+          paced,
+          () => forgetClientBytes(req, client, served),
+          cache,
         );
       else {
-        const reply = served.reply(
-          await this.complete(served, route, exchange, res, total.signal, paced, () =>
-            forgetClientBytes(req, client, served),
-          ),
-        );
-        writeJson(res, reply instanceof Promise ? await reply : reply);
+        const reply =
+          served.kind === 'embedding'
+            ? await this.embed(served, route, exchange, res, total.signal, paced)
+            : served.reply(
+                await this.complete(served, route, exchange, res, total.signal, paced, () =>
+                  forgetClientBytes(req, client, served),
+                ),
+              );
+        const text = JSON.stringify(reply instanceof Promise ? await reply : reply);
+        writeJsonText(res, text);
+        cache?.storeWhole(text, { tokens: exchange.tokens, servedModel: exchange.servedModel });
       }
     } finally {
       total.clear();
@@ -137,6 +161,30 @@ export class Pipeline {
     if (served.kind === 'chat')
       checkChatRules(served.request, served.wire, model, route.config, route.deployments[0]);
     return route;
+  }
+
+  /**
+   * A response cache hit: admitted like any request (it counts as one; its tokens are recorded but settle to none
+   * against token limits, its cost to 0), then the stored answer is replayed; no backend is called.
+   */
+  private async answerFromCache(
+    hit: CachedAnswer,
+    cache: CachedRequest,
+    served: Called,
+    route: Route,
+    exchange: Exchange,
+    res: ServerResponse,
+  ): Promise<void> {
+    const prompt =
+      served.kind === 'embedding'
+        ? () => served.prompt
+        : memo(() => promptTexts(served.request.messages, served.request.tools));
+    await this.admit(served, route, exchange, res, prompt);
+    cache.served();
+    exchange.answeredFromCache(hit.servedModel);
+    exchange.counted(hit.tokens);
+    res.setHeader('x-switchyard-model', hit.servedModel);
+    replayAnswer(hit, res);
   }
 
   // Admission and the calls.
@@ -438,6 +486,7 @@ export class Pipeline {
     signal: AbortSignal,
     paced: boolean,
     answeredFirst: () => void,
+    cache?: CachedRequest,
   ): Promise<void> {
     const { request, wire } = served;
     const prompt = memo(() => promptTexts(request.messages, request.tools));
@@ -456,7 +505,9 @@ export class Pipeline {
     answeredFirst();
     const deployment = answered.candidate.deployment;
     const native = wire.native?.accepts(deployment) === true;
-    const encoder = wire.streamEncoder(deployment, native);
+    const encoder = cache
+      ? cache.recording(wire.streamEncoder(deployment, native))
+      : wire.streamEncoder(deployment, native);
     const outcome = await this.relay.relay({
       res,
       events: backend.adapter.decodeStream(answered.response.body, {
@@ -492,6 +543,7 @@ export class Pipeline {
     }
     await wire.beforeStreamEnd?.(outcome);
     this.relay.finish(res, outcome, encoder);
+    if (outcome.completed) cache?.storeStream({ tokens: exchange.tokens, servedModel: exchange.servedModel });
   }
 
   /** Embeddings: the answer in OpenAI's shape with the model name the client asked for, its inputs counted. */

@@ -26,6 +26,8 @@ export interface RefusalFacts {
  * catalogue row, and a new unit is one row here (the Record makes the compiler ask for it).
  */
 export interface UnitRules {
+  /** Taken by MCP tool calls (docs/mcp.md) rather than by model requests: each kind of call checks only its own. */
+  toolCalls: boolean;
   /** Leases on the requests in flight (released when a request is accounted) rather than a counter in a window. */
   leases: boolean;
   /** What one request takes from the counter, from what it reserves (or, when settled, really used). */
@@ -52,6 +54,7 @@ const perRequest = () => 1;
 
 export const UNIT_RULES: Record<LimitUnit, UnitRules> = {
   concurrency: {
+    toolCalls: false,
     leases: true,
     charge: perRequest,
     counterLimit: (set) => set,
@@ -65,6 +68,7 @@ export const UNIT_RULES: Record<LimitUnit, UnitRules> = {
     }),
   },
   requests: {
+    toolCalls: false,
     leases: false,
     charge: perRequest,
     counterLimit: (set) => set,
@@ -79,6 +83,7 @@ export const UNIT_RULES: Record<LimitUnit, UnitRules> = {
     }),
   },
   tokens: {
+    toolCalls: false,
     leases: false,
     charge: ({ tokens }) => tokens,
     counterLimit: (set) => set,
@@ -95,6 +100,7 @@ export const UNIT_RULES: Record<LimitUnit, UnitRules> = {
     }),
   },
   cost: {
+    toolCalls: false,
     leases: false,
     charge: ({ costNanos }) => costNanos,
     counterLimit: (set) => Math.round(set * 1e9),
@@ -106,6 +112,20 @@ export const UNIT_RULES: Record<LimitUnit, UnitRules> = {
       `This request may cost up to ${show(cost)}, more than the ${name} of ${who} (${show(limit)}); lower max_tokens.`,
     reached: ({ name, who, used, limit, cost, when, show }) => ({
       message: `${name} of ${who} reached (${show(used)} of ${show(limit)} spent, this request may cost up to ${show(cost)}); it ${when}.`,
+      retryAfter: 'window',
+    }),
+  },
+  toolCalls: {
+    toolCalls: true,
+    leases: false,
+    charge: perRequest,
+    counterLimit: (set) => set,
+    needsTokenEstimate: false,
+    needsCostEstimate: false,
+    settles: false,
+    money: false,
+    reached: ({ name, who, used, limit, when }) => ({
+      message: `${name} limit of ${who} reached (${used}/${limit} tool calls made); it ${when}.`,
       retryAfter: 'window',
     }),
   },

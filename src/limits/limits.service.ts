@@ -107,8 +107,8 @@ export class LimitsService {
     }
     const reserved: Measure = { tokens, costNanos };
     const checks = [
-      ...checksFor(principal, 'team', principal.teamLimits, reserved, now),
-      ...checksFor(principal, 'token', principal.tokenLimits, reserved, now),
+      ...checksFor(principal, 'team', principal.teamLimits, reserved, now, false),
+      ...checksFor(principal, 'token', principal.tokenLimits, reserved, now, false),
     ];
     if (checks.length === 0) return { headers: {}, concurrencyKeys: [], leaseWritten: false };
     const reserves = checks.some((check) => check.rules.settles);
@@ -138,6 +138,31 @@ export class LimitsService {
       concurrencyKeys: counters.filter((_, i) => checks[i].rules.leases),
       leaseWritten: lease !== undefined,
     };
+  }
+
+  /**
+   * Admits one MCP tool call (docs/mcp.md) against the limits tool calls take from (`toolCallsPerMinute`, team and
+   * token), with the same script as model requests, or throws the limit's 429 GatewayException. Redis down: as
+   * `redis.onOutage` says, like a model request.
+   */
+  async admitToolCall(principal: Principal): Promise<void> {
+    const now = Date.now();
+    const none: Measure = { tokens: 0, costNanos: 0 };
+    const checks = [
+      ...checksFor(principal, 'team', principal.teamLimits, none, now, true),
+      ...checksFor(principal, 'token', principal.tokenLimits, none, now, true),
+    ];
+    if (checks.length === 0) return;
+    let answer;
+    try {
+      if (!this.counters.ready) throw new Error(`redis is ${this.counters.state}`);
+      answer = await this.counters.admit({ now, recordId: '', leaseMs: 0, takes: checks });
+    } catch (error) {
+      this.duringOutage(error);
+      return;
+    }
+    if (answer.refused >= 0)
+      throw this.refusal(principal, checks[answer.refused], answer.values[answer.refused], now, {});
   }
 
   /**
@@ -231,12 +256,14 @@ function checksFor(
   limits: Limits,
   reserved: Measure,
   now: number,
+  toolCalls: boolean,
 ): Check[] {
   const checks: Check[] = [];
   for (const name of LIMIT_NAMES) {
     const set = limits[name];
     if (set === undefined) continue;
     const rules = rulesOf(name);
+    if (rules.toolCalls !== toolCalls) continue;
     const window = rules.leases ? undefined : windowOf(name, now);
     checks.push({
       teamId: principal.teamId,

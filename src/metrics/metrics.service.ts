@@ -47,6 +47,7 @@ export class MetricsService {
   readonly tokens: Counter<string>;
   readonly cost: Counter<string>;
   readonly costUnknown: Counter<string>;
+  readonly costWithoutCache: Counter<string>;
 
   readonly upstreamErrors = new Counter({
     name: 'switchyard_upstream_errors_total',
@@ -66,6 +67,28 @@ export class MetricsService {
     name: 'switchyard_admin_auth_failures_total',
     help: 'Wrong admin keys, personal admin tokens and ID tokens at the CLI sign-in, by where they were presented (surface: admin_api, console_sign_in, personal_token, cli_sign_in) and how they were answered (outcome: rejected 401, throttled 429 because their address was blocked)',
     labelNames: ['surface', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly mcpCalls = new Counter({
+    name: 'switchyard_mcp_calls_total',
+    help: 'MCP tool calls through /mcp (docs/mcp.md), by team, server ("(none)" when the name named no server), tool (a name the server listed, else "(unlisted)") and outcome (ok, tool_error, refused, limited, unavailable, timeout, error)',
+    labelNames: ['team', 'server', 'tool', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly mcpCallSeconds = new Histogram({
+    name: 'switchyard_mcp_call_duration_seconds',
+    help: 'How long MCP tool calls through /mcp took, admission and the upstream server included, by server and outcome',
+    labelNames: ['server', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly mcpServerErrors = new Counter({
+    name: 'switchyard_mcp_server_errors_total',
+    help: 'Requests to an MCP server that failed to reach it (reason: unavailable, timeout); a list leaves its tools out',
+    labelNames: ['server', 'reason'] as const,
     registers: [this.registry],
   });
 
@@ -110,6 +133,13 @@ export class MetricsService {
     name: 'switchyard_usage_estimates_replaced_total',
     help: 'Requests recorded as lost (replica_lost) by another replica that ended after all, their own record replacing the estimate; metrics: which of the two the request and token counters count (real, or estimate when it was counted before the real record came)',
     labelNames: ['metrics'] as const,
+    registers: [this.registry],
+  });
+
+  readonly responseCache = new Counter({
+    name: 'switchyard_response_cache_total',
+    help: 'The response cache, by model (configured names) and result: hit, miss, bypass (the client sent Cache-Control no-cache or no-store), stored, too_large (an answer over maxEntryBytes, not stored), error (Redis failed a lookup or store; the request went on without the cache)',
+    labelNames: ['model', 'result'] as const,
     registers: [this.registry],
   });
 
@@ -192,6 +222,12 @@ export class MetricsService {
     this.cost = new Counter({
       name: 'switchyard_cost_total',
       help: "Spend in the billing currency's unit (billing.currency), from the usage record: the usage API's cost",
+      labelNames: ['team', 'model', 'backend'],
+      registers: [this.registry],
+    });
+    this.costWithoutCache = new Counter({
+      name: 'switchyard_cost_without_cache_total',
+      help: "What the requests counted in switchyard_cost_total would have cost with every prompt token at the input price (no prompt cache): minus switchyard_cost_total, what the vendors' prompt caches saved",
       labelNames: ['team', 'model', 'backend'],
       registers: [this.registry],
     });
@@ -286,6 +322,10 @@ export class MetricsService {
         record.costNanos / 1e9,
       );
     else if (record.costNanos === null) this.child(this.costUnknown, [record.team, record.modelLabel]).inc();
+    if (record.costWithoutCacheNanos)
+      this.child(this.costWithoutCache, [record.team, record.modelLabel, record.backend || '-']).inc(
+        record.costWithoutCacheNanos / 1e9,
+      );
 
     // Latency histograms describe requests that reached a backend; refusals would only blur them.
     if (!record.backend) return;

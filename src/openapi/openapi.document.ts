@@ -45,6 +45,86 @@ export const OPERATIONS: Operation[] = [
     },
   },
   {
+    method: 'post',
+    path: '/mcp',
+    access: 'team',
+    summary:
+      'MCP over Streamable HTTP (JSON-RPC 2.0, the official SDK, stateless; docs/mcp.md): every MCP server the team of the token may reach, its permitted tools named `<server>__<tool>`. The token as Bearer or x-api-key; without one, 401 with WWW-Authenticate naming /.well-known/oauth-protected-resource.',
+    ok: {
+      status: 200,
+      description: 'A JSON-RPC response (202 for a notification)',
+      schema: object({ jsonrpc: { const: '2.0' } }),
+    },
+  },
+  {
+    method: 'get',
+    path: '/mcp',
+    access: 'team',
+    summary: 'No server-to-client stream: the endpoint is stateless (405).',
+    ok: { status: 405, description: 'A JSON-RPC error' },
+  },
+  {
+    method: 'delete',
+    path: '/mcp',
+    access: 'team',
+    summary: 'No session to end: the endpoint is stateless (405).',
+    ok: { status: 405, description: 'A JSON-RPC error' },
+  },
+  {
+    method: 'post',
+    path: '/mcp/{server}',
+    access: 'team',
+    summary:
+      'MCP over Streamable HTTP (JSON-RPC 2.0, the official SDK, stateless; docs/mcp.md): one MCP server the team of the token may reach, under its own names. The token as Bearer or x-api-key; without one, 401 with WWW-Authenticate naming /.well-known/oauth-protected-resource.',
+    ok: {
+      status: 200,
+      description: 'A JSON-RPC response (202 for a notification)',
+      schema: object({ jsonrpc: { const: '2.0' } }),
+    },
+  },
+  {
+    method: 'get',
+    path: '/mcp/{server}',
+    access: 'team',
+    summary: 'No server-to-client stream: the endpoint is stateless (405).',
+    ok: { status: 405, description: 'A JSON-RPC error' },
+  },
+  {
+    method: 'delete',
+    path: '/mcp/{server}',
+    access: 'team',
+    summary: 'No session to end: the endpoint is stateless (405).',
+    ok: { status: 405, description: 'A JSON-RPC error' },
+  },
+  {
+    method: 'get',
+    path: '/.well-known/oauth-protected-resource',
+    access: 'public',
+    summary:
+      'RFC 9728 Protected Resource Metadata of the MCP endpoint: where MCP clients learn how to authenticate.',
+    ok: {
+      status: 200,
+      description: 'Protected resource metadata',
+      schema: object({ resource: { type: 'string' }, bearer_methods_supported: { type: 'array' } }, [
+        'resource',
+      ]),
+    },
+  },
+  {
+    method: 'get',
+    path: '/.well-known/oauth-protected-resource/mcp',
+    access: 'public',
+    summary:
+      'RFC 9728 Protected Resource Metadata of the MCP endpoint: where MCP clients learn how to authenticate.',
+    ok: {
+      status: 200,
+      description: 'Protected resource metadata',
+      schema: object({ resource: { type: 'string' }, bearer_methods_supported: { type: 'array' } }, [
+        'resource',
+      ]),
+    },
+  },
+  {
     method: 'get',
     path: '/v1/usage',
     access: 'team',
@@ -407,6 +487,14 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: 'get',
+    path: '/admin/v1/mcp/servers',
+    access: 'admin',
+    summary:
+      'Every configured MCP server (docs/mcp.md) with its health and tools on the replica that answers, each asked for its tools now (within its timeoutMs); never its credentials.',
+    ok: { status: 200, description: 'MCP servers', schema: list() },
+  },
+  {
+    method: 'get',
     path: '/admin/v1/prices/{model}',
     access: 'admin',
     summary:
@@ -613,6 +701,11 @@ export function buildOpenApiDocument(
             selfServiceTokens: {
               type: 'boolean',
               description: 'Its team-members may keep team tokens of their own.',
+            },
+            responseCache: {
+              type: 'boolean',
+              description:
+                'Its requests use the response cache of models that have one (false: opted out; docs/response-cache.md).',
             },
           },
           ['id'],

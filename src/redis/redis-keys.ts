@@ -58,6 +58,10 @@ export class RedisKeys {
   storedResponse(teamId: string, responseId: string): string {
     return `${this.prefix}resp:{${teamId}}:${responseId}`;
   }
+  /** A cached answer (response-cache/): by the SHA-256 of the team's request, under its team's tag. */
+  responseCache(teamId: string, key: string): string {
+    return `${this.prefix}rcache:{${teamId}}:${key}`;
+  }
   /** A console sign-in, by the SHA-256 of its cookie value (the cookie itself is never stored). */
   consoleSession(sessionDigest: string): string {
     return `${this.prefix}console:session:${sessionDigest}`;

@@ -59,6 +59,8 @@ export interface RequestLogEntry {
   clientAddress: string | null;
   /** Whether its content is kept (the team's `logging.content: full`); the content itself is stored apart. */
   contentKept: boolean;
+  /** Answered from the response cache (docs/response-cache.md): no deployment, no attempts, cost 0. */
+  cacheHit: boolean;
 }
 
 /** What was sent and answered, redacted: kept apart from the entry, with a retention of its own. */

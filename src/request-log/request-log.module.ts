@@ -38,6 +38,7 @@ import { AppLogger } from '../common/logging/logger';
     RequestLogWriter,
     RequestLog,
   ],
-  exports: [RequestLog, RequestLogRedactor],
+  // The writer also takes the entries of MCP tool calls (mcp/mcp-call-log.ts).
+  exports: [RequestLog, RequestLogRedactor, RequestLogWriter],
 })
 export class RequestLogModule {}

@@ -68,6 +68,7 @@ export class RequestLog {
       traceId: exchange.trace?.traceId ?? traceIdOf(req.headers.traceparent),
       clientAddress: clientAddress(req) ?? null,
       contentKept: principal.keepsContent === true,
+      cacheHit: record.cacheHit,
     };
     this.writer.enqueue(
       entry.contentKept ? { entry, content: { request: req.body, response: exchange.answer } } : { entry },

@@ -26,6 +26,10 @@ export interface Team {
   selfServiceTokens: boolean;
   /** What the request log keeps of its requests; `content: null` follows logging.requests.content. */
   logging: TeamLogging;
+  /** Its requests use the response cache of models that have one (docs/response-cache.md); false opts it out. */
+  responseCache: boolean;
+  /** The MCP servers and tools its tokens may reach through /mcp (docs/mcp.md); no servers: none. */
+  mcp: TeamMcp;
   createdAt: string;
   updatedAt: string;
 }
@@ -34,6 +38,15 @@ export interface Team {
 export interface TeamLogging {
   content: 'none' | 'full' | null;
 }
+
+/** A team's MCP permissions: server ids, and globs over the tools' gateway names (`<server>__<tool>`). */
+export interface TeamMcp {
+  servers: string[];
+  tools: string[];
+}
+
+/** What a team may reach through /mcp when nothing says otherwise: nothing (least privilege). */
+export const NO_MCP: TeamMcp = { servers: [], tools: ['*'] };
 
 /**
  * What create and update accept. An update changes only what it names (JSON Merge Patch, RFC 7396, for the
@@ -50,6 +63,9 @@ export interface TeamChanges {
   disabled?: boolean;
   selfServiceTokens?: boolean;
   logging?: TeamLogging;
+  responseCache?: boolean;
+  /** Replaced whole, like `models`. */
+  mcp?: TeamMcp;
 }
 
 export type LimitsPatch = { [name in keyof Limits]?: number | null };
@@ -87,6 +103,8 @@ export function parseTeam(fields: Record<string, string>): Team | null {
     logging: {
       content: fields.logContent === 'none' || fields.logContent === 'full' ? fields.logContent : null,
     },
+    responseCache: fields.responseCache !== '0',
+    mcp: fields.mcp ? (JSON.parse(fields.mcp) as TeamMcp) : NO_MCP,
     createdAt: fields.createdAt,
     updatedAt: fields.updatedAt ?? fields.createdAt,
   };
@@ -142,6 +160,9 @@ function mergedFields(
   if (changes.selfServiceTokens !== undefined)
     fields.selfServiceTokens = changes.selfServiceTokens ? '1' : '0';
   if (changes.logging !== undefined) fields.logContent = changes.logging.content ?? '';
+  if (changes.responseCache !== undefined) fields.responseCache = changes.responseCache ? '1' : '0';
+  if (changes.mcp !== undefined)
+    fields.mcp = JSON.stringify({ servers: changes.mcp.servers, tools: changes.mcp.tools });
   return { fields, clamped };
 }
 
@@ -154,6 +175,8 @@ const BLANK: Team = {
   disabled: false,
   selfServiceTokens: false,
   logging: { content: null },
+  responseCache: true,
+  mcp: NO_MCP,
   createdAt: '',
   updatedAt: '',
 };
@@ -179,6 +202,8 @@ export class TeamStore implements OnApplicationBootstrap {
         metadata: seed.metadata,
         selfServiceTokens: seed.selfServiceTokens,
         logging: seed.logging,
+        responseCache: seed.responseCache,
+        mcp: seed.mcp && { servers: seed.mcp.servers, tools: seed.mcp.tools },
       });
     }
   }
@@ -203,6 +228,7 @@ export class TeamStore implements OnApplicationBootstrap {
   }
 
   async create(id: string, changes: TeamChanges): Promise<Team> {
+    this.assertKnownMcpServers(changes);
     if (!(await this.createIfMissing(id, changes))) {
       throw new GatewayException('team_exists', `Team "${id}" already exists.`, { param: 'id' });
     }
@@ -221,6 +247,7 @@ export class TeamStore implements OnApplicationBootstrap {
     changes: TeamChanges,
     check?: ChangeCheck,
   ): Promise<{ team: Team; clamped: Clamped }> {
+    this.assertKnownMcpServers(changes);
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
       const raw = await this.records.read(id);
       const team = parseTeam(raw);
@@ -239,6 +266,18 @@ export class TeamStore implements OnApplicationBootstrap {
       'team_update_conflict',
       `Team "${id}" is being changed by others at the same time; try again.`,
     );
+  }
+
+  /** A team's MCP servers must be configured ones (mcp.servers); a server removed later is simply not reached. */
+  private assertKnownMcpServers(changes: TeamChanges): void {
+    const known = Object.keys(this.config.mcp.servers);
+    const unknown = (changes.mcp?.servers ?? []).filter((server) => !known.includes(server));
+    if (unknown.length > 0)
+      throw new GatewayException(
+        'invalid_request',
+        `Unknown MCP server ${unknown.map((server) => `"${server}"`).join(', ')} (configured: ${known.join(', ') || 'none'}).`,
+        { param: 'mcp.servers', wireCode: null },
+      );
   }
 
   async get(id: string): Promise<Team | null> {

@@ -285,6 +285,7 @@ export class InflightLeases implements OnModuleInit, OnApplicationShutdown {
         cachedTokens: 0,
         cacheWriteTokens: 0,
         cacheWrite1hTokens: 0,
+        cacheHit: false,
       },
       this.prices.priceOf({
         model: request.model,

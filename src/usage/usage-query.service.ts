@@ -29,6 +29,10 @@ export interface UsageTotals {
   prompt_tokens: number;
   completion_tokens: number;
   reasoning_tokens: number;
+  /** Prompt tokens read from the vendors' prompt caches (part of prompt_tokens). */
+  cached_tokens: number;
+  /** Prompt tokens written to the vendors' prompt caches (part of prompt_tokens, apart from cached_tokens). */
+  cache_write_tokens: number;
   total_tokens: number;
   estimated_requests: number;
   /**
@@ -66,6 +70,8 @@ function emptyTotals(): UsageTotals {
     prompt_tokens: 0,
     completion_tokens: 0,
     reasoning_tokens: 0,
+    cached_tokens: 0,
+    cache_write_tokens: 0,
     total_tokens: 0,
     estimated_requests: 0,
     cost: 0,
@@ -198,6 +204,12 @@ function add(totals: UsageTotals, metric: string, value: number): void {
       return;
     case 'reasoning':
       totals.reasoning_tokens += value;
+      return;
+    case 'cache_read':
+      totals.cached_tokens += value;
+      return;
+    case 'cache_write':
+      totals.cache_write_tokens += value;
       return;
     case 'estimated':
       totals.estimated_requests += value;

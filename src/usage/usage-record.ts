@@ -1,4 +1,4 @@
-import { costInNanos } from '../billing/cost';
+import { costInNanos, costWithoutCacheNanos } from '../billing/cost';
 import type { Price } from '../billing/price-book';
 import { USAGE_OUTCOMES, type UsageOutcome } from '../core/request-outcome';
 
@@ -49,6 +49,13 @@ export interface UsageRecord {
   costNanos: number | null;
   /** The cost rests on estimated counts. */
   costEstimated: boolean;
+  /** Answered from the response cache (docs/response-cache.md): no backend was called, its cost is 0. */
+  cacheHit: boolean;
+  /**
+   * What it would have cost with every prompt token at the input price (no prompt cache), when its cost is known:
+   * the metrics' baseline for what caching saved. Not stored (the record's counts and price give it again).
+   */
+  costWithoutCacheNanos?: number;
 }
 
 /** The counters' and metrics' name for every model name that is not in the config (a typo, a model not served). */
@@ -78,21 +85,29 @@ export function modelNames(
 
 /** The cost fields of a record, from its counts and the price that applies (billing/price-book.ts). */
 export function withCost(
-  record: Omit<UsageRecord, 'costNanos' | 'costEstimated'>,
+  record: Omit<UsageRecord, 'costNanos' | 'costEstimated' | 'costWithoutCacheNanos'>,
   price: Price | undefined,
 ): UsageRecord {
-  const cost = costInNanos(
-    {
-      prompt: record.promptTokens,
-      cached: record.cachedTokens,
-      cacheWrite: record.cacheWriteTokens,
-      cacheWrite1h: record.cacheWrite1hTokens,
-      completion: record.completionTokens,
-      reasoning: record.reasoningTokens,
-    },
-    price,
-  );
-  return { ...record, costNanos: cost ?? null, costEstimated: cost !== undefined && record.estimated };
+  // A response cache hit called no backend: its tokens are counted, nothing was spent.
+  if (record.cacheHit) return { ...record, costNanos: 0, costEstimated: false };
+  const tokens = {
+    prompt: record.promptTokens,
+    cached: record.cachedTokens,
+    cacheWrite: record.cacheWriteTokens,
+    cacheWrite1h: record.cacheWrite1hTokens,
+    completion: record.completionTokens,
+    reasoning: record.reasoningTokens,
+  };
+  const cost = costInNanos(tokens, price);
+  const usedCache = record.cachedTokens > 0 || record.cacheWriteTokens > 0;
+  return {
+    ...record,
+    costNanos: cost ?? null,
+    costEstimated: cost !== undefined && record.estimated,
+    ...(cost === undefined
+      ? {}
+      : { costWithoutCacheNanos: usedCache ? costWithoutCacheNanos(tokens, price) : cost }),
+  };
 }
 
 /**
@@ -106,6 +121,8 @@ export const COUNTER_METRICS = [
   'prompt',
   'completion',
   'reasoning',
+  'cache_read',
+  'cache_write',
   'estimated',
   'cost',
   'cost_unknown',
@@ -157,6 +174,8 @@ export function counterIncrements(record: UsageRecord): Array<[string, number]> 
   if (record.promptTokens) out.push([at('prompt'), record.promptTokens]);
   if (record.completionTokens) out.push([at('completion'), record.completionTokens]);
   if (record.reasoningTokens) out.push([at('reasoning'), record.reasoningTokens]);
+  if (record.cachedTokens) out.push([at('cache_read'), record.cachedTokens]);
+  if (record.cacheWriteTokens) out.push([at('cache_write'), record.cacheWriteTokens]);
   if (record.estimated) out.push([at('estimated'), 1]);
   if (record.costNanos) out.push([at('cost'), record.costNanos]);
   if (record.costNanos === null) out.push([at('cost_unknown'), 1]);
@@ -221,6 +240,8 @@ export function recordFields(record: UsageRecord): string[] {
     record.costNanos === null ? '' : String(record.costNanos),
     'cost_estimated',
     record.costEstimated ? '1' : '0',
+    'cache_hit',
+    record.cacheHit ? '1' : '0',
   ];
 }
 
@@ -243,7 +264,7 @@ export function recordView(entryId: string, flat: string[]): Record<string, unkn
   const view: Record<string, unknown> = { entry_id: entryId };
   for (const [name, value] of Object.entries(fields)) {
     if (numbers.includes(name)) view[name] = Number(value);
-    else if (name === 'stream' || name === 'estimated' || name === 'cost_estimated')
+    else if (name === 'stream' || name === 'estimated' || name === 'cost_estimated' || name === 'cache_hit')
       view[name] = value === '1';
     // Money in the currency's unit for people; nano-units (exact) beside it for machines.
     else if (name === 'cost_nanos') {
@@ -253,6 +274,8 @@ export function recordView(entryId: string, flat: string[]): Record<string, unkn
   }
   // Records written before costs existed say so: unknown, not free.
   if (!('cost_nanos' in fields)) view.cost = view.cost_nanos = null;
+  // Records written before the response cache existed were all answered by a backend.
+  if (!('cache_hit' in fields)) view.cache_hit = false;
   return view;
 }
 

@@ -100,6 +100,7 @@ export class UsageRecorder implements NestMiddleware {
         cachedTokens: tokens.cached ?? 0,
         cacheWriteTokens: tokens.cacheWrite ?? 0,
         cacheWrite1hTokens: tokens.cacheWrite1h ?? 0,
+        cacheHit: ctx.cacheHit,
       },
       this.prices.priceOf(served),
     );
@@ -110,7 +111,12 @@ export class UsageRecorder implements NestMiddleware {
     const mayReplace = lease !== undefined && this.leases.mayHaveBeenSwept(lease.admittedAt);
     this.writer.enqueue({
       record,
-      settle: this.limits.settlement(ctx.reservation, tokens.prompt + tokens.completion, record.costNanos),
+      // A response cache hit counts as a request against limits, not as tokens: nothing was generated for it.
+      settle: this.limits.settlement(
+        ctx.reservation,
+        ctx.cacheHit ? 0 : tokens.prompt + tokens.completion,
+        record.costNanos,
+      ),
       concurrencyKeys: ctx.concurrencyKeys ?? [],
       admittedAt: lease?.admittedAt,
       onWritten: mayReplace ? (result) => this.observeWhenWritten(record, timings, result) : undefined,

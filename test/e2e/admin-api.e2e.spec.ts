@@ -228,6 +228,7 @@ describe('admin API: teams, tokens, audit', () => {
         revokedAt: null,
         rotatedAt: null,
         models: null,
+        mcpTools: null,
         limits: {},
         owner: null, // issued for the team, not by a member for themself
       },

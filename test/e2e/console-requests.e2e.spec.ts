@@ -278,6 +278,18 @@ describe('the console: requests', () => {
     expect((await gw.admin('GET', '/admin/v1/teams/team-b')).body.logging).toEqual({ content: null });
   });
 
+  it("opts a team out of the response cache from the team's page, and back in", async () => {
+    const page = await asAdmin('#/teams/team-b');
+    const setting = page.getByTestId('team-response-cache');
+    await setting.getByText('answer repeated requests of this team').waitFor();
+    await setting.getByRole('button', { name: 'Opt out of the response cache' }).click();
+    await setting.getByText('never uses the response cache').waitFor();
+    expect((await gw.admin('GET', '/admin/v1/teams/team-b')).body.responseCache).toBe(false);
+    await setting.getByRole('button', { name: 'Use the response cache' }).click();
+    await setting.getByText('answer repeated requests of this team').waitFor();
+    expect((await gw.admin('GET', '/admin/v1/teams/team-b')).body.responseCache).toBe(true);
+  });
+
   it("shows a team-member their team's requests only", async () => {
     const session = await openConsoleBrowser(browser, gw.url);
     opened.push(session);

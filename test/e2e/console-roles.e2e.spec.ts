@@ -109,7 +109,15 @@ describe('the console by role', () => {
 
   it('shows an org-admin every section and every button, and grants and revokes a membership', async () => {
     const page = await signedIn('alice', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Requests', 'Models', 'Audit trail', 'My tokens']);
+    expect(await nav(page)).toEqual([
+      'Overview',
+      'Teams',
+      'Requests',
+      'Models',
+      'MCP',
+      'Audit trail',
+      'My tokens',
+    ]);
     await page.getByRole('link', { name: 'team-b' }).waitFor();
     expect((await controls(page)).summaries).toContain('Create a team');
 
@@ -123,6 +131,7 @@ describe('the console by role', () => {
         'Rotate',
         'Revoke',
         'Allow member tokens',
+        'Opt out of the response cache',
         'Grant',
         'Revoke',
         'Save',
@@ -156,7 +165,15 @@ describe('the console by role', () => {
 
   it('shows an org-viewer every team read-only: no button, no form', async () => {
     const page = await signedIn('vera', '#/teams');
-    expect(await nav(page)).toEqual(['Overview', 'Teams', 'Requests', 'Models', 'Audit trail', 'My tokens']);
+    expect(await nav(page)).toEqual([
+      'Overview',
+      'Teams',
+      'Requests',
+      'Models',
+      'MCP',
+      'Audit trail',
+      'My tokens',
+    ]);
     await page.getByRole('link', { name: 'team-a' }).waitFor();
     await page.getByRole('link', { name: 'team-b' }).waitFor();
     expect((await controls(page)).summaries).toEqual([]);
@@ -206,7 +223,15 @@ describe('the console by role', () => {
     await teamPageLoaded(page, { members: false });
     await page.getByText('No memberships granted here.').waitFor();
     expect(await controls(page)).toEqual({
-      buttons: ['Issue token', 'Rotate', 'Revoke', 'Stop member tokens', 'Grant', 'Save'],
+      buttons: [
+        'Issue token',
+        'Rotate',
+        'Revoke',
+        'Stop member tokens',
+        'Opt out of the response cache',
+        'Grant',
+        'Save',
+      ],
       forms: 3,
       summaries: ['Models and limits, within the ceiling'],
     });

@@ -1,14 +1,19 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { parse, stringify } from 'yaml';
 import { eventually } from '../support/eventually';
+import { freePort } from '../support/free-port';
+import { RemoteMcpServer } from '../support/mcp-remote-server';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { ensurePrometheus, PrometheusServer } from '../support/prometheus';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 const root = join(__dirname, '../..');
 const METRICS_TOKEN = 'test-metrics-token';
+const MCP_SERVER_TOKEN = 'mcp-server-credential';
 
 /**
  * A real Prometheus (Debian's package) scrapes a real gateway with the shipped scrape config;
@@ -19,19 +24,44 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
   jest.setTimeout(120_000);
   let upstream: OpenAIUpstream;
   let gw: TestGateway;
+  let mcpServer: RemoteMcpServer;
   const prometheus = new PrometheusServer();
 
   beforeAll(async () => {
     const binary = ensurePrometheus();
+    mcpServer = await new RemoteMcpServer({ token: MCP_SERVER_TOKEN }).start();
+    const downPort = await freePort();
     upstream = await new OpenAIUpstream().start();
     upstream.delayMs = 20;
     gw = await startTestGateway({
       upstreamUrl: upstream.url,
-      // `echo` has a price (spend panels); `slow` has none (the unknown-price panel).
+      // `echo` has a price (spend panels); `slow` has none (the unknown-price panel); `cached` reads 800 prompt
+      // tokens from OpenAI's prompt cache per request (the prompt cache panels).
       config: {
         server: { metricsToken: METRICS_TOKEN },
         metrics: { quotaCacheMs: 0 },
-        models: { echo: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } } },
+        // A tool server to call and one that is down (the MCP panels).
+        mcp: {
+          servers: {
+            tools: { url: mcpServer.url, headers: { Authorization: `Bearer ${MCP_SERVER_TOKEN}` } },
+            gone: { url: `http://127.0.0.1:${downPort}/mcp`, timeoutMs: 2000 },
+          },
+        },
+        models: {
+          echo: { backend: 'standin', upstreamModel: 'echo', price: { input: 2, output: 8 } },
+          cached: {
+            backend: 'standin',
+            upstreamModel: 'cached-800-0-0',
+            price: { input: 2, cachedInput: 0.5, output: 8 },
+          },
+          // Answers a repeated request from the response cache (its panel).
+          remembered: {
+            backend: 'standin',
+            upstreamModel: 'echo',
+            price: { input: 2, output: 8 },
+            responseCache: { ttlSeconds: 600 },
+          },
+        },
       },
     });
     // The shipped scrape config, with only the target and the token file's path swapped for this machine.
@@ -53,6 +83,7 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
     await prometheus.stop();
     await gw?.close();
     await upstream?.stop();
+    await mcpServer?.stop();
   });
 
   it('/metrics needs the metrics token when one is configured', async () => {
@@ -72,6 +103,7 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
       await gw.admin('POST', '/admin/v1/teams', {
         id: team,
         limits: { requestsPerMinute: 1000, tokensPerDay: 100_000 },
+        mcp: { servers: ['tools', 'gone'], tools: ['*'] },
       });
       await gw.admin('POST', '/admin/v1/teams', { id: `${team}-budgeted`, limits: { budgetPerDay: 1 } });
       tokens[`${team}-budgeted`] = (
@@ -96,6 +128,10 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
         await client.chat.completions
           .create({ model: 'status-500', messages: [{ role: 'user', content: 'x' }] })
           .catch(() => undefined);
+        await client.chat.completions.create({
+          model: 'cached',
+          messages: [{ role: 'user', content: `cached round ${round}` }],
+        });
       }
       await gw
         .openai(tokens.alpha)
@@ -105,12 +141,33 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
           messages: [{ role: 'user', content: 'x' }],
         })
         .catch(() => undefined);
-      for (const team of teams)
-        await gw.openai(tokens[`${team}-budgeted`]).chat.completions.create({
+      for (const team of teams) {
+        const budgeted = gw.openai(tokens[`${team}-budgeted`]);
+        await budgeted.chat.completions.create({
           model: 'echo',
           max_tokens: 20,
           messages: [{ role: 'user', content: `spend ${round}` }],
         });
+        // A miss, then a hit of the same request (in the teams with no token limit: a hit's tokens are in the usage
+        // API but not in token limits, which the quota check below compares).
+        for (let i = 0; i < 2; i++)
+          await budgeted.chat.completions.create({
+            model: 'remembered',
+            messages: [{ role: 'user', content: `remembered round ${round}` }],
+          });
+      }
+      // A tool call through /mcp, and one to the server that is down.
+      for (const team of teams) {
+        const client = new Client({ name: 'prometheus-e2e', version: '1.0.0' });
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), {
+            requestInit: { headers: { authorization: `Bearer ${tokens[team]}` } },
+          }),
+        );
+        await client.callTool({ name: 'tools__echo', arguments: { text: `round ${round}` } });
+        await client.callTool({ name: 'gone__echo', arguments: {} }).catch(() => undefined);
+        await client.close();
+      }
       // Each round in a scrape of its own, so rate() and increase() have several samples to work with.
       await prometheus.scrapedAfter(Date.now());
     }
@@ -177,6 +234,25 @@ describe('Prometheus scraping the gateway, and the shipped dashboard', () => {
       const unknown = await prometheus.query(`sum(switchyard_cost_unknown_total{team="${team}"})`);
       expect(Number(unknown[0]?.value[1] ?? 0)).toBe(total.cost_unknown_requests);
     }
+    // The prompt cache panels: 800 of each cached request's prompt tokens were reads, each saving 1.5 per million
+    // (2 at the input price, 0.5 at the read price), over the 8 cached requests.
+    const cacheUsage = (await gw.admin('GET', '/admin/v1/usage?model=cached')).body.total;
+    const [share] = await prometheus.query(
+      'sum(switchyard_tokens_total{model="cached", type="cache_read"}) / sum(switchyard_tokens_total{model="cached", type="prompt"})',
+    );
+    expect(Number(share.value[1])).toBeCloseTo((8 * 800) / cacheUsage.prompt_tokens, 9);
+    const [saved] = await prometheus.query(
+      'sum(switchyard_cost_without_cache_total{model="cached"}) - sum(switchyard_cost_total{model="cached"})',
+    );
+    expect(Number(saved.value[1])).toBeCloseTo((8 * 800 * 1.5) / 1e6, 9);
+    // The response cache panel: one hit for each miss (8 of each).
+    const lookups = await prometheus.query(
+      'sum by (result) (switchyard_response_cache_total{model="remembered", result=~"hit|miss"})',
+    );
+    expect(Object.fromEntries(lookups.map((row) => [row.metric.result, Number(row.value[1])]))).toEqual({
+      hit: 8,
+      miss: 8,
+    });
     const budget = (await gw.admin('GET', '/admin/v1/teams/alpha-budgeted/budget')).body.budgets[0];
     const [used] = await prometheus.query(
       'max by (team, budget) (switchyard_budget_used_ratio{team="alpha-budgeted"})',

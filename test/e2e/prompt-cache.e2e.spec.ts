@@ -6,77 +6,23 @@ import { AnthropicUpstream } from '../support/anthropic-upstream';
 import { BedrockUpstream } from '../support/bedrock-upstream';
 import { GeminiUpstream } from '../support/gemini-upstream';
 import { OpenAIUpstream } from '../support/openai-upstream';
+import {
+  anthropicClasses,
+  converseClasses,
+  geminiClasses,
+  handCost,
+  openaiClasses,
+  type Prices,
+} from '../support/cache-classes';
 import type { RecordedRequest } from '../support/standin-server';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
-import { waitForUsageRecord, waitForUsageRecords } from '../support/usage';
+import { waitForUsageRecord, waitForUsageRecords, waitForUsageSummary } from '../support/usage';
 import { VertexUpstream } from '../support/vertex-upstream';
 
 const AWS_KEY = {
   accessKeyId: 'AKIAPROMPTCACHE00001',
   secretAccessKey: 'prompt/Cache+Secret/Key0123456789abcdefg',
 };
-
-/** A vendor's usage as billing classes, read the vendor's own way (the stand-ins report as their vendors document). */
-interface Classes {
-  uncached: number;
-  reads: number;
-  writes5m: number;
-  writes1h: number;
-  output: number;
-}
-
-/** Anthropic (and Claude on Bedrock): input_tokens is the uncached part; writes split by lifetime in cache_creation. */
-const anthropicClasses = (u: Record<string, any>): Classes => ({
-  uncached: u.input_tokens,
-  reads: u.cache_read_input_tokens,
-  writes5m: u.cache_creation?.ephemeral_5m_input_tokens ?? u.cache_creation_input_tokens,
-  writes1h: u.cache_creation?.ephemeral_1h_input_tokens ?? 0,
-  output: u.output_tokens,
-});
-/** OpenAI: prompt_tokens counts every input token, cached_tokens the reads among them. */
-const openaiClasses = (u: Record<string, any>): Classes => ({
-  uncached: u.prompt_tokens - u.prompt_tokens_details.cached_tokens,
-  reads: u.prompt_tokens_details.cached_tokens,
-  writes5m: 0,
-  writes1h: 0,
-  output: u.completion_tokens,
-});
-/** Gemini: promptTokenCount counts the cached content too. */
-const geminiClasses = (u: Record<string, any>): Classes => ({
-  uncached: u.promptTokenCount - u.cachedContentTokenCount,
-  reads: u.cachedContentTokenCount,
-  writes5m: 0,
-  writes1h: 0,
-  output: u.candidatesTokenCount + (u.thoughtsTokenCount ?? 0),
-});
-/** Converse: inputTokens leaves the cache reads and writes out. */
-const converseClasses = (u: Record<string, any>): Classes => ({
-  uncached: u.inputTokens,
-  reads: u.cacheReadInputTokens,
-  writes5m: u.cacheWriteInputTokens,
-  writes1h: 0,
-  output: u.outputTokens,
-});
-
-interface Prices {
-  input: number;
-  cachedInput: number;
-  cacheWrite?: number;
-  cacheWrite1h?: number;
-  output: number;
-}
-
-/** By hand: each class times its price per million tokens (micro-units per token, 1000 nano-units), rounded once. */
-function handCost(c: Classes, p: Prices): number {
-  const priced = (tokens: number, price: number | undefined) => (tokens ? tokens * price! : 0);
-  const micros =
-    c.uncached * p.input +
-    c.reads * p.cachedInput +
-    priced(c.writes5m, p.cacheWrite) +
-    priced(c.writes1h, p.cacheWrite1h) +
-    c.output * p.output;
-  return Math.round(micros * 1000);
-}
 
 const CLAUDE_PRICES: Prices = { input: 3, cachedInput: 0.3, cacheWrite: 3.75, cacheWrite1h: 6, output: 15 };
 const OPENAI_PRICES: Prices = { input: 2.5, cachedInput: 1.25, output: 10 };
@@ -223,6 +169,14 @@ describe('prompt caching: passed through, reported in each wire, priced by class
           completion_tokens: vendor.output,
           cost_nanos: handCost(vendor, prices),
           cost_estimated: false,
+        });
+        // The usage API sums the classes as the record has them.
+        const { total } = await waitForUsageSummary(gw, `team=${team}`, 1);
+        expect(total).toMatchObject({
+          prompt_tokens: record.prompt_tokens,
+          cached_tokens: vendor.reads,
+          cache_write_tokens: vendor.writes5m + vendor.writes1h,
+          cost_nanos: record.cost_nanos,
         });
       });
     },
@@ -444,6 +398,45 @@ describe('prompt caching: passed through, reported in each wire, priced by class
       ]);
     });
 
+    it.each([
+      ['Claude on Bedrock', 'bedrock-claude-cached', () => bedrock],
+      ['Claude on Vertex', 'vertex-claude-cached', () => vertex],
+    ] as const)('from Responses to %s, on text parts as on chat', async (where, model, standIn) => {
+      const marker = `responses marks to ${where}`;
+      const { token } = await gw.teamToken(`marks-responses-${model}`);
+      await gw.openai(token).responses.create({
+        model,
+        store: false,
+        input: [
+          { role: 'developer', content: [{ type: 'input_text', text: 'Be terse.', cache_control: oneHour }] },
+          { role: 'user', content: [{ type: 'input_text', text: marker, cache_control: fiveMinutes }] },
+        ],
+      } as never);
+      const body = sentTo(standIn(), marker).body;
+      expect(body.system).toEqual([{ type: 'text', text: 'Be terse.', cache_control: oneHour }]);
+      expect(body.messages[0].content).toEqual([{ type: 'text', text: marker, cache_control: fiveMinutes }]);
+    });
+
+    it.each([
+      ['Claude on Bedrock', 'bedrock-claude-cached', () => bedrock],
+      ['Claude on Vertex', 'vertex-claude-cached', () => vertex],
+    ] as const)('from Messages to %s, natively: as sent', async (where, model, standIn) => {
+      const marker = `messages marks to ${where}`;
+      const { token } = await gw.teamToken(`marks-messages-${model}`);
+      const client = new Anthropic({ apiKey: token, baseURL: gw.url, maxRetries: 0 });
+      await client.messages.create({
+        model,
+        max_tokens: 50,
+        system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: marker, cache_control: { type: 'ephemeral' } }] },
+        ],
+      });
+      const body = sentTo(standIn(), marker).body;
+      expect(body.system).toEqual([{ type: 'text', text: 'Be brief.', cache_control: oneHour }]);
+      expect(body.messages[0].content).toEqual([{ type: 'text', text: marker, cache_control: fiveMinutes }]);
+    });
+
     it('from Messages to Anthropic, natively: the bytes as sent', async () => {
       const { token } = await gw.teamToken('marks-messages');
       const client = new Anthropic({ apiKey: token, baseURL: gw.url, maxRetries: 0 });
@@ -520,5 +513,38 @@ describe('prompt caching: passed through, reported in each wire, priced by class
     const records = await waitForUsageRecords(gw, 'cache-budget', 4);
     const spent = records.reduce((sum, record) => sum + (record.cost_nanos ?? 0), 0);
     expect(spent).toBe(each * 3);
+  });
+
+  it('a nearly spent budget refuses a long cached prompt that would fit at the read price: its prompt is reserved at the input price', async () => {
+    // One 300,000-byte word: the gateway reserves about 100,000 prompt tokens for it (a token per 3 bytes) at the
+    // input price, while the stand-in bills it as one uncached word beside its 100,000 cache reads (as a vendor bills
+    // a long prompt whose prefix it had cached).
+    const prompt = `reserve-${'x'.repeat(300_000)}`;
+    const ask = (client: ReturnType<TestGateway['openai']>) =>
+      client.chat.completions.create({
+        model: 'claude-reads',
+        max_tokens: 20,
+        messages: [{ role: 'user', content: prompt }],
+      });
+    // What the request reserves: a budget of one micro-unit refuses it, saying so.
+    await gw.admin('POST', '/admin/v1/teams', { id: 'reserve-probe', limits: { budgetPerDay: 0.000001 } });
+    const refused = await ask(gw.openai((await gw.teamToken('reserve-probe')).token)).then(
+      () => ({ status: 200, message: '' }),
+      (error: { status: number; message: string }) => error,
+    );
+    expect(refused).toMatchObject({ status: 429 });
+    const reserved = Number(/may cost up to ([\d.]+) USD/.exec(refused.message)![1]);
+    // The first request is admitted and settles at its cost by class, a tenth of what it reserved for its prompt.
+    const budget = reserved + 0.01;
+    await gw.admin('POST', '/admin/v1/teams', { id: 'reserve-near', limits: { budgetPerDay: budget } });
+    const client = gw.openai((await gw.teamToken('reserve-near')).token);
+    await ask(client);
+    const [record] = await waitForUsageRecords(gw, 'reserve-near', 1);
+    const cost = handCost(anthropicClasses(sentTo(anthropic, 'reserve-').usage!), CLAUDE_PRICES);
+    expect(record.cost_nanos).toBe(cost);
+    // A second would fit at what it costs (two of them are far below the budget), but not at what it reserves.
+    expect(2 * cost).toBeLessThan(budget * 1e9);
+    expect(cost + reserved * 1e9).toBeGreaterThan(budget * 1e9);
+    await expect(ask(client)).rejects.toMatchObject({ status: 429 });
   });
 });

@@ -170,6 +170,8 @@ models:
       prompt_tokens: 20 * REAL.prompt,
       completion_tokens: 20 * REAL.completion,
       reasoning_tokens: 0,
+      cached_tokens: 0,
+      cache_write_tokens: 0,
       total_tokens: 20 * (REAL.prompt + REAL.completion),
       estimated_requests: 0,
       cost: (20 * REAL.costNanos) / 1e9,

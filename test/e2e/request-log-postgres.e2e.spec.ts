@@ -3,7 +3,7 @@ import { Pool } from 'pg';
 import { migrateDatabase } from '../../src/cli/db-migrate';
 import type { GatewayConfig, RequestLogRetentionConfig } from '../../src/config/config.schema';
 import { MIGRATIONS, migrate } from '../../src/request-log/postgres/postgres-migrations';
-import { partitionsOf } from '../../src/request-log/postgres/postgres-partitions';
+import { ensurePartitions, partitionsOf } from '../../src/request-log/postgres/postgres-partitions';
 import { PostgresRequestLogStore } from '../../src/request-log/postgres/postgres-request-log.repository';
 import type { RequestLogEntry, RequestLogRecord } from '../../src/request-log/request-log-entry';
 import { InvalidCursorError } from '../../src/request-log/request-log-query';
@@ -68,6 +68,7 @@ function entry(overrides: Partial<RequestLogEntry> = {}): RequestLogEntry {
     traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
     clientAddress: '10.0.0.7',
     contentKept: false,
+    cacheHit: false,
     ...overrides,
   };
 }
@@ -128,8 +129,8 @@ describe('request log: the PostgreSQL store', () => {
     await Promise.all(replicas.map((replica) => replica.end()));
     expect([...together].sort((a, b) => b.length - a.length)).toEqual([MIGRATIONS.map((m) => m.version), []]);
     expect(await migrate(pool, schema)).toEqual([]);
-    const { rows } = await pool.query(`SELECT version FROM migrated.schema_migrations`);
-    expect(rows).toEqual([{ version: 1 }]);
+    const { rows } = await pool.query(`SELECT version FROM migrated.schema_migrations ORDER BY version`);
+    expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version })));
     const tables = await pool.query(
       `SELECT relname FROM pg_class JOIN pg_namespace n ON n.oid = relnamespace
         WHERE nspname = 'migrated' AND relkind = 'p' ORDER BY relname`,
@@ -137,6 +138,21 @@ describe('request log: the PostgreSQL store', () => {
     expect(tables.rows.map((r: { relname: string }) => r.relname)).toEqual([
       'request_log',
       'request_log_content',
+    ]);
+  });
+
+  it('brings a schema made by the first step up to date: partitions made before step 2 gain cache_hit, false', async () => {
+    const schema = 'upgraded';
+    expect(await migrate(pool, schema, MIGRATIONS.slice(0, 1))).toEqual([1]);
+    await ensurePartitions(pool, schema, ['20261127']);
+    expect(await migrate(pool, schema)).toEqual([2]);
+    const { rows } = await pool.query(
+      `SELECT table_name, column_default, is_nullable FROM information_schema.columns
+        WHERE table_schema = 'upgraded' AND column_name = 'cache_hit' ORDER BY table_name`,
+    );
+    expect(rows).toEqual([
+      { table_name: 'request_log', column_default: 'false', is_nullable: 'NO' },
+      { table_name: 'request_log_p20261127', column_default: 'false', is_nullable: 'NO' },
     ]);
   });
 
@@ -155,8 +171,8 @@ describe('request log: the PostgreSQL store', () => {
       write.mockRestore();
     }
     expect(written.map((text) => JSON.parse(text) as unknown)).toEqual([
-      { schema: 'by_cli', applied: [1], version: 1 },
-      { schema: 'by_cli', applied: [], version: 1 },
+      { schema: 'by_cli', applied: [1, 2], version: 2 },
+      { schema: 'by_cli', applied: [], version: 2 },
     ]);
     await expect(migrateDatabase(config('by_cli', ''))).rejects.toThrow(/postgres.url is not set/);
   });

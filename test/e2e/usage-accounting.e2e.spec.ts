@@ -166,6 +166,8 @@ describe('usage accounting (Redis is the store of record)', () => {
       prompt_tokens: expectedOk.prompt + estimated.prompt,
       completion_tokens: expectedOk.completion + estimated.completion,
       reasoning_tokens: 0,
+      cached_tokens: 0,
+      cache_write_tokens: 0,
       total_tokens: expectedOk.prompt + expectedOk.completion + estimated.prompt + estimated.completion,
       estimated_requests: 2,
       // The stand-in's models have no price: every request that spent tokens is flagged, none counted as free, and

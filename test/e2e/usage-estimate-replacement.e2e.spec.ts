@@ -60,6 +60,7 @@ describe("the usage script: a late real record replaces a survivor's estimate", 
       cachedTokens: 0,
       cacheWriteTokens: 0,
       cacheWrite1hTokens: 0,
+      cacheHit: false,
     };
     // What the survivor bills: the reservation (prompt estimate + max_tokens), estimated, as an error.
     const estimate: UsageRecord = {

@@ -4,8 +4,8 @@ import schemathesis
 
 @schemathesis.check
 def api_error_shape(ctx, response, case):
-    """Every 4xx and 5xx carries its API's error body: OpenAI's {"error": {message, type, param, code}}, or on
-    Anthropic's Messages routes Anthropic's {"type": "error", "error": {type, message}}."""
+    """Every 4xx and 5xx carries its API's error body: OpenAI's {"error": {message, type, param, code}}, on
+    Anthropic's Messages routes Anthropic's {"type": "error", "error": {type, message}}, on /mcp JSON-RPC's."""
     if response.status_code < 400:
         return None
     try:
@@ -16,6 +16,13 @@ def api_error_shape(ctx, response, case):
         assert isinstance(body, dict) and body.get("type") == "error", f"{response.status_code} body is not an Anthropic error: {body!r}"[:300]
         error = body.get("error")
         assert isinstance(error, dict) and isinstance(error.get("type"), str), "error.type must be a string"
+        assert isinstance(error.get("message"), str) and error["message"], "error.message must be a non-empty string"
+        return None
+    if case.path == "/mcp" or case.path.startswith("/mcp/"):
+        # MCP (docs/mcp.md) is JSON-RPC 2.0: its errors are JSON-RPC's, with no id when the request had none usable.
+        assert isinstance(body, dict) and body.get("jsonrpc") == "2.0", f"{response.status_code} body is not JSON-RPC: {body!r}"[:300]
+        error = body.get("error")
+        assert isinstance(error, dict) and isinstance(error.get("code"), int), "error.code must be an integer"
         assert isinstance(error.get("message"), str) and error["message"], "error.message must be a non-empty string"
         return None
     error = body.get("error") if isinstance(body, dict) else None

@@ -33,6 +33,7 @@ export function logEntry(id: string, over: Partial<RequestLogEntry> = {}): Reque
     traceId: null,
     clientAddress: null,
     contentKept: false,
+    cacheHit: false,
     ...over,
   };
 }

@@ -62,6 +62,8 @@ export interface TestGatewayOptions {
   config?: Record<string, any>;
   /** Reuse a prefix (to run two replicas over the same Redis data). */
   prefix?: string;
+  /** Environment variables the config's `${NAME}` references read, beside the admin and upstream keys. */
+  env?: Record<string, string>;
 }
 
 export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
@@ -90,7 +92,11 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     },
     options.config ?? {},
   );
-  const config = buildConfig(raw, { TEST_ADMIN_KEY: ADMIN_KEY, TEST_UPSTREAM_KEY: 'upstream-secret-key' });
+  const config = buildConfig(raw, {
+    ...options.env,
+    TEST_ADMIN_KEY: ADMIN_KEY,
+    TEST_UPSTREAM_KEY: 'upstream-secret-key',
+  });
   const rawLogs: string[] = [];
   const logs: Array<Record<string, unknown>> = [];
   const gateway = await startGateway(config, {

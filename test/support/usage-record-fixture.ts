@@ -29,6 +29,7 @@ export function usageRecord(id: string, over: Partial<UsageRecord> = {}): UsageR
     cacheWrite1hTokens: 0,
     costNanos: 0,
     costEstimated: false,
+    cacheHit: false,
     ...over,
   };
 }

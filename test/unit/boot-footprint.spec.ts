@@ -14,6 +14,11 @@ const LAZY_PACKAGES = [
   'jose',
   'openid-client',
   're2js', // the request log's configured redaction patterns: loaded by the first one
+  // OpenTelemetry's SDK: loaded when telemetry.otlp is configured (telemetry/tracing-sdk.ts)
+  '@opentelemetry/sdk-trace',
+  '@opentelemetry/resources',
+  '@opentelemetry/core',
+  '@opentelemetry/semantic-conventions',
 ];
 
 function packagesLoadedBy(modules: string[]): string[] {
@@ -35,7 +40,7 @@ function packagesLoadedBy(modules: string[]): string[] {
 }
 
 describe('what a gateway loads at boot', () => {
-  it('loads the app and every family without the cloud SDKs or the OpenID Connect client', () => {
+  it('loads the app and every family without the cloud SDKs, the OpenID Connect client or the tracing SDK', () => {
     const loaded = packagesLoadedBy(['./dist/bootstrap.js', './dist/providers/families.js']);
     expect(loaded).toEqual(expect.arrayContaining(['@nestjs/core', 'ioredis', 'undici']));
     expect(LAZY_PACKAGES.filter((name) => loaded.includes(name))).toEqual([]);

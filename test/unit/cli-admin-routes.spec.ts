@@ -121,6 +121,38 @@ describe('the CLI over the admin API: one route per command', () => {
       expect(JSON.parse(printed.split('\n]\n')[0] + '\n]')).toEqual([{ ok: true }]);
     });
 
+    it("sends a team's MCP permissions (replaced whole) and a token's narrower MCP tools", async () => {
+      await runs(
+        'teams',
+        'update',
+        'research',
+        '--mcp-servers',
+        'github,notes',
+        '--mcp-tools',
+        'github__get_*,notes__*',
+      );
+      await runs('teams', 'create', 'lab', '--mcp-servers', 'github');
+      await runs('teams', 'update', 'research', '--mcp-servers', 'none', '--tool-calls-per-minute', '30');
+      await runs('tokens', 'create', '--team', 'research', '--mcp-tools', 'github__get_issue');
+      expect(seen.map(({ method, url: path, body }) => [method, path, body])).toEqual([
+        [
+          'PATCH',
+          '/admin/v1/teams/research',
+          { mcp: { servers: ['github', 'notes'], tools: ['github__get_*', 'notes__*'] } },
+        ],
+        ['POST', '/admin/v1/teams', { id: 'lab', mcp: { servers: ['github'], tools: ['*'] } }],
+        [
+          'PATCH',
+          '/admin/v1/teams/research',
+          { mcp: { servers: [], tools: ['*'] }, limits: { toolCallsPerMinute: 30 } },
+        ],
+        ['POST', '/admin/v1/teams/research/tokens', { mcpTools: ['github__get_issue'] }],
+      ]);
+      await expect(runs('teams', 'update', 'research', '--mcp-tools', 'x__*')).rejects.toThrow(
+        '--mcp-tools needs --mcp-servers',
+      );
+    });
+
     it("throws the gateway's refusal in its own words", async () => {
       await expect(runs('teams', 'get', 'forbidden')).rejects.toThrow('403 permission_denied: not yours');
     });

@@ -51,6 +51,7 @@ describe('console formatting', () => {
       tokensPerMonth: 'Tokens / month',
       budgetPerDay: 'Budget / day',
       budgetPerMonth: 'Budget / month',
+      toolCallsPerMinute: 'Tool calls / minute',
     });
     expect(limitLabel('notALimit')).toBe('notALimit');
     expect(describeLimits({ budgetPerDay: 5, tokensPerDay: 100_000, requestsPerMinute: 60 }, 'USD')).toEqual([

@@ -1,4 +1,4 @@
-import { costInNanos, tokenClasses, worstCaseNanos } from '../../src/billing/cost';
+import { costInNanos, costWithoutCacheNanos, tokenClasses, worstCaseNanos } from '../../src/billing/cost';
 
 /**
  * Cost arithmetic. Expected values are worked out by hand from the prices (per million tokens = micro-units per
@@ -108,6 +108,32 @@ describe('costInNanos', () => {
     expect(costInNanos(tokens({ completion: 1 }), undefined)).toBeUndefined();
     // Completion only (a prompt of 0 is possible for an estimate): still priced.
     expect(costInNanos(tokens({ completion: 2 }), price)).toBe(30_000);
+  });
+});
+
+describe('costWithoutCacheNanos', () => {
+  const claude = { input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75, cacheWrite1h: 6 };
+  const tokens = {
+    prompt: 10_000,
+    cached: 9_000,
+    cacheWrite: 500,
+    cacheWrite1h: 100,
+    completion: 100,
+    reasoning: 0,
+  };
+
+  it('prices every prompt token at the input price: the cost had there been no prompt cache', () => {
+    expect(costWithoutCacheNanos(tokens, claude)).toBe((10_000 * 3 + 100 * 15) * 1000);
+    // What the cache saved: 9,000 reads at 2.7 less, 400 5-minute writes at 0.75 more, 100 1-hour ones at 3 more.
+    expect(costWithoutCacheNanos(tokens, claude)! - costInNanos(tokens, claude)!).toBe(
+      (9_000 * 2.7 - 400 * 0.75 - 100 * 3) * 1000,
+    );
+  });
+
+  it('at the tier the request is in (the tier counts all input, cached or not), and unknown without a price', () => {
+    const tiered = { ...claude, longContext: { above: 5_000, input: 6, output: 22.5, cachedInput: 0.6 } };
+    expect(costWithoutCacheNanos(tokens, tiered)).toBe((10_000 * 6 + 100 * 22.5) * 1000);
+    expect(costWithoutCacheNanos(tokens, undefined)).toBeUndefined();
   });
 });
 

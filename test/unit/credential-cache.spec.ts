@@ -399,7 +399,22 @@ describe('CredentialCache: what a refusal says, boundaries, and the channel', ()
       tokenName: 'laptop',
       owner: { subject: 'u-42', email: 'ana@example.com' },
       keepsContent: false,
+      responseCache: true,
+      // The team's MCP permissions (none by default) and the token's narrower tools (none: the team's).
+      mcp: { servers: [], tools: ['*'] },
+      tokenMcpTools: null,
     });
+  });
+
+  it("carries the team's response cache setting: on unless the team opted out", async () => {
+    const uses = async (stored: string | undefined) => {
+      const { cache, redis, token } = setup();
+      if (stored !== undefined) redis.hashes.get('t:team:{alpha}')!.responseCache = stored;
+      return (await cache.authenticate(token)).responseCache;
+    };
+    expect(await uses(undefined)).toBe(true); // teams from before the setting
+    expect(await uses('1')).toBe(true);
+    expect(await uses('0')).toBe(false);
   });
 
   it("keeps content for the request log by the team's setting, else the organisation's", async () => {

@@ -37,6 +37,26 @@ async function admitWith(limits: Partial<Record<LimitName, number>>, scope: 'tea
   };
   let estimated = 0;
   let costed = 0;
+  // A tool-call limit is taken by a tool call (MCP, docs/mcp.md), never by a model request.
+  if (Object.keys(limits).some((name) => LIMIT_CATALOGUE[name as LimitName].unit === 'toolCalls')) {
+    const modelAdmission = await service.admit(
+      principal,
+      () => 700,
+      'rec-0',
+      60_000,
+      () => 3_000_000,
+    );
+    expect(counters.admitted).toHaveLength(0);
+    expect(modelAdmission.headers).toEqual({});
+    await service.admitToolCall(principal);
+    return {
+      counters,
+      admission: modelAdmission,
+      estimated,
+      costed,
+      hasTokenLimits: service.hasTokenLimits(principal),
+    };
+  }
   const admission = await service.admit(
     principal,
     () => (estimated++, 700),
@@ -66,6 +86,7 @@ describe.each(['team', 'token'] as const)('every catalogue limit on a %s', (scop
       requests: { windowed: true, max: 5000, cost: 1 },
       tokens: { windowed: true, max: 5000, cost: 700 },
       cost: { windowed: true, max: 5_000_000_000_000, cost: 3_000_000 },
+      toolCalls: { windowed: true, max: 5000, cost: 1 },
     };
     expect({ windowed: take.window !== undefined, max: take.max, cost: take.cost }).toEqual(expected[unit]);
     expect(hasTokenLimits).toBe(unit === 'tokens');
@@ -99,6 +120,6 @@ describe('the limit settings (config and admin API bodies) come from the catalog
 
   it('a name that is not in the catalogue is no field', () => {
     expect(Object.keys(new LimitSettings())).toEqual([]);
-    expect(LIMIT_NAMES).toHaveLength(7);
+    expect(LIMIT_NAMES).toHaveLength(8);
   });
 });

@@ -28,6 +28,7 @@ const record: UsageRecord = {
   cachedTokens: 0,
   cacheWriteTokens: 0,
   cacheWrite1hTokens: 0,
+  cacheHit: false,
   costNanos: 0,
   costEstimated: false,
 };
@@ -58,6 +59,25 @@ describe('MetricsService', () => {
       (await values(service, 'switchyard_tokens_total')).map((v) => [v.labels.type, v.value]),
     );
     expect(byType).toMatchObject({ prompt: 1000, cache_read: 800, cache_write: 150 });
+  });
+
+  it('counts what the requests would have cost without the prompt cache beside what they cost', async () => {
+    const service = metrics();
+    service.observeRequest(
+      { ...record, costNanos: 2_000_000_000, costWithoutCacheNanos: 5_000_000_000 },
+      { total: 1 },
+    );
+    service.observeRequest(
+      { ...record, costNanos: 1_000_000_000, costWithoutCacheNanos: 1_000_000_000 },
+      { total: 1 },
+    );
+    // An unknown cost has no baseline either: it is in neither counter.
+    service.observeRequest({ ...record, costNanos: null }, { total: 1 });
+    const where = { team: 'research', model: 'gpt-4o', backend: 'openai' };
+    expect(await values(service, 'switchyard_cost_total')).toEqual([{ labels: where, value: 3 }]);
+    expect(await values(service, 'switchyard_cost_without_cache_total')).toEqual([
+      { labels: where, value: 6 },
+    ]);
   });
 
   it('counts a request and its tokens by type, from the usage record', async () => {

@@ -24,7 +24,9 @@ import { BackendHealth } from '../../src/routing/backend-health';
 import { CircuitBreakers } from '../../src/routing/circuit-breakers';
 import type { Deployment, ModelRouter, Route, RoutedModel } from '../../src/routing/model-router.service';
 import type { RelayOutcome, StreamRelay } from '../../src/streaming/stream-relay.service';
+import { ResponseCache } from '../../src/response-cache/response-cache.service';
 import type { TokenCounter } from '../../src/usage/token-counter';
+import { InMemoryResponseCacheEntries } from '../support/in-memory-response-cache';
 
 /**
  * The pipeline against in-memory fakes (no Redis, no HTTP): in-memory backends whose answers each test scripts, an
@@ -108,6 +110,8 @@ function setup(
     admitAfter?: Promise<void>;
     /** Runs as an upstream call is built. */
     onBuild?: () => void;
+    /** The model has a response cache (its entries in memory). */
+    responseCache?: boolean;
   } = {},
 ) {
   const config = buildConfig(
@@ -177,6 +181,7 @@ function setup(
     kind: 'chat',
     routing: 'priority',
     thinking: 'none',
+    ...(options.responseCache ? { responseCache: { ttlSeconds: 60, maxEntryBytes: 10_000 } } : {}),
   } as ModelConfig;
   const routed = (model: string, ids: string[], kind = 'chat'): RoutedModel => ({
     model,
@@ -197,6 +202,7 @@ function setup(
   const health = new BackendHealth(backends, circuits, config, logger);
   const upstream = new UpstreamCaller(circuits, metrics, config, health, logger);
   const order: string[] = [];
+  const cacheEntries = new InMemoryResponseCacheEntries();
   const admission = {
     admit: jest.fn(async () => {
       order.push('admit');
@@ -237,6 +243,7 @@ function setup(
     prices,
     new InFlightTracker(),
     logger,
+    new ResponseCache(cacheEntries, metrics, logger),
   );
 
   const chatSpec: EndpointSpec<{ model: string; stream?: boolean; tools?: unknown[] }> = {
@@ -287,10 +294,50 @@ function setup(
     serve,
     chatSpec,
     embeddingSpec,
+    cacheEntries,
   };
 }
 
 describe('Pipeline', () => {
+  it('a response cache hit is admitted, then replayed: no call, the first answer and its counts, cacheHit', async () => {
+    const t = setup({ responseCache: true });
+    t.routeTo(['a']);
+    const first = t.serve(t.chatSpec, { model: 'model' });
+    await first.done;
+    expect(first.res.headers['x-switchyard-cache']).toBe('miss');
+    await new Promise((resolve) => setImmediate(resolve)); // the store is not awaited by the request
+    expect(t.cacheEntries.entries.size).toBe(1);
+
+    const second = t.serve(t.chatSpec, { model: 'model' });
+    await second.done;
+    expect(t.calls).toEqual(['a']);
+    expect(t.admission.admit).toHaveBeenCalledTimes(2);
+    expect(second.res.headers['x-switchyard-cache']).toBe('hit');
+    expect(second.res.body).toBe(first.res.body);
+    expect(second.exchange).toMatchObject({
+      cacheHit: true,
+      attempts: 0,
+      backend: '',
+      servedModel: 'model',
+      tokens: first.exchange.tokens,
+    });
+    expect(second.exchange.upstreamStartedAt).toBeUndefined();
+  });
+
+  it('a response cache hit the limits refuse is not replayed', async () => {
+    const t = setup({ responseCache: true });
+    t.routeTo(['a']);
+    await t.serve(t.chatSpec, { model: 'model' }).done;
+    await new Promise((resolve) => setImmediate(resolve));
+    t.admission.admit = jest.fn(async () => {
+      throw new GatewayException('rate_limit_exceeded', 'over quota');
+    }) as never;
+    const refused = t.serve(t.chatSpec, { model: 'model' });
+    await expect(refused.done).rejects.toMatchObject({ code: 'rate_limit_exceeded' });
+    expect(refused.res.body).toBeUndefined();
+    expect(refused.exchange).toMatchObject({ cacheHit: false, limitRejected: true });
+  });
+
   it('retries on the next deployment, then the fallback, in plan order; the exchange names who answered', async () => {
     const t = setup({ fallback: ['c'] });
     t.routeTo(['a', 'b']);

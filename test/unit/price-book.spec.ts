@@ -308,6 +308,41 @@ describe('price book', () => {
     expect(load({ cacheWrite: 1, input: 1 })).toThrow(/models\.m\.price\.output/);
   });
 
+  it('config: a configured long-context tier prices the whole request above its threshold, every class at its rate', () => {
+    const price = {
+      input: 3,
+      output: 15,
+      cachedInput: 0.3,
+      cacheWrite: 3.75,
+      longContext: { above: 1000, input: 6, output: 22.5, cachedInput: 0.6, cacheWrite: 7.5 },
+    };
+    const prices = book({ m: { backend: 'claude', upstreamModel: 'claude-x', price } });
+    const priced = prices.priceOf({ model: 'm', backend: 'claude', upstreamModel: 'claude-x' })!;
+    expect(priced.longContext).toEqual(price.longContext);
+    // 10 uncached + 980 reads + 10 writes = 1000: at the threshold, the base rates; one read more, the tier's.
+    const tokens = { prompt: 1000, cached: 980, cacheWrite: 10, completion: 100, reasoning: 0 };
+    expect(costInNanos(tokens, priced)).toBe(Math.round((10 * 3 + 980 * 0.3 + 10 * 3.75 + 100 * 15) * 1000));
+    expect(costInNanos({ ...tokens, prompt: 1001, cached: 981 }, priced)).toBe(
+      Math.round((10 * 6 + 981 * 0.6 + 10 * 7.5 + 100 * 22.5) * 1000),
+    );
+  });
+
+  it('config: a long-context tier is whole (every cache class the base gives, a threshold) and not beside a reference', () => {
+    const load = (price: unknown) => () => book({ m: { backend: 'claude', upstreamModel: 'x', price } });
+    const tier = { above: 200_000, input: 6, output: 22.5 };
+    expect(load({ input: 3, output: 15, longContext: tier })).not.toThrow();
+    expect(load({ input: 3, output: 15, cachedInput: 0.3, cacheWrite1h: 6, longContext: tier })).toThrow(
+      /models\.m\.price\.longContextClasses: the long-context tier needs its own cachedInput, cacheWrite1h/,
+    );
+    expect(load({ input: 3, output: 15, longContext: { input: 6, output: 22.5 } })).toThrow(
+      /models\.m\.price\.longContext\.above/,
+    );
+    expect(load({ input: 3, output: 15, longContext: { ...tier, output: -1 } })).toThrow(
+      /models\.m\.price\.longContext\.output/,
+    );
+    expect(load({ model: 'claude-sonnet-4-5', longContext: tier })).toThrow(/figuresOrReference/);
+  });
+
   it("a price data entry with no 1-hour write price (Claude on Bedrock) takes the configured one, the rest the data's", () => {
     const upstreamModel = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
     const bare = book({ c: { backend: 'bedrock', upstreamModel } });

@@ -11,6 +11,8 @@ const team: Team = {
   disabled: false,
   selfServiceTokens: false,
   logging: { content: null },
+  responseCache: true,
+  mcp: { servers: [], tools: ['*'] },
   createdAt: '',
   updatedAt: '',
 };

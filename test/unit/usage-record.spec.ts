@@ -4,6 +4,7 @@ import {
   parseCounterField,
   recordFields,
   recordView,
+  withCost,
   type UsageRecord,
 } from '../../src/usage/usage-record';
 
@@ -32,11 +33,45 @@ const record: UsageRecord = {
   cachedTokens: 0,
   cacheWriteTokens: 0,
   cacheWrite1hTokens: 0,
+  cacheHit: false,
   costNanos: 0,
   costEstimated: false,
 };
 
 describe('usage records', () => {
+  it('counts prompt-cache reads and writes in the day counters (the usage API sums them)', () => {
+    const increments = Object.fromEntries(
+      counterIncrements({ ...record, promptTokens: 1000, cachedTokens: 700, cacheWriteTokens: 200 }),
+    );
+    expect(increments).toMatchObject({
+      [counterField('cache_read', record.tokenId, record.model)]: 700,
+      [counterField('cache_write', record.tokenId, record.model)]: 200,
+    });
+    // None when there were none (a field per record would only grow the hash).
+    expect(counterIncrements(record).map(([field]) => field.split('|')[0])).not.toContain('cache_read');
+  });
+
+  it("a priced record carries its no-cache baseline (the metrics' savings), an unpriced one none", () => {
+    const counts = {
+      ...record,
+      estimated: false,
+      promptTokens: 1000,
+      cachedTokens: 900,
+      completionTokens: 10,
+      reasoningTokens: 0,
+    };
+    const price = { input: 3, output: 15, cachedInput: 0.3 };
+    expect(withCost(counts, price)).toMatchObject({
+      costNanos: (100 * 3 + 900 * 0.3 + 10 * 15) * 1000,
+      costWithoutCacheNanos: (1000 * 3 + 10 * 15) * 1000,
+    });
+    expect(withCost({ ...counts, cachedTokens: 0 }, price)).toMatchObject({
+      costNanos: (1000 * 3 + 10 * 15) * 1000,
+      costWithoutCacheNanos: (1000 * 3 + 10 * 15) * 1000,
+    });
+    expect(withCost(counts, undefined)).not.toHaveProperty('costWithoutCacheNanos');
+  });
+
   it('counter fields round-trip even when a model name contains the separator', () => {
     expect(parseCounterField(counterField('prompt', record.tokenId, record.model))).toEqual({
       metric: 'prompt',

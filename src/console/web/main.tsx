@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { mayAnywhere, useRoles } from './access';
 import { api, ApiError, useSession, type Session } from './api';
 import { AuditPage } from './pages/audit';
+import { McpPage } from './pages/mcp';
 import { ModelsPage } from './pages/models';
 import { MyTokensPage } from './pages/my-tokens';
 import { OverviewPage } from './pages/overview';
@@ -14,8 +15,8 @@ import { TeamsPage } from './pages/teams';
 import './style.css';
 
 /**
- * The page the hash names: #/, #/teams, #/teams/<id>, #/requests, #/requests/<id>, #/models, #/audit, #/me (a
- * person's own tokens).
+ * The page the hash names: #/, #/teams, #/teams/<id>, #/requests, #/requests/<id>, #/models, #/mcp, #/audit, #/me
+ * (a person's own tokens).
  */
 function useRoute(): string[] {
   const read = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
@@ -61,6 +62,8 @@ function App() {
       <RequestsPage />
     ) : section === 'models' ? (
       <ModelsPage />
+    ) : section === 'mcp' ? (
+      <McpPage />
     ) : section === 'audit' ? (
       <AuditPage />
     ) : section === 'me' && session.person ? (
@@ -82,6 +85,7 @@ function App() {
           {link('#/teams', 'Teams', section === 'teams')}
           {mayAnywhere('requests:read') && link('#/requests', 'Requests', section === 'requests')}
           {mayAnywhere('deployments:read') && link('#/models', 'Models', section === 'models')}
+          {mayAnywhere('deployments:read') && link('#/mcp', 'MCP', section === 'mcp')}
           {mayAnywhere('audit:read') && link('#/audit', 'Audit trail', section === 'audit')}
           {session.person && link('#/me', 'My tokens', section === 'me')}
         </nav>

@@ -105,6 +105,12 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (at, id)
       ) PARTITION BY RANGE (at);`,
   },
+  {
+    version: 2,
+    name: 'request_log.cache_hit: whether the response cache answered',
+    // On the partitioned parent: PostgreSQL adds the column to every partition, made or to be made.
+    sql: (s) => `ALTER TABLE ${s}.request_log ADD COLUMN cache_hit boolean NOT NULL DEFAULT false;`,
+  },
 ];
 
 /**

@@ -57,6 +57,7 @@ const ENTRY_COLUMNS: readonly [column: string, type: string, value: (entry: Requ
   ['trace_id', 'text', (e) => text(e.traceId)],
   ['client_address', 'text', (e) => text(e.clientAddress)],
   ['content_kept', 'boolean', (e) => e.contentKept],
+  ['cache_hit', 'boolean', (e) => e.cacheHit],
 ];
 
 /** The metadata columns as a select list (`get` and `query` read them all), of the table aliased `alias`. */
@@ -129,6 +130,7 @@ export interface EntryRow {
   trace_id: string | null;
   client_address: string | null;
   content_kept: boolean;
+  cache_hit: boolean;
 }
 
 export function entryFromRow(row: EntryRow): RequestLogEntry {
@@ -168,6 +170,7 @@ export function entryFromRow(row: EntryRow): RequestLogEntry {
     traceId: row.trace_id,
     clientAddress: row.client_address,
     contentKept: row.content_kept,
+    cacheHit: row.cache_hit,
   };
 }
 

@@ -11,6 +11,7 @@ import { Members } from './members';
 import { CeilingView, EditCeiling, type Ceiling } from './team-ceiling';
 import { SelfServiceTokens } from './self-service';
 import { TeamLogging, type ContentSetting } from './team-logging';
+import { TeamResponseCache } from './team-response-cache';
 import { Tokens } from './tokens';
 
 interface Team {
@@ -22,6 +23,7 @@ interface Team {
   disabled?: boolean;
   selfServiceTokens?: boolean;
   logging?: { content: ContentSetting };
+  responseCache?: boolean;
 }
 interface Budget {
   currency: string;
@@ -166,6 +168,12 @@ function TeamSettings({ team: id }: { team: string }) {
       <TeamLogging
         team={id}
         content={t.logging?.content ?? null}
+        canChange={may('teams:adjust', id)}
+        onSaved={reload}
+      />
+      <TeamResponseCache
+        team={id}
+        on={t.responseCache !== false}
         canChange={may('teams:adjust', id)}
         onSaved={reload}
       />

@@ -1,0 +1,227 @@
+import { Injectable } from '@nestjs/common';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Request } from 'express';
+import type { Principal } from '../auth/principal';
+import { AppLogger } from '../common/logging/logger';
+import { GatewayException } from '../core/errors/gateway.exception';
+import { LimitsService } from '../limits/limits.service';
+import { McpCallLog, type McpCallOutcome } from './mcp-call-log';
+import { McpPermissions } from './mcp-permissions';
+import { gatewayName, splitGatewayName } from './mcp-tool-names';
+import { GATEWAY_IMPLEMENTATION, McpUpstreams, UpstreamFailure } from './mcp-upstreams';
+
+/**
+ * The JSON-RPC error code of a tool call refused by a limit (toolCallsPerMinute): in the range JSON-RPC leaves to
+ * servers, outside the codes MCP reserves (-32020 to -32099); `data` says which limit and when to retry.
+ */
+export const LIMIT_REACHED = -32010;
+
+/** Where a refused call that named no configured server is counted and logged (a bounded label). */
+const UNKNOWN_SERVER = '(none)';
+
+/** Who is asking, and through which endpoint: `/mcp` (every permitted server, names prefixed) or `/mcp/<server>`. */
+export interface McpScope {
+  principal: Principal;
+  req: Request;
+  /** `/mcp/<server>`: that server alone, its own names. */
+  only?: string;
+}
+
+/**
+ * Builds the MCP server (the official SDK's low-level Server) that answers one HTTP request of a caller: tools,
+ * prompts and (on /mcp/<server>) resources of the servers the caller may reach, each list fanned out to them at
+ * once and filtered by McpPermissions, each call routed to its server by name and checked again there. A server
+ * that fails to list is left out of the list (logged and counted by McpUpstreams); a call to it is an MCP error
+ * within its timeoutMs.
+ */
+@Injectable()
+export class McpGatewayServers {
+  constructor(
+    private readonly upstreams: McpUpstreams,
+    private readonly limits: LimitsService,
+    private readonly callLog: McpCallLog,
+    private readonly logger: AppLogger,
+  ) {}
+
+  create(scope: McpScope): Server {
+    const permissions = new McpPermissions(scope.principal, this.upstreams.ids());
+    const servers = scope.only ? [scope.only] : permissions.permittedServers(this.upstreams.ids());
+    const name = (server: string, own: string) => (scope.only ? own : gatewayName(server, own));
+    const server = new Server(GATEWAY_IMPLEMENTATION, {
+      capabilities: { tools: {}, prompts: {}, ...(scope.only ? { resources: {} } : {}) },
+    });
+
+    server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+      const lists = await this.fanOut(servers, (id) => this.upstreams.listTools(id, extra.signal));
+      return {
+        tools: lists.flatMap(({ id, items }) =>
+          items
+            .filter((tool) => permissions.mayUseTool(id, tool.name))
+            .map((tool) => ({ ...tool, name: name(id, tool.name) })),
+        ),
+      };
+    });
+
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const target = this.route(scope, request.params.name);
+      if (!target || !permissions.mayUseTool(target.server, target.name)) {
+        // A name that names no configured server is refused too, and logged under the server `(none)`.
+        this.record(
+          scope,
+          target?.server ?? UNKNOWN_SERVER,
+          target?.name ?? request.params.name,
+          'refused',
+          'tool_not_permitted',
+          process.hrtime.bigint(),
+          request.params.arguments,
+        );
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `Tool "${request.params.name}" is not available to this token (unknown, or not permitted for its team).`,
+        );
+      }
+      return this.call(scope, target.server, target.name, request.params.arguments, extra.signal);
+    });
+
+    server.setRequestHandler(ListPromptsRequestSchema, async (_request, extra) => {
+      const lists = await this.fanOut(servers, (id) => this.upstreams.listPrompts(id, extra.signal));
+      return {
+        prompts: lists.flatMap(({ id, items }) =>
+          items.map((prompt) => ({ ...prompt, name: name(id, prompt.name) })),
+        ),
+      };
+    });
+
+    server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+      const target = this.route(scope, request.params.name);
+      if (!target || !permissions.mayReachServer(target.server))
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `Prompt "${request.params.name}" is not available to this token.`,
+        );
+      return this.upstreams.getPrompt(target.server, target.name, request.params.arguments, extra.signal);
+    });
+
+    if (scope.only) {
+      const only = scope.only;
+      server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
+        resources: await this.upstreams.listResources(only, extra.signal),
+      }));
+      server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_request, extra) => ({
+        resourceTemplates: await this.upstreams.listResourceTemplates(only, extra.signal),
+      }));
+      server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
+        this.upstreams.readResource(only, request.params.uri, extra.signal),
+      );
+    }
+    return server;
+  }
+
+  /** The server and its own name a client's name stands for, or null when it names none. */
+  private route(scope: McpScope, requested: string): { server: string; name: string } | null {
+    if (scope.only) return { server: scope.only, name: requested };
+    const split = splitGatewayName(requested);
+    return split && this.upstreams.has(split.server) ? split : null;
+  }
+
+  /** Each server's list at once; a server that fails is left out (McpUpstreams has logged and counted it). */
+  private async fanOut<T>(
+    servers: string[],
+    list: (id: string) => Promise<T[]>,
+  ): Promise<Array<{ id: string; items: T[] }>> {
+    const settled = await Promise.allSettled(servers.map(async (id) => ({ id, items: await list(id) })));
+    return settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  }
+
+  /** A permitted call: admitted by the tool-call limits, proxied, recorded however it ends. */
+  private async call(
+    scope: McpScope,
+    server: string,
+    tool: string,
+    args: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+  ) {
+    const startedAt = process.hrtime.bigint();
+    try {
+      await this.limits.admitToolCall(scope.principal);
+    } catch (error) {
+      const refusal = error instanceof GatewayException ? error : undefined;
+      this.record(scope, server, tool, 'limited', refusal?.code ?? 'limits_unavailable', startedAt, args);
+      throw new McpError(
+        refusal?.status === 429 ? LIMIT_REACHED : ErrorCode.InternalError,
+        refusal?.message ?? 'The tool call limits cannot be checked.',
+        refusal && {
+          code: refusal.code,
+          ...(refusal.headers['retry-after']
+            ? { retryAfterSeconds: Number(refusal.headers['retry-after']) }
+            : {}),
+        },
+      );
+    }
+    try {
+      const result = await this.upstreams.callTool(server, tool, args, signal);
+      const outcome = result.isError === true ? 'tool_error' : 'ok';
+      this.record(
+        scope,
+        server,
+        tool,
+        outcome,
+        outcome === 'ok' ? null : 'tool_error',
+        startedAt,
+        args,
+        result,
+      );
+      return result;
+    } catch (error) {
+      const outcome: McpCallOutcome = error instanceof UpstreamFailure ? error.reason : 'error';
+      const code = error instanceof McpError ? `mcp_${error.code}` : 'mcp_error';
+      this.record(
+        scope,
+        server,
+        tool,
+        outcome,
+        outcome === 'error' ? code : `mcp_server_${outcome}`,
+        startedAt,
+        args,
+      );
+      if (!(error instanceof McpError))
+        this.logger.pino.warn({ err: error, server, tool }, 'MCP tool call failed');
+      throw error;
+    }
+  }
+
+  private record(
+    scope: McpScope,
+    server: string,
+    tool: string,
+    outcome: McpCallOutcome,
+    errorCode: string | null,
+    startedAt: bigint,
+    args: unknown,
+    result?: unknown,
+  ): void {
+    this.callLog.record({
+      principal: scope.principal,
+      req: scope.req,
+      server,
+      tool,
+      listed: outcome !== 'refused' && this.upstreams.listed(server, tool),
+      outcome,
+      errorCode,
+      startedAt,
+      arguments: args,
+      result,
+    });
+  }
+}

@@ -1,0 +1,477 @@
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { signedIn } from '../support/admin-actors';
+import { eventually, untilPast } from '../support/eventually';
+import { freePort } from '../support/free-port';
+import { RemoteMcpServer } from '../support/mcp-remote-server';
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { startTestGateway, type TestGateway } from '../support/test-gateway';
+
+const REMOTE_TOKEN = 'remote-server-credential';
+const STDIO_SERVER = join(__dirname, '../support/mcp-stdio-server.mjs');
+
+/** Keeps a per-minute test inside one minute (the window is the clock's, so the clock is the condition). */
+async function awayFromMinuteEdge(): Promise<void> {
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 55_000) await untilPast(Date.now() - intoMinute + 60_500);
+}
+
+/**
+ * Tools through the gateway (docs/mcp.md): the official MCP SDK's Client against /mcp, in front of stand-in servers
+ * built with the same SDK: a remote one (Streamable HTTP, checking the credential the gateway holds for it), a
+ * local one the gateway starts (stdio), one that is down (nothing listens) and one that is stuck (never answers).
+ */
+describe('MCP gateway', () => {
+  let upstream: OpenAIUpstream;
+  let remote: RemoteMcpServer;
+  let stuck: RemoteMcpServer;
+  let gw: TestGateway;
+  let options: Parameters<typeof startTestGateway>[0];
+  const open: Client[] = [];
+
+  beforeAll(async () => {
+    // A secret of the gateway's process that a local server must not see (only its configured env reaches it).
+    process.env.MCP_GATEWAY_SECRET = 'never-for-tools';
+    upstream = await new OpenAIUpstream().start();
+    remote = await new RemoteMcpServer({ token: REMOTE_TOKEN }).start();
+    stuck = await new RemoteMcpServer({ token: REMOTE_TOKEN, behaviour: 'hang' }).start();
+    const downPort = await freePort();
+    options = {
+      upstreamUrl: upstream.url,
+      env: { MCP_REMOTE_TOKEN: REMOTE_TOKEN },
+      config: {
+        mcp: {
+          servers: {
+            remote: {
+              url: remote.url,
+              headers: { Authorization: 'Bearer ${MCP_REMOTE_TOKEN}' },
+              timeoutMs: 5000,
+            },
+            notes: {
+              command: process.execPath,
+              args: [STDIO_SERVER],
+              env: { NOTES_OWNER: 'ada' },
+              timeoutMs: 10_000,
+            },
+            down: { url: `http://127.0.0.1:${downPort}/mcp`, timeoutMs: 5000 },
+            stuck: {
+              url: stuck.url,
+              headers: { Authorization: 'Bearer ${MCP_REMOTE_TOKEN}' },
+              timeoutMs: 500,
+            },
+          },
+        },
+        teams: {
+          builders: {
+            mcp: {
+              servers: ['remote', 'notes', 'down', 'stuck'],
+              tools: ['remote__echo', 'remote__add', 'notes__*', 'down__*', 'stuck__*'],
+            },
+            logging: { content: 'full' },
+          },
+          outsiders: {},
+          metered: { mcp: { servers: ['remote'], tools: ['*'] }, limits: { toolCallsPerMinute: 2 } },
+          'metered-twice': { mcp: { servers: ['remote'], tools: ['*'] }, limits: { toolCallsPerMinute: 3 } },
+        },
+      },
+    };
+    gw = await startTestGateway(options);
+  });
+
+  afterAll(async () => {
+    await Promise.all(open.map((client) => client.close()));
+    await gw.close();
+    await Promise.all([remote.stop(), stuck.stop(), upstream.stop()]);
+    delete process.env.MCP_GATEWAY_SECRET;
+  });
+
+  async function tokenOf(team: string, body: object = {}): Promise<string> {
+    const created = await gw.admin('POST', `/admin/v1/teams/${team}/tokens`, body);
+    expect(created.status).toBe(201);
+    return created.body.token as string;
+  }
+
+  /** The official client, connected to `path` with a team token (as Bearer, or as x-api-key). */
+  async function connect(
+    token: string,
+    path = '/mcp',
+    header: 'bearer' | 'x-api-key' = 'bearer',
+    on: TestGateway = gw,
+  ): Promise<Client> {
+    const client = new Client({ name: 'e2e', version: '1.0.0' });
+    const headers: Record<string, string> =
+      header === 'bearer' ? { authorization: `Bearer ${token}` } : { 'x-api-key': token };
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${on.url}${path}`), { requestInit: { headers } }),
+    );
+    open.push(client);
+    return client;
+  }
+
+  async function refusal(call: Promise<unknown>): Promise<McpError> {
+    const error = await call.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(McpError);
+    return error as McpError;
+  }
+
+  it('lists only the permitted tools of the reachable servers, named <server>__<tool>; a down and a stuck server are left out', async () => {
+    const client = await connect(await tokenOf('builders'));
+    const started = Date.now();
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'notes__crash',
+      'notes__read_note',
+      'remote__add',
+      'remote__echo',
+    ]);
+    // The stuck server is given up on after its timeoutMs (500 ms), not waited for.
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(tools.find((tool) => tool.name === 'remote__add')?.inputSchema).toMatchObject({
+      required: ['a', 'b'],
+    });
+    // The gateway sent its own credential for the remote server, never the client's team token.
+    expect(remote.authorizations.length).toBeGreaterThan(0);
+    expect(new Set(remote.authorizations)).toEqual(new Set([`Bearer ${REMOTE_TOKEN}`]));
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toMatch(/switchyard_mcp_server_errors_total\{server="down",reason="unavailable"\} [1-9]/);
+    expect(metrics).toMatch(/switchyard_mcp_server_errors_total\{server="stuck",reason="timeout"\} [1-9]/);
+    expect(gw.logs.some((line) => line.msg === 'MCP server failed' && line.server === 'down')).toBe(true);
+  });
+
+  it('calls a permitted tool on the remote and on the local (stdio) server, and the answer comes back as the server gave it', async () => {
+    const client = await connect(await tokenOf('builders'), '/mcp', 'x-api-key');
+    const sum = await client.callTool({ name: 'remote__add', arguments: { a: 2, b: 40 } });
+    expect(sum).toMatchObject({ content: [{ type: 'text', text: '42' }], structuredContent: { sum: 42 } });
+    expect(remote.calls.at(-1)).toEqual({ name: 'add', arguments: { a: 2, b: 40 } });
+    const note = await client.callTool({ name: 'notes__read_note', arguments: { title: 'plans' } });
+    expect(note.content).toEqual([{ type: 'text', text: 'note "plans" by ada' }]);
+    // Only its configured env reached the local server: none of the gateway's own variables.
+    expect(note.structuredContent).toMatchObject({ owner: 'ada', leakedVariables: [] });
+    // A local server that exits is started again: by the next call at the latest (that one call may fail with
+    // "unavailable" if it reaches the old process before its exit is seen).
+    const before = (note.structuredContent as { pid: number }).pid;
+    await client.callTool({ name: 'notes__crash', arguments: {} });
+    const again = await eventually(
+      () => client.callTool({ name: 'notes__read_note', arguments: { title: 'after' } }),
+      5000,
+    );
+    expect(again.content).toEqual([{ type: 'text', text: 'note "after" by ada' }]);
+    expect((again.structuredContent as { pid: number }).pid).not.toBe(before);
+    // A tool that ran and failed is an answer (isError), not a protocol error.
+    const failed = await client.callTool({ name: 'remote__add', arguments: { a: 'x', b: 1 } });
+    expect(failed.isError).toBe(true);
+  });
+
+  it('refuses a tool the team is not permitted (even by its exact name) with an MCP error, and never calls the server', async () => {
+    const client = await connect(await tokenOf('builders'));
+    const before = remote.calls.length;
+    for (const name of ['remote__delete_repo', 'delete_repo', 'nowhere__echo']) {
+      const error = await refusal(client.callTool({ name, arguments: {} }));
+      expect(error.code).toBe(ErrorCode.InvalidParams);
+      expect(error.message).toContain('not available to this token');
+    }
+    expect(remote.calls.length).toBe(before);
+  });
+
+  it('a team without MCP permissions sees no tools; a token narrows its team like its model list', async () => {
+    const outsider = await connect(await tokenOf('outsiders'));
+    expect((await outsider.listTools()).tools).toEqual([]);
+    expect((await refusal(outsider.callTool({ name: 'remote__echo', arguments: { text: 'x' } }))).code).toBe(
+      ErrorCode.InvalidParams,
+    );
+    const narrow = await connect(await tokenOf('builders', { mcpTools: ['remote__echo'] }));
+    expect((await narrow.listTools()).tools.map((tool) => tool.name)).toEqual(['remote__echo']);
+    expect((await refusal(narrow.callTool({ name: 'remote__add', arguments: { a: 1, b: 1 } }))).code).toBe(
+      ErrorCode.InvalidParams,
+    );
+  });
+
+  it('a call to a server that is down or stuck fails with an MCP error within its timeout, not a hung request', async () => {
+    const client = await connect(await tokenOf('builders'));
+    let started = Date.now();
+    const down = await refusal(client.callTool({ name: 'down__anything', arguments: {} }));
+    expect(down.message).toContain('MCP server "down" is unavailable');
+    expect(Date.now() - started).toBeLessThan(4000);
+    started = Date.now();
+    const slow = await refusal(client.callTool({ name: 'stuck__anything', arguments: {} }));
+    expect(slow.code).toBe(ErrorCode.RequestTimeout);
+    expect(slow.message).toContain('MCP server "stuck" did not answer in time');
+    expect(Date.now() - started).toBeLessThan(4000);
+    // The others still answer.
+    expect(
+      (await client.callTool({ name: 'remote__echo', arguments: { text: 'still here' } })).content,
+    ).toEqual([{ type: 'text', text: 'still here' }]);
+  });
+
+  it('/mcp/<server> serves one server alone with its own names (resources too); another team gets 404', async () => {
+    const client = await connect(await tokenOf('builders'), '/mcp/remote');
+    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['add', 'echo']);
+    expect((await client.callTool({ name: 'echo', arguments: { text: 'alone' } })).content).toEqual([
+      { type: 'text', text: 'alone' },
+    ]);
+    expect((await refusal(client.callTool({ name: 'delete_repo', arguments: {} }))).code).toBe(
+      ErrorCode.InvalidParams,
+    );
+    expect((await client.listResources()).resources).toEqual([
+      { uri: 'memo://readme', name: 'readme', mimeType: 'text/plain' },
+    ]);
+    expect((await client.readResource({ uri: 'memo://readme' })).contents).toEqual([
+      { uri: 'memo://readme', mimeType: 'text/plain', text: 'Read me first.' },
+    ]);
+    const prompts = await (await connect(await tokenOf('builders'))).listPrompts();
+    expect(prompts.prompts.map((prompt) => prompt.name)).toEqual(['notes__summarise']);
+    const outsider = await fetch(`${gw.url}/mcp/remote`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${await tokenOf('outsiders')}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(outsider.status).toBe(404);
+  });
+
+  it('without a token: 401 with WWW-Authenticate naming the RFC 9728 metadata, which is served', async () => {
+    const answer = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(answer.status).toBe(401);
+    const metadataUrl = `${gw.url}/.well-known/oauth-protected-resource`;
+    expect(answer.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}"`);
+    expect(await answer.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: ErrorCode.InvalidRequest },
+    });
+    const metadata = await fetch(metadataUrl);
+    expect(metadata.status).toBe(200);
+    expect(await metadata.json()).toEqual({
+      resource: `${gw.url}/mcp`,
+      bearer_methods_supported: ['header'],
+      resource_name: 'Switchyard MCP gateway',
+    });
+  });
+
+  it('toolCallsPerMinute refuses the call over the limit with an MCP error (429 in the log, counted)', async () => {
+    await awayFromMinuteEdge();
+    const client = await connect(await tokenOf('metered'));
+    for (const text of ['one', 'two'])
+      expect((await client.callTool({ name: 'remote__echo', arguments: { text } })).content).toEqual([
+        { type: 'text', text },
+      ]);
+    const before = remote.calls.length;
+    const limited = await refusal(client.callTool({ name: 'remote__echo', arguments: { text: 'three' } }));
+    expect(limited.code).toBe(-32010);
+    expect(limited.message).toContain(
+      'toolCallsPerMinute limit of team "metered" reached (2/2 tool calls made)',
+    );
+    expect(limited.data).toMatchObject({
+      code: 'rate_limit_exceeded',
+      retryAfterSeconds: expect.any(Number),
+    });
+    expect(remote.calls.length).toBe(before);
+    // Listing is not a call: still answered.
+    expect((await client.listTools()).tools.length).toBe(3);
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toContain(
+      'switchyard_limit_rejections_total{team="metered",limit="toolCallsPerMinute"} 1',
+    );
+  });
+
+  it('every tool call is in the request log (team, token, person, server, tool, status, duration) and counted; content redacted where the team keeps it', async () => {
+    const token = await tokenOf('builders', { name: 'agent' });
+    const client = await connect(token);
+    await client.callTool({ name: 'remote__echo', arguments: { text: 'mail alice@example.com' } });
+    await refusal(client.callTool({ name: 'remote__delete_repo', arguments: {} }));
+    await refusal(client.callTool({ name: 'nowhere__echo', arguments: {} }));
+    const entries = await eventually(async () => {
+      const page = await gw.admin(
+        'GET',
+        '/admin/v1/requests?team=builders&endpoint=mcp.tools%2Fcall&limit=100',
+      );
+      const mine = (page.body.data as Array<Record<string, any>>).filter(
+        (entry) => entry.token.name === 'agent',
+      );
+      expect(mine).toHaveLength(3);
+      return mine;
+    }, 5000);
+    const answered = entries.find((entry) => entry.model === 'remote__echo')!;
+    expect(answered).toMatchObject({
+      team: 'builders',
+      person: null,
+      endpoint: 'mcp.tools/call',
+      deployment: 'remote/echo',
+      status: 200,
+      outcome: 'ok',
+      errorCode: null,
+      contentKept: true,
+    });
+    expect(answered.latencyMs).toBeGreaterThan(0);
+    const refused = entries.find((entry) => entry.model === 'remote__delete_repo')!;
+    expect(refused).toMatchObject({ status: 403, outcome: 'rejected', errorCode: 'tool_not_permitted' });
+    // A name with no configured server: refused and logged all the same, under the server (none).
+    const nowhere = entries.find((entry) => entry.model === '(none)__nowhere__echo')!;
+    expect(nowhere).toMatchObject({ status: 403, outcome: 'rejected', deployment: null });
+    const content = (await gw.admin('GET', `/admin/v1/requests/${answered.id}`)).body.content;
+    expect(JSON.stringify(content)).not.toContain('alice@example.com');
+    expect(content.request).toEqual({ text: 'mail [email]' });
+    expect(content.response).toMatchObject({ content: [{ type: 'text', text: 'mail [email]' }] });
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      /switchyard_mcp_calls_total\{team="builders",server="remote",tool="echo",outcome="ok"\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /switchyard_mcp_calls_total\{team="builders",server="remote",tool="\(unlisted\)",outcome="refused"\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /switchyard_mcp_calls_total\{team="builders",server="\(none\)",tool="\(unlisted\)",outcome="refused"\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /switchyard_mcp_call_duration_seconds_count\{server="remote",outcome="ok"\} [1-9]/,
+    );
+  });
+
+  it("an org-admin sets a team's MCP permissions through the admin API, in force at once; unknown servers are 400; a team-admin cannot", async () => {
+    expect((await gw.admin('POST', '/admin/v1/teams', { id: 'late' })).status).toBe(201);
+    const client = await connect(await tokenOf('late'));
+    expect((await client.listTools()).tools).toEqual([]);
+    const set = await gw.admin('PATCH', '/admin/v1/teams/late', {
+      mcp: { servers: ['remote'], tools: ['remote__echo'] },
+    });
+    expect(set.status).toBe(200);
+    expect(set.body.mcp).toEqual({ servers: ['remote'], tools: ['remote__echo'] });
+    // The same token, at once (the credential cache is invalidated like for any team change).
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['remote__echo']);
+    const unknown = await gw.admin('PATCH', '/admin/v1/teams/late', { mcp: { servers: ['nowhere'] } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error).toMatchObject({ param: 'mcp.servers' });
+    expect(unknown.body.error.message).toContain('Unknown MCP server "nowhere"');
+    const teamAdmin = await signedIn(gw, { subject: 'mcp-team-admin' }, [
+      { kind: 'team-admin', team: 'late' },
+    ]);
+    const widened = await teamAdmin.call('PATCH', '/admin/v1/teams/late', {
+      mcp: { servers: ['remote', 'notes'], tools: ['*'] },
+    });
+    expect(widened.status).toBe(403);
+    expect(widened.body.error).toMatchObject({ code: 'permission_denied', param: 'mcp' });
+    const audit = await gw.admin('GET', '/admin/v1/audit?target=team/late&action=team.update');
+    expect(audit.body.data[0].details).toMatchObject({
+      mcp: { servers: ['remote'], tools: ['remote__echo'] },
+    });
+  });
+
+  it('the admin API lists every server with its health and tools now, never its credentials', async () => {
+    const answer = await gw.admin('GET', '/admin/v1/mcp/servers');
+    expect(answer.status).toBe(200);
+    const byId = Object.fromEntries(
+      (answer.body.data as Array<{ id: string }>).map((server) => [server.id, server]),
+    );
+    expect(Object.keys(byId)).toEqual(['remote', 'notes', 'down', 'stuck']);
+    expect(byId.remote).toMatchObject({ kind: 'remote', url: remote.url, status: 'up', last_error: null });
+    expect((byId.remote as any).tools.map((tool: { name: string }) => tool.name)).toEqual([
+      'echo',
+      'add',
+      'delete_repo',
+    ]);
+    expect(byId.notes).toMatchObject({ kind: 'local', command: process.execPath, status: 'up' });
+    expect(byId.down).toMatchObject({
+      status: 'down',
+      tools: null,
+      last_error: expect.stringMatching(/^unavailable: /),
+    });
+    expect(byId.stuck).toMatchObject({
+      status: 'down',
+      tools: null,
+      last_error: expect.stringMatching(/^timeout: /),
+    });
+    expect(JSON.stringify(answer.body)).not.toContain(REMOTE_TOKEN);
+    // A team token is not an admin credential.
+    expect((await gw.asTeam(await tokenOf('builders'), 'GET', '/admin/v1/mcp/servers')).status).toBe(401);
+  });
+
+  it('speaks the revisions 2025-11-25 and 2025-06-18 (stateless: no Mcp-Session-Id), and refuses 2026-07-28, which the 1.x SDK does not serve', async () => {
+    const token = await tokenOf('builders');
+    const post = (body: object, headers: Record<string, string> = {}) =>
+      fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+        body: JSON.stringify(body),
+      });
+    for (const protocolVersion of ['2025-11-25', '2025-06-18']) {
+      const answer = await post({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('mcp-session-id')).toBeNull();
+      expect(await answer.json()).toMatchObject({
+        result: { protocolVersion, serverInfo: { name: 'switchyard' } },
+      });
+      // Without a session, any request stands alone (any replica can answer it).
+      const listed = await post(
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+        { 'mcp-protocol-version': protocolVersion },
+      );
+      expect(listed.status).toBe(200);
+      expect(((await listed.json()) as any).result.tools.length).toBe(4);
+    }
+    const newer = await post(
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/list',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+      },
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' },
+    );
+    expect(newer.status).toBe(400);
+    expect(((await newer.json()) as any).error.message).toContain('Unsupported protocol version');
+    const stream = await fetch(`${gw.url}/mcp`, {
+      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+    });
+    expect(stream.status).toBe(405);
+    expect(stream.headers.get('allow')).toBe('POST');
+  });
+
+  it('two replicas on one Redis: a client may go to either, and toolCallsPerMinute holds across them', async () => {
+    await awayFromMinuteEdge();
+    const other = await startTestGateway({ ...options, prefix: gw.prefix });
+    try {
+      const token = await tokenOf('metered-twice');
+      const [a, b] = [await connect(token), await connect(token, '/mcp', 'bearer', other)];
+      expect((await b.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
+        'remote__add',
+        'remote__delete_repo',
+        'remote__echo',
+      ]);
+      for (const [client, text] of [
+        [a, 'a'],
+        [b, 'b'],
+        [a, 'a again'],
+      ] as const)
+        expect((await client.callTool({ name: 'remote__echo', arguments: { text } })).content).toEqual([
+          { type: 'text', text },
+        ]);
+      const limited = await refusal(b.callTool({ name: 'remote__echo', arguments: { text: 'b again' } }));
+      expect(limited.code).toBe(-32010);
+      expect(limited.message).toContain('(3/3 tool calls made)');
+    } finally {
+      await other.close();
+    }
+  });
+});

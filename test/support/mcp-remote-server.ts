@@ -1,0 +1,141 @@
+import {
+  createServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+
+export interface RemoteMcpOptions {
+  /** The bearer token it demands (401 otherwise), as a real hosted server does. */
+  token: string;
+  /** `hang`: every tools/list and tools/call is left unanswered (a server that is up but stuck). */
+  behaviour?: 'normal' | 'hang';
+}
+
+/**
+ * A remote MCP server for the gateway's tests: the official SDK's low-level Server behind its Streamable HTTP
+ * transport (stateless, a server per request, as the SDK documents), checking its own Authorization header. Tools
+ * `echo`, `add` and `delete_repo` (the one a team's globs leave out); a resource. It records the Authorization
+ * headers it saw, so a test can check the gateway sent its own credential and never the client's token.
+ */
+export class RemoteMcpServer {
+  readonly authorizations: Array<string | undefined> = [];
+  readonly calls: Array<{ name: string; arguments: unknown }> = [];
+  private http?: HttpServer;
+  private readonly stuck = new Set<() => void>();
+
+  constructor(private readonly options: RemoteMcpOptions) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.http!.address() as AddressInfo).port}/mcp`;
+  }
+
+  async start(): Promise<this> {
+    this.http = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.http!.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const release of this.stuck) release();
+    this.http?.closeAllConnections();
+    await new Promise<void>((resolve) => this.http?.close(() => resolve()) ?? resolve());
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.authorizations.push(req.headers.authorization);
+    if (req.headers.authorization !== `Bearer ${this.options.token}`) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body: unknown = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+    const server = this.server();
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+
+  /** Never answers, until the server stops. */
+  private hang(): Promise<never> {
+    return new Promise<never>((_, reject) => {
+      const release = () => reject(new Error('stopped'));
+      this.stuck.add(release);
+    });
+  }
+
+  private server(): Server {
+    const server = new Server(
+      { name: 'remote', version: '1.0.0' },
+      { capabilities: { tools: {}, resources: {} } },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, async () => {
+      if (this.options.behaviour === 'hang') return this.hang();
+      return {
+        tools: [
+          {
+            name: 'echo',
+            description: 'Answers with the text it is given',
+            inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+          },
+          {
+            name: 'add',
+            description: 'Adds two numbers',
+            inputSchema: {
+              type: 'object',
+              properties: { a: { type: 'number' }, b: { type: 'number' } },
+              required: ['a', 'b'],
+            },
+          },
+          { name: 'delete_repo', description: 'Deletes a repository', inputSchema: { type: 'object' } },
+        ],
+      };
+    });
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      this.calls.push({ name: request.params.name, arguments: request.params.arguments });
+      if (this.options.behaviour === 'hang') return this.hang();
+      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+      switch (request.params.name) {
+        case 'echo':
+          return { content: [{ type: 'text', text: String(args.text) }] };
+        case 'add':
+          if (typeof args.a !== 'number' || typeof args.b !== 'number')
+            return { content: [{ type: 'text', text: 'a and b must be numbers' }], isError: true };
+          return {
+            content: [{ type: 'text', text: String(args.a + args.b) }],
+            structuredContent: { sum: args.a + args.b },
+          };
+        case 'delete_repo':
+          return { content: [{ type: 'text', text: 'deleted' }] };
+        default:
+          throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      }
+    });
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+      resources: [{ uri: 'memo://readme', name: 'readme', mimeType: 'text/plain' }],
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({
+      contents: [{ uri: request.params.uri, mimeType: 'text/plain', text: 'Read me first.' }],
+    }));
+    return server;
+  }
+}
