@@ -59,12 +59,16 @@ export class McpGatewayServers {
     const permissions = new McpPermissions(scope.principal, this.upstreams.ids());
     const servers = scope.only ? [scope.only] : permissions.permittedServers(this.upstreams.ids());
     const name = (server: string, own: string) => (scope.only ? own : gatewayName(server, own));
+    // On /mcp/<server> a list is that server's own: its failure is the client's MCP error, not an empty list.
+    const only = scope.only;
+    const gather = <T>(list: (id: string) => Promise<T[]>) =>
+      only ? list(only).then((items) => [{ id: only, items }]) : this.fanOut(servers, list);
     const server = new Server(GATEWAY_IMPLEMENTATION, {
       capabilities: { tools: {}, prompts: {}, resources: {} },
     });
 
     server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
-      const lists = await this.fanOut(servers, (id) => this.upstreams.listTools(id, extra.signal));
+      const lists = await gather((id) => this.upstreams.listTools(id, extra.signal));
       return {
         tools: lists.flatMap(({ id, items }) =>
           items
@@ -96,7 +100,7 @@ export class McpGatewayServers {
     });
 
     server.setRequestHandler(ListPromptsRequestSchema, async (_request, extra) => {
-      const lists = await this.fanOut(servers, (id) => this.upstreams.listPrompts(id, extra.signal));
+      const lists = await gather((id) => this.upstreams.listPrompts(id, extra.signal));
       return {
         prompts: lists.flatMap(({ id, items }) =>
           items.map((prompt) => ({ ...prompt, name: name(id, prompt.name) })),
@@ -119,13 +123,13 @@ export class McpGatewayServers {
     // two servers list is listed once, as the one a read reaches.
     server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
       resources: firstOfEach(
-        await this.fanOut(servers, (id) => this.upstreams.listResources(id, extra.signal)),
+        await gather((id) => this.upstreams.listResources(id, extra.signal)),
         (resource) => resource.uri,
       ),
     }));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_request, extra) => ({
       resourceTemplates: firstOfEach(
-        await this.fanOut(servers, (id) => this.upstreams.listResourceTemplates(id, extra.signal)),
+        await gather((id) => this.upstreams.listResourceTemplates(id, extra.signal)),
         (template) => template.uriTemplate,
       ),
     }));
@@ -151,12 +155,19 @@ export class McpGatewayServers {
    * else the first with a URI template that matches it; undefined when none does.
    */
   private async ownerOf(servers: string[], uri: string, signal: AbortSignal): Promise<string | undefined> {
-    const listed = await this.fanOut(servers, (id) => this.upstreams.listResources(id, signal));
-    const named = listed.find(({ items }) => items.some((resource) => resource.uri === uri));
-    if (named) return named.id;
-    const templates = await this.fanOut(servers, (id) => this.upstreams.listResourceTemplates(id, signal));
-    return templates.find(({ items }) => items.some((template) => templateMatches(template.uriTemplate, uri)))
-      ?.id;
+    const named = await firstInOrder(
+      servers,
+      (id) => this.upstreams.listResources(id, signal),
+      (resource) => resource.uri === uri,
+    );
+    return (
+      named ??
+      firstInOrder(
+        servers,
+        (id) => this.upstreams.listResourceTemplates(id, signal),
+        (template) => templateMatches(template.uriTemplate, uri),
+      )
+    );
   }
 
   /** Each server's list at once; a server that fails is left out (McpUpstreams has logged and counted it). */
@@ -256,4 +267,19 @@ function firstOfEach<T>(lists: Array<{ items: T[] }>, key: (item: T) => string):
   return lists.flatMap(({ items }) =>
     items.filter((item) => !seen.has(key(item)) && seen.add(key(item)) !== undefined),
   );
+}
+
+/**
+ * The first of `servers`, in their order, whose list has an item that `wanted`: every list asked at once, and the
+ * answer as soon as the servers before the one that has it have answered (or failed), so a slow server later in the
+ * order costs nothing. A server that fails counts as not having it.
+ */
+export async function firstInOrder<T>(
+  servers: string[],
+  list: (id: string) => Promise<T[]>,
+  wanted: (item: T) => boolean,
+): Promise<string | undefined> {
+  const lists = servers.map((id) => list(id).catch((): T[] => []));
+  for (let i = 0; i < servers.length; i++) if ((await lists[i]).some(wanted)) return servers[i];
+  return undefined;
 }

@@ -237,6 +237,14 @@ describe('MCP gateway', () => {
     expect(outsider.status).toBe(404);
   });
 
+  it('/mcp/<server> of a server that is down answers its lists with an MCP error, not an empty list', async () => {
+    const client = await connect(await tokenOf('builders'), '/mcp/down');
+    expect(await refusal(client.listTools())).toBeInstanceOf(McpError);
+    // On /mcp the same server is only left out.
+    const all = await connect(await tokenOf('builders'));
+    expect((await all.listTools()).tools.map((tool) => tool.name)).toContain('remote__echo');
+  });
+
   it("/mcp serves the permitted servers' resources under their own URIs, each read sent to its owner", async () => {
     const client = await connect(await tokenOf('builders'));
     const readBefore = remote.reads.length;

@@ -1,3 +1,4 @@
+import { firstInOrder } from '../../src/mcp/mcp-gateway-server';
 import { templateMatches } from '../../src/mcp/uri-template';
 
 describe('an MCP resource URI against a server URI template', () => {
@@ -29,5 +30,30 @@ describe('an MCP resource URI against a server URI template', () => {
     const started = process.hrtime.bigint();
     expect(templateMatches(template, uri)).toBe(false);
     expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(1000);
+  });
+});
+
+describe("a resource's server on /mcp", () => {
+  const never = new Promise<string[]>(() => undefined);
+  const lists: Record<string, () => Promise<string[]>> = {
+    fast: async () => ['memo://readme'],
+    hung: () => never,
+    failing: async () => Promise.reject(new Error('down')),
+    other: async () => ['memo://other'],
+  };
+  const owner = (servers: string[], uri: string) =>
+    firstInOrder(
+      servers,
+      (id) => lists[id](),
+      (item) => item === uri,
+    );
+
+  it('is the first in configured order that lists it, without waiting for a slow server after it', async () => {
+    expect(await owner(['fast', 'hung'], 'memo://readme')).toBe('fast');
+  });
+
+  it('skips a server that fails, and is none when no server lists it', async () => {
+    expect(await owner(['failing', 'other', 'fast'], 'memo://readme')).toBe('fast');
+    expect(await owner(['failing', 'other'], 'memo://readme')).toBeUndefined();
   });
 });
