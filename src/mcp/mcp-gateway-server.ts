@@ -18,6 +18,7 @@ import { GatewayException } from '../core/errors/gateway.exception';
 import { LimitsService } from '../limits/limits.service';
 import { McpCallLog, type McpCallOutcome } from './mcp-call-log';
 import { McpPermissions } from './mcp-permissions';
+import { templateMatches } from './uri-template';
 import { gatewayName, splitGatewayName } from './mcp-tool-names';
 import { GATEWAY_IMPLEMENTATION, McpUpstreams, UpstreamFailure } from './mcp-upstreams';
 
@@ -40,7 +41,7 @@ export interface McpScope {
 
 /**
  * Builds the MCP server (the official SDK's low-level Server) that answers one HTTP request of a caller: tools,
- * prompts and (on /mcp/<server>) resources of the servers the caller may reach, each list fanned out to them at
+ * prompts and resources of the servers the caller may reach, each list fanned out to them at
  * once and filtered by McpPermissions, each call routed to its server by name and checked again there. A server
  * that fails to list is left out of the list (logged and counted by McpUpstreams); a call to it is an MCP error
  * within its timeoutMs.
@@ -58,12 +59,16 @@ export class McpGatewayServers {
     const permissions = new McpPermissions(scope.principal, this.upstreams.ids());
     const servers = scope.only ? [scope.only] : permissions.permittedServers(this.upstreams.ids());
     const name = (server: string, own: string) => (scope.only ? own : gatewayName(server, own));
+    // On /mcp/<server> a list is that server's own: its failure is the client's MCP error, not an empty list.
+    const only = scope.only;
+    const gather = <T>(list: (id: string) => Promise<T[]>) =>
+      only ? list(only).then((items) => [{ id: only, items }]) : this.fanOut(servers, list);
     const server = new Server(GATEWAY_IMPLEMENTATION, {
-      capabilities: { tools: {}, prompts: {}, ...(scope.only ? { resources: {} } : {}) },
+      capabilities: { tools: {}, prompts: {}, resources: {} },
     });
 
     server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
-      const lists = await this.fanOut(servers, (id) => this.upstreams.listTools(id, extra.signal));
+      const lists = await gather((id) => this.upstreams.listTools(id, extra.signal));
       return {
         tools: lists.flatMap(({ id, items }) =>
           items
@@ -95,7 +100,7 @@ export class McpGatewayServers {
     });
 
     server.setRequestHandler(ListPromptsRequestSchema, async (_request, extra) => {
-      const lists = await this.fanOut(servers, (id) => this.upstreams.listPrompts(id, extra.signal));
+      const lists = await gather((id) => this.upstreams.listPrompts(id, extra.signal));
       return {
         prompts: lists.flatMap(({ id, items }) =>
           items.map((prompt) => ({ ...prompt, name: name(id, prompt.name) })),
@@ -113,18 +118,28 @@ export class McpGatewayServers {
       return this.upstreams.getPrompt(target.server, target.name, request.params.arguments, extra.signal);
     });
 
-    if (scope.only) {
-      const only = scope.only;
-      server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
-        resources: await this.upstreams.listResources(only, extra.signal),
-      }));
-      server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_request, extra) => ({
-        resourceTemplates: await this.upstreams.listResourceTemplates(only, extra.signal),
-      }));
-      server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
-        this.upstreams.readResource(only, request.params.uri, extra.signal),
-      );
-    }
+    // Resources keep their servers' own URIs (a tool's answer may link one as it is): on /mcp a read goes to the
+    // first server, in configured order, that lists the URI, else to the first whose URI template matches it; a URI
+    // two servers list is listed once, as the one a read reaches.
+    server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
+      resources: firstOfEach(
+        await gather((id) => this.upstreams.listResources(id, extra.signal)),
+        (resource) => resource.uri,
+      ),
+    }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_request, extra) => ({
+      resourceTemplates: firstOfEach(
+        await gather((id) => this.upstreams.listResourceTemplates(id, extra.signal)),
+        (template) => template.uriTemplate,
+      ),
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+      const uri = request.params.uri;
+      const owner = scope.only ?? (await this.ownerOf(servers, uri, extra.signal));
+      if (!owner)
+        throw new McpError(ErrorCode.InvalidParams, `Resource "${uri}" is not available to this token.`);
+      return this.upstreams.readResource(owner, uri, extra.signal);
+    });
     return server;
   }
 
@@ -133,6 +148,26 @@ export class McpGatewayServers {
     if (scope.only) return { server: scope.only, name: requested };
     const split = splitGatewayName(requested);
     return split && this.upstreams.has(split.server) ? split : null;
+  }
+
+  /**
+   * The server a resource URI belongs to, among `servers` in their configured order: the first whose list names it,
+   * else the first with a URI template that matches it; undefined when none does.
+   */
+  private async ownerOf(servers: string[], uri: string, signal: AbortSignal): Promise<string | undefined> {
+    const named = await firstInOrder(
+      servers,
+      (id) => this.upstreams.listResources(id, signal),
+      (resource) => resource.uri === uri,
+    );
+    return (
+      named ??
+      firstInOrder(
+        servers,
+        (id) => this.upstreams.listResourceTemplates(id, signal),
+        (template) => templateMatches(template.uriTemplate, uri),
+      )
+    );
   }
 
   /** Each server's list at once; a server that fails is left out (McpUpstreams has logged and counted it). */
@@ -224,4 +259,27 @@ export class McpGatewayServers {
       result,
     });
   }
+}
+
+/** The servers' lists as one, an item whose key an earlier server's list already had left out. */
+function firstOfEach<T>(lists: Array<{ items: T[] }>, key: (item: T) => string): T[] {
+  const seen = new Set<string>();
+  return lists.flatMap(({ items }) =>
+    items.filter((item) => !seen.has(key(item)) && seen.add(key(item)) !== undefined),
+  );
+}
+
+/**
+ * The first of `servers`, in their order, whose list has an item that `wanted`: every list asked at once, and the
+ * answer as soon as the servers before the one that has it have answered (or failed), so a slow server later in the
+ * order costs nothing. A server that fails counts as not having it.
+ */
+export async function firstInOrder<T>(
+  servers: string[],
+  list: (id: string) => Promise<T[]>,
+  wanted: (item: T) => boolean,
+): Promise<string | undefined> {
+  const lists = servers.map((id) => list(id).catch((): T[] => []));
+  for (let i = 0; i < servers.length; i++) if ((await lists[i]).some(wanted)) return servers[i];
+  return undefined;
 }

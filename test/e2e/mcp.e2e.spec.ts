@@ -237,6 +237,45 @@ describe('MCP gateway', () => {
     expect(outsider.status).toBe(404);
   });
 
+  it('/mcp/<server> of a server that is down answers its lists with an MCP error, not an empty list', async () => {
+    const client = await connect(await tokenOf('builders'), '/mcp/down');
+    expect(await refusal(client.listTools())).toBeInstanceOf(McpError);
+    // On /mcp the same server is only left out.
+    const all = await connect(await tokenOf('builders'));
+    expect((await all.listTools()).tools.map((tool) => tool.name)).toContain('remote__echo');
+  });
+
+  it("/mcp serves the permitted servers' resources under their own URIs, each read sent to its owner", async () => {
+    const client = await connect(await tokenOf('builders'));
+    const readBefore = remote.reads.length;
+    // The notes server (stdio) offers no resources: left out. The stuck server (another copy of the remote one) lists
+    // the same URI: listed once, read from the first server in configured order.
+    expect((await client.listResources()).resources).toEqual([
+      { uri: 'memo://readme', name: 'readme', mimeType: 'text/plain' },
+    ]);
+    expect((await client.listResourceTemplates()).resourceTemplates).toEqual([
+      { uriTemplate: 'memo://notes/{name}', name: 'note', mimeType: 'text/plain' },
+    ]);
+    expect((await client.readResource({ uri: 'memo://readme' })).contents).toEqual([
+      { uri: 'memo://readme', mimeType: 'text/plain', text: 'Read me first.' },
+    ]);
+    // Not listed, but the remote server's template matches it.
+    expect((await client.readResource({ uri: 'memo://notes/monday' })).contents).toEqual([
+      { uri: 'memo://notes/monday', mimeType: 'text/plain', text: 'Note monday.' },
+    ]);
+    // A URI no permitted server lists or templates is refused by the gateway, not sent anywhere.
+    expect((await refusal(client.readResource({ uri: 'other://secret' }))).code).toBe(
+      ErrorCode.InvalidParams,
+    );
+    expect(remote.reads.slice(readBefore)).toEqual(['memo://readme', 'memo://notes/monday']);
+    // A team that may reach no server sees no resources and reads none.
+    const outsider = await connect(await tokenOf('outsiders'));
+    expect((await outsider.listResources()).resources).toEqual([]);
+    expect((await refusal(outsider.readResource({ uri: 'memo://readme' }))).code).toBe(
+      ErrorCode.InvalidParams,
+    );
+  });
+
   it('without a token: 401 with WWW-Authenticate naming the RFC 9728 metadata, which is served', async () => {
     const answer = await fetch(`${gw.url}/mcp`, {
       method: 'POST',

@@ -11,6 +11,7 @@ import {
   CallToolRequestSchema,
   ErrorCode,
   ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
@@ -32,6 +33,8 @@ export interface RemoteMcpOptions {
 export class RemoteMcpServer {
   readonly authorizations: Array<string | undefined> = [];
   readonly calls: Array<{ name: string; arguments: unknown }> = [];
+  /** The resource URIs it was asked to read, in order. */
+  readonly reads: string[] = [];
   private http?: HttpServer;
   private readonly stuck = new Set<() => void>();
 
@@ -133,9 +136,19 @@ export class RemoteMcpServer {
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({
       resources: [{ uri: 'memo://readme', name: 'readme', mimeType: 'text/plain' }],
     }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({
-      contents: [{ uri: request.params.uri, mimeType: 'text/plain', text: 'Read me first.' }],
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+      resourceTemplates: [{ uriTemplate: 'memo://notes/{name}', name: 'note', mimeType: 'text/plain' }],
     }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+      const uri = request.params.uri;
+      this.reads.push(uri);
+      const note = /^memo:\/\/notes\/(.+)$/.exec(uri);
+      if (uri !== 'memo://readme' && !note)
+        throw new McpError(ErrorCode.InvalidParams, `Unknown resource: ${uri}`);
+      return {
+        contents: [{ uri, mimeType: 'text/plain', text: note ? `Note ${note[1]}.` : 'Read me first.' }],
+      };
+    });
     return server;
   }
 }
