@@ -180,7 +180,7 @@ describe("the console's MCP page", () => {
     expect(await section.locator('summary, form, button, input').count()).toBe(0);
     // The page's own session, going round the page: refused, the permissions unchanged.
     const refused = await page.evaluate(async () => {
-      const { csrf_token } = await (await fetch('/console/api/session')).json();
+      const { csrf_token } = (await (await fetch('/console/api/session')).json()) as { csrf_token: string };
       const response = await fetch('/admin/v1/teams/lab', {
         method: 'PATCH',
         headers: { 'content-type': 'application/json', 'x-csrf-token': csrf_token },
