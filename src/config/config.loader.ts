@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import type { BackendFamilies, BackendFamilyShape, ModelProblem } from './backend-families';
 import { parseRole } from '../access/roles';
 import { configuredPatternProblem } from '../request-log/redaction/configured-patterns';
+import { toolGlobsMatchingNothing, toolGlobSyntaxProblem } from '../mcp/tool-globs';
 import { limitsOutside, modelsOutside } from '../teams/team-ceiling';
 import {
   BackendConfig,
@@ -309,17 +310,31 @@ function validateMcp(raw: unknown, problems: string[]): McpConfig {
   return config;
 }
 
-/** A team's mcp.servers must name configured servers. */
+/**
+ * A team's mcp.servers must name configured servers, and each of its mcp.tools be a glob (mcp/tool-globs.ts) that
+ * can match a tool of them, as the admin API holds them.
+ */
 function teamMcpProblems(config: GatewayConfig): string[] {
   const known = Object.keys(config.mcp.servers);
-  return Object.entries(config.teams).flatMap(([id, team]) =>
-    (Array.isArray(team.mcp?.servers) ? team.mcp.servers : [])
-      .filter((server) => !known.includes(server))
-      .map(
-        (server) =>
-          `teams.${id}.mcp.servers: unknown MCP server "${server}" (known: ${known.join(', ') || 'none'})`,
+  return Object.entries(config.teams).flatMap(([id, team]) => {
+    const servers = Array.isArray(team.mcp?.servers) ? team.mcp.servers : [];
+    const tools = Array.isArray(team.mcp?.tools) ? team.mcp.tools.filter((t) => typeof t === 'string') : [];
+    return [
+      ...servers
+        .filter((server) => !known.includes(server))
+        .map(
+          (server) =>
+            `teams.${id}.mcp.servers: unknown MCP server "${server}" (known: ${known.join(', ') || 'none'})`,
+        ),
+      ...tools.flatMap((glob) => {
+        const why = toolGlobSyntaxProblem(glob);
+        return why ? [`teams.${id}.mcp.tools: "${glob}" ${why}`] : [];
+      }),
+      ...toolGlobsMatchingNothing(servers, tools).map(
+        ({ glob, why }) => `teams.${id}.mcp.tools: "${glob}" matches no tool of its servers: ${why}`,
       ),
-  );
+    ];
+  });
 }
 
 /** A seeded team's own models and limits must be within its ceiling (what it leaves out takes the ceiling's). */

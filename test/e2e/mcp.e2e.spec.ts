@@ -378,7 +378,7 @@ describe('MCP gateway', () => {
     );
   });
 
-  it("an org-admin sets a team's MCP permissions through the admin API, in force at once; unknown servers are 400; a team-admin cannot", async () => {
+  it("an org-admin sets a team's MCP permissions through the admin API, in force at once; unknown servers and globs matching nothing are 400; a team-admin cannot", async () => {
     expect((await gw.admin('POST', '/admin/v1/teams', { id: 'late' })).status).toBe(201);
     const client = await connect(await tokenOf('late'));
     expect((await client.listTools()).tools).toEqual([]);
@@ -393,6 +393,23 @@ describe('MCP gateway', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toMatchObject({ param: 'mcp.servers' });
     expect(unknown.body.error.message).toContain('Unknown MCP server "nowhere"');
+    // A glob that can match nothing is refused in the same shape: a list typed as one glob, an unprefixed tool.
+    for (const [tools, says] of [
+      [
+        ['remote__echo, remote__add'],
+        'Invalid \'mcp.tools\': holds "remote__echo, remote__add", which has whitespace',
+      ],
+      [['echo'], 'The tool glob "echo" matches no tool of the team\'s servers'],
+      [['notes__*'], '"notes" is not one of the team\'s MCP servers'],
+    ] as const) {
+      const bad = await gw.admin('PATCH', '/admin/v1/teams/late', { mcp: { servers: ['remote'], tools } });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error).toMatchObject({ type: 'invalid_request_error', param: 'mcp.tools' });
+      expect(bad.body.error.message).toContain(says);
+    }
+    const badToken = await gw.admin('POST', '/admin/v1/teams/late/tokens', { mcpTools: [''] });
+    expect(badToken.status).toBe(400);
+    expect(badToken.body.error).toMatchObject({ param: 'mcpTools' });
     const teamAdmin = await signedIn(gw, { subject: 'mcp-team-admin' }, [
       { kind: 'team-admin', team: 'late' },
     ]);

@@ -77,4 +77,21 @@ describe('mcp.servers in the config', () => {
       'teams.a.mcp.servers: unknown MCP server "github" (known: both, neither, has__sep, local, bad, secret)',
     ]);
   });
+
+  it("a team's tool globs must be globs that can match a tool of its servers", () => {
+    const servers = { github: { url: 'https://x.example/mcp' } };
+    expect(
+      problemsOf({
+        mcp: { servers },
+        teams: {
+          a: { mcp: { servers: ['github'], tools: ['github__get_*', '*__read_*', 'gh__*', 'get_issue'] } },
+          b: { mcp: { servers: ['github'], tools: ['github__*, notes__*'] } },
+        },
+      }),
+    ).toEqual([
+      'teams.a.mcp.tools: "gh__*" matches no tool of its servers: "gh" is not one of the team\'s MCP servers',
+      'teams.a.mcp.tools: "get_issue" matches no tool of its servers: tools are named <server>__<tool>, so it names none',
+      'teams.b.mcp.tools: "github__*, notes__*" has whitespace, a comma or a control character',
+    ]);
+  });
 });
