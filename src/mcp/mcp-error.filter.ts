@@ -1,5 +1,5 @@
 import { Catch, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Request, Response } from 'express';
 import { AppLogger } from '../common/logging/logger';
 import { sendError, toGatewayException } from '../core/errors/error-response';
@@ -31,8 +31,8 @@ export class McpErrorFilter implements ExceptionFilter {
       error: {
         code:
           exception.status === 401 || exception.status === 403
-            ? ErrorCode.InvalidRequest
-            : ErrorCode.InternalError,
+            ? ProtocolErrorCode.InvalidRequest
+            : ProtocolErrorCode.InternalError,
         message: exception.message,
         data: { code: exception.wireCode ?? exception.code },
       },

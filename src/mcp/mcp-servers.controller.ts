@@ -23,7 +23,7 @@ export class McpServersController {
     const tools = new Map(
       await Promise.all(
         this.upstreams.ids().map(async (id) => {
-          const listed = await this.upstreams.listTools(id).then(
+          const listed = await this.upstreams.listTools(id, undefined, true).then(
             (found) => found.map((tool) => ({ name: tool.name, description: tool.description ?? null })),
             () => null,
           );

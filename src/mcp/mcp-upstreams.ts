@@ -1,9 +1,14 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  Client,
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig, type McpServerConfig } from '../config/config.schema';
 import { MetricsService } from '../metrics/metrics.service';
@@ -11,8 +16,14 @@ import { MetricsService } from '../metrics/metrics.service';
 /** The gateway's name as an MCP client of its upstream servers (and as a server to its own clients). */
 export const GATEWAY_IMPLEMENTATION = { name: 'switchyard', version: '0.1.0' };
 
-/** A server's list answer has at most this many pages followed (a server that pages forever is cut off). */
+/** A server's list answer has at most this many pages followed (a server that pages forever is an error). */
 const MAX_PAGES = 20;
+
+/**
+ * The JSON-RPC code of a call a server did not answer in its timeoutMs: -32001, what the 1.x SDK sent for a request
+ * timeout (the 2.x SDK keeps timeouts local, as SdkError), so clients see what they saw before.
+ */
+export const UPSTREAM_TIMEOUT = -32001;
 
 /** How a server stands on this replica, for the console and the admin API. */
 export interface UpstreamHealth {
@@ -29,13 +40,13 @@ export interface UpstreamHealth {
  * A call could not reach the server (down, refused, its process gone, the connection lost) or it did not answer in
  * its `timeoutMs`: an MCP error to the client, never a hung request. `reason` is `unavailable` or `timeout`.
  */
-export class UpstreamFailure extends McpError {
+export class UpstreamFailure extends ProtocolError {
   constructor(
     readonly server: string,
     readonly reason: 'unavailable' | 'timeout',
   ) {
     super(
-      reason === 'timeout' ? ErrorCode.RequestTimeout : ErrorCode.InternalError,
+      reason === 'timeout' ? UPSTREAM_TIMEOUT : ProtocolErrorCode.InternalError,
       reason === 'timeout'
         ? `MCP server "${server}" did not answer in time.`
         : `MCP server "${server}" is unavailable.`,
@@ -56,10 +67,12 @@ interface Upstream {
 
 /**
  * The gateway's connections to its MCP servers, one per server per replica, made with the official SDK's Client
- * (Streamable HTTP for a remote server, its credentials from `headers`; stdio for a local one, started on first use
- * and restarted after it dies). Every request is bounded by the server's `timeoutMs`, connecting included; a
- * connection that failed is dropped and made again by the next request. Shared by every team: the credentials are
- * the gateway's, and who may use what is decided before a request gets here (mcp-permissions.ts).
+ * (@modelcontextprotocol/client; Streamable HTTP for a remote server, its credentials from `headers`; stdio for a
+ * local one, started on first use and restarted after it dies), on 2026-07-28 with a server that serves it and on
+ * the 2025 revisions with one that does not (the era is negotiated once per connection). Every request is bounded
+ * by the server's `timeoutMs`, connecting included; a connection that failed is dropped and made again by the next
+ * request. Shared by every team: the credentials are the gateway's, and who may use what is decided before a
+ * request gets here (mcp-permissions.ts).
  */
 @Injectable()
 export class McpUpstreams implements OnModuleDestroy {
@@ -105,29 +118,25 @@ export class McpUpstreams implements OnModuleDestroy {
     }));
   }
 
-  async listTools(id: string, signal?: AbortSignal) {
-    const tools = await this.pages(id, signal, (client, cursor, options) =>
-      client.listTools(cursor ? { cursor } : undefined, options).then((page) => ({
-        items: page.tools,
-        next: page.nextCursor,
-      })),
+  /**
+   * Every tool of the server (all its pages). `fresh`: asked now, even when a 2026-07-28 server said its last list
+   * may be reused for a while (its `ttlMs`); otherwise such a list is reused until then.
+   */
+  async listTools(id: string, signal?: AbortSignal, fresh = false) {
+    const { tools } = await this.request(id, signal, (client, options) =>
+      client.listTools(undefined, { ...options, ...(fresh ? { cacheMode: 'refresh' as const } : {}) }),
     );
     this.upstream(id).tools = new Set(tools.map((tool) => tool.name));
     return tools;
   }
 
   async callTool(id: string, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal) {
-    return this.request(id, signal, (client, options) =>
-      client.callTool({ name, arguments: args }, undefined, options),
-    );
+    return this.request(id, signal, (client, options) => client.callTool({ name, arguments: args }, options));
   }
 
   async listPrompts(id: string, signal?: AbortSignal) {
-    return this.pages(id, signal, (client, cursor, options) =>
-      client.listPrompts(cursor ? { cursor } : undefined, options).then((page) => ({
-        items: page.prompts,
-        next: page.nextCursor,
-      })),
+    return this.request(id, signal, (client, options) =>
+      client.listPrompts(undefined, options).then((list) => list.prompts),
     );
   }
 
@@ -138,20 +147,14 @@ export class McpUpstreams implements OnModuleDestroy {
   }
 
   async listResources(id: string, signal?: AbortSignal) {
-    return this.pages(id, signal, (client, cursor, options) =>
-      client.listResources(cursor ? { cursor } : undefined, options).then((page) => ({
-        items: page.resources,
-        next: page.nextCursor,
-      })),
+    return this.request(id, signal, (client, options) =>
+      client.listResources(undefined, options).then((list) => list.resources),
     );
   }
 
   async listResourceTemplates(id: string, signal?: AbortSignal) {
-    return this.pages(id, signal, (client, cursor, options) =>
-      client.listResourceTemplates(cursor ? { cursor } : undefined, options).then((page) => ({
-        items: page.resourceTemplates,
-        next: page.nextCursor,
-      })),
+    return this.request(id, signal, (client, options) =>
+      client.listResourceTemplates(undefined, options).then((list) => list.resourceTemplates),
     );
   }
 
@@ -173,29 +176,6 @@ export class McpUpstreams implements OnModuleDestroy {
         await client?.then((c) => c.close()).catch(() => undefined);
       }),
     );
-  }
-
-  /** Every page of a list, all within one `timeoutMs`. */
-  private async pages<T>(
-    id: string,
-    signal: AbortSignal | undefined,
-    page: (
-      client: Client,
-      cursor: string | undefined,
-      options: { signal: AbortSignal; timeout: number },
-    ) => Promise<{ items: T[]; next?: string }>,
-  ): Promise<T[]> {
-    return this.request(id, signal, async (client, options) => {
-      const items: T[] = [];
-      let cursor: string | undefined;
-      for (let i = 0; i < MAX_PAGES; i++) {
-        const answer = await page(client, cursor, options);
-        items.push(...answer.items);
-        if (!answer.next) break;
-        cursor = answer.next;
-      }
-      return items;
-    });
   }
 
   /**
@@ -228,17 +208,21 @@ export class McpUpstreams implements OnModuleDestroy {
     }
   }
 
-  /** What a failed request becomes: the server's own MCP error as it came, else an UpstreamFailure. */
+  /**
+   * What a failed request becomes: the server's own MCP error as it came, else an UpstreamFailure. The SDK's own
+   * errors (SdkError: a timeout, the connection closed, an HTTP failure, an era it could not negotiate) are local,
+   * never the server's answer.
+   */
   private failed(upstream: Upstream, error: unknown): Error {
     if (
       error instanceof UpstreamFailure ||
-      (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
+      (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
     ) {
       this.note(upstream, 'timeout', error);
       return error instanceof UpstreamFailure ? error : new UpstreamFailure(upstream.id, 'timeout');
     }
     // A JSON-RPC error the server answered (an unknown tool, invalid arguments): it is reachable.
-    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) return error;
+    if (error instanceof ProtocolError) return error;
     this.note(upstream, 'unavailable', error);
     this.drop(upstream);
     return new UpstreamFailure(upstream.id, 'unavailable');
@@ -271,7 +255,13 @@ export class McpUpstreams implements OnModuleDestroy {
   }
 
   private async connect(upstream: Upstream, generation: number): Promise<Client> {
-    const client = new Client(GATEWAY_IMPLEMENTATION, { capabilities: {} });
+    // `auto`: a server/discover probe first, 2026-07-28 with a server that serves it, else the 2025 initialize
+    // handshake (one more round trip per connection; a local server's probe runs in a short-lived copy of it).
+    const client = new Client(GATEWAY_IMPLEMENTATION, {
+      capabilities: {},
+      versionNegotiation: { mode: 'auto' },
+      listMaxPages: MAX_PAGES,
+    });
     const transport = this.transportFor(upstream.config);
     client.onclose = () => {
       // The connection ended (a local server's process exited): the next request connects again.
@@ -306,7 +296,7 @@ export class McpUpstreams implements OnModuleDestroy {
 
   private upstream(id: string): Upstream {
     const upstream = this.upstreams.get(id);
-    if (!upstream) throw new McpError(ErrorCode.InvalidParams, `Unknown MCP server "${id}".`);
+    if (!upstream) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown MCP server "${id}".`);
     return upstream;
   }
 }
