@@ -11,6 +11,7 @@ import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from
 import { signedIn } from '../support/admin-actors';
 import { eventually, untilPast } from '../support/eventually';
 import { freePort } from '../support/free-port';
+import { ModernMcpServer } from '../support/mcp-modern-server';
 import { RemoteMcpServer } from '../support/mcp-remote-server';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
@@ -644,5 +645,96 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
     } finally {
       await other.close();
     }
+  });
+});
+
+/**
+ * A tool server of the 2026-07-28 era behind the gateway (the v2 SDK's createMcpHandler, refusing 2025-era
+ * requests): the gateway's client negotiates that revision with it (server/discover, never initialize), beside a
+ * 2025-era server, and serves both to clients of either era.
+ */
+describe('MCP gateway in front of a 2026-07-28 server', () => {
+  let upstream: OpenAIUpstream;
+  let modern: ModernMcpServer;
+  let remote: RemoteMcpServer;
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    modern = await new ModernMcpServer(REMOTE_TOKEN).start();
+    remote = await new RemoteMcpServer({ token: REMOTE_TOKEN }).start();
+    const server = (url: string) => ({ url, headers: { Authorization: 'Bearer ${MCP_REMOTE_TOKEN}' } });
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      env: { MCP_REMOTE_TOKEN: REMOTE_TOKEN },
+      config: {
+        mcp: { servers: { modern: server(modern.url), remote: server(remote.url) } },
+        teams: { mixed: { mcp: { servers: ['modern', 'remote'], tools: ['*'] } } },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await gw.close();
+    await Promise.all([modern.stop(), remote.stop(), upstream.stop()]);
+  });
+
+  it('speaks 2026-07-28 to it (never initialize) beside a 2025-era server, and serves both to clients of either era', async () => {
+    const created = await gw.admin('POST', '/admin/v1/teams/mixed/tokens', {});
+    const headers = { authorization: `Bearer ${created.body.token as string}` };
+    for (const { era, revision } of ERAS) {
+      const client = new Client(
+        { name: 'e2e', version: '1.0.0' },
+        era === 'modern' ? { versionNegotiation: { mode: { pin: revision } } } : {},
+      );
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers } }),
+      );
+      try {
+        // A call before any list (the gateway's first request to the server, for the first client): its `region`
+        // reaches the server in the Mcp-Param-Region header too, which the server requires.
+        expect(
+          (await client.callTool({ name: 'modern__forecast', arguments: { region: era } })).content,
+        ).toEqual([{ type: 'text', text: `${era}: sunny` }]);
+        expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
+          'modern__forecast',
+          'modern__shout',
+          'remote__add',
+          'remote__delete_repo',
+          'remote__echo',
+        ]);
+        expect((await client.callTool({ name: 'modern__shout', arguments: { text: era } })).content).toEqual([
+          { type: 'text', text: era.toUpperCase() },
+        ]);
+        expect((await client.callTool({ name: 'remote__echo', arguments: { text: era } })).content).toEqual([
+          { type: 'text', text: era },
+        ]);
+      } finally {
+        await client.close();
+      }
+    }
+    const methods = modern.requests.map((request) => request.method);
+    expect(methods).toContain('server/discover');
+    expect(methods).not.toContain('initialize');
+    expect(new Set(modern.requests.map((request) => request.revision))).toEqual(new Set(['2026-07-28']));
+    expect(new Set(modern.authorizations)).toEqual(new Set([`Bearer ${REMOTE_TOKEN}`]));
+    expect(modern.calls).toContainEqual({ name: 'forecast', arguments: { region: 'modern' } });
+    // The server does refuse a call whose argument is not mirrored in its header: the gateway's calls were.
+    const unmirrored = await fetch(modern.url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${REMOTE_TOKEN}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'forecast',
+      },
+      body: JSON.stringify(
+        modernRequest(1, 'tools/call', { name: 'forecast', arguments: { region: 'x' } }).body,
+      ),
+    });
+    expect(unmirrored.status).toBe(400);
+    expect(((await unmirrored.json()) as any).error.code).toBe(-32020);
   });
 });
