@@ -51,8 +51,6 @@ export class McpController implements OnModuleDestroy {
   ) {
     this.modern = createMcpHandler(({ authInfo }) => this.servers.create(scopeOf(authInfo)), {
       legacy: 'reject',
-      // One JSON answer per request: the gateway relays no notifications mid-call.
-      responseMode: 'json',
       onerror: (error) => this.logger.pino.debug({ err: error }, 'MCP request refused or failed'),
     });
   }

@@ -601,6 +601,7 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
       // The list is this team's: no cache may share it with another (cacheScope private).
       expect(((await listed.json()) as any).result).toMatchObject({
         resultType: 'complete',
+        ttlMs: 0,
         cacheScope: 'private',
         tools: expect.arrayContaining([expect.objectContaining({ name: 'remote__echo' })]),
       });
@@ -610,6 +611,16 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
         modernRequest(3, 'tools/call', { name: 'remote__echo', arguments: { text: 'raw' } }),
       );
       expect(((await called.json()) as any).result.content).toEqual([{ type: 'text', text: 'raw' }]);
+      // A change-notification stream is closed at once: the gateway relays no notifications, so it honours none.
+      const listen = await rawPost(
+        '/mcp',
+        token,
+        modernRequest(5, 'subscriptions/listen', { notifications: { toolsListChanged: true } }),
+      );
+      expect(listen.status).toBe(200);
+      const frames = await listen.text();
+      expect(frames).toContain('"notifications":{}');
+      expect(frames).toContain('"result":{"resultType":"complete"');
       // A revision the gateway does not serve is refused as the spec says (-32022), naming those it does.
       const unknown = await rawPost('/mcp', token, modernRequest(4, 'tools/list', {}, '2099-01-01'));
       expect(unknown.status).toBe(400);
