@@ -11,7 +11,8 @@ const NOT_PASSED = new Set(['content-length', 'content-encoding', 'transfer-enco
 /**
  * The web-standard Request the MCP SDK's HTTP entries take, for an Express request whose body has been read (the
  * caller hands the parsed body to the SDK beside it). `signal` fires when the client goes away, so the SDK
- * abandons the exchange.
+ * abandons the exchange. Its origin is a fixed one: nothing reads it, and a Host header that is no host name would
+ * make a URL of it throw.
  */
 export function webRequestOf(req: Request, signal: AbortSignal): globalThis.Request {
   const headers = new Headers();
@@ -19,7 +20,7 @@ export function webRequestOf(req: Request, signal: AbortSignal): globalThis.Requ
     if (value === undefined || NOT_PASSED.has(name)) continue;
     for (const each of Array.isArray(value) ? value : [value]) headers.append(name, each);
   }
-  return new globalThis.Request(`${req.protocol}://${req.get('host') ?? 'localhost'}${req.originalUrl}`, {
+  return new globalThis.Request(new URL(req.originalUrl, 'http://localhost'), {
     method: req.method,
     headers,
     signal,

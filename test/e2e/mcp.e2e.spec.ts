@@ -302,6 +302,12 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
     expect((await client.readResource({ uri: 'memo://readme' })).contents).toEqual([
       { uri: 'memo://readme', mimeType: 'text/plain', text: 'Read me first.' },
     ]);
+    // An error the server answers itself reaches the client as the server sent it.
+    const unknown = await refusal(client.readResource({ uri: 'memo://nothing' }));
+    expect(unknown).toMatchObject({
+      code: ProtocolErrorCode.InvalidParams,
+      message: expect.stringContaining('Unknown resource: memo://nothing'),
+    });
     const prompts = await (await connect(await tokenOf('builders'))).listPrompts();
     expect(prompts.prompts.map((prompt) => prompt.name)).toEqual(['notes__summarise']);
     const outsider = await fetch(`${gw.url}/mcp/remote`, {
