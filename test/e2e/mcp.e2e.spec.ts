@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import {
   Client,
@@ -560,6 +561,27 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
         expect(listed.status).toBe(200);
         expect(((await listed.json()) as any).result.tools.length).toBe(4);
       }
+      // A Host header that is no host name (a port out of range) is no concern of MCP's: still answered.
+      const status = await new Promise<number | undefined>((resolve, reject) => {
+        const body = JSON.stringify(listTools.body);
+        const sent = httpRequest(`${gw.url}/mcp`, {
+          method: 'POST',
+          headers: {
+            host: 'gateway:99999',
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            accept: 'application/json, text/event-stream',
+          },
+        });
+        sent.once('response', (answer) => {
+          answer.resume();
+          resolve(answer.statusCode);
+        });
+        sent.once('error', reject);
+        sent.end(body);
+      });
+      expect(status).toBe(200);
       for (const method of ['GET', 'DELETE']) {
         const other = await fetch(`${gw.url}/mcp`, {
           method,
