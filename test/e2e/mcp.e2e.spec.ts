@@ -19,6 +19,7 @@ import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 const REMOTE_TOKEN = 'remote-server-credential';
 const STDIO_SERVER = join(__dirname, '../support/mcp-stdio-server.mjs');
+const STDIO_MODERN_SERVER = join(__dirname, '../support/mcp-stdio-modern-server.mjs');
 
 /** Keeps a per-minute test inside one minute (the window is the clock's, so the clock is the condition). */
 async function awayFromMinuteEdge(): Promise<void> {
@@ -688,11 +689,11 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
 });
 
 /**
- * A tool server of the 2026-07-28 era behind the gateway (the v2 SDK's createMcpHandler, refusing 2025-era
- * requests): the gateway's client negotiates that revision with it (server/discover, never initialize), beside a
- * 2025-era server, and serves both to clients of either era.
+ * Tool servers of the 2026-07-28 era behind the gateway, a remote one (the v2 SDK's createMcpHandler) and a local
+ * one (its serveStdio), both refusing 2025-era requests: the gateway's client negotiates that revision with them
+ * (server/discover, never initialize), beside a 2025-era server, and serves all to clients of either era.
  */
-describe('MCP gateway in front of a 2026-07-28 server', () => {
+describe('MCP gateway in front of 2026-07-28 servers', () => {
   let upstream: OpenAIUpstream;
   let modern: ModernMcpServer;
   let remote: RemoteMcpServer;
@@ -707,8 +708,14 @@ describe('MCP gateway in front of a 2026-07-28 server', () => {
       upstreamUrl: upstream.url,
       env: { MCP_REMOTE_TOKEN: REMOTE_TOKEN },
       config: {
-        mcp: { servers: { modern: server(modern.url), remote: server(remote.url) } },
-        teams: { mixed: { mcp: { servers: ['modern', 'remote'], tools: ['*'] } } },
+        mcp: {
+          servers: {
+            modern: server(modern.url),
+            remote: server(remote.url),
+            nearby: { command: process.execPath, args: [STDIO_MODERN_SERVER], timeoutMs: 10_000 },
+          },
+        },
+        teams: { mixed: { mcp: { servers: ['modern', 'remote', 'nearby'], tools: ['*'] } } },
       },
     });
   });
@@ -718,7 +725,7 @@ describe('MCP gateway in front of a 2026-07-28 server', () => {
     await Promise.all([modern.stop(), remote.stop(), upstream.stop()]);
   });
 
-  it('speaks 2026-07-28 to it (never initialize) beside a 2025-era server, and serves both to clients of either era', async () => {
+  it('speaks 2026-07-28 to them (never initialize), remote and local, beside a 2025-era server, and serves all to clients of either era', async () => {
     const created = await gw.admin('POST', '/admin/v1/teams/mixed/tokens', {});
     const headers = { authorization: `Bearer ${created.body.token as string}` };
     for (const { era, revision } of ERAS) {
@@ -738,6 +745,7 @@ describe('MCP gateway in front of a 2026-07-28 server', () => {
         expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
           'modern__forecast',
           'modern__shout',
+          'nearby__era',
           'remote__add',
           'remote__delete_repo',
           'remote__echo',
@@ -745,6 +753,11 @@ describe('MCP gateway in front of a 2026-07-28 server', () => {
         expect((await client.callTool({ name: 'modern__shout', arguments: { text: era } })).content).toEqual([
           { type: 'text', text: era.toUpperCase() },
         ]);
+        // The local one answers the gateway on 2026-07-28 whichever era its client speaks.
+        expect((await client.callTool({ name: 'nearby__era', arguments: {} })).structuredContent).toEqual({
+          era: 'modern',
+          revision: '2026-07-28',
+        });
         expect((await client.callTool({ name: 'remote__echo', arguments: { text: era } })).content).toEqual([
           { type: 'text', text: era },
         ]);
