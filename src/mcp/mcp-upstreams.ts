@@ -1,3 +1,5 @@
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -7,6 +9,8 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig, type McpServerConfig } from '../config/config.schema';
 import { MetricsService } from '../metrics/metrics.service';
+import { RequestLogRedactor } from '../request-log/request-log-redactor';
+import { UpstreamRedaction } from './upstream-redaction';
 
 /** The gateway's name as an MCP client of its upstream servers (and as a server to its own clients). */
 export const GATEWAY_IMPLEMENTATION = { name: 'switchyard', version: '0.1.0' };
@@ -19,7 +23,7 @@ export interface UpstreamHealth {
   id: string;
   kind: 'remote' | 'local';
   state: 'connected' | 'not-connected' | 'failing';
-  /** The last failure (connecting, listing, calling), null after a success. */
+  /** The last failure (connecting, listing, calling), its credentials redacted; null after a success. */
   lastError: string | null;
   /** The tools it listed last (its own names). */
   tools: string[];
@@ -46,6 +50,8 @@ export class UpstreamFailure extends McpError {
 interface Upstream {
   id: string;
   config: McpServerConfig;
+  /** What of the server's words may leave the gateway (upstream-redaction.ts). */
+  redaction: UpstreamRedaction;
   client?: Promise<Client>;
   lastError: string | null;
   connected: boolean;
@@ -69,11 +75,13 @@ export class McpUpstreams implements OnModuleDestroy {
     config: GatewayConfig,
     private readonly logger: AppLogger,
     private readonly metrics: MetricsService,
+    redactor: RequestLogRedactor,
   ) {
     for (const [id, server] of Object.entries(config.mcp.servers))
       this.upstreams.set(id, {
         id,
         config: server,
+        redaction: new UpstreamRedaction(server, redactor),
         lastError: null,
         connected: false,
         tools: new Set(),
@@ -220,7 +228,7 @@ export class McpUpstreams implements OnModuleDestroy {
       const client = await Promise.race([this.client(upstream), expired]);
       const answer = await Promise.race([work(client, { signal: bounded, timeout: timeoutMs }), expired]);
       upstream.lastError = null;
-      return answer;
+      return upstream.redaction.answer(answer);
     } catch (error) {
       throw this.failed(upstream, error);
     } finally {
@@ -237,17 +245,28 @@ export class McpUpstreams implements OnModuleDestroy {
       this.note(upstream, 'timeout', error);
       return error instanceof UpstreamFailure ? error : new UpstreamFailure(upstream.id, 'timeout');
     }
-    // A JSON-RPC error the server answered (an unknown tool, invalid arguments): it is reachable.
-    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) return error;
+    // A JSON-RPC error the server answered (an unknown tool, invalid arguments): it is reachable. Its words reach
+    // the client, without the credentials the gateway sent it (a server may quote them).
+    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed)
+      return new McpError(
+        error.code,
+        upstream.redaction.message(withoutPrefix(error)),
+        upstream.redaction.answer(error.data),
+      );
     this.note(upstream, 'unavailable', error);
     this.drop(upstream);
     return new UpstreamFailure(upstream.id, 'unavailable');
   }
 
+  /**
+   * A failure kept (last_error) and logged: its message only, redacted and bounded (the error itself is not logged:
+   * its message, body or stack may quote the credentials the gateway sent).
+   */
   private note(upstream: Upstream, reason: 'unavailable' | 'timeout', error: unknown): void {
-    upstream.lastError = `${reason}: ${error instanceof Error ? error.message : String(error)}`;
+    const said = upstream.redaction.kept(error instanceof Error ? error.message : String(error));
+    upstream.lastError = `${reason}: ${said}`;
     this.metrics.mcpServerErrors.inc({ server: upstream.id, reason });
-    this.logger.pino.warn({ server: upstream.id, reason, err: error }, 'MCP server failed');
+    this.logger.pino.warn({ server: upstream.id, reason, error: said }, 'MCP server failed');
   }
 
   private drop(upstream: Upstream): void {
@@ -272,7 +291,7 @@ export class McpUpstreams implements OnModuleDestroy {
 
   private async connect(upstream: Upstream, generation: number): Promise<Client> {
     const client = new Client(GATEWAY_IMPLEMENTATION, { capabilities: {} });
-    const transport = this.transportFor(upstream.config);
+    const transport = this.transportFor(upstream);
     client.onclose = () => {
       // The connection ended (a local server's process exited): the next request connects again.
       if (upstream.generation === generation) {
@@ -290,18 +309,28 @@ export class McpUpstreams implements OnModuleDestroy {
     return client;
   }
 
-  private transportFor(config: McpServerConfig): Transport {
+  private transportFor(upstream: Upstream): Transport {
+    const config = upstream.config;
     if (config.url)
       return new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: config.headers ?? {} },
       });
-    return new StdioClientTransport({
+    const transport = new StdioClientTransport({
       command: config.command!,
       args: config.args,
       env: config.env,
-      // Its stderr goes to the gateway's own (the operator's log), not to any client.
-      stderr: 'inherit',
+      stderr: 'pipe',
     });
+    // Its stderr goes to the gateway's log (the operator's), never to a client: line by line, redacted like its
+    // errors, since a server may print the env it was given.
+    if (transport.stderr)
+      createInterface({ input: transport.stderr as Readable, crlfDelay: Infinity }).on('line', (line) =>
+        this.logger.pino.warn(
+          { server: upstream.id, stderr: upstream.redaction.kept(line) },
+          'MCP server stderr',
+        ),
+      );
+    return transport;
   }
 
   private upstream(id: string): Upstream {
@@ -309,4 +338,12 @@ export class McpUpstreams implements OnModuleDestroy {
     if (!upstream) throw new McpError(ErrorCode.InvalidParams, `Unknown MCP server "${id}".`);
     return upstream;
   }
+}
+
+/** An McpError's message without the `MCP error <code>: ` the SDK's constructor put before it. */
+function withoutPrefix(error: McpError): string {
+  const prefix = `MCP error ${error.code}: `;
+  let message = error.message;
+  while (message.startsWith(prefix)) message = message.slice(prefix.length);
+  return message;
 }

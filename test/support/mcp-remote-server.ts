@@ -20,8 +20,17 @@ import {
 export interface RemoteMcpOptions {
   /** The bearer token it demands (401 otherwise), as a real hosted server does. */
   token: string;
-  /** `hang`: every tools/list and tools/call is left unanswered (a server that is up but stuck). */
-  behaviour?: 'normal' | 'hang';
+  /**
+   * `hang`: every tools/list and tools/call is left unanswered (a server that is up but stuck). `leaky`: every
+   * request is answered HTTP 500 with a body quoting the Authorization header it was sent (a server that echoes the
+   * credential it was given in its errors).
+   */
+  behaviour?: 'normal' | 'hang' | 'leaky';
+  /**
+   * Adds the tools `whoami` (answers with the Authorization header it was sent) and `reject` (an MCP error quoting
+   * it, in its message and its data).
+   */
+  echoTools?: boolean;
 }
 
 /**
@@ -62,10 +71,18 @@ export class RemoteMcpServer {
       res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
       return;
     }
+    if (this.options.behaviour === 'leaky') {
+      res
+        .writeHead(500, { 'content-type': 'text/plain' })
+        .end(
+          `upstream broke while using credential "${req.headers.authorization}" ${'and so on '.repeat(200)}`,
+        );
+      return;
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body: unknown = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
-    const server = this.server();
+    const server = this.server(req.headers.authorization ?? '');
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -86,7 +103,7 @@ export class RemoteMcpServer {
     });
   }
 
-  private server(): Server {
+  private server(authorization: string): Server {
     const server = new Server(
       { name: 'remote', version: '1.0.0' },
       { capabilities: { tools: {}, resources: {} } },
@@ -110,6 +127,9 @@ export class RemoteMcpServer {
             },
           },
           { name: 'delete_repo', description: 'Deletes a repository', inputSchema: { type: 'object' } },
+          ...(this.options.echoTools
+            ? ['whoami', 'reject'].map((name) => ({ name, inputSchema: { type: 'object' as const } }))
+            : []),
         ],
       };
     });
@@ -129,9 +149,18 @@ export class RemoteMcpServer {
           };
         case 'delete_repo':
           return { content: [{ type: 'text', text: 'deleted' }] };
-        default:
-          throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+        case 'whoami':
+          if (this.options.echoTools)
+            return { content: [{ type: 'text', text: `you sent ${authorization}` }] };
+          break;
+        case 'reject':
+          if (this.options.echoTools)
+            throw new McpError(ErrorCode.InvalidRequest, `credential ${authorization} is not enough`, {
+              sent: authorization,
+            });
+          break;
       }
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({
       resources: [{ uri: 'memo://readme', name: 'readme', mimeType: 'text/plain' }],

@@ -1,0 +1,138 @@
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { eventually } from '../support/eventually';
+import { RemoteMcpServer } from '../support/mcp-remote-server';
+import { OpenAIUpstream } from '../support/openai-upstream';
+import { startTestGateway, type TestGateway } from '../support/test-gateway';
+
+const ECHO_SECRET = 'echoer-credential-0123456789';
+const LEAKY_SECRET = 'leaky-credential-9876543210';
+const STDIO_SECRET = 'stdio-credential-abcdefghij';
+const SECRETS = [ECHO_SECRET, LEAKY_SECRET, STDIO_SECRET];
+const STDIO_SERVER = join(__dirname, '../support/mcp-stdio-server.mjs');
+
+/**
+ * The MCP endpoint against servers that misbehave (docs/mcp.md): one that quotes the credential the gateway sent it
+ * in its answers and errors, one that answers every request with an error body quoting it, and a local one that
+ * prints its env on stderr. None of those credentials may leave the gateway.
+ */
+describe('MCP gateway, hardened', () => {
+  let upstream: OpenAIUpstream;
+  let echoer: RemoteMcpServer;
+  let leaky: RemoteMcpServer;
+  let gw: TestGateway;
+  const open: Client[] = [];
+
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    echoer = await new RemoteMcpServer({ token: ECHO_SECRET, echoTools: true }).start();
+    leaky = await new RemoteMcpServer({ token: LEAKY_SECRET, behaviour: 'leaky' }).start();
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      env: { ECHO_TOKEN: ECHO_SECRET, LEAKY_TOKEN: LEAKY_SECRET, NOTES_TOKEN: STDIO_SECRET },
+      config: {
+        mcp: {
+          servers: {
+            echoer: { url: echoer.url, headers: { Authorization: 'Bearer ${ECHO_TOKEN}' }, timeoutMs: 5000 },
+            leaky: { url: leaky.url, headers: { Authorization: 'Bearer ${LEAKY_TOKEN}' }, timeoutMs: 5000 },
+            notes: {
+              command: process.execPath,
+              args: [STDIO_SERVER],
+              env: { NOTES_TOKEN: '${NOTES_TOKEN}' },
+              timeoutMs: 10_000,
+            },
+          },
+        },
+        teams: {
+          agents: {
+            mcp: { servers: ['echoer', 'leaky', 'notes'], tools: ['*'] },
+            logging: { content: 'full' },
+          },
+        },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await Promise.all(open.map((client) => client.close()));
+    await gw.close();
+    await Promise.all([echoer.stop(), leaky.stop(), upstream.stop()]);
+  });
+
+  async function tokenOf(team: string, body: object = {}): Promise<string> {
+    const created = await gw.admin('POST', `/admin/v1/teams/${team}/tokens`, body);
+    expect(created.status).toBe(201);
+    return created.body.token as string;
+  }
+
+  async function connect(token: string, path = '/mcp'): Promise<Client> {
+    const client = new Client({ name: 'e2e', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${gw.url}${path}`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    open.push(client);
+    return client;
+  }
+
+  async function refusal(call: Promise<unknown>): Promise<McpError> {
+    const error = await call.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(McpError);
+    return error as McpError;
+  }
+
+  function expectNoSecret(text: string): void {
+    for (const secret of SECRETS) expect(text).not.toContain(secret);
+  }
+
+  it("never lets a server's credential out: not in answers, MCP errors, last_error, the log or the request log", async () => {
+    const client = await connect(await tokenOf('agents', { name: 'redaction' }));
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toContain('notes__read_note');
+    expect(tools.map((tool) => tool.name)).not.toContain(expect.stringMatching(/^leaky__/));
+
+    const whoami = await client.callTool({ name: 'echoer__whoami', arguments: {} });
+    expect(whoami.content).toEqual([{ type: 'text', text: 'you sent [mcp_credential]' }]);
+    const rejected = await refusal(client.callTool({ name: 'echoer__reject', arguments: {} }));
+    expect(rejected.message).toContain('credential [mcp_credential] is not enough');
+    expect(rejected.data).toEqual({ sent: '[mcp_credential]' });
+    const down = await refusal(client.callTool({ name: 'leaky__anything', arguments: {} }));
+    expectNoSecret(`${down.message} ${JSON.stringify(down.data)}`);
+
+    const servers = await gw.admin('GET', '/admin/v1/mcp/servers');
+    const leakyHealth = (servers.body.data as Array<Record<string, any>>).find((s) => s.id === 'leaky')!;
+    expect(leakyHealth).toMatchObject({
+      status: 'down',
+      last_error: expect.stringMatching(/^unavailable: /),
+    });
+    expect(leakyHealth.last_error).toContain('[mcp_credential]');
+    expect(leakyHealth.last_error.length).toBeLessThanOrEqual(520);
+    expectNoSecret(JSON.stringify(servers.body));
+
+    const entries = await eventually(async () => {
+      const page = await gw.admin(
+        'GET',
+        '/admin/v1/requests?team=agents&endpoint=mcp.tools%2Fcall&limit=100',
+      );
+      const mine = (page.body.data as Array<Record<string, any>>).filter((e) => e.token.name === 'redaction');
+      expect(mine).toHaveLength(3);
+      return mine;
+    }, 5000);
+    for (const entry of entries)
+      expectNoSecret(JSON.stringify((await gw.admin('GET', `/admin/v1/requests/${entry.id}`)).body));
+
+    // The local server printed its token on stderr: the gateway logged the line, redacted.
+    await eventually(() =>
+      expect(gw.logs.some((line) => line.msg === 'MCP server stderr' && line.server === 'notes')).toBe(true),
+    );
+    expect(gw.logs.find((line) => line.msg === 'MCP server stderr')!.stderr).toContain('[mcp_credential]');
+    expect(gw.logs.some((line) => line.msg === 'MCP server failed' && line.server === 'leaky')).toBe(true);
+    expectNoSecret(gw.rawLogs.join('\n'));
+  });
+});
