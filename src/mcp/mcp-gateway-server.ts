@@ -8,7 +8,6 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Request } from 'express';
@@ -17,6 +16,7 @@ import { AppLogger } from '../common/logging/logger';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { LimitsService } from '../limits/limits.service';
 import { McpCallLog, type McpCallOutcome } from './mcp-call-log';
+import { McpAnswerError } from './mcp-errors';
 import { McpPermissions } from './mcp-permissions';
 import { templateMatches } from './uri-template';
 import { gatewayName, splitGatewayName } from './mcp-tool-names';
@@ -91,7 +91,7 @@ export class McpGatewayServers {
           process.hrtime.bigint(),
           request.params.arguments,
         );
-        throw new McpError(
+        throw new McpAnswerError(
           ErrorCode.InvalidParams,
           `Tool "${request.params.name}" is not available to this token (unknown, or not permitted for its team).`,
         );
@@ -111,7 +111,7 @@ export class McpGatewayServers {
     server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
       const target = this.route(scope, request.params.name);
       if (!target || !permissions.mayReachServer(target.server))
-        throw new McpError(
+        throw new McpAnswerError(
           ErrorCode.InvalidParams,
           `Prompt "${request.params.name}" is not available to this token.`,
         );
@@ -137,7 +137,10 @@ export class McpGatewayServers {
       const uri = request.params.uri;
       const owner = scope.only ?? (await this.ownerOf(servers, uri, extra.signal));
       if (!owner)
-        throw new McpError(ErrorCode.InvalidParams, `Resource "${uri}" is not available to this token.`);
+        throw new McpAnswerError(
+          ErrorCode.InvalidParams,
+          `Resource "${uri}" is not available to this token.`,
+        );
       return this.upstreams.readResource(owner, uri, extra.signal);
     });
     return server;
@@ -193,7 +196,7 @@ export class McpGatewayServers {
     } catch (error) {
       const refusal = error instanceof GatewayException ? error : undefined;
       this.record(scope, server, tool, 'limited', refusal?.code ?? 'limits_unavailable', startedAt, args);
-      throw new McpError(
+      throw new McpAnswerError(
         refusal?.status === 429 ? LIMIT_REACHED : ErrorCode.InternalError,
         refusal?.message ?? 'The tool call limits cannot be checked.',
         refusal && {
@@ -220,7 +223,7 @@ export class McpGatewayServers {
       return result;
     } catch (error) {
       const outcome: McpCallOutcome = error instanceof UpstreamFailure ? error.reason : 'error';
-      const code = error instanceof McpError ? `mcp_${error.code}` : 'mcp_error';
+      const code = error instanceof McpAnswerError ? `mcp_${error.code}` : 'mcp_error';
       this.record(
         scope,
         server,
@@ -230,7 +233,7 @@ export class McpGatewayServers {
         startedAt,
         args,
       );
-      if (!(error instanceof McpError))
+      if (!(error instanceof McpAnswerError))
         this.logger.pino.warn({ err: error, server, tool }, 'MCP tool call failed');
       throw error;
     }

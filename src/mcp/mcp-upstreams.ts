@@ -9,6 +9,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig, type McpServerConfig } from '../config/config.schema';
 import { MetricsService } from '../metrics/metrics.service';
+import { McpAnswerError, withoutPrefix } from './mcp-errors';
 import { RequestLogRedactor } from '../request-log/request-log-redactor';
 import { UpstreamRedaction } from './upstream-redaction';
 
@@ -33,7 +34,7 @@ export interface UpstreamHealth {
  * A call could not reach the server (down, refused, its process gone, the connection lost) or it did not answer in
  * its `timeoutMs`: an MCP error to the client, never a hung request. `reason` is `unavailable` or `timeout`.
  */
-export class UpstreamFailure extends McpError {
+export class UpstreamFailure extends McpAnswerError {
   constructor(
     readonly server: string,
     readonly reason: 'unavailable' | 'timeout',
@@ -248,7 +249,7 @@ export class McpUpstreams implements OnModuleDestroy {
     // A JSON-RPC error the server answered (an unknown tool, invalid arguments): it is reachable. Its words reach
     // the client, without the credentials the gateway sent it (a server may quote them).
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed)
-      return new McpError(
+      return new McpAnswerError(
         error.code,
         upstream.redaction.message(withoutPrefix(error)),
         upstream.redaction.answer(error.data),
@@ -335,15 +336,7 @@ export class McpUpstreams implements OnModuleDestroy {
 
   private upstream(id: string): Upstream {
     const upstream = this.upstreams.get(id);
-    if (!upstream) throw new McpError(ErrorCode.InvalidParams, `Unknown MCP server "${id}".`);
+    if (!upstream) throw new McpAnswerError(ErrorCode.InvalidParams, `Unknown MCP server "${id}".`);
     return upstream;
   }
-}
-
-/** An McpError's message without the `MCP error <code>: ` the SDK's constructor put before it. */
-function withoutPrefix(error: McpError): string {
-  const prefix = `MCP error ${error.code}: `;
-  let message = error.message;
-  while (message.startsWith(prefix)) message = message.slice(prefix.length);
-  return message;
 }

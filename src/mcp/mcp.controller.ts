@@ -4,6 +4,8 @@ import type { Request, Response } from 'express';
 import { Public } from '../auth/route-access.decorators';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { McpErrorFilter } from './mcp-error.filter';
+import { JsonRpcCode } from './mcp-errors';
+import { jsonRpcProblem } from './json-rpc-shape';
 import { McpGatewayServers } from './mcp-gateway-server';
 import { McpPermissions } from './mcp-permissions';
 import { McpUpstreams } from './mcp-upstreams';
@@ -64,6 +66,16 @@ export class McpController {
   }
 
   private async serve(req: Request, res: Response, only: string | undefined): Promise<void> {
+    // A body that parsed as JSON (else the BodyReaderGuard refused it: McpErrorFilter) but is no JSON-RPC message.
+    // No body at all is left to the SDK's transport (its -32700).
+    const problem = req.body === undefined ? null : jsonRpcProblem(req.body);
+    if (problem) {
+      req.exchange.failed('invalid_request');
+      res
+        .status(400)
+        .json({ jsonrpc: '2.0', error: { code: JsonRpcCode.InvalidRequest, message: problem }, id: null });
+      return;
+    }
     const server = this.servers.create({ principal: req.exchange.principal!, req, only });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

@@ -33,6 +33,7 @@ describe('MCP gateway, hardened', () => {
       upstreamUrl: upstream.url,
       env: { ECHO_TOKEN: ECHO_SECRET, LEAKY_TOKEN: LEAKY_SECRET, NOTES_TOKEN: STDIO_SECRET },
       config: {
+        server: { maxBodyBytes: 65_536 },
         mcp: {
           servers: {
             echoer: { url: echoer.url, headers: { Authorization: 'Bearer ${ECHO_TOKEN}' }, timeoutMs: 5000 },
@@ -134,5 +135,62 @@ describe('MCP gateway, hardened', () => {
     expect(gw.logs.find((line) => line.msg === 'MCP server stderr')!.stderr).toContain('[mcp_credential]');
     expect(gw.logs.some((line) => line.msg === 'MCP server failed' && line.server === 'leaky')).toBe(true);
     expectNoSecret(gw.rawLogs.join('\n'));
+  });
+
+  it('says an MCP error message once (the SDK would prefix "MCP error <code>: " twice)', async () => {
+    const client = await connect(await tokenOf('agents'));
+    const forbidden = await refusal(client.callTool({ name: 'nowhere__echo', arguments: {} }));
+    expect(forbidden.message).toBe(
+      'MCP error -32602: Tool "nowhere__echo" is not available to this token (unknown, or not permitted for its team).',
+    );
+    const rejected = await refusal(client.callTool({ name: 'echoer__reject', arguments: {} }));
+    expect(rejected.message).toBe('MCP error -32600: credential [mcp_credential] is not enough');
+    const down = await refusal(client.callTool({ name: 'leaky__anything', arguments: {} }));
+    expect(down.message).toMatch(/^MCP error -32603: MCP server "leaky" is /);
+    expect(down.message).not.toMatch(/MCP error.*MCP error/);
+  });
+
+  it('answers a malformed POST with the JSON-RPC error and HTTP status the transport gives it, never a 500', async () => {
+    const token = await tokenOf('agents');
+    const post = (body: string, headers: Record<string, string>) =>
+      fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+        body,
+      });
+    const list = '{"jsonrpc":"2.0","id":1,"method":"tools/list"}';
+    const cases: Array<[string, string, Record<string, string>, number, number]> = [
+      ['not JSON', '{"jsonrpc": "2.0", "id": 1, "method": ', {}, 400, -32700],
+      ['no body', '', {}, 400, -32700],
+      ['a string', '"tools/list"', {}, 400, -32600],
+      ['a number', '42', {}, 400, -32600],
+      ['null', 'null', {}, 400, -32600],
+      ['an empty object', '{}', {}, 400, -32600],
+      ['no jsonrpc', '{"id":1,"method":"tools/list"}', {}, 400, -32600],
+      ['no method', '{"jsonrpc":"2.0","id":1}', {}, 400, -32600],
+      ['not JSON content', list, { 'content-type': 'text/plain' }, 415, -32000],
+      ['not accepting event streams', list, { accept: 'application/json' }, 406, -32000],
+      [
+        'over server.maxBodyBytes',
+        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(70_000) } }),
+        {},
+        413,
+        -32000,
+      ],
+    ];
+    const answers = [];
+    for (const [what, body, headers] of cases) {
+      const answer = await post(body, headers);
+      const json = (await answer.json()) as { jsonrpc: string; id: unknown; error: { code: number } };
+      expect(answer.headers.get('content-type')).toContain('application/json');
+      expect(json).toMatchObject({ jsonrpc: '2.0', id: null, error: { message: expect.any(String) } });
+      answers.push([what, answer.status, json.error.code]);
+    }
+    expect(answers).toEqual(cases.map(([what, , , status, code]) => [what, status, code]));
   });
 });
