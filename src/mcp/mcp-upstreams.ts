@@ -9,6 +9,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig, type McpServerConfig } from '../config/config.schema';
 import { MetricsService } from '../metrics/metrics.service';
+import { McpCircuit } from './mcp-circuit';
 import { McpAnswerError, withoutPrefix } from './mcp-errors';
 import { RequestLogRedactor } from '../request-log/request-log-redactor';
 import { UpstreamRedaction } from './upstream-redaction';
@@ -28,6 +29,8 @@ export interface UpstreamHealth {
   lastError: string | null;
   /** The tools it listed last (its own names). */
   tools: string[];
+  /** While it is skipped after failing (mcp-circuit.ts): when it is next tried (ISO time); else null. */
+  retryAt: string | null;
 }
 
 /**
@@ -38,12 +41,16 @@ export class UpstreamFailure extends McpAnswerError {
   constructor(
     readonly server: string,
     readonly reason: 'unavailable' | 'timeout',
+    /** Set when the server was not asked: it is skipped until then (epoch ms) after failing. */
+    skippedUntil?: number,
   ) {
     super(
       reason === 'timeout' ? ErrorCode.RequestTimeout : ErrorCode.InternalError,
-      reason === 'timeout'
-        ? `MCP server "${server}" did not answer in time.`
-        : `MCP server "${server}" is unavailable.`,
+      skippedUntil !== undefined
+        ? `MCP server "${server}" is down (it failed; tried again in ${Math.max(1, Math.ceil((skippedUntil - Date.now()) / 1000))} s).`
+        : reason === 'timeout'
+          ? `MCP server "${server}" did not answer in time.`
+          : `MCP server "${server}" is unavailable.`,
     );
   }
 }
@@ -53,6 +60,8 @@ interface Upstream {
   config: McpServerConfig;
   /** What of the server's words may leave the gateway (upstream-redaction.ts). */
   redaction: UpstreamRedaction;
+  /** Whether it is asked at all, after failing (mcp-circuit.ts). */
+  circuit: McpCircuit;
   client?: Promise<Client>;
   lastError: string | null;
   connected: boolean;
@@ -83,6 +92,7 @@ export class McpUpstreams implements OnModuleDestroy {
         id,
         config: server,
         redaction: new UpstreamRedaction(server, redactor),
+        circuit: new McpCircuit(config.mcp.backoff),
         lastError: null,
         connected: false,
         tools: new Set(),
@@ -111,6 +121,7 @@ export class McpUpstreams implements OnModuleDestroy {
       state: upstream.lastError ? 'failing' : upstream.connected ? 'connected' : 'not-connected',
       lastError: upstream.lastError,
       tools: [...upstream.tools],
+      retryAt: upstream.circuit.retryAt === null ? null : new Date(upstream.circuit.retryAt).toISOString(),
     }));
   }
 
@@ -210,7 +221,8 @@ export class McpUpstreams implements OnModuleDestroy {
   /**
    * One request to a server, connecting first if need be, all within its `timeoutMs` (and abandoned when the
    * caller's `signal` fires). What the server answers, an MCP error included, passes through; not reaching it
-   * becomes an UpstreamFailure and drops the connection, so the next request connects afresh.
+   * becomes an UpstreamFailure and drops the connection, so the next request connects afresh. While the server is
+   * skipped after failing (its circuit open) the request is an UpstreamFailure at once, the server not asked.
    */
   private async request<T>(
     id: string,
@@ -218,6 +230,13 @@ export class McpUpstreams implements OnModuleDestroy {
     work: (client: Client, options: { signal: AbortSignal; timeout: number }) => Promise<T>,
   ): Promise<T> {
     const upstream = this.upstream(id);
+    const circuit = upstream.circuit;
+    const admitted = circuit.admit();
+    if (admitted === 'no') throw new UpstreamFailure(id, 'unavailable', circuit.retryAt ?? Date.now());
+    let verdict = false;
+    // A connection that was up and is lost (a local server that exited) is made again by the next request at once;
+    // only a failure to connect, or no answer in time, opens the circuit.
+    const reused = upstream.connected;
     const timeoutMs = upstream.config.timeoutMs;
     const deadline = AbortSignal.timeout(timeoutMs);
     const bounded = signal ? AbortSignal.any([signal, deadline]) : deadline;
@@ -229,11 +248,22 @@ export class McpUpstreams implements OnModuleDestroy {
       const client = await Promise.race([this.client(upstream), expired]);
       const answer = await Promise.race([work(client, { signal: bounded, timeout: timeoutMs }), expired]);
       upstream.lastError = null;
+      circuit.succeeded();
+      verdict = true;
+      this.metrics.mcpServerUp.set({ server: id }, 1);
       return upstream.redaction.answer(answer);
     } catch (error) {
-      throw this.failed(upstream, error);
+      // The caller went away: no verdict on the server.
+      if (signal?.aborted && !(error instanceof UpstreamFailure)) throw error;
+      const failure = this.failed(upstream, error);
+      verdict = true;
+      if (!(failure instanceof UpstreamFailure)) circuit.succeeded(); // It answered (an MCP error of its own).
+      else if (failure.reason === 'unavailable' && reused) circuit.released();
+      else circuit.failed();
+      throw failure;
     } finally {
       clearTimeout(timer);
+      if (admitted === 'probe' && !verdict) circuit.released();
     }
   }
 
@@ -267,6 +297,7 @@ export class McpUpstreams implements OnModuleDestroy {
     const said = upstream.redaction.kept(error instanceof Error ? error.message : String(error));
     upstream.lastError = `${reason}: ${said}`;
     this.metrics.mcpServerErrors.inc({ server: upstream.id, reason });
+    this.metrics.mcpServerUp.set({ server: upstream.id }, 0);
     this.logger.pino.warn({ server: upstream.id, reason, error: said }, 'MCP server failed');
   }
 

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { eventually } from '../support/eventually';
+import { eventually, untilPast } from '../support/eventually';
 import { RemoteMcpServer } from '../support/mcp-remote-server';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
@@ -22,6 +22,7 @@ describe('MCP gateway, hardened', () => {
   let upstream: OpenAIUpstream;
   let echoer: RemoteMcpServer;
   let leaky: RemoteMcpServer;
+  let stuck: RemoteMcpServer;
   let gw: TestGateway;
   const open: Client[] = [];
 
@@ -29,15 +30,19 @@ describe('MCP gateway, hardened', () => {
     upstream = await new OpenAIUpstream().start();
     echoer = await new RemoteMcpServer({ token: ECHO_SECRET, echoTools: true }).start();
     leaky = await new RemoteMcpServer({ token: LEAKY_SECRET, behaviour: 'leaky' }).start();
+    stuck = await new RemoteMcpServer({ token: 'stuck-token', behaviour: 'hang' }).start();
     gw = await startTestGateway({
       upstreamUrl: upstream.url,
       env: { ECHO_TOKEN: ECHO_SECRET, LEAKY_TOKEN: LEAKY_SECRET, NOTES_TOKEN: STDIO_SECRET },
       config: {
         server: { maxBodyBytes: 65_536 },
         mcp: {
+          // Long enough for a test's steps on a loaded machine to end inside the first back-off.
+          backoff: { initialMs: 3000, maxMs: 6000 },
           servers: {
             echoer: { url: echoer.url, headers: { Authorization: 'Bearer ${ECHO_TOKEN}' }, timeoutMs: 5000 },
             leaky: { url: leaky.url, headers: { Authorization: 'Bearer ${LEAKY_TOKEN}' }, timeoutMs: 5000 },
+            stuck: { url: stuck.url, headers: { Authorization: 'Bearer stuck-token' }, timeoutMs: 500 },
             notes: {
               command: process.execPath,
               args: [STDIO_SERVER],
@@ -47,6 +52,7 @@ describe('MCP gateway, hardened', () => {
           },
         },
         teams: {
+          circuit: { mcp: { servers: ['echoer', 'stuck'], tools: ['*'] } },
           agents: {
             mcp: { servers: ['echoer', 'leaky', 'notes'], tools: ['*'] },
             logging: { content: 'full' },
@@ -59,7 +65,7 @@ describe('MCP gateway, hardened', () => {
   afterAll(async () => {
     await Promise.all(open.map((client) => client.close()));
     await gw.close();
-    await Promise.all([echoer.stop(), leaky.stop(), upstream.stop()]);
+    await Promise.all([echoer.stop(), leaky.stop(), stuck.stop(), upstream.stop()]);
   });
 
   async function tokenOf(team: string, body: object = {}): Promise<string> {
@@ -192,5 +198,43 @@ describe('MCP gateway, hardened', () => {
       answers.push([what, answer.status, json.error.code]);
     }
     expect(answers).toEqual(cases.map(([what, , , status, code]) => [what, status, code]));
+  });
+
+  it('skips a server that failed for a back-off: lists do not ask it, calls to it fail at once, it shows down; then one probe', async () => {
+    const token = await tokenOf('circuit');
+    const client = await connect(token);
+    const names = async () => (await client.listTools()).tools.map((tool) => tool.name);
+    expect(await names()).toContain('echoer__echo');
+    expect(stuck.lists).toBe(1);
+    // The next lists neither ask it nor wait for its timeoutMs.
+    for (let i = 0; i < 3; i++) expect(await names()).toContain('echoer__echo');
+    expect(stuck.lists).toBe(1);
+    // A call to it, and a list on its own endpoint, are MCP errors at once; it is not asked.
+    const call = await refusal(client.callTool({ name: 'stuck__echo', arguments: { text: 'x' } }));
+    expect(call.message).toMatch(
+      /^MCP error -32603: MCP server "stuck" is down \(it failed; tried again in \d+ s\)\.$/,
+    );
+    expect(stuck.calls).toEqual([]);
+    const alone = await connect(token, '/mcp/stuck');
+    expect((await refusal(alone.listTools())).message).toContain('MCP server "stuck" is down');
+    // Shown as down, with its last error and when it is tried again, in the admin API and the metrics.
+    const servers = await gw.admin('GET', '/admin/v1/mcp/servers');
+    const health = (servers.body.data as Array<Record<string, any>>).find((s) => s.id === 'stuck')!;
+    expect(health).toMatchObject({
+      status: 'down',
+      last_error: expect.stringMatching(/^timeout: /),
+      retry_at: expect.any(String),
+    });
+    expect(stuck.lists).toBe(1);
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toContain('switchyard_mcp_server_up{server="stuck"} 0');
+    expect(metrics).toContain('switchyard_mcp_server_up{server="echoer"} 1');
+    // When the back-off is over, one request probes it, however many lists ask at once.
+    await untilPast(Date.parse(health.retry_at as string));
+    await Promise.all([names(), names(), names()]);
+    expect(stuck.lists).toBe(2);
+    // It failed again: skipped again (for twice as long).
+    expect(await names()).toContain('echoer__echo');
+    expect(stuck.lists).toBe(2);
   });
 });

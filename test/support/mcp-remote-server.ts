@@ -42,6 +42,8 @@ export interface RemoteMcpOptions {
 export class RemoteMcpServer {
   readonly authorizations: Array<string | undefined> = [];
   readonly calls: Array<{ name: string; arguments: unknown }> = [];
+  /** How many tools/list requests reached it. */
+  lists = 0;
   /** The resource URIs it was asked to read, in order. */
   readonly reads: string[] = [];
   private http?: HttpServer;
@@ -109,6 +111,7 @@ export class RemoteMcpServer {
       { capabilities: { tools: {}, resources: {} } },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => {
+      this.lists++;
       if (this.options.behaviour === 'hang') return this.hang();
       return {
         tools: [
