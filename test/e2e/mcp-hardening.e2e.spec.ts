@@ -237,4 +237,32 @@ describe('MCP gateway, hardened', () => {
     expect(await names()).toContain('echoer__echo');
     expect(stuck.lists).toBe(2);
   });
+
+  it('refuses JSON-RPC batches (removed from MCP in 2025-06-18): nothing in one is served, listed or called', async () => {
+    const token = await tokenOf('agents');
+    const [listsBefore, callsBefore] = [echoer.lists, echoer.calls.length];
+    const message = (id: number, method: string, params?: object) => ({ jsonrpc: '2.0', id, method, params });
+    for (const protocolVersion of ['2025-11-25', '2025-06-18', '2025-03-26']) {
+      const answer = await fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': protocolVersion,
+        },
+        body: JSON.stringify([
+          ...Array.from({ length: 50 }, (_, i) => message(i, 'tools/list')),
+          message(50, 'tools/call', { name: 'echoer__echo', arguments: { text: 'batched' } }),
+        ]),
+      });
+      expect(answer.status).toBe(400);
+      expect(await answer.json()).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: expect.stringContaining('JSON-RPC batches are not accepted') },
+      });
+    }
+    expect([echoer.lists, echoer.calls.length]).toEqual([listsBefore, callsBefore]);
+  });
 });
