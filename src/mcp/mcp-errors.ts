@@ -11,6 +11,8 @@ export const JsonRpcCode = {
   InternalError: -32603,
   /** The SDK's transport answers its HTTP refusals (406, 413, 415) with it; also its "connection closed". */
   ServerError: -32000,
+  /** The SDK client's "connection closed" (the same number). */
+  ConnectionClosed: -32000,
   /** The SDK's "request timed out". */
   RequestTimeout: -32001,
 } as const;

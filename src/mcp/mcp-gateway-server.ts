@@ -1,22 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  ReadResourceRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Request } from 'express';
 import type { Principal } from '../auth/principal';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { LimitsService } from '../limits/limits.service';
 import { McpCallLog, type McpCallOutcome } from './mcp-call-log';
-import { McpAnswerError } from './mcp-errors';
+import { JsonRpcCode, McpAnswerError } from './mcp-errors';
+import { mcpSdk } from './mcp-sdk';
 import { McpPermissions } from './mcp-permissions';
 import { templateMatches } from './uri-template';
 import { gatewayName, splitGatewayName } from './mcp-tool-names';
@@ -63,7 +54,17 @@ export class McpGatewayServers {
     const only = scope.only;
     const gather = <T>(list: (id: string) => Promise<T[]>) =>
       only ? list(only).then((items) => [{ id: only, items }]) : this.fanOut(servers, list);
-    const server = new Server(GATEWAY_IMPLEMENTATION, {
+    const sdk = mcpSdk();
+    const {
+      CallToolRequestSchema,
+      GetPromptRequestSchema,
+      ListPromptsRequestSchema,
+      ListResourcesRequestSchema,
+      ListResourceTemplatesRequestSchema,
+      ListToolsRequestSchema,
+      ReadResourceRequestSchema,
+    } = sdk.types;
+    const server = new sdk.Server(GATEWAY_IMPLEMENTATION, {
       capabilities: { tools: {}, prompts: {}, resources: {} },
     });
 
@@ -92,7 +93,7 @@ export class McpGatewayServers {
           request.params.arguments,
         );
         throw new McpAnswerError(
-          ErrorCode.InvalidParams,
+          JsonRpcCode.InvalidParams,
           `Tool "${request.params.name}" is not available to this token (unknown, or not permitted for its team).`,
         );
       }
@@ -112,7 +113,7 @@ export class McpGatewayServers {
       const target = this.route(scope, request.params.name);
       if (!target || !permissions.mayReachServer(target.server))
         throw new McpAnswerError(
-          ErrorCode.InvalidParams,
+          JsonRpcCode.InvalidParams,
           `Prompt "${request.params.name}" is not available to this token.`,
         );
       return this.upstreams.getPrompt(target.server, target.name, request.params.arguments, extra.signal);
@@ -138,7 +139,7 @@ export class McpGatewayServers {
       const owner = scope.only ?? (await this.ownerOf(servers, uri, extra.signal));
       if (!owner)
         throw new McpAnswerError(
-          ErrorCode.InvalidParams,
+          JsonRpcCode.InvalidParams,
           `Resource "${uri}" is not available to this token.`,
         );
       return this.upstreams.readResource(owner, uri, extra.signal);
@@ -197,7 +198,7 @@ export class McpGatewayServers {
       const refusal = error instanceof GatewayException ? error : undefined;
       this.record(scope, server, tool, 'limited', refusal?.code ?? 'limits_unavailable', startedAt, args);
       throw new McpAnswerError(
-        refusal?.status === 429 ? LIMIT_REACHED : ErrorCode.InternalError,
+        refusal?.status === 429 ? LIMIT_REACHED : JsonRpcCode.InternalError,
         refusal?.message ?? 'The tool call limits cannot be checked.',
         refusal && {
           code: refusal.code,

@@ -1,16 +1,14 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig, type McpServerConfig } from '../config/config.schema';
 import { MetricsService } from '../metrics/metrics.service';
 import { McpCircuit } from './mcp-circuit';
-import { McpAnswerError, withoutPrefix } from './mcp-errors';
+import { JsonRpcCode, McpAnswerError, withoutPrefix } from './mcp-errors';
+import { mcpSdk } from './mcp-sdk';
 import { RequestLogRedactor } from '../request-log/request-log-redactor';
 import { UpstreamRedaction } from './upstream-redaction';
 
@@ -45,7 +43,7 @@ export class UpstreamFailure extends McpAnswerError {
     skippedUntil?: number,
   ) {
     super(
-      reason === 'timeout' ? ErrorCode.RequestTimeout : ErrorCode.InternalError,
+      reason === 'timeout' ? JsonRpcCode.RequestTimeout : JsonRpcCode.InternalError,
       skippedUntil !== undefined
         ? `MCP server "${server}" is down (it failed; tried again in ${Math.max(1, Math.ceil((skippedUntil - Date.now()) / 1000))} s).`
         : reason === 'timeout'
@@ -257,7 +255,8 @@ export class McpUpstreams implements OnModuleDestroy {
       if (signal?.aborted && !(error instanceof UpstreamFailure)) throw error;
       const failure = this.failed(upstream, error);
       verdict = true;
-      if (!(failure instanceof UpstreamFailure)) circuit.succeeded(); // It answered (an MCP error of its own).
+      if (!(failure instanceof UpstreamFailure))
+        circuit.succeeded(); // It answered (an MCP error of its own).
       else if (failure.reason === 'unavailable' && reused) circuit.released();
       else circuit.failed();
       throw failure;
@@ -269,16 +268,17 @@ export class McpUpstreams implements OnModuleDestroy {
 
   /** What a failed request becomes: the server's own MCP error as it came, else an UpstreamFailure. */
   private failed(upstream: Upstream, error: unknown): Error {
+    const { McpError } = mcpSdk().types;
     if (
       error instanceof UpstreamFailure ||
-      (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
+      (error instanceof McpError && error.code === JsonRpcCode.RequestTimeout)
     ) {
       this.note(upstream, 'timeout', error);
       return error instanceof UpstreamFailure ? error : new UpstreamFailure(upstream.id, 'timeout');
     }
     // A JSON-RPC error the server answered (an unknown tool, invalid arguments): it is reachable. Its words reach
     // the client, without the credentials the gateway sent it (a server may quote them).
-    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed)
+    if (error instanceof McpError && error.code !== JsonRpcCode.ConnectionClosed)
       return new McpAnswerError(
         error.code,
         upstream.redaction.message(withoutPrefix(error)),
@@ -322,7 +322,7 @@ export class McpUpstreams implements OnModuleDestroy {
   }
 
   private async connect(upstream: Upstream, generation: number): Promise<Client> {
-    const client = new Client(GATEWAY_IMPLEMENTATION, { capabilities: {} });
+    const client = new (mcpSdk().Client)(GATEWAY_IMPLEMENTATION, { capabilities: {} });
     const transport = this.transportFor(upstream);
     client.onclose = () => {
       // The connection ended (a local server's process exited): the next request connects again.
@@ -344,10 +344,10 @@ export class McpUpstreams implements OnModuleDestroy {
   private transportFor(upstream: Upstream): Transport {
     const config = upstream.config;
     if (config.url)
-      return new StreamableHTTPClientTransport(new URL(config.url), {
+      return new (mcpSdk().StreamableHTTPClientTransport)(new URL(config.url), {
         requestInit: { headers: config.headers ?? {} },
       });
-    const transport = new StdioClientTransport({
+    const transport = new (mcpSdk().StdioClientTransport)({
       command: config.command!,
       args: config.args,
       env: config.env,
@@ -367,7 +367,7 @@ export class McpUpstreams implements OnModuleDestroy {
 
   private upstream(id: string): Upstream {
     const upstream = this.upstreams.get(id);
-    if (!upstream) throw new McpAnswerError(ErrorCode.InvalidParams, `Unknown MCP server "${id}".`);
+    if (!upstream) throw new McpAnswerError(JsonRpcCode.InvalidParams, `Unknown MCP server "${id}".`);
     return upstream;
   }
 }

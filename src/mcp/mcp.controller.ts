@@ -1,11 +1,11 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/route-access.decorators';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { McpErrorFilter } from './mcp-error.filter';
 import { JsonRpcCode } from './mcp-errors';
 import { jsonRpcProblem } from './json-rpc-shape';
+import { mcpSdk } from './mcp-sdk';
 import { McpGatewayServers } from './mcp-gateway-server';
 import { McpPermissions } from './mcp-permissions';
 import { McpUpstreams } from './mcp-upstreams';
@@ -77,7 +77,7 @@ export class McpController {
       return;
     }
     const server = this.servers.create({ principal: req.exchange.principal!, req, only });
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new (mcpSdk().StreamableHTTPServerTransport)({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
