@@ -251,8 +251,9 @@ export class McpUpstreams implements OnModuleDestroy {
       this.metrics.mcpServerUp.set({ server: id }, 1);
       return upstream.redaction.answer(answer);
     } catch (error) {
-      // The caller went away: no verdict on the server.
-      if (signal?.aborted && !(error instanceof UpstreamFailure)) throw error;
+      // The caller went away: no verdict on the server (and nothing of its words, which were not checked, passed on).
+      if (signal?.aborted && !(error instanceof UpstreamFailure))
+        throw new McpAnswerError(JsonRpcCode.InternalError, 'The request was cancelled by the client.');
       const failure = this.failed(upstream, error);
       verdict = true;
       if (!(failure instanceof UpstreamFailure))

@@ -236,6 +236,7 @@ describe('MCP gateway', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(outsider.status).toBe(404);
+    expect(await outsider.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
   });
 
   it('/mcp/<server> of a server that is down answers its lists with an MCP error, not an empty list', async () => {
