@@ -198,6 +198,27 @@ describe('MCP gateway, hardened', () => {
       answers.push([what, answer.status, json.error.code]);
     }
     expect(answers).toEqual(cases.map(([what, , , status, code]) => [what, status, code]));
+    // A path the router cannot decode, an unknown server, a method the endpoint has not: JSON errors, not 500s.
+    for (const [path, method] of [
+      ['/mcp/%E0%A4%A', 'POST'],
+      ['/mcp/nowhere', 'POST'],
+      ['/mcp', 'PUT'],
+      ['/mcp/echoer/deeper', 'POST'],
+    ]) {
+      const answer = await fetch(`${gw.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: list,
+      });
+      expect({ path, method, status: answer.status < 500, type: answer.headers.get('content-type') }).toEqual(
+        {
+          path,
+          method,
+          status: true,
+          type: expect.stringContaining('application/json'),
+        },
+      );
+    }
   });
 
   it('skips a server that failed for a back-off: lists do not ask it, calls to it fail at once, it shows down; then one probe', async () => {
