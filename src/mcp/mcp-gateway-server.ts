@@ -1,11 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import type { Server } from '@modelcontextprotocol/server';
 import type { Request } from 'express';
 import type { Principal } from '../auth/principal';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { LimitsService } from '../limits/limits.service';
 import { McpCallLog, type McpCallOutcome } from './mcp-call-log';
+import { JsonRpcCode, McpAnswerError } from './mcp-errors';
+import { mcpSdk } from './mcp-sdk';
 import { McpPermissions } from './mcp-permissions';
 import { templateMatches } from './uri-template';
 import { gatewayName, splitGatewayName } from './mcp-tool-names';
@@ -52,7 +54,7 @@ export class McpGatewayServers {
     const only = scope.only;
     const gather = <T>(list: (id: string) => Promise<T[]>) =>
       only ? list(only).then((items) => [{ id: only, items }]) : this.fanOut(servers, list);
-    const server = new Server(GATEWAY_IMPLEMENTATION, {
+    const server = new (mcpSdk().Server)(GATEWAY_IMPLEMENTATION, {
       capabilities: { tools: {}, prompts: {}, resources: {} },
     });
 
@@ -80,8 +82,8 @@ export class McpGatewayServers {
           process.hrtime.bigint(),
           request.params.arguments,
         );
-        throw new ProtocolError(
-          ProtocolErrorCode.InvalidParams,
+        throw new McpAnswerError(
+          JsonRpcCode.InvalidParams,
           `Tool "${request.params.name}" is not available to this token (unknown, or not permitted for its team).`,
         );
       }
@@ -100,8 +102,8 @@ export class McpGatewayServers {
     server.setRequestHandler('prompts/get', async (request, ctx) => {
       const target = this.route(scope, request.params.name);
       if (!target || !permissions.mayReachServer(target.server))
-        throw new ProtocolError(
-          ProtocolErrorCode.InvalidParams,
+        throw new McpAnswerError(
+          JsonRpcCode.InvalidParams,
           `Prompt "${request.params.name}" is not available to this token.`,
         );
       return this.upstreams.getPrompt(
@@ -131,8 +133,8 @@ export class McpGatewayServers {
       const uri = request.params.uri;
       const owner = scope.only ?? (await this.ownerOf(servers, uri, ctx.mcpReq.signal));
       if (!owner)
-        throw new ProtocolError(
-          ProtocolErrorCode.InvalidParams,
+        throw new McpAnswerError(
+          JsonRpcCode.InvalidParams,
           `Resource "${uri}" is not available to this token.`,
         );
       return this.upstreams.readResource(owner, uri, ctx.mcpReq.signal);
@@ -190,8 +192,8 @@ export class McpGatewayServers {
     } catch (error) {
       const refusal = error instanceof GatewayException ? error : undefined;
       this.record(scope, server, tool, 'limited', refusal?.code ?? 'limits_unavailable', startedAt, args);
-      throw new ProtocolError(
-        refusal?.status === 429 ? LIMIT_REACHED : ProtocolErrorCode.InternalError,
+      throw new McpAnswerError(
+        refusal?.status === 429 ? LIMIT_REACHED : JsonRpcCode.InternalError,
         refusal?.message ?? 'The tool call limits cannot be checked.',
         refusal && {
           code: refusal.code,
@@ -217,7 +219,7 @@ export class McpGatewayServers {
       return result;
     } catch (error) {
       const outcome: McpCallOutcome = error instanceof UpstreamFailure ? error.reason : 'error';
-      const code = error instanceof ProtocolError ? `mcp_${error.code}` : 'mcp_error';
+      const code = error instanceof McpAnswerError ? `mcp_${error.code}` : 'mcp_error';
       this.record(
         scope,
         server,
@@ -227,7 +229,7 @@ export class McpGatewayServers {
         startedAt,
         args,
       );
-      if (!(error instanceof ProtocolError))
+      if (!(error instanceof McpAnswerError))
         this.logger.pino.warn({ err: error, server, tool }, 'MCP tool call failed');
       throw error;
     }

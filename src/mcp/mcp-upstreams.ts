@@ -1,17 +1,15 @@
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import {
-  Client,
-  ProtocolError,
-  ProtocolErrorCode,
-  SdkError,
-  SdkErrorCode,
-  StreamableHTTPClientTransport,
-  type Transport,
-} from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { Client, Transport } from '@modelcontextprotocol/client';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig, type McpServerConfig } from '../config/config.schema';
 import { MetricsService } from '../metrics/metrics.service';
+import { McpCircuit } from './mcp-circuit';
+import { JsonRpcCode, McpAnswerError, withoutPrefix } from './mcp-errors';
+import { mcpSdk } from './mcp-sdk';
+import { RequestLogRedactor } from '../request-log/request-log-redactor';
+import { UpstreamRedaction } from './upstream-redaction';
 
 /** The gateway's name as an MCP client of its upstream servers (and as a server to its own clients). */
 export const GATEWAY_IMPLEMENTATION = { name: 'switchyard', version: '0.1.0' };
@@ -19,37 +17,37 @@ export const GATEWAY_IMPLEMENTATION = { name: 'switchyard', version: '0.1.0' };
 /** A server's list answer has at most this many pages followed (a server that pages forever is an error). */
 const MAX_PAGES = 20;
 
-/**
- * The JSON-RPC code of a call a server did not answer in its timeoutMs: -32001, what the 1.x SDK sent for a request
- * timeout (the 2.x SDK keeps timeouts local, as SdkError), so clients see what they saw before.
- */
-export const UPSTREAM_TIMEOUT = -32001;
-
 /** How a server stands on this replica, for the console and the admin API. */
 export interface UpstreamHealth {
   id: string;
   kind: 'remote' | 'local';
   state: 'connected' | 'not-connected' | 'failing';
-  /** The last failure (connecting, listing, calling), null after a success. */
+  /** The last failure (connecting, listing, calling), its credentials redacted; null after a success. */
   lastError: string | null;
   /** The tools it listed last (its own names). */
   tools: string[];
+  /** While it is skipped after failing (mcp-circuit.ts): when it is next tried (ISO time); else null. */
+  retryAt: string | null;
 }
 
 /**
  * A call could not reach the server (down, refused, its process gone, the connection lost) or it did not answer in
  * its `timeoutMs`: an MCP error to the client, never a hung request. `reason` is `unavailable` or `timeout`.
  */
-export class UpstreamFailure extends ProtocolError {
+export class UpstreamFailure extends McpAnswerError {
   constructor(
     readonly server: string,
     readonly reason: 'unavailable' | 'timeout',
+    /** Set when the server was not asked: it is skipped until then (epoch ms) after failing. */
+    skippedUntil?: number,
   ) {
     super(
-      reason === 'timeout' ? UPSTREAM_TIMEOUT : ProtocolErrorCode.InternalError,
-      reason === 'timeout'
-        ? `MCP server "${server}" did not answer in time.`
-        : `MCP server "${server}" is unavailable.`,
+      reason === 'timeout' ? JsonRpcCode.RequestTimeout : JsonRpcCode.InternalError,
+      skippedUntil !== undefined
+        ? `MCP server "${server}" is down (it failed; tried again in ${Math.max(1, Math.ceil((skippedUntil - Date.now()) / 1000))} s).`
+        : reason === 'timeout'
+          ? `MCP server "${server}" did not answer in time.`
+          : `MCP server "${server}" is unavailable.`,
     );
   }
 }
@@ -57,6 +55,10 @@ export class UpstreamFailure extends ProtocolError {
 interface Upstream {
   id: string;
   config: McpServerConfig;
+  /** What of the server's words may leave the gateway (upstream-redaction.ts). */
+  redaction: UpstreamRedaction;
+  /** Whether it is asked at all, after failing (mcp-circuit.ts). */
+  circuit: McpCircuit;
   client?: Promise<Client>;
   lastError: string | null;
   connected: boolean;
@@ -82,11 +84,14 @@ export class McpUpstreams implements OnModuleDestroy {
     config: GatewayConfig,
     private readonly logger: AppLogger,
     private readonly metrics: MetricsService,
+    redactor: RequestLogRedactor,
   ) {
     for (const [id, server] of Object.entries(config.mcp.servers))
       this.upstreams.set(id, {
         id,
         config: server,
+        redaction: new UpstreamRedaction(server, redactor),
+        circuit: new McpCircuit(config.mcp.backoff),
         lastError: null,
         connected: false,
         tools: new Set(),
@@ -115,6 +120,7 @@ export class McpUpstreams implements OnModuleDestroy {
       state: upstream.lastError ? 'failing' : upstream.connected ? 'connected' : 'not-connected',
       lastError: upstream.lastError,
       tools: [...upstream.tools],
+      retryAt: upstream.circuit.retryAt === null ? null : new Date(upstream.circuit.retryAt).toISOString(),
     }));
   }
 
@@ -123,8 +129,12 @@ export class McpUpstreams implements OnModuleDestroy {
    * may be reused for a while (its `ttlMs`); otherwise such a list is reused until then.
    */
   async listTools(id: string, signal?: AbortSignal, fresh = false) {
-    const { tools } = await this.request(id, signal, (client, options) =>
-      client.listTools(undefined, { ...options, ...(fresh ? { cacheMode: 'refresh' as const } : {}) }),
+    const tools = await this.request(id, signal, (client, options) =>
+      offered(client, 'tools', () =>
+        client
+          .listTools(undefined, { ...options, ...(fresh ? { cacheMode: 'refresh' as const } : {}) })
+          .then((list) => list.tools),
+      ),
     );
     this.upstream(id).tools = new Set(tools.map((tool) => tool.name));
     return tools;
@@ -136,7 +146,7 @@ export class McpUpstreams implements OnModuleDestroy {
 
   async listPrompts(id: string, signal?: AbortSignal) {
     return this.request(id, signal, (client, options) =>
-      client.listPrompts(undefined, options).then((list) => list.prompts),
+      offered(client, 'prompts', () => client.listPrompts(undefined, options).then((list) => list.prompts)),
     );
   }
 
@@ -148,13 +158,17 @@ export class McpUpstreams implements OnModuleDestroy {
 
   async listResources(id: string, signal?: AbortSignal) {
     return this.request(id, signal, (client, options) =>
-      client.listResources(undefined, options).then((list) => list.resources),
+      offered(client, 'resources', () =>
+        client.listResources(undefined, options).then((list) => list.resources),
+      ),
     );
   }
 
   async listResourceTemplates(id: string, signal?: AbortSignal) {
     return this.request(id, signal, (client, options) =>
-      client.listResourceTemplates(undefined, options).then((list) => list.resourceTemplates),
+      offered(client, 'resources', () =>
+        client.listResourceTemplates(undefined, options).then((list) => list.resourceTemplates),
+      ),
     );
   }
 
@@ -181,7 +195,8 @@ export class McpUpstreams implements OnModuleDestroy {
   /**
    * One request to a server, connecting first if need be, all within its `timeoutMs` (and abandoned when the
    * caller's `signal` fires). What the server answers, an MCP error included, passes through; not reaching it
-   * becomes an UpstreamFailure and drops the connection, so the next request connects afresh.
+   * becomes an UpstreamFailure and drops the connection, so the next request connects afresh. While the server is
+   * skipped after failing (its circuit open) the request is an UpstreamFailure at once, the server not asked.
    */
   private async request<T>(
     id: string,
@@ -189,6 +204,13 @@ export class McpUpstreams implements OnModuleDestroy {
     work: (client: Client, options: { signal: AbortSignal; timeout: number }) => Promise<T>,
   ): Promise<T> {
     const upstream = this.upstream(id);
+    const circuit = upstream.circuit;
+    const admitted = circuit.admit();
+    if (admitted === 'no') throw new UpstreamFailure(id, 'unavailable', circuit.retryAt ?? Date.now());
+    let verdict = false;
+    // A connection that was up and is lost (a local server that exited) is made again by the next request at once;
+    // only a failure to connect, or no answer in time, opens the circuit.
+    const reused = upstream.connected;
     const timeoutMs = upstream.config.timeoutMs;
     const deadline = AbortSignal.timeout(timeoutMs);
     const bounded = signal ? AbortSignal.any([signal, deadline]) : deadline;
@@ -200,11 +222,24 @@ export class McpUpstreams implements OnModuleDestroy {
       const client = await Promise.race([this.client(upstream), expired]);
       const answer = await Promise.race([work(client, { signal: bounded, timeout: timeoutMs }), expired]);
       upstream.lastError = null;
-      return answer;
+      circuit.succeeded();
+      verdict = true;
+      this.metrics.mcpServerUp.set({ server: id }, 1);
+      return upstream.redaction.answer(answer);
     } catch (error) {
-      throw this.failed(upstream, error);
+      // The caller went away: no verdict on the server (and nothing of its words, which were not checked, passed on).
+      if (signal?.aborted && !(error instanceof UpstreamFailure))
+        throw new McpAnswerError(JsonRpcCode.InternalError, 'The request was cancelled by the client.');
+      const failure = this.failed(upstream, error);
+      verdict = true;
+      if (!(failure instanceof UpstreamFailure))
+        circuit.succeeded(); // It answered (an MCP error of its own).
+      else if (failure.reason === 'unavailable' && reused) circuit.released();
+      else circuit.failed();
+      throw failure;
     } finally {
       clearTimeout(timer);
+      if (admitted === 'probe' && !verdict) circuit.released();
     }
   }
 
@@ -214,6 +249,7 @@ export class McpUpstreams implements OnModuleDestroy {
    * never the server's answer.
    */
   private failed(upstream: Upstream, error: unknown): Error {
+    const { ProtocolError, SdkError, SdkErrorCode } = mcpSdk();
     if (
       error instanceof UpstreamFailure ||
       (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
@@ -221,17 +257,29 @@ export class McpUpstreams implements OnModuleDestroy {
       this.note(upstream, 'timeout', error);
       return error instanceof UpstreamFailure ? error : new UpstreamFailure(upstream.id, 'timeout');
     }
-    // A JSON-RPC error the server answered (an unknown tool, invalid arguments): it is reachable.
-    if (error instanceof ProtocolError) return error;
+    // A JSON-RPC error the server answered (an unknown tool, invalid arguments): it is reachable. Its words reach
+    // the client, without the credentials the gateway sent it (a server may quote them).
+    if (error instanceof ProtocolError)
+      return new McpAnswerError(
+        error.code,
+        upstream.redaction.message(withoutPrefix(error)),
+        upstream.redaction.answer(error.data),
+      );
     this.note(upstream, 'unavailable', error);
     this.drop(upstream);
     return new UpstreamFailure(upstream.id, 'unavailable');
   }
 
+  /**
+   * A failure kept (last_error) and logged: its message only, redacted and bounded (the error itself is not logged:
+   * its message, body or stack may quote the credentials the gateway sent).
+   */
   private note(upstream: Upstream, reason: 'unavailable' | 'timeout', error: unknown): void {
-    upstream.lastError = `${reason}: ${error instanceof Error ? error.message : String(error)}`;
+    const said = upstream.redaction.kept(error instanceof Error ? error.message : String(error));
+    upstream.lastError = `${reason}: ${said}`;
     this.metrics.mcpServerErrors.inc({ server: upstream.id, reason });
-    this.logger.pino.warn({ server: upstream.id, reason, err: error }, 'MCP server failed');
+    this.metrics.mcpServerUp.set({ server: upstream.id }, 0);
+    this.logger.pino.warn({ server: upstream.id, reason, error: said }, 'MCP server failed');
   }
 
   private drop(upstream: Upstream): void {
@@ -257,12 +305,12 @@ export class McpUpstreams implements OnModuleDestroy {
   private async connect(upstream: Upstream, generation: number): Promise<Client> {
     // `auto`: a server/discover probe first, 2026-07-28 with a server that serves it, else the 2025 initialize
     // handshake (one more round trip per connection; a local server's probe runs in a short-lived copy of it).
-    const client = new Client(GATEWAY_IMPLEMENTATION, {
+    const client = new (mcpSdk().Client)(GATEWAY_IMPLEMENTATION, {
       capabilities: {},
       versionNegotiation: { mode: 'auto' },
       listMaxPages: MAX_PAGES,
     });
-    const transport = this.transportFor(upstream.config);
+    const transport = this.transportFor(upstream);
     client.onclose = () => {
       // The connection ended (a local server's process exited): the next request connects again.
       if (upstream.generation === generation) {
@@ -280,23 +328,45 @@ export class McpUpstreams implements OnModuleDestroy {
     return client;
   }
 
-  private transportFor(config: McpServerConfig): Transport {
+  private transportFor(upstream: Upstream): Transport {
+    const config = upstream.config;
     if (config.url)
-      return new StreamableHTTPClientTransport(new URL(config.url), {
+      return new (mcpSdk().StreamableHTTPClientTransport)(new URL(config.url), {
         requestInit: { headers: config.headers ?? {} },
       });
-    return new StdioClientTransport({
+    const transport = new (mcpSdk().StdioClientTransport)({
       command: config.command!,
       args: config.args,
       env: config.env,
-      // Its stderr goes to the gateway's own (the operator's log), not to any client.
-      stderr: 'inherit',
+      stderr: 'pipe',
     });
+    // Its stderr goes to the gateway's log (the operator's), never to a client: line by line, redacted like its
+    // errors, since a server may print the env it was given.
+    if (transport.stderr)
+      createInterface({ input: transport.stderr as Readable, crlfDelay: Infinity }).on('line', (line) =>
+        this.logger.pino.warn(
+          { server: upstream.id, stderr: upstream.redaction.kept(line) },
+          'MCP server stderr',
+        ),
+      );
+    return transport;
   }
 
   private upstream(id: string): Upstream {
     const upstream = this.upstreams.get(id);
-    if (!upstream) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown MCP server "${id}".`);
+    if (!upstream) throw new McpAnswerError(JsonRpcCode.InvalidParams, `Unknown MCP server "${id}".`);
     return upstream;
   }
+}
+
+/**
+ * A list of what the server offers, or none without asking it when it does not offer the capability (the SDK's
+ * client would answer the same empty list, and say so on the console, outside the gateway's log).
+ */
+function offered<T>(
+  client: Client,
+  capability: 'tools' | 'prompts' | 'resources',
+  list: () => Promise<T[]>,
+): Promise<T[]> {
+  return client.getServerCapabilities()?.[capability] ? list() : Promise.resolve([]);
 }

@@ -10,18 +10,15 @@ import {
   UseFilters,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import {
-  createMcpHandler,
-  isLegacyRequest,
-  WebStandardStreamableHTTPServerTransport,
-  type AuthInfo,
-  type McpHttpHandler,
-} from '@modelcontextprotocol/server';
+import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/route-access.decorators';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { McpErrorFilter } from './mcp-error.filter';
+import { JsonRpcCode } from './mcp-errors';
+import { jsonRpcProblem } from './json-rpc-shape';
+import { mcpSdk } from './mcp-sdk';
 import { McpGatewayServers, type McpScope } from './mcp-gateway-server';
 import { McpPermissions } from './mcp-permissions';
 import { McpUpstreams } from './mcp-upstreams';
@@ -41,22 +38,20 @@ import { sendWebResponse, webRequestOf } from './web-exchange';
 @Controller('mcp')
 @UseFilters(McpErrorFilter)
 export class McpController implements OnModuleDestroy {
-  /** 2026-07-28 requests; the 2025 ones never reach it (`reject` would answer them unsupported-version). */
-  private readonly modern: McpHttpHandler;
+  /**
+   * 2026-07-28 requests (the 2025 ones never reach it: `reject` would answer them unsupported-version). Made by the
+   * first request, with the SDK (mcp-sdk.ts).
+   */
+  private modernHandler?: McpHttpHandler;
 
   constructor(
     private readonly servers: McpGatewayServers,
     private readonly upstreams: McpUpstreams,
     private readonly logger: AppLogger,
-  ) {
-    this.modern = createMcpHandler(({ authInfo }) => this.servers.create(scopeOf(authInfo)), {
-      legacy: 'reject',
-      onerror: (error) => this.logger.pino.debug({ err: error }, 'MCP request refused or failed'),
-    });
-  }
+  ) {}
 
   async onModuleDestroy(): Promise<void> {
-    await this.modern.close();
+    await this.modernHandler?.close();
   }
 
   @Post()
@@ -99,6 +94,17 @@ export class McpController implements OnModuleDestroy {
   }
 
   private async serve(req: Request, res: Response, only: string | undefined): Promise<void> {
+    // A body that parsed as JSON (else the BodyReaderGuard refused it: McpErrorFilter) but is no JSON-RPC message.
+    // No body at all is left to the SDK's transport (its -32700).
+    const problem = req.body === undefined ? null : jsonRpcProblem(req.body);
+    if (problem) {
+      req.exchange.failed('invalid_request');
+      res
+        .status(400)
+        .json({ jsonrpc: '2.0', error: { code: JsonRpcCode.InvalidRequest, message: problem }, id: null });
+      return;
+    }
+    const sdk = mcpSdk();
     const scope: McpScope = { principal: req.exchange.principal!, req, only };
     const gone = new AbortController();
     res.once('close', () => gone.abort());
@@ -112,10 +118,21 @@ export class McpController implements OnModuleDestroy {
       scopes: [],
       extra: { scope },
     };
-    const answer = (await isLegacyRequest(request, parsedBody))
+    const answer = (await sdk.isLegacyRequest(request, parsedBody))
       ? await this.legacy(scope, request, parsedBody, authInfo)
-      : await this.modern.fetch(request, { parsedBody, authInfo });
+      : await this.modern().fetch(request, { parsedBody, authInfo });
     await sendWebResponse(answer, res);
+  }
+
+  private modern(): McpHttpHandler {
+    this.modernHandler ??= mcpSdk().createMcpHandler(
+      ({ authInfo }) => this.servers.create(scopeOf(authInfo)),
+      {
+        legacy: 'reject',
+        onerror: (error) => this.logger.pino.debug({ err: error }, 'MCP request refused or failed'),
+      },
+    );
+    return this.modernHandler;
   }
 
   /**
@@ -130,7 +147,7 @@ export class McpController implements OnModuleDestroy {
     authInfo: AuthInfo,
   ): Promise<globalThis.Response> {
     const server = this.servers.create(scope);
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new (mcpSdk().WebStandardStreamableHTTPServerTransport)({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
