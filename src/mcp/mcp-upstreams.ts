@@ -265,6 +265,12 @@ export class McpUpstreams implements OnModuleDestroy {
         upstream.redaction.message(withoutPrefix(error)),
         upstream.redaction.answer(error.data),
       );
+    // It answered every page, but there were more than MAX_PAGES of them: reachable, its list refused.
+    if (error instanceof SdkError && error.code === SdkErrorCode.ListPaginationExceeded)
+      return new McpAnswerError(
+        JsonRpcCode.InternalError,
+        `MCP server "${upstream.id}" lists more than ${MAX_PAGES} pages.`,
+      );
     this.note(upstream, 'unavailable', error);
     this.drop(upstream);
     return new UpstreamFailure(upstream.id, 'unavailable');

@@ -106,8 +106,11 @@ export class McpController implements OnModuleDestroy {
     }
     const sdk = mcpSdk();
     const scope: McpScope = { principal: req.exchange.principal!, req, only };
+    // Fires when the client goes away before its answer is sent: the SDK abandons the exchange.
     const gone = new AbortController();
-    res.once('close', () => gone.abort());
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
     const request = webRequestOf(req, gone.signal);
     const parsedBody: unknown = req.body;
     // The SDK hands this to the server factory: who is asking (never the token itself, which stays with the auth

@@ -23,6 +23,7 @@ describe('MCP gateway, hardened', () => {
   let echoer: RemoteMcpServer;
   let leaky: RemoteMcpServer;
   let stuck: RemoteMcpServer;
+  let pager: RemoteMcpServer;
   let gw: TestGateway;
   const open: Client[] = [];
 
@@ -31,6 +32,7 @@ describe('MCP gateway, hardened', () => {
     echoer = await new RemoteMcpServer({ token: ECHO_SECRET, echoTools: true }).start();
     leaky = await new RemoteMcpServer({ token: LEAKY_SECRET, behaviour: 'leaky' }).start();
     stuck = await new RemoteMcpServer({ token: 'stuck-token', behaviour: 'hang' }).start();
+    pager = await new RemoteMcpServer({ token: 'pager-token', behaviour: 'endless-pages' }).start();
     gw = await startTestGateway({
       upstreamUrl: upstream.url,
       env: { ECHO_TOKEN: ECHO_SECRET, LEAKY_TOKEN: LEAKY_SECRET, NOTES_TOKEN: STDIO_SECRET },
@@ -43,6 +45,7 @@ describe('MCP gateway, hardened', () => {
             echoer: { url: echoer.url, headers: { Authorization: 'Bearer ${ECHO_TOKEN}' }, timeoutMs: 5000 },
             leaky: { url: leaky.url, headers: { Authorization: 'Bearer ${LEAKY_TOKEN}' }, timeoutMs: 5000 },
             stuck: { url: stuck.url, headers: { Authorization: 'Bearer stuck-token' }, timeoutMs: 500 },
+            pager: { url: pager.url, headers: { Authorization: 'Bearer pager-token' }, timeoutMs: 5000 },
             notes: {
               command: process.execPath,
               args: [STDIO_SERVER],
@@ -53,6 +56,7 @@ describe('MCP gateway, hardened', () => {
         },
         teams: {
           circuit: { mcp: { servers: ['echoer', 'stuck'], tools: ['*'] } },
+          paged: { mcp: { servers: ['echoer', 'pager'], tools: ['*'] } },
           agents: {
             mcp: { servers: ['echoer', 'leaky', 'notes'], tools: ['*'] },
             logging: { content: 'full' },
@@ -65,7 +69,7 @@ describe('MCP gateway, hardened', () => {
   afterAll(async () => {
     await Promise.all(open.map((client) => client.close()));
     await gw.close();
-    await Promise.all([echoer.stop(), leaky.stop(), stuck.stop(), upstream.stop()]);
+    await Promise.all([echoer.stop(), leaky.stop(), stuck.stop(), pager.stop(), upstream.stop()]);
   });
 
   async function tokenOf(team: string, body: object = {}): Promise<string> {
@@ -257,6 +261,25 @@ describe('MCP gateway, hardened', () => {
     // It failed again: skipped again (for twice as long).
     expect(await names()).toContain('echoer__echo');
     expect(stuck.lists).toBe(2);
+  });
+
+  it('a server whose tools/list pages without end: cut off after 20 pages, its list an MCP error, the server still up', async () => {
+    const token = await tokenOf('paged');
+    const all = await connect(token);
+    const before = pager.lists;
+    // On /mcp its tools are left out (20 pages asked, not one more); the others are listed.
+    const listed = (await all.listTools()).tools.map((tool) => tool.name);
+    expect(listed).toContain('echoer__echo');
+    expect(listed.filter((name) => name.startsWith('pager__'))).toEqual([]);
+    expect(pager.lists - before).toBe(20);
+    // On /mcp/pager the list is the client's MCP error, and a call still reaches it (it answered: not skipped).
+    const alone = await connect(token, '/mcp/pager');
+    expect((await refusal(alone.listTools())).message).toContain(
+      'MCP server "pager" lists more than 20 pages',
+    );
+    expect(pager.calls).toEqual([]);
+    expect(await refusal(alone.callTool({ name: 'nothing', arguments: {} }))).toMatchObject({ code: -32602 });
+    expect(pager.calls).toEqual([{ name: 'nothing', arguments: {} }]);
   });
 
   it('refuses JSON-RPC batches (removed from MCP in 2025-06-18): nothing in one is served, listed or called', async () => {

@@ -24,9 +24,10 @@ export interface RemoteMcpOptions {
    * `hang`: every tools/list and tools/call is left unanswered (a server that is up but stuck). `leaky`: every
    * request after the handshake (a client's server/discover probe, initialize) is answered HTTP 500 with a body
    * quoting the Authorization header it was sent (a server that echoes the credential it was given in its errors;
-   * the SDK's client quotes such a body in its error, not the body of a failed probe).
+   * the SDK's client quotes such a body in its error, not the body of a failed probe). `endless-pages`: every page
+   * of tools/list names one more page after it.
    */
-  behaviour?: 'normal' | 'hang' | 'leaky';
+  behaviour?: 'normal' | 'hang' | 'leaky' | 'endless-pages';
   /**
    * Adds the tools `whoami` (answers with the Authorization header it was sent) and `reject` (an MCP error quoting
    * it, in its message and its data).
@@ -113,9 +114,14 @@ export class RemoteMcpServer {
       { name: 'remote', version: '1.0.0' },
       { capabilities: { tools: {}, resources: {} } },
     );
-    server.setRequestHandler(ListToolsRequestSchema, async () => {
+    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
       this.lists++;
       if (this.options.behaviour === 'hang') return this.hang();
+      if (this.options.behaviour === 'endless-pages') {
+        const page = Number(request.params?.cursor ?? 0);
+        const name = `page_${page}`;
+        return { tools: [{ name, inputSchema: { type: 'object' as const } }], nextCursor: String(page + 1) };
+      }
       return {
         tools: [
           {
