@@ -624,9 +624,19 @@ export class McpServerConfig {
   @IsInt() @Min(100) @Max(600_000) timeoutMs = 10_000;
 }
 
+/**
+ * How long a failing MCP server is skipped (docs/mcp.md, when a server is down): `initialMs` after a failure,
+ * doubling with each failed probe up to `maxMs`.
+ */
+export class McpBackoffConfig {
+  @IsInt() @Min(100) @Max(600_000) initialMs = 5000;
+  @IsInt() @Min(100) @Max(3_600_000) maxMs = 60_000;
+}
+
 /** The MCP servers the gateway fronts, by id; the map is validated entry by entry by the loader. */
 export class McpConfig {
   @IsObject() servers: Record<string, McpServerConfig> = {};
+  @ValidateNested() @Type(() => McpBackoffConfig) backoff: McpBackoffConfig = new McpBackoffConfig();
 }
 
 export class GatewayConfig {

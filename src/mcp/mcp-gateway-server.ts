@@ -1,22 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/server';
 import type { Request } from 'express';
 import type { Principal } from '../auth/principal';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { LimitsService } from '../limits/limits.service';
 import { McpCallLog, type McpCallOutcome } from './mcp-call-log';
+import { JsonRpcCode, McpAnswerError } from './mcp-errors';
+import { mcpSdk } from './mcp-sdk';
 import { McpPermissions } from './mcp-permissions';
 import { templateMatches } from './uri-template';
 import { gatewayName, splitGatewayName } from './mcp-tool-names';
@@ -63,12 +54,12 @@ export class McpGatewayServers {
     const only = scope.only;
     const gather = <T>(list: (id: string) => Promise<T[]>) =>
       only ? list(only).then((items) => [{ id: only, items }]) : this.fanOut(servers, list);
-    const server = new Server(GATEWAY_IMPLEMENTATION, {
+    const server = new (mcpSdk().Server)(GATEWAY_IMPLEMENTATION, {
       capabilities: { tools: {}, prompts: {}, resources: {} },
     });
 
-    server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
-      const lists = await gather((id) => this.upstreams.listTools(id, extra.signal));
+    server.setRequestHandler('tools/list', async (_request, ctx) => {
+      const lists = await gather((id) => this.upstreams.listTools(id, ctx.mcpReq.signal));
       return {
         tools: lists.flatMap(({ id, items }) =>
           items
@@ -78,7 +69,7 @@ export class McpGatewayServers {
       };
     });
 
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    server.setRequestHandler('tools/call', async (request, ctx) => {
       const target = this.route(scope, request.params.name);
       if (!target || !permissions.mayUseTool(target.server, target.name)) {
         // A name that names no configured server is refused too, and logged under the server `(none)`.
@@ -91,16 +82,16 @@ export class McpGatewayServers {
           process.hrtime.bigint(),
           request.params.arguments,
         );
-        throw new McpError(
-          ErrorCode.InvalidParams,
+        throw new McpAnswerError(
+          JsonRpcCode.InvalidParams,
           `Tool "${request.params.name}" is not available to this token (unknown, or not permitted for its team).`,
         );
       }
-      return this.call(scope, target.server, target.name, request.params.arguments, extra.signal);
+      return this.call(scope, target.server, target.name, request.params.arguments, ctx.mcpReq.signal);
     });
 
-    server.setRequestHandler(ListPromptsRequestSchema, async (_request, extra) => {
-      const lists = await gather((id) => this.upstreams.listPrompts(id, extra.signal));
+    server.setRequestHandler('prompts/list', async (_request, ctx) => {
+      const lists = await gather((id) => this.upstreams.listPrompts(id, ctx.mcpReq.signal));
       return {
         prompts: lists.flatMap(({ id, items }) =>
           items.map((prompt) => ({ ...prompt, name: name(id, prompt.name) })),
@@ -108,37 +99,45 @@ export class McpGatewayServers {
       };
     });
 
-    server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+    server.setRequestHandler('prompts/get', async (request, ctx) => {
       const target = this.route(scope, request.params.name);
       if (!target || !permissions.mayReachServer(target.server))
-        throw new McpError(
-          ErrorCode.InvalidParams,
+        throw new McpAnswerError(
+          JsonRpcCode.InvalidParams,
           `Prompt "${request.params.name}" is not available to this token.`,
         );
-      return this.upstreams.getPrompt(target.server, target.name, request.params.arguments, extra.signal);
+      return this.upstreams.getPrompt(
+        target.server,
+        target.name,
+        request.params.arguments,
+        ctx.mcpReq.signal,
+      );
     });
 
     // Resources keep their servers' own URIs (a tool's answer may link one as it is): on /mcp a read goes to the
     // first server, in configured order, that lists the URI, else to the first whose URI template matches it; a URI
     // two servers list is listed once, as the one a read reaches.
-    server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
+    server.setRequestHandler('resources/list', async (_request, ctx) => ({
       resources: firstOfEach(
-        await gather((id) => this.upstreams.listResources(id, extra.signal)),
+        await gather((id) => this.upstreams.listResources(id, ctx.mcpReq.signal)),
         (resource) => resource.uri,
       ),
     }));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_request, extra) => ({
+    server.setRequestHandler('resources/templates/list', async (_request, ctx) => ({
       resourceTemplates: firstOfEach(
-        await gather((id) => this.upstreams.listResourceTemplates(id, extra.signal)),
+        await gather((id) => this.upstreams.listResourceTemplates(id, ctx.mcpReq.signal)),
         (template) => template.uriTemplate,
       ),
     }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    server.setRequestHandler('resources/read', async (request, ctx) => {
       const uri = request.params.uri;
-      const owner = scope.only ?? (await this.ownerOf(servers, uri, extra.signal));
+      const owner = scope.only ?? (await this.ownerOf(servers, uri, ctx.mcpReq.signal));
       if (!owner)
-        throw new McpError(ErrorCode.InvalidParams, `Resource "${uri}" is not available to this token.`);
-      return this.upstreams.readResource(owner, uri, extra.signal);
+        throw new McpAnswerError(
+          JsonRpcCode.InvalidParams,
+          `Resource "${uri}" is not available to this token.`,
+        );
+      return this.upstreams.readResource(owner, uri, ctx.mcpReq.signal);
     });
     return server;
   }
@@ -193,8 +192,8 @@ export class McpGatewayServers {
     } catch (error) {
       const refusal = error instanceof GatewayException ? error : undefined;
       this.record(scope, server, tool, 'limited', refusal?.code ?? 'limits_unavailable', startedAt, args);
-      throw new McpError(
-        refusal?.status === 429 ? LIMIT_REACHED : ErrorCode.InternalError,
+      throw new McpAnswerError(
+        refusal?.status === 429 ? LIMIT_REACHED : JsonRpcCode.InternalError,
         refusal?.message ?? 'The tool call limits cannot be checked.',
         refusal && {
           code: refusal.code,
@@ -220,7 +219,7 @@ export class McpGatewayServers {
       return result;
     } catch (error) {
       const outcome: McpCallOutcome = error instanceof UpstreamFailure ? error.reason : 'error';
-      const code = error instanceof McpError ? `mcp_${error.code}` : 'mcp_error';
+      const code = error instanceof McpAnswerError ? `mcp_${error.code}` : 'mcp_error';
       this.record(
         scope,
         server,
@@ -230,7 +229,7 @@ export class McpGatewayServers {
         startedAt,
         args,
       );
-      if (!(error instanceof McpError))
+      if (!(error instanceof McpAnswerError))
         this.logger.pino.warn({ err: error, server, tool }, 'MCP tool call failed');
       throw error;
     }

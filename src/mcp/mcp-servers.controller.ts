@@ -23,7 +23,7 @@ export class McpServersController {
     const tools = new Map(
       await Promise.all(
         this.upstreams.ids().map(async (id) => {
-          const listed = await this.upstreams.listTools(id).then(
+          const listed = await this.upstreams.listTools(id, undefined, true).then(
             (found) => found.map((tool) => ({ name: tool.name, description: tool.description ?? null })),
             () => null,
           );
@@ -45,6 +45,8 @@ export class McpServersController {
           /** up: it listed its tools just now; down: it could not (last_error says why). */
           status: tools.get(server.id) ? 'up' : 'down',
           last_error: server.lastError,
+          /** While it is skipped after failing: when it is next tried; else null. */
+          retry_at: server.retryAt,
           /** Its tools, under their own names (the gateway's: `<id>__<name>`); null when it could not list them. */
           tools: tools.get(server.id) ?? null,
         };

@@ -1,17 +1,20 @@
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, Transport } from '@modelcontextprotocol/client';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig, type McpServerConfig } from '../config/config.schema';
 import { MetricsService } from '../metrics/metrics.service';
+import { McpCircuit } from './mcp-circuit';
+import { JsonRpcCode, McpAnswerError, withoutPrefix } from './mcp-errors';
+import { mcpSdk } from './mcp-sdk';
+import { RequestLogRedactor } from '../request-log/request-log-redactor';
+import { UpstreamRedaction } from './upstream-redaction';
 
 /** The gateway's name as an MCP client of its upstream servers (and as a server to its own clients). */
 export const GATEWAY_IMPLEMENTATION = { name: 'switchyard', version: '0.1.0' };
 
-/** A server's list answer has at most this many pages followed (a server that pages forever is cut off). */
+/** A server's list answer has at most this many pages followed (a server that pages forever is an error). */
 const MAX_PAGES = 20;
 
 /** How a server stands on this replica, for the console and the admin API. */
@@ -19,26 +22,32 @@ export interface UpstreamHealth {
   id: string;
   kind: 'remote' | 'local';
   state: 'connected' | 'not-connected' | 'failing';
-  /** The last failure (connecting, listing, calling), null after a success. */
+  /** The last failure (connecting, listing, calling), its credentials redacted; null after a success. */
   lastError: string | null;
   /** The tools it listed last (its own names). */
   tools: string[];
+  /** While it is skipped after failing (mcp-circuit.ts): when it is next tried (ISO time); else null. */
+  retryAt: string | null;
 }
 
 /**
  * A call could not reach the server (down, refused, its process gone, the connection lost) or it did not answer in
  * its `timeoutMs`: an MCP error to the client, never a hung request. `reason` is `unavailable` or `timeout`.
  */
-export class UpstreamFailure extends McpError {
+export class UpstreamFailure extends McpAnswerError {
   constructor(
     readonly server: string,
     readonly reason: 'unavailable' | 'timeout',
+    /** Set when the server was not asked: it is skipped until then (epoch ms) after failing. */
+    skippedUntil?: number,
   ) {
     super(
-      reason === 'timeout' ? ErrorCode.RequestTimeout : ErrorCode.InternalError,
-      reason === 'timeout'
-        ? `MCP server "${server}" did not answer in time.`
-        : `MCP server "${server}" is unavailable.`,
+      reason === 'timeout' ? JsonRpcCode.RequestTimeout : JsonRpcCode.InternalError,
+      skippedUntil !== undefined
+        ? `MCP server "${server}" is down (it failed; tried again in ${Math.max(1, Math.ceil((skippedUntil - Date.now()) / 1000))} s).`
+        : reason === 'timeout'
+          ? `MCP server "${server}" did not answer in time.`
+          : `MCP server "${server}" is unavailable.`,
     );
   }
 }
@@ -46,6 +55,10 @@ export class UpstreamFailure extends McpError {
 interface Upstream {
   id: string;
   config: McpServerConfig;
+  /** What of the server's words may leave the gateway (upstream-redaction.ts). */
+  redaction: UpstreamRedaction;
+  /** Whether it is asked at all, after failing (mcp-circuit.ts). */
+  circuit: McpCircuit;
   client?: Promise<Client>;
   lastError: string | null;
   connected: boolean;
@@ -56,10 +69,12 @@ interface Upstream {
 
 /**
  * The gateway's connections to its MCP servers, one per server per replica, made with the official SDK's Client
- * (Streamable HTTP for a remote server, its credentials from `headers`; stdio for a local one, started on first use
- * and restarted after it dies). Every request is bounded by the server's `timeoutMs`, connecting included; a
- * connection that failed is dropped and made again by the next request. Shared by every team: the credentials are
- * the gateway's, and who may use what is decided before a request gets here (mcp-permissions.ts).
+ * (@modelcontextprotocol/client; Streamable HTTP for a remote server, its credentials from `headers`; stdio for a
+ * local one, started on first use and restarted after it dies), on 2026-07-28 with a server that serves it and on
+ * the 2025 revisions with one that does not (the era is negotiated once per connection). Every request is bounded
+ * by the server's `timeoutMs`, connecting included; a connection that failed is dropped and made again by the next
+ * request. Shared by every team: the credentials are the gateway's, and who may use what is decided before a
+ * request gets here (mcp-permissions.ts).
  */
 @Injectable()
 export class McpUpstreams implements OnModuleDestroy {
@@ -69,11 +84,14 @@ export class McpUpstreams implements OnModuleDestroy {
     config: GatewayConfig,
     private readonly logger: AppLogger,
     private readonly metrics: MetricsService,
+    redactor: RequestLogRedactor,
   ) {
     for (const [id, server] of Object.entries(config.mcp.servers))
       this.upstreams.set(id, {
         id,
         config: server,
+        redaction: new UpstreamRedaction(server, redactor),
+        circuit: new McpCircuit(config.mcp.backoff),
         lastError: null,
         connected: false,
         tools: new Set(),
@@ -102,32 +120,33 @@ export class McpUpstreams implements OnModuleDestroy {
       state: upstream.lastError ? 'failing' : upstream.connected ? 'connected' : 'not-connected',
       lastError: upstream.lastError,
       tools: [...upstream.tools],
+      retryAt: upstream.circuit.retryAt === null ? null : new Date(upstream.circuit.retryAt).toISOString(),
     }));
   }
 
-  async listTools(id: string, signal?: AbortSignal) {
-    const tools = await this.pages(id, signal, (client, cursor, options) =>
-      client.listTools(cursor ? { cursor } : undefined, options).then((page) => ({
-        items: page.tools,
-        next: page.nextCursor,
-      })),
+  /**
+   * Every tool of the server (all its pages). `fresh`: asked now, even when a 2026-07-28 server said its last list
+   * may be reused for a while (its `ttlMs`); otherwise such a list is reused until then.
+   */
+  async listTools(id: string, signal?: AbortSignal, fresh = false) {
+    const tools = await this.request(id, signal, (client, options) =>
+      offered(client, 'tools', () =>
+        client
+          .listTools(undefined, { ...options, ...(fresh ? { cacheMode: 'refresh' as const } : {}) })
+          .then((list) => list.tools),
+      ),
     );
     this.upstream(id).tools = new Set(tools.map((tool) => tool.name));
     return tools;
   }
 
   async callTool(id: string, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal) {
-    return this.request(id, signal, (client, options) =>
-      client.callTool({ name, arguments: args }, undefined, options),
-    );
+    return this.request(id, signal, (client, options) => client.callTool({ name, arguments: args }, options));
   }
 
   async listPrompts(id: string, signal?: AbortSignal) {
-    return this.pages(id, signal, (client, cursor, options) =>
-      client.listPrompts(cursor ? { cursor } : undefined, options).then((page) => ({
-        items: page.prompts,
-        next: page.nextCursor,
-      })),
+    return this.request(id, signal, (client, options) =>
+      offered(client, 'prompts', () => client.listPrompts(undefined, options).then((list) => list.prompts)),
     );
   }
 
@@ -138,20 +157,18 @@ export class McpUpstreams implements OnModuleDestroy {
   }
 
   async listResources(id: string, signal?: AbortSignal) {
-    return this.pages(id, signal, (client, cursor, options) =>
-      client.listResources(cursor ? { cursor } : undefined, options).then((page) => ({
-        items: page.resources,
-        next: page.nextCursor,
-      })),
+    return this.request(id, signal, (client, options) =>
+      offered(client, 'resources', () =>
+        client.listResources(undefined, options).then((list) => list.resources),
+      ),
     );
   }
 
   async listResourceTemplates(id: string, signal?: AbortSignal) {
-    return this.pages(id, signal, (client, cursor, options) =>
-      client.listResourceTemplates(cursor ? { cursor } : undefined, options).then((page) => ({
-        items: page.resourceTemplates,
-        next: page.nextCursor,
-      })),
+    return this.request(id, signal, (client, options) =>
+      offered(client, 'resources', () =>
+        client.listResourceTemplates(undefined, options).then((list) => list.resourceTemplates),
+      ),
     );
   }
 
@@ -175,33 +192,11 @@ export class McpUpstreams implements OnModuleDestroy {
     );
   }
 
-  /** Every page of a list, all within one `timeoutMs`. */
-  private async pages<T>(
-    id: string,
-    signal: AbortSignal | undefined,
-    page: (
-      client: Client,
-      cursor: string | undefined,
-      options: { signal: AbortSignal; timeout: number },
-    ) => Promise<{ items: T[]; next?: string }>,
-  ): Promise<T[]> {
-    return this.request(id, signal, async (client, options) => {
-      const items: T[] = [];
-      let cursor: string | undefined;
-      for (let i = 0; i < MAX_PAGES; i++) {
-        const answer = await page(client, cursor, options);
-        items.push(...answer.items);
-        if (!answer.next) break;
-        cursor = answer.next;
-      }
-      return items;
-    });
-  }
-
   /**
    * One request to a server, connecting first if need be, all within its `timeoutMs` (and abandoned when the
    * caller's `signal` fires). What the server answers, an MCP error included, passes through; not reaching it
-   * becomes an UpstreamFailure and drops the connection, so the next request connects afresh.
+   * becomes an UpstreamFailure and drops the connection, so the next request connects afresh. While the server is
+   * skipped after failing (its circuit open) the request is an UpstreamFailure at once, the server not asked.
    */
   private async request<T>(
     id: string,
@@ -209,6 +204,13 @@ export class McpUpstreams implements OnModuleDestroy {
     work: (client: Client, options: { signal: AbortSignal; timeout: number }) => Promise<T>,
   ): Promise<T> {
     const upstream = this.upstream(id);
+    const circuit = upstream.circuit;
+    const admitted = circuit.admit();
+    if (admitted === 'no') throw new UpstreamFailure(id, 'unavailable', circuit.retryAt ?? Date.now());
+    let verdict = false;
+    // A connection that was up and is lost (a local server that exited) is made again by the next request at once;
+    // only a failure to connect, or no answer in time, opens the circuit.
+    const reused = upstream.connected;
     const timeoutMs = upstream.config.timeoutMs;
     const deadline = AbortSignal.timeout(timeoutMs);
     const bounded = signal ? AbortSignal.any([signal, deadline]) : deadline;
@@ -220,34 +222,70 @@ export class McpUpstreams implements OnModuleDestroy {
       const client = await Promise.race([this.client(upstream), expired]);
       const answer = await Promise.race([work(client, { signal: bounded, timeout: timeoutMs }), expired]);
       upstream.lastError = null;
-      return answer;
+      circuit.succeeded();
+      verdict = true;
+      this.metrics.mcpServerUp.set({ server: id }, 1);
+      return upstream.redaction.answer(answer);
     } catch (error) {
-      throw this.failed(upstream, error);
+      // The caller went away: no verdict on the server (and nothing of its words, which were not checked, passed on).
+      if (signal?.aborted && !(error instanceof UpstreamFailure))
+        throw new McpAnswerError(JsonRpcCode.InternalError, 'The request was cancelled by the client.');
+      const failure = this.failed(upstream, error);
+      verdict = true;
+      if (!(failure instanceof UpstreamFailure))
+        circuit.succeeded(); // It answered (an MCP error of its own).
+      else if (failure.reason === 'unavailable' && reused) circuit.released();
+      else circuit.failed();
+      throw failure;
     } finally {
       clearTimeout(timer);
+      if (admitted === 'probe' && !verdict) circuit.released();
     }
   }
 
-  /** What a failed request becomes: the server's own MCP error as it came, else an UpstreamFailure. */
+  /**
+   * What a failed request becomes: the server's own MCP error as it came, else an UpstreamFailure. The SDK's own
+   * errors (SdkError: a timeout, the connection closed, an HTTP failure, an era it could not negotiate) are local,
+   * never the server's answer.
+   */
   private failed(upstream: Upstream, error: unknown): Error {
+    const { ProtocolError, SdkError, SdkErrorCode } = mcpSdk();
     if (
       error instanceof UpstreamFailure ||
-      (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
+      (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
     ) {
       this.note(upstream, 'timeout', error);
       return error instanceof UpstreamFailure ? error : new UpstreamFailure(upstream.id, 'timeout');
     }
-    // A JSON-RPC error the server answered (an unknown tool, invalid arguments): it is reachable.
-    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) return error;
+    // A JSON-RPC error the server answered (an unknown tool, invalid arguments): it is reachable. Its words reach
+    // the client, without the credentials the gateway sent it (a server may quote them).
+    if (error instanceof ProtocolError)
+      return new McpAnswerError(
+        error.code,
+        upstream.redaction.message(withoutPrefix(error)),
+        upstream.redaction.answer(error.data),
+      );
+    // It answered every page, but there were more than MAX_PAGES of them: reachable, its list refused.
+    if (error instanceof SdkError && error.code === SdkErrorCode.ListPaginationExceeded)
+      return new McpAnswerError(
+        JsonRpcCode.InternalError,
+        `MCP server "${upstream.id}" lists more than ${MAX_PAGES} pages.`,
+      );
     this.note(upstream, 'unavailable', error);
     this.drop(upstream);
     return new UpstreamFailure(upstream.id, 'unavailable');
   }
 
+  /**
+   * A failure kept (last_error) and logged: its message only, redacted and bounded (the error itself is not logged:
+   * its message, body or stack may quote the credentials the gateway sent).
+   */
   private note(upstream: Upstream, reason: 'unavailable' | 'timeout', error: unknown): void {
-    upstream.lastError = `${reason}: ${error instanceof Error ? error.message : String(error)}`;
+    const said = upstream.redaction.kept(error instanceof Error ? error.message : String(error));
+    upstream.lastError = `${reason}: ${said}`;
     this.metrics.mcpServerErrors.inc({ server: upstream.id, reason });
-    this.logger.pino.warn({ server: upstream.id, reason, err: error }, 'MCP server failed');
+    this.metrics.mcpServerUp.set({ server: upstream.id }, 0);
+    this.logger.pino.warn({ server: upstream.id, reason, error: said }, 'MCP server failed');
   }
 
   private drop(upstream: Upstream): void {
@@ -271,8 +309,14 @@ export class McpUpstreams implements OnModuleDestroy {
   }
 
   private async connect(upstream: Upstream, generation: number): Promise<Client> {
-    const client = new Client(GATEWAY_IMPLEMENTATION, { capabilities: {} });
-    const transport = this.transportFor(upstream.config);
+    // `auto`: a server/discover probe first, 2026-07-28 with a server that serves it, else the 2025 initialize
+    // handshake (one more round trip per connection; a local server's probe runs in a short-lived copy of it).
+    const client = new (mcpSdk().Client)(GATEWAY_IMPLEMENTATION, {
+      capabilities: {},
+      versionNegotiation: { mode: 'auto' },
+      listMaxPages: MAX_PAGES,
+    });
+    const transport = this.transportFor(upstream);
     client.onclose = () => {
       // The connection ended (a local server's process exited): the next request connects again.
       if (upstream.generation === generation) {
@@ -290,23 +334,45 @@ export class McpUpstreams implements OnModuleDestroy {
     return client;
   }
 
-  private transportFor(config: McpServerConfig): Transport {
+  private transportFor(upstream: Upstream): Transport {
+    const config = upstream.config;
     if (config.url)
-      return new StreamableHTTPClientTransport(new URL(config.url), {
+      return new (mcpSdk().StreamableHTTPClientTransport)(new URL(config.url), {
         requestInit: { headers: config.headers ?? {} },
       });
-    return new StdioClientTransport({
+    const transport = new (mcpSdk().StdioClientTransport)({
       command: config.command!,
       args: config.args,
       env: config.env,
-      // Its stderr goes to the gateway's own (the operator's log), not to any client.
-      stderr: 'inherit',
+      stderr: 'pipe',
     });
+    // Its stderr goes to the gateway's log (the operator's), never to a client: line by line, redacted like its
+    // errors, since a server may print the env it was given.
+    if (transport.stderr)
+      createInterface({ input: transport.stderr as Readable, crlfDelay: Infinity }).on('line', (line) =>
+        this.logger.pino.warn(
+          { server: upstream.id, stderr: upstream.redaction.kept(line) },
+          'MCP server stderr',
+        ),
+      );
+    return transport;
   }
 
   private upstream(id: string): Upstream {
     const upstream = this.upstreams.get(id);
-    if (!upstream) throw new McpError(ErrorCode.InvalidParams, `Unknown MCP server "${id}".`);
+    if (!upstream) throw new McpAnswerError(JsonRpcCode.InvalidParams, `Unknown MCP server "${id}".`);
     return upstream;
   }
+}
+
+/**
+ * A list of what the server offers, or none without asking it when it does not offer the capability (the SDK's
+ * client would answer the same empty list, and say so on the console, outside the gateway's log).
+ */
+function offered<T>(
+  client: Client,
+  capability: 'tools' | 'prompts' | 'resources',
+  list: () => Promise<T[]>,
+): Promise<T[]> {
+  return client.getServerCapabilities()?.[capability] ? list() : Promise.resolve([]);
 }

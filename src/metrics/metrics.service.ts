@@ -92,6 +92,13 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly mcpServerUp = new Gauge({
+    name: 'switchyard_mcp_server_up',
+    help: 'Whether an MCP server answered its last request from this replica (1) or failed it (0); a failed one is skipped for a back-off (docs/mcp.md)',
+    labelNames: ['server'] as const,
+    registers: [this.registry],
+  });
+
   readonly usageBufferedRecords = new Gauge({
     name: 'switchyard_usage_buffered_records',
     help: 'Usage records held in memory because Redis could not take them yet',

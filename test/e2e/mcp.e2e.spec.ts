@@ -1,16 +1,25 @@
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  Client,
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { signedIn } from '../support/admin-actors';
 import { eventually, untilPast } from '../support/eventually';
 import { freePort } from '../support/free-port';
+import { ModernMcpServer } from '../support/mcp-modern-server';
 import { RemoteMcpServer } from '../support/mcp-remote-server';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 const REMOTE_TOKEN = 'remote-server-credential';
 const STDIO_SERVER = join(__dirname, '../support/mcp-stdio-server.mjs');
+const STDIO_MODERN_SERVER = join(__dirname, '../support/mcp-stdio-modern-server.mjs');
 
 /** Keeps a per-minute test inside one minute (the window is the clock's, so the clock is the condition). */
 async function awayFromMinuteEdge(): Promise<void> {
@@ -18,12 +27,60 @@ async function awayFromMinuteEdge(): Promise<void> {
   if (intoMinute > 55_000) await untilPast(Date.now() - intoMinute + 60_500);
 }
 
+/** A 2025-era tools/list as a client without an SDK sends it (no `_meta` envelope: the 2025 revisions). */
+const listTools = { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } };
+
+/**
+ * A 2026-07-28 request as a client without an SDK sends it: the `_meta` envelope in the body, the revision, method
+ * and name in headers too (intermediaries route on those).
+ */
+function modernRequest(
+  id: number,
+  method: string,
+  params: Record<string, unknown> = {},
+  protocolVersion = '2026-07-28',
+): { body: object; headers: Record<string, string> } {
+  return {
+    body: {
+      jsonrpc: '2.0',
+      id,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': protocolVersion,
+          'io.modelcontextprotocol/clientCapabilities': {},
+          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+        },
+      },
+    },
+    headers: {
+      'mcp-protocol-version': protocolVersion,
+      'mcp-method': method,
+      ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
+    },
+  };
+}
+
+/** The JSON-RPC code of a call to a server that did not answer in its timeoutMs (docs/mcp.md). */
+const UPSTREAM_TIMEOUT = -32001;
+
+/**
+ * How the client speaks: the 2026-07-28 revision (pinned: no initialize, the `_meta` envelope on every request,
+ * server/discover), or the 2025 era (the initialize handshake, 2025-11-25), both with the official v2 client.
+ */
+const ERAS = [
+  { era: 'modern', revision: '2026-07-28' },
+  { era: 'legacy', revision: '2025-11-25' },
+] as const;
+
 /**
  * Tools through the gateway (docs/mcp.md): the official MCP SDK's Client against /mcp, in front of stand-in servers
- * built with the same SDK: a remote one (Streamable HTTP, checking the credential the gateway holds for it), a
- * local one the gateway starts (stdio), one that is down (nothing listens) and one that is stuck (never answers).
+ * built with the 1.x SDK (2025-era servers, as most deployed ones are): a remote one (Streamable HTTP, checking the
+ * credential the gateway holds for it), a local one the gateway starts (stdio), one that is down (nothing listens)
+ * and one that is stuck (never answers). Every test runs once for each protocol era the client may speak.
  */
-describe('MCP gateway', () => {
+describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
   let upstream: OpenAIUpstream;
   let remote: RemoteMcpServer;
   let stuck: RemoteMcpServer;
@@ -100,23 +157,47 @@ describe('MCP gateway', () => {
     header: 'bearer' | 'x-api-key' = 'bearer',
     on: TestGateway = gw,
   ): Promise<Client> {
-    const client = new Client({ name: 'e2e', version: '1.0.0' });
+    const client = new Client(
+      { name: 'e2e', version: '1.0.0' },
+      era === 'modern' ? { versionNegotiation: { mode: { pin: revision } } } : {},
+    );
     const headers: Record<string, string> =
       header === 'bearer' ? { authorization: `Bearer ${token}` } : { 'x-api-key': token };
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${on.url}${path}`), { requestInit: { headers } }),
     );
     open.push(client);
+    // The era the client asked for is the one the gateway served.
+    expect(client.getProtocolEra()).toBe(era);
+    expect(client.getNegotiatedProtocolVersion()).toBe(revision);
     return client;
   }
 
-  async function refusal(call: Promise<unknown>): Promise<McpError> {
+  async function refusal(call: Promise<unknown>): Promise<ProtocolError> {
     const error = await call.then(
       () => undefined,
       (thrown: unknown) => thrown,
     );
-    expect(error).toBeInstanceOf(McpError);
-    return error as McpError;
+    expect(error).toBeInstanceOf(ProtocolError);
+    return error as ProtocolError;
+  }
+
+  /** A JSON-RPC POST as a client without an SDK sends it: `token` as Bearer, `headers` beside the usual ones. */
+  function rawPost(
+    path: string,
+    token: string | undefined,
+    request: { body: object; headers?: Record<string, string> },
+  ): Promise<Response> {
+    return fetch(`${gw.url}${path}`, {
+      method: 'POST',
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...request.headers,
+      },
+      body: JSON.stringify(request.body),
+    });
   }
 
   it('lists only the permitted tools of the reachable servers, named <server>__<tool>; a down and a stuck server are left out', async () => {
@@ -172,7 +253,7 @@ describe('MCP gateway', () => {
     const before = remote.calls.length;
     for (const name of ['remote__delete_repo', 'delete_repo', 'nowhere__echo']) {
       const error = await refusal(client.callTool({ name, arguments: {} }));
-      expect(error.code).toBe(ErrorCode.InvalidParams);
+      expect(error.code).toBe(ProtocolErrorCode.InvalidParams);
       expect(error.message).toContain('not available to this token');
     }
     expect(remote.calls.length).toBe(before);
@@ -182,25 +263,26 @@ describe('MCP gateway', () => {
     const outsider = await connect(await tokenOf('outsiders'));
     expect((await outsider.listTools()).tools).toEqual([]);
     expect((await refusal(outsider.callTool({ name: 'remote__echo', arguments: { text: 'x' } }))).code).toBe(
-      ErrorCode.InvalidParams,
+      ProtocolErrorCode.InvalidParams,
     );
     const narrow = await connect(await tokenOf('builders', { mcpTools: ['remote__echo'] }));
     expect((await narrow.listTools()).tools.map((tool) => tool.name)).toEqual(['remote__echo']);
     expect((await refusal(narrow.callTool({ name: 'remote__add', arguments: { a: 1, b: 1 } }))).code).toBe(
-      ErrorCode.InvalidParams,
+      ProtocolErrorCode.InvalidParams,
     );
   });
 
   it('a call to a server that is down or stuck fails with an MCP error within its timeout, not a hung request', async () => {
     const client = await connect(await tokenOf('builders'));
     let started = Date.now();
+    // Both failed earlier lists, so they may be skipped now (their back-off: mcp-hardening.e2e.spec.ts): "is down".
     const down = await refusal(client.callTool({ name: 'down__anything', arguments: {} }));
-    expect(down.message).toContain('MCP server "down" is unavailable');
+    expect(down.message).toMatch(/MCP server "down" is (unavailable|down)/);
     expect(Date.now() - started).toBeLessThan(4000);
     started = Date.now();
     const slow = await refusal(client.callTool({ name: 'stuck__anything', arguments: {} }));
-    expect(slow.code).toBe(ErrorCode.RequestTimeout);
-    expect(slow.message).toContain('MCP server "stuck" did not answer in time');
+    expect([UPSTREAM_TIMEOUT, ProtocolErrorCode.InternalError]).toContain(slow.code);
+    expect(slow.message).toMatch(/MCP server "stuck" (did not answer in time|is down)/);
     expect(Date.now() - started).toBeLessThan(4000);
     // The others still answer.
     expect(
@@ -215,7 +297,7 @@ describe('MCP gateway', () => {
       { type: 'text', text: 'alone' },
     ]);
     expect((await refusal(client.callTool({ name: 'delete_repo', arguments: {} }))).code).toBe(
-      ErrorCode.InvalidParams,
+      ProtocolErrorCode.InvalidParams,
     );
     expect((await client.listResources()).resources).toEqual([
       { uri: 'memo://readme', name: 'readme', mimeType: 'text/plain' },
@@ -223,6 +305,12 @@ describe('MCP gateway', () => {
     expect((await client.readResource({ uri: 'memo://readme' })).contents).toEqual([
       { uri: 'memo://readme', mimeType: 'text/plain', text: 'Read me first.' },
     ]);
+    // An error the server answers itself reaches the client as the server sent it.
+    const unknown = await refusal(client.readResource({ uri: 'memo://nothing' }));
+    expect(unknown).toMatchObject({
+      code: ProtocolErrorCode.InvalidParams,
+      message: expect.stringContaining('Unknown resource: memo://nothing'),
+    });
     const prompts = await (await connect(await tokenOf('builders'))).listPrompts();
     expect(prompts.prompts.map((prompt) => prompt.name)).toEqual(['notes__summarise']);
     const outsider = await fetch(`${gw.url}/mcp/remote`, {
@@ -235,11 +323,12 @@ describe('MCP gateway', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(outsider.status).toBe(404);
+    expect(await outsider.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
   });
 
   it('/mcp/<server> of a server that is down answers its lists with an MCP error, not an empty list', async () => {
     const client = await connect(await tokenOf('builders'), '/mcp/down');
-    expect(await refusal(client.listTools())).toBeInstanceOf(McpError);
+    expect(await refusal(client.listTools())).toBeInstanceOf(ProtocolError);
     // On /mcp the same server is only left out.
     const all = await connect(await tokenOf('builders'));
     expect((await all.listTools()).tools.map((tool) => tool.name)).toContain('remote__echo');
@@ -265,31 +354,44 @@ describe('MCP gateway', () => {
     ]);
     // A URI no permitted server lists or templates is refused by the gateway, not sent anywhere.
     expect((await refusal(client.readResource({ uri: 'other://secret' }))).code).toBe(
-      ErrorCode.InvalidParams,
+      ProtocolErrorCode.InvalidParams,
     );
     expect(remote.reads.slice(readBefore)).toEqual(['memo://readme', 'memo://notes/monday']);
     // A team that may reach no server sees no resources and reads none.
     const outsider = await connect(await tokenOf('outsiders'));
     expect((await outsider.listResources()).resources).toEqual([]);
     expect((await refusal(outsider.readResource({ uri: 'memo://readme' }))).code).toBe(
-      ErrorCode.InvalidParams,
+      ProtocolErrorCode.InvalidParams,
     );
   });
 
-  it('without a token: 401 with WWW-Authenticate naming the RFC 9728 metadata, which is served', async () => {
-    const answer = await fetch(`${gw.url}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
-    expect(answer.status).toBe(401);
+  it('without a token: 401 with WWW-Authenticate naming the RFC 9728 metadata (before anything of MCP), which is served', async () => {
     const metadataUrl = `${gw.url}/.well-known/oauth-protected-resource`;
-    expect(answer.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}"`);
-    expect(await answer.json()).toMatchObject({
-      jsonrpc: '2.0',
-      id: null,
-      error: { code: ErrorCode.InvalidRequest },
-    });
+    for (const path of ['/mcp', '/mcp/remote']) {
+      const answer = await rawPost(
+        path,
+        undefined,
+        era === 'modern' ? modernRequest(1, 'tools/list') : listTools,
+      );
+      expect(answer.status).toBe(401);
+      expect(answer.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}"`);
+      expect(await answer.json()).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: ProtocolErrorCode.InvalidRequest },
+      });
+    }
+    // The official client is told so on connecting (the modern one at its server/discover probe).
+    const client = new Client(
+      { name: 'e2e', version: '1.0.0' },
+      era === 'modern' ? { versionNegotiation: { mode: { pin: revision } } } : {},
+    );
+    const refused = await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`))).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(refused).toBeInstanceOf(SdkHttpError);
+    expect(refused).toMatchObject({ status: 401 });
     const metadata = await fetch(metadataUrl);
     expect(metadata.status).toBe(200);
     expect(await metadata.json()).toEqual({
@@ -453,56 +555,129 @@ describe('MCP gateway', () => {
     expect((await gw.asTeam(await tokenOf('builders'), 'GET', '/admin/v1/mcp/servers')).status).toBe(401);
   });
 
-  it('speaks the revisions 2025-11-25 and 2025-06-18 (stateless: no Mcp-Session-Id), and refuses 2026-07-28, which the 1.x SDK does not serve', async () => {
-    const token = await tokenOf('builders');
-    const post = (body: object, headers: Record<string, string> = {}) =>
-      fetch(`${gw.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...headers,
-        },
-        body: JSON.stringify(body),
+  if (era === 'legacy') {
+    it('speaks the revisions 2025-11-25 and 2025-06-18 as JSON, stateless (no Mcp-Session-Id); GET and DELETE are 405', async () => {
+      const token = await tokenOf('builders');
+      for (const protocolVersion of ['2025-11-25', '2025-06-18']) {
+        const answer = await rawPost('/mcp', token, {
+          body: {
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+          },
+        });
+        expect(answer.status).toBe(200);
+        expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+        expect(answer.headers.get('mcp-session-id')).toBeNull();
+        expect(await answer.json()).toMatchObject({
+          result: { protocolVersion, serverInfo: { name: 'switchyard' } },
+        });
+        // Without a session, any request stands alone (any replica can answer it).
+        const listed = await rawPost('/mcp', token, {
+          ...listTools,
+          headers: { 'mcp-protocol-version': protocolVersion },
+        });
+        expect(listed.status).toBe(200);
+        expect(((await listed.json()) as any).result.tools.length).toBe(4);
+      }
+      // A Host header that is no host name (a port out of range) is no concern of MCP's: still answered.
+      const status = await new Promise<number | undefined>((resolve, reject) => {
+        const body = JSON.stringify(listTools.body);
+        const sent = httpRequest(`${gw.url}/mcp`, {
+          method: 'POST',
+          headers: {
+            host: 'gateway:99999',
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            accept: 'application/json, text/event-stream',
+          },
+        });
+        sent.once('response', (answer) => {
+          answer.resume();
+          resolve(answer.statusCode);
+        });
+        sent.once('error', reject);
+        sent.end(body);
       });
-    for (const protocolVersion of ['2025-11-25', '2025-06-18']) {
-      const answer = await post({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-      });
-      expect(answer.status).toBe(200);
-      expect(answer.headers.get('mcp-session-id')).toBeNull();
-      expect(await answer.json()).toMatchObject({
-        result: { protocolVersion, serverInfo: { name: 'switchyard' } },
-      });
-      // Without a session, any request stands alone (any replica can answer it).
-      const listed = await post(
-        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
-        { 'mcp-protocol-version': protocolVersion },
-      );
-      expect(listed.status).toBe(200);
-      expect(((await listed.json()) as any).result.tools.length).toBe(4);
-    }
-    const newer = await post(
-      {
-        jsonrpc: '2.0',
-        id: 3,
-        method: 'tools/list',
-        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
-      },
-      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' },
-    );
-    expect(newer.status).toBe(400);
-    expect(((await newer.json()) as any).error.message).toContain('Unsupported protocol version');
-    const stream = await fetch(`${gw.url}/mcp`, {
-      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+      expect(status).toBe(200);
+      for (const method of ['GET', 'DELETE']) {
+        const other = await fetch(`${gw.url}/mcp`, {
+          method,
+          headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+        });
+        expect(other.status).toBe(405);
+        expect(other.headers.get('allow')).toBe('POST');
+      }
     });
-    expect(stream.status).toBe(405);
-    expect(stream.headers.get('allow')).toBe('POST');
-  });
+
+    it("the 1.x SDK's client (what most deployed agents embed) lists and calls through /mcp", async () => {
+      const client = new ClientV1({ name: 'e2e-v1', version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransportV1(new URL(`${gw.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${await tokenOf('builders')}` } },
+        }),
+      );
+      try {
+        expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('remote__echo');
+        expect((await client.callTool({ name: 'remote__echo', arguments: { text: 'v1' } })).content).toEqual([
+          { type: 'text', text: 'v1' },
+        ]);
+      } finally {
+        await client.close();
+      }
+    });
+  } else {
+    it('speaks 2026-07-28: server/discover advertises it and the gateway; no initialize, no session', async () => {
+      const client = await connect(await tokenOf('builders'));
+      expect(client.getDiscoverResult()).toMatchObject({
+        supportedVersions: expect.arrayContaining(['2026-07-28']),
+        capabilities: { tools: {}, prompts: {}, resources: {} },
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'switchyard' } },
+      });
+      expect(client.getServerVersion()).toMatchObject({ name: 'switchyard' });
+      // On the wire: each request carries its revision and stands alone.
+      const token = await tokenOf('builders');
+      const discovered = await rawPost('/mcp', token, modernRequest(1, 'server/discover'));
+      expect(discovered.status).toBe(200);
+      expect(discovered.headers.get('mcp-session-id')).toBeNull();
+      expect(((await discovered.json()) as any).result.supportedVersions).toContain('2026-07-28');
+      const listed = await rawPost('/mcp', token, modernRequest(2, 'tools/list'));
+      expect(listed.status).toBe(200);
+      expect(listed.headers.get('content-type')).toMatch(/^application\/json/);
+      // The list is this team's: no cache may share it with another (cacheScope private).
+      expect(((await listed.json()) as any).result).toMatchObject({
+        resultType: 'complete',
+        ttlMs: 0,
+        cacheScope: 'private',
+        tools: expect.arrayContaining([expect.objectContaining({ name: 'remote__echo' })]),
+      });
+      const called = await rawPost(
+        '/mcp',
+        token,
+        modernRequest(3, 'tools/call', { name: 'remote__echo', arguments: { text: 'raw' } }),
+      );
+      expect(((await called.json()) as any).result.content).toEqual([{ type: 'text', text: 'raw' }]);
+      // A change-notification stream is closed at once: the gateway relays no notifications, so it honours none.
+      const listen = await rawPost(
+        '/mcp',
+        token,
+        modernRequest(5, 'subscriptions/listen', { notifications: { toolsListChanged: true } }),
+      );
+      expect(listen.status).toBe(200);
+      const frames = await listen.text();
+      expect(frames).toContain('"notifications":{}');
+      expect(frames).toContain('"result":{"resultType":"complete"');
+      // A revision the gateway does not serve is refused as the spec says (-32022), naming those it does.
+      const unknown = await rawPost('/mcp', token, modernRequest(4, 'tools/list', {}, '2099-01-01'));
+      expect(unknown.status).toBe(400);
+      expect(((await unknown.json()) as any).error).toMatchObject({
+        code: -32022,
+        data: { supported: expect.arrayContaining(['2026-07-28']) },
+      });
+    });
+  }
 
   it('two replicas on one Redis: a client may go to either, and toolCallsPerMinute holds across them', async () => {
     await awayFromMinuteEdge();
@@ -529,5 +704,108 @@ describe('MCP gateway', () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+/**
+ * Tool servers of the 2026-07-28 era behind the gateway, a remote one (the v2 SDK's createMcpHandler) and a local
+ * one (its serveStdio), both refusing 2025-era requests: the gateway's client negotiates that revision with them
+ * (server/discover, never initialize), beside a 2025-era server, and serves all to clients of either era.
+ */
+describe('MCP gateway in front of 2026-07-28 servers', () => {
+  let upstream: OpenAIUpstream;
+  let modern: ModernMcpServer;
+  let remote: RemoteMcpServer;
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    modern = await new ModernMcpServer(REMOTE_TOKEN).start();
+    remote = await new RemoteMcpServer({ token: REMOTE_TOKEN }).start();
+    const server = (url: string) => ({ url, headers: { Authorization: 'Bearer ${MCP_REMOTE_TOKEN}' } });
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      env: { MCP_REMOTE_TOKEN: REMOTE_TOKEN },
+      config: {
+        mcp: {
+          servers: {
+            modern: server(modern.url),
+            remote: server(remote.url),
+            nearby: { command: process.execPath, args: [STDIO_MODERN_SERVER], timeoutMs: 10_000 },
+          },
+        },
+        teams: { mixed: { mcp: { servers: ['modern', 'remote', 'nearby'], tools: ['*'] } } },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await gw.close();
+    await Promise.all([modern.stop(), remote.stop(), upstream.stop()]);
+  });
+
+  it('speaks 2026-07-28 to them (never initialize), remote and local, beside a 2025-era server, and serves all to clients of either era', async () => {
+    const created = await gw.admin('POST', '/admin/v1/teams/mixed/tokens', {});
+    const headers = { authorization: `Bearer ${created.body.token as string}` };
+    for (const { era, revision } of ERAS) {
+      const client = new Client(
+        { name: 'e2e', version: '1.0.0' },
+        era === 'modern' ? { versionNegotiation: { mode: { pin: revision } } } : {},
+      );
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers } }),
+      );
+      try {
+        // A call before any list (the gateway's first request to the server, for the first client): its `region`
+        // reaches the server in the Mcp-Param-Region header too, which the server requires.
+        expect(
+          (await client.callTool({ name: 'modern__forecast', arguments: { region: era } })).content,
+        ).toEqual([{ type: 'text', text: `${era}: sunny` }]);
+        expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
+          'modern__forecast',
+          'modern__shout',
+          'nearby__era',
+          'remote__add',
+          'remote__delete_repo',
+          'remote__echo',
+        ]);
+        expect((await client.callTool({ name: 'modern__shout', arguments: { text: era } })).content).toEqual([
+          { type: 'text', text: era.toUpperCase() },
+        ]);
+        // The local one answers the gateway on 2026-07-28 whichever era its client speaks.
+        expect((await client.callTool({ name: 'nearby__era', arguments: {} })).structuredContent).toEqual({
+          era: 'modern',
+          revision: '2026-07-28',
+        });
+        expect((await client.callTool({ name: 'remote__echo', arguments: { text: era } })).content).toEqual([
+          { type: 'text', text: era },
+        ]);
+      } finally {
+        await client.close();
+      }
+    }
+    const methods = modern.requests.map((request) => request.method);
+    expect(methods).toContain('server/discover');
+    expect(methods).not.toContain('initialize');
+    expect(new Set(modern.requests.map((request) => request.revision))).toEqual(new Set(['2026-07-28']));
+    expect(new Set(modern.authorizations)).toEqual(new Set([`Bearer ${REMOTE_TOKEN}`]));
+    expect(modern.calls).toContainEqual({ name: 'forecast', arguments: { region: 'modern' } });
+    // The server does refuse a call whose argument is not mirrored in its header: the gateway's calls were.
+    const unmirrored = await fetch(modern.url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${REMOTE_TOKEN}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'forecast',
+      },
+      body: JSON.stringify(
+        modernRequest(1, 'tools/call', { name: 'forecast', arguments: { region: 'x' } }).body,
+      ),
+    });
+    expect(unmirrored.status).toBe(400);
+    expect(((await unmirrored.json()) as any).error.code).toBe(-32020);
   });
 });

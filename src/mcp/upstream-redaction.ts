@@ -1,0 +1,84 @@
+import type { McpServerConfig } from '../config/config.schema';
+import { markerOf, type Detector } from '../request-log/redaction/detector';
+import type { Redactor } from '../request-log/redaction/redactor';
+
+/** A server's error as the gateway keeps or shows it (last_error, logs, the client's MCP error): at most this long. */
+export const MAX_ERROR_CHARS = 500;
+
+/**
+ * Configured values shorter than this are not looked for: an env value such as `1` or `true` is no credential, and
+ * replacing it would garble every error. A credential is longer.
+ */
+const MIN_SECRET_CHARS = 6;
+
+/**
+ * The detector (the request log's Detector, so it composes with its Redactor) of one server's own credentials: every
+ * value of its configured `headers` and `env`, each whitespace-separated part too (the token of `Bearer <token>`),
+ * as written, JSON-escaped and URL-encoded (the forms a server echoing what it was sent would use). A match becomes
+ * `[mcp_credential]`.
+ */
+export function credentialDetector(config: McpServerConfig): Detector {
+  const secrets = new Set<string>();
+  for (const value of [...Object.values(config.headers ?? {}), ...Object.values(config.env ?? {})]) {
+    for (const part of [value, ...value.split(/\s+/)]) {
+      secrets.add(part);
+      secrets.add(JSON.stringify(part).slice(1, -1));
+      secrets.add(encodeURIComponent(part));
+    }
+  }
+  // Longest first: `Bearer <token>` is replaced whole before its token alone is looked for.
+  const sought = [...secrets].filter((s) => s.length >= MIN_SECRET_CHARS).sort((a, b) => b.length - a.length);
+  const marker = markerOf('mcp_credential');
+  return {
+    kind: 'mcp_credential',
+    redact(text) {
+      let out = text;
+      for (const secret of sought) if (out.includes(secret)) out = out.split(secret).join(marker);
+      return out;
+    },
+  };
+}
+
+/**
+ * What the gateway lets out of what one server said: its credentials never, wherever the text goes. A server may
+ * echo what it was sent (an error body quoting the Authorization header, a local server printing its env), and the
+ * gateway sent it its credentials.
+ */
+export class UpstreamRedaction {
+  private readonly credential: Detector;
+
+  constructor(
+    config: McpServerConfig,
+    /** The request log's one policy (RequestLogRedactor), for what the gateway keeps: last_error and its log. */
+    private readonly policy: Redactor,
+  ) {
+    this.credential = credentialDetector(config);
+  }
+
+  /** Text the gateway keeps or logs (last_error, log lines): credentials out, the request log's policy, bounded. */
+  kept(text: string): string {
+    return bounded(this.policy.redactText(this.credential.redact(text)));
+  }
+
+  /** An error message for the client: credentials out, bounded, otherwise as the server wrote it. */
+  message(text: string): string {
+    return bounded(this.credential.redact(text));
+  }
+
+  /**
+   * An answer of the server's (a result, an error's data) for the client and the request log: the same value, or,
+   * when its JSON text holds a credential, a copy with the credential replaced in every string.
+   */
+  answer<T>(value: T): T {
+    if (value === undefined) return value;
+    const json = JSON.stringify(value);
+    if (this.credential.redact(json) === json) return value;
+    return JSON.parse(json, (_key, item: unknown) =>
+      typeof item === 'string' ? this.credential.redact(item) : item,
+    ) as T;
+  }
+}
+
+function bounded(text: string): string {
+  return text.length <= MAX_ERROR_CHARS ? text : `${text.slice(0, MAX_ERROR_CHARS - 1)}…`;
+}

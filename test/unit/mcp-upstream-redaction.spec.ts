@@ -1,0 +1,33 @@
+import { McpServerConfig } from '../../src/config/config.schema';
+import { Redactor } from '../../src/request-log/redaction/redactor';
+import { MAX_ERROR_CHARS, UpstreamRedaction } from '../../src/mcp/upstream-redaction';
+
+function redactionOf(server: Partial<McpServerConfig>): UpstreamRedaction {
+  return new UpstreamRedaction(Object.assign(new McpServerConfig(), server), new Redactor());
+}
+
+describe("an MCP server's credentials in what it says", () => {
+  const remote = redactionOf({ url: 'http://x/mcp', headers: { Authorization: 'Bearer tok/en+1234 5' } });
+
+  it('replaces a header value whole, its token alone, and its JSON-escaped and URL-encoded forms', () => {
+    expect(remote.message('sent "Bearer tok/en+1234 5"')).toBe('sent "[mcp_credential]"');
+    expect(remote.message('token tok/en+1234 only')).toBe('token [mcp_credential] only');
+    expect(remote.message('as a query ?t=tok%2Fen%2B1234')).toBe('as a query ?t=[mcp_credential]');
+    expect(remote.answer({ content: [{ text: 'x tok/en+1234' }] })).toEqual({
+      content: [{ text: 'x [mcp_credential]' }],
+    });
+  });
+
+  it("a local server's env values; short ones (no credential) are left alone", () => {
+    const local = redactionOf({ command: 'node', env: { TOKEN: 'local-secret', DEBUG: '1' } });
+    expect(local.kept('env TOKEN=local-secret DEBUG=1')).toBe('env TOKEN=[mcp_credential] DEBUG=1');
+  });
+
+  it('keeps what it keeps bounded and redacted by the request log policy too; answers without one are the same object', () => {
+    const kept = remote.kept(`mail ops@example.com ${'x'.repeat(5000)}`);
+    expect(kept.length).toBe(MAX_ERROR_CHARS);
+    expect(kept).toContain('[email]');
+    const answer = { content: [{ text: 'fine' }] };
+    expect(remote.answer(answer)).toBe(answer);
+  });
+});
