@@ -76,6 +76,9 @@ describe("the console's MCP page", () => {
     expect(await remoteRow.getByText('add', { exact: true }).getAttribute('title')).toBe('Adds two numbers');
     const downRow = page.getByTestId('mcp-server-down');
     expect((await downRow.locator('.status').textContent())!.trim()).toMatch(/^down unavailable: /);
+    // It failed, so it is skipped for a back-off, and the page says until when.
+    expect(await downRow.getByTestId('mcp-retry-at').textContent()).toMatch(/Skipped until .+\./);
+    expect(await remoteRow.getByTestId('mcp-retry-at').count()).toBe(0);
     const team = page.getByTestId('mcp-team-builders');
     await team.waitFor();
     expect(await team.textContent()).toBe('buildersremoteremote__echo');
