@@ -176,12 +176,6 @@ export class McpUpstreams implements OnModuleDestroy {
     return this.request(id, signal, (client, options) => client.readResource({ uri }, options));
   }
 
-  /** Whether the server offers a capability (after connecting); false when it cannot be reached. */
-  async offers(id: string, capability: 'tools' | 'prompts' | 'resources'): Promise<boolean> {
-    const client = await this.client(this.upstream(id));
-    return client.getServerCapabilities()?.[capability] !== undefined;
-  }
-
   async onModuleDestroy(): Promise<void> {
     await Promise.all(
       [...this.upstreams.values()].map(async (upstream) => {
