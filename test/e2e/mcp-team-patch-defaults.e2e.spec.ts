@@ -38,6 +38,21 @@ describe('admin API: a team mcp without tools', () => {
     expect(response.body.mcp).toEqual({ servers: ['remote'], tools: ['*'] });
   });
 
+  it('tools null is the default too, and a server named twice is kept once', async () => {
+    const response = await gw.admin('PATCH', '/admin/v1/teams/lab', {
+      mcp: { servers: ['remote', 'remote'], tools: null },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.mcp).toEqual({ servers: ['remote'], tools: ['*'] });
+  });
+
+  it('an mcp without servers is refused as such', async () => {
+    const response = await gw.admin('PATCH', '/admin/v1/teams/lab', { mcp: {} });
+    expect(response.status).toBe(400);
+    expect(response.body.error).toMatchObject({ type: 'invalid_request_error', param: 'mcp.servers' });
+    expect(response.body.error.message).toMatch(/servers.*array/);
+  });
+
   it('POST a team with mcp servers and no tools', async () => {
     const response = await gw.admin('POST', '/admin/v1/teams', { id: 'fresh', mcp: { servers: ['remote'] } });
     expect(response.status).toBe(201);
