@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import {
   IsArray,
   IsBoolean,
+  IsDefined,
   IsIn,
   IsInt,
   IsISO8601,
@@ -76,7 +77,10 @@ export class TeamLoggingDto {
 
 /** What a team may reach through /mcp (docs/mcp.md): configured server ids, and globs over `<server>__<tool>`. */
 export class TeamMcpDto {
-  @IsArray() @IsString({ each: true }) servers!: string[];
+  @IsDefined({ message: '$property must be an array of MCP server ids' })
+  @IsArray()
+  @IsString({ each: true })
+  servers!: string[];
   /** Default `*`: every tool of its servers. Checked against `servers` by TeamStore (mcp/tool-globs.ts). */
   @IsOptional() @IsToolGlobs() tools: string[] = ['*'];
 }

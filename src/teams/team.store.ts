@@ -65,8 +65,14 @@ export interface TeamChanges {
   selfServiceTokens?: boolean;
   logging?: TeamLogging;
   responseCache?: boolean;
-  /** Replaced whole, like `models`. */
-  mcp?: TeamMcp;
+  /** Replaced whole, like `models`; `tools` not given (or null) is every tool of the servers (`*`). */
+  mcp?: TeamMcpChange;
+}
+
+/** A team's MCP permissions as create and update take them: `tools` may be left out. */
+export interface TeamMcpChange {
+  servers: string[];
+  tools?: string[] | null;
 }
 
 export type LimitsPatch = { [name in keyof Limits]?: number | null };
@@ -229,6 +235,7 @@ export class TeamStore implements OnApplicationBootstrap {
   }
 
   async create(id: string, changes: TeamChanges): Promise<Team> {
+    changes = withMcpDefaults(changes);
     this.assertValidMcp(changes);
     if (!(await this.createIfMissing(id, changes))) {
       throw new GatewayException('team_exists', `Team "${id}" already exists.`, { param: 'id' });
@@ -248,6 +255,7 @@ export class TeamStore implements OnApplicationBootstrap {
     changes: TeamChanges,
     check?: ChangeCheck,
   ): Promise<{ team: Team; clamped: Clamped }> {
+    changes = withMcpDefaults(changes);
     this.assertValidMcp(changes);
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
       const raw = await this.records.read(id);
@@ -284,7 +292,7 @@ export class TeamStore implements OnApplicationBootstrap {
         `Unknown MCP server ${unknown.map((server) => `"${server}"`).join(', ')} (configured: ${known.join(', ') || 'none'}).`,
         { param: 'mcp.servers', wireCode: null },
       );
-    const [nothing] = toolGlobsMatchingNothing(changes.mcp.servers, changes.mcp.tools);
+    const [nothing] = toolGlobsMatchingNothing(changes.mcp.servers, changes.mcp.tools ?? []);
     if (nothing)
       throw new GatewayException(
         'invalid_request',
@@ -335,4 +343,14 @@ export class TeamStore implements OnApplicationBootstrap {
   async remove(id: string): Promise<void> {
     await this.records.remove(id);
   }
+}
+
+/**
+ * `mcp` as it is stored: `tools` left out (or null) is `*`, every tool of the servers (docs/api.md), and a server
+ * named twice is named once.
+ */
+export function withMcpDefaults(changes: TeamChanges): TeamChanges {
+  if (!changes.mcp) return changes;
+  const { servers, tools } = changes.mcp;
+  return { ...changes, mcp: { servers: [...new Set(servers)], tools: tools ?? ['*'] } };
 }
