@@ -72,8 +72,11 @@ export class Pipeline {
     private readonly responseCache: ResponseCache,
   ) {}
 
-  /** Serves one request to `spec`'s endpoint; the handler's whole work (the usage record waits for it). */
-  async serve<Body extends object>(
+  /**
+   * Serves one request to `spec`'s endpoint; the handler's whole work (the usage record waits for it). Not async:
+   * it hands `handle`'s promise back instead of awaiting it, one suspended frame fewer for a stream's whole life.
+   */
+  serve<Body extends object>(
     spec: EndpointSpec<Body>,
     body: Body,
     req: Request,
@@ -88,7 +91,7 @@ export class Pipeline {
     const signal = requestAbortSignal(req, res, this.inFlight.cutSignal);
     const handling = this.handle(spec, body, req, res, signal);
     exchange.holdUsage(handling); // the usage record waits for what this request relayed to be counted
-    await handling;
+    return handling;
   }
 
   private async handle<Body extends object>(
