@@ -14,7 +14,7 @@ export function openSse(res: Response): void {
   res.setHeader('x-accel-buffering', 'no');
   setImmediate(() => {
     if (!res.headersSent && !res.writableEnded && !res.destroyed) res.flushHeaders();
-    if (res.headersSent && !res.writableEnded) compactSentHead(res);
+    if (!res.writableEnded) compactSentHead(res);
   });
 }
 
@@ -34,13 +34,19 @@ let outHeaders: symbol | undefined;
  * ~2 KB). Neither is read again once sent (no header can be set any more; `headersSent` reads `_header`), and a
  * held stream is what a replica's memory is counted in (docs/performance.md, held streams): the map is dropped and
  * the text flattened into one string. `getHeader` answers undefined after this; nothing in the gateway asks.
+ * Tested by test/unit/sse-writer.spec.ts.
  */
 export function compactSentHead(res: Response): void {
+  if (!res.headersSent) return;
   const head = res as unknown as SentHead;
   // Latin-1 both ways: the head is written as Latin-1, and Node refuses header values outside it.
   if (typeof head._header === 'string') head._header = Buffer.from(head._header, 'latin1').toString('latin1');
   outHeaders ??= Object.getOwnPropertySymbols(res).find((s) => s.description === 'kOutHeaders');
   if (outHeaders && head[outHeaders]) head[outHeaders] = null;
+  // A wrapper of writeHead set on this response (on-headers' hook for Server-Timing, common/http/http-front.ts)
+  // has fired and keeps only closures over the request: the prototype's writeHead refuses a second head alike.
+  // Assigned, not deleted: deleting a property turns the response into a dictionary-mode object (~1 KB more).
+  if (Object.hasOwn(res, 'writeHead')) res.writeHead = (Object.getPrototypeOf(res) as Response).writeHead;
 }
 
 /** One `data:` event, as written on the wire. */
