@@ -16,7 +16,7 @@ describe('a held stream keeps no second copy of its sent head (compactSentHead)'
   it('drops the header map and the writeHead hook, keeps the head text, and the stream goes on unchanged', async () => {
     let seen:
       { before: unknown; after: ReturnType<typeof headOf>; hooked: boolean; sent: boolean } | undefined;
-    const server = createServer((req, res) => {
+    const server = createServer((_req, res) => {
       onHeaders(res, () => res.setHeader('server-timing', 'gateway;dur=1'));
       res.setHeader('x-request-id', 'r-1');
       res.setHeader('content-type', 'text/event-stream; charset=utf-8');
@@ -62,7 +62,7 @@ describe('a held stream keeps no second copy of its sent head (compactSentHead)'
 
   it('leaves a response whose head has not left alone', async () => {
     let kept: unknown;
-    const server = createServer((req, res) => {
+    const server = createServer((_req, res) => {
       res.setHeader('x-request-id', 'r-2');
       compactSentHead(res);
       kept = res.getHeader('x-request-id');
