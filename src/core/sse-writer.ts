@@ -43,9 +43,9 @@ export function compactSentHead(res: Response): void {
   if (typeof head._header === 'string') head._header = Buffer.from(head._header, 'latin1').toString('latin1');
   outHeaders ??= Object.getOwnPropertySymbols(res).find((s) => s.description === 'kOutHeaders');
   if (outHeaders && head[outHeaders]) head[outHeaders] = null;
-  // A wrapper of writeHead set on this response (on-headers' hook for Server-Timing, common/http/http-front.ts)
-  // has fired and keeps only closures over the request: the prototype's writeHead refuses a second head alike.
-  // Assigned, not deleted: deleting a property turns the response into a dictionary-mode object (~1 KB more).
+  // Wrappers of writeHead set on this response (on-headers' Server-Timing hook, common/http/http-front.ts) have
+  // done their work once the head left, and keep closures over the request: the prototype's writeHead refuses a
+  // second head alike. Assigned, not deleted: a delete turns the response into a dictionary-mode object (~1 KB).
   if (Object.hasOwn(res, 'writeHead')) res.writeHead = (Object.getPrototypeOf(res) as Response).writeHead;
 }
 
