@@ -31,7 +31,9 @@ export function installHttpFront(
     res.setHeader('x-request-id', req.exchange.requestId);
     inFlight.begin(res);
     onHeaders(res, () => res.setHeader('server-timing', serverTiming(req.exchange)));
-    if (config.accessLog) res.once('close', () => writeAccessLog(req, res, logger));
+    // `on`, not `once`, for a response's 'close' here and in what it reaches: Node emits it once per response,
+    // and once's wrapper is ~180 bytes more for each held stream (docs/performance.md, held streams).
+    if (config.accessLog) res.on('close', () => writeAccessLog(req, res, logger));
     next();
   });
 
