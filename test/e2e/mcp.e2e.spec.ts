@@ -825,7 +825,11 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
       expect(discovered.status).toBe(200);
       expect(discovered.headers.get('mcp-session-id')).toBeNull();
       expect(((await discovered.json()) as any).result.supportedVersions).toContain('2026-07-28');
-      const listed = await rawPost('/mcp', token, modernRequest(2, 'tools/list'));
+      // No sessions on this revision: an Mcp-Session-Id sent (even one never issued) is ignored.
+      const listed = await rawPost('/mcp', token, {
+        ...modernRequest(2, 'tools/list'),
+        headers: { ...modernRequest(2, 'tools/list').headers, 'mcp-session-id': 'never-issued' },
+      });
       expect(listed.status).toBe(200);
       expect(listed.headers.get('content-type')).toMatch(/^application\/json/);
       // The list is this team's: no cache may share it with another (cacheScope private).
