@@ -261,6 +261,7 @@ export function buildConfig(
   problems.push(...teamMcpProblems(config));
   if (config.auth.oidc) problems.push(...oidcProblems(config.auth.oidc));
   problems.push(...redactionPatternProblems(config));
+  problems.push(...publicUrlProblems(config));
   const requestLog = config.logging.requests;
   if (requestLog.enabled && requestLog.store === 'postgres' && !requestLog.postgres.url)
     problems.push('logging.requests.postgres.url: must be set when logging.requests.store is postgres');
@@ -281,7 +282,7 @@ export function buildConfig(
  * A server id is the prefix of its tools' gateway names (`<id>__<tool>`), so it may not hold `__` itself: letters,
  * digits and `-` (the name is then split on its first `__`).
  */
-const MCP_SERVER_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/;
+export const MCP_SERVER_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/;
 
 /** `mcp`: its servers validated entry by entry (errors name `mcp.servers.<id>.<key>`), each remote or local. */
 function validateMcp(raw: unknown, problems: string[]): McpConfig {
@@ -381,6 +382,21 @@ function oidcProblems(oidc: OidcConfig): string[] {
       problems.push(`auth.oidc.${key}: must be https (plain http only to localhost)`);
   }
   return problems;
+}
+
+/**
+ * `server.publicUrl` is an origin only (RFC 9728 inserts its well-known path after the origin, and the gateway serves
+ * it at its own root): no path, query, fragment or credentials. Kept without a trailing slash.
+ */
+function publicUrlProblems(config: GatewayConfig): string[] {
+  const given = config.server.publicUrl;
+  if (typeof given !== 'string') return [];
+  const url = URL.parse(given);
+  if (!url) return []; // reported by the validator
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash || url.username || url.password)
+    return [`server.publicUrl: must be an origin only, like https://gateway.example.com (got "${given}")`];
+  config.server.publicUrl = url.origin;
+  return [];
 }
 
 /** `logging` as the validators may have left it: any part given as something else than a mapping. */

@@ -45,6 +45,13 @@ export class ServerConfig {
   @IsString() host = '0.0.0.0';
   /** CIDRs or addresses whose X-Forwarded-* headers are believed (Express `trust proxy`). */
   @IsArray() @IsString({ each: true }) trustedProxies: string[] = ['127.0.0.1/32', '::1/128'];
+  /**
+   * The gateway's origin as its clients reach it (`https://gateway.example.com`): where the MCP endpoint's RFC 9728
+   * metadata says it is, whatever Host a request names. Absent: taken from the request (docs/mcp.md).
+   */
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  publicUrl?: string;
   @IsInt() @Min(1024) maxBodyBytes = 20 * 1024 * 1024;
   /** How long SIGTERM waits for in-flight requests and streams before closing them. */
   @IsInt() @Min(0) shutdownGraceMs = 30_000;

@@ -16,6 +16,8 @@ export const JsonRpcCode = {
    * gateway's clients (the v2 SDK keeps its timeouts local, an SdkError).
    */
   RequestTimeout: -32001,
+  /** The same code: what the SDK's transport answers (404) a session it does not know. */
+  SessionNotFound: -32001,
 } as const;
 
 /**

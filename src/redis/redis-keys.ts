@@ -66,6 +66,10 @@ export class RedisKeys {
   consoleSession(sessionDigest: string): string {
     return `${this.prefix}console:session:${sessionDigest}`;
   }
+  /** An MCP session of the 2025 revisions (mcp/mcp-sessions.ts), by the SHA-256 of its `Mcp-Session-Id`. */
+  mcpSession(sessionDigest: string): string {
+    return `${this.prefix}mcp:session:${sessionDigest}`;
+  }
   /** A team's granted memberships: HASH subject -> {role, grantedAt, grantedBy} (access/). */
   teamMembers(teamId: string): string {
     return `${this.prefix}team:{${teamId}}:members`;

@@ -62,6 +62,32 @@ function modernRequest(
   };
 }
 
+/** A 2025-era initialize as a client without an SDK sends it. */
+function initialize(protocolVersion: string): { body: object } {
+  return {
+    body: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    },
+  };
+}
+
+/**
+ * A fetch for an SDK client's transport that sends each request to the next of `replicas` in turn (as a load
+ * balancer without stickiness would), noting in `served` which one took it.
+ */
+function alternating(replicas: TestGateway[], served: string[]): typeof fetch {
+  let next = 0;
+  return (input, init) => {
+    const to = replicas[next++ % replicas.length].url;
+    served.push(to);
+    const url = String(input instanceof Request ? input.url : input).replace(replicas[0].url, to);
+    return fetch(url, init);
+  };
+}
+
 /** The JSON-RPC code of a call to a server that did not answer in its timeoutMs (docs/mcp.md). */
 const UPSTREAM_TIMEOUT = -32001;
 
@@ -365,16 +391,26 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
     );
   });
 
-  it('without a token: 401 with WWW-Authenticate naming the RFC 9728 metadata (before anything of MCP), which is served', async () => {
-    const metadataUrl = `${gw.url}/.well-known/oauth-protected-resource`;
-    for (const path of ['/mcp', '/mcp/remote']) {
+  it('without a token: 401 with WWW-Authenticate naming the RFC 9728 metadata of the resource asked for (before anything of MCP), which is served', async () => {
+    const wellKnown = `${gw.url}/.well-known/oauth-protected-resource`;
+    for (const [path, token, challenge] of [
+      ['/mcp', undefined, `Bearer resource_metadata="${wellKnown}/mcp"`],
+      ['/mcp/remote', undefined, `Bearer resource_metadata="${wellKnown}/mcp/remote"`],
+      // A token that is not one (RFC 6750): invalid_token.
+      ['/mcp', 'sk-not-a-token', `Bearer error="invalid_token", resource_metadata="${wellKnown}/mcp"`],
+      [
+        '/mcp/remote',
+        'sk-not-a-token',
+        `Bearer error="invalid_token", resource_metadata="${wellKnown}/mcp/remote"`,
+      ],
+    ] as const) {
       const answer = await rawPost(
         path,
-        undefined,
+        token,
         era === 'modern' ? modernRequest(1, 'tools/list') : listTools,
       );
       expect(answer.status).toBe(401);
-      expect(answer.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}"`);
+      expect(answer.headers.get('www-authenticate')).toBe(challenge);
       expect(await answer.json()).toMatchObject({
         jsonrpc: '2.0',
         id: null,
@@ -392,13 +428,23 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
     );
     expect(refused).toBeInstanceOf(SdkHttpError);
     expect(refused).toMatchObject({ status: 401 });
-    const metadata = await fetch(metadataUrl);
-    expect(metadata.status).toBe(200);
-    expect(await metadata.json()).toEqual({
-      resource: `${gw.url}/mcp`,
-      bearer_methods_supported: ['header'],
-      resource_name: 'Switchyard MCP gateway',
-    });
+    // Each resource's document at its path-aware address (RFC 9728, 3.1); the bare one names /mcp too.
+    for (const [at, resource, name] of [
+      [`${wellKnown}/mcp`, `${gw.url}/mcp`, 'Switchyard MCP gateway'],
+      [wellKnown, `${gw.url}/mcp`, 'Switchyard MCP gateway'],
+      [`${wellKnown}/mcp/remote`, `${gw.url}/mcp/remote`, 'Switchyard MCP gateway: remote'],
+      // Any well-formed id, configured or not: the document tells nobody which servers exist.
+      [`${wellKnown}/mcp/unconfigured`, `${gw.url}/mcp/unconfigured`, 'Switchyard MCP gateway: unconfigured'],
+    ] as const) {
+      const metadata = await fetch(at);
+      expect(metadata.status).toBe(200);
+      expect(await metadata.json()).toEqual({
+        resource,
+        bearer_methods_supported: ['header'],
+        resource_name: name,
+      });
+    }
+    expect((await fetch(`${wellKnown}/mcp/not_an_id`)).status).toBe(404);
   });
 
   it('toolCallsPerMinute refuses the call over the limit with an MCP error (429 in the log, counted)', async () => {
@@ -556,31 +602,37 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
   });
 
   if (era === 'legacy') {
-    it('speaks the revisions 2025-11-25 and 2025-06-18 as JSON, stateless (no Mcp-Session-Id); GET and DELETE are 405', async () => {
+    it('speaks the revisions 2025-11-25 and 2025-06-18 as JSON, each initialize opening an Mcp-Session-Id session; GET is 405', async () => {
       const token = await tokenOf('builders');
       for (const protocolVersion of ['2025-11-25', '2025-06-18']) {
-        const answer = await rawPost('/mcp', token, {
-          body: {
-            jsonrpc: '2.0',
-            id: 1,
-            method: 'initialize',
-            params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-          },
-        });
+        const answer = await rawPost('/mcp', token, initialize(protocolVersion));
         expect(answer.status).toBe(200);
         expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
-        expect(answer.headers.get('mcp-session-id')).toBeNull();
+        // A random id of visible ASCII (the spec's rule), new for every initialize.
+        const session = answer.headers.get('mcp-session-id');
+        expect(session).toMatch(/^[\x21-\x7e]{32,}$/);
         expect(await answer.json()).toMatchObject({
           result: { protocolVersion, serverInfo: { name: 'switchyard' } },
         });
-        // Without a session, any request stands alone (any replica can answer it).
         const listed = await rawPost('/mcp', token, {
           ...listTools,
-          headers: { 'mcp-protocol-version': protocolVersion },
+          headers: { 'mcp-protocol-version': protocolVersion, 'mcp-session-id': session! },
         });
         expect(listed.status).toBe(200);
         expect(((await listed.json()) as any).result.tools.length).toBe(4);
+        // Without a session a request is still served on its own (the gateway does not require one).
+        const alone = await rawPost('/mcp', token, {
+          ...listTools,
+          headers: { 'mcp-protocol-version': protocolVersion },
+        });
+        expect(alone.status).toBe(200);
+        expect(alone.headers.get('mcp-session-id')).toBeNull();
       }
+      // A failed initialize opens nothing.
+      const refused = await rawPost('/mcp', token, {
+        body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 7 } },
+      });
+      expect(refused.headers.get('mcp-session-id')).toBeNull();
       // A Host header that is no host name (a port out of range) is no concern of MCP's: still answered.
       const status = await new Promise<number | undefined>((resolve, reject) => {
         const body = JSON.stringify(listTools.body);
@@ -602,30 +654,160 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
         sent.end(body);
       });
       expect(status).toBe(200);
-      for (const method of ['GET', 'DELETE']) {
-        const other = await fetch(`${gw.url}/mcp`, {
-          method,
-          headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+      const stream = await fetch(`${gw.url}/mcp`, {
+        headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+      });
+      expect(stream.status).toBe(405);
+      expect(stream.headers.get('allow')).toBe('POST, DELETE');
+    });
+
+    it("a session is the token's and the route's: unknown, ended, another team's or another route's is 404; DELETE ends it", async () => {
+      const token = await tokenOf('builders');
+      const opened = await rawPost('/mcp', token, initialize('2025-11-25'));
+      const session = opened.headers.get('mcp-session-id')!;
+      const withSession = (id: string) => ({
+        ...listTools,
+        headers: { 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': id },
+      });
+      const notFound = async (answer: Response) => {
+        expect(answer.status).toBe(404);
+        expect(await answer.json()).toMatchObject({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32001, message: 'Session not found' },
         });
-        expect(other.status).toBe(405);
-        expect(other.headers.get('allow')).toBe('POST');
+      };
+      expect((await rawPost('/mcp', token, withSession(session))).status).toBe(200);
+      await notFound(await rawPost('/mcp', token, withSession('no-such-session')));
+      await notFound(await rawPost('/mcp', token, withSession('not visible ascii')));
+      // Another team's token, another token of the same team, another route: not theirs.
+      await notFound(await rawPost('/mcp', await tokenOf('outsiders'), withSession(session)));
+      await notFound(await rawPost('/mcp', await tokenOf('builders'), withSession(session)));
+      await notFound(await rawPost('/mcp/remote', token, withSession(session)));
+      // A notification names it too.
+      await notFound(
+        await rawPost('/mcp', token, {
+          body: { jsonrpc: '2.0', method: 'notifications/initialized' },
+          headers: { 'mcp-session-id': 'no-such-session' },
+        }),
+      );
+      const end = (id: string | undefined, who = token, path = '/mcp') =>
+        fetch(`${gw.url}${path}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${who}`, ...(id ? { 'mcp-session-id': id } : {}) },
+        });
+      const anonymous = await end(undefined);
+      expect(anonymous.status).toBe(400);
+      expect(await anonymous.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
+      await notFound(await end(session, await tokenOf('outsiders')));
+      expect((await rawPost('/mcp', token, withSession(session))).status).toBe(200);
+      const ended = await end(session);
+      expect(ended.status).toBe(204);
+      await notFound(await rawPost('/mcp', token, withSession(session)));
+      await notFound(await end(session));
+      // Kept in Redis by the SHA-256 of its id, with the sliding TTL (24 h): never the id itself.
+      const again = (await rawPost('/mcp', token, initialize('2025-06-18'))).headers.get('mcp-session-id')!;
+      const keys = await gw.redis.keys(`${gw.prefix}mcp:session:*`);
+      expect(keys.length).toBeGreaterThan(0);
+      expect(keys.join()).not.toContain(again);
+      const ttl = await gw.redis.ttl(keys[0]);
+      expect(ttl).toBeGreaterThan(23 * 3600);
+      expect(ttl).toBeLessThanOrEqual(24 * 3600);
+      // On /mcp/<server> a session is that route's.
+      const ofOne = (await rawPost('/mcp/remote', token, initialize('2025-11-25'))).headers.get(
+        'mcp-session-id',
+      )!;
+      expect((await rawPost('/mcp/remote', token, withSession(ofOne))).status).toBe(200);
+      await notFound(await rawPost('/mcp', token, withSession(ofOne)));
+      expect((await end(ofOne, token, '/mcp/remote')).status).toBe(204);
+    });
+
+    it("the 1.x SDK's client (what most deployed agents embed) keeps its session across two replicas, starts a new one after a 404, and ends it", async () => {
+      const other = await startTestGateway({ ...options, prefix: gw.prefix });
+      try {
+        const token = await tokenOf('builders');
+        const served: string[] = [];
+        const transport = () =>
+          new StreamableHTTPClientTransportV1(new URL(`${gw.url}/mcp`), {
+            requestInit: { headers: { authorization: `Bearer ${token}` } },
+            fetch: alternating([gw, other], served),
+          });
+        let sent = transport();
+        const client = new ClientV1({ name: 'e2e-v1', version: '1.0.0' });
+        await client.connect(sent);
+        try {
+          const session = sent.sessionId;
+          expect(session).toMatch(/^[\x21-\x7e]{32,}$/);
+          for (const text of ['one', 'two', 'three']) {
+            expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('remote__echo');
+            expect((await client.callTool({ name: 'remote__echo', arguments: { text } })).content).toEqual([
+              { type: 'text', text },
+            ]);
+          }
+          // Both replicas answered its requests, all under the one session.
+          expect(new Set(served)).toEqual(new Set([gw.url, other.url]));
+          expect(sent.sessionId).toBe(session);
+          // The session is gone (as if it expired): 404, and the client starts a new one with initialize.
+          await gw.redis.del(await gw.redis.keys(`${gw.prefix}mcp:session:*`));
+          const lost = await client.listTools().then(
+            () => undefined,
+            (thrown: unknown) => thrown,
+          );
+          expect(lost).toMatchObject({ code: 404 });
+          await client.close();
+          sent = transport();
+          await client.connect(sent);
+          expect(sent.sessionId).toMatch(/^[\x21-\x7e]{32,}$/);
+          expect(sent.sessionId).not.toBe(session);
+          expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('remote__echo');
+          // Ended by the client: later use is 404.
+          const ended = sent.sessionId!;
+          await sent.terminateSession();
+          const after = await rawPost('/mcp', token, {
+            ...listTools,
+            headers: { 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': ended },
+          });
+          expect(after.status).toBe(404);
+        } finally {
+          await client.close();
+        }
+      } finally {
+        await other.close();
       }
     });
 
-    it("the 1.x SDK's client (what most deployed agents embed) lists and calls through /mcp", async () => {
-      const client = new ClientV1({ name: 'e2e-v1', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransportV1(new URL(`${gw.url}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${await tokenOf('builders')}` } },
-        }),
-      );
+    it("the 2.x SDK's client on 2025-11-25 keeps its session across two replicas and ends it", async () => {
+      const other = await startTestGateway({ ...options, prefix: gw.prefix });
       try {
-        expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('remote__echo');
-        expect((await client.callTool({ name: 'remote__echo', arguments: { text: 'v1' } })).content).toEqual([
-          { type: 'text', text: 'v1' },
-        ]);
+        const token = await tokenOf('builders');
+        const served: string[] = [];
+        const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+          fetch: alternating([gw, other], served),
+        });
+        const client = new Client({ name: 'e2e', version: '1.0.0' });
+        await client.connect(transport);
+        try {
+          expect(client.getNegotiatedProtocolVersion()).toBe('2025-11-25');
+          const session = transport.sessionId;
+          expect(session).toMatch(/^[\x21-\x7e]{32,}$/);
+          for (const text of ['one', 'two', 'three'])
+            expect((await client.callTool({ name: 'remote__echo', arguments: { text } })).content).toEqual([
+              { type: 'text', text },
+            ]);
+          expect(new Set(served)).toEqual(new Set([gw.url, other.url]));
+          expect(transport.sessionId).toBe(session);
+          await transport.terminateSession();
+          const after = await rawPost('/mcp', token, {
+            ...listTools,
+            headers: { 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': session! },
+          });
+          expect(after.status).toBe(404);
+        } finally {
+          await client.close();
+        }
       } finally {
-        await client.close();
+        await other.close();
       }
     });
   } else {
@@ -643,7 +825,11 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
       expect(discovered.status).toBe(200);
       expect(discovered.headers.get('mcp-session-id')).toBeNull();
       expect(((await discovered.json()) as any).result.supportedVersions).toContain('2026-07-28');
-      const listed = await rawPost('/mcp', token, modernRequest(2, 'tools/list'));
+      // No sessions on this revision: an Mcp-Session-Id sent (even one never issued) is ignored.
+      const listed = await rawPost('/mcp', token, {
+        ...modernRequest(2, 'tools/list'),
+        headers: { ...modernRequest(2, 'tools/list').headers, 'mcp-session-id': 'never-issued' },
+      });
       expect(listed.status).toBe(200);
       expect(listed.headers.get('content-type')).toMatch(/^application\/json/);
       // The list is this team's: no cache may share it with another (cacheScope private).
@@ -807,5 +993,114 @@ describe('MCP gateway in front of 2026-07-28 servers', () => {
     });
     expect(unmirrored.status).toBe(400);
     expect(((await unmirrored.json()) as any).error.code).toBe(-32020);
+  });
+});
+
+/** A request with headers fetch() will not send (Host): its status, headers and body. */
+function rawHttp(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(url, {
+      method,
+      headers: { ...headers, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
+    });
+    sent.once('response', (answer) => {
+      let text = '';
+      answer.setEncoding('utf8');
+      answer.on('data', (chunk: string) => (text += chunk));
+      answer.once('end', () => resolve({ status: answer.statusCode!, headers: answer.headers, body: text }));
+    });
+    sent.once('error', reject);
+    sent.end(body);
+  });
+}
+
+/**
+ * Where the endpoint says it is (RFC 9728 `resource`, the 401's `resource_metadata`): `server.publicUrl` whatever the
+ * Host; without it the request's own, forwarded headers only from `server.trustedProxies`. And every answer under
+ * /mcp is JSON-RPC shaped, a path no route serves included.
+ */
+describe('MCP endpoint: its address and its errors', () => {
+  let upstream: OpenAIUpstream;
+  let remote: RemoteMcpServer;
+  let published: TestGateway;
+  let direct: TestGateway;
+
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    remote = await new RemoteMcpServer({ token: REMOTE_TOKEN }).start();
+    const config = (server: object) => ({
+      server,
+      mcp: { servers: { gh: { url: remote.url, headers: { Authorization: `Bearer ${REMOTE_TOKEN}` } } } },
+      teams: { builders: { mcp: { servers: ['gh'], tools: ['*'] } } },
+    });
+    published = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: config({ publicUrl: 'https://mcp.example.com/' }),
+    });
+    direct = await startTestGateway({ upstreamUrl: upstream.url, config: config({ trustedProxies: [] }) });
+  });
+
+  afterAll(async () => {
+    await Promise.all([published.close(), direct.close()]);
+    await Promise.all([remote.stop(), upstream.stop()]);
+  });
+
+  it('names server.publicUrl whatever Host or forwarded headers say; without it, forwarded headers only from a trusted proxy', async () => {
+    const evil = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' };
+    const wellKnown = '/.well-known/oauth-protected-resource';
+    const metadata = await rawHttp(`${published.url}${wellKnown}/mcp/gh`, 'GET', evil);
+    expect(JSON.parse(metadata.body)).toMatchObject({ resource: 'https://mcp.example.com/mcp/gh' });
+    const refused = await rawHttp(`${published.url}/mcp`, 'POST', {
+      ...evil,
+      'content-type': 'application/json',
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.headers['www-authenticate']).toBe(
+      `Bearer resource_metadata="https://mcp.example.com${wellKnown}/mcp"`,
+    );
+    // No proxy trusted: X-Forwarded-* are not believed, the Host the client used is (it is where it reached).
+    const own = await rawHttp(`${direct.url}${wellKnown}/mcp`, 'GET', {
+      host: 'gateway.internal:8080',
+      'x-forwarded-host': 'evil.example',
+      'x-forwarded-proto': 'https',
+    });
+    expect(JSON.parse(own.body)).toMatchObject({ resource: 'http://gateway.internal:8080/mcp' });
+    // A Host that is no host name is never written into the header or the document.
+    const odd = await rawHttp(`${direct.url}/mcp`, 'POST', {
+      host: 'a"b',
+      'content-type': 'application/json',
+    });
+    expect(odd.headers['www-authenticate']).toBe(
+      `Bearer resource_metadata="http://localhost${wellKnown}/mcp"`,
+    );
+  });
+
+  it('answers every path under /mcp in JSON-RPC shape: one the router cannot decode, one no route serves, a method it has not', async () => {
+    const { token } = await direct.teamToken('builders');
+    for (const [path, method, status] of [
+      ['/mcp/%ZZ', 'POST', 400],
+      ['/mcp/gh/extra', 'POST', 404],
+      ['/mcp/gh/extra', 'GET', 404],
+      ['/mcp', 'PUT', 404],
+      ['/mcp/nowhere', 'POST', 404],
+    ] as const) {
+      const answer = await fetch(`${direct.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        ...(method === 'GET' ? {} : { body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' }),
+      });
+      expect({ path, method, status: answer.status }).toEqual({ path, method, status });
+      expect(answer.headers.get('content-type')).toContain('application/json');
+      expect(await answer.json()).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: expect.any(String) },
+      });
+    }
   });
 });

@@ -4,8 +4,7 @@ import type { NextFunction, Request, Response, Express } from 'express';
 import type { GatewayConfig } from '../../config/config.schema';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import { sendError } from '../../core/errors/error-response';
-import { endpointAt } from '../../endpoints/endpoints';
-import { openAiErrors } from '../../core/errors/error-shape';
+import { errorShapeAt } from '../../endpoints/endpoints';
 import type { AppLogger } from '../logging/logger';
 import type { InFlightTracker } from '../../lifecycle/in-flight.tracker';
 import { clientAddress } from './client-address';
@@ -48,11 +47,7 @@ export function installHttpFront(
       'The gateway is shutting down; retry the request.',
       { headers: { 'retry-after': '1' } },
     );
-    sendError(
-      res,
-      exception,
-      (endpointAt(req.path)?.errors ?? openAiErrors).body(exception, req.exchange.requestId),
-    );
+    sendError(res, exception, errorShapeAt(req.path).body(exception, req.exchange.requestId));
   });
 }
 
