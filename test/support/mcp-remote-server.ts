@@ -33,6 +33,8 @@ export interface RemoteMcpOptions {
    * it, in its message and its data).
    */
   echoTools?: boolean;
+  /** Adds the tool `slow`, which answers after this many milliseconds (a client may leave meanwhile). */
+  slowMs?: number;
 }
 
 /**
@@ -142,6 +144,7 @@ export class RemoteMcpServer {
           ...(this.options.echoTools
             ? ['whoami', 'reject'].map((name) => ({ name, inputSchema: { type: 'object' as const } }))
             : []),
+          ...(this.options.slowMs ? [{ name: 'slow', inputSchema: { type: 'object' as const } }] : []),
         ],
       };
     });
@@ -164,6 +167,12 @@ export class RemoteMcpServer {
         case 'whoami':
           if (this.options.echoTools)
             return { content: [{ type: 'text', text: `you sent ${authorization}` }] };
+          break;
+        case 'slow':
+          if (this.options.slowMs) {
+            await new Promise((resolve) => setTimeout(resolve, this.options.slowMs));
+            return { content: [{ type: 'text', text: 'finally' }] };
+          }
           break;
         case 'reject':
           if (this.options.echoTools)
