@@ -137,7 +137,9 @@ export class McpGatewayServers {
       const uri = request.params.uri;
       const owner = scope.only ?? (await this.ownerOf(servers, uri, ctx.mcpReq.signal));
       if (!owner) {
-        this.refused(scope, 'resources/read', undefined, uri, { uri }, 'resource_not_permitted');
+        // The client left while the servers' lists were read: it was not refused, it went away.
+        const outcome = ctx.mcpReq.signal.aborted ? 'aborted' : 'refused';
+        this.refused(scope, 'resources/read', undefined, uri, { uri }, 'resource_not_permitted', outcome);
         throw new McpAnswerError(
           JsonRpcCode.InvalidParams,
           `Resource "${uri}" is not available to this token.`,
@@ -237,7 +239,10 @@ export class McpGatewayServers {
     }
   }
 
-  /** A request refused before it was sent: not permitted, or (a server of `undefined`) naming no server. */
+  /**
+   * A request refused before it was sent: not permitted, or (a server of `undefined`) naming no server; or one whose
+   * client left before the gateway knew where to send it (`aborted`).
+   */
   private refused(
     scope: McpScope,
     method: McpMethod,
@@ -245,9 +250,10 @@ export class McpGatewayServers {
     name: string,
     args: unknown,
     errorCode: string,
+    outcome: 'refused' | 'aborted' = 'refused',
   ): void {
     const call = { method, server: server ?? UNKNOWN_SERVER, name, args };
-    this.record(scope, call, 'refused', errorCode, process.hrtime.bigint());
+    this.record(scope, call, outcome, outcome === 'refused' ? errorCode : null, process.hrtime.bigint());
   }
 
   private record(

@@ -58,6 +58,8 @@ describe('MCP governed like models', () => {
   jest.setTimeout(120_000);
   let upstream: OpenAIUpstream;
   let remote: RemoteMcpServer;
+  /** Its resource lists take SLOW_MS: a read on /mcp waits for them to find the URI's server. */
+  let lagging: RemoteMcpServer;
   let gw: TestGateway;
   let browser: Browser | undefined;
   const open: Client[] = [];
@@ -66,6 +68,7 @@ describe('MCP governed like models', () => {
   beforeAll(async () => {
     upstream = await new OpenAIUpstream().start();
     remote = await new RemoteMcpServer({ token: REMOTE_TOKEN, slowMs: SLOW_MS }).start();
+    lagging = await new RemoteMcpServer({ token: REMOTE_TOKEN, resourceListMs: SLOW_MS }).start();
     gw = await startTestGateway({
       upstreamUrl: upstream.url,
       env: { MCP_REMOTE_TOKEN: REMOTE_TOKEN },
@@ -78,12 +81,18 @@ describe('MCP governed like models', () => {
               timeoutMs: 20_000,
             },
             notes: { command: process.execPath, args: [STDIO_SERVER], timeoutMs: 10_000 },
+            lagging: {
+              url: lagging.url,
+              headers: { Authorization: 'Bearer ${MCP_REMOTE_TOKEN}' },
+              timeoutMs: 20_000,
+            },
           },
         },
         teams: {
           builders: { mcp: { servers: ['remote', 'notes'] }, logging: { content: 'full' } },
           quiet: { mcp: { servers: ['remote', 'notes'] } },
           metered: { mcp: { servers: ['remote', 'notes'] }, limits: { toolCallsPerMinute: 3 } },
+          laggards: { mcp: { servers: ['lagging'] } },
         },
       },
     });
@@ -93,7 +102,7 @@ describe('MCP governed like models', () => {
     await browser?.close();
     await Promise.all(open.map((client) => client.close()));
     await gw.close();
-    await Promise.all([remote.stop(), upstream.stop()]);
+    await Promise.all([remote.stop(), lagging.stop(), upstream.stop()]);
   });
 
   afterEach(() => closeCheckedSessions(opened, { adminKey: ADMIN_KEY, upstreamKey: 'upstream-secret-key' }));
@@ -180,6 +189,39 @@ describe('MCP governed like models', () => {
       expect(gw.logs.filter((line) => (line.level as number) >= 40 && line.server === 'remote')).toEqual([]);
     },
   );
+
+  it('a client that leaves while a resource read looks for its server is recorded as having left, not as refused', async () => {
+    const token = await tokenOf('laggards', { name: 'lagging-reader' });
+    const listsBefore = lagging.resourceLists;
+    const leaving = new AbortController();
+    const pending = fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'resources/read',
+        params: { uri: 'memo://readme' },
+      }),
+      signal: leaving.signal,
+    }).catch((error: unknown) => error);
+    await eventually(() => expect(lagging.resourceLists).toBeGreaterThan(listsBefore), 10_000);
+    leaving.abort();
+    expect(((await pending) as Error).name).toBe('AbortError');
+    const [entry] = await entriesOf('laggards', 'lagging-reader', 1);
+    expect(entry).toMatchObject({
+      endpoint: 'mcp.resources/read',
+      model: 'memo://readme',
+      status: 499,
+      outcome: 'aborted',
+      errorCode: null,
+    });
+    expect(lagging.reads).toEqual([]);
+  });
 
   it('prompts/get and resources/read are in the request log like tool calls (content where kept, redacted) and counted', async () => {
     const client = await connect(await tokenOf('builders', { name: 'reader' }));
