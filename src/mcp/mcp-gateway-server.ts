@@ -5,7 +5,7 @@ import type { Principal } from '../auth/principal';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { LimitsService } from '../limits/limits.service';
-import { McpCallLog, type McpCallOutcome } from './mcp-call-log';
+import { McpCallLog, type McpCallOutcome, type McpMethod } from './mcp-call-log';
 import { JsonRpcCode, McpAnswerError } from './mcp-errors';
 import { mcpSdk } from './mcp-sdk';
 import { McpPermissions } from './mcp-permissions';
@@ -70,24 +70,20 @@ export class McpGatewayServers {
     });
 
     server.setRequestHandler('tools/call', async (request, ctx) => {
-      const target = this.route(scope, request.params.name);
+      const { name: asked, arguments: args } = request.params;
+      const target = this.route(scope, asked);
       if (!target || !permissions.mayUseTool(target.server, target.name)) {
         // A name that names no configured server is refused too, and logged under the server `(none)`.
-        this.record(
-          scope,
-          target?.server ?? UNKNOWN_SERVER,
-          target?.name ?? request.params.name,
-          'refused',
-          'tool_not_permitted',
-          process.hrtime.bigint(),
-          request.params.arguments,
-        );
+        this.refused(scope, 'tools/call', target?.server, target?.name ?? asked, args, 'tool_not_permitted');
         throw new McpAnswerError(
           JsonRpcCode.InvalidParams,
-          `Tool "${request.params.name}" is not available to this token (unknown, or not permitted for its team).`,
+          `Tool "${asked}" is not available to this token (unknown, or not permitted for its team).`,
         );
       }
-      return this.call(scope, target.server, target.name, request.params.arguments, ctx.mcpReq.signal);
+      const call = { method: 'tools/call', server: target.server, name: target.name, args } as const;
+      return this.governed(scope, call, ctx.mcpReq.signal, () =>
+        this.upstreams.callTool(target.server, target.name, args, ctx.mcpReq.signal),
+      );
     });
 
     server.setRequestHandler('prompts/list', async (_request, ctx) => {
@@ -100,17 +96,25 @@ export class McpGatewayServers {
     });
 
     server.setRequestHandler('prompts/get', async (request, ctx) => {
-      const target = this.route(scope, request.params.name);
-      if (!target || !permissions.mayReachServer(target.server))
+      const { name: asked, arguments: args } = request.params;
+      const target = this.route(scope, asked);
+      if (!target || !permissions.mayReachServer(target.server)) {
+        this.refused(
+          scope,
+          'prompts/get',
+          target?.server,
+          target?.name ?? asked,
+          args,
+          'prompt_not_permitted',
+        );
         throw new McpAnswerError(
           JsonRpcCode.InvalidParams,
-          `Prompt "${request.params.name}" is not available to this token.`,
+          `Prompt "${asked}" is not available to this token.`,
         );
-      return this.upstreams.getPrompt(
-        target.server,
-        target.name,
-        request.params.arguments,
-        ctx.mcpReq.signal,
+      }
+      const get = { method: 'prompts/get', server: target.server, name: target.name, args } as const;
+      return this.governed(scope, get, ctx.mcpReq.signal, () =>
+        this.upstreams.getPrompt(target.server, target.name, args, ctx.mcpReq.signal),
       );
     });
 
@@ -132,12 +136,19 @@ export class McpGatewayServers {
     server.setRequestHandler('resources/read', async (request, ctx) => {
       const uri = request.params.uri;
       const owner = scope.only ?? (await this.ownerOf(servers, uri, ctx.mcpReq.signal));
-      if (!owner)
+      if (!owner) {
+        // The client left while the servers' lists were read: it was not refused, it went away.
+        const outcome = ctx.mcpReq.signal.aborted ? 'aborted' : 'refused';
+        this.refused(scope, 'resources/read', undefined, uri, { uri }, 'resource_not_permitted', outcome);
         throw new McpAnswerError(
           JsonRpcCode.InvalidParams,
           `Resource "${uri}" is not available to this token.`,
         );
-      return this.upstreams.readResource(owner, uri, ctx.mcpReq.signal);
+      }
+      const read = { method: 'resources/read', server: owner, name: uri, args: { uri } } as const;
+      return this.governed(scope, read, ctx.mcpReq.signal, () =>
+        this.upstreams.readResource(owner, uri, ctx.mcpReq.signal),
+      );
     });
     return server;
   }
@@ -178,20 +189,23 @@ export class McpGatewayServers {
     return settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   }
 
-  /** A permitted call: admitted by the tool-call limits, proxied, recorded however it ends. */
-  private async call(
+  /**
+   * A permitted request that does work on one server (a tool call, a prompt get, a resource read): admitted by the
+   * tool-call limits (toolCallsPerMinute counts all three), sent, recorded however it ends. A client that goes away
+   * meanwhile is recorded as having left (`aborted`), not as the server failing.
+   */
+  private async governed<R>(
     scope: McpScope,
-    server: string,
-    tool: string,
-    args: Record<string, unknown> | undefined,
+    call: GovernedCall,
     signal: AbortSignal,
-  ) {
+    send: () => Promise<R>,
+  ): Promise<R> {
     const startedAt = process.hrtime.bigint();
     try {
       await this.limits.admitToolCall(scope.principal);
     } catch (error) {
       const refusal = error instanceof GatewayException ? error : undefined;
-      this.record(scope, server, tool, 'limited', refusal?.code ?? 'limits_unavailable', startedAt, args);
+      this.record(scope, call, 'limited', refusal?.code ?? 'limits_unavailable', startedAt);
       throw new McpAnswerError(
         refusal?.status === 429 ? LIMIT_REACHED : JsonRpcCode.InternalError,
         refusal?.message ?? 'The tool call limits cannot be checked.',
@@ -204,60 +218,77 @@ export class McpGatewayServers {
       );
     }
     try {
-      const result = await this.upstreams.callTool(server, tool, args, signal);
-      const outcome = result.isError === true ? 'tool_error' : 'ok';
-      this.record(
-        scope,
-        server,
-        tool,
-        outcome,
-        outcome === 'ok' ? null : 'tool_error',
-        startedAt,
-        args,
-        result,
-      );
+      const result = await send();
+      const failed = (result as { isError?: unknown }).isError === true && call.method === 'tools/call';
+      this.record(scope, call, failed ? 'tool_error' : 'ok', failed ? 'tool_error' : null, startedAt, result);
       return result;
     } catch (error) {
+      if (signal.aborted) {
+        this.record(scope, call, 'aborted', null, startedAt);
+        throw error;
+      }
       const outcome: McpCallOutcome = error instanceof UpstreamFailure ? error.reason : 'error';
       const code = error instanceof McpAnswerError ? `mcp_${error.code}` : 'mcp_error';
-      this.record(
-        scope,
-        server,
-        tool,
-        outcome,
-        outcome === 'error' ? code : `mcp_server_${outcome}`,
-        startedAt,
-        args,
-      );
+      this.record(scope, call, outcome, outcome === 'error' ? code : `mcp_server_${outcome}`, startedAt);
       if (!(error instanceof McpAnswerError))
-        this.logger.pino.warn({ err: error, server, tool }, 'MCP tool call failed');
+        this.logger.pino.warn(
+          { err: error, server: call.server, method: call.method },
+          'MCP request to a server failed',
+        );
       throw error;
     }
   }
 
+  /**
+   * A request refused before it was sent: not permitted, or (a server of `undefined`) naming no server; or one whose
+   * client left before the gateway knew where to send it (`aborted`).
+   */
+  private refused(
+    scope: McpScope,
+    method: McpMethod,
+    server: string | undefined,
+    name: string,
+    args: unknown,
+    errorCode: string,
+    outcome: 'refused' | 'aborted' = 'refused',
+  ): void {
+    const call = { method, server: server ?? UNKNOWN_SERVER, name, args };
+    this.record(scope, call, outcome, outcome === 'refused' ? errorCode : null, process.hrtime.bigint());
+  }
+
   private record(
     scope: McpScope,
-    server: string,
-    tool: string,
+    call: GovernedCall,
     outcome: McpCallOutcome,
     errorCode: string | null,
     startedAt: bigint,
-    args: unknown,
     result?: unknown,
   ): void {
     this.callLog.record({
       principal: scope.principal,
       req: scope.req,
-      server,
-      tool,
-      listed: outcome !== 'refused' && this.upstreams.listed(server, tool),
+      method: call.method,
+      server: call.server,
+      name: call.name,
+      listed:
+        call.method === 'tools/call' &&
+        outcome !== 'refused' &&
+        this.upstreams.listed(call.server, call.name),
       outcome,
       errorCode,
       startedAt,
-      arguments: args,
+      arguments: call.args,
       result,
     });
   }
+}
+
+/** What a governed request is: its method, the server it goes to, its tool's or prompt's name or URI, and args. */
+interface GovernedCall {
+  method: McpMethod;
+  server: string;
+  name: string;
+  args: unknown;
 }
 
 /** The servers' lists as one, an item whose key an earlier server's list already had left out. */

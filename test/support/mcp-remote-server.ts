@@ -33,6 +33,10 @@ export interface RemoteMcpOptions {
    * it, in its message and its data).
    */
   echoTools?: boolean;
+  /** Adds the tool `slow`, which answers after this many milliseconds (a client may leave meanwhile). */
+  slowMs?: number;
+  /** Its resources/list and resources/templates/list answer after this many milliseconds. */
+  resourceListMs?: number;
 }
 
 /**
@@ -48,6 +52,8 @@ export class RemoteMcpServer {
   lists = 0;
   /** The resource URIs it was asked to read, in order. */
   readonly reads: string[] = [];
+  /** How many resources/list requests reached it. */
+  resourceLists = 0;
   private http?: HttpServer;
   private readonly stuck = new Set<() => void>();
 
@@ -142,6 +148,7 @@ export class RemoteMcpServer {
           ...(this.options.echoTools
             ? ['whoami', 'reject'].map((name) => ({ name, inputSchema: { type: 'object' as const } }))
             : []),
+          ...(this.options.slowMs ? [{ name: 'slow', inputSchema: { type: 'object' as const } }] : []),
         ],
       };
     });
@@ -165,6 +172,12 @@ export class RemoteMcpServer {
           if (this.options.echoTools)
             return { content: [{ type: 'text', text: `you sent ${authorization}` }] };
           break;
+        case 'slow':
+          if (this.options.slowMs) {
+            await new Promise((resolve) => setTimeout(resolve, this.options.slowMs));
+            return { content: [{ type: 'text', text: 'finally' }] };
+          }
+          break;
         case 'reject':
           if (this.options.echoTools)
             throw new McpError(ErrorCode.InvalidRequest, `credential ${authorization} is not enough`, {
@@ -174,12 +187,18 @@ export class RemoteMcpServer {
       }
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     });
-    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-      resources: [{ uri: 'memo://readme', name: 'readme', mimeType: 'text/plain' }],
-    }));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-      resourceTemplates: [{ uriTemplate: 'memo://notes/{name}', name: 'note', mimeType: 'text/plain' }],
-    }));
+    const lag = () => new Promise((resolve) => setTimeout(resolve, this.options.resourceListMs ?? 0));
+    server.setRequestHandler(ListResourcesRequestSchema, async () => {
+      this.resourceLists++;
+      await lag();
+      return { resources: [{ uri: 'memo://readme', name: 'readme', mimeType: 'text/plain' }] };
+    });
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
+      await lag();
+      return {
+        resourceTemplates: [{ uriTemplate: 'memo://notes/{name}', name: 'note', mimeType: 'text/plain' }],
+      };
+    });
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
       const uri = request.params.uri;
       this.reads.push(uri);
