@@ -458,7 +458,7 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
     const limited = await refusal(client.callTool({ name: 'remote__echo', arguments: { text: 'three' } }));
     expect(limited.code).toBe(-32010);
     expect(limited.message).toContain(
-      'toolCallsPerMinute limit of team "metered" reached (2/2 tool calls made)',
+      'toolCallsPerMinute limit of team "metered" reached (2/2 MCP calls made: tools, prompts and resource reads)',
     );
     expect(limited.data).toMatchObject({
       code: 'rate_limit_exceeded',
@@ -886,7 +886,7 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
         ]);
       const limited = await refusal(b.callTool({ name: 'remote__echo', arguments: { text: 'b again' } }));
       expect(limited.code).toBe(-32010);
-      expect(limited.message).toContain('(3/3 tool calls made)');
+      expect(limited.message).toContain('(3/3 MCP calls made');
     } finally {
       await other.close();
     }
