@@ -33,6 +33,8 @@ export interface RemoteMcpOptions {
    * it, in its message and its data).
    */
   echoTools?: boolean;
+  /** Adds the tool `slow`, which never answers (until the server stops): one slow call, the server otherwise well. */
+  slowTool?: boolean;
 }
 
 /**
@@ -142,6 +144,7 @@ export class RemoteMcpServer {
           ...(this.options.echoTools
             ? ['whoami', 'reject'].map((name) => ({ name, inputSchema: { type: 'object' as const } }))
             : []),
+          ...(this.options.slowTool ? [{ name: 'slow', inputSchema: { type: 'object' as const } }] : []),
         ],
       };
     });
@@ -161,6 +164,9 @@ export class RemoteMcpServer {
           };
         case 'delete_repo':
           return { content: [{ type: 'text', text: 'deleted' }] };
+        case 'slow':
+          if (this.options.slowTool) return this.hang();
+          break;
         case 'whoami':
           if (this.options.echoTools)
             return { content: [{ type: 'text', text: `you sent ${authorization}` }] };
