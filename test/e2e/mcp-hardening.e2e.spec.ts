@@ -10,7 +10,8 @@ import { startTestGateway, type TestGateway } from '../support/test-gateway';
 const ECHO_SECRET = 'echoer-credential-0123456789';
 const LEAKY_SECRET = 'leaky-credential-9876543210';
 const STDIO_SECRET = 'stdio-credential-abcdefghij';
-const SECRETS = [ECHO_SECRET, LEAKY_SECRET, STDIO_SECRET];
+const QUERY_SECRET = 'querysecret123';
+const SECRETS = [ECHO_SECRET, LEAKY_SECRET, STDIO_SECRET, QUERY_SECRET];
 const STDIO_SERVER = join(__dirname, '../support/mcp-stdio-server.mjs');
 
 /**
@@ -37,14 +38,23 @@ describe('MCP gateway, hardened', () => {
     slowpoke = await new RemoteMcpServer({ token: 'slowpoke-token', slowTool: true }).start();
     gw = await startTestGateway({
       upstreamUrl: upstream.url,
-      env: { ECHO_TOKEN: ECHO_SECRET, LEAKY_TOKEN: LEAKY_SECRET, NOTES_TOKEN: STDIO_SECRET },
+      env: {
+        ECHO_TOKEN: ECHO_SECRET,
+        ECHO_QUERY: QUERY_SECRET,
+        LEAKY_TOKEN: LEAKY_SECRET,
+        NOTES_TOKEN: STDIO_SECRET,
+      },
       config: {
         server: { maxBodyBytes: 65_536 },
         mcp: {
           // Long enough for a test's steps on a loaded machine to end inside the first back-off.
           backoff: { initialMs: 3000, maxMs: 6000 },
           servers: {
-            echoer: { url: echoer.url, headers: { Authorization: 'Bearer ${ECHO_TOKEN}' }, timeoutMs: 5000 },
+            echoer: {
+              url: `${echoer.url}?api_key=\${ECHO_QUERY}`,
+              headers: { Authorization: 'Bearer ${ECHO_TOKEN}' },
+              timeoutMs: 5000,
+            },
             leaky: { url: leaky.url, headers: { Authorization: 'Bearer ${LEAKY_TOKEN}' }, timeoutMs: 5000 },
             stuck: { url: stuck.url, headers: { Authorization: 'Bearer stuck-token' }, timeoutMs: 500 },
             pager: { url: pager.url, headers: { Authorization: 'Bearer pager-token' }, timeoutMs: 5000 },
@@ -125,6 +135,9 @@ describe('MCP gateway, hardened', () => {
 
     const whoami = await client.callTool({ name: 'echoer__whoami', arguments: {} });
     expect(whoami.content).toEqual([{ type: 'text', text: 'you sent [mcp_credential]' }]);
+    // A key in the server's url is its credential too.
+    const whereami = await client.callTool({ name: 'echoer__whereami', arguments: {} });
+    expect(whereami.content).toEqual([{ type: 'text', text: 'you called /mcp?api_key=[mcp_credential]' }]);
     const rejected = await refusal(client.callTool({ name: 'echoer__reject', arguments: {} }));
     expect(rejected.message).toContain('credential [mcp_credential] is not enough');
     expect(rejected.data).toEqual({ sent: '[mcp_credential]' });
@@ -147,7 +160,7 @@ describe('MCP gateway, hardened', () => {
         '/admin/v1/requests?team=agents&endpoint=mcp.tools%2Fcall&limit=100',
       );
       const mine = (page.body.data as Array<Record<string, any>>).filter((e) => e.token.name === 'redaction');
-      expect(mine).toHaveLength(3);
+      expect(mine).toHaveLength(4);
       return mine;
     }, 5000);
     for (const entry of entries)

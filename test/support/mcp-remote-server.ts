@@ -29,8 +29,8 @@ export interface RemoteMcpOptions {
    */
   behaviour?: 'normal' | 'hang' | 'leaky' | 'endless-pages';
   /**
-   * Adds the tools `whoami` (answers with the Authorization header it was sent) and `reject` (an MCP error quoting
-   * it, in its message and its data).
+   * Adds the tools `whoami` (answers with the Authorization header it was sent), `whereami` (with the path and query
+   * it was called at) and `reject` (an MCP error quoting the header, in its message and its data).
    */
   echoTools?: boolean;
   /** Adds the tool `slow`, which never answers (until the server stops): one slow call, the server otherwise well. */
@@ -90,7 +90,7 @@ export class RemoteMcpServer {
         );
       return;
     }
-    const server = this.server(req.headers.authorization ?? '');
+    const server = this.server(req.headers.authorization ?? '', req.url ?? '');
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -111,7 +111,7 @@ export class RemoteMcpServer {
     });
   }
 
-  private server(authorization: string): Server {
+  private server(authorization: string, path: string): Server {
     const server = new Server(
       { name: 'remote', version: '1.0.0' },
       { capabilities: { tools: {}, resources: {} } },
@@ -142,7 +142,10 @@ export class RemoteMcpServer {
           },
           { name: 'delete_repo', description: 'Deletes a repository', inputSchema: { type: 'object' } },
           ...(this.options.echoTools
-            ? ['whoami', 'reject'].map((name) => ({ name, inputSchema: { type: 'object' as const } }))
+            ? ['whoami', 'whereami', 'reject'].map((name) => ({
+                name,
+                inputSchema: { type: 'object' as const },
+              }))
             : []),
           ...(this.options.slowTool ? [{ name: 'slow', inputSchema: { type: 'object' as const } }] : []),
         ],
@@ -170,6 +173,9 @@ export class RemoteMcpServer {
         case 'whoami':
           if (this.options.echoTools)
             return { content: [{ type: 'text', text: `you sent ${authorization}` }] };
+          break;
+        case 'whereami':
+          if (this.options.echoTools) return { content: [{ type: 'text', text: `you called ${path}` }] };
           break;
         case 'reject':
           if (this.options.echoTools)
