@@ -250,7 +250,7 @@ export class McpUpstreams implements OnModuleDestroy {
           verdict = true;
           return upstream.redaction.answer(answer);
         } catch (error) {
-          // The caller went away: no verdict on the server (and nothing of its words, which were not checked, passed on).
+          // The caller went away: no verdict on the server (nor are its words, unchecked, passed on).
           if (signal?.aborted && !(error instanceof UpstreamFailure))
             throw new McpAnswerError(JsonRpcCode.InternalError, 'The request was cancelled by the client.');
           const answer = this.answerError(upstream, error);
@@ -413,7 +413,7 @@ export class McpUpstreams implements OnModuleDestroy {
  * A list of what the server offers, or none without asking it when it does not offer the capability (the SDK's
  * client would answer the same empty list, and say so on the console, outside the gateway's log).
  */
-/** Whether the connection still answers: ping on the 2025 revisions; `server/discover` on 2026-07-28, which has no ping. */
+/** Whether the connection still answers: a ping on the 2025 revisions, `server/discover` on 2026-07-28 (no ping). */
 function alive(client: Client, options: { signal: AbortSignal; timeout: number }): Promise<unknown> {
   return client.getProtocolEra() === 'modern' ? client.discover(options) : client.ping(options);
 }
