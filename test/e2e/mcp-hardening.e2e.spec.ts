@@ -315,6 +315,12 @@ describe('MCP gateway, hardened', () => {
       pids.add(pid).add(after);
     }
     expect(pids.size).toBe(4);
+    // A list right after it exits is sent again on a fresh connection (a list changes nothing): answered, not an error.
+    const alone = await connect(await tokenOf('agents'), '/mcp/notes');
+    for (let round = 0; round < 3; round++) {
+      await client.callTool({ name: 'notes__crash', arguments: {} });
+      expect((await alone.listTools()).tools.map((tool) => tool.name)).toContain('read_note');
+    }
   });
 
   it("a call that times out is that call's failure: the server stays up for the next call, its lists and the page", async () => {
