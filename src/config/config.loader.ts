@@ -299,8 +299,18 @@ function validateMcp(raw: unknown, problems: string[]): McpConfig {
       problems.push(
         `mcp.servers.${id}: the id must be letters, digits and - (up to 32; it prefixes tool names)`,
       );
-    if ((server.url === undefined) === (server.command === undefined))
+    if (server.url !== undefined && server.command !== undefined)
       problems.push(`mcp.servers.${id}: give either url (remote) or command (local, stdio), not both`);
+    if (server.url === undefined && server.command === undefined)
+      problems.push(`mcp.servers.${id}: one of url (remote) or command (local, stdio) is required`);
+    // fetch refuses a URL with credentials in it (and would quote it whole in its error); never echoed here.
+    if (server.url !== undefined && URL.canParse(server.url)) {
+      const url = new URL(server.url);
+      if (url.username || url.password)
+        problems.push(
+          `mcp.servers.${id}.url: credentials in the url (user:password@) cannot be sent; put them in headers (Authorization: Basic <base64 of user:password>)`,
+        );
+    }
     if (server.url === undefined && server.headers !== undefined)
       problems.push(`mcp.servers.${id}.headers: only for a remote server (url)`);
     // Values are never echoed: a header holds a credential.

@@ -627,7 +627,10 @@ export class McpServerConfig {
    * TERM, LOGNAME; the SDK's default). No other variable of the gateway's reaches it, so its secrets stay here.
    */
   @IsOptional() @IsObject() env?: Record<string, string>;
-  /** Connecting, listing and each call: past it the server counts as down for that request (an MCP error). */
+  /**
+   * Connecting, listing and each call: past it the request is an MCP error; a connect or a list past it is the
+   * server's failure (its back-off), a call past it only that call's (docs/mcp.md).
+   */
   @IsInt() @Min(100) @Max(600_000) timeoutMs = 10_000;
 }
 

@@ -5,10 +5,11 @@ export interface McpBackoff {
 }
 
 /**
- * Whether requests go to one MCP server (docs/mcp.md, when a server is down): after it fails (unreachable, or no
- * answer within its timeoutMs) it is skipped for a back-off, `initialMs` doubling with each failure up to `maxMs`,
- * so a dead server does not cost every list its timeout. When the back-off is over, the first request is let
- * through as a probe, one at a time (the others are still refused); its success closes the circuit, its failure
+ * Whether requests go to one MCP server (docs/mcp.md, when a server is down): after it fails (it could not be
+ * connected to, its transport failed, or a list got no answer within its timeoutMs; a call that timed out is only
+ * that call's failure: upstream-failures.ts) it is skipped for a back-off, `initialMs` doubling with each failure up
+ * to `maxMs`, so a dead server does not cost every list its timeout. When the back-off is over, the first request is
+ * let through as a probe, one at a time (the others are still refused); its success closes the circuit, its failure
  * opens it again for twice as long. `now` is injectable for tests.
  */
 export class McpCircuit {

@@ -10,6 +10,7 @@ import { JsonRpcCode, McpAnswerError, withoutPrefix } from './mcp-errors';
 import { mcpSdk } from './mcp-sdk';
 import { RequestLogRedactor } from '../request-log/request-log-redactor';
 import { UpstreamRedaction } from './upstream-redaction';
+import { classifyFailure, type UpstreamPhase, type UpstreamRequestKind } from './upstream-failures';
 
 /** The gateway's name as an MCP client of its upstream servers (and as a server to its own clients). */
 export const GATEWAY_IMPLEMENTATION = { name: 'switchyard', version: '0.1.0' };
@@ -31,8 +32,8 @@ export interface UpstreamHealth {
 }
 
 /**
- * A call could not reach the server (down, refused, its process gone, the connection lost) or it did not answer in
- * its `timeoutMs`: an MCP error to the client, never a hung request. `reason` is `unavailable` or `timeout`.
+ * A request could not reach the server (down, refused, its process gone, the connection lost) or it did not answer
+ * in its `timeoutMs`: an MCP error to the client, never a hung request. `reason` is `unavailable` or `timeout`.
  */
 export class UpstreamFailure extends McpAnswerError {
   constructor(
@@ -40,6 +41,8 @@ export class UpstreamFailure extends McpAnswerError {
     readonly reason: 'unavailable' | 'timeout',
     /** Set when the server was not asked: it is skipped until then (epoch ms) after failing. */
     skippedUntil?: number,
+    /** This request failed, not the server (upstream-failures.ts): a call that timed out, an answer not readable. */
+    readonly requestOnly = false,
   ) {
     super(
       reason === 'timeout' ? JsonRpcCode.RequestTimeout : JsonRpcCode.InternalError,
@@ -47,7 +50,9 @@ export class UpstreamFailure extends McpAnswerError {
         ? `MCP server "${server}" is down (it failed; tried again in ${Math.max(1, Math.ceil((skippedUntil - Date.now()) / 1000))} s).`
         : reason === 'timeout'
           ? `MCP server "${server}" did not answer in time.`
-          : `MCP server "${server}" is unavailable.`,
+          : requestOnly
+            ? `MCP server "${server}" failed this request.`
+            : `MCP server "${server}" is unavailable.`,
     );
   }
 }
@@ -128,36 +133,43 @@ export class McpUpstreams implements OnModuleDestroy {
    * Every tool of the server (all its pages). `fresh`: asked now, even when a 2026-07-28 server said its last list
    * may be reused for a while (its `ttlMs`); otherwise such a list is reused until then.
    */
-  async listTools(id: string, signal?: AbortSignal, fresh = false) {
-    const tools = await this.request(id, signal, (client, options) =>
-      offered(client, 'tools', () =>
-        client
-          .listTools(undefined, { ...options, ...(fresh ? { cacheMode: 'refresh' as const } : {}) })
-          .then((list) => list.tools),
-      ),
+  async listTools(id: string, signal?: AbortSignal, fresh = false, probe = true) {
+    const tools = await this.request(
+      id,
+      signal,
+      'list',
+      (client, options) =>
+        offered(client, 'tools', () =>
+          client
+            .listTools(undefined, { ...options, ...(fresh ? { cacheMode: 'refresh' as const } : {}) })
+            .then((list) => list.tools),
+        ),
+      probe,
     );
     this.upstream(id).tools = new Set(tools.map((tool) => tool.name));
     return tools;
   }
 
   async callTool(id: string, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal) {
-    return this.request(id, signal, (client, options) => client.callTool({ name, arguments: args }, options));
+    return this.request(id, signal, 'call', (client, options) =>
+      client.callTool({ name, arguments: args }, options),
+    );
   }
 
   async listPrompts(id: string, signal?: AbortSignal) {
-    return this.request(id, signal, (client, options) =>
+    return this.request(id, signal, 'list', (client, options) =>
       offered(client, 'prompts', () => client.listPrompts(undefined, options).then((list) => list.prompts)),
     );
   }
 
   async getPrompt(id: string, name: string, args: Record<string, string> | undefined, signal?: AbortSignal) {
-    return this.request(id, signal, (client, options) =>
+    return this.request(id, signal, 'read', (client, options) =>
       client.getPrompt({ name, arguments: args }, options),
     );
   }
 
   async listResources(id: string, signal?: AbortSignal) {
-    return this.request(id, signal, (client, options) =>
+    return this.request(id, signal, 'list', (client, options) =>
       offered(client, 'resources', () =>
         client.listResources(undefined, options).then((list) => list.resources),
       ),
@@ -165,7 +177,7 @@ export class McpUpstreams implements OnModuleDestroy {
   }
 
   async listResourceTemplates(id: string, signal?: AbortSignal) {
-    return this.request(id, signal, (client, options) =>
+    return this.request(id, signal, 'list', (client, options) =>
       offered(client, 'resources', () =>
         client.listResourceTemplates(undefined, options).then((list) => list.resourceTemplates),
       ),
@@ -173,7 +185,7 @@ export class McpUpstreams implements OnModuleDestroy {
   }
 
   async readResource(id: string, uri: string, signal?: AbortSignal) {
-    return this.request(id, signal, (client, options) => client.readResource({ uri }, options));
+    return this.request(id, signal, 'read', (client, options) => client.readResource({ uri }, options));
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -188,23 +200,27 @@ export class McpUpstreams implements OnModuleDestroy {
 
   /**
    * One request to a server, connecting first if need be, all within its `timeoutMs` (and abandoned when the
-   * caller's `signal` fires). What the server answers, an MCP error included, passes through; not reaching it
-   * becomes an UpstreamFailure and drops the connection, so the next request connects afresh. While the server is
-   * skipped after failing (its circuit open) the request is an UpstreamFailure at once, the server not asked.
+   * caller's `signal` fires). What the server answers, an MCP error included, passes through. A failure is the
+   * server's (it opens its back-off) or the request's alone (upstream-failures.ts); a connection found lost is
+   * dropped, and the request sent again once on a fresh one when that is safe: a list or a read always, a call only
+   * when it certainly did not reach the server. While the server is skipped after failing (its circuit open) the
+   * request is an UpstreamFailure at once, the server not asked; so is it when `probe` is false and the request
+   * would be the probe that ends the back-off (the admin health read never is: mcp-servers.controller.ts).
    */
   private async request<T>(
     id: string,
     signal: AbortSignal | undefined,
+    kind: UpstreamRequestKind,
     work: (client: Client, options: { signal: AbortSignal; timeout: number }) => Promise<T>,
+    probe = true,
   ): Promise<T> {
     const upstream = this.upstream(id);
     const circuit = upstream.circuit;
     const admitted = circuit.admit();
-    if (admitted === 'no') throw new UpstreamFailure(id, 'unavailable', circuit.retryAt ?? Date.now());
+    if (admitted === 'probe' && !probe) circuit.released();
+    if (admitted === 'no' || (admitted === 'probe' && !probe))
+      throw new UpstreamFailure(id, 'unavailable', circuit.retryAt ?? Date.now());
     let verdict = false;
-    // A connection that was up and is lost (a local server that exited) is made again by the next request at once;
-    // only a failure to connect, or no answer in time, opens the circuit.
-    const reused = upstream.connected;
     const timeoutMs = upstream.config.timeoutMs;
     const deadline = AbortSignal.timeout(timeoutMs);
     const bounded = signal ? AbortSignal.any([signal, deadline]) : deadline;
@@ -212,45 +228,79 @@ export class McpUpstreams implements OnModuleDestroy {
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new UpstreamFailure(id, 'timeout')), timeoutMs);
     });
+    const options = { signal: bounded, timeout: timeoutMs };
     try {
-      const client = await Promise.race([this.client(upstream), expired]);
-      const answer = await Promise.race([work(client, { signal: bounded, timeout: timeoutMs }), expired]);
-      upstream.lastError = null;
-      circuit.succeeded();
-      verdict = true;
-      this.metrics.mcpServerUp.set({ server: id }, 1);
-      return upstream.redaction.answer(answer);
-    } catch (error) {
-      // The caller went away: no verdict on the server (and nothing of its words, which were not checked, passed on).
-      if (signal?.aborted && !(error instanceof UpstreamFailure))
-        throw new McpAnswerError(JsonRpcCode.InternalError, 'The request was cancelled by the client.');
-      const failure = this.failed(upstream, error);
-      verdict = true;
-      if (!(failure instanceof UpstreamFailure))
-        circuit.succeeded(); // It answered (an MCP error of its own).
-      else if (failure.reason === 'unavailable' && reused) circuit.released();
-      else circuit.failed();
-      throw failure;
+      for (let attempt = 1; ; attempt++) {
+        // A connection that was up and is lost (a local server that exited) is made again at once: its loss alone
+        // does not open the circuit; failing to connect again does.
+        const reused = upstream.connected;
+        const connection = this.client(upstream);
+        let phase: UpstreamPhase = 'connecting';
+        let checked = false;
+        try {
+          const client = await Promise.race([connection, expired]);
+          phase = 'asking';
+          // A local server may be exiting (its last answer sent, its process not yet gone): a call is sent only
+          // after it answered a ping on this connection, so a call lost with the process is known not to have run.
+          if (kind === 'call' && reused && !upstream.config.url)
+            await Promise.race([alive(client, options), expired]);
+          checked = true;
+          const answer = await Promise.race([work(client, options), expired]);
+          this.answered(upstream);
+          verdict = true;
+          return upstream.redaction.answer(answer);
+        } catch (error) {
+          // The caller went away: no verdict on the server (nor are its words, unchecked, passed on).
+          if (signal?.aborted && !(error instanceof UpstreamFailure))
+            throw new McpAnswerError(JsonRpcCode.InternalError, 'The request was cancelled by the client.');
+          const answer = this.answerError(upstream, error);
+          if (answer) {
+            this.answered(upstream);
+            verdict = true;
+            throw answer;
+          }
+          const timedOut =
+            error instanceof UpstreamFailure ||
+            (error instanceof mcpSdk().SdkError && error.code === mcpSdk().SdkErrorCode.RequestTimeout);
+          const failure = classifyFailure(error, phase, checked ? kind : 'list', timedOut);
+          if (failure.blame === 'request') {
+            this.logger.pino.warn(
+              { server: id, reason: failure.reason, error: upstream.redaction.kept(messageOf(error)) },
+              'MCP request failed',
+            );
+            throw new UpstreamFailure(id, failure.reason, undefined, true);
+          }
+          this.note(upstream, failure.reason, error);
+          if (failure.reason === 'unavailable') this.drop(upstream, connection);
+          const resend =
+            failure.lost && reused && attempt === 1 && (kind !== 'call' || failure.unsent || !checked);
+          if (resend) continue;
+          verdict = true;
+          if (failure.lost && reused) circuit.released();
+          else circuit.failed();
+          throw new UpstreamFailure(id, failure.reason);
+        }
+      }
     } finally {
       clearTimeout(timer);
       if (admitted === 'probe' && !verdict) circuit.released();
     }
   }
 
+  /** The server answered (a result or an MCP error of its own): it is up. */
+  private answered(upstream: Upstream): void {
+    upstream.lastError = null;
+    upstream.circuit.succeeded();
+    this.metrics.mcpServerUp.set({ server: upstream.id }, 1);
+  }
+
   /**
-   * What a failed request becomes: the server's own MCP error as it came, else an UpstreamFailure. The SDK's own
-   * errors (SdkError: a timeout, the connection closed, an HTTP failure, an era it could not negotiate) are local,
-   * never the server's answer.
+   * A failed request that is an answer of the server's: its own MCP error as it came, or a list it answered past
+   * MAX_PAGES. Else null. The SDK's own errors (SdkError: a timeout, the connection closed, an HTTP failure, an era
+   * it could not negotiate) are local, never the server's answer.
    */
-  private failed(upstream: Upstream, error: unknown): Error {
+  private answerError(upstream: Upstream, error: unknown): McpAnswerError | null {
     const { ProtocolError, SdkError, SdkErrorCode } = mcpSdk();
-    if (
-      error instanceof UpstreamFailure ||
-      (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
-    ) {
-      this.note(upstream, 'timeout', error);
-      return error instanceof UpstreamFailure ? error : new UpstreamFailure(upstream.id, 'timeout');
-    }
     // A JSON-RPC error the server answered (an unknown tool, invalid arguments): it is reachable. Its words reach
     // the client, without the credentials the gateway sent it (a server may quote them).
     if (error instanceof ProtocolError)
@@ -265,9 +315,7 @@ export class McpUpstreams implements OnModuleDestroy {
         JsonRpcCode.InternalError,
         `MCP server "${upstream.id}" lists more than ${MAX_PAGES} pages.`,
       );
-    this.note(upstream, 'unavailable', error);
-    this.drop(upstream);
-    return new UpstreamFailure(upstream.id, 'unavailable');
+    return null;
   }
 
   /**
@@ -275,19 +323,21 @@ export class McpUpstreams implements OnModuleDestroy {
    * its message, body or stack may quote the credentials the gateway sent).
    */
   private note(upstream: Upstream, reason: 'unavailable' | 'timeout', error: unknown): void {
-    const said = upstream.redaction.kept(error instanceof Error ? error.message : String(error));
+    const said = upstream.redaction.kept(messageOf(error));
     upstream.lastError = `${reason}: ${said}`;
     this.metrics.mcpServerErrors.inc({ server: upstream.id, reason });
     this.metrics.mcpServerUp.set({ server: upstream.id }, 0);
     this.logger.pino.warn({ server: upstream.id, reason, error: said }, 'MCP server failed');
   }
 
-  private drop(upstream: Upstream): void {
+  /** Drops the server's connection, when it is still `which` (a request that failed late must not drop a newer one). */
+  private drop(upstream: Upstream, which: Promise<Client>): void {
     const client = upstream.client;
+    if (client !== which) return;
     upstream.client = undefined;
     upstream.connected = false;
     upstream.generation++;
-    void client?.then((c) => c.close()).catch(() => undefined);
+    void client.then((c) => c.close()).catch(() => undefined);
   }
 
   private client(upstream: Upstream): Promise<Client> {
@@ -363,6 +413,15 @@ export class McpUpstreams implements OnModuleDestroy {
  * A list of what the server offers, or none without asking it when it does not offer the capability (the SDK's
  * client would answer the same empty list, and say so on the console, outside the gateway's log).
  */
+/** Whether the connection still answers: a ping on the 2025 revisions, `server/discover` on 2026-07-28 (no ping). */
+function alive(client: Client, options: { signal: AbortSignal; timeout: number }): Promise<unknown> {
+  return client.getProtocolEra() === 'modern' ? client.discover(options) : client.ping(options);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 function offered<T>(
   client: Client,
   capability: 'tools' | 'prompts' | 'resources',

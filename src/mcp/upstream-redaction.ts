@@ -13,30 +13,73 @@ const MIN_SECRET_CHARS = 6;
 
 /**
  * The detector (the request log's Detector, so it composes with its Redactor) of one server's own credentials: every
- * value of its configured `headers` and `env`, each whitespace-separated part too (the token of `Bearer <token>`),
- * as written, JSON-escaped and URL-encoded (the forms a server echoing what it was sent would use). A match becomes
- * `[mcp_credential]`.
+ * value of its configured `headers` and `env`, and of its `url`'s query parameters and userinfo (user, password),
+ * each whitespace-separated part too (the token of `Bearer <token>`): as written, JSON-escaped, URL-encoded and
+ * base64-encoded (standard and URL-safe, padded or not, or followed by more), in any case (`BEARER GHP_...`): the
+ * forms a server echoing what it was sent would use. A match becomes `[mcp_credential]`. One regular expression
+ * over the text, built once: it runs on every answer.
  */
 export function credentialDetector(config: McpServerConfig): Detector {
   const secrets = new Set<string>();
-  for (const value of [...Object.values(config.headers ?? {}), ...Object.values(config.env ?? {})]) {
+  for (const value of configuredSecrets(config)) {
     for (const part of [value, ...value.split(/\s+/)]) {
+      if (part.length < MIN_SECRET_CHARS) continue;
       secrets.add(part);
       secrets.add(JSON.stringify(part).slice(1, -1));
       secrets.add(encodeURIComponent(part));
+      for (const encoded of base64Forms(part)) secrets.add(encoded);
     }
   }
-  // Longest first: `Bearer <token>` is replaced whole before its token alone is looked for.
+  // Longest first: `Bearer <token>` is replaced whole before its token alone is looked for (an alternation takes
+  // the first alternative that matches).
   const sought = [...secrets].filter((s) => s.length >= MIN_SECRET_CHARS).sort((a, b) => b.length - a.length);
   const marker = markerOf('mcp_credential');
+  const pattern = sought.length ? new RegExp(sought.map(escapeRegExp).join('|'), 'gi') : null;
   return {
     kind: 'mcp_credential',
     redact(text) {
-      let out = text;
-      for (const secret of sought) if (out.includes(secret)) out = out.split(secret).join(marker);
-      return out;
+      if (!pattern) return text;
+      pattern.lastIndex = 0;
+      return text.replace(pattern, marker);
     },
   };
+}
+
+/** The configured values that are credentials: headers, env, and the url's query values and userinfo. */
+function configuredSecrets(config: McpServerConfig): string[] {
+  const values = [...Object.values(config.headers ?? {}), ...Object.values(config.env ?? {})];
+  if (config.url && URL.canParse(config.url)) {
+    const url = new URL(config.url);
+    for (const value of url.searchParams.values()) values.push(value);
+    for (const raw of [url.username, url.password].filter(Boolean)) values.push(raw, safeDecode(raw));
+  }
+  return values;
+}
+
+/**
+ * A value's base64 forms (standard and URL-safe): the whole encoding without its padding, and the part of it that
+ * stays the same when more bytes follow the value (its first whole 3-byte groups), so the value is found encoded
+ * alone, padded or not, or at the start of a longer encoded text.
+ */
+function base64Forms(value: string): string[] {
+  const bytes = Buffer.from(value, 'utf8');
+  const stable = Math.floor(bytes.length / 3) * 4;
+  return (['base64', 'base64url'] as const).flatMap((encoding) => {
+    const whole = bytes.toString(encoding).replace(/=+$/, '');
+    return [whole, whole.slice(0, stable)];
+  });
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
 /**
@@ -72,7 +115,7 @@ export class UpstreamRedaction {
   answer<T>(value: T): T {
     if (value === undefined) return value;
     const json = JSON.stringify(value);
-    if (this.credential.redact(json) === json) return value;
+    if (json === undefined || this.credential.redact(json) === json) return value;
     return JSON.parse(json, (_key, item: unknown) =>
       typeof item === 'string' ? this.credential.redact(item) : item,
     ) as T;

@@ -490,7 +490,7 @@ export const OPERATIONS: Operation[] = [
     path: '/admin/v1/mcp/servers',
     access: 'admin',
     summary:
-      'Every configured MCP server (docs/mcp.md) with its health and tools on the replica that answers, each asked for its tools now (within its timeoutMs); never its credentials.',
+      'Every configured MCP server (docs/mcp.md) with its health and tools on the replica that answers, each asked for its tools now (within its timeoutMs) unless it is in its back-off after failing (then shown as it was left); never its credentials.',
     ok: { status: 200, description: 'MCP servers', schema: list() },
   },
   {

@@ -10,7 +10,8 @@ import { startTestGateway, type TestGateway } from '../support/test-gateway';
 const ECHO_SECRET = 'echoer-credential-0123456789';
 const LEAKY_SECRET = 'leaky-credential-9876543210';
 const STDIO_SECRET = 'stdio-credential-abcdefghij';
-const SECRETS = [ECHO_SECRET, LEAKY_SECRET, STDIO_SECRET];
+const QUERY_SECRET = 'querysecret123';
+const SECRETS = [ECHO_SECRET, LEAKY_SECRET, STDIO_SECRET, QUERY_SECRET];
 const STDIO_SERVER = join(__dirname, '../support/mcp-stdio-server.mjs');
 
 /**
@@ -24,6 +25,7 @@ describe('MCP gateway, hardened', () => {
   let leaky: RemoteMcpServer;
   let stuck: RemoteMcpServer;
   let pager: RemoteMcpServer;
+  let slowpoke: RemoteMcpServer;
   let gw: TestGateway;
   const open: Client[] = [];
 
@@ -33,19 +35,34 @@ describe('MCP gateway, hardened', () => {
     leaky = await new RemoteMcpServer({ token: LEAKY_SECRET, behaviour: 'leaky' }).start();
     stuck = await new RemoteMcpServer({ token: 'stuck-token', behaviour: 'hang' }).start();
     pager = await new RemoteMcpServer({ token: 'pager-token', behaviour: 'endless-pages' }).start();
+    slowpoke = await new RemoteMcpServer({ token: 'slowpoke-token', slowTool: true }).start();
     gw = await startTestGateway({
       upstreamUrl: upstream.url,
-      env: { ECHO_TOKEN: ECHO_SECRET, LEAKY_TOKEN: LEAKY_SECRET, NOTES_TOKEN: STDIO_SECRET },
+      env: {
+        ECHO_TOKEN: ECHO_SECRET,
+        ECHO_QUERY: QUERY_SECRET,
+        LEAKY_TOKEN: LEAKY_SECRET,
+        NOTES_TOKEN: STDIO_SECRET,
+      },
       config: {
         server: { maxBodyBytes: 65_536 },
         mcp: {
           // Long enough for a test's steps on a loaded machine to end inside the first back-off.
           backoff: { initialMs: 3000, maxMs: 6000 },
           servers: {
-            echoer: { url: echoer.url, headers: { Authorization: 'Bearer ${ECHO_TOKEN}' }, timeoutMs: 5000 },
+            echoer: {
+              url: `${echoer.url}?api_key=\${ECHO_QUERY}`,
+              headers: { Authorization: 'Bearer ${ECHO_TOKEN}' },
+              timeoutMs: 5000,
+            },
             leaky: { url: leaky.url, headers: { Authorization: 'Bearer ${LEAKY_TOKEN}' }, timeoutMs: 5000 },
             stuck: { url: stuck.url, headers: { Authorization: 'Bearer stuck-token' }, timeoutMs: 500 },
             pager: { url: pager.url, headers: { Authorization: 'Bearer pager-token' }, timeoutMs: 5000 },
+            slowpoke: {
+              url: slowpoke.url,
+              headers: { Authorization: 'Bearer slowpoke-token' },
+              timeoutMs: 1000,
+            },
             notes: {
               command: process.execPath,
               args: [STDIO_SERVER],
@@ -57,6 +74,7 @@ describe('MCP gateway, hardened', () => {
         teams: {
           circuit: { mcp: { servers: ['echoer', 'stuck'], tools: ['*'] } },
           paged: { mcp: { servers: ['echoer', 'pager'], tools: ['*'] } },
+          slow: { mcp: { servers: ['slowpoke'], tools: ['*'] } },
           agents: {
             mcp: { servers: ['echoer', 'leaky', 'notes'], tools: ['*'] },
             logging: { content: 'full' },
@@ -69,7 +87,14 @@ describe('MCP gateway, hardened', () => {
   afterAll(async () => {
     await Promise.all(open.map((client) => client.close()));
     await gw.close();
-    await Promise.all([echoer.stop(), leaky.stop(), stuck.stop(), pager.stop(), upstream.stop()]);
+    await Promise.all([
+      echoer.stop(),
+      leaky.stop(),
+      stuck.stop(),
+      pager.stop(),
+      slowpoke.stop(),
+      upstream.stop(),
+    ]);
   });
 
   async function tokenOf(team: string, body: object = {}): Promise<string> {
@@ -110,6 +135,9 @@ describe('MCP gateway, hardened', () => {
 
     const whoami = await client.callTool({ name: 'echoer__whoami', arguments: {} });
     expect(whoami.content).toEqual([{ type: 'text', text: 'you sent [mcp_credential]' }]);
+    // A key in the server's url is its credential too.
+    const whereami = await client.callTool({ name: 'echoer__whereami', arguments: {} });
+    expect(whereami.content).toEqual([{ type: 'text', text: 'you called /mcp?api_key=[mcp_credential]' }]);
     const rejected = await refusal(client.callTool({ name: 'echoer__reject', arguments: {} }));
     expect(rejected.message).toContain('credential [mcp_credential] is not enough');
     expect(rejected.data).toEqual({ sent: '[mcp_credential]' });
@@ -132,7 +160,7 @@ describe('MCP gateway, hardened', () => {
         '/admin/v1/requests?team=agents&endpoint=mcp.tools%2Fcall&limit=100',
       );
       const mine = (page.body.data as Array<Record<string, any>>).filter((e) => e.token.name === 'redaction');
-      expect(mine).toHaveLength(3);
+      expect(mine).toHaveLength(4);
       return mine;
     }, 5000);
     for (const entry of entries)
@@ -254,13 +282,65 @@ describe('MCP gateway, hardened', () => {
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     expect(metrics).toContain('switchyard_mcp_server_up{server="stuck"} 0');
     expect(metrics).toContain('switchyard_mcp_server_up{server="echoer"} 1');
-    // When the back-off is over, one request probes it, however many lists ask at once.
+    // When the back-off is over, the admin page does not probe it (nor wait for it): it shows it as it was left.
     await untilPast(Date.parse(health.retry_at as string));
+    const viewed = await gw.admin('GET', '/admin/v1/mcp/servers');
+    expect((viewed.body.data as Array<Record<string, any>>).find((s) => s.id === 'stuck')).toMatchObject({
+      status: 'down',
+      retry_at: health.retry_at,
+    });
+    expect(stuck.lists).toBe(1);
+    // One request (an agent's) probes it, however many lists ask at once.
     await Promise.all([names(), names(), names()]);
     expect(stuck.lists).toBe(2);
     // It failed again: skipped again (for twice as long).
     expect(await names()).toContain('echoer__echo');
     expect(stuck.lists).toBe(2);
+  });
+
+  it('a local server that exited is started again by the next request, which it answers (not an error)', async () => {
+    const client = await connect(await tokenOf('agents'));
+    const pids = new Set<number>();
+    for (let round = 0; round < 3; round++) {
+      const crashed = await client.callTool({ name: 'notes__crash', arguments: {} });
+      const pid = Number(/pid (\d+)/.exec(JSON.stringify(crashed.content))![1]);
+      // At once: the process is gone, or going; the gateway starts another and sends the call there.
+      const read = await client.callTool({
+        name: 'notes__read_note',
+        arguments: { title: `after ${round}` },
+      });
+      expect(read.isError).toBeFalsy();
+      const after = (read.structuredContent as { pid: number }).pid;
+      expect(after).not.toBe(pid);
+      pids.add(pid).add(after);
+    }
+    expect(pids.size).toBe(4);
+    // A list right after it exits is sent again on a fresh connection (a list changes nothing): answered, not an error.
+    const alone = await connect(await tokenOf('agents'), '/mcp/notes');
+    for (let round = 0; round < 3; round++) {
+      await client.callTool({ name: 'notes__crash', arguments: {} });
+      expect((await alone.listTools()).tools.map((tool) => tool.name)).toContain('read_note');
+    }
+  });
+
+  it("a call that times out is that call's failure: the server stays up for the next call, its lists and the page", async () => {
+    const client = await connect(await tokenOf('slow'));
+    const slow = await refusal(client.callTool({ name: 'slowpoke__slow', arguments: {} }));
+    expect(slow).toMatchObject({ code: -32001 });
+    expect(slow.message).toContain('MCP server "slowpoke" did not answer in time');
+    // At once: the next call reaches it and is answered (no back-off), and so is a list.
+    const echoed = await client.callTool({ name: 'slowpoke__echo', arguments: { text: 'still here' } });
+    expect(echoed.content).toEqual([{ type: 'text', text: 'still here' }]);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('slowpoke__echo');
+    const servers = await gw.admin('GET', '/admin/v1/mcp/servers');
+    expect((servers.body.data as Array<Record<string, any>>).find((s) => s.id === 'slowpoke')).toMatchObject({
+      status: 'up',
+      last_error: null,
+      retry_at: null,
+    });
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toContain('switchyard_mcp_server_up{server="slowpoke"} 1');
+    expect(metrics).not.toMatch(/switchyard_mcp_server_errors_total\{[^}]*server="slowpoke"/);
   });
 
   it('a server whose tools/list pages without end: cut off after 20 pages, its list an MCP error, the server still up', async () => {

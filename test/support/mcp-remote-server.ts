@@ -29,12 +29,14 @@ export interface RemoteMcpOptions {
    */
   behaviour?: 'normal' | 'hang' | 'leaky' | 'endless-pages';
   /**
-   * Adds the tools `whoami` (answers with the Authorization header it was sent) and `reject` (an MCP error quoting
-   * it, in its message and its data).
+   * Adds the tools `whoami` (answers with the Authorization header it was sent), `whereami` (with the path and query
+   * it was called at) and `reject` (an MCP error quoting the header, in its message and its data).
    */
   echoTools?: boolean;
   /** Adds the tool `slow`, which answers after this many milliseconds (a client may leave meanwhile). */
   slowMs?: number;
+  /** Adds the tool `slow`, which never answers (until the server stops): one slow call, the server otherwise well. */
+  slowTool?: boolean;
   /** Its resources/list and resources/templates/list answer after this many milliseconds. */
   resourceListMs?: number;
 }
@@ -94,7 +96,7 @@ export class RemoteMcpServer {
         );
       return;
     }
-    const server = this.server(req.headers.authorization ?? '');
+    const server = this.server(req.headers.authorization ?? '', req.url ?? '');
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -115,7 +117,7 @@ export class RemoteMcpServer {
     });
   }
 
-  private server(authorization: string): Server {
+  private server(authorization: string, path: string): Server {
     const server = new Server(
       { name: 'remote', version: '1.0.0' },
       { capabilities: { tools: {}, resources: {} } },
@@ -146,9 +148,14 @@ export class RemoteMcpServer {
           },
           { name: 'delete_repo', description: 'Deletes a repository', inputSchema: { type: 'object' } },
           ...(this.options.echoTools
-            ? ['whoami', 'reject'].map((name) => ({ name, inputSchema: { type: 'object' as const } }))
+            ? ['whoami', 'whereami', 'reject'].map((name) => ({
+                name,
+                inputSchema: { type: 'object' as const },
+              }))
             : []),
-          ...(this.options.slowMs ? [{ name: 'slow', inputSchema: { type: 'object' as const } }] : []),
+          ...(this.options.slowMs || this.options.slowTool
+            ? [{ name: 'slow', inputSchema: { type: 'object' as const } }]
+            : []),
         ],
       };
     });
@@ -168,15 +175,19 @@ export class RemoteMcpServer {
           };
         case 'delete_repo':
           return { content: [{ type: 'text', text: 'deleted' }] };
-        case 'whoami':
-          if (this.options.echoTools)
-            return { content: [{ type: 'text', text: `you sent ${authorization}` }] };
-          break;
         case 'slow':
+          if (this.options.slowTool) return this.hang();
           if (this.options.slowMs) {
             await new Promise((resolve) => setTimeout(resolve, this.options.slowMs));
             return { content: [{ type: 'text', text: 'finally' }] };
           }
+          break;
+        case 'whoami':
+          if (this.options.echoTools)
+            return { content: [{ type: 'text', text: `you sent ${authorization}` }] };
+          break;
+        case 'whereami':
+          if (this.options.echoTools) return { content: [{ type: 'text', text: `you called ${path}` }] };
           break;
         case 'reject':
           if (this.options.echoTools)

@@ -18,6 +18,34 @@ describe("an MCP server's credentials in what it says", () => {
     });
   });
 
+  it("the url's query values and userinfo, any case, and base64 (standard, URL-safe, padded or not, or followed by more)", () => {
+    const server = redactionOf({
+      url: 'http://user1:p%40ssword9@x/mcp?api_key=querysecret123&v=2',
+      headers: { Authorization: 'Bearer ghp_Token?>>1234' },
+    });
+    expect(server.message('GET /mcp?api_key=querysecret123&v=2')).toBe(
+      'GET /mcp?api_key=[mcp_credential]&v=2',
+    );
+    expect(server.message('password p@ssword9, as written p%40ssword9')).toBe(
+      'password [mcp_credential], as written [mcp_credential]',
+    );
+    expect(server.message('AUTHORIZATION: BEARER GHP_TOKEN?>>1234')).toBe('AUTHORIZATION: [mcp_credential]');
+    const token = 'ghp_Token?>>1234';
+    const standard = Buffer.from(token).toString('base64');
+    const urlSafe = Buffer.from(token).toString('base64url');
+    expect(standard).not.toBe(urlSafe);
+    expect(standard).toMatch(/=$/);
+    const followed = Buffer.from(`${token}:and more`).toString('base64');
+    const said = server.message(`std ${standard} url ${urlSafe} followed ${followed}`);
+    expect(said).not.toContain(standard.replace(/=+$/, ''));
+    expect(said).not.toContain(urlSafe);
+    expect(said).not.toContain(followed.slice(0, 16));
+    expect(said).toMatch(/^std \[mcp_credential\]=* url \[mcp_credential\] followed \[mcp_credential\]/);
+    expect(server.answer({ url: 'http://x/mcp?api_key=QUERYSECRET123' })).toEqual({
+      url: 'http://x/mcp?api_key=[mcp_credential]',
+    });
+  });
+
   it("a local server's env values; short ones (no credential) are left alone", () => {
     const local = redactionOf({ command: 'node', env: { TOKEN: 'local-secret', DEBUG: '1' } });
     expect(local.kept('env TOKEN=local-secret DEBUG=1')).toBe('env TOKEN=[mcp_credential] DEBUG=1');
