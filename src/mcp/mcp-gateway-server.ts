@@ -135,6 +135,17 @@ export class McpGatewayServers {
     }));
     server.setRequestHandler('resources/read', async (request, ctx) => {
       const uri = request.params.uri;
+      const startedAt = process.hrtime.bigint();
+      // Admitted before the servers are asked which has the URI: asking costs every permitted server two lists, so
+      // a read of a URI no server has counts against toolCallsPerMinute too (once: it is then logged as refused).
+      // Limited on /mcp, its server is not known yet: it is logged under `(none)`.
+      const asked: GovernedCall = {
+        method: 'resources/read',
+        server: scope.only ?? UNKNOWN_SERVER,
+        name: uri,
+        args: { uri },
+      };
+      await this.admit(scope, asked, startedAt);
       const owner = scope.only ?? (await this.ownerOf(servers, uri, ctx.mcpReq.signal));
       if (!owner) {
         // The client left while the servers' lists were read: it was not refused, it went away.
@@ -145,8 +156,8 @@ export class McpGatewayServers {
           `Resource "${uri}" is not available to this token.`,
         );
       }
-      const read = { method: 'resources/read', server: owner, name: uri, args: { uri } } as const;
-      return this.governed(scope, read, ctx.mcpReq.signal, () =>
+      const read: GovernedCall = { ...asked, server: owner };
+      return this.send(scope, read, ctx.mcpReq.signal, startedAt, () =>
         this.upstreams.readResource(owner, uri, ctx.mcpReq.signal),
       );
     });
@@ -201,6 +212,12 @@ export class McpGatewayServers {
     send: () => Promise<R>,
   ): Promise<R> {
     const startedAt = process.hrtime.bigint();
+    await this.admit(scope, call, startedAt);
+    return this.send(scope, call, signal, startedAt, send);
+  }
+
+  /** Counts the call against the tool-call limits; over one (or limits unknowable), records it and refuses it. */
+  private async admit(scope: McpScope, call: GovernedCall, startedAt: bigint): Promise<void> {
     try {
       await this.limits.admitToolCall(scope.principal);
     } catch (error) {
@@ -217,6 +234,16 @@ export class McpGatewayServers {
         },
       );
     }
+  }
+
+  /** Sends an admitted call and records it however it ends. */
+  private async send<R>(
+    scope: McpScope,
+    call: GovernedCall,
+    signal: AbortSignal,
+    startedAt: bigint,
+    send: () => Promise<R>,
+  ): Promise<R> {
     try {
       const result = await send();
       const failed = (result as { isError?: unknown }).isError === true && call.method === 'tools/call';

@@ -6,6 +6,11 @@ import { MCP_SESSION_RECORDS, type McpSessionRecords } from './mcp-session-recor
 
 /** A session lives this long after its last use (sliding): a day, as an agent's working session may. */
 export const SESSION_TTL_SECONDS = 24 * 3600;
+/**
+ * The most sessions one token holds at once: opening one more ends the one used longest ago (renewed least recently),
+ * so a client that initializes in a loop cannot fill the store (a day's TTL would otherwise keep every one).
+ */
+export const MAX_SESSIONS_PER_TOKEN = 100;
 /** Its TTL is renewed by a request at most this often, so a busy session costs no write per request. */
 const REFRESH_AFTER_MS = 10 * 60 * 1000;
 /** What an `Mcp-Session-Id` may be (the spec: visible ASCII); anything else is no session of the gateway's. */
@@ -34,7 +39,8 @@ export type SessionState = 'valid' | 'unknown' | 'unchecked';
  * keeps from `initialize` to its end, bound to the token and route that opened it, so another token or route cannot
  * use it, and ended by DELETE. Kept in Redis under the SHA-256 of its id (a dump of the store holds no usable id),
  * with a sliding TTL. Redis unreachable: no session is issued and none checked (the token still is, by the auth
- * guard), and the outage is logged.
+ * guard), and the outage is logged. A token holds at most MAX_SESSIONS_PER_TOKEN sessions. A revoked or deleted
+ * token's sessions are not deleted: they grant nothing (the token is checked on every request) and expire.
  */
 @Injectable()
 export class McpSessions {
@@ -51,7 +57,11 @@ export class McpSessions {
     const id = randomBytes(32).toString('base64url');
     const record: SessionRecord = { tokenId: principal.tokenId, route, refreshedAt: Date.now() };
     try {
-      await this.records.save(digestOf(id), JSON.stringify(record), SESSION_TTL_SECONDS);
+      await this.records.save(principal.tokenId, digestOf(id), JSON.stringify(record), {
+        nowMs: record.refreshedAt,
+        ttlSeconds: SESSION_TTL_SECONDS,
+        maxPerToken: MAX_SESSIONS_PER_TOKEN,
+      });
       return id;
     } catch (error) {
       return this.outage(error, undefined);
@@ -63,11 +73,14 @@ export class McpSessions {
     if (!SESSION_ID.test(id)) return 'unknown';
     if (!this.records.available()) return this.outage(undefined, 'unchecked');
     try {
-      const record = await this.find(id);
+      const record = await this.find(id, principal);
       if (!record || record.tokenId !== principal.tokenId || record.route !== route) return 'unknown';
       if (Date.now() - record.refreshedAt >= REFRESH_AFTER_MS) {
         const renewed: SessionRecord = { ...record, refreshedAt: Date.now() };
-        await this.records.refresh(digestOf(id), JSON.stringify(renewed), SESSION_TTL_SECONDS);
+        await this.records.refresh(principal.tokenId, digestOf(id), JSON.stringify(renewed), {
+          nowMs: renewed.refreshedAt,
+          ttlSeconds: SESSION_TTL_SECONDS,
+        });
       }
       return 'valid';
     } catch (error) {
@@ -80,17 +93,21 @@ export class McpSessions {
     if (!SESSION_ID.test(id)) return 'unknown';
     if (!this.records.available()) return this.outage(undefined, 'unchecked');
     try {
-      const record = await this.find(id);
+      const record = await this.find(id, principal);
       if (!record || record.tokenId !== principal.tokenId || record.route !== route) return 'unknown';
-      await this.records.remove(digestOf(id));
+      await this.records.remove(principal.tokenId, digestOf(id));
       return 'valid';
     } catch (error) {
       return this.outage(error, 'unchecked');
     }
   }
 
-  private async find(id: string): Promise<SessionRecord | null> {
-    const stored = await this.records.find(digestOf(id));
+  /** The caller's session `id` (sessions are kept per token: another token's id is not found). */
+  private async find(id: string, principal: Principal): Promise<SessionRecord | null> {
+    const stored = await this.records.find(principal.tokenId, digestOf(id), {
+      nowMs: Date.now(),
+      ttlSeconds: SESSION_TTL_SECONDS,
+    });
     return stored ? (JSON.parse(stored) as SessionRecord) : null;
   }
 

@@ -92,6 +92,7 @@ describe('MCP governed like models', () => {
           builders: { mcp: { servers: ['remote', 'notes'] }, logging: { content: 'full' } },
           quiet: { mcp: { servers: ['remote', 'notes'] } },
           metered: { mcp: { servers: ['remote', 'notes'] }, limits: { toolCallsPerMinute: 3 } },
+          scanners: { mcp: { servers: ['remote', 'notes'] }, limits: { toolCallsPerMinute: 2 } },
           laggards: { mcp: { servers: ['lagging'] } },
         },
       },
@@ -320,6 +321,23 @@ describe('MCP governed like models', () => {
     expect(await metrics()).toContain(
       'switchyard_limit_rejections_total{team="metered",limit="toolCallsPerMinute"} 3',
     );
+  });
+
+  it('a resources/read of a URI no server has counts against toolCallsPerMinute (finding that out asks every server), once', async () => {
+    await awayFromMinuteEdge();
+    const client = await connect(await tokenOf('scanners', { name: 'scanner' }));
+    for (const uri of ['memo://nowhere/1', 'memo://nowhere/2'])
+      expect((await refusal(client.readResource({ uri }))).code).toBe(-32602);
+    const limited = await refusal(client.readResource({ uri: 'memo://nowhere/3' }));
+    expect(limited.code).toBe(-32010);
+    expect(limited.data).toMatchObject({ code: 'rate_limit_exceeded' });
+    // One entry each: the two refused reads as refused, the third as limited.
+    const entries = await entriesOf('scanners', 'scanner', 3);
+    expect(entries.map((entry) => `${entry.endpoint} ${entry.status}`).sort()).toEqual([
+      'mcp.resources/read 403',
+      'mcp.resources/read 403',
+      'mcp.resources/read 429',
+    ]);
   });
 
   describe("on the console's Requests page", () => {

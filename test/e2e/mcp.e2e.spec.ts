@@ -707,9 +707,14 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
       await notFound(await end(session));
       // Kept in Redis by the SHA-256 of its id, with the sliding TTL (24 h): never the id itself.
       const again = (await rawPost('/mcp', token, initialize('2025-06-18'))).headers.get('mcp-session-id')!;
-      const keys = await gw.redis.keys(`${gw.prefix}mcp:session:*`);
+      const keys = await gw.redis.keys(`${gw.prefix}mcp:session*`);
       expect(keys.length).toBeGreaterThan(0);
-      expect(keys.join()).not.toContain(again);
+      const stored = await Promise.all(
+        keys.map(async (key) =>
+          key.includes(':sessions:') ? await gw.redis.hgetall(key) : await gw.redis.zrange(key, '0', '-1'),
+        ),
+      );
+      expect(JSON.stringify(stored)).not.toContain(again);
       const ttl = await gw.redis.ttl(keys[0]);
       expect(ttl).toBeGreaterThan(23 * 3600);
       expect(ttl).toBeLessThanOrEqual(24 * 3600);
@@ -720,6 +725,33 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
       expect((await rawPost('/mcp/remote', token, withSession(ofOne))).status).toBe(200);
       await notFound(await rawPost('/mcp', token, withSession(ofOne)));
       expect((await end(ofOne, token, '/mcp/remote')).status).toBe(204);
+    });
+
+    it('keeps at most 100 sessions per token in Redis: the 101st initialize ends the one used longest ago', async () => {
+      const token = await tokenOf('builders');
+      const otherToken = await tokenOf('builders');
+      const withSession = (id: string) => ({
+        ...listTools,
+        headers: { 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': id },
+      });
+      const open = async (who: string) =>
+        (await rawPost('/mcp', who, initialize('2025-11-25'))).headers.get('mcp-session-id')!;
+      const bystander = await open(otherToken);
+      const opened: string[] = [];
+      for (let i = 0; i < 105; i++) opened.push(await open(token));
+      expect(new Set(opened).size).toBe(105);
+      const sizes = await Promise.all(
+        (await gw.redis.keys(`${gw.prefix}mcp:session*`)).map((key) =>
+          key.includes(':sessions:') ? gw.redis.hlen(key) : gw.redis.zcard(key),
+        ),
+      );
+      expect(Math.max(...sizes)).toBe(100);
+      for (const gone of opened.slice(0, 5))
+        expect((await rawPost('/mcp', token, withSession(gone))).status).toBe(404);
+      for (const kept of [opened[5], opened[104]])
+        expect((await rawPost('/mcp', token, withSession(kept))).status).toBe(200);
+      // The cap is per token: another token's session is untouched.
+      expect((await rawPost('/mcp', otherToken, withSession(bystander))).status).toBe(200);
     });
 
     it("the 1.x SDK's client (what most deployed agents embed) keeps its session across two replicas, starts a new one after a 404, and ends it", async () => {
@@ -748,7 +780,7 @@ describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
           expect(new Set(served)).toEqual(new Set([gw.url, other.url]));
           expect(sent.sessionId).toBe(session);
           // The session is gone (as if it expired): 404, and the client starts a new one with initialize.
-          await gw.redis.del(await gw.redis.keys(`${gw.prefix}mcp:session:*`));
+          await gw.redis.del(await gw.redis.keys(`${gw.prefix}mcp:session*`));
           const lost = await client.listTools().then(
             () => undefined,
             (thrown: unknown) => thrown,
