@@ -110,15 +110,38 @@ export class UpstreamRedaction {
 
   /**
    * An answer of the server's (a result, an error's data) for the client and the request log: the same value, or,
-   * when its JSON text holds a credential, a copy with the credential replaced in every string.
+   * when its JSON text holds a credential, a copy with the credential replaced in every string, object keys too (a
+   * server may key a map by what it was sent: structuredContent, _meta, a schema's property names).
    */
   answer<T>(value: T): T {
     if (value === undefined) return value;
     const json = JSON.stringify(value);
     if (json === undefined || this.credential.redact(json) === json) return value;
-    return JSON.parse(json, (_key, item: unknown) =>
-      typeof item === 'string' ? this.credential.redact(item) : item,
-    ) as T;
+    return this.copy(JSON.parse(json)) as T;
+  }
+
+  /**
+   * A parsed JSON value with the credential replaced in its strings and keys. Two keys of one object that redact to
+   * the same text both stay: the later ones get `#2`, `#3`... (dropping one would hide data the server sent).
+   */
+  private copy(item: unknown): unknown {
+    if (typeof item === 'string') return this.credential.redact(item);
+    if (Array.isArray(item)) return item.map((entry) => this.copy(entry));
+    if (item === null || typeof item !== 'object') return item;
+    const out: Record<string, unknown> = {};
+    for (const [key, entry] of Object.entries(item as Record<string, unknown>)) {
+      const redacted = this.credential.redact(key);
+      let name = redacted;
+      for (let n = 2; Object.hasOwn(out, name); n++) name = `${redacted}#${n}`;
+      // defineProperty: a `__proto__` key stays a key, as JSON.parse made it.
+      Object.defineProperty(out, name, {
+        value: this.copy(entry),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
   }
 }
 

@@ -58,4 +58,22 @@ describe("an MCP server's credentials in what it says", () => {
     const answer = { content: [{ text: 'fine' }] };
     expect(remote.answer(answer)).toBe(answer);
   });
+
+  it('replaces a credential used as an object key (structuredContent, _meta, a schema); keys that become the same both stay', () => {
+    const secret = 'ghp_SuperSecretToken1234567890abcdef';
+    const server = redactionOf({ url: 'http://x/mcp', headers: { Authorization: `Bearer ${secret}` } });
+    const answer = server.answer({
+      content: [],
+      structuredContent: { [secret]: 'seen', [`Bearer ${secret}`]: 'also', kept: 1 },
+      _meta: { nested: [{ [secret.toUpperCase()]: { inner: secret } }] },
+      inputSchema: { type: 'object', properties: { [secret]: { type: 'string' } } },
+    });
+    expect(JSON.stringify(answer)).not.toMatch(new RegExp(secret, 'i'));
+    expect(answer).toEqual({
+      content: [],
+      structuredContent: { '[mcp_credential]': 'seen', '[mcp_credential]#2': 'also', kept: 1 },
+      _meta: { nested: [{ '[mcp_credential]': { inner: '[mcp_credential]' } }] },
+      inputSchema: { type: 'object', properties: { '[mcp_credential]': { type: 'string' } } },
+    });
+  });
 });
