@@ -6,10 +6,24 @@ import type { Redactor } from '../request-log/redaction/redactor';
 export const MAX_ERROR_CHARS = 500;
 
 /**
- * Configured values shorter than this are not looked for: an env value such as `1` or `true` is no credential, and
- * replacing it would garble every error. A credential is longer.
+ * Configured values (and their space-separated parts) shorter than this are not looked for: an env value such as
+ * `1`, `true` or `warning` is no credential, and replacing it would garble every answer. A credential is longer.
  */
-const MIN_SECRET_CHARS = 6;
+const MIN_SECRET_CHARS = 8;
+
+/** Authorization scheme words: the part of `Bearer <token>` that is the same for everyone, never looked for alone. */
+const SCHEME_WORDS = new Set([
+  'basic',
+  'bearer',
+  'digest',
+  'token',
+  'negotiate',
+  'apikey',
+  'api-key',
+  'dpop',
+  'hoba',
+  'mutual',
+]);
 
 /**
  * The detector (the request log's Detector, so it composes with its Redactor) of one server's own credentials: every
@@ -23,7 +37,7 @@ export function credentialDetector(config: McpServerConfig): Detector {
   const secrets = new Set<string>();
   for (const value of configuredSecrets(config)) {
     for (const part of [value, ...value.split(/\s+/)]) {
-      if (part.length < MIN_SECRET_CHARS) continue;
+      if (part.length < MIN_SECRET_CHARS || SCHEME_WORDS.has(part.toLowerCase())) continue;
       secrets.add(part);
       secrets.add(JSON.stringify(part).slice(1, -1));
       secrets.add(encodeURIComponent(part));

@@ -76,4 +76,23 @@ describe("an MCP server's credentials in what it says", () => {
       inputSchema: { type: 'object', properties: { '[mcp_credential]': { type: 'string' } } },
     });
   });
+
+  it('leaves alone what is no credential: scheme words, values and parts shorter than 8 characters', () => {
+    const server = redactionOf({
+      url: 'http://x/mcp',
+      headers: {
+        Authorization: 'Bearer token-abcdefgh',
+        'X-Api': 'Digest  Basic',
+        'X-Level': 'warning',
+        Accept: 'json',
+      },
+      env: { REGION: 'eu-west', MODE: 'Token negotiate' },
+    });
+    expect(
+      server.message('Bearer scheme, Basic or Digest or Token or Negotiate; a warning in eu-west, as json'),
+    ).toBe('Bearer scheme, Basic or Digest or Token or Negotiate; a warning in eu-west, as json');
+    expect(server.message('sent Bearer token-abcdefgh and token-abcdefgh')).toBe(
+      'sent [mcp_credential] and [mcp_credential]',
+    );
+  });
 });
