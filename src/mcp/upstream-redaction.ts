@@ -73,14 +73,21 @@ function configuredSecrets(config: McpServerConfig): string[] {
 /**
  * A value's base64 forms (standard and URL-safe): the whole encoding without its padding, and the part of it that
  * stays the same when more bytes follow the value (its first whole 3-byte groups), so the value is found encoded
- * alone, padded or not, or at the start of a longer encoded text.
+ * alone, padded or not, or at the start of a longer encoded text. A value inside a longer encoded text (`user:token`
+ * in Basic auth) starts 0, 1 or 2 bytes into a 3-byte group: for 1 and 2, the characters that depend on the value's
+ * bytes alone (after the first group, which mixes in the bytes before it, up to its last whole group) are looked for
+ * too. Fragments shorter than MIN_SECRET_CHARS are dropped by the caller, so short ones do not match noise.
  */
 function base64Forms(value: string): string[] {
   const bytes = Buffer.from(value, 'utf8');
   const stable = Math.floor(bytes.length / 3) * 4;
   return (['base64', 'base64url'] as const).flatMap((encoding) => {
     const whole = bytes.toString(encoding).replace(/=+$/, '');
-    return [whole, whole.slice(0, stable)];
+    const shifted = [1, 2].map((filler) => {
+      const encoded = Buffer.concat([Buffer.alloc(filler), bytes]).toString(encoding);
+      return encoded.slice(4, Math.floor((filler + bytes.length) / 3) * 4);
+    });
+    return [whole, whole.slice(0, stable), ...shifted];
   });
 }
 

@@ -95,4 +95,23 @@ describe("an MCP server's credentials in what it says", () => {
       'sent [mcp_credential] and [mcp_credential]',
     );
   });
+
+  it('finds a credential base64-encoded at any byte offset of a longer text (Basic user:token), standard or URL-safe', () => {
+    const token = 'ghp_Tok?>>en~~1234567';
+    const server = redactionOf({ url: 'http://x/mcp', env: { TOKEN: token } });
+    for (const before of ['', 'a', 'ab', 'abc', 'user:', 'admin:'])
+      for (const encoding of ['base64', 'base64url'] as const) {
+        const encoded = Buffer.from(`${before}${token}:more after`).toString(encoding);
+        const said = server.message(`Authorization: Basic ${encoded}`);
+        expect(said).toContain('[mcp_credential]');
+        // The characters that encode the token's bytes alone (its whole 3-byte groups) are gone.
+        const from = (Math.ceil(before.length / 3) * 3 * 4) / 3;
+        const to = (Math.floor((before.length + token.length) / 3) * 3 * 4) / 3;
+        const own = encoded.slice(from, to);
+        expect(own.length).toBeGreaterThanOrEqual(16);
+        for (let at = 0; at + 8 <= own.length; at++) expect(said).not.toContain(own.slice(at, at + 8));
+      }
+    // A short fragment of noise that happens to be a piece of an encoding is left alone.
+    expect(server.message('ids: abc def 12')).toBe('ids: abc def 12');
+  });
 });
