@@ -217,8 +217,9 @@ export class McpUpstreams implements OnModuleDestroy {
     const upstream = this.upstream(id);
     const circuit = upstream.circuit;
     const admitted = circuit.admit();
-    if (admitted === 'probe' && !probe) circuit.released();
-    if (admitted === 'no' || (admitted === 'probe' && !probe))
+    const ticket = typeof admitted === 'object' ? admitted : undefined;
+    if (ticket && !probe) circuit.released(ticket);
+    if (admitted === 'no' || (ticket && !probe))
       throw new UpstreamFailure(id, 'unavailable', circuit.retryAt ?? Date.now());
     let verdict = false;
     const timeoutMs = upstream.config.timeoutMs;
@@ -276,14 +277,15 @@ export class McpUpstreams implements OnModuleDestroy {
             failure.lost && reused && attempt === 1 && (kind !== 'call' || failure.unsent || !checked);
           if (resend) continue;
           verdict = true;
-          if (failure.lost && reused) circuit.released();
-          else circuit.failed();
+          if (failure.lost && reused) {
+            if (ticket) circuit.released(ticket);
+          } else circuit.failed(ticket);
           throw new UpstreamFailure(id, failure.reason);
         }
       }
     } finally {
       clearTimeout(timer);
-      if (admitted === 'probe' && !verdict) circuit.released();
+      if (ticket && !verdict) circuit.released(ticket);
     }
   }
 
