@@ -6,7 +6,8 @@ export interface McpBackoff {
 
 /** The one probe's ticket: only the request holding it may end the probe (mcp-circuit.ts). */
 export class McpProbeTicket {
-  private readonly probe = true;
+  /** Tells a ticket from the admissions 'yes' and 'no' (and keeps the class from matching any object). */
+  readonly kind = 'probe';
 }
 
 /**

@@ -1,10 +1,10 @@
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { Client, Transport } from '@modelcontextprotocol/client';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig, type McpServerConfig } from '../config/config.schema';
 import { MetricsService } from '../metrics/metrics.service';
+import { onBoundedLines } from './bounded-lines';
 import { McpCircuit } from './mcp-circuit';
 import { JsonRpcCode, McpAnswerError, withoutPrefix } from './mcp-errors';
 import { mcpSdk } from './mcp-sdk';
@@ -392,10 +392,11 @@ export class McpUpstreams implements OnModuleDestroy {
       env: config.env,
       stderr: 'pipe',
     });
-    // Its stderr goes to the gateway's log (the operator's), never to a client: line by line, redacted like its
-    // errors, since a server may print the env it was given.
+    // Its stderr goes to the gateway's log (the operator's), never to a client: line by line, each cut to
+    // MAX_LINE_CHARS (a line without a newline would otherwise grow without bound), redacted like its errors, since
+    // a server may print the env it was given.
     if (transport.stderr)
-      createInterface({ input: transport.stderr as Readable, crlfDelay: Infinity }).on('line', (line) =>
+      onBoundedLines(transport.stderr as Readable, (line) =>
         this.logger.pino.warn(
           { server: upstream.id, stderr: upstream.redaction.kept(line) },
           'MCP server stderr',
