@@ -451,7 +451,7 @@ describe('MCP gateway, hardened: a remote server behind a proxy', () => {
         },
         teams: {
           a: { mcp: { servers: ['shared'], tools: ['*'] } },
-          b: { mcp: { servers: ['shared'], tools: ['*'] } },
+          b: { mcp: { servers: ['shared'], tools: ['shared__echo'] } },
         },
       },
     });
@@ -463,6 +463,10 @@ describe('MCP gateway, hardened: a remote server behind a proxy', () => {
   });
 
   async function call(team: string, text: string) {
+    return ask(team, 'tools/call', { name: 'shared__echo', arguments: { text } });
+  }
+
+  async function ask(team: string, method: string, params: object) {
     const created = await gw.admin('POST', `/admin/v1/teams/${team}/tokens`, {});
     const res = await fetch(`${gw.url}/mcp`, {
       method: 'POST',
@@ -475,8 +479,8 @@ describe('MCP gateway, hardened: a remote server behind a proxy', () => {
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 1,
-        method: 'tools/call',
-        params: { name: 'shared__echo', arguments: { text } },
+        method,
+        params,
       }),
     });
     return res.text();
@@ -486,5 +490,20 @@ describe('MCP gateway, hardened: a remote server behind a proxy', () => {
     expect(await call('b', 'hello')).toContain('hello');
     expect(await call('a', 'gateway-timeout-please')).toContain('failed this request');
     expect(await call('b', 'hello again')).toContain('hello again');
+  });
+
+  it("many teams' rapid lists reach the server once (mcp.listCacheMs), each team still sees only its own tools", async () => {
+    const before = remote.lists;
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => ask(i % 2 ? 'a' : 'b', 'tools/list', {})),
+    );
+    answers.push(await ask('a', 'tools/list', {}), await ask('b', 'tools/list', {}));
+    expect(remote.lists - before).toBeLessThanOrEqual(1);
+    for (const [i, answer] of answers.entries()) {
+      expect(answer).toContain('shared__echo');
+      if (i % 2 === 0 && i < 10) expect(answer).not.toContain('shared__add');
+    }
+    expect(answers[1]).toContain('shared__add');
+    expect(answers[11]).not.toContain('shared__add');
   });
 });
