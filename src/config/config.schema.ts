@@ -647,6 +647,11 @@ export class McpBackoffConfig {
 export class McpConfig {
   @IsObject() servers: Record<string, McpServerConfig> = {};
   @ValidateNested() @Type(() => McpBackoffConfig) backoff: McpBackoffConfig = new McpBackoffConfig();
+  /**
+   * How long (ms) a server's list (tools, prompts, resources, templates) is reused for every team before it is asked
+   * again, so one team's lists cannot spend a shared credential's rate limit; 0 asks on every list.
+   */
+  @IsInt() @Min(0) @Max(300_000) listCacheMs = 5000;
 }
 
 export class GatewayConfig {

@@ -4,6 +4,12 @@ export interface McpBackoff {
   maxMs: number;
 }
 
+/** The one probe's ticket: only the request holding it may end the probe (mcp-circuit.ts). */
+export class McpProbeTicket {
+  /** Tells a ticket from the admissions 'yes' and 'no' (and keeps the class from matching any object). */
+  readonly kind = 'probe';
+}
+
 /**
  * Whether requests go to one MCP server (docs/mcp.md, when a server is down): after it fails (it could not be
  * connected to, its transport failed, or a list got no answer within its timeoutMs; a call that timed out is only
@@ -15,7 +21,8 @@ export interface McpBackoff {
 export class McpCircuit {
   private failures = 0;
   private openUntil = 0;
-  private probing = false;
+  /** The probe in flight, if any: only its own outcome clears it, so a second probe is never let in. */
+  private probe: McpProbeTicket | undefined;
 
   constructor(
     private readonly backoff: McpBackoff,
@@ -23,25 +30,29 @@ export class McpCircuit {
   ) {}
 
   /**
-   * Whether a request may go to the server now. 'probe': it may, as the one probe (it must end in succeeded(),
-   * failed() or released()).
+   * Whether a request may go to the server now. A ticket: it may, as the one probe (it must end in succeeded(),
+   * failed(ticket) or released(ticket)).
    */
-  admit(): 'yes' | 'probe' | 'no' {
+  admit(): 'yes' | 'no' | McpProbeTicket {
     if (this.failures === 0) return 'yes';
-    if (this.probing || this.now() < this.openUntil) return 'no';
-    this.probing = true;
-    return 'probe';
+    if (this.probe || this.now() < this.openUntil) return 'no';
+    this.probe = new McpProbeTicket();
+    return this.probe;
   }
 
+  /** The server answered: whoever asked, it is up. */
   succeeded(): void {
     this.failures = 0;
     this.openUntil = 0;
-    this.probing = false;
+    this.probe = undefined;
   }
 
-  /** The server failed a request. A request sent before the circuit opened that fails while it is open adds nothing. */
-  failed(): void {
-    this.probing = false;
+  /**
+   * The server failed a request (`ticket`: the probe's). A request sent before the circuit opened that fails while
+   * it is open adds nothing. Only the probe's own failure ends the probe: another request's leaves it in flight.
+   */
+  failed(ticket?: McpProbeTicket): void {
+    if (ticket && ticket === this.probe) this.probe = undefined;
     const now = this.now();
     if (now < this.openUntil) return;
     this.failures++;
@@ -49,9 +60,9 @@ export class McpCircuit {
       now + Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** Math.min(this.failures - 1, 30));
   }
 
-  /** A probe that ended without a verdict (its caller went away): the next request may probe. */
-  released(): void {
-    this.probing = false;
+  /** A probe that ended without a verdict (its caller went away): the next request may probe. Others' tickets: nothing. */
+  released(ticket: McpProbeTicket): void {
+    if (ticket === this.probe) this.probe = undefined;
   }
 
   /** Until when (epoch ms) the server is skipped; null when it is not. */

@@ -1,10 +1,10 @@
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { Client, Transport } from '@modelcontextprotocol/client';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayConfig, type McpServerConfig } from '../config/config.schema';
 import { MetricsService } from '../metrics/metrics.service';
+import { onBoundedLines } from './bounded-lines';
 import { McpCircuit } from './mcp-circuit';
 import { JsonRpcCode, McpAnswerError, withoutPrefix } from './mcp-errors';
 import { mcpSdk } from './mcp-sdk';
@@ -70,6 +70,16 @@ interface Upstream {
   tools: ReadonlySet<string>;
   /** Counts connections made, so a connection that ends late cannot clear the one made after it. */
   generation: number;
+  /** Its lists as it answered them last, whole (before any team's permissions), for `mcp.listCacheMs`. */
+  lists: Map<ListKind, CachedList>;
+}
+
+type ListKind = 'tools' | 'prompts' | 'resources' | 'templates';
+
+/** A server's list: being asked (`until` Infinity: every request meanwhile waits for the same answer), or answered. */
+interface CachedList {
+  until: number;
+  items: Promise<unknown[]>;
 }
 
 /**
@@ -84,6 +94,7 @@ interface Upstream {
 @Injectable()
 export class McpUpstreams implements OnModuleDestroy {
   private readonly upstreams = new Map<string, Upstream>();
+  private readonly listCacheMs: number;
 
   constructor(
     config: GatewayConfig,
@@ -101,7 +112,9 @@ export class McpUpstreams implements OnModuleDestroy {
         connected: false,
         tools: new Set(),
         generation: 0,
+        lists: new Map(),
       });
+    this.listCacheMs = config.mcp.listCacheMs;
   }
 
   /** The configured server ids, in config order. */
@@ -134,17 +147,24 @@ export class McpUpstreams implements OnModuleDestroy {
    * may be reused for a while (its `ttlMs`); otherwise such a list is reused until then.
    */
   async listTools(id: string, signal?: AbortSignal, fresh = false, probe = true) {
-    const tools = await this.request(
+    const tools = await this.list(
       id,
+      'tools',
       signal,
-      'list',
-      (client, options) =>
-        offered(client, 'tools', () =>
-          client
-            .listTools(undefined, { ...options, ...(fresh ? { cacheMode: 'refresh' as const } : {}) })
-            .then((list) => list.tools),
+      (asking) =>
+        this.request(
+          id,
+          asking,
+          'list',
+          (client, options) =>
+            offered(client, 'tools', () =>
+              client
+                .listTools(undefined, { ...options, ...(fresh ? { cacheMode: 'refresh' as const } : {}) })
+                .then((list) => list.tools),
+            ),
+          probe,
         ),
-      probe,
+      !fresh && probe,
     );
     this.upstream(id).tools = new Set(tools.map((tool) => tool.name));
     return tools;
@@ -157,8 +177,10 @@ export class McpUpstreams implements OnModuleDestroy {
   }
 
   async listPrompts(id: string, signal?: AbortSignal) {
-    return this.request(id, signal, 'list', (client, options) =>
-      offered(client, 'prompts', () => client.listPrompts(undefined, options).then((list) => list.prompts)),
+    return this.list(id, 'prompts', signal, (asking) =>
+      this.request(id, asking, 'list', (client, options) =>
+        offered(client, 'prompts', () => client.listPrompts(undefined, options).then((list) => list.prompts)),
+      ),
     );
   }
 
@@ -169,19 +191,56 @@ export class McpUpstreams implements OnModuleDestroy {
   }
 
   async listResources(id: string, signal?: AbortSignal) {
-    return this.request(id, signal, 'list', (client, options) =>
-      offered(client, 'resources', () =>
-        client.listResources(undefined, options).then((list) => list.resources),
+    return this.list(id, 'resources', signal, (asking) =>
+      this.request(id, asking, 'list', (client, options) =>
+        offered(client, 'resources', () =>
+          client.listResources(undefined, options).then((list) => list.resources),
+        ),
       ),
     );
   }
 
   async listResourceTemplates(id: string, signal?: AbortSignal) {
-    return this.request(id, signal, 'list', (client, options) =>
-      offered(client, 'resources', () =>
-        client.listResourceTemplates(undefined, options).then((list) => list.resourceTemplates),
+    return this.list(id, 'templates', signal, (asking) =>
+      this.request(id, asking, 'list', (client, options) =>
+        offered(client, 'resources', () =>
+          client.listResourceTemplates(undefined, options).then((list) => list.resourceTemplates),
+        ),
       ),
     );
+  }
+
+  /**
+   * A server's whole list, reused for `mcp.listCacheMs` after it answered (every team filters it by its own
+   * permissions afterwards: mcp-gateway-server.ts), so lists from many clients cost the server one request per
+   * interval; requests that find it being asked wait for that answer. A failed list is not kept. The shared request
+   * is not tied to one caller's `signal` (its `timeoutMs` bounds it); a caller that leaves stops waiting. `cache`
+   * false (the admin page's fresh read): asked now, as before.
+   */
+  private list<T>(
+    id: string,
+    kind: ListKind,
+    signal: AbortSignal | undefined,
+    ask: (signal: AbortSignal | undefined) => Promise<T[]>,
+    cache = true,
+  ): Promise<T[]> {
+    const upstream = this.upstream(id);
+    if (!cache || this.listCacheMs === 0) return ask(signal);
+    let entry = upstream.lists.get(kind);
+    if (!entry || entry.until <= Date.now()) {
+      const asked: CachedList = { until: Infinity, items: ask(undefined) };
+      upstream.lists.set(kind, asked);
+      asked.items.then(
+        () => {
+          if (upstream.lists.get(kind) === asked) asked.until = Date.now() + this.listCacheMs;
+        },
+        () => {
+          if (upstream.lists.get(kind) === asked) upstream.lists.delete(kind);
+        },
+      );
+      entry = asked;
+    }
+    return untilAborted(entry.items as Promise<T[]>, signal);
   }
 
   async readResource(id: string, uri: string, signal?: AbortSignal) {
@@ -217,8 +276,9 @@ export class McpUpstreams implements OnModuleDestroy {
     const upstream = this.upstream(id);
     const circuit = upstream.circuit;
     const admitted = circuit.admit();
-    if (admitted === 'probe' && !probe) circuit.released();
-    if (admitted === 'no' || (admitted === 'probe' && !probe))
+    const ticket = typeof admitted === 'object' ? admitted : undefined;
+    if (ticket && !probe) circuit.released(ticket);
+    if (admitted === 'no' || (ticket && !probe))
       throw new UpstreamFailure(id, 'unavailable', circuit.retryAt ?? Date.now());
     let verdict = false;
     const timeoutMs = upstream.config.timeoutMs;
@@ -276,14 +336,15 @@ export class McpUpstreams implements OnModuleDestroy {
             failure.lost && reused && attempt === 1 && (kind !== 'call' || failure.unsent || !checked);
           if (resend) continue;
           verdict = true;
-          if (failure.lost && reused) circuit.released();
-          else circuit.failed();
+          if (failure.lost && reused) {
+            if (ticket) circuit.released(ticket);
+          } else circuit.failed(ticket);
           throw new UpstreamFailure(id, failure.reason);
         }
       }
     } finally {
       clearTimeout(timer);
-      if (admitted === 'probe' && !verdict) circuit.released();
+      if (ticket && !verdict) circuit.released(ticket);
     }
   }
 
@@ -390,10 +451,11 @@ export class McpUpstreams implements OnModuleDestroy {
       env: config.env,
       stderr: 'pipe',
     });
-    // Its stderr goes to the gateway's log (the operator's), never to a client: line by line, redacted like its
-    // errors, since a server may print the env it was given.
+    // Its stderr goes to the gateway's log (the operator's), never to a client: line by line, each cut to
+    // MAX_LINE_CHARS (a line without a newline would otherwise grow without bound), redacted like its errors, since
+    // a server may print the env it was given.
     if (transport.stderr)
-      createInterface({ input: transport.stderr as Readable, crlfDelay: Infinity }).on('line', (line) =>
+      onBoundedLines(transport.stderr as Readable, (line) =>
         this.logger.pino.warn(
           { server: upstream.id, stderr: upstream.redaction.kept(line) },
           'MCP server stderr',
@@ -409,10 +471,19 @@ export class McpUpstreams implements OnModuleDestroy {
   }
 }
 
-/**
- * A list of what the server offers, or none without asking it when it does not offer the capability (the SDK's
- * client would answer the same empty list, and say so on the console, outside the gateway's log).
- */
+/** What `work` settles to, or the client's cancellation as soon as `signal` fires (the work goes on for others). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  const cancelled = () =>
+    new McpAnswerError(JsonRpcCode.InternalError, 'The request was cancelled by the client.');
+  if (signal.aborted) return Promise.reject(cancelled());
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(cancelled());
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
 /** Whether the connection still answers: a ping on the 2025 revisions, `server/discover` on 2026-07-28 (no ping). */
 function alive(client: Client, options: { signal: AbortSignal; timeout: number }): Promise<unknown> {
   return client.getProtocolEra() === 'modern' ? client.discover(options) : client.ping(options);
@@ -422,6 +493,10 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * A list of what the server offers, or none without asking it when it does not offer the capability (the SDK's
+ * client would answer the same empty list, and say so on the console, outside the gateway's log).
+ */
 function offered<T>(
   client: Client,
   capability: 'tools' | 'prompts' | 'resources',

@@ -12,12 +12,12 @@ export type UpstreamPhase = 'connecting' | 'asking';
 
 /**
  * Why a request to a server failed, as the gateway acts on it (docs/mcp.md, when a server is down or slow):
- * - `server`: the server failed (it could not be connected to, its transport failed: refused, reset, HTTP 5xx, 401
- *   or 403 from its endpoint, its process gone; or a list timed out). Counts towards its back-off. `lost`: the
+ * - `server`: the server failed (it could not be connected to, its transport failed: refused, reset, HTTP 401 or 403
+ *   from its endpoint, HTTP 5xx on a list, its process gone; or a list timed out). Counts towards its back-off. `lost`: the
  *   connection that was up is gone (the next request, or a retry, connects again); `unsent`: the request certainly
  *   did not reach the server (no connection to send it on, connection refused, its session unknown to the server).
- * - `request`: this request failed (a call, read or prompt that timed out; an answer the client could not read; an
- *   HTTP 4xx refusing this request): the server's standing is unchanged.
+ * - `request`: this request failed (a call, read or prompt that timed out or got an HTTP 5xx, often a proxy's
+ *   502/504; an answer the client could not read; an HTTP 4xx refusing this request): the server's standing is unchanged.
  */
 export type UpstreamFailureClass =
   | { blame: 'server'; reason: 'unavailable' | 'timeout'; lost: boolean; unsent: boolean }
@@ -52,8 +52,11 @@ export function classifyFailure(
     if (typeof status === 'number') {
       // A stateful server that forgot the session refuses it unread: connect again (a new session).
       if (status === 404 && phase === 'asking') return server(true, true);
-      if (status >= 500 || status === 401 || status === 403 || phase === 'connecting')
-        return server(false, false);
+      // 401/403: the server's credential is refused, for every team. A 5xx (often a proxy's 502/504 on one slow
+      // request) is the server's only while connecting or on a list; on a call, read or prompt get it is that
+      // request's failure, so one slow tool does not open the back-off for everyone.
+      if (status === 401 || status === 403 || phase === 'connecting') return server(false, false);
+      if (status >= 500 && kind === 'list') return server(false, false);
       return { blame: 'request', reason: 'unavailable' };
     }
   }

@@ -6,10 +6,24 @@ import type { Redactor } from '../request-log/redaction/redactor';
 export const MAX_ERROR_CHARS = 500;
 
 /**
- * Configured values shorter than this are not looked for: an env value such as `1` or `true` is no credential, and
- * replacing it would garble every error. A credential is longer.
+ * Configured values (and their space-separated parts) shorter than this are not looked for: an env value such as
+ * `1`, `true` or `warning` is no credential, and replacing it would garble every answer. A credential is longer.
  */
-const MIN_SECRET_CHARS = 6;
+const MIN_SECRET_CHARS = 8;
+
+/** Authorization scheme words: the part of `Bearer <token>` that is the same for everyone, never looked for alone. */
+const SCHEME_WORDS = new Set([
+  'basic',
+  'bearer',
+  'digest',
+  'token',
+  'negotiate',
+  'apikey',
+  'api-key',
+  'dpop',
+  'hoba',
+  'mutual',
+]);
 
 /**
  * The detector (the request log's Detector, so it composes with its Redactor) of one server's own credentials: every
@@ -23,7 +37,7 @@ export function credentialDetector(config: McpServerConfig): Detector {
   const secrets = new Set<string>();
   for (const value of configuredSecrets(config)) {
     for (const part of [value, ...value.split(/\s+/)]) {
-      if (part.length < MIN_SECRET_CHARS) continue;
+      if (part.length < MIN_SECRET_CHARS || SCHEME_WORDS.has(part.toLowerCase())) continue;
       secrets.add(part);
       secrets.add(JSON.stringify(part).slice(1, -1));
       secrets.add(encodeURIComponent(part));
@@ -59,14 +73,21 @@ function configuredSecrets(config: McpServerConfig): string[] {
 /**
  * A value's base64 forms (standard and URL-safe): the whole encoding without its padding, and the part of it that
  * stays the same when more bytes follow the value (its first whole 3-byte groups), so the value is found encoded
- * alone, padded or not, or at the start of a longer encoded text.
+ * alone, padded or not, or at the start of a longer encoded text. A value inside a longer encoded text (`user:token`
+ * in Basic auth) starts 0, 1 or 2 bytes into a 3-byte group: for 1 and 2, the characters that depend on the value's
+ * bytes alone (after the first group, which mixes in the bytes before it, up to its last whole group) are looked for
+ * too. Fragments shorter than MIN_SECRET_CHARS are dropped by the caller, so short ones do not match noise.
  */
 function base64Forms(value: string): string[] {
   const bytes = Buffer.from(value, 'utf8');
   const stable = Math.floor(bytes.length / 3) * 4;
   return (['base64', 'base64url'] as const).flatMap((encoding) => {
     const whole = bytes.toString(encoding).replace(/=+$/, '');
-    return [whole, whole.slice(0, stable)];
+    const shifted = [1, 2].map((filler) => {
+      const encoded = Buffer.concat([Buffer.alloc(filler), bytes]).toString(encoding);
+      return encoded.slice(4, Math.floor((filler + bytes.length) / 3) * 4);
+    });
+    return [whole, whole.slice(0, stable), ...shifted];
   });
 }
 
@@ -110,15 +131,38 @@ export class UpstreamRedaction {
 
   /**
    * An answer of the server's (a result, an error's data) for the client and the request log: the same value, or,
-   * when its JSON text holds a credential, a copy with the credential replaced in every string.
+   * when its JSON text holds a credential, a copy with the credential replaced in every string, object keys too (a
+   * server may key a map by what it was sent: structuredContent, _meta, a schema's property names).
    */
   answer<T>(value: T): T {
     if (value === undefined) return value;
     const json = JSON.stringify(value);
     if (json === undefined || this.credential.redact(json) === json) return value;
-    return JSON.parse(json, (_key, item: unknown) =>
-      typeof item === 'string' ? this.credential.redact(item) : item,
-    ) as T;
+    return this.copy(JSON.parse(json)) as T;
+  }
+
+  /**
+   * A parsed JSON value with the credential replaced in its strings and keys. Two keys of one object that redact to
+   * the same text both stay: the later ones get `#2`, `#3`... (dropping one would hide data the server sent).
+   */
+  private copy(item: unknown): unknown {
+    if (typeof item === 'string') return this.credential.redact(item);
+    if (Array.isArray(item)) return item.map((entry) => this.copy(entry));
+    if (item === null || typeof item !== 'object') return item;
+    const out: Record<string, unknown> = {};
+    for (const [key, entry] of Object.entries(item as Record<string, unknown>)) {
+      const redacted = this.credential.redact(key);
+      let name = redacted;
+      for (let n = 2; Object.hasOwn(out, name); n++) name = `${redacted}#${n}`;
+      // defineProperty: a `__proto__` key stays a key, as JSON.parse made it.
+      Object.defineProperty(out, name, {
+        value: this.copy(entry),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
   }
 }
 

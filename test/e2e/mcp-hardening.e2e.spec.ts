@@ -1,3 +1,5 @@
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -388,5 +390,120 @@ describe('MCP gateway, hardened', () => {
       });
     }
     expect([echoer.lists, echoer.calls.length]).toEqual([listsBefore, callsBefore]);
+  });
+});
+
+const PROXIED_TOKEN = 'proxied-remote-token-123456';
+
+/**
+ * A remote server behind a reverse proxy that answers 504 for one slow call (its own read timeout shorter than the
+ * server's timeoutMs), as nginx does: that call's failure alone, not the server's (no back-off for every team).
+ */
+describe('MCP gateway, hardened: a remote server behind a proxy', () => {
+  let upstream: OpenAIUpstream;
+  let remote: RemoteMcpServer;
+  let proxy: Server;
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    remote = await new RemoteMcpServer({ token: PROXIED_TOKEN }).start();
+    const target = new URL(remote.url);
+    proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        if (body.includes('"tools/call"') && body.includes('gateway-timeout-please')) {
+          res.writeHead(504, { 'content-type': 'text/html' }).end('<html>504 Gateway Time-out</html>');
+          return;
+        }
+        const out = httpRequest(
+          {
+            host: target.hostname,
+            port: target.port,
+            path: req.url,
+            method: req.method,
+            headers: req.headers,
+          },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
+        out.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const port = (proxy.address() as AddressInfo).port;
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: {
+        mcp: {
+          backoff: { initialMs: 30_000, maxMs: 60_000 },
+          servers: {
+            shared: {
+              url: `http://127.0.0.1:${port}${target.pathname}`,
+              headers: { Authorization: `Bearer ${PROXIED_TOKEN}` },
+              timeoutMs: 5000,
+            },
+          },
+        },
+        teams: {
+          a: { mcp: { servers: ['shared'], tools: ['*'] } },
+          b: { mcp: { servers: ['shared'], tools: ['shared__echo'] } },
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await gw.close();
+    await new Promise((resolve) => proxy.close(resolve));
+    await Promise.all([remote.stop(), upstream.stop()]);
+  });
+
+  async function call(team: string, text: string) {
+    return ask(team, 'tools/call', { name: 'shared__echo', arguments: { text } });
+  }
+
+  async function ask(team: string, method: string, params: object) {
+    const created = await gw.admin('POST', `/admin/v1/teams/${team}/tokens`, {});
+    const res = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${created.body.token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method,
+        params,
+      }),
+    });
+    return res.text();
+  }
+
+  it("team a's one call answered 504 does not take the server from team b", async () => {
+    expect(await call('b', 'hello')).toContain('hello');
+    expect(await call('a', 'gateway-timeout-please')).toContain('failed this request');
+    expect(await call('b', 'hello again')).toContain('hello again');
+  });
+
+  it("many teams' rapid lists reach the server once (mcp.listCacheMs), each team still sees only its own tools", async () => {
+    const before = remote.lists;
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => ask(i % 2 ? 'a' : 'b', 'tools/list', {})),
+    );
+    answers.push(await ask('a', 'tools/list', {}), await ask('b', 'tools/list', {}));
+    expect(remote.lists - before).toBeLessThanOrEqual(1);
+    for (const [i, answer] of answers.entries()) {
+      expect(answer).toContain('shared__echo');
+      if (i % 2 === 0 && i < 10) expect(answer).not.toContain('shared__add');
+    }
+    expect(answers[1]).toContain('shared__add');
+    expect(answers[11]).not.toContain('shared__add');
   });
 });

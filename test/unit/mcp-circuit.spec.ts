@@ -1,4 +1,4 @@
-import { McpCircuit } from '../../src/mcp/mcp-circuit';
+import { McpCircuit, McpProbeTicket } from '../../src/mcp/mcp-circuit';
 
 describe('the circuit of an MCP server', () => {
   let now: number;
@@ -18,8 +18,9 @@ describe('the circuit of an MCP server', () => {
       now += 1;
       expect(circuit.admit()).toBe('no');
       now = circuit.retryAt!;
-      expect(circuit.admit()).toBe('probe');
-      circuit.failed();
+      const probe = circuit.admit() as McpProbeTicket;
+      expect(probe).toBeInstanceOf(McpProbeTicket);
+      circuit.failed(probe);
     }
     expect(backoffs).toEqual([5000, 10_000, 20_000, 40_000, 60_000, 60_000]);
   });
@@ -27,7 +28,7 @@ describe('the circuit of an MCP server', () => {
   it('one probe at a time; its success closes the circuit at once', () => {
     circuit.failed();
     now = circuit.retryAt!;
-    expect(circuit.admit()).toBe('probe');
+    expect(circuit.admit()).toBeInstanceOf(McpProbeTicket);
     expect(circuit.admit()).toBe('no');
     circuit.succeeded();
     expect(circuit.admit()).toBe('yes');
@@ -41,8 +42,30 @@ describe('the circuit of an MCP server', () => {
     circuit.failed();
     expect(circuit.retryAt! - now).toBe(5000);
     now = circuit.retryAt!;
-    expect(circuit.admit()).toBe('probe');
-    circuit.released();
-    expect(circuit.admit()).toBe('probe');
+    const ticket = circuit.admit() as McpProbeTicket;
+    expect(ticket).toBeInstanceOf(McpProbeTicket);
+    circuit.released(ticket);
+    expect(circuit.admit()).toBeInstanceOf(McpProbeTicket);
+  });
+
+  it("only the probe's own outcome ends it: another request's failure or release lets no second probe in", () => {
+    circuit.failed();
+    now = circuit.retryAt!;
+    const probe = circuit.admit() as McpProbeTicket;
+    expect(probe).toBeInstanceOf(McpProbeTicket);
+    // A request admitted before the circuit opened fails now (no ticket), and a stale ticket is released.
+    circuit.failed();
+    now = circuit.retryAt!;
+    circuit.released(new McpProbeTicket());
+    expect(circuit.admit()).toBe('no');
+    // The probe's own failure ends it: after the back-off, the next request probes.
+    circuit.failed(probe);
+    now = circuit.retryAt!;
+    const next = circuit.admit() as McpProbeTicket;
+    expect(next).toBeInstanceOf(McpProbeTicket);
+    circuit.released(probe);
+    expect(circuit.admit()).toBe('no');
+    circuit.released(next);
+    expect(circuit.admit()).toBeInstanceOf(McpProbeTicket);
   });
 });

@@ -34,7 +34,7 @@ describe("whose failure a failed MCP request is: the server's (its back-off) or 
     });
   });
 
-  it("the transport failing is the server's: refused (unsent), reset or closed (lost), HTTP 5xx, 401 and 403", () => {
+  it("the transport failing is the server's: refused (unsent), reset or closed (lost), HTTP 401 and 403, 5xx on a list", () => {
     expect(classifyFailure(fetchFailed('ECONNREFUSED'), 'asking', 'call', false)).toEqual(server(true, true));
     expect(classifyFailure(fetchFailed('ECONNRESET'), 'asking', 'call', false)).toEqual(server(true, false));
     const closed = new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed');
@@ -42,13 +42,23 @@ describe("whose failure a failed MCP request is: the server's (its back-off) or 
     const notConnected = new SdkError(SdkErrorCode.NotConnected, 'Not connected');
     expect(classifyFailure(notConnected, 'asking', 'call', false)).toEqual(server(true, true));
     expect(classifyFailure(new Error('Not connected'), 'asking', 'call', false)).toEqual(server(true, true));
-    for (const status of [500, 502, 503, 401, 403])
+    for (const status of [401, 403])
       expect(classifyFailure(http(status), 'asking', 'call', false)).toEqual(server(false, false));
+    for (const status of [500, 502, 503, 504]) {
+      expect(classifyFailure(http(status), 'asking', 'list', false)).toEqual(server(false, false));
+      expect(classifyFailure(http(status), 'connecting', 'call', false)).toEqual(server(false, false));
+    }
     // A session the server forgot: refused unread, so sent again on a new connection.
     expect(classifyFailure(http(404), 'asking', 'call', false)).toEqual(server(true, true));
   });
 
-  it("an HTTP 4xx refusing one request, or an answer the SDK could not read, is that request's", () => {
+  it("an HTTP 4xx refusing one request, a 5xx on a call, read or prompt get (a proxy's 504), or an answer the SDK could not read, is that request's", () => {
+    for (const status of [500, 502, 504])
+      for (const kind of ['call', 'read'] as const)
+        expect(classifyFailure(http(status), 'asking', kind, false)).toEqual({
+          blame: 'request',
+          reason: 'unavailable',
+        });
     for (const status of [400, 413, 429])
       expect(classifyFailure(http(status), 'asking', 'call', false)).toEqual({
         blame: 'request',

@@ -58,4 +58,60 @@ describe("an MCP server's credentials in what it says", () => {
     const answer = { content: [{ text: 'fine' }] };
     expect(remote.answer(answer)).toBe(answer);
   });
+
+  it('replaces a credential used as an object key (structuredContent, _meta, a schema); keys that become the same both stay', () => {
+    const secret = 'ghp_SuperSecretToken1234567890abcdef';
+    const server = redactionOf({ url: 'http://x/mcp', headers: { Authorization: `Bearer ${secret}` } });
+    const answer = server.answer({
+      content: [],
+      structuredContent: { [secret]: 'seen', [`Bearer ${secret}`]: 'also', kept: 1 },
+      _meta: { nested: [{ [secret.toUpperCase()]: { inner: secret } }] },
+      inputSchema: { type: 'object', properties: { [secret]: { type: 'string' } } },
+    });
+    expect(JSON.stringify(answer)).not.toMatch(new RegExp(secret, 'i'));
+    expect(answer).toEqual({
+      content: [],
+      structuredContent: { '[mcp_credential]': 'seen', '[mcp_credential]#2': 'also', kept: 1 },
+      _meta: { nested: [{ '[mcp_credential]': { inner: '[mcp_credential]' } }] },
+      inputSchema: { type: 'object', properties: { '[mcp_credential]': { type: 'string' } } },
+    });
+  });
+
+  it('leaves alone what is no credential: scheme words, values and parts shorter than 8 characters', () => {
+    const server = redactionOf({
+      url: 'http://x/mcp',
+      headers: {
+        Authorization: 'Bearer token-abcdefgh',
+        'X-Api': 'Digest  Basic',
+        'X-Level': 'warning',
+        Accept: 'json',
+      },
+      env: { REGION: 'eu-west', MODE: 'Token negotiate' },
+    });
+    expect(
+      server.message('Bearer scheme, Basic or Digest or Token or Negotiate; a warning in eu-west, as json'),
+    ).toBe('Bearer scheme, Basic or Digest or Token or Negotiate; a warning in eu-west, as json');
+    expect(server.message('sent Bearer token-abcdefgh and token-abcdefgh')).toBe(
+      'sent [mcp_credential] and [mcp_credential]',
+    );
+  });
+
+  it('finds a credential base64-encoded at any byte offset of a longer text (Basic user:token), standard or URL-safe', () => {
+    const token = 'ghp_Tok?>>en~~1234567';
+    const server = redactionOf({ url: 'http://x/mcp', env: { TOKEN: token } });
+    for (const before of ['', 'a', 'ab', 'abc', 'user:', 'admin:'])
+      for (const encoding of ['base64', 'base64url'] as const) {
+        const encoded = Buffer.from(`${before}${token}:more after`).toString(encoding);
+        const said = server.message(`Authorization: Basic ${encoded}`);
+        expect(said).toContain('[mcp_credential]');
+        // The characters that encode the token's bytes alone (its whole 3-byte groups) are gone.
+        const from = (Math.ceil(before.length / 3) * 3 * 4) / 3;
+        const to = (Math.floor((before.length + token.length) / 3) * 3 * 4) / 3;
+        const own = encoded.slice(from, to);
+        expect(own.length).toBeGreaterThanOrEqual(16);
+        for (let at = 0; at + 8 <= own.length; at++) expect(said).not.toContain(own.slice(at, at + 8));
+      }
+    // A short fragment of noise that happens to be a piece of an encoding is left alone.
+    expect(server.message('ids: abc def 12')).toBe('ids: abc def 12');
+  });
 });
