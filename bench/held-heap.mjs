@@ -77,12 +77,15 @@ async function snapshotHolding(count) {
   const memory = await memoryOf(gateway);
   process.kill(gateway.pid, 'SIGUSR2');
   const file = await finishedSnapshot(dir);
-  const groups = groupSnapshot(JSON.parse(readFileSync(file, 'utf8')));
+  console.error(`snapshot holding ${count}: ${file}`);
+  const snapshot = JSON.parse(readFileSync(file, 'utf8'));
+  const groups = groupSnapshot(snapshot);
+  const owners = groupByOwner(snapshot);
   for (const req of requests) req.destroy();
   gateway.child.kill('SIGTERM');
   upstream.child.kill('SIGTERM');
   await new Promise((resolve) => gateway.child.once('exit', resolve));
-  return { groups, memory };
+  return { groups, owners, memory };
 }
 
 /** RSS and V8's heap as the gateway's /metrics report them (bytes), before the snapshot's full collection. */
@@ -144,10 +147,153 @@ function groupSnapshot(snapshot) {
   return groups;
 }
 
+/**
+ * What owns the bytes: every live object is charged to the nearest "owner" on its shortest retainer path from V8's
+ * roots (itself if it is one): the per-connection and per-request objects of Node, Express and undici, the
+ * gateway's own request state, and the async frames (a suspended async function or generator, by its function's
+ * name) that wait for the stream's life. Returns Map<owner, Map<kind, {count, bytes}>> and a sample path per owner.
+ */
+function groupByOwner(snapshot) {
+  const {
+    node_fields: fields,
+    node_types: types,
+    edge_fields: edgeFields,
+    edge_types: edgeTypes,
+  } = snapshot.snapshot.meta;
+  const stride = fields.length;
+  const edgeStride = edgeFields.length;
+  const [typeAt, nameAt, sizeAt, edgeCountAt] = ['type', 'name', 'self_size', 'edge_count'].map((f) =>
+    fields.indexOf(f),
+  );
+  const [edgeTypeAt, edgeNameAt, toAt] = ['type', 'name_or_index', 'to_node'].map((f) =>
+    edgeFields.indexOf(f),
+  );
+  const typeNames = types[typeAt];
+  const edgeTypeNames = edgeTypes[edgeTypeAt];
+  const weak = edgeTypeNames.indexOf('weak');
+  const shortcut = edgeTypeNames.indexOf('shortcut');
+  const { nodes, edges, strings } = snapshot;
+  const count = nodes.length / stride;
+  const firstEdge = new Uint32Array(count + 1);
+  for (let n = 0, e = 0; n < count; n++) {
+    firstEdge[n] = e;
+    e += nodes[n * stride + edgeCountAt] * edgeStride;
+    firstEdge[n + 1] = e;
+  }
+  // Breadth first from the root: each node's parent on a shortest path (weak and shortcut edges do not retain).
+  const parent = new Int32Array(count).fill(-1);
+  const parentEdge = new Int32Array(count).fill(-1);
+  parent[0] = 0;
+  const queue = new Uint32Array(count);
+  let head = 0;
+  let tail = 0;
+  queue[tail++] = 0;
+  while (head < tail) {
+    const n = queue[head++];
+    for (let e = firstEdge[n]; e < firstEdge[n + 1]; e += edgeStride) {
+      const kind = edges[e + edgeTypeAt];
+      if (kind === weak || kind === shortcut) continue;
+      const to = edges[e + toAt] / stride;
+      if (parent[to] !== -1) continue;
+      parent[to] = n;
+      parentEdge[to] = e;
+      queue[tail++] = to;
+    }
+  }
+  const name = (n) => strings[nodes[n * stride + nameAt]];
+  const type = (n) => typeNames[nodes[n * stride + typeAt]];
+  const ownerName = (n) => {
+    const t = type(n);
+    const label = name(n);
+    if (t === 'object' && OWNERS.has(label)) return label;
+    if (t === 'closure' && label.startsWith('bound ')) return undefined;
+    return undefined;
+  };
+  const owner = new Int32Array(count).fill(-2); // -2: not yet known, -1: none
+  const ownerOf = (n) => {
+    const chain = [];
+    let at = n;
+    while (owner[at] === -2) {
+      if (ownerName(at) !== undefined) {
+        owner[at] = at;
+        break;
+      }
+      if (at === 0 || parent[at] === -1) {
+        owner[at] = -1;
+        break;
+      }
+      chain.push(at);
+      at = parent[at];
+    }
+    for (const c of chain) owner[c] = owner[at];
+    return owner[n];
+  };
+  const kindOf = (n) => {
+    const t = type(n);
+    if (t === 'object') return name(n);
+    if (t === 'closure') return `closure ${name(n) || '(anonymous)'}`;
+    if (t === 'string' || t === 'concatenated string' || t === 'sliced string') return `(${t})`;
+    return `(${t}) ${name(n).replace(/\d+/g, 'N').slice(0, 50)}`;
+  };
+  const groups = new Map();
+  const samples = new Map();
+  for (let n = 0; n < count; n++) {
+    if (parent[n] === -1) continue; // unreachable: not live
+    const o = ownerOf(n);
+    const key = o < 0 ? '(no owner: shared, or reached first from a global)' : ownerName(o);
+    let byKind = groups.get(key);
+    if (!byKind) groups.set(key, (byKind = new Map()));
+    const kind = kindOf(n);
+    const group = byKind.get(kind) ?? { count: 0, bytes: 0 };
+    group.count++;
+    group.bytes += nodes[n * stride + sizeAt];
+    byKind.set(kind, group);
+    if (o >= 0 && o === n && !samples.has(key)) {
+      const path = [];
+      for (let at = n; at !== 0 && path.length < 12; at = parent[at]) {
+        const e = parentEdge[at];
+        const edgeName =
+          edges[e + edgeTypeAt] === edgeTypeNames.indexOf('element') ||
+          edges[e + edgeTypeAt] === edgeTypeNames.indexOf('hidden')
+            ? `[${edges[e + edgeNameAt]}]`
+            : `.${strings[edges[e + edgeNameAt]]}`;
+        path.push(`${kindOf(at)}${edgeName}`);
+      }
+      samples.set(key, path.reverse().join(' <- '));
+    }
+  }
+  return { groups, samples };
+}
+
+/** The objects bytes are charged to (OWNERS: the nearest one up the retainer path; see groupByOwner). */
+const OWNERS = new Set(
+  (
+    process.env.HELD_OWNERS ??
+    'ServerResponse,IncomingMessage,Socket,TCP,HTTPParser,Client,Request,Parser,BodyReadable,RequestHandler,' +
+      'Exchange,AbortSignal,AbortController,Timeout,TimersList,Promise,Generator,ReadableState,WritableState'
+  ).split(','),
+);
+
 try {
   const half = Math.round(streams / 2);
-  const { groups: small, memory: smallMemory } = await snapshotHolding(half);
-  const { groups: large, memory: largeMemory } = await snapshotHolding(streams);
+  // --files <half's .heapsnapshot> <full's>: analyses snapshots kept by an earlier run (paths on stderr) instead.
+  const files = args.includes('--files')
+    ? args.slice(args.indexOf('--files') + 1, args.indexOf('--files') + 3)
+    : [];
+  const analysed = (file) => {
+    const snapshot = JSON.parse(readFileSync(file, 'utf8'));
+    return { groups: groupSnapshot(snapshot), owners: groupByOwner(snapshot), memory: {} };
+  };
+  const {
+    groups: small,
+    owners: smallOwners,
+    memory: smallMemory,
+  } = files.length ? analysed(files[0]) : await snapshotHolding(half);
+  const {
+    groups: large,
+    owners: largeOwners,
+    memory: largeMemory,
+  } = files.length ? analysed(files[1]) : await snapshotHolding(streams);
   console.log('| before the snapshot | holding ' + half + ' | holding ' + streams + ' | per stream |');
   console.log('|---|---|---|---|');
   for (const [key, label] of [
@@ -184,6 +330,36 @@ try {
     console.log(`| ${row.key.replace(/\|/g, '\\|')} | ${row.count.toFixed(1)} | ${row.bytes.toFixed(0)} |`);
   const rest = rows.slice(top).reduce((s, row) => s + row.bytes, 0);
   console.log(`| everything else | | ${rest.toFixed(0)} |`);
+  console.log('\nBy owner (each live object charged to the nearest owner up its shortest retainer path):');
+  console.log('| owner | bytes per stream | of which, by kind (bytes per stream) |');
+  console.log('|---|---|---|');
+  const ownerRows = [...new Set([...smallOwners.groups.keys(), ...largeOwners.groups.keys()])].map(
+    (owner) => {
+      const a = smallOwners.groups.get(owner) ?? new Map();
+      const b = largeOwners.groups.get(owner) ?? new Map();
+      const kinds = [...new Set([...a.keys(), ...b.keys()])]
+        .map((kind) => ({
+          kind,
+          count: ((b.get(kind)?.count ?? 0) - (a.get(kind)?.count ?? 0)) / (streams - half),
+          bytes: ((b.get(kind)?.bytes ?? 0) - (a.get(kind)?.bytes ?? 0)) / (streams - half),
+        }))
+        .sort((x, y) => y.bytes - x.bytes);
+      return { owner, kinds, bytes: kinds.reduce((s, k) => s + k.bytes, 0) };
+    },
+  );
+  ownerRows.sort((x, y) => y.bytes - x.bytes);
+  for (const row of ownerRows.filter((r) => Math.abs(r.bytes) >= 16))
+    console.log(
+      `| ${row.owner} | ${row.bytes.toFixed(0)} | ` +
+        row.kinds
+          .filter((k) => Math.abs(k.bytes) >= 24)
+          .slice(0, 12)
+          .map((k) => `${k.kind.replace(/\|/g, '\\|')} ${k.count.toFixed(1)}×: ${k.bytes.toFixed(0)}`)
+          .join('; ') +
+        ' |',
+    );
+  if (args.includes('--paths'))
+    for (const [owner, path] of largeOwners.samples) console.log(`- ${owner}: ${path}`);
 } finally {
   stopAll();
 }

@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import {
   IsArray,
   IsBoolean,
+  IsDefined,
   IsIn,
   IsInt,
   IsISO8601,
@@ -19,6 +20,7 @@ import {
 import { IsStringMap } from '../common/validation/is-string-map';
 import { ID_PATTERN } from '../core/ids';
 import { CeilingSettings, LimitSettings } from '../core/limit-settings';
+import { MAX_TOOL_GLOBS, toolGlobSyntaxProblem } from '../mcp/tool-globs';
 import { STREAM_ID_PATTERN } from '../redis/stream-page';
 import type { CeilingPatch } from '../teams/team-ceiling';
 import { MAX_METADATA_KEYS, type LimitsPatch, type MetadataPatch } from '../teams/team.store';
@@ -44,6 +46,28 @@ function IsMetadataPatch(): PropertyDecorator {
   });
 }
 
+/** A list of globs over MCP tools' gateway names (`<server>__<tool>`), each as mcp/tool-globs.ts takes it. */
+function IsToolGlobs(): PropertyDecorator {
+  const problem = (value: unknown): string | undefined => {
+    if (!Array.isArray(value)) return 'must be an array of globs';
+    if (value.length > MAX_TOOL_GLOBS) return `must hold at most ${MAX_TOOL_GLOBS} globs`;
+    for (const glob of value) {
+      if (typeof glob !== 'string') return 'must hold strings only';
+      const why = toolGlobSyntaxProblem(glob);
+      if (why) return `holds ${JSON.stringify(glob)}, which ${why}`;
+    }
+    return undefined;
+  };
+  return ValidateBy({
+    name: 'isToolGlobs',
+    validator: {
+      validate: (value: unknown) => problem(value) === undefined,
+      defaultMessage: (args) =>
+        `$property ${problem(args?.value)} (globs over <server>__<tool>, e.g. github__get_*)`,
+    },
+  });
+}
+
 /** A team's request-log setting; `content: null` follows logging.requests.content. */
 export class TeamLoggingDto {
   @ValidateIf((o: TeamLoggingDto) => o.content !== null)
@@ -53,8 +77,12 @@ export class TeamLoggingDto {
 
 /** What a team may reach through /mcp (docs/mcp.md): configured server ids, and globs over `<server>__<tool>`. */
 export class TeamMcpDto {
-  @IsArray() @IsString({ each: true }) servers!: string[];
-  @IsOptional() @IsArray() @IsString({ each: true }) tools: string[] = ['*'];
+  @IsDefined({ message: '$property must be an array of MCP server ids' })
+  @IsArray()
+  @IsString({ each: true })
+  servers!: string[];
+  /** Default `*`: every tool of its servers. Checked against `servers` by TeamStore (mcp/tool-globs.ts). */
+  @IsOptional() @IsToolGlobs() tools: string[] = ['*'];
 }
 
 export class CreateTeamDto {
@@ -110,7 +138,7 @@ export class CreateTokenDto {
   /** Must be names or globs the team already allows. */
   @IsOptional() @IsArray() @IsString({ each: true }) models?: string[];
   /** Globs over `<server>__<tool>` narrowing the team's MCP tools (docs/mcp.md); default: all the team's. */
-  @IsOptional() @IsArray() @IsString({ each: true }) mcpTools?: string[];
+  @IsOptional() @IsToolGlobs() mcpTools?: string[];
   @IsOptional() @ValidateNested() @Type(() => LimitSettings) limits?: LimitSettings;
 }
 

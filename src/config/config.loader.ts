@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import type { BackendFamilies, BackendFamilyShape, ModelProblem } from './backend-families';
 import { parseRole } from '../access/roles';
 import { configuredPatternProblem } from '../request-log/redaction/configured-patterns';
+import { toolGlobsMatchingNothing, toolGlobSyntaxProblem } from '../mcp/tool-globs';
 import { limitsOutside, modelsOutside } from '../teams/team-ceiling';
 import {
   BackendConfig,
@@ -260,6 +261,7 @@ export function buildConfig(
   problems.push(...teamMcpProblems(config));
   if (config.auth.oidc) problems.push(...oidcProblems(config.auth.oidc));
   problems.push(...redactionPatternProblems(config));
+  problems.push(...publicUrlProblems(config));
   const requestLog = config.logging.requests;
   if (requestLog.enabled && requestLog.store === 'postgres' && !requestLog.postgres.url)
     problems.push('logging.requests.postgres.url: must be set when logging.requests.store is postgres');
@@ -280,7 +282,7 @@ export function buildConfig(
  * A server id is the prefix of its tools' gateway names (`<id>__<tool>`), so it may not hold `__` itself: letters,
  * digits and `-` (the name is then split on its first `__`).
  */
-const MCP_SERVER_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/;
+export const MCP_SERVER_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/;
 
 /** `mcp`: its servers validated entry by entry (errors name `mcp.servers.<id>.<key>`), each remote or local. */
 function validateMcp(raw: unknown, problems: string[]): McpConfig {
@@ -297,8 +299,18 @@ function validateMcp(raw: unknown, problems: string[]): McpConfig {
       problems.push(
         `mcp.servers.${id}: the id must be letters, digits and - (up to 32; it prefixes tool names)`,
       );
-    if ((server.url === undefined) === (server.command === undefined))
+    if (server.url !== undefined && server.command !== undefined)
       problems.push(`mcp.servers.${id}: give either url (remote) or command (local, stdio), not both`);
+    if (server.url === undefined && server.command === undefined)
+      problems.push(`mcp.servers.${id}: one of url (remote) or command (local, stdio) is required`);
+    // fetch refuses a URL with credentials in it (and would quote it whole in its error); never echoed here.
+    if (server.url !== undefined && URL.canParse(server.url)) {
+      const url = new URL(server.url);
+      if (url.username || url.password)
+        problems.push(
+          `mcp.servers.${id}.url: credentials in the url (user:password@) cannot be sent; put them in headers (Authorization: Basic <base64 of user:password>)`,
+        );
+    }
     if (server.url === undefined && server.headers !== undefined)
       problems.push(`mcp.servers.${id}.headers: only for a remote server (url)`);
     // Values are never echoed: a header holds a credential.
@@ -309,17 +321,31 @@ function validateMcp(raw: unknown, problems: string[]): McpConfig {
   return config;
 }
 
-/** A team's mcp.servers must name configured servers. */
+/**
+ * A team's mcp.servers must name configured servers, and each of its mcp.tools be a glob (mcp/tool-globs.ts) that
+ * can match a tool of them, as the admin API holds them.
+ */
 function teamMcpProblems(config: GatewayConfig): string[] {
   const known = Object.keys(config.mcp.servers);
-  return Object.entries(config.teams).flatMap(([id, team]) =>
-    (Array.isArray(team.mcp?.servers) ? team.mcp.servers : [])
-      .filter((server) => !known.includes(server))
-      .map(
-        (server) =>
-          `teams.${id}.mcp.servers: unknown MCP server "${server}" (known: ${known.join(', ') || 'none'})`,
+  return Object.entries(config.teams).flatMap(([id, team]) => {
+    const servers = Array.isArray(team.mcp?.servers) ? team.mcp.servers : [];
+    const tools = Array.isArray(team.mcp?.tools) ? team.mcp.tools.filter((t) => typeof t === 'string') : [];
+    return [
+      ...servers
+        .filter((server) => !known.includes(server))
+        .map(
+          (server) =>
+            `teams.${id}.mcp.servers: unknown MCP server "${server}" (known: ${known.join(', ') || 'none'})`,
+        ),
+      ...tools.flatMap((glob) => {
+        const why = toolGlobSyntaxProblem(glob);
+        return why ? [`teams.${id}.mcp.tools: "${glob}" ${why}`] : [];
+      }),
+      ...toolGlobsMatchingNothing(servers, tools).map(
+        ({ glob, why }) => `teams.${id}.mcp.tools: "${glob}" matches no tool of its servers: ${why}`,
       ),
-  );
+    ];
+  });
 }
 
 /** A seeded team's own models and limits must be within its ceiling (what it leaves out takes the ceiling's). */
@@ -366,6 +392,21 @@ function oidcProblems(oidc: OidcConfig): string[] {
       problems.push(`auth.oidc.${key}: must be https (plain http only to localhost)`);
   }
   return problems;
+}
+
+/**
+ * `server.publicUrl` is an origin only (RFC 9728 inserts its well-known path after the origin, and the gateway serves
+ * it at its own root): no path, query, fragment or credentials. Kept without a trailing slash.
+ */
+function publicUrlProblems(config: GatewayConfig): string[] {
+  const given = config.server.publicUrl;
+  if (typeof given !== 'string') return [];
+  const url = URL.parse(given);
+  if (!url) return []; // reported by the validator
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash || url.username || url.password)
+    return [`server.publicUrl: must be an origin only, like https://gateway.example.com (got "${given}")`];
+  config.server.publicUrl = url.origin;
+  return [];
 }
 
 /** `logging` as the validators may have left it: any part given as something else than a mapping. */

@@ -45,6 +45,13 @@ export class ServerConfig {
   @IsString() host = '0.0.0.0';
   /** CIDRs or addresses whose X-Forwarded-* headers are believed (Express `trust proxy`). */
   @IsArray() @IsString({ each: true }) trustedProxies: string[] = ['127.0.0.1/32', '::1/128'];
+  /**
+   * The gateway's origin as its clients reach it (`https://gateway.example.com`): where the MCP endpoint's RFC 9728
+   * metadata says it is, whatever Host a request names. Absent: taken from the request (docs/mcp.md).
+   */
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  publicUrl?: string;
   @IsInt() @Min(1024) maxBodyBytes = 20 * 1024 * 1024;
   /** How long SIGTERM waits for in-flight requests and streams before closing them. */
   @IsInt() @Min(0) shutdownGraceMs = 30_000;
@@ -620,13 +627,31 @@ export class McpServerConfig {
    * TERM, LOGNAME; the SDK's default). No other variable of the gateway's reaches it, so its secrets stay here.
    */
   @IsOptional() @IsObject() env?: Record<string, string>;
-  /** Connecting, listing and each call: past it the server counts as down for that request (an MCP error). */
+  /**
+   * Connecting, listing and each call: past it the request is an MCP error; a connect or a list past it is the
+   * server's failure (its back-off), a call past it only that call's (docs/mcp.md).
+   */
   @IsInt() @Min(100) @Max(600_000) timeoutMs = 10_000;
+}
+
+/**
+ * How long a failing MCP server is skipped (docs/mcp.md, when a server is down): `initialMs` after a failure,
+ * doubling with each failed probe up to `maxMs`.
+ */
+export class McpBackoffConfig {
+  @IsInt() @Min(100) @Max(600_000) initialMs = 5000;
+  @IsInt() @Min(100) @Max(3_600_000) maxMs = 60_000;
 }
 
 /** The MCP servers the gateway fronts, by id; the map is validated entry by entry by the loader. */
 export class McpConfig {
   @IsObject() servers: Record<string, McpServerConfig> = {};
+  @ValidateNested() @Type(() => McpBackoffConfig) backoff: McpBackoffConfig = new McpBackoffConfig();
+  /**
+   * How long (ms) a server's list (tools, prompts, resources, templates) is reused for every team before it is asked
+   * again, so one team's lists cannot spend a shared credential's rate limit; 0 asks on every list.
+   */
+  @IsInt() @Min(0) @Max(300_000) listCacheMs = 5000;
 }
 
 export class GatewayConfig {

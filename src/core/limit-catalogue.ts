@@ -14,7 +14,8 @@ export const MAX_BUDGET = Math.floor(Number.MAX_SAFE_INTEGER / 1e3) / 1e6;
  * currency): counters), the fixed UTC window a counter counts in, the code of a refusal, its CLI flag, and its
  * label for people (the console). The limit settings (config, admin API, their validation), the limits service, the
  * window function, the CLI and the console derive from it, so a new limit is a row here, nothing else. (`toolCalls`
- * counts MCP tool calls through /mcp, docs/mcp.md: the only unit that model requests do not take from.)
+ * counts MCP requests through /mcp that do work on a server, tools/call, prompts/get and resources/read, not lists:
+ * docs/mcp.md#limits; the only unit that model requests do not take from.)
  */
 export type LimitUnit = 'concurrency' | 'requests' | 'tokens' | 'cost' | 'toolCalls';
 

@@ -1,13 +1,12 @@
 import { Catch, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AppLogger } from '../common/logging/logger';
-import { openAiErrors } from '../core/errors/error-shape';
 import { sendError, toGatewayException } from '../core/errors/error-response';
-import { endpointAt } from './endpoints';
+import { errorShapeAt } from './endpoints';
 
 /**
  * The one exception filter: every error leaves the gateway in the shape of the endpoint its path belongs to
- * (its spec's `errors`: OpenAI's, or Anthropic's on /v1/messages*), OpenAI's elsewhere. A stream whose headers
+ * (its spec's `errors`: OpenAI's, or Anthropic's on /v1/messages*), JSON-RPC's under /mcp, OpenAI's elsewhere. A stream whose headers
  * are already out gets the endpoint's final in-band error event instead.
  */
 @Catch()
@@ -23,7 +22,7 @@ export class EndpointErrorFilter implements ExceptionFilter {
     const exception = toGatewayException(error, this.logger.pino);
     // The error the request ended in: the exchange's outcome for every request, the pipeline's or not.
     req.exchange?.failed(exception.wireCode ?? exception.code);
-    const errors = endpointAt(req.path)?.errors ?? openAiErrors;
+    const errors = errorShapeAt(req.path);
     if (res.headersSent) {
       if (!res.writableEnded) res.end(errors.streamEvent(exception));
       return;

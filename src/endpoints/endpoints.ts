@@ -1,4 +1,6 @@
 import type { Type } from '@nestjs/common';
+import { openAiErrors, type ErrorShape } from '../core/errors/error-shape';
+import { isMcpPath, mcpErrors } from '../mcp/mcp-error-shape';
 import type { EndpointRoute } from '../gateway/endpoint-spec';
 import type { Operation } from '../openapi/operation';
 import { chatCompletionsOperations } from './chat-completions/chat-completions.openapi';
@@ -39,4 +41,13 @@ export function endpointAt(path: string): EndpointRoute | undefined {
     if (path.startsWith(route.path) && (path.length === route.path.length || path[route.path.length] === '/'))
       return route;
   return undefined;
+}
+
+/**
+ * The error shape of a path: its endpoint's, JSON-RPC's under /mcp (docs/mcp.md: every answer there is one, a path no
+ * route serves included), else OpenAI's.
+ */
+export function errorShapeAt(path: string): ErrorShape {
+  if (isMcpPath(path)) return mcpErrors;
+  return endpointAt(path)?.errors ?? openAiErrors;
 }

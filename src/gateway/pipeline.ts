@@ -22,7 +22,8 @@ import type { CachedAnswer } from '../response-cache/cached-answer';
 import type { CachedRequest } from '../response-cache/cached-request';
 import { replayAnswer } from '../response-cache/replay';
 import { ResponseCache } from '../response-cache/response-cache.service';
-import { StreamRelay } from '../streaming/stream-relay.service';
+import { StreamRelay, type RelayOutcome } from '../streaming/stream-relay.service';
+import type { StreamEncoder } from '../streaming/stream-encoder';
 import { TokenCounter } from '../usage/token-counter';
 import { promptTexts, reservationEstimate, type PromptTexts } from '../usage/token-estimator';
 import { chatRuleBreak, checkChatRules, requestFor } from './chat-rules';
@@ -72,8 +73,11 @@ export class Pipeline {
     private readonly responseCache: ResponseCache,
   ) {}
 
-  /** Serves one request to `spec`'s endpoint; the handler's whole work (the usage record waits for it). */
-  async serve<Body extends object>(
+  /**
+   * Serves one request to `spec`'s endpoint; the handler's whole work (the usage record waits for it). Not async:
+   * it hands `handle`'s promise back instead of awaiting it, one suspended frame fewer for a stream's whole life.
+   */
+  serve<Body extends object>(
     spec: EndpointSpec<Body>,
     body: Body,
     req: Request,
@@ -88,7 +92,7 @@ export class Pipeline {
     const signal = requestAbortSignal(req, res, this.inFlight.cutSignal);
     const handling = this.handle(spec, body, req, res, signal);
     exchange.holdUsage(handling); // the usage record waits for what this request relayed to be counted
-    await handling;
+    return handling;
   }
 
   private async handle<Body extends object>(
@@ -121,31 +125,31 @@ export class Pipeline {
     if (hit) return this.answerFromCache(hit, cache, served, route, exchange, res);
     const total = this.caller.deadline(route, signal);
     const paced = isPacedBody(body);
+    if (served.kind === 'chat' && served.request.stream === true)
+      // Handed back, not awaited: this frame (its registers hold the body, the route, the client's call) is not
+      // kept suspended for the stream's whole life (docs/performance.md, held streams).
+      return this.stream(
+        served,
+        route,
+        exchange,
+        res,
+        total.signal,
+        paced,
+        () => forgetClientBytes(req, client, served),
+        cache,
+      ).finally(total.clear);
     try {
-      if (served.kind === 'chat' && served.request.stream === true)
-        await this.stream(
-          served,
-          route,
-          exchange,
-          res,
-          total.signal,
-          paced,
-          () => forgetClientBytes(req, client, served),
-          cache,
-        );
-      else {
-        const reply =
-          served.kind === 'embedding'
-            ? await this.embed(served, route, exchange, res, total.signal, paced)
-            : served.reply(
-                await this.complete(served, route, exchange, res, total.signal, paced, () =>
-                  forgetClientBytes(req, client, served),
-                ),
-              );
-        const text = JSON.stringify(reply instanceof Promise ? await reply : reply);
-        writeJsonText(res, text);
-        cache?.storeWhole(text, { tokens: exchange.tokens, servedModel: exchange.servedModel });
-      }
+      const reply =
+        served.kind === 'embedding'
+          ? await this.embed(served, route, exchange, res, total.signal, paced)
+          : served.reply(
+              await this.complete(served, route, exchange, res, total.signal, paced, () =>
+                forgetClientBytes(req, client, served),
+              ),
+            );
+      const text = JSON.stringify(reply instanceof Promise ? await reply : reply);
+      writeJsonText(res, text);
+      cache?.storeWhole(text, { tokens: exchange.tokens, servedModel: exchange.servedModel });
     } finally {
       total.clear();
     }
@@ -508,7 +512,7 @@ export class Pipeline {
     const encoder = cache
       ? cache.recording(wire.streamEncoder(deployment, native))
       : wire.streamEncoder(deployment, native);
-    const outcome = await this.relay.relay({
+    const relayed = this.relay.relay({
       res,
       events: backend.adapter.decodeStream(answered.response.body, {
         request,
@@ -518,6 +522,24 @@ export class Pipeline {
       encoder,
       signal,
     });
+    // Continued once relayed rather than awaited here: a suspended frame would keep every register of this one
+    // (the plan, the call, the route) for the stream's whole life; the continuation keeps only what it reads.
+    return relayed.then((outcome) =>
+      this.streamEnded(outcome, served, exchange, res, encoder, prompt, cache),
+    );
+  }
+
+  /** A relayed stream's end: its accounting (the upstream's usage, else the gateway's count), then its last events. */
+  private async streamEnded(
+    outcome: RelayOutcome,
+    served: ChatServed,
+    exchange: Exchange,
+    res: ServerResponse,
+    encoder: StreamEncoder,
+    prompt: () => PromptTexts,
+    cache: CachedRequest | undefined,
+  ): Promise<void> {
+    const { wire } = served;
     exchange.callEnded();
     exchange.firstToken(outcome.firstTokenAt);
     if (exchange.caller.keepsContent)

@@ -32,7 +32,8 @@ export class InFlightTracker {
 
   begin(res: Response): void {
     this.count++;
-    res.once('close', () => {
+    // Emitted once per response: `on` holds no once-wrapper for a stream's life.
+    res.on('close', () => {
       this.count--;
       if (this.count === 0) for (const wake of this.waiters.splice(0)) wake();
     });

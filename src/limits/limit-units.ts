@@ -125,7 +125,7 @@ export const UNIT_RULES: Record<LimitUnit, UnitRules> = {
     settles: false,
     money: false,
     reached: ({ name, who, used, limit, when }) => ({
-      message: `${name} limit of ${who} reached (${used}/${limit} tool calls made); it ${when}.`,
+      message: `${name} limit of ${who} reached (${used}/${limit} MCP calls made: tools, prompts and resource reads); it ${when}.`,
       retryAfter: 'window',
     }),
   },

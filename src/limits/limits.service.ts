@@ -141,8 +141,8 @@ export class LimitsService {
   }
 
   /**
-   * Admits one MCP tool call (docs/mcp.md) against the limits tool calls take from (`toolCallsPerMinute`, team and
-   * token), with the same script as model requests, or throws the limit's 429 GatewayException. Redis down: as
+   * Admits one MCP tool call, prompt get or resource read (docs/mcp.md#limits) against the limits they take from
+   * (`toolCallsPerMinute`, team and token), with the same script as model requests, or throws the limit's 429 GatewayException. Redis down: as
    * `redis.onOutage` says, like a model request.
    */
   async admitToolCall(principal: Principal): Promise<void> {

@@ -1,22 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/server';
 import type { Request } from 'express';
 import type { Principal } from '../auth/principal';
 import { AppLogger } from '../common/logging/logger';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { LimitsService } from '../limits/limits.service';
-import { McpCallLog, type McpCallOutcome } from './mcp-call-log';
+import { McpCallLog, type McpCallOutcome, type McpMethod } from './mcp-call-log';
+import { JsonRpcCode, McpAnswerError } from './mcp-errors';
+import { mcpSdk } from './mcp-sdk';
 import { McpPermissions } from './mcp-permissions';
 import { templateMatches } from './uri-template';
 import { gatewayName, splitGatewayName } from './mcp-tool-names';
@@ -63,12 +54,12 @@ export class McpGatewayServers {
     const only = scope.only;
     const gather = <T>(list: (id: string) => Promise<T[]>) =>
       only ? list(only).then((items) => [{ id: only, items }]) : this.fanOut(servers, list);
-    const server = new Server(GATEWAY_IMPLEMENTATION, {
+    const server = new (mcpSdk().Server)(GATEWAY_IMPLEMENTATION, {
       capabilities: { tools: {}, prompts: {}, resources: {} },
     });
 
-    server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
-      const lists = await gather((id) => this.upstreams.listTools(id, extra.signal));
+    server.setRequestHandler('tools/list', async (_request, ctx) => {
+      const lists = await gather((id) => this.upstreams.listTools(id, ctx.mcpReq.signal));
       return {
         tools: lists.flatMap(({ id, items }) =>
           items
@@ -78,29 +69,25 @@ export class McpGatewayServers {
       };
     });
 
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const target = this.route(scope, request.params.name);
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      const { name: asked, arguments: args } = request.params;
+      const target = this.route(scope, asked);
       if (!target || !permissions.mayUseTool(target.server, target.name)) {
         // A name that names no configured server is refused too, and logged under the server `(none)`.
-        this.record(
-          scope,
-          target?.server ?? UNKNOWN_SERVER,
-          target?.name ?? request.params.name,
-          'refused',
-          'tool_not_permitted',
-          process.hrtime.bigint(),
-          request.params.arguments,
-        );
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `Tool "${request.params.name}" is not available to this token (unknown, or not permitted for its team).`,
+        this.refused(scope, 'tools/call', target?.server, target?.name ?? asked, args, 'tool_not_permitted');
+        throw new McpAnswerError(
+          JsonRpcCode.InvalidParams,
+          `Tool "${asked}" is not available to this token (unknown, or not permitted for its team).`,
         );
       }
-      return this.call(scope, target.server, target.name, request.params.arguments, extra.signal);
+      const call = { method: 'tools/call', server: target.server, name: target.name, args } as const;
+      return this.governed(scope, call, ctx.mcpReq.signal, () =>
+        this.upstreams.callTool(target.server, target.name, args, ctx.mcpReq.signal),
+      );
     });
 
-    server.setRequestHandler(ListPromptsRequestSchema, async (_request, extra) => {
-      const lists = await gather((id) => this.upstreams.listPrompts(id, extra.signal));
+    server.setRequestHandler('prompts/list', async (_request, ctx) => {
+      const lists = await gather((id) => this.upstreams.listPrompts(id, ctx.mcpReq.signal));
       return {
         prompts: lists.flatMap(({ id, items }) =>
           items.map((prompt) => ({ ...prompt, name: name(id, prompt.name) })),
@@ -108,37 +95,71 @@ export class McpGatewayServers {
       };
     });
 
-    server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
-      const target = this.route(scope, request.params.name);
-      if (!target || !permissions.mayReachServer(target.server))
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `Prompt "${request.params.name}" is not available to this token.`,
+    server.setRequestHandler('prompts/get', async (request, ctx) => {
+      const { name: asked, arguments: args } = request.params;
+      const target = this.route(scope, asked);
+      if (!target || !permissions.mayReachServer(target.server)) {
+        this.refused(
+          scope,
+          'prompts/get',
+          target?.server,
+          target?.name ?? asked,
+          args,
+          'prompt_not_permitted',
         );
-      return this.upstreams.getPrompt(target.server, target.name, request.params.arguments, extra.signal);
+        throw new McpAnswerError(
+          JsonRpcCode.InvalidParams,
+          `Prompt "${asked}" is not available to this token.`,
+        );
+      }
+      const get = { method: 'prompts/get', server: target.server, name: target.name, args } as const;
+      return this.governed(scope, get, ctx.mcpReq.signal, () =>
+        this.upstreams.getPrompt(target.server, target.name, args, ctx.mcpReq.signal),
+      );
     });
 
     // Resources keep their servers' own URIs (a tool's answer may link one as it is): on /mcp a read goes to the
     // first server, in configured order, that lists the URI, else to the first whose URI template matches it; a URI
     // two servers list is listed once, as the one a read reaches.
-    server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
+    server.setRequestHandler('resources/list', async (_request, ctx) => ({
       resources: firstOfEach(
-        await gather((id) => this.upstreams.listResources(id, extra.signal)),
+        await gather((id) => this.upstreams.listResources(id, ctx.mcpReq.signal)),
         (resource) => resource.uri,
       ),
     }));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_request, extra) => ({
+    server.setRequestHandler('resources/templates/list', async (_request, ctx) => ({
       resourceTemplates: firstOfEach(
-        await gather((id) => this.upstreams.listResourceTemplates(id, extra.signal)),
+        await gather((id) => this.upstreams.listResourceTemplates(id, ctx.mcpReq.signal)),
         (template) => template.uriTemplate,
       ),
     }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    server.setRequestHandler('resources/read', async (request, ctx) => {
       const uri = request.params.uri;
-      const owner = scope.only ?? (await this.ownerOf(servers, uri, extra.signal));
-      if (!owner)
-        throw new McpError(ErrorCode.InvalidParams, `Resource "${uri}" is not available to this token.`);
-      return this.upstreams.readResource(owner, uri, extra.signal);
+      const startedAt = process.hrtime.bigint();
+      // Admitted before the servers are asked which has the URI: asking costs every permitted server two lists, so
+      // a read of a URI no server has counts against toolCallsPerMinute too (once: it is then logged as refused).
+      // Limited on /mcp, its server is not known yet: it is logged under `(none)`.
+      const asked: GovernedCall = {
+        method: 'resources/read',
+        server: scope.only ?? UNKNOWN_SERVER,
+        name: uri,
+        args: { uri },
+      };
+      await this.admit(scope, asked, startedAt);
+      const owner = scope.only ?? (await this.ownerOf(servers, uri, ctx.mcpReq.signal));
+      if (!owner) {
+        // The client left while the servers' lists were read: it was not refused, it went away.
+        const outcome = ctx.mcpReq.signal.aborted ? 'aborted' : 'refused';
+        this.refused(scope, 'resources/read', undefined, uri, { uri }, 'resource_not_permitted', outcome);
+        throw new McpAnswerError(
+          JsonRpcCode.InvalidParams,
+          `Resource "${uri}" is not available to this token.`,
+        );
+      }
+      const read: GovernedCall = { ...asked, server: owner };
+      return this.send(scope, read, ctx.mcpReq.signal, startedAt, () =>
+        this.upstreams.readResource(owner, uri, ctx.mcpReq.signal),
+      );
     });
     return server;
   }
@@ -179,22 +200,31 @@ export class McpGatewayServers {
     return settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   }
 
-  /** A permitted call: admitted by the tool-call limits, proxied, recorded however it ends. */
-  private async call(
+  /**
+   * A permitted request that does work on one server (a tool call, a prompt get, a resource read): admitted by the
+   * tool-call limits (toolCallsPerMinute counts all three), sent, recorded however it ends. A client that goes away
+   * meanwhile is recorded as having left (`aborted`), not as the server failing.
+   */
+  private async governed<R>(
     scope: McpScope,
-    server: string,
-    tool: string,
-    args: Record<string, unknown> | undefined,
+    call: GovernedCall,
     signal: AbortSignal,
-  ) {
+    send: () => Promise<R>,
+  ): Promise<R> {
     const startedAt = process.hrtime.bigint();
+    await this.admit(scope, call, startedAt);
+    return this.send(scope, call, signal, startedAt, send);
+  }
+
+  /** Counts the call against the tool-call limits; over one (or limits unknowable), records it and refuses it. */
+  private async admit(scope: McpScope, call: GovernedCall, startedAt: bigint): Promise<void> {
     try {
       await this.limits.admitToolCall(scope.principal);
     } catch (error) {
       const refusal = error instanceof GatewayException ? error : undefined;
-      this.record(scope, server, tool, 'limited', refusal?.code ?? 'limits_unavailable', startedAt, args);
-      throw new McpError(
-        refusal?.status === 429 ? LIMIT_REACHED : ErrorCode.InternalError,
+      this.record(scope, call, 'limited', refusal?.code ?? 'limits_unavailable', startedAt);
+      throw new McpAnswerError(
+        refusal?.status === 429 ? LIMIT_REACHED : JsonRpcCode.InternalError,
         refusal?.message ?? 'The tool call limits cannot be checked.',
         refusal && {
           code: refusal.code,
@@ -204,61 +234,88 @@ export class McpGatewayServers {
         },
       );
     }
+  }
+
+  /** Sends an admitted call and records it however it ends. */
+  private async send<R>(
+    scope: McpScope,
+    call: GovernedCall,
+    signal: AbortSignal,
+    startedAt: bigint,
+    send: () => Promise<R>,
+  ): Promise<R> {
     try {
-      const result = await this.upstreams.callTool(server, tool, args, signal);
-      const outcome = result.isError === true ? 'tool_error' : 'ok';
-      this.record(
-        scope,
-        server,
-        tool,
-        outcome,
-        outcome === 'ok' ? null : 'tool_error',
-        startedAt,
-        args,
-        result,
-      );
+      const result = await send();
+      const failed = (result as { isError?: unknown }).isError === true && call.method === 'tools/call';
+      this.record(scope, call, failed ? 'tool_error' : 'ok', failed ? 'tool_error' : null, startedAt, result);
       return result;
     } catch (error) {
+      if (signal.aborted) {
+        this.record(scope, call, 'aborted', null, startedAt);
+        throw error;
+      }
       const outcome: McpCallOutcome = error instanceof UpstreamFailure ? error.reason : 'error';
-      const code = error instanceof McpError ? `mcp_${error.code}` : 'mcp_error';
-      this.record(
-        scope,
-        server,
-        tool,
-        outcome,
-        outcome === 'error' ? code : `mcp_server_${outcome}`,
-        startedAt,
-        args,
-      );
-      if (!(error instanceof McpError))
-        this.logger.pino.warn({ err: error, server, tool }, 'MCP tool call failed');
+      const code = error instanceof McpAnswerError ? `mcp_${error.code}` : 'mcp_error';
+      this.record(scope, call, outcome, outcome === 'error' ? code : `mcp_server_${outcome}`, startedAt);
+      if (!(error instanceof McpAnswerError))
+        this.logger.pino.warn(
+          { err: error, server: call.server, method: call.method },
+          'MCP request to a server failed',
+        );
       throw error;
     }
   }
 
+  /**
+   * A request refused before it was sent: not permitted, or (a server of `undefined`) naming no server; or one whose
+   * client left before the gateway knew where to send it (`aborted`).
+   */
+  private refused(
+    scope: McpScope,
+    method: McpMethod,
+    server: string | undefined,
+    name: string,
+    args: unknown,
+    errorCode: string,
+    outcome: 'refused' | 'aborted' = 'refused',
+  ): void {
+    const call = { method, server: server ?? UNKNOWN_SERVER, name, args };
+    this.record(scope, call, outcome, outcome === 'refused' ? errorCode : null, process.hrtime.bigint());
+  }
+
   private record(
     scope: McpScope,
-    server: string,
-    tool: string,
+    call: GovernedCall,
     outcome: McpCallOutcome,
     errorCode: string | null,
     startedAt: bigint,
-    args: unknown,
     result?: unknown,
   ): void {
     this.callLog.record({
       principal: scope.principal,
       req: scope.req,
-      server,
-      tool,
-      listed: outcome !== 'refused' && this.upstreams.listed(server, tool),
+      method: call.method,
+      server: call.server,
+      name: call.name,
+      listed:
+        call.method === 'tools/call' &&
+        outcome !== 'refused' &&
+        this.upstreams.listed(call.server, call.name),
       outcome,
       errorCode,
       startedAt,
-      arguments: args,
+      arguments: call.args,
       result,
     });
   }
+}
+
+/** What a governed request is: its method, the server it goes to, its tool's or prompt's name or URI, and args. */
+interface GovernedCall {
+  method: McpMethod;
+  server: string;
+  name: string;
+  args: unknown;
 }
 
 /** The servers' lists as one, an item whose key an earlier server's list already had left out. */

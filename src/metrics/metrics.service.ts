@@ -72,14 +72,14 @@ export class MetricsService {
 
   readonly mcpCalls = new Counter({
     name: 'switchyard_mcp_calls_total',
-    help: 'MCP tool calls through /mcp (docs/mcp.md), by team, server ("(none)" when the name named no server), tool (a name the server listed, else "(unlisted)") and outcome (ok, tool_error, refused, limited, unavailable, timeout, error)',
+    help: 'MCP tool calls, prompt gets and resource reads through /mcp (docs/mcp.md), by team, server ("(none)" when the name named no server), tool (a tool name the server listed, else "(unlisted)"; "(prompt)" for a prompts/get, "(resource)" for a resources/read) and outcome (ok, tool_error, refused, limited, unavailable, timeout, error, aborted: the client left)',
     labelNames: ['team', 'server', 'tool', 'outcome'] as const,
     registers: [this.registry],
   });
 
   readonly mcpCallSeconds = new Histogram({
     name: 'switchyard_mcp_call_duration_seconds',
-    help: 'How long MCP tool calls through /mcp took, admission and the upstream server included, by server and outcome',
+    help: 'How long MCP tool calls, prompt gets and resource reads through /mcp took, admission and the upstream server included, by server and outcome',
     labelNames: ['server', 'outcome'] as const,
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
@@ -89,6 +89,13 @@ export class MetricsService {
     name: 'switchyard_mcp_server_errors_total',
     help: 'Requests to an MCP server that failed to reach it (reason: unavailable, timeout); a list leaves its tools out',
     labelNames: ['server', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly mcpServerUp = new Gauge({
+    name: 'switchyard_mcp_server_up',
+    help: 'Whether an MCP server answered its last request from this replica (1) or failed it (0); a failed one is skipped for a back-off (docs/mcp.md)',
+    labelNames: ['server'] as const,
     registers: [this.registry],
   });
 

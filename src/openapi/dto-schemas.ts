@@ -1,4 +1,5 @@
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
+import { MAX_TOOL_GLOB_LENGTH, MAX_TOOL_GLOBS } from '../mcp/tool-globs';
 // class-transformer's metadata (which class a nested @Type points at) has no typed entry point.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as {
@@ -39,6 +40,18 @@ export function dtoSchemas(): Record<string, SchemaObject> {
         type: 'object',
         maxProperties: 64,
         additionalProperties: { oneOf: [{ type: 'string', maxLength: 256 }, { type: 'null' }] },
+      },
+      isToolGlobs: {
+        description:
+          "Globs over MCP tools' gateway names, `<server>__<tool>` (`*` matches any run of characters); a team's must each be able to match a tool of its servers.",
+        type: 'array',
+        maxItems: MAX_TOOL_GLOBS,
+        items: {
+          type: 'string',
+          minLength: 1,
+          maxLength: MAX_TOOL_GLOB_LENGTH,
+          pattern: '^[^\\s,\\x00-\\x1f\\x7f]+$',
+        },
       },
       isEmbeddingInput: {
         oneOf: [

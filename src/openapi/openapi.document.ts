@@ -44,86 +44,14 @@ export const OPERATIONS: Operation[] = [
       ),
     },
   },
-  {
-    method: 'post',
-    path: '/mcp',
-    access: 'team',
-    summary:
-      'MCP over Streamable HTTP (JSON-RPC 2.0, the official SDK, stateless; docs/mcp.md): every MCP server the team of the token may reach, its permitted tools named `<server>__<tool>`. The token as Bearer or x-api-key; without one, 401 with WWW-Authenticate naming /.well-known/oauth-protected-resource.',
-    ok: {
-      status: 200,
-      description: 'A JSON-RPC response (202 for a notification)',
-      schema: object({ jsonrpc: { const: '2.0' } }),
-    },
-  },
-  {
-    method: 'get',
-    path: '/mcp',
-    access: 'team',
-    summary: 'No server-to-client stream: the endpoint is stateless (405).',
-    ok: { status: 405, description: 'A JSON-RPC error' },
-  },
-  {
-    method: 'delete',
-    path: '/mcp',
-    access: 'team',
-    summary: 'No session to end: the endpoint is stateless (405).',
-    ok: { status: 405, description: 'A JSON-RPC error' },
-  },
-  {
-    method: 'post',
-    path: '/mcp/{server}',
-    access: 'team',
-    summary:
-      'MCP over Streamable HTTP (JSON-RPC 2.0, the official SDK, stateless; docs/mcp.md): one MCP server the team of the token may reach, under its own names. The token as Bearer or x-api-key; without one, 401 with WWW-Authenticate naming /.well-known/oauth-protected-resource.',
-    ok: {
-      status: 200,
-      description: 'A JSON-RPC response (202 for a notification)',
-      schema: object({ jsonrpc: { const: '2.0' } }),
-    },
-  },
-  {
-    method: 'get',
-    path: '/mcp/{server}',
-    access: 'team',
-    summary: 'No server-to-client stream: the endpoint is stateless (405).',
-    ok: { status: 405, description: 'A JSON-RPC error' },
-  },
-  {
-    method: 'delete',
-    path: '/mcp/{server}',
-    access: 'team',
-    summary: 'No session to end: the endpoint is stateless (405).',
-    ok: { status: 405, description: 'A JSON-RPC error' },
-  },
-  {
-    method: 'get',
-    path: '/.well-known/oauth-protected-resource',
-    access: 'public',
-    summary:
-      'RFC 9728 Protected Resource Metadata of the MCP endpoint: where MCP clients learn how to authenticate.',
-    ok: {
-      status: 200,
-      description: 'Protected resource metadata',
-      schema: object({ resource: { type: 'string' }, bearer_methods_supported: { type: 'array' } }, [
-        'resource',
-      ]),
-    },
-  },
-  {
-    method: 'get',
-    path: '/.well-known/oauth-protected-resource/mcp',
-    access: 'public',
-    summary:
-      'RFC 9728 Protected Resource Metadata of the MCP endpoint: where MCP clients learn how to authenticate.',
-    ok: {
-      status: 200,
-      description: 'Protected resource metadata',
-      schema: object({ resource: { type: 'string' }, bearer_methods_supported: { type: 'array' } }, [
-        'resource',
-      ]),
-    },
-  },
+  ...mcpOperations(
+    '/mcp',
+    'every MCP server the team of the token may reach, its permitted tools named `<server>__<tool>`',
+  ),
+  ...mcpOperations('/mcp/{server}', 'one MCP server the team of the token may reach, under its own names'),
+  protectedResourceMetadata('/.well-known/oauth-protected-resource', '/mcp'),
+  protectedResourceMetadata('/.well-known/oauth-protected-resource/mcp', '/mcp'),
+  protectedResourceMetadata('/.well-known/oauth-protected-resource/mcp/{server}', '/mcp/{server}'),
   {
     method: 'get',
     path: '/v1/usage',
@@ -490,7 +418,7 @@ export const OPERATIONS: Operation[] = [
     path: '/admin/v1/mcp/servers',
     access: 'admin',
     summary:
-      'Every configured MCP server (docs/mcp.md) with its health and tools on the replica that answers, each asked for its tools now (within its timeoutMs); never its credentials.',
+      'Every configured MCP server (docs/mcp.md) with its health and tools on the replica that answers, each asked for its tools now (within its timeoutMs) unless it is in its back-off after failing (then shown as it was left); never its credentials.',
     ok: { status: 200, description: 'MCP servers', schema: list() },
   },
   {
@@ -825,4 +753,52 @@ function queryParameters(schema: SchemaObject | undefined): unknown[] {
     required: required.has(name),
     schema: property,
   }));
+}
+
+/** The MCP endpoint's operations at one path (docs/mcp.md): POST for messages, DELETE to end a 2025-era session. */
+function mcpOperations(path: string, serves: string): Operation[] {
+  return [
+    {
+      method: 'post',
+      path,
+      access: 'team',
+      summary: `MCP over Streamable HTTP (JSON-RPC 2.0, the official SDK; 2026-07-28 and the 2025 revisions; docs/mcp.md): ${serves}. The token as Bearer or x-api-key; without one, 401 with WWW-Authenticate naming its RFC 9728 metadata. A 2025-era initialize answers an Mcp-Session-Id.`,
+      ok: {
+        status: 200,
+        description: 'A JSON-RPC response (202 for a notification)',
+        schema: object({ jsonrpc: { const: '2.0' } }),
+      },
+    },
+    {
+      method: 'get',
+      path,
+      access: 'team',
+      summary: 'No server-to-client stream (405).',
+      ok: { status: 405, description: 'A JSON-RPC error' },
+    },
+    {
+      method: 'delete',
+      path,
+      access: 'team',
+      summary: 'Ends the 2025-era session named by Mcp-Session-Id (204); its later use is 404.',
+      ok: { status: 204, description: 'The session is ended' },
+    },
+  ];
+}
+
+/** RFC 9728 Protected Resource Metadata of an MCP path: where MCP clients learn how to authenticate. */
+function protectedResourceMetadata(path: string, resource: string): Operation {
+  return {
+    method: 'get',
+    path,
+    access: 'public',
+    summary: `RFC 9728 Protected Resource Metadata of ${resource}: where MCP clients learn how to authenticate.`,
+    ok: {
+      status: 200,
+      description: 'Protected resource metadata',
+      schema: object({ resource: { type: 'string' }, bearer_methods_supported: { type: 'array' } }, [
+        'resource',
+      ]),
+    },
+  };
 }

@@ -66,6 +66,14 @@ export class RedisKeys {
   consoleSession(sessionDigest: string): string {
     return `${this.prefix}console:session:${sessionDigest}`;
   }
+  /** A token's MCP sessions of the 2025 revisions (mcp/mcp-sessions.ts): HASH SHA-256 of `Mcp-Session-Id` -> record. */
+  mcpSessions(tokenId: string): string {
+    return `${this.prefix}mcp:sessions:{${tokenId}}`;
+  }
+  /** When each of those sessions was last saved or refreshed: ZSET digest -> ms (expiry and the per-token cap). */
+  mcpSessionTimes(tokenId: string): string {
+    return `${this.prefix}mcp:session-times:{${tokenId}}`;
+  }
   /** A team's granted memberships: HASH subject -> {role, grantedAt, grantedBy} (access/). */
   teamMembers(teamId: string): string {
     return `${this.prefix}team:{${teamId}}:members`;

@@ -17,7 +17,7 @@ export interface KeepAliveWatch {
  * stream is open and never keeps the process alive.
  */
 export class KeepAlives {
-  private readonly open = new Map<Response, { lastWrite: number }>();
+  private readonly open = new Set<Watch>();
   private timer?: NodeJS.Timeout;
 
   constructor(private readonly everyMs: number) {}
@@ -25,19 +25,13 @@ export class KeepAlives {
   /** Watches `res` until `stop()`; with keep-alives off (`everyMs` 0), a watch that does nothing. */
   watch(res: Response): KeepAliveWatch {
     if (!this.everyMs) return IDLE_WATCH;
-    const state = { lastWrite: Date.now() };
-    this.open.set(res, state);
+    const watch = new Watch(res, this);
+    this.open.add(watch);
     if (!this.timer) {
       this.timer = setInterval(() => this.tick(), this.everyMs);
       this.timer.unref();
     }
-    return {
-      wrote: () => void (state.lastWrite = Date.now()),
-      stop: () => {
-        this.open.delete(res);
-        if (this.open.size === 0) this.stopTimer();
-      },
-    };
+    return watch;
   }
 
   /** Streams watched now (for tests and diagnostics). */
@@ -45,11 +39,17 @@ export class KeepAlives {
     return this.open.size;
   }
 
+  /** `watch` is over (Watch.stop). */
+  forget(watch: Watch): void {
+    this.open.delete(watch);
+    if (this.open.size === 0) this.stopTimer();
+  }
+
   private tick(): void {
     const now = Date.now();
-    for (const [res, state] of this.open) {
-      if (res.writableEnded) this.open.delete(res);
-      else if (now - state.lastWrite >= this.everyMs) writeSseComment(res, 'keep-alive');
+    for (const watch of this.open) {
+      if (watch.res.writableEnded) this.open.delete(watch);
+      else if (now - watch.lastWrite >= this.everyMs) writeSseComment(watch.res, 'keep-alive');
     }
     if (this.open.size === 0) this.stopTimer();
   }
@@ -57,6 +57,27 @@ export class KeepAlives {
   private stopTimer(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+  }
+}
+
+/**
+ * One stream's watch: a single object whose methods live on its prototype, not a record and two closures over
+ * it (~200 bytes more for each held stream).
+ */
+class Watch implements KeepAliveWatch {
+  lastWrite = Date.now();
+
+  constructor(
+    readonly res: Response,
+    private readonly owner: KeepAlives,
+  ) {}
+
+  wrote(): void {
+    this.lastWrite = Date.now();
+  }
+
+  stop(): void {
+    this.owner.forget(this);
   }
 }
 

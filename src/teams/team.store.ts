@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common'
 import { GatewayConfig } from '../config/config.schema';
 import { GatewayException } from '../core/errors/gateway.exception';
 import { cleanLimits, type Limits } from '../core/limit-settings';
+import { toolGlobsMatchingNothing } from '../mcp/tool-globs';
 import { mergePatch } from './merge-patch';
 import {
   assertNamedWithinCeiling,
@@ -64,8 +65,14 @@ export interface TeamChanges {
   selfServiceTokens?: boolean;
   logging?: TeamLogging;
   responseCache?: boolean;
-  /** Replaced whole, like `models`. */
-  mcp?: TeamMcp;
+  /** Replaced whole, like `models`; `tools` not given (or null) is every tool of the servers (`*`). */
+  mcp?: TeamMcpChange;
+}
+
+/** A team's MCP permissions as create and update take them: `tools` may be left out. */
+export interface TeamMcpChange {
+  servers: string[];
+  tools?: string[] | null;
 }
 
 export type LimitsPatch = { [name in keyof Limits]?: number | null };
@@ -228,7 +235,8 @@ export class TeamStore implements OnApplicationBootstrap {
   }
 
   async create(id: string, changes: TeamChanges): Promise<Team> {
-    this.assertKnownMcpServers(changes);
+    changes = withMcpDefaults(changes);
+    this.assertValidMcp(changes);
     if (!(await this.createIfMissing(id, changes))) {
       throw new GatewayException('team_exists', `Team "${id}" already exists.`, { param: 'id' });
     }
@@ -247,7 +255,8 @@ export class TeamStore implements OnApplicationBootstrap {
     changes: TeamChanges,
     check?: ChangeCheck,
   ): Promise<{ team: Team; clamped: Clamped }> {
-    this.assertKnownMcpServers(changes);
+    changes = withMcpDefaults(changes);
+    this.assertValidMcp(changes);
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
       const raw = await this.records.read(id);
       const team = parseTeam(raw);
@@ -268,15 +277,27 @@ export class TeamStore implements OnApplicationBootstrap {
     );
   }
 
-  /** A team's MCP servers must be configured ones (mcp.servers); a server removed later is simply not reached. */
-  private assertKnownMcpServers(changes: TeamChanges): void {
+  /**
+   * A team's MCP servers must be configured ones (mcp.servers; a server removed later is simply not reached), and
+   * each of its tool globs able to match a tool of them (mcp/tool-globs.ts: `echo` for `remote__echo`, a server
+   * misspelt or not given).
+   */
+  private assertValidMcp(changes: TeamChanges): void {
+    if (!changes.mcp) return;
     const known = Object.keys(this.config.mcp.servers);
-    const unknown = (changes.mcp?.servers ?? []).filter((server) => !known.includes(server));
+    const unknown = changes.mcp.servers.filter((server) => !known.includes(server));
     if (unknown.length > 0)
       throw new GatewayException(
         'invalid_request',
         `Unknown MCP server ${unknown.map((server) => `"${server}"`).join(', ')} (configured: ${known.join(', ') || 'none'}).`,
         { param: 'mcp.servers', wireCode: null },
+      );
+    const [nothing] = toolGlobsMatchingNothing(changes.mcp.servers, changes.mcp.tools ?? []);
+    if (nothing)
+      throw new GatewayException(
+        'invalid_request',
+        `The tool glob "${nothing.glob}" matches no tool of the team's servers: ${nothing.why}.`,
+        { param: 'mcp.tools', wireCode: null },
       );
   }
 
@@ -322,4 +343,14 @@ export class TeamStore implements OnApplicationBootstrap {
   async remove(id: string): Promise<void> {
     await this.records.remove(id);
   }
+}
+
+/**
+ * `mcp` as it is stored: `tools` left out (or null) is `*`, every tool of the servers (docs/api.md), and a server
+ * named twice is named once.
+ */
+export function withMcpDefaults(changes: TeamChanges): TeamChanges {
+  if (!changes.mcp) return changes;
+  const { servers, tools } = changes.mcp;
+  return { ...changes, mcp: { servers: [...new Set(servers)], tools: tools ?? ['*'] } };
 }

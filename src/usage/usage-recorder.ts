@@ -53,7 +53,7 @@ export class UsageRecorder implements NestMiddleware {
       latch.waitingFor++;
       work.then(release, release);
     });
-    res.once('close', release);
+    res.on('close', release); // emitted once per response (`on`: no once-wrapper held per stream)
     next();
   }
 

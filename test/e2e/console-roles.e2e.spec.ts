@@ -138,7 +138,7 @@ describe('the console by role', () => {
         'Save ceiling',
       ],
       forms: 4,
-      summaries: ['Edit models, limits and metadata', 'Edit ceiling'],
+      summaries: ['Edit MCP permissions', 'Edit models, limits and metadata', 'Edit ceiling'],
     });
     expect(await page.getByLabel('Metadata (JSON object of strings)').count()).toBe(1);
 

@@ -1,16 +1,25 @@
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  Client,
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { signedIn } from '../support/admin-actors';
 import { eventually, untilPast } from '../support/eventually';
 import { freePort } from '../support/free-port';
+import { ModernMcpServer } from '../support/mcp-modern-server';
 import { RemoteMcpServer } from '../support/mcp-remote-server';
 import { OpenAIUpstream } from '../support/openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 const REMOTE_TOKEN = 'remote-server-credential';
 const STDIO_SERVER = join(__dirname, '../support/mcp-stdio-server.mjs');
+const STDIO_MODERN_SERVER = join(__dirname, '../support/mcp-stdio-modern-server.mjs');
 
 /** Keeps a per-minute test inside one minute (the window is the clock's, so the clock is the condition). */
 async function awayFromMinuteEdge(): Promise<void> {
@@ -18,12 +27,86 @@ async function awayFromMinuteEdge(): Promise<void> {
   if (intoMinute > 55_000) await untilPast(Date.now() - intoMinute + 60_500);
 }
 
+/** A 2025-era tools/list as a client without an SDK sends it (no `_meta` envelope: the 2025 revisions). */
+const listTools = { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } };
+
+/**
+ * A 2026-07-28 request as a client without an SDK sends it: the `_meta` envelope in the body, the revision, method
+ * and name in headers too (intermediaries route on those).
+ */
+function modernRequest(
+  id: number,
+  method: string,
+  params: Record<string, unknown> = {},
+  protocolVersion = '2026-07-28',
+): { body: object; headers: Record<string, string> } {
+  return {
+    body: {
+      jsonrpc: '2.0',
+      id,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': protocolVersion,
+          'io.modelcontextprotocol/clientCapabilities': {},
+          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+        },
+      },
+    },
+    headers: {
+      'mcp-protocol-version': protocolVersion,
+      'mcp-method': method,
+      ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
+    },
+  };
+}
+
+/** A 2025-era initialize as a client without an SDK sends it. */
+function initialize(protocolVersion: string): { body: object } {
+  return {
+    body: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    },
+  };
+}
+
+/**
+ * A fetch for an SDK client's transport that sends each request to the next of `replicas` in turn (as a load
+ * balancer without stickiness would), noting in `served` which one took it.
+ */
+function alternating(replicas: TestGateway[], served: string[]): typeof fetch {
+  let next = 0;
+  return (input, init) => {
+    const to = replicas[next++ % replicas.length].url;
+    served.push(to);
+    const url = String(input instanceof Request ? input.url : input).replace(replicas[0].url, to);
+    return fetch(url, init);
+  };
+}
+
+/** The JSON-RPC code of a call to a server that did not answer in its timeoutMs (docs/mcp.md). */
+const UPSTREAM_TIMEOUT = -32001;
+
+/**
+ * How the client speaks: the 2026-07-28 revision (pinned: no initialize, the `_meta` envelope on every request,
+ * server/discover), or the 2025 era (the initialize handshake, 2025-11-25), both with the official v2 client.
+ */
+const ERAS = [
+  { era: 'modern', revision: '2026-07-28' },
+  { era: 'legacy', revision: '2025-11-25' },
+] as const;
+
 /**
  * Tools through the gateway (docs/mcp.md): the official MCP SDK's Client against /mcp, in front of stand-in servers
- * built with the same SDK: a remote one (Streamable HTTP, checking the credential the gateway holds for it), a
- * local one the gateway starts (stdio), one that is down (nothing listens) and one that is stuck (never answers).
+ * built with the 1.x SDK (2025-era servers, as most deployed ones are): a remote one (Streamable HTTP, checking the
+ * credential the gateway holds for it), a local one the gateway starts (stdio), one that is down (nothing listens)
+ * and one that is stuck (never answers). Every test runs once for each protocol era the client may speak.
  */
-describe('MCP gateway', () => {
+describe.each(ERAS)('MCP gateway, client on $revision', ({ era, revision }) => {
   let upstream: OpenAIUpstream;
   let remote: RemoteMcpServer;
   let stuck: RemoteMcpServer;
@@ -100,23 +183,47 @@ describe('MCP gateway', () => {
     header: 'bearer' | 'x-api-key' = 'bearer',
     on: TestGateway = gw,
   ): Promise<Client> {
-    const client = new Client({ name: 'e2e', version: '1.0.0' });
+    const client = new Client(
+      { name: 'e2e', version: '1.0.0' },
+      era === 'modern' ? { versionNegotiation: { mode: { pin: revision } } } : {},
+    );
     const headers: Record<string, string> =
       header === 'bearer' ? { authorization: `Bearer ${token}` } : { 'x-api-key': token };
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${on.url}${path}`), { requestInit: { headers } }),
     );
     open.push(client);
+    // The era the client asked for is the one the gateway served.
+    expect(client.getProtocolEra()).toBe(era);
+    expect(client.getNegotiatedProtocolVersion()).toBe(revision);
     return client;
   }
 
-  async function refusal(call: Promise<unknown>): Promise<McpError> {
+  async function refusal(call: Promise<unknown>): Promise<ProtocolError> {
     const error = await call.then(
       () => undefined,
       (thrown: unknown) => thrown,
     );
-    expect(error).toBeInstanceOf(McpError);
-    return error as McpError;
+    expect(error).toBeInstanceOf(ProtocolError);
+    return error as ProtocolError;
+  }
+
+  /** A JSON-RPC POST as a client without an SDK sends it: `token` as Bearer, `headers` beside the usual ones. */
+  function rawPost(
+    path: string,
+    token: string | undefined,
+    request: { body: object; headers?: Record<string, string> },
+  ): Promise<Response> {
+    return fetch(`${gw.url}${path}`, {
+      method: 'POST',
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...request.headers,
+      },
+      body: JSON.stringify(request.body),
+    });
   }
 
   it('lists only the permitted tools of the reachable servers, named <server>__<tool>; a down and a stuck server are left out', async () => {
@@ -172,7 +279,7 @@ describe('MCP gateway', () => {
     const before = remote.calls.length;
     for (const name of ['remote__delete_repo', 'delete_repo', 'nowhere__echo']) {
       const error = await refusal(client.callTool({ name, arguments: {} }));
-      expect(error.code).toBe(ErrorCode.InvalidParams);
+      expect(error.code).toBe(ProtocolErrorCode.InvalidParams);
       expect(error.message).toContain('not available to this token');
     }
     expect(remote.calls.length).toBe(before);
@@ -182,25 +289,26 @@ describe('MCP gateway', () => {
     const outsider = await connect(await tokenOf('outsiders'));
     expect((await outsider.listTools()).tools).toEqual([]);
     expect((await refusal(outsider.callTool({ name: 'remote__echo', arguments: { text: 'x' } }))).code).toBe(
-      ErrorCode.InvalidParams,
+      ProtocolErrorCode.InvalidParams,
     );
     const narrow = await connect(await tokenOf('builders', { mcpTools: ['remote__echo'] }));
     expect((await narrow.listTools()).tools.map((tool) => tool.name)).toEqual(['remote__echo']);
     expect((await refusal(narrow.callTool({ name: 'remote__add', arguments: { a: 1, b: 1 } }))).code).toBe(
-      ErrorCode.InvalidParams,
+      ProtocolErrorCode.InvalidParams,
     );
   });
 
   it('a call to a server that is down or stuck fails with an MCP error within its timeout, not a hung request', async () => {
     const client = await connect(await tokenOf('builders'));
     let started = Date.now();
+    // Both failed earlier lists, so they may be skipped now (their back-off: mcp-hardening.e2e.spec.ts): "is down".
     const down = await refusal(client.callTool({ name: 'down__anything', arguments: {} }));
-    expect(down.message).toContain('MCP server "down" is unavailable');
+    expect(down.message).toMatch(/MCP server "down" is (unavailable|down)/);
     expect(Date.now() - started).toBeLessThan(4000);
     started = Date.now();
     const slow = await refusal(client.callTool({ name: 'stuck__anything', arguments: {} }));
-    expect(slow.code).toBe(ErrorCode.RequestTimeout);
-    expect(slow.message).toContain('MCP server "stuck" did not answer in time');
+    expect([UPSTREAM_TIMEOUT, ProtocolErrorCode.InternalError]).toContain(slow.code);
+    expect(slow.message).toMatch(/MCP server "stuck" (did not answer in time|is down)/);
     expect(Date.now() - started).toBeLessThan(4000);
     // The others still answer.
     expect(
@@ -215,7 +323,7 @@ describe('MCP gateway', () => {
       { type: 'text', text: 'alone' },
     ]);
     expect((await refusal(client.callTool({ name: 'delete_repo', arguments: {} }))).code).toBe(
-      ErrorCode.InvalidParams,
+      ProtocolErrorCode.InvalidParams,
     );
     expect((await client.listResources()).resources).toEqual([
       { uri: 'memo://readme', name: 'readme', mimeType: 'text/plain' },
@@ -223,6 +331,12 @@ describe('MCP gateway', () => {
     expect((await client.readResource({ uri: 'memo://readme' })).contents).toEqual([
       { uri: 'memo://readme', mimeType: 'text/plain', text: 'Read me first.' },
     ]);
+    // An error the server answers itself reaches the client as the server sent it.
+    const unknown = await refusal(client.readResource({ uri: 'memo://nothing' }));
+    expect(unknown).toMatchObject({
+      code: ProtocolErrorCode.InvalidParams,
+      message: expect.stringContaining('Unknown resource: memo://nothing'),
+    });
     const prompts = await (await connect(await tokenOf('builders'))).listPrompts();
     expect(prompts.prompts.map((prompt) => prompt.name)).toEqual(['notes__summarise']);
     const outsider = await fetch(`${gw.url}/mcp/remote`, {
@@ -235,11 +349,12 @@ describe('MCP gateway', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(outsider.status).toBe(404);
+    expect(await outsider.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
   });
 
   it('/mcp/<server> of a server that is down answers its lists with an MCP error, not an empty list', async () => {
     const client = await connect(await tokenOf('builders'), '/mcp/down');
-    expect(await refusal(client.listTools())).toBeInstanceOf(McpError);
+    expect(await refusal(client.listTools())).toBeInstanceOf(ProtocolError);
     // On /mcp the same server is only left out.
     const all = await connect(await tokenOf('builders'));
     expect((await all.listTools()).tools.map((tool) => tool.name)).toContain('remote__echo');
@@ -265,38 +380,71 @@ describe('MCP gateway', () => {
     ]);
     // A URI no permitted server lists or templates is refused by the gateway, not sent anywhere.
     expect((await refusal(client.readResource({ uri: 'other://secret' }))).code).toBe(
-      ErrorCode.InvalidParams,
+      ProtocolErrorCode.InvalidParams,
     );
     expect(remote.reads.slice(readBefore)).toEqual(['memo://readme', 'memo://notes/monday']);
     // A team that may reach no server sees no resources and reads none.
     const outsider = await connect(await tokenOf('outsiders'));
     expect((await outsider.listResources()).resources).toEqual([]);
     expect((await refusal(outsider.readResource({ uri: 'memo://readme' }))).code).toBe(
-      ErrorCode.InvalidParams,
+      ProtocolErrorCode.InvalidParams,
     );
   });
 
-  it('without a token: 401 with WWW-Authenticate naming the RFC 9728 metadata, which is served', async () => {
-    const answer = await fetch(`${gw.url}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
-    expect(answer.status).toBe(401);
-    const metadataUrl = `${gw.url}/.well-known/oauth-protected-resource`;
-    expect(answer.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}"`);
-    expect(await answer.json()).toMatchObject({
-      jsonrpc: '2.0',
-      id: null,
-      error: { code: ErrorCode.InvalidRequest },
-    });
-    const metadata = await fetch(metadataUrl);
-    expect(metadata.status).toBe(200);
-    expect(await metadata.json()).toEqual({
-      resource: `${gw.url}/mcp`,
-      bearer_methods_supported: ['header'],
-      resource_name: 'Switchyard MCP gateway',
-    });
+  it('without a token: 401 with WWW-Authenticate naming the RFC 9728 metadata of the resource asked for (before anything of MCP), which is served', async () => {
+    const wellKnown = `${gw.url}/.well-known/oauth-protected-resource`;
+    for (const [path, token, challenge] of [
+      ['/mcp', undefined, `Bearer resource_metadata="${wellKnown}/mcp"`],
+      ['/mcp/remote', undefined, `Bearer resource_metadata="${wellKnown}/mcp/remote"`],
+      // A token that is not one (RFC 6750): invalid_token.
+      ['/mcp', 'sk-not-a-token', `Bearer error="invalid_token", resource_metadata="${wellKnown}/mcp"`],
+      [
+        '/mcp/remote',
+        'sk-not-a-token',
+        `Bearer error="invalid_token", resource_metadata="${wellKnown}/mcp/remote"`,
+      ],
+    ] as const) {
+      const answer = await rawPost(
+        path,
+        token,
+        era === 'modern' ? modernRequest(1, 'tools/list') : listTools,
+      );
+      expect(answer.status).toBe(401);
+      expect(answer.headers.get('www-authenticate')).toBe(challenge);
+      expect(await answer.json()).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: ProtocolErrorCode.InvalidRequest },
+      });
+    }
+    // The official client is told so on connecting (the modern one at its server/discover probe).
+    const client = new Client(
+      { name: 'e2e', version: '1.0.0' },
+      era === 'modern' ? { versionNegotiation: { mode: { pin: revision } } } : {},
+    );
+    const refused = await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`))).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(refused).toBeInstanceOf(SdkHttpError);
+    expect(refused).toMatchObject({ status: 401 });
+    // Each resource's document at its path-aware address (RFC 9728, 3.1); the bare one names /mcp too.
+    for (const [at, resource, name] of [
+      [`${wellKnown}/mcp`, `${gw.url}/mcp`, 'Switchyard MCP gateway'],
+      [wellKnown, `${gw.url}/mcp`, 'Switchyard MCP gateway'],
+      [`${wellKnown}/mcp/remote`, `${gw.url}/mcp/remote`, 'Switchyard MCP gateway: remote'],
+      // Any well-formed id, configured or not: the document tells nobody which servers exist.
+      [`${wellKnown}/mcp/unconfigured`, `${gw.url}/mcp/unconfigured`, 'Switchyard MCP gateway: unconfigured'],
+    ] as const) {
+      const metadata = await fetch(at);
+      expect(metadata.status).toBe(200);
+      expect(await metadata.json()).toEqual({
+        resource,
+        bearer_methods_supported: ['header'],
+        resource_name: name,
+      });
+    }
+    expect((await fetch(`${wellKnown}/mcp/not_an_id`)).status).toBe(404);
   });
 
   it('toolCallsPerMinute refuses the call over the limit with an MCP error (429 in the log, counted)', async () => {
@@ -310,7 +458,7 @@ describe('MCP gateway', () => {
     const limited = await refusal(client.callTool({ name: 'remote__echo', arguments: { text: 'three' } }));
     expect(limited.code).toBe(-32010);
     expect(limited.message).toContain(
-      'toolCallsPerMinute limit of team "metered" reached (2/2 tool calls made)',
+      'toolCallsPerMinute limit of team "metered" reached (2/2 MCP calls made: tools, prompts and resource reads)',
     );
     expect(limited.data).toMatchObject({
       code: 'rate_limit_exceeded',
@@ -378,7 +526,7 @@ describe('MCP gateway', () => {
     );
   });
 
-  it("an org-admin sets a team's MCP permissions through the admin API, in force at once; unknown servers are 400; a team-admin cannot", async () => {
+  it("an org-admin sets a team's MCP permissions through the admin API, in force at once; unknown servers and globs matching nothing are 400; a team-admin cannot", async () => {
     expect((await gw.admin('POST', '/admin/v1/teams', { id: 'late' })).status).toBe(201);
     const client = await connect(await tokenOf('late'));
     expect((await client.listTools()).tools).toEqual([]);
@@ -393,6 +541,23 @@ describe('MCP gateway', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toMatchObject({ param: 'mcp.servers' });
     expect(unknown.body.error.message).toContain('Unknown MCP server "nowhere"');
+    // A glob that can match nothing is refused in the same shape: a list typed as one glob, an unprefixed tool.
+    for (const [tools, says] of [
+      [
+        ['remote__echo, remote__add'],
+        'Invalid \'mcp.tools\': holds "remote__echo, remote__add", which has whitespace',
+      ],
+      [['echo'], 'The tool glob "echo" matches no tool of the team\'s servers'],
+      [['notes__*'], '"notes" is not one of the team\'s MCP servers'],
+    ] as const) {
+      const bad = await gw.admin('PATCH', '/admin/v1/teams/late', { mcp: { servers: ['remote'], tools } });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error).toMatchObject({ type: 'invalid_request_error', param: 'mcp.tools' });
+      expect(bad.body.error.message).toContain(says);
+    }
+    const badToken = await gw.admin('POST', '/admin/v1/teams/late/tokens', { mcpTools: [''] });
+    expect(badToken.status).toBe(400);
+    expect(badToken.body.error).toMatchObject({ param: 'mcpTools' });
     const teamAdmin = await signedIn(gw, { subject: 'mcp-team-admin' }, [
       { kind: 'team-admin', team: 'late' },
     ]);
@@ -436,56 +601,301 @@ describe('MCP gateway', () => {
     expect((await gw.asTeam(await tokenOf('builders'), 'GET', '/admin/v1/mcp/servers')).status).toBe(401);
   });
 
-  it('speaks the revisions 2025-11-25 and 2025-06-18 (stateless: no Mcp-Session-Id), and refuses 2026-07-28, which the 1.x SDK does not serve', async () => {
-    const token = await tokenOf('builders');
-    const post = (body: object, headers: Record<string, string> = {}) =>
-      fetch(`${gw.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...headers,
-        },
-        body: JSON.stringify(body),
+  if (era === 'legacy') {
+    it('speaks the revisions 2025-11-25 and 2025-06-18 as JSON, each initialize opening an Mcp-Session-Id session; GET is 405', async () => {
+      const token = await tokenOf('builders');
+      for (const protocolVersion of ['2025-11-25', '2025-06-18']) {
+        const answer = await rawPost('/mcp', token, initialize(protocolVersion));
+        expect(answer.status).toBe(200);
+        expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+        // A random id of visible ASCII (the spec's rule), new for every initialize.
+        const session = answer.headers.get('mcp-session-id');
+        expect(session).toMatch(/^[\x21-\x7e]{32,}$/);
+        expect(await answer.json()).toMatchObject({
+          result: { protocolVersion, serverInfo: { name: 'switchyard' } },
+        });
+        const listed = await rawPost('/mcp', token, {
+          ...listTools,
+          headers: { 'mcp-protocol-version': protocolVersion, 'mcp-session-id': session! },
+        });
+        expect(listed.status).toBe(200);
+        expect(((await listed.json()) as any).result.tools.length).toBe(4);
+        // Without a session a request is still served on its own (the gateway does not require one).
+        const alone = await rawPost('/mcp', token, {
+          ...listTools,
+          headers: { 'mcp-protocol-version': protocolVersion },
+        });
+        expect(alone.status).toBe(200);
+        expect(alone.headers.get('mcp-session-id')).toBeNull();
+      }
+      // A failed initialize opens nothing.
+      const refused = await rawPost('/mcp', token, {
+        body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 7 } },
       });
-    for (const protocolVersion of ['2025-11-25', '2025-06-18']) {
-      const answer = await post({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      expect(refused.headers.get('mcp-session-id')).toBeNull();
+      // A Host header that is no host name (a port out of range) is no concern of MCP's: still answered.
+      const status = await new Promise<number | undefined>((resolve, reject) => {
+        const body = JSON.stringify(listTools.body);
+        const sent = httpRequest(`${gw.url}/mcp`, {
+          method: 'POST',
+          headers: {
+            host: 'gateway:99999',
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            accept: 'application/json, text/event-stream',
+          },
+        });
+        sent.once('response', (answer) => {
+          answer.resume();
+          resolve(answer.statusCode);
+        });
+        sent.once('error', reject);
+        sent.end(body);
       });
-      expect(answer.status).toBe(200);
-      expect(answer.headers.get('mcp-session-id')).toBeNull();
-      expect(await answer.json()).toMatchObject({
-        result: { protocolVersion, serverInfo: { name: 'switchyard' } },
+      expect(status).toBe(200);
+      const stream = await fetch(`${gw.url}/mcp`, {
+        headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
       });
-      // Without a session, any request stands alone (any replica can answer it).
-      const listed = await post(
-        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
-        { 'mcp-protocol-version': protocolVersion },
-      );
-      expect(listed.status).toBe(200);
-      expect(((await listed.json()) as any).result.tools.length).toBe(4);
-    }
-    const newer = await post(
-      {
-        jsonrpc: '2.0',
-        id: 3,
-        method: 'tools/list',
-        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
-      },
-      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' },
-    );
-    expect(newer.status).toBe(400);
-    expect(((await newer.json()) as any).error.message).toContain('Unsupported protocol version');
-    const stream = await fetch(`${gw.url}/mcp`, {
-      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+      expect(stream.status).toBe(405);
+      expect(stream.headers.get('allow')).toBe('POST, DELETE');
     });
-    expect(stream.status).toBe(405);
-    expect(stream.headers.get('allow')).toBe('POST');
-  });
+
+    it("a session is the token's and the route's: unknown, ended, another team's or another route's is 404; DELETE ends it", async () => {
+      const token = await tokenOf('builders');
+      const opened = await rawPost('/mcp', token, initialize('2025-11-25'));
+      const session = opened.headers.get('mcp-session-id')!;
+      const withSession = (id: string) => ({
+        ...listTools,
+        headers: { 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': id },
+      });
+      const notFound = async (answer: Response) => {
+        expect(answer.status).toBe(404);
+        expect(await answer.json()).toMatchObject({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32001, message: 'Session not found' },
+        });
+      };
+      expect((await rawPost('/mcp', token, withSession(session))).status).toBe(200);
+      await notFound(await rawPost('/mcp', token, withSession('no-such-session')));
+      await notFound(await rawPost('/mcp', token, withSession('not visible ascii')));
+      // Another team's token, another token of the same team, another route: not theirs.
+      await notFound(await rawPost('/mcp', await tokenOf('outsiders'), withSession(session)));
+      await notFound(await rawPost('/mcp', await tokenOf('builders'), withSession(session)));
+      await notFound(await rawPost('/mcp/remote', token, withSession(session)));
+      // A notification names it too.
+      await notFound(
+        await rawPost('/mcp', token, {
+          body: { jsonrpc: '2.0', method: 'notifications/initialized' },
+          headers: { 'mcp-session-id': 'no-such-session' },
+        }),
+      );
+      const end = (id: string | undefined, who = token, path = '/mcp') =>
+        fetch(`${gw.url}${path}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${who}`, ...(id ? { 'mcp-session-id': id } : {}) },
+        });
+      const anonymous = await end(undefined);
+      expect(anonymous.status).toBe(400);
+      expect(await anonymous.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
+      await notFound(await end(session, await tokenOf('outsiders')));
+      expect((await rawPost('/mcp', token, withSession(session))).status).toBe(200);
+      const ended = await end(session);
+      expect(ended.status).toBe(204);
+      await notFound(await rawPost('/mcp', token, withSession(session)));
+      await notFound(await end(session));
+      // Kept in Redis by the SHA-256 of its id, with the sliding TTL (24 h): never the id itself.
+      const again = (await rawPost('/mcp', token, initialize('2025-06-18'))).headers.get('mcp-session-id')!;
+      const keys = await gw.redis.keys(`${gw.prefix}mcp:session*`);
+      expect(keys.length).toBeGreaterThan(0);
+      const stored = await Promise.all(
+        keys.map(async (key) =>
+          key.includes(':sessions:') ? await gw.redis.hgetall(key) : await gw.redis.zrange(key, '0', '-1'),
+        ),
+      );
+      expect(JSON.stringify(stored)).not.toContain(again);
+      const ttl = await gw.redis.ttl(keys[0]);
+      expect(ttl).toBeGreaterThan(23 * 3600);
+      expect(ttl).toBeLessThanOrEqual(24 * 3600);
+      // On /mcp/<server> a session is that route's.
+      const ofOne = (await rawPost('/mcp/remote', token, initialize('2025-11-25'))).headers.get(
+        'mcp-session-id',
+      )!;
+      expect((await rawPost('/mcp/remote', token, withSession(ofOne))).status).toBe(200);
+      await notFound(await rawPost('/mcp', token, withSession(ofOne)));
+      expect((await end(ofOne, token, '/mcp/remote')).status).toBe(204);
+    });
+
+    it('keeps at most 100 sessions per token in Redis: the 101st initialize ends the one used longest ago', async () => {
+      const token = await tokenOf('builders');
+      const otherToken = await tokenOf('builders');
+      const withSession = (id: string) => ({
+        ...listTools,
+        headers: { 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': id },
+      });
+      const open = async (who: string) =>
+        (await rawPost('/mcp', who, initialize('2025-11-25'))).headers.get('mcp-session-id')!;
+      const bystander = await open(otherToken);
+      const opened: string[] = [];
+      for (let i = 0; i < 105; i++) opened.push(await open(token));
+      expect(new Set(opened).size).toBe(105);
+      const sizes = await Promise.all(
+        (await gw.redis.keys(`${gw.prefix}mcp:session*`)).map((key) =>
+          key.includes(':sessions:') ? gw.redis.hlen(key) : gw.redis.zcard(key),
+        ),
+      );
+      expect(Math.max(...sizes)).toBe(100);
+      for (const gone of opened.slice(0, 5))
+        expect((await rawPost('/mcp', token, withSession(gone))).status).toBe(404);
+      for (const kept of [opened[5], opened[104]])
+        expect((await rawPost('/mcp', token, withSession(kept))).status).toBe(200);
+      // The cap is per token: another token's session is untouched.
+      expect((await rawPost('/mcp', otherToken, withSession(bystander))).status).toBe(200);
+    });
+
+    it("the 1.x SDK's client (what most deployed agents embed) keeps its session across two replicas, starts a new one after a 404, and ends it", async () => {
+      const other = await startTestGateway({ ...options, prefix: gw.prefix });
+      try {
+        const token = await tokenOf('builders');
+        const served: string[] = [];
+        const transport = () =>
+          new StreamableHTTPClientTransportV1(new URL(`${gw.url}/mcp`), {
+            requestInit: { headers: { authorization: `Bearer ${token}` } },
+            fetch: alternating([gw, other], served),
+          });
+        let sent = transport();
+        const client = new ClientV1({ name: 'e2e-v1', version: '1.0.0' });
+        await client.connect(sent);
+        try {
+          const session = sent.sessionId;
+          expect(session).toMatch(/^[\x21-\x7e]{32,}$/);
+          for (const text of ['one', 'two', 'three']) {
+            expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('remote__echo');
+            expect((await client.callTool({ name: 'remote__echo', arguments: { text } })).content).toEqual([
+              { type: 'text', text },
+            ]);
+          }
+          // Both replicas answered its requests, all under the one session.
+          expect(new Set(served)).toEqual(new Set([gw.url, other.url]));
+          expect(sent.sessionId).toBe(session);
+          // The session is gone (as if it expired): 404, and the client starts a new one with initialize.
+          await gw.redis.del(await gw.redis.keys(`${gw.prefix}mcp:session*`));
+          const lost = await client.listTools().then(
+            () => undefined,
+            (thrown: unknown) => thrown,
+          );
+          expect(lost).toMatchObject({ code: 404 });
+          await client.close();
+          sent = transport();
+          await client.connect(sent);
+          expect(sent.sessionId).toMatch(/^[\x21-\x7e]{32,}$/);
+          expect(sent.sessionId).not.toBe(session);
+          expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('remote__echo');
+          // Ended by the client: later use is 404.
+          const ended = sent.sessionId!;
+          await sent.terminateSession();
+          const after = await rawPost('/mcp', token, {
+            ...listTools,
+            headers: { 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': ended },
+          });
+          expect(after.status).toBe(404);
+        } finally {
+          await client.close();
+        }
+      } finally {
+        await other.close();
+      }
+    });
+
+    it("the 2.x SDK's client on 2025-11-25 keeps its session across two replicas and ends it", async () => {
+      const other = await startTestGateway({ ...options, prefix: gw.prefix });
+      try {
+        const token = await tokenOf('builders');
+        const served: string[] = [];
+        const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+          fetch: alternating([gw, other], served),
+        });
+        const client = new Client({ name: 'e2e', version: '1.0.0' });
+        await client.connect(transport);
+        try {
+          expect(client.getNegotiatedProtocolVersion()).toBe('2025-11-25');
+          const session = transport.sessionId;
+          expect(session).toMatch(/^[\x21-\x7e]{32,}$/);
+          for (const text of ['one', 'two', 'three'])
+            expect((await client.callTool({ name: 'remote__echo', arguments: { text } })).content).toEqual([
+              { type: 'text', text },
+            ]);
+          expect(new Set(served)).toEqual(new Set([gw.url, other.url]));
+          expect(transport.sessionId).toBe(session);
+          await transport.terminateSession();
+          const after = await rawPost('/mcp', token, {
+            ...listTools,
+            headers: { 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': session! },
+          });
+          expect(after.status).toBe(404);
+        } finally {
+          await client.close();
+        }
+      } finally {
+        await other.close();
+      }
+    });
+  } else {
+    it('speaks 2026-07-28: server/discover advertises it and the gateway; no initialize, no session', async () => {
+      const client = await connect(await tokenOf('builders'));
+      expect(client.getDiscoverResult()).toMatchObject({
+        supportedVersions: expect.arrayContaining(['2026-07-28']),
+        capabilities: { tools: {}, prompts: {}, resources: {} },
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'switchyard' } },
+      });
+      expect(client.getServerVersion()).toMatchObject({ name: 'switchyard' });
+      // On the wire: each request carries its revision and stands alone.
+      const token = await tokenOf('builders');
+      const discovered = await rawPost('/mcp', token, modernRequest(1, 'server/discover'));
+      expect(discovered.status).toBe(200);
+      expect(discovered.headers.get('mcp-session-id')).toBeNull();
+      expect(((await discovered.json()) as any).result.supportedVersions).toContain('2026-07-28');
+      // No sessions on this revision: an Mcp-Session-Id sent (even one never issued) is ignored.
+      const listed = await rawPost('/mcp', token, {
+        ...modernRequest(2, 'tools/list'),
+        headers: { ...modernRequest(2, 'tools/list').headers, 'mcp-session-id': 'never-issued' },
+      });
+      expect(listed.status).toBe(200);
+      expect(listed.headers.get('content-type')).toMatch(/^application\/json/);
+      // The list is this team's: no cache may share it with another (cacheScope private).
+      expect(((await listed.json()) as any).result).toMatchObject({
+        resultType: 'complete',
+        ttlMs: 0,
+        cacheScope: 'private',
+        tools: expect.arrayContaining([expect.objectContaining({ name: 'remote__echo' })]),
+      });
+      const called = await rawPost(
+        '/mcp',
+        token,
+        modernRequest(3, 'tools/call', { name: 'remote__echo', arguments: { text: 'raw' } }),
+      );
+      expect(((await called.json()) as any).result.content).toEqual([{ type: 'text', text: 'raw' }]);
+      // A change-notification stream is closed at once: the gateway relays no notifications, so it honours none.
+      const listen = await rawPost(
+        '/mcp',
+        token,
+        modernRequest(5, 'subscriptions/listen', { notifications: { toolsListChanged: true } }),
+      );
+      expect(listen.status).toBe(200);
+      const frames = await listen.text();
+      expect(frames).toContain('"notifications":{}');
+      expect(frames).toContain('"result":{"resultType":"complete"');
+      // A revision the gateway does not serve is refused as the spec says (-32022), naming those it does.
+      const unknown = await rawPost('/mcp', token, modernRequest(4, 'tools/list', {}, '2099-01-01'));
+      expect(unknown.status).toBe(400);
+      expect(((await unknown.json()) as any).error).toMatchObject({
+        code: -32022,
+        data: { supported: expect.arrayContaining(['2026-07-28']) },
+      });
+    });
+  }
 
   it('two replicas on one Redis: a client may go to either, and toolCallsPerMinute holds across them', async () => {
     await awayFromMinuteEdge();
@@ -508,9 +918,221 @@ describe('MCP gateway', () => {
         ]);
       const limited = await refusal(b.callTool({ name: 'remote__echo', arguments: { text: 'b again' } }));
       expect(limited.code).toBe(-32010);
-      expect(limited.message).toContain('(3/3 tool calls made)');
+      expect(limited.message).toContain('(3/3 MCP calls made');
     } finally {
       await other.close();
+    }
+  });
+});
+
+/**
+ * Tool servers of the 2026-07-28 era behind the gateway, a remote one (the v2 SDK's createMcpHandler) and a local
+ * one (its serveStdio), both refusing 2025-era requests: the gateway's client negotiates that revision with them
+ * (server/discover, never initialize), beside a 2025-era server, and serves all to clients of either era.
+ */
+describe('MCP gateway in front of 2026-07-28 servers', () => {
+  let upstream: OpenAIUpstream;
+  let modern: ModernMcpServer;
+  let remote: RemoteMcpServer;
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    modern = await new ModernMcpServer(REMOTE_TOKEN).start();
+    remote = await new RemoteMcpServer({ token: REMOTE_TOKEN }).start();
+    const server = (url: string) => ({ url, headers: { Authorization: 'Bearer ${MCP_REMOTE_TOKEN}' } });
+    gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      env: { MCP_REMOTE_TOKEN: REMOTE_TOKEN },
+      config: {
+        mcp: {
+          servers: {
+            modern: server(modern.url),
+            remote: server(remote.url),
+            nearby: { command: process.execPath, args: [STDIO_MODERN_SERVER], timeoutMs: 10_000 },
+          },
+        },
+        teams: { mixed: { mcp: { servers: ['modern', 'remote', 'nearby'], tools: ['*'] } } },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await gw.close();
+    await Promise.all([modern.stop(), remote.stop(), upstream.stop()]);
+  });
+
+  it('speaks 2026-07-28 to them (never initialize), remote and local, beside a 2025-era server, and serves all to clients of either era', async () => {
+    const created = await gw.admin('POST', '/admin/v1/teams/mixed/tokens', {});
+    const headers = { authorization: `Bearer ${created.body.token as string}` };
+    for (const { era, revision } of ERAS) {
+      const client = new Client(
+        { name: 'e2e', version: '1.0.0' },
+        era === 'modern' ? { versionNegotiation: { mode: { pin: revision } } } : {},
+      );
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers } }),
+      );
+      try {
+        // A call before any list (the gateway's first request to the server, for the first client): its `region`
+        // reaches the server in the Mcp-Param-Region header too, which the server requires.
+        expect(
+          (await client.callTool({ name: 'modern__forecast', arguments: { region: era } })).content,
+        ).toEqual([{ type: 'text', text: `${era}: sunny` }]);
+        expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
+          'modern__forecast',
+          'modern__shout',
+          'nearby__era',
+          'remote__add',
+          'remote__delete_repo',
+          'remote__echo',
+        ]);
+        expect((await client.callTool({ name: 'modern__shout', arguments: { text: era } })).content).toEqual([
+          { type: 'text', text: era.toUpperCase() },
+        ]);
+        // The local one answers the gateway on 2026-07-28 whichever era its client speaks.
+        expect((await client.callTool({ name: 'nearby__era', arguments: {} })).structuredContent).toEqual({
+          era: 'modern',
+          revision: '2026-07-28',
+        });
+        expect((await client.callTool({ name: 'remote__echo', arguments: { text: era } })).content).toEqual([
+          { type: 'text', text: era },
+        ]);
+      } finally {
+        await client.close();
+      }
+    }
+    const methods = modern.requests.map((request) => request.method);
+    expect(methods).toContain('server/discover');
+    expect(methods).not.toContain('initialize');
+    expect(new Set(modern.requests.map((request) => request.revision))).toEqual(new Set(['2026-07-28']));
+    expect(new Set(modern.authorizations)).toEqual(new Set([`Bearer ${REMOTE_TOKEN}`]));
+    expect(modern.calls).toContainEqual({ name: 'forecast', arguments: { region: 'modern' } });
+    // The server does refuse a call whose argument is not mirrored in its header: the gateway's calls were.
+    const unmirrored = await fetch(modern.url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${REMOTE_TOKEN}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'forecast',
+      },
+      body: JSON.stringify(
+        modernRequest(1, 'tools/call', { name: 'forecast', arguments: { region: 'x' } }).body,
+      ),
+    });
+    expect(unmirrored.status).toBe(400);
+    expect(((await unmirrored.json()) as any).error.code).toBe(-32020);
+  });
+});
+
+/** A request with headers fetch() will not send (Host): its status, headers and body. */
+function rawHttp(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(url, {
+      method,
+      headers: { ...headers, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
+    });
+    sent.once('response', (answer) => {
+      let text = '';
+      answer.setEncoding('utf8');
+      answer.on('data', (chunk: string) => (text += chunk));
+      answer.once('end', () => resolve({ status: answer.statusCode!, headers: answer.headers, body: text }));
+    });
+    sent.once('error', reject);
+    sent.end(body);
+  });
+}
+
+/**
+ * Where the endpoint says it is (RFC 9728 `resource`, the 401's `resource_metadata`): `server.publicUrl` whatever the
+ * Host; without it the request's own, forwarded headers only from `server.trustedProxies`. And every answer under
+ * /mcp is JSON-RPC shaped, a path no route serves included.
+ */
+describe('MCP endpoint: its address and its errors', () => {
+  let upstream: OpenAIUpstream;
+  let remote: RemoteMcpServer;
+  let published: TestGateway;
+  let direct: TestGateway;
+
+  beforeAll(async () => {
+    upstream = await new OpenAIUpstream().start();
+    remote = await new RemoteMcpServer({ token: REMOTE_TOKEN }).start();
+    const config = (server: object) => ({
+      server,
+      mcp: { servers: { gh: { url: remote.url, headers: { Authorization: `Bearer ${REMOTE_TOKEN}` } } } },
+      teams: { builders: { mcp: { servers: ['gh'], tools: ['*'] } } },
+    });
+    published = await startTestGateway({
+      upstreamUrl: upstream.url,
+      config: config({ publicUrl: 'https://mcp.example.com/' }),
+    });
+    direct = await startTestGateway({ upstreamUrl: upstream.url, config: config({ trustedProxies: [] }) });
+  });
+
+  afterAll(async () => {
+    await Promise.all([published.close(), direct.close()]);
+    await Promise.all([remote.stop(), upstream.stop()]);
+  });
+
+  it('names server.publicUrl whatever Host or forwarded headers say; without it, forwarded headers only from a trusted proxy', async () => {
+    const evil = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' };
+    const wellKnown = '/.well-known/oauth-protected-resource';
+    const metadata = await rawHttp(`${published.url}${wellKnown}/mcp/gh`, 'GET', evil);
+    expect(JSON.parse(metadata.body)).toMatchObject({ resource: 'https://mcp.example.com/mcp/gh' });
+    const refused = await rawHttp(`${published.url}/mcp`, 'POST', {
+      ...evil,
+      'content-type': 'application/json',
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.headers['www-authenticate']).toBe(
+      `Bearer resource_metadata="https://mcp.example.com${wellKnown}/mcp"`,
+    );
+    // No proxy trusted: X-Forwarded-* are not believed, the Host the client used is (it is where it reached).
+    const own = await rawHttp(`${direct.url}${wellKnown}/mcp`, 'GET', {
+      host: 'gateway.internal:8080',
+      'x-forwarded-host': 'evil.example',
+      'x-forwarded-proto': 'https',
+    });
+    expect(JSON.parse(own.body)).toMatchObject({ resource: 'http://gateway.internal:8080/mcp' });
+    // A Host that is no host name is never written into the header or the document.
+    const odd = await rawHttp(`${direct.url}/mcp`, 'POST', {
+      host: 'a"b',
+      'content-type': 'application/json',
+    });
+    expect(odd.headers['www-authenticate']).toBe(
+      `Bearer resource_metadata="http://localhost${wellKnown}/mcp"`,
+    );
+  });
+
+  it('answers every path under /mcp in JSON-RPC shape: one the router cannot decode, one no route serves, a method it has not', async () => {
+    const { token } = await direct.teamToken('builders');
+    for (const [path, method, status] of [
+      ['/mcp/%ZZ', 'POST', 400],
+      ['/mcp/gh/extra', 'POST', 404],
+      ['/mcp/gh/extra', 'GET', 404],
+      ['/mcp', 'PUT', 404],
+      ['/mcp/nowhere', 'POST', 404],
+    ] as const) {
+      const answer = await fetch(`${direct.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        ...(method === 'GET' ? {} : { body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' }),
+      });
+      expect({ path, method, status: answer.status }).toEqual({ path, method, status });
+      expect(answer.headers.get('content-type')).toContain('application/json');
+      expect(await answer.json()).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: expect.any(String) },
+      });
     }
   });
 });

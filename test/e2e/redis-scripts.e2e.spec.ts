@@ -9,6 +9,7 @@ import type { AdmitCall, CounterTake } from '../../src/limits/limit-counters.rep
 import { windowOf } from '../../src/limits/limit-windows';
 import { RedisLimitCounters } from '../../src/limits/redis-limit-counters.repository';
 import { RedisKeys } from '../../src/redis/redis-keys';
+import { RedisMcpSessionRecords } from '../../src/mcp/redis-mcp-session-records.repository';
 import { assertWithinTeamAdminBound } from '../../src/admin/team-admin-changes';
 import { RedisTeamRecords } from '../../src/teams/redis-team-records.repository';
 import { TeamStore } from '../../src/teams/team.store';
@@ -179,6 +180,45 @@ describe('Redis scripts', () => {
       expect(clamped).toEqual({
         limits: { from: { requestsPerMinute: 180 }, to: { requestsPerMinute: 100 } },
       });
+    });
+  });
+
+  describe('MCP sessions (RedisMcpSessionRecords)', () => {
+    const day = 24 * 3600;
+    const t0 = 1_800_000_000_000;
+
+    it('keeps at most maxPerToken per token, dropping the one written longest ago; other tokens untouched', async () => {
+      const sessions = new RedisMcpSessionRecords(redis, keys);
+      await sessions.save('tok-b', 'b1', 'B', { nowMs: t0, ttlSeconds: day, maxPerToken: 3 });
+      for (const [i, digest] of ['a1', 'a2', 'a3'].entries())
+        await sessions.save('tok-a', digest, digest, { nowMs: t0 + i, ttlSeconds: day, maxPerToken: 3 });
+      // a1 renewed: a2 is now the oldest, and a fourth session ends it.
+      await sessions.refresh('tok-a', 'a1', 'a1+', { nowMs: t0 + 10, ttlSeconds: day });
+      await sessions.save('tok-a', 'a4', 'a4', { nowMs: t0 + 11, ttlSeconds: day, maxPerToken: 3 });
+      const at = { nowMs: t0 + 12, ttlSeconds: day };
+      expect(await sessions.find('tok-a', 'a2', at)).toBeNull();
+      expect(await sessions.find('tok-a', 'a1', at)).toBe('a1+');
+      expect(await sessions.find('tok-a', 'a4', at)).toBe('a4');
+      expect(await redis.hlen(keys.mcpSessions('tok-a'))).toBe(3);
+      expect(await redis.zcard(keys.mcpSessionTimes('tok-a'))).toBe(3);
+      expect(await sessions.find('tok-b', 'b1', at)).toBe('B');
+      expect(await sessions.find('tok-b', 'a1', at)).toBeNull();
+      const ttl = await redis.ttl(keys.mcpSessions('tok-a'));
+      expect(ttl).toBeGreaterThan(day - 60);
+    });
+
+    it('a session a TTL past its last write is gone: not found, not renewed, dropped at the next save', async () => {
+      const sessions = new RedisMcpSessionRecords(redis, keys);
+      await sessions.save('tok-c', 'c1', 'C', { nowMs: t0, ttlSeconds: 60, maxPerToken: 100 });
+      expect(await sessions.find('tok-c', 'c1', { nowMs: t0 + 59_999, ttlSeconds: 60 })).toBe('C');
+      const later = { nowMs: t0 + 60_000, ttlSeconds: 60 };
+      expect(await sessions.find('tok-c', 'c1', later)).toBeNull();
+      await sessions.refresh('tok-c', 'c1', 'C+', later);
+      expect(await sessions.find('tok-c', 'c1', { nowMs: t0, ttlSeconds: 60 })).toBe('C');
+      await sessions.save('tok-c', 'c2', 'C2', { ...later, maxPerToken: 100 });
+      expect(await redis.hkeys(keys.mcpSessions('tok-c'))).toEqual(['c2']);
+      await sessions.remove('tok-c', 'c2');
+      expect(await sessions.find('tok-c', 'c2', later)).toBeNull();
     });
   });
 });

@@ -30,3 +30,19 @@ export async function signedIn(gw: TestGateway, person: Person, roles: Role[]): 
     },
   };
 }
+
+/**
+ * Signs a browser context in as `person` with `roles`: a session opened as signedIn does, its cookie put in the
+ * context's jar (the page reads its CSRF token from GET /console/api/session when it loads, as after a reload).
+ */
+export async function browserSignedIn(
+  context: { addCookies(cookies: Array<{ name: string; value: string; url: string }>): Promise<void> },
+  gw: TestGateway,
+  person: Person,
+  roles: Role[],
+): Promise<void> {
+  const { id } = await gw.gateway.app
+    .get(ConsoleSessions)
+    .open(person.email ?? person.subject, { person, roles });
+  await context.addCookies([{ name: CONSOLE_COOKIE, value: id, url: gw.url }]);
+}

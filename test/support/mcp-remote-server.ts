@@ -20,8 +20,25 @@ import {
 export interface RemoteMcpOptions {
   /** The bearer token it demands (401 otherwise), as a real hosted server does. */
   token: string;
-  /** `hang`: every tools/list and tools/call is left unanswered (a server that is up but stuck). */
-  behaviour?: 'normal' | 'hang';
+  /**
+   * `hang`: every tools/list and tools/call is left unanswered (a server that is up but stuck). `leaky`: every
+   * request after the handshake (a client's server/discover probe, initialize) is answered HTTP 500 with a body
+   * quoting the Authorization header it was sent (a server that echoes the credential it was given in its errors;
+   * the SDK's client quotes such a body in its error, not the body of a failed probe). `endless-pages`: every page
+   * of tools/list names one more page after it.
+   */
+  behaviour?: 'normal' | 'hang' | 'leaky' | 'endless-pages';
+  /**
+   * Adds the tools `whoami` (answers with the Authorization header it was sent), `whereami` (with the path and query
+   * it was called at) and `reject` (an MCP error quoting the header, in its message and its data).
+   */
+  echoTools?: boolean;
+  /** Adds the tool `slow`, which answers after this many milliseconds (a client may leave meanwhile). */
+  slowMs?: number;
+  /** Adds the tool `slow`, which never answers (until the server stops): one slow call, the server otherwise well. */
+  slowTool?: boolean;
+  /** Its resources/list and resources/templates/list answer after this many milliseconds. */
+  resourceListMs?: number;
 }
 
 /**
@@ -33,8 +50,12 @@ export interface RemoteMcpOptions {
 export class RemoteMcpServer {
   readonly authorizations: Array<string | undefined> = [];
   readonly calls: Array<{ name: string; arguments: unknown }> = [];
+  /** How many tools/list requests reached it. */
+  lists = 0;
   /** The resource URIs it was asked to read, in order. */
   readonly reads: string[] = [];
+  /** How many resources/list requests reached it. */
+  resourceLists = 0;
   private http?: HttpServer;
   private readonly stuck = new Set<() => void>();
 
@@ -65,7 +86,17 @@ export class RemoteMcpServer {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body: unknown = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
-    const server = this.server();
+    const method = (body as { method?: unknown } | undefined)?.method;
+    const handshake = ['server/discover', 'initialize', 'notifications/initialized'].includes(String(method));
+    if (this.options.behaviour === 'leaky' && !handshake) {
+      res
+        .writeHead(500, { 'content-type': 'text/plain' })
+        .end(
+          `upstream broke while using credential "${req.headers.authorization}" ${'and so on '.repeat(200)}`,
+        );
+      return;
+    }
+    const server = this.server(req.headers.authorization ?? '', req.url ?? '');
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -86,13 +117,19 @@ export class RemoteMcpServer {
     });
   }
 
-  private server(): Server {
+  private server(authorization: string, path: string): Server {
     const server = new Server(
       { name: 'remote', version: '1.0.0' },
       { capabilities: { tools: {}, resources: {} } },
     );
-    server.setRequestHandler(ListToolsRequestSchema, async () => {
+    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+      this.lists++;
       if (this.options.behaviour === 'hang') return this.hang();
+      if (this.options.behaviour === 'endless-pages') {
+        const page = Number(request.params?.cursor ?? 0);
+        const name = `page_${page}`;
+        return { tools: [{ name, inputSchema: { type: 'object' as const } }], nextCursor: String(page + 1) };
+      }
       return {
         tools: [
           {
@@ -110,6 +147,15 @@ export class RemoteMcpServer {
             },
           },
           { name: 'delete_repo', description: 'Deletes a repository', inputSchema: { type: 'object' } },
+          ...(this.options.echoTools
+            ? ['whoami', 'whereami', 'reject'].map((name) => ({
+                name,
+                inputSchema: { type: 'object' as const },
+              }))
+            : []),
+          ...(this.options.slowMs || this.options.slowTool
+            ? [{ name: 'slow', inputSchema: { type: 'object' as const } }]
+            : []),
         ],
       };
     });
@@ -129,16 +175,41 @@ export class RemoteMcpServer {
           };
         case 'delete_repo':
           return { content: [{ type: 'text', text: 'deleted' }] };
-        default:
-          throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+        case 'slow':
+          if (this.options.slowTool) return this.hang();
+          if (this.options.slowMs) {
+            await new Promise((resolve) => setTimeout(resolve, this.options.slowMs));
+            return { content: [{ type: 'text', text: 'finally' }] };
+          }
+          break;
+        case 'whoami':
+          if (this.options.echoTools)
+            return { content: [{ type: 'text', text: `you sent ${authorization}` }] };
+          break;
+        case 'whereami':
+          if (this.options.echoTools) return { content: [{ type: 'text', text: `you called ${path}` }] };
+          break;
+        case 'reject':
+          if (this.options.echoTools)
+            throw new McpError(ErrorCode.InvalidRequest, `credential ${authorization} is not enough`, {
+              sent: authorization,
+            });
+          break;
       }
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     });
-    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-      resources: [{ uri: 'memo://readme', name: 'readme', mimeType: 'text/plain' }],
-    }));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-      resourceTemplates: [{ uriTemplate: 'memo://notes/{name}', name: 'note', mimeType: 'text/plain' }],
-    }));
+    const lag = () => new Promise((resolve) => setTimeout(resolve, this.options.resourceListMs ?? 0));
+    server.setRequestHandler(ListResourcesRequestSchema, async () => {
+      this.resourceLists++;
+      await lag();
+      return { resources: [{ uri: 'memo://readme', name: 'readme', mimeType: 'text/plain' }] };
+    });
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
+      await lag();
+      return {
+        resourceTemplates: [{ uriTemplate: 'memo://notes/{name}', name: 'note', mimeType: 'text/plain' }],
+      };
+    });
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
       const uri = request.params.uri;
       this.reads.push(uri);

@@ -12,6 +12,9 @@ import {
   ErrorCode,
 } from '@modelcontextprotocol/sdk/types.js';
 
+// A server that prints the env it was given (its credential) on stderr, as a careless one may.
+if (process.env.NOTES_TOKEN) console.error(`notes: starting with token ${process.env.NOTES_TOKEN}`);
+
 const server = new Server({ name: 'notes', version: '1.0.0' }, { capabilities: { tools: {}, prompts: {} } });
 
 server.setRequestHandler(ListToolsRequestSchema, async () => ({

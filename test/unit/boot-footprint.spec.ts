@@ -19,6 +19,12 @@ const LAZY_PACKAGES = [
   '@opentelemetry/resources',
   '@opentelemetry/core',
   '@opentelemetry/semantic-conventions',
+  // The MCP SDK (its v2 packages) and zod, its schemas' library: loaded by the first use of /mcp or of a configured
+  // server (mcp-sdk.ts)
+  '@modelcontextprotocol/client',
+  '@modelcontextprotocol/server',
+  '@modelcontextprotocol/core',
+  'zod',
 ];
 
 function packagesLoadedBy(modules: string[]): string[] {
@@ -40,7 +46,7 @@ function packagesLoadedBy(modules: string[]): string[] {
 }
 
 describe('what a gateway loads at boot', () => {
-  it('loads the app and every family without the cloud SDKs, the OpenID Connect client or the tracing SDK', () => {
+  it('loads the app and every family without the cloud SDKs, the OpenID Connect client, the tracing SDK or the MCP SDK', () => {
     const loaded = packagesLoadedBy(['./dist/bootstrap.js', './dist/providers/families.js']);
     expect(loaded).toEqual(expect.arrayContaining(['@nestjs/core', 'ioredis', 'undici']));
     expect(LAZY_PACKAGES.filter((name) => loaded.includes(name))).toEqual([]);

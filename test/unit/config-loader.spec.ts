@@ -23,6 +23,23 @@ describe('config loader', () => {
     expect(config.redis).toMatchObject({ url: 'redis://127.0.0.1:6379', keyPrefix: 'sy:' });
   });
 
+  it('server.publicUrl is an origin (kept without its trailing slash); a path, query or credentials are refused', () => {
+    expect(
+      buildConfig({ ...minimal, server: { publicUrl: 'https://gw.example.com/' } }, {}).server.publicUrl,
+    ).toBe('https://gw.example.com');
+    for (const bad of [
+      'https://gw.example.com/base',
+      'https://gw.example.com/?a=1',
+      'https://u:p@gw.example.com',
+    ])
+      expect(() => buildConfig({ ...minimal, server: { publicUrl: bad } }, {})).toThrow(
+        'server.publicUrl: must be an origin only',
+      );
+    expect(() => buildConfig({ ...minimal, server: { publicUrl: 'gw.example.com' } }, {})).toThrow(
+      /server\.publicUrl/,
+    );
+  });
+
   it('interpolates ${VAR} and ${VAR:-default} after parsing, and names the key of a missing variable', () => {
     const problems: string[] = [];
     const out = interpolateEnv(

@@ -59,6 +59,7 @@ describe('mcp.servers in the config', () => {
               local: { command: 'node', headers: { Authorization: 'Bearer s3cret' } },
               bad: { url: 'not a url', timeoutMs: 10, extra: 1 },
               secret: { url: 'https://x.example/mcp', headers: { Authorization: '${MISSING_TOKEN}' } },
+              userinfo: { url: 'https://someone:pa55word@x.example/mcp' },
             },
           },
           teams: { a: { mcp: { servers: ['github'] } } },
@@ -71,10 +72,28 @@ describe('mcp.servers in the config', () => {
       'mcp.servers.bad.url: must be a URL address',
       'mcp.servers.bad.timeoutMs: must not be less than 100',
       'mcp.servers.both: give either url (remote) or command (local, stdio), not both',
-      'mcp.servers.neither: give either url (remote) or command (local, stdio), not both',
+      'mcp.servers.neither: one of url (remote) or command (local, stdio) is required',
       'mcp.servers.has__sep: the id must be letters, digits and - (up to 32; it prefixes tool names)',
       'mcp.servers.local.headers: only for a remote server (url)',
-      'teams.a.mcp.servers: unknown MCP server "github" (known: both, neither, has__sep, local, bad, secret)',
+      'mcp.servers.userinfo.url: credentials in the url (user:password@) cannot be sent; put them in headers (Authorization: Basic <base64 of user:password>)',
+      'teams.a.mcp.servers: unknown MCP server "github" (known: both, neither, has__sep, local, bad, secret, userinfo)',
+    ]);
+  });
+
+  it("a team's tool globs must be globs that can match a tool of its servers", () => {
+    const servers = { github: { url: 'https://x.example/mcp' } };
+    expect(
+      problemsOf({
+        mcp: { servers },
+        teams: {
+          a: { mcp: { servers: ['github'], tools: ['github__get_*', '*__read_*', 'gh__*', 'get_issue'] } },
+          b: { mcp: { servers: ['github'], tools: ['github__*, notes__*'] } },
+        },
+      }),
+    ).toEqual([
+      'teams.a.mcp.tools: "gh__*" matches no tool of its servers: "gh" is not one of the team\'s MCP servers',
+      'teams.a.mcp.tools: "get_issue" matches no tool of its servers: tools are named <server>__<tool>, so it names none',
+      'teams.b.mcp.tools: "github__*, notes__*" has whitespace, a comma or a control character',
     ]);
   });
 });

@@ -210,7 +210,7 @@ describe('MetricsService', () => {
   it('reports in-flight requests from the tracker, and Node process metrics', async () => {
     const tracker = new InFlightTracker();
     const service = new MetricsService(buildConfig({ admin: { apiKey: 'k' } }, {}), tracker);
-    const fakeRes = { once: () => undefined } as any;
+    const fakeRes = { on: () => undefined } as any;
     tracker.begin(fakeRes);
     tracker.begin(fakeRes);
     expect((await values(service, 'switchyard_in_flight_requests'))[0].value).toBe(2);

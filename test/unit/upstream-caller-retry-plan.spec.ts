@@ -347,7 +347,7 @@ describe('what the pipeline tells the exchange when no call answered (calls, las
 describe("deadline on the request's own signal", () => {
   it('cuts the request signal itself with a 504 when totalMs is up', async () => {
     const { caller, route } = callerWithFakes({ totalMs: 10 });
-    const res = { once: () => undefined } as never;
+    const res = { on: () => undefined } as never;
     const signal = requestAbortSignal({} as never, res, new AbortController().signal);
     const deadline = caller.deadline(route('a'), signal);
     expect(deadline.signal).toBe(signal);
@@ -364,7 +364,7 @@ describe("deadline on the request's own signal", () => {
     const { caller, route } = callerWithFakes({ totalMs: 10 });
     const signal = requestAbortSignal(
       {} as never,
-      { once: () => undefined } as never,
+      { on: () => undefined } as never,
       new AbortController().signal,
     );
     caller.deadline(route('a'), signal).clear();

@@ -4,8 +4,7 @@ import type { NextFunction, Request, Response, Express } from 'express';
 import type { GatewayConfig } from '../../config/config.schema';
 import { GatewayException } from '../../core/errors/gateway.exception';
 import { sendError } from '../../core/errors/error-response';
-import { endpointAt } from '../../endpoints/endpoints';
-import { openAiErrors } from '../../core/errors/error-shape';
+import { errorShapeAt } from '../../endpoints/endpoints';
 import type { AppLogger } from '../logging/logger';
 import type { InFlightTracker } from '../../lifecycle/in-flight.tracker';
 import { clientAddress } from './client-address';
@@ -31,7 +30,9 @@ export function installHttpFront(
     res.setHeader('x-request-id', req.exchange.requestId);
     inFlight.begin(res);
     onHeaders(res, () => res.setHeader('server-timing', serverTiming(req.exchange)));
-    if (config.accessLog) res.once('close', () => writeAccessLog(req, res, logger));
+    // `on`, not `once`, for a response's 'close' here and in what it reaches: Node emits it once per response,
+    // and once's wrapper is ~180 bytes more for each held stream (docs/performance.md, held streams).
+    if (config.accessLog) res.on('close', () => writeAccessLog(req, res, logger));
     next();
   });
 
@@ -46,11 +47,7 @@ export function installHttpFront(
       'The gateway is shutting down; retry the request.',
       { headers: { 'retry-after': '1' } },
     );
-    sendError(
-      res,
-      exception,
-      (endpointAt(req.path)?.errors ?? openAiErrors).body(exception, req.exchange.requestId),
-    );
+    sendError(res, exception, errorShapeAt(req.path).body(exception, req.exchange.requestId));
   });
 }
 

@@ -205,15 +205,16 @@ function decode(bytes: Buffer): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/**
+ * The refusal of a body that is JSON but not an object or an array (strict mode): the MCP endpoint tells it from a
+ * body that did not parse (JSON-RPC's -32600 rather than -32700).
+ */
+export const NOT_AN_OBJECT = 'The request body is not valid JSON: it must be a JSON object.';
+
 /** JSON.parse of the body's text, which must be an object or an array, as body-parser's strict mode. */
 function parseStrict(text: string): unknown {
   const first = /\S/.exec(text)?.[0];
-  if (first !== '{' && first !== '[') {
-    throw new GatewayException(
-      'invalid_json',
-      'The request body is not valid JSON: it must be a JSON object.',
-    );
-  }
+  if (first !== '{' && first !== '[') throw new GatewayException('invalid_json', NOT_AN_OBJECT);
   try {
     return JSON.parse(text);
   } catch (error) {

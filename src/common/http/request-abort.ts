@@ -39,7 +39,8 @@ export function requestAbortSignal(req: Request, res: Response, shutdownCut: Abo
   const onShutdown = cutsOnShutdown(shutdownCut);
   if (shutdownCut.aborted) controller.abort(shutdownCut.reason);
   else onShutdown.add(controller);
-  res.once('close', () => {
+  // Emitted once per response: `on` holds no once-wrapper for a stream's life.
+  res.on('close', () => {
     onShutdown.delete(controller);
     if (!res.writableFinished && !controller.signal.aborted) {
       req.exchange.clientLeft();

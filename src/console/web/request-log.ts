@@ -58,8 +58,28 @@ export const NO_FILTER: RequestFilter = {
 /** How a request can end (usage-record.ts, UsageOutcome). */
 export const OUTCOMES = ['ok', 'error', 'aborted', 'rejected'];
 
-/** The endpoints an entry can name (request-log-entry.ts). */
-export const ENDPOINTS = ['chat.completions', 'messages', 'responses', 'embeddings'];
+/** The endpoints an entry can name (request-log-entry.ts; the MCP ones: src/mcp/mcp-call-log.ts). */
+export const ENDPOINTS = [
+  'chat.completions',
+  'messages',
+  'responses',
+  'embeddings',
+  'mcp.tools/call',
+  'mcp.prompts/get',
+  'mcp.resources/read',
+];
+
+/** A request to an MCP server (a tool call, a prompt get, a resource read): no tokens, no cost, no attempts. */
+export function isMcp(entry: Pick<RequestLogEntry, 'endpoint'>): boolean {
+  return entry.endpoint.startsWith('mcp.');
+}
+
+/** What an MCP entry's `model` names, by its endpoint: the tool, the prompt, or the resource (its URI). */
+export function mcpTargetLabel(entry: Pick<RequestLogEntry, 'endpoint'>): string {
+  if (entry.endpoint === 'mcp.prompts/get') return 'Prompt';
+  if (entry.endpoint === 'mcp.resources/read') return 'Resource';
+  return 'Tool';
+}
 
 export async function listRequests(
   filter: RequestFilter,

@@ -140,11 +140,13 @@ export class WireRecorder {
     } as ServerResponse['end'];
     res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
       const headers = args.find((arg, i) => i > 0 && arg && typeof arg === 'object' && !Array.isArray(arg));
-      if (headers) headHeaders = headers as OutgoingHttpHeaders;
-      return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+      const written = (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+      // Read as the head leaves: a stream forgets its header map once sent (core/sse-writer.ts compactSentHead).
+      headHeaders = { ...res.getHeaders(), ...(headers as OutgoingHttpHeaders | undefined) };
+      return written;
     } as ServerResponse['writeHead'];
     res.once('close', () => {
-      const header = (name: string) => String(res.getHeader(name) ?? headerIn(headHeaders, name) ?? '');
+      const header = (name: string) => String(headerIn(headHeaders, name) ?? res.getHeader(name) ?? '');
       const exchange = [
         route,
         method,

@@ -9,6 +9,8 @@ interface McpServer {
   timeout_ms: number;
   status: 'up' | 'down';
   last_error: string | null;
+  /** While the gateway skips it after a failure: when it is next tried (ISO time); else null. */
+  retry_at: string | null;
   tools: Array<{ name: string; description: string | null }> | null;
 }
 
@@ -55,6 +57,12 @@ export function McpPage() {
                 <td class="wrap status">
                   <span class={`badge ${server.status === 'up' ? 'on' : 'off'}`}>{server.status}</span>{' '}
                   {server.last_error && <span class="muted">{server.last_error}</span>}
+                  {server.retry_at && (
+                    <span class="muted" data-testid="mcp-retry-at">
+                      {' '}
+                      Skipped until {new Date(server.retry_at).toLocaleTimeString()}.
+                    </span>
+                  )}
                 </td>
                 <td class="wrap">
                   {server.tools === null

@@ -1,13 +1,22 @@
 import type { ComponentChildren } from 'preact';
 import { formatNumber } from '../format';
 import { answerMessages, isTruncated, requestMessages, type ShownMessage } from '../request-content';
-import { getRequest, timeline, type Attempt, type RequestDetail } from '../request-log';
+import {
+  getRequest,
+  isMcp,
+  mcpTargetLabel,
+  timeline,
+  type Attempt,
+  type RequestDetail,
+} from '../request-log';
 import { useLoad } from '../use-load';
 import { cost, ms, modelText, showTrace, StatusBadge, time } from './requests';
 
 /**
  * One request of the log (#/requests/<id>): who sent it and how it ended, its attempts as a timeline, usage and
- * cost, and what was sent and answered (redacted) when its team keeps content.
+ * cost, and what was sent and answered (redacted) when its team keeps content. An MCP request (a tool call, a prompt
+ * get, a resource read) has its tool, prompt or resource and its server instead of a model and deployments, and no
+ * usage, cost or attempts.
  */
 export function RequestPage({ id }: { id: string }) {
   const { data: entry, error } = useLoad(() => getRequest(id), [id]);
@@ -26,6 +35,7 @@ export function RequestPage({ id }: { id: string }) {
 }
 
 function Detail({ entry }: { entry: RequestDetail }) {
+  const mcp = isMcp(entry);
   const field = (label: string, value: ComponentChildren) => (
     <>
       <span class="muted">{label}</span>
@@ -40,12 +50,21 @@ function Detail({ entry }: { entry: RequestDetail }) {
         {field('Token', `${entry.token.name ?? '(no name)'} (${entry.token.id})`)}
         {field('Person', entry.person ? (entry.person.email ?? entry.person.subject) : 'none (a team token)')}
         {field('Endpoint', `${entry.endpoint}${entry.stream ? ', streamed' : ''}`)}
-        {field('Model', modelText(entry))}
-        {field('Deployment', entry.deployment ?? 'none')}
+        {mcp ? (
+          <>
+            {field(mcpTargetLabel(entry), entry.model)}
+            {field('MCP server', mcpServerOf(entry))}
+          </>
+        ) : (
+          <>
+            {field('Model', modelText(entry))}
+            {field('Deployment', entry.deployment ?? 'none')}
+          </>
+        )}
         {field('Status', <StatusBadge entry={entry} />)}
         {field('Outcome', `${entry.outcome}${entry.errorCode ? ` (${entry.errorCode})` : ''}`)}
         {field('Latency', ms(entry.latencyMs))}
-        {field('Time to first byte', ms(entry.ttfbMs))}
+        {!mcp && field('Time to first byte', ms(entry.ttfbMs))}
         {field('Request id', <code>{entry.requestId}</code>)}
         {field(
           'Trace id',
@@ -62,23 +81,36 @@ function Detail({ entry }: { entry: RequestDetail }) {
         )}
         {field('Client address', entry.clientAddress ?? 'unknown')}
       </div>
-      <h2>Usage and cost</h2>
-      <div class="cards" data-testid="request-usage">
-        <Card label="Tokens in" value={formatNumber(entry.usage.prompt)} />
-        <Card label="Tokens out" value={formatNumber(entry.usage.completion)} />
-        <Card label="Reasoning" value={formatNumber(entry.usage.reasoning)} />
-        <Card label="Cached" value={formatNumber(entry.usage.cached)} />
-        <Card label="Cost" value={cost(entry.cost, entry.currency)} />
-      </div>
-      {entry.usage.estimated && (
-        <p class="muted note">Counted by the gateway's tokenizer: the upstream reported no usage.</p>
+      {!mcp && (
+        <>
+          <h2>Usage and cost</h2>
+          <div class="cards" data-testid="request-usage">
+            <Card label="Tokens in" value={formatNumber(entry.usage.prompt)} />
+            <Card label="Tokens out" value={formatNumber(entry.usage.completion)} />
+            <Card label="Reasoning" value={formatNumber(entry.usage.reasoning)} />
+            <Card label="Cached" value={formatNumber(entry.usage.cached)} />
+            <Card label="Cost" value={cost(entry.cost, entry.currency)} />
+          </div>
+          {entry.usage.estimated && (
+            <p class="muted note">Counted by the gateway's tokenizer: the upstream reported no usage.</p>
+          )}
+          <h2>Attempts</h2>
+          <Attempts attempts={entry.attempts} latencyMs={entry.latencyMs} />
+        </>
       )}
-      <h2>Attempts</h2>
-      <Attempts attempts={entry.attempts} latencyMs={entry.latencyMs} />
       <h2>Content</h2>
       <Content entry={entry} />
     </>
   );
+}
+
+/**
+ * The server an MCP request went to: its deployment is `<server>/<tool>` (or `<server>` for a resource read); one
+ * refused before it was sent went to none.
+ */
+function mcpServerOf(entry: RequestDetail): string {
+  if (entry.deployment === null) return 'none (refused before it was sent)';
+  return entry.endpoint === 'mcp.resources/read' ? entry.deployment : entry.deployment.split('/')[0];
 }
 
 function Card({ label, value }: { label: string; value: string }) {

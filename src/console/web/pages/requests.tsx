@@ -5,6 +5,7 @@ import { DataTable } from '../data-table';
 import { formatMoney, formatNumber } from '../format';
 import {
   ENDPOINTS,
+  isMcp,
   OUTCOMES,
   listRequests,
   localInput,
@@ -36,9 +37,13 @@ export const ms = (value: number | null) =>
 export const cost = (value: number | null, currency: string) =>
   value === null ? 'unpriced' : formatMoney(value, currency);
 
-/** `model` when it answered itself, `model → fallback` when another did, `model → none` when nothing answered. */
-export function modelText(entry: Pick<RequestEntry, 'model' | 'servedModel'>): string {
-  if (entry.servedModel === entry.model) return entry.model;
+/**
+ * `model` when it answered itself, `model → fallback` when another did, `model → none` when nothing answered. An MCP
+ * request names its tool (`<server>__<tool>`), prompt or resource URI alone: nothing stands in for it, and its status
+ * says whether it was served.
+ */
+export function modelText(entry: Pick<RequestEntry, 'endpoint' | 'model' | 'servedModel'>): string {
+  if (entry.servedModel === entry.model || isMcp(entry)) return entry.model;
   return `${entry.model} → ${entry.servedModel || 'none'}`;
 }
 
@@ -148,7 +153,7 @@ export function RequestsPage() {
           'Team',
           'Token',
           'Endpoint',
-          'Model',
+          'Model or tool',
           'Status',
           { label: 'Latency', num: true },
           { label: 'TTFB', num: true },
@@ -174,11 +179,21 @@ export function RequestsPage() {
             </td>
             <td class="num">{ms(r.latencyMs)}</td>
             <td class="num">{ms(r.ttfbMs)}</td>
-            <td class="num">
-              {formatNumber(r.usage.prompt)} / {formatNumber(r.usage.completion)}
-              {r.usage.estimated ? <span class="muted"> est.</span> : ''}
-            </td>
-            <td class="num">{cost(r.cost, data!.currency)}</td>
+            {isMcp(r) ? (
+              // An MCP request has no tokens and no price: neither 0 nor free.
+              <>
+                <td class="num muted">-</td>
+                <td class="num muted">-</td>
+              </>
+            ) : (
+              <>
+                <td class="num">
+                  {formatNumber(r.usage.prompt)} / {formatNumber(r.usage.completion)}
+                  {r.usage.estimated ? <span class="muted"> est.</span> : ''}
+                </td>
+                <td class="num">{cost(r.cost, data!.currency)}</td>
+              </>
+            )}
           </tr>
         )}
       />

@@ -5,12 +5,14 @@ import { api, daysAgo, monthStart, utcDay, type Usage } from '../api';
 import { DailyChart, daysBetween } from '../chart';
 import { formatCost, formatLimitValue, formatMoney, formatNumber, limitLabel, spendOf } from '../format';
 import { LIMIT_FIELDS, limitChanges, listOf, metadataChanges, type Limits } from '../limits-form';
+import { NO_MCP, type TeamMcp } from '../mcp-form';
 import { Meter } from '../meter';
 import { useLoad } from '../use-load';
 import { Members } from './members';
 import { CeilingView, EditCeiling, type Ceiling } from './team-ceiling';
 import { SelfServiceTokens } from './self-service';
 import { TeamLogging, type ContentSetting } from './team-logging';
+import { TeamMcpPermissions } from './team-mcp';
 import { TeamResponseCache } from './team-response-cache';
 import { Tokens } from './tokens';
 
@@ -24,6 +26,7 @@ interface Team {
   selfServiceTokens?: boolean;
   logging?: { content: ContentSetting };
   responseCache?: boolean;
+  mcp?: TeamMcp;
 }
 interface Budget {
   currency: string;
@@ -175,6 +178,12 @@ function TeamSettings({ team: id }: { team: string }) {
         team={id}
         on={t.responseCache !== false}
         canChange={may('teams:adjust', id)}
+        onSaved={reload}
+      />
+      <TeamMcpPermissions
+        team={id}
+        mcp={t.mcp ?? NO_MCP}
+        canChange={may('teams:write', id)}
         onSaved={reload}
       />
       {may('members:read', id) && <Members team={id} canChange={may('members:write', id)} />}
