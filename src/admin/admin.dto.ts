@@ -6,6 +6,7 @@ import {
   IsDefined,
   IsIn,
   IsInt,
+  IsObject,
   IsISO8601,
   IsOptional,
   IsString,
@@ -77,7 +78,10 @@ export class TeamLoggingDto {
 
 /** What a team may reach through /mcp (docs/mcp.md): configured server ids, and globs over `<server>__<tool>`. */
 export class TeamMcpDto {
-  @IsDefined({ message: '$property must be an array of MCP server ids' })
+  @IsDefined({
+    message:
+      '$property is required: the MCP permissions are replaced whole, servers with tools (an array of MCP server ids)',
+  })
   @IsArray()
   @IsString({ each: true })
   servers!: string[];
@@ -100,7 +104,12 @@ export class CreateTeamDto {
   /** false: the team's requests skip the response cache of models that have one (docs/response-cache.md). */
   @IsOptional() @IsBoolean() responseCache?: boolean;
   /** The MCP servers and tools the team may reach (default: none). */
-  @IsOptional() @ValidateNested() @Type(() => TeamMcpDto) mcp?: TeamMcpDto;
+  /** An object, never null or an array (`{"servers": []}` is how MCP access is taken away). */
+  @ValidateIf((o: { mcp?: unknown }) => o.mcp !== undefined)
+  @IsObject({ message: '$property must be an object: {"servers": [...], "tools": [...]}' })
+  @ValidateNested()
+  @Type(() => TeamMcpDto)
+  mcp?: TeamMcpDto;
 }
 
 /**
@@ -126,7 +135,12 @@ export class UpdateTeamDto {
   /** false: the team's requests skip the response cache of models that have one (docs/response-cache.md). */
   @IsOptional() @IsBoolean() responseCache?: boolean;
   /** Replaces the team's MCP permissions (org-admins only). */
-  @IsOptional() @ValidateNested() @Type(() => TeamMcpDto) mcp?: TeamMcpDto;
+  /** An object, never null or an array (`{"servers": []}` is how MCP access is taken away). */
+  @ValidateIf((o: { mcp?: unknown }) => o.mcp !== undefined)
+  @IsObject({ message: '$property must be an object: {"servers": [...], "tools": [...]}' })
+  @ValidateNested()
+  @Type(() => TeamMcpDto)
+  mcp?: TeamMcpDto;
 }
 
 export class CreateTokenDto {

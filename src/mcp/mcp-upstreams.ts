@@ -489,8 +489,22 @@ function alive(client: Client, options: { signal: AbortSignal; timeout: number }
   return client.getProtocolEra() === 'modern' ? client.discover(options) : client.ping(options);
 }
 
+/**
+ * An error's message with its causes' (`fetch failed` alone does not say the connection was refused): each cause
+ * that adds something, a few deep. Redacted by the caller like the message.
+ */
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  if (!isErrorLike(error)) return String(error);
+  let text = error.message;
+  let cause: unknown = error.cause;
+  for (let depth = 0; depth < 3 && isErrorLike(cause); depth++, cause = cause.cause)
+    if (!text.includes(cause.message)) text += `: ${cause.message}`;
+  return text;
+}
+
+/** An Error by its shape: fetch's errors may come from another realm (a test's VM), where instanceof fails. */
+function isErrorLike(value: unknown): value is { message: string; cause?: unknown } {
+  return typeof value === 'object' && value !== null && typeof (value as Error).message === 'string';
 }
 
 /**

@@ -3,10 +3,11 @@ import { freePort } from '../support/free-port';
 import { startTestGateway, type TestGateway } from '../support/test-gateway';
 
 /**
- * docs/api.md: a team's `mcp` in the admin API "is replaced whole ... (`tools` defaults to `["*"]`), `{"mcp":
+ * docs/api.md: a team's `mcp` in the admin API is an object (never null or an array, which once was a 500 and a
+ * silent loss of access); it "is replaced whole ... (`tools` defaults to `["*"]`), `{"mcp":
  * {"servers": []}}` takes all MCP access away". A body without `tools` must get that default, not a 500.
  */
-describe('admin API: a team mcp without tools', () => {
+describe("admin API: a team's mcp", () => {
   jest.setTimeout(60_000);
   let upstream: OpenAIUpstream;
   let gw: TestGateway;
@@ -50,12 +51,26 @@ describe('admin API: a team mcp without tools', () => {
     const response = await gw.admin('PATCH', '/admin/v1/teams/lab', { mcp: {} });
     expect(response.status).toBe(400);
     expect(response.body.error).toMatchObject({ type: 'invalid_request_error', param: 'mcp.servers' });
-    expect(response.body.error.message).toMatch(/servers.*array/);
+    expect(response.body.error.message).toMatch(/is required: the MCP permissions are replaced whole/);
   });
 
   it('POST a team with mcp servers and no tools', async () => {
     const response = await gw.admin('POST', '/admin/v1/teams', { id: 'fresh', mcp: { servers: ['remote'] } });
     expect(response.status).toBe(201);
     expect(response.body.mcp).toEqual({ servers: ['remote'], tools: ['*'] });
+  });
+
+  it.each([
+    ['PATCH', '/admin/v1/teams/lab', { mcp: null }],
+    ['POST', '/admin/v1/teams', { id: 'fresh', mcp: null }],
+    ['PATCH', '/admin/v1/teams/lab', { mcp: [] }],
+  ])('%s %s %j is a 400 on param mcp, and the team keeps its access', async (method, path, body) => {
+    const before = await gw.admin('GET', '/admin/v1/teams/lab');
+    const response = await gw.admin(method as 'PATCH' | 'POST', path, body);
+    expect(response.status).toBe(400);
+    expect(response.body.error).toMatchObject({ type: 'invalid_request_error' });
+    expect(String(response.body.error.param)).toMatch(/^mcp/);
+    const team = await gw.admin('GET', '/admin/v1/teams/lab');
+    expect(team.body.mcp).toEqual(before.body.mcp);
   });
 });
