@@ -1,17 +1,20 @@
 #!/usr/bin/env node
 // The stack ladder: what each layer of Switchyard's stack costs on its own, measured in one run. Every rung is
 // the floor's proxy (bench/floor-proxy.mjs: bearer check, JSON body, one upstream call, answer written back)
-// with one more layer under it (bench/lib/layer-server.mjs), and the last rung is Switchyard itself. Plain
-// requests at c=32 against the stand-in upstream; CPU of the server process per 1000 requests. Then each rung
-// at c=1: its p50 latency over the upstream's own (the issue's "added p50 at c=1" for the stack alone).
+// with one more layer under it (bench/lib/layer-server.mjs), and the last rung is Switchyard itself, every rung
+// under the gateway's production V8 flags. Plain requests at c=32 against the stand-in upstream: CPU of the server
+// process per 1000 requests, and its RSS at rest (one request served), at its peak under load (sampled every
+// 100 ms) and at its peak including the 2 s after the load (when the gateway's token counter starts: autocannon
+// abandons the requests in flight when the load ends, and an abandoned request's prompt is counted exactly). Then each rung at c=1: its p50 latency over
+// the upstream's own (the issue's "added p50 at c=1" for the stack alone).
 //   node bench/layers.mjs [--duration S] [--rounds N]   (after npm run build; needs Redis)
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { request } from 'undici';
-import { cpuMs, pct, start, stopAll } from './lib/processes.mjs';
-import { startBenchSwitchyard } from './lib/switchyard.mjs';
+import { cpuMs, pct, rssMb, start, stopAll } from './lib/processes.mjs';
+import { PRODUCTION_NODE_ARGS, startBenchSwitchyard } from './lib/switchyard.mjs';
 
 const root = join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -27,16 +30,25 @@ const dir = mkdtempSync(join(tmpdir(), 'switchyard-layers-'));
 const RUNGS = [
   [
     'node http + undici (the floor)',
-    () => start(join(root, 'bench/floor-proxy.mjs'), { UPSTREAM: upstream.url, TOKEN }),
+    () =>
+      start([...PRODUCTION_NODE_ARGS, join(root, 'bench/floor-proxy.mjs')], {
+        UPSTREAM: upstream.url,
+        TOKEN,
+      }),
   ],
   ...[
     ['+ Express 5 (router, body-parser)', 'express'],
-    ['+ Nest 11 (controller, guard) instead of a bare Express route', 'nest'],
+    ['+ Nest (controller, guard) instead of a bare Express route', 'nest'],
     ['+ ValidationPipe with the real chat DTO', 'validation'],
     ['+ one Redis script per request and one XADD after it', 'redis'],
   ].map(([name, layer]) => [
     name,
-    () => start(join(root, 'bench/lib/layer-server.mjs'), { LAYER: layer, UPSTREAM: upstream.url, TOKEN }),
+    () =>
+      start([...PRODUCTION_NODE_ARGS, join(root, 'bench/lib/layer-server.mjs')], {
+        LAYER: layer,
+        UPSTREAM: upstream.url,
+        TOKEN,
+      }),
   ]),
   ['Switchyard (auth, limits, routing, usage, metrics, access log)', startSwitchyard],
 ];
@@ -54,10 +66,18 @@ async function measure(name, launch) {
   const answer = await check.body.json();
   if (check.statusCode !== 200 || answer.choices?.[0]?.message?.content === undefined)
     throw new Error(`${name}: ${check.statusCode} ${JSON.stringify(answer)}`);
-  await autocannon({ url, method: 'POST', connections: 8, duration: 2, headers, body });
+  const restMb = rssMb(server.pid);
+  let peakMb = restMb;
+  const sampler = setInterval(() => (peakMb = Math.max(peakMb, rssMb(server.pid))), 100);
+  // A fixed amount, every answer awaited: a warm-up cut off by a deadline abandons requests in flight, which starts
+  // the gateway's token counter before the measured load (its RSS belongs to the column after the load).
+  await autocannon({ url, method: 'POST', connections: 8, amount: 4000, headers, body });
   const cpuBefore = cpuMs(server.pid);
   const result = await autocannon({ url, method: 'POST', connections: 32, duration, headers, body });
   const cpu = cpuMs(server.pid) - cpuBefore;
+  const loadPeakMb = peakMb;
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  clearInterval(sampler);
   const serial = await serialP50(url, headers);
   server.child.kill('SIGTERM');
   await new Promise((resolve) => server.child.once('exit', resolve));
@@ -65,6 +85,9 @@ async function measure(name, launch) {
   return {
     cpuPer1000: (cpu / result.requests.total) * 1000,
     rps: result.requests.average,
+    restMb,
+    loadPeakMb,
+    afterPeakMb: peakMb,
     p50c1: serial.p50,
     errors,
   };
@@ -116,6 +139,9 @@ console.table(
       'this layer adds': i === 0 ? '-' : (cpu - previous).toFixed(0),
       'x floor': (cpu / floor).toFixed(2),
       'req/s': runs[i].map((r) => r.rps.toFixed(0)).join(' / '),
+      'RSS MB at rest / peak under load / peak with the 2 s after (each round)': runs[i]
+        .map((r) => `${r.restMb.toFixed(0)}/${r.loadPeakMb.toFixed(0)}/${r.afterPeakMb.toFixed(0)}`)
+        .join(' · '),
       'c=1: p50 over direct, ms (each round)': runs[i]
         .map((r, round) => (r.p50c1 - direct[round]).toFixed(2))
         .join(' / '),
