@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// Where does a request's memory go? What a request allocates (V8's sampling heap profiler, freed objects counted:
-// bench/lib/alloc-sampler.cjs) and what the young generation's collections promote to the old generation
-// (`--trace-gc-nvp`), per request, grouped by package / source file and by function. Switchyard with the
-// production-like config and flags of the other benchmarks; a fixed number of requests (every answer awaited, so
-// none is abandoned) after a warm-up. node bench/alloc.mjs [--stream] [--requests N] [--connections N] [--log-off]
-// [--flags "<node flags>"]
-// (after npm run build; needs Redis).
+// Where does a request's memory go? What a request allocates (V8's sampling heap profiler, freed objects counted),
+// what the young generation's collections promote to the old generation, and what is allocated in the old
+// generation directly (V8's pretenuring), per request, from V8's GC profiler of the main isolate
+// (bench/lib/alloc-sampler.cjs); the allocations grouped by package / source file and by function. Switchyard with
+// the production-like config and flags of the other benchmarks; after a warm-up, the same fixed number of requests
+// twice (every answer awaited, so none is abandoned): once for the collections, once under the sampler.
+//   node bench/alloc.mjs [--stream] [--requests N] [--connections N] [--log-off] [--flags "<node flags>"]
+//   (after npm run build; needs Redis)
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +23,9 @@ const connections = option('--connections', 32);
 // --log-off: the request log disabled (its entries wait GATHER_MS in memory before they are written).
 const logOff = args.includes('--log-off');
 // --flags "<node flags>": more V8 / Node flags for the gateway, after the production ones.
-const flags = args.includes('--flags') ? args[args.indexOf('--flags') + 1].split(' ').filter(Boolean) : [];
+const flags = args.includes('--flags')
+  ? (args[args.indexOf('--flags') + 1] ?? '').split(' ').filter(Boolean)
+  : [];
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-alloc-'));
 process.env.ALLOC_PROFILE = join(dir, 'alloc.heapprofile');
@@ -31,16 +34,27 @@ const gateway = await startBenchSwitchyard({
   main: join(root, 'dist/main.js'),
   upstreamUrl: upstream.url,
   dir,
-  nodeArgs: [...flags, '--trace-gc-nvp', '--require', join(root, 'bench/lib/alloc-sampler.cjs')],
+  nodeArgs: [...flags, '--require', join(root, 'bench/lib/alloc-sampler.cjs')],
   extraConfig: logOff ? 'logging: { requests: { enabled: false } }\n' : '',
 });
 
-// The gateway's stdout, from now on: its GC trace lines and the sampler's "written" line.
+// The gateway's stdout, from now on: the sampler's "written" (or failed) line.
 let out = '';
 gateway.child.stdout.on('data', (chunk) => (out += chunk));
-const waitFor = async (pattern) => {
-  while (!pattern.test(out)) await new Promise((resolve) => setTimeout(resolve, 50));
-};
+let exited = false;
+gateway.child.once('exit', () => (exited = true));
+async function profileWritten() {
+  const deadline = Date.now() + 60_000;
+  while (!/"allocProfile"/.test(out)) {
+    const failed = /"allocError":\s*("[^"]*")/.exec(out);
+    if (failed) throw new Error(`the sampler failed: ${JSON.parse(failed[1])}`);
+    if (exited) throw new Error('the gateway exited before the sampler wrote its profile');
+    if (Date.now() > deadline) throw new Error('the sampler wrote no profile within 60 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+const signal = () => process.kill(gateway.pid, 'SIGUSR2');
+const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
 const load = (amount) =>
   autocannon({
     url: `${gateway.url}/v1/chat/completions`,
@@ -56,34 +70,45 @@ const load = (amount) =>
   });
 
 await load(Math.min(requests, 3000));
-await new Promise((resolve) => setTimeout(resolve, 500));
-// First the collections alone (sampling slows requests, and a slower request has more of itself promoted), then the
-// same load again under the sampler.
-out = '';
+await settle();
+signal(); // the GC profiler starts
+await settle();
 const result = await load(requests);
-const gcTrace = out;
-process.kill(gateway.pid, 'SIGUSR2');
-await new Promise((resolve) => setTimeout(resolve, 200));
+signal(); // the GC profiler stops, the sampler starts
+await settle();
 const sampled = await load(requests);
-process.kill(gateway.pid, 'SIGUSR2');
-await waitFor(/"allocProfile"/);
+signal(); // the sampler stops and writes both
+await profileWritten();
 stopAll();
-const served = result.requests.total;
 const errors = result.errors + result.non2xx + sampled.errors + sampled.non2xx;
+if (errors > 0) {
+  console.error(`${errors} requests failed: the figures would not be per request`);
+  process.exit(1);
+}
+const { gc, allocations } = JSON.parse(readFileSync(process.env.ALLOC_PROFILE, 'utf8'));
 
-// Scavenges while the measured requests ran: what survived them and what they promoted.
+// The collections while the first load ran. A scavenge only copies, so what the old generation gained across one is
+// what it promoted; what it gained between two collections was allocated there directly (pretenured objects, and
+// objects too large for the young generation).
+const oldUsed = (heap) =>
+  heap.heapSpaceStatistics
+    .filter(({ spaceName }) => spaceName === 'old_space' || spaceName === 'large_object_space')
+    .reduce((sum, space) => sum + space.spaceUsedSize, 0);
 let scavenges = 0;
-let promoted = 0;
 let fullCollections = 0;
-for (const line of gcTrace.split('\n')) {
-  if (/\bgc=s\b/.test(line)) {
+let promoted = 0;
+let direct = 0;
+let previousAfter;
+for (const { gcType, beforeGC, afterGC } of gc.statistics) {
+  if (gcType === 'Scavenge') {
     scavenges++;
-    promoted += Number(/\bpromoted=(\d+)/.exec(line)?.[1] ?? 0);
-  } else if (/\bgc=mc\b/.test(line)) fullCollections++;
+    promoted += oldUsed(afterGC) - oldUsed(beforeGC);
+  } else if (gcType === 'MarkSweepCompact') fullCollections++;
+  if (previousAfter !== undefined) direct += Math.max(0, oldUsed(beforeGC) - previousAfter);
+  previousAfter = oldUsed(afterGC);
 }
 
 // The sampled allocations, by package (node_modules/<name>), build file or Node internal, and by function.
-const profile = JSON.parse(readFileSync(process.env.ALLOC_PROFILE, 'utf8'));
 const byOwner = new Map();
 const byFunction = new Map();
 let total = 0;
@@ -109,7 +134,7 @@ const ownerOf = (url) => {
     node.selfSize,
   );
   node.children.forEach(walk);
-})(profile.head);
+})(allocations.head);
 
 const perRequest = (bytes) => `${(bytes / sampled.requests.total) | 0}`;
 const top = (map, n) =>
@@ -121,11 +146,13 @@ const top = (map, n) =>
       'bytes / request': perRequest(bytes),
       share: `${((100 * bytes) / total).toFixed(1)} %`,
     }));
+const served = result.requests.total;
+const kb = (bytes) => (bytes / served / 1024).toFixed(1);
 console.log(
-  `${served} ${stream ? 'streamed' : 'plain'} requests at c=${connections}, errors ${errors}: ` +
-    `${(total / sampled.requests.total / 1024).toFixed(1)} KB allocated a request (sampled), ` +
-    `${(promoted / served / 1024).toFixed(1)} KB promoted a request by ${scavenges} scavenges, ` +
-    `${fullCollections} full collections`,
+  `${served} ${stream ? 'streamed' : 'plain'} requests at c=${connections}, twice: ` +
+    `${(total / sampled.requests.total / 1024).toFixed(1)} KB allocated a request (sampled); ` +
+    `${kb(promoted)} KB a request promoted by ${scavenges} scavenges, ` +
+    `${kb(direct)} KB allocated in the old generation directly, ${fullCollections} full collections`,
 );
 console.log('By package or file:');
 console.table(top(byOwner, 20));

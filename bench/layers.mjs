@@ -3,17 +3,18 @@
 // the floor's proxy (bench/floor-proxy.mjs: bearer check, JSON body, one upstream call, answer written back)
 // with one more layer under it (bench/lib/layer-server.mjs), and the last rung is Switchyard itself, every rung
 // under the gateway's production V8 flags. Plain requests at c=32 against the stand-in upstream: CPU of the server
-// process per 1000 requests, and its RSS at rest (one request served), at its peak under load (sampled every
-// 100 ms) and at its peak including the 2 s after the load (when the gateway's token counter starts: autocannon
-// abandons the requests in flight when the load ends, and an abandoned request's prompt is counted exactly). Then each rung at c=1: its p50 latency over
-// the upstream's own (the issue's "added p50 at c=1" for the stack alone).
+// process per 1000 requests, and its RSS at rest (one request served), at its peak under load (the warm-up's and
+// the measured load's, sampled every 100 ms) and its peak over its whole life including the 2 s after the load
+// (the kernel's VmHWM: when the gateway's token counter starts, autocannon having abandoned the requests in flight
+// when the load ended, and an abandoned request's prompt is counted exactly). Then each rung at c=1: its p50
+// latency over the upstream's own (the issue's "added p50 at c=1" for the stack alone).
 //   node bench/layers.mjs [--duration S] [--rounds N]   (after npm run build; needs Redis)
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { request } from 'undici';
-import { cpuMs, pct, rssMb, start, stopAll } from './lib/processes.mjs';
+import { cpuMs, pct, peakRssMb, rssMb, start, stopAll } from './lib/processes.mjs';
 import { PRODUCTION_NODE_ARGS, startBenchSwitchyard } from './lib/switchyard.mjs';
 
 const root = join(import.meta.dirname, '..');
@@ -68,7 +69,13 @@ async function measure(name, launch) {
     throw new Error(`${name}: ${check.statusCode} ${JSON.stringify(answer)}`);
   const restMb = rssMb(server.pid);
   let peakMb = restMb;
-  const sampler = setInterval(() => (peakMb = Math.max(peakMb, rssMb(server.pid))), 100);
+  const sampler = setInterval(() => {
+    try {
+      peakMb = Math.max(peakMb, rssMb(server.pid));
+    } catch {
+      // the server exited: the run fails below, on its requests
+    }
+  }, 100);
   // A fixed amount, every answer awaited: a warm-up cut off by a deadline abandons requests in flight, which starts
   // the gateway's token counter before the measured load (its RSS belongs to the column after the load).
   await autocannon({ url, method: 'POST', connections: 8, amount: 4000, headers, body });
@@ -76,8 +83,9 @@ async function measure(name, launch) {
   const result = await autocannon({ url, method: 'POST', connections: 32, duration, headers, body });
   const cpu = cpuMs(server.pid) - cpuBefore;
   const loadPeakMb = peakMb;
-  await new Promise((resolve) => setTimeout(resolve, 2000));
   clearInterval(sampler);
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const lifePeakMb = peakRssMb(server.pid);
   const serial = await serialP50(url, headers);
   server.child.kill('SIGTERM');
   await new Promise((resolve) => server.child.once('exit', resolve));
@@ -87,7 +95,7 @@ async function measure(name, launch) {
     rps: result.requests.average,
     restMb,
     loadPeakMb,
-    afterPeakMb: peakMb,
+    afterPeakMb: lifePeakMb,
     p50c1: serial.p50,
     errors,
   };
@@ -139,7 +147,7 @@ console.table(
       'this layer adds': i === 0 ? '-' : (cpu - previous).toFixed(0),
       'x floor': (cpu / floor).toFixed(2),
       'req/s': runs[i].map((r) => r.rps.toFixed(0)).join(' / '),
-      'RSS MB at rest / peak under load / peak with the 2 s after (each round)': runs[i]
+      'RSS MB at rest / peak under load / peak of its life, the 2 s after included (each round)': runs[i]
         .map((r) => `${r.restMb.toFixed(0)}/${r.loadPeakMb.toFixed(0)}/${r.afterPeakMb.toFixed(0)}`)
         .join(' · '),
       'c=1: p50 over direct, ms (each round)': runs[i]

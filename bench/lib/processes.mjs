@@ -83,5 +83,10 @@ export function rssMb(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 }
 
+/** The most RSS the process has had since it started (the kernel's high-water mark, VmHWM), in MB. */
+export function peakRssMb(pid) {
+  return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+}
+
 export const pct = (xs, p) =>
   xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN;
