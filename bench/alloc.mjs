@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { groupOf } from './lib/call-frames.mjs';
 import { start, stopAll } from './lib/processes.mjs';
 import { startBenchSwitchyard } from './lib/switchyard.mjs';
 
@@ -108,31 +109,17 @@ for (const { gcType, beforeGC, afterGC } of gc.statistics) {
   previousAfter = oldUsed(afterGC);
 }
 
-// The sampled allocations, by package (node_modules/<name>), build file or Node internal, and by function.
+// The sampled allocations, by package, build file or Node internal (call-frames.mjs), and by function.
 const byOwner = new Map();
 const byFunction = new Map();
 let total = 0;
 const add = (map, key, bytes) => map.set(key, (map.get(key) ?? 0) + bytes);
-const ownerOf = (url) => {
-  const path = url.replace(/^file:\/\//, '');
-  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
-  if (pkg) return pkg[1];
-  if (path.startsWith(root)) return path.slice(root.length + 1);
-  return path || '(V8 / native)';
-};
 (function walk(node) {
   const { functionName, url, lineNumber } = node.callFrame;
   total += node.selfSize;
-  add(byOwner, ownerOf(url), node.selfSize);
-  const file = url
-    .replace(/^file:\/\//, '')
-    .replace(/^.*node_modules\//, '')
-    .replace(`${root}/`, '');
-  add(
-    byFunction,
-    `${functionName || '(anonymous)'} ${file || '(V8 / native)'}:${lineNumber + 1}`,
-    node.selfSize,
-  );
+  const group = groupOf(url, root);
+  add(byOwner, group, node.selfSize);
+  add(byFunction, `${functionName || '(anonymous)'} ${group}:${lineNumber + 1}`, node.selfSize);
   node.children.forEach(walk);
 })(allocations.head);
 

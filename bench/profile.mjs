@@ -5,8 +5,9 @@
 // [--chunks N] [--connections N] [--big] [--log-off] (after npm run build; needs Redis). The raw .cpuprofile is kept for Chrome DevTools.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { groupOf } from './lib/call-frames.mjs';
 import { start, stopAll } from './lib/processes.mjs';
 import { startBenchSwitchyard } from './lib/switchyard.mjs';
 
@@ -73,17 +74,6 @@ for (let i = 0; i < profile.samples.length; i++) {
   if (loaded)
     selfUs.set(profile.samples[i], (selfUs.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
 }
-const groupOf = (url) => {
-  if (!url) return '(native / gc / idle)';
-  const path = url.replace('file://', '');
-  const nm = path.lastIndexOf('node_modules/');
-  if (nm >= 0) {
-    const rest = path.slice(nm + 13).split('/');
-    return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
-  }
-  if (path.startsWith('node:')) return path;
-  return relative(root, path);
-};
 const groups = new Map();
 const fns = new Map();
 let total = 0;
@@ -92,7 +82,7 @@ for (const [id, us] of selfUs) {
   const name = node.callFrame.functionName || '(anonymous)';
   if (name === '(idle)' || name === '(program)') continue;
   total += us;
-  const group = groupOf(node.callFrame.url);
+  const group = groupOf(node.callFrame.url, root);
   groups.set(group, (groups.get(group) ?? 0) + us);
   const key = `${name} ${group}:${node.callFrame.lineNumber + 1}`;
   fns.set(key, (fns.get(key) ?? 0) + us);
